@@ -1,0 +1,173 @@
+"""The chunker plug-in interface: named, typed parameters and one `chunk(document)` method.
+
+Batching, token spans, ids and hashing live here so that a strategy only decides where
+to cut. Every chunk a strategy makes is an exact slice of its document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..tokens import Tokenizer, get_tokenizer
+from ..types import Chunk, Document, join_path
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] = ()
+
+
+def coerce(name: str, param: Param, value: Any) -> Any:
+    """Turn a command-line string (or a Python value) into the parameter's type."""
+    if param.type is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on", ""):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise InvalidParameter(f"{name} must be true or false, not {value!r}")
+    if param.type in (int, float):
+        try:
+            number = param.type(value)
+        except (TypeError, ValueError):
+            kind = "an integer" if param.type is int else "a number"
+            raise InvalidParameter(f"{name} must be {kind}, not {value!r}") from None
+        return number
+    value = str(value)
+    if param.choices and value not in param.choices:
+        raise InvalidParameter(f"{name} must be one of {', '.join(map(str, param.choices))}, not {value!r}")
+    return value
+
+
+class Chunker(ABC):
+    """A chunking strategy. Subclasses set `kind`, `params` and implement `chunk`."""
+
+    kind: ClassVar[str]
+    description: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+    uses_embedder: ClassVar[bool] = False
+
+    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder=None, **values: Any):
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            known = ", ".join(self.params) or "none"
+            raise InvalidParameter(f"unknown parameter {unknown[0]!r} for strategy {self.kind} (known: {known})")
+        self.values = {k: p.default for k, p in self.params.items()}
+        self.values.update({k: coerce(k, self.params[k], v) for k, v in values.items()})
+        for key, value in self.values.items():
+            setattr(self, key, value)
+        self.name = name or self.kind
+        self.tokenizer = tokenizer or get_tokenizer()
+        self.embedder = embedder
+        self.validate()
+
+    def validate(self) -> None:
+        """Check parameter values; raise InvalidParameter naming the parameter."""
+
+    def require(self, condition: bool, message: str) -> None:
+        if not condition:
+            raise InvalidParameter(message)
+
+    @abstractmethod
+    def chunk(self, doc: Document) -> list[Chunk]:
+        """Cut one document into chunks, in document order."""
+
+    def chunk_all(self, docs: Iterable[Document]) -> Iterator[Chunk]:
+        for doc in docs:
+            yield from self.chunk(doc)
+
+    # -- helpers for strategies ----------------------------------------------------------
+    def bounds(self, doc: Document) -> np.ndarray:
+        """Token boundaries of the whole document (cached on it)."""
+        key = "bounds:" + self.tokenizer.name
+        cached = doc.cache.get(key)
+        if cached is None:
+            cached = doc.cache[key] = self.tokenizer.boundaries(doc.text)
+        return cached
+
+    def count(self, text: str) -> int:
+        return self.tokenizer.count(text)
+
+    def make_chunk(
+        self,
+        doc: Document,
+        start: int,
+        end: int,
+        kind: str,
+        header: str = "",
+        heading_path: tuple[str, ...] | None = None,
+        n_tokens: int | None = None,
+        **extra: Any,
+    ) -> Chunk:
+        text = doc.text[start:end]
+        if heading_path is None:
+            heading_path = doc.heading_path_at(start)
+        content_hash = hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+        key = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{content_hash}\x00{header}"
+        return Chunk(
+            id=hashlib.sha1(key.encode("utf-8")).hexdigest()[:24],
+            doc_id=doc.doc_id,
+            text=text,
+            start=start,
+            end=end,
+            start_line=doc.line_of(start),
+            end_line=doc.line_of(max(start, end - 1)),
+            kind=kind,
+            header=header,
+            heading_path=join_path(heading_path),
+            n_tokens=self.count(text) if n_tokens is None else n_tokens,
+            language=doc.language,
+            strategy=self.name,
+            hash=content_hash,
+            **extra,
+        )
+
+    def token_windows(self, doc: Document, start: int, end: int, size: int, overlap: int = 0) -> list[tuple[int, int, int]]:
+        """Windows of at most `size` tokens over doc.text[start:end], stepping size - overlap,
+        cut on the document's token boundaries; whitespace at the edges is trimmed.
+        Returns (start, end, n_tokens) triples."""
+        b = self.bounds(doc)
+        i0 = int(np.searchsorted(b, start, side="left"))
+        i1 = int(np.searchsorted(b, end, side="right")) - 1
+        # tokens straddling the span edges are clipped to it
+        edges = b[i0 : i1 + 1].tolist()
+        if not edges or edges[0] != start:
+            edges.insert(0, start)
+        if edges[-1] != end:
+            edges.append(end)
+        n = len(edges) - 1
+        out: list[tuple[int, int, int]] = []
+        step = max(size - overlap, 1)
+        text = doc.text
+        for i in range(0, n, step):
+            j = min(i + size, n)
+            s, e = strip_span(text, edges[i], edges[j])
+            if s < e:
+                out.append((s, e, j - i))
+            if j == n:
+                break
+        return out
+
+
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def header_of(path: tuple[str, ...], *extra: str) -> str:
+    return "\n".join(part for part in (join_path(path), *extra) if part)

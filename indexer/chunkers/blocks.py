@@ -1,0 +1,139 @@
+"""blocks: structure-aware packing of Markdown blocks.
+
+The document is parsed (markdown-it-py) into atomic blocks: headings, paragraphs, fenced
+code, tables, lists. Consecutive blocks are packed greedily up to `target` tokens and
+never over `hard_max`. A table, list or code block that fits `hard_max` is never cut. A
+larger block is split by priority — paragraphs, then sentences, then words; a table
+between rows (later parts repeat the header row in `header`), a code block between lines
+(later parts repeat the opening fence line), a list between items. A heading never ends
+a chunk: it is packed with the block that follows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..loaders.markdown import Block, blocks_of
+from ..types import Chunk, Document
+from .base import Chunker, Param, header_of
+from .packing import PROSE, ROWS, fit, lines, pack, sentences, words
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    start: int
+    end: int
+    n: int
+    kind: str
+    level: int = 0  # level of the heading the unit starts with, 0 if none
+    extra_header: str = ""  # a continuation part: table header row or code fence line
+
+
+class BlocksChunker(Chunker):
+    kind = "blocks"
+    description = "Markdown blocks packed up to `target` tokens; tables, lists and code kept whole"
+    params = {
+        "target": Param(int, 480, "pack blocks up to this many tokens"),
+        "hard_max": Param(int, 512, "no chunk is longer than this"),
+        "section_level": Param(int, 0, "start a new chunk at headings of this level or higher (0: never)"),
+    }
+
+    def validate(self) -> None:
+        self.require(self.hard_max >= 16, f"hard_max ({self.hard_max}) must be at least 16")
+        self.require(
+            1 <= self.target <= self.hard_max, f"target ({self.target}) must be between 1 and hard_max ({self.hard_max})"
+        )
+        self.require(0 <= self.section_level <= 6, f"section_level ({self.section_level}) must be between 0 and 6")
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        units = self._units(doc)
+        out: list[Chunk] = []
+        buf: list[Unit] = []
+        estimate = 0
+        for unit in units:
+            new_section = self.section_level and unit.level and unit.level <= self.section_level
+            if buf and (unit.extra_header or new_section):
+                while buf:  # a continuation part or a new section starts a chunk
+                    self._flush(doc, buf, out)
+                estimate = 0
+            elif buf and estimate + unit.n + 1 > self.target:
+                self._flush(doc, buf, out)
+                estimate = sum(u.n + 1 for u in buf)
+            buf.append(unit)
+            estimate += unit.n + (1 if len(buf) > 1 else 0)
+        while buf:
+            self._flush(doc, buf, out)
+        return out
+
+    def _flush(self, doc: Document, buf: list[Unit], out: list[Chunk]) -> None:
+        """Emit the longest prefix of `buf` that fits hard_max; leave the rest in `buf`."""
+        take = len(buf)
+        while True:
+            s, e = buf[0].start, buf[take - 1].end
+            n = buf[0].n if take == 1 else self.count(doc.text[s:e])
+            if n <= self.hard_max or take == 1:
+                break
+            take -= 1
+        units = buf[:take]
+        del buf[:take]
+        kinds = {u.kind for u in units}
+        kind = kinds.pop() if len(kinds) == 1 else "block"
+        path = doc.heading_path_at(s)
+        header = header_of(path, units[0].extra_header)
+        out.append(self.make_chunk(doc, s, e, kind, header, path, n))
+
+    def _units(self, doc: Document) -> list[Unit]:
+        """Blocks as packable units of at most hard_max tokens; headings joined to the
+        block after them; oversized blocks split into parts."""
+        text = doc.text
+        units: list[Unit] = []
+        pending: list[Block] = []
+        for block in blocks_of(doc):
+            if block.kind == "heading":
+                pending.append(block)
+                continue
+            level = pending[0].level if pending else 0
+            start = pending[0].start if pending else block.start
+            n = self.count(text[start : block.end])
+            if n <= self.hard_max:
+                units.append(Unit(start, block.end, n, block.kind, level))
+                pending = []
+                continue
+            head_n = self.count(text[start : pending[-1].end]) if pending else 0
+            if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
+                units.extend(self._heading_units(doc, pending))
+                pending, head_n, level, start = [], 0, 0, block.start
+            parts = self._split(doc, block, self.hard_max - head_n - (1 if head_n else 0))
+            for i, (s, e, k, extra) in enumerate(parts):
+                if i == 0 and pending:
+                    units.append(Unit(start, e, self.count(text[start:e]), block.kind, level))
+                else:
+                    units.append(Unit(s, e, k, block.kind, 0, extra))
+            pending = []
+        if pending:
+            units.extend(self._heading_units(doc, pending))
+        return units
+
+    def _heading_units(self, doc: Document, headings: list[Block]) -> list[Unit]:
+        s, e = headings[0].start, headings[-1].end
+        return [Unit(a, b, k, "heading", headings[0].level) for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)]
+
+    def _split(self, doc: Document, block: Block, first_limit: int) -> list[tuple[int, int, int, str]]:
+        """Parts of an oversized block as (start, end, n_tokens, header line for later parts)."""
+        limit = self.hard_max
+        text = doc.text
+        continuation = ""
+        if block.kind in ("table", "code", "list") and block.parts:
+            levels = ROWS if block.kind != "list" else (lines, sentences, words)
+            pieces = []
+            for s, e in block.parts:
+                pieces.extend(fit(self, doc, s, e, limit, levels, first_limit=limit if pieces else first_limit))
+            spans = pack(self, doc, pieces, limit, first_limit)
+            if block.kind == "table":
+                head_start, head_end = block.parts[0]
+                continuation = text[head_start:head_end].split("\n", 1)[0]
+            elif block.kind == "code" and block.info.lstrip().startswith(("```", "~~~")):
+                continuation = block.info.strip()
+        else:
+            spans = fit(self, doc, block.start, block.end, limit, PROSE, first_limit=first_limit)
+        return [(s, e, n, continuation if i else "") for i, (s, e, n) in enumerate(spans)]

@@ -1,0 +1,99 @@
+"""headers: one chunk per section, its heading path in `header`.
+
+Markdown and HTML sections run from a heading to the next heading of any level; a
+heading with no text of its own joins the section after it. A section over `max_tokens`
+becomes token windows with `overlap`, each keeping the section's header. Plain text is
+cut into paragraphs merged up to `min_tokens`; source code into line groups.
+"""
+
+from __future__ import annotations
+
+from ..loaders.markdown import blocks_of
+from ..types import Chunk, Document, Section
+from .base import Chunker, Param, header_of
+from .packing import PROSE, fit, lines, pack
+
+
+class HeadersChunker(Chunker):
+    kind = "headers"
+    description = "one chunk per heading section; long sections become overlapping windows"
+    params = {
+        "max_tokens": Param(int, 512, "a longer section is split into windows"),
+        "overlap": Param(int, 64, "tokens shared by the windows of a long section"),
+        "min_tokens": Param(int, 64, "plain text: merge paragraphs up to this size"),
+    }
+
+    def validate(self) -> None:
+        self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
+        self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
+        self.require(
+            self.overlap < self.max_tokens, f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})"
+        )
+        self.require(
+            0 <= self.min_tokens <= self.max_tokens,
+            f"min_tokens ({self.min_tokens}) must be between 0 and max_tokens ({self.max_tokens})",
+        )
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        if doc.format == "code":
+            return self._code(doc)
+        out: list[Chunk] = []
+        for path, start, end in self._merged_sections(doc):
+            header = header_of(path)
+            if doc.format == "text":
+                for s, e, n in self._paragraph_groups(doc, start, end):
+                    out.append(self.make_chunk(doc, s, e, "section", header, path, n))
+                continue
+            n = self.count(doc.text[start:end])
+            if n <= self.max_tokens:
+                out.append(self.make_chunk(doc, start, end, "section", header, path, n))
+            else:
+                for s, e, k in self.token_windows(doc, start, end, self.max_tokens, self.overlap):
+                    out.append(self.make_chunk(doc, s, e, "window", header, path, k))
+        return out
+
+    @staticmethod
+    def _merged_sections(doc: Document) -> list[tuple[tuple[str, ...], int, int]]:
+        """Sections as (heading path, start, end); a heading-only section joins the next."""
+        out = []
+        pending: Section | None = None
+        for i, sec in enumerate(doc.sections):
+            start = pending.start if pending else sec.start
+            empty_body = not doc.text[sec.body_start : sec.end].strip()
+            if empty_body and sec.level > 0 and i + 1 < len(doc.sections):
+                pending = pending or sec
+                continue
+            out.append((sec.heading_path, start, sec.end))
+            pending = None
+        return out
+
+    def _paragraph_groups(self, doc: Document, start: int, end: int) -> list[tuple[int, int, int]]:
+        """Paragraphs merged until each group reaches min_tokens, never over max_tokens."""
+        pieces = []
+        for block in blocks_of(doc):
+            if block.end <= start or block.start >= end:
+                continue
+            pieces.extend(fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE))
+        out: list[tuple[int, int, int]] = []
+        group: list[tuple[int, int, int]] = []
+        total = 0
+        for piece in pieces:
+            if group and total + piece[2] > self.max_tokens:
+                out.extend(pack(self, doc, group, self.max_tokens))
+                group, total = [], 0
+            group.append(piece)
+            total += piece[2] + 1
+            if total >= self.min_tokens:
+                out.extend(pack(self, doc, group, self.max_tokens))
+                group, total = [], 0
+        if group:
+            out.extend(pack(self, doc, group, self.max_tokens))
+        return out
+
+    def _code(self, doc: Document) -> list[Chunk]:
+        """Source code (until a code-aware strategy handles it): groups of whole lines."""
+        header = doc.doc_id
+        return [
+            self.make_chunk(doc, s, e, "lines", header, (doc.title,), n)
+            for s, e, n in fit(self, doc, 0, len(doc.text), self.max_tokens, (lines,))
+        ]

@@ -1,0 +1,123 @@
+"""Fitting text into a token budget: split by priority, then pack greedily.
+
+`fit` cuts a span into pieces of at most `limit` tokens, trying the split levels in
+order (paragraphs, lines, sentences, words) and falling back to token windows only when
+a single word is too long; adjacent pieces are then packed back together up to the limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from ..sentences import split_sentences
+from ..types import Document
+from .base import Chunker, strip_span
+
+Span = tuple[int, int, int]  # start, end, n_tokens
+Splitter = Callable[[str, int, int], list[tuple[int, int]]]
+
+_WORD = re.compile(r"\S+")
+
+
+def _regex_spans(pattern: re.Pattern, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(text, start, end)]
+
+
+def paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, pos = [], start
+    while pos < end:
+        brk = text.find("\n\n", pos, end)
+        stop = end if brk == -1 else brk
+        s, e = strip_span(text, pos, stop)
+        if s < e:
+            out.append((s, e))
+        pos = stop + 2 if brk != -1 else end
+    return out
+
+
+def lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, pos = [], start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        stop = end if nl == -1 else nl
+        s, e = strip_span(text, pos, stop)
+        if s < e:
+            out.append((s, e))
+        pos = stop + 1 if nl != -1 else end
+    return out
+
+
+def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return split_sentences(text, start, end)
+
+
+def words(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return _regex_spans(_WORD, text, start, end)
+
+
+PROSE: tuple[Splitter, ...] = (paragraphs, lines, sentences, words)
+ROWS: tuple[Splitter, ...] = (lines, words)
+
+
+def fit(
+    chunker: Chunker,
+    doc: Document,
+    start: int,
+    end: int,
+    limit: int,
+    levels: Sequence[Splitter] = PROSE,
+    first_limit: int | None = None,
+    n_tokens: int | None = None,
+) -> list[Span]:
+    """Pieces of doc.text[start:end], each of at most `limit` tokens (the first at most
+    `first_limit`), cut at the highest-priority boundary that works."""
+    first_limit = limit if first_limit is None else min(first_limit, limit)
+    start, end = strip_span(doc.text, start, end)
+    if start >= end:
+        return []
+    n = chunker.count(doc.text[start:end]) if n_tokens is None else n_tokens
+    if n <= first_limit:
+        return [(start, end, n)]
+    pieces: list[Span] = []
+    for depth, split in enumerate(levels):
+        spans = split(doc.text, start, end)
+        if len(spans) > 1:
+            for s, e in spans:
+                cap = first_limit if not pieces else limit
+                pieces.extend(fit(chunker, doc, s, e, limit, levels[depth + 1 :], first_limit=cap))
+            return pack(chunker, doc, pieces, limit, first_limit)
+    # one unbreakable run: token windows
+    first = chunker.token_windows(doc, start, end, first_limit)
+    if len(first) <= 1 or first_limit == limit:
+        return first
+    head = first[0]
+    return [head] + chunker.token_windows(doc, head[1], end, limit)
+
+
+def pack(chunker: Chunker, doc: Document, pieces: list[Span], limit: int, first_limit: int | None = None) -> list[Span]:
+    """Greedily merge adjacent pieces while the merged text stays within the limit."""
+    out: list[Span] = []
+    group: list[Span] = []
+    estimate = 0
+
+    def close() -> None:
+        if not group:
+            return
+        s, e = group[0][0], group[-1][1]
+        cap = limit if out else (first_limit or limit)
+        exact = chunker.count(doc.text[s:e]) if len(group) > 1 else group[0][2]
+        if exact <= cap:
+            out.append((s, e, exact))
+        else:  # the estimate was optimistic: keep the pieces as they are
+            out.extend(group)
+
+    for piece in pieces:
+        cap = limit if out else (first_limit or limit)
+        if group and estimate + piece[2] + 1 > cap:
+            close()
+            group, estimate = [], 0
+        group.append(piece)
+        estimate += piece[2] + (1 if len(group) > 1 else 0)
+    close()
+    return out

@@ -1,0 +1,54 @@
+"""Typed errors raised by the library; the CLI turns them into one-line messages."""
+
+from __future__ import annotations
+
+
+class IndexerError(Exception):
+    """Base class for every error a user can cause or fix (bad input, missing index...).
+
+    The message is one line that says what went wrong and what to do next.
+    """
+
+    exit_code = 1
+
+
+class UsageError(IndexerError):
+    """The request itself is malformed (unknown strategy, bad parameter)."""
+
+    exit_code = 2
+
+
+class UnknownStrategy(UsageError):
+    pass
+
+
+class InvalidParameter(UsageError):
+    pass
+
+
+class NothingToIndex(IndexerError):
+    pass
+
+
+class CollectionNotFound(IndexerError):
+    pass
+
+
+class EmbedderMismatch(IndexerError):
+    pass
+
+
+class StoreError(IndexerError):
+    """The Chroma store cannot be opened or written (unreachable server, corrupt folder)."""
+
+
+class EmbedderError(IndexerError):
+    """The embedding backend failed (unreachable Ollama server, missing model)."""
+
+
+class LockTimeout(IndexerError):
+    pass
+
+
+class QuestionSetError(IndexerError):
+    """A question set is malformed or does not match the corpus."""

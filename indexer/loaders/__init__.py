@@ -1,0 +1,123 @@
+"""Files to Documents: Markdown, plain text (and reStructuredText), HTML and source code."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..types import Document
+from .files import Discovery, SkipFile, Skipped, SourceFile, discover, read_text
+from .html import html_to_markdown
+from .markdown import Heading, build_sections, first_h1, parse
+
+__all__ = [
+    "Discovery", "SkipFile", "Skipped", "SourceFile", "discover", "load_file", "load_documents",
+    "make_document",
+]
+
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+
+
+def _rst_headings(text: str) -> list[Heading]:
+    """Section titles of reStructuredText / setext-style plain text (a line underlined
+    with `===`, `---`, `~~~`...); levels follow the order the styles first appear."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    styles: list[str] = []
+    headings: list[Heading] = []
+    for i in range(len(lines) - 1):
+        title, under = lines[i].strip(), lines[i + 1]
+        m = _RST_UNDERLINE.match(under)
+        if not title or not m or len(under.rstrip()) < len(title) or _RST_UNDERLINE.match(lines[i]):
+            continue
+        if i > 0 and lines[i - 1].strip() and not _RST_UNDERLINE.match(lines[i - 1]):
+            continue  # a title follows a blank line (or its overline)
+        style = m.group(1)
+        if style not in styles:
+            styles.append(style)
+        start = offsets[i - 1] if i > 0 and _RST_UNDERLINE.match(lines[i - 1]) else offsets[i]
+        body = offsets[i + 1] + len(under)
+        headings.append(Heading(min(styles.index(style) + 1, 6), title, start, body))
+    return headings
+
+
+def make_document(
+    doc_id: str,
+    text: str,
+    fmt: str = "markdown",
+    language: str = "",
+    source_path: str = "",
+    warnings: list[str] | None = None,
+    title: str = "",
+) -> Document:
+    """Build a Document (title and sections) from already-decoded text.
+
+    HTML is first turned into Markdown-shaped text; `<h1>`–`<h3>` give the sections.
+    """
+    stem = Path(doc_id).stem or doc_id
+    html_title = ""
+    if fmt == "html":
+        text, html_title = html_to_markdown(text)
+    if fmt in ("markdown", "html"):
+        headings, blocks = parse(text, 3 if fmt == "html" else 6)
+    elif fmt == "text":
+        headings, blocks = _rst_headings(text), None
+    else:
+        headings, blocks = [], None
+    if fmt == "code":
+        title = title or doc_id
+    else:
+        title = title or first_h1(headings) or html_title or stem
+    doc = Document(
+        doc_id=doc_id,
+        text=text,
+        title=title,
+        format=fmt,
+        sections=build_sections(text, title, headings),
+        language=language,
+        source_path=source_path,
+        warnings=list(warnings or []),
+    )
+    if blocks is not None:
+        doc.cache["blocks"] = blocks
+    return doc
+
+
+def load_file(source: SourceFile, encoding: str | None = None) -> Document:
+    """Read and parse one discovered file. Raises SkipFile with the reason on bad input."""
+    text, warning = read_text(source.path, encoding)
+    doc = make_document(
+        source.doc_id, text, source.format, source.language, str(source.path), [warning] if warning else []
+    )
+    if not doc.text.strip():
+        raise SkipFile("HTML page without visible text")
+    return doc
+
+
+def load_documents(
+    paths: list[str | os.PathLike],
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_file_size: int = 5 * 1024 * 1024,
+    skip_dirs: tuple[str | os.PathLike, ...] = (),
+    encoding: str | None = None,
+) -> tuple[Discovery, Iterator[Document]]:
+    """Discover files, then load them lazily; files that fail to load are appended to
+    `discovery.skipped` as the iterator reaches them."""
+    found = discover(paths, include, exclude, max_file_size, skip_dirs)
+
+    def documents() -> Iterator[Document]:
+        for source in found.files:
+            try:
+                doc = load_file(source, encoding)
+            except SkipFile as exc:
+                found.skipped.append(Skipped(source.doc_id, str(exc)))
+                continue
+            found.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
+            yield doc
+
+    return found, documents()

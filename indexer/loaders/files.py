@@ -1,0 +1,262 @@
+"""Finding files under a root and decoding them, without ever crashing on bad input.
+
+Every file that is not indexed gets a one-line reason: binary, undecodable, empty, over
+the size cap, unreadable, a symlink loop or a symlink out of the root. Folders such as
+`.git`, `node_modules`, virtual environments and the index folder itself are skipped.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .formats import format_of
+
+SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn"}
+IGNORE_FILE = ".indexerignore"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: Path
+    doc_id: str
+    size: int
+    format: str
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    doc_id: str
+    reason: str
+
+
+@dataclass
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    warnings: list[Skipped] = field(default_factory=list)  # indexed, with a caveat (legacy encoding)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern:
+    """A gitignore-like glob: `*` stays in one folder, `**` crosses folders; a pattern
+    without `/` matches a file or folder name at any depth."""
+    pattern = pattern.strip()
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        out.append({"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c))
+        i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    return re.compile(f"^{prefix}{body}(?:/.*)?$")
+
+
+class PathFilter:
+    def __init__(self, include=(), exclude=()) -> None:
+        self.include = [glob_to_regex(p) for p in include if p.strip()]
+        self.exclude = [glob_to_regex(p) for p in exclude if p.strip()]
+
+    def excluded_dir(self, rel: str) -> bool:
+        return any(p.match(rel) for p in self.exclude)
+
+    def wanted(self, rel: str) -> bool:
+        if any(p.match(rel) for p in self.exclude):
+            return False
+        return not self.include or any(p.match(rel) for p in self.include)
+
+
+def _read_ignore_file(root: Path) -> list[str]:
+    path = root / IGNORE_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def discover(
+    paths: list[str | os.PathLike],
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_file_size: int = 5 * 1024 * 1024,
+    skip_dirs: tuple[str | os.PathLike, ...] = (),
+) -> Discovery:
+    """Every indexable file under `paths` (folders are walked, files taken as they are).
+
+    `doc_id` is the path relative to the folder given (or the file name for a file
+    given directly), with `/` separators. Symlinks are followed only while they stay
+    inside the root; a loop or a link out of the root is reported, not followed.
+    """
+    result = Discovery()
+    seen_ids: set[str] = set()
+    skip_real = {os.path.realpath(p) for p in skip_dirs}
+    for given in paths:
+        root = Path(given)
+        if not root.exists() and not root.is_symlink():
+            result.skipped.append(Skipped(str(given), "no such file or folder"))
+            continue
+        if root.is_file():
+            _consider(result, root, root.name, max_file_size, seen_ids)
+            continue
+        real_root = root.resolve()
+        filt = PathFilter(include, tuple(exclude) + tuple(_read_ignore_file(root)))
+        _walk(result, root, real_root, "", filt, max_file_size, seen_ids, {str(real_root)}, skip_real)
+    return result
+
+
+def _walk(result, folder: Path, real_root: Path, rel: str, filt, max_size, seen_ids, visited, skip_real) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        result.skipped.append(Skipped(rel or ".", f"folder unreadable ({exc.strerror or exc}); check its permissions"))
+        return
+    for entry in entries:
+        name = entry.name
+        child_rel = f"{rel}/{name}" if rel else name
+        path = Path(entry.path)
+        if name == IGNORE_FILE:
+            continue
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            is_link, is_dir = True, False
+        if is_link:
+            try:
+                target = path.resolve(strict=True)
+            except (RuntimeError, OSError) as exc:
+                loop = "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40
+                result.skipped.append(Skipped(child_rel, "symlink loop (not followed)" if loop else "broken symlink"))
+                continue
+            if target != real_root and real_root not in target.parents:
+                result.skipped.append(Skipped(child_rel, "symlink points outside the indexed folder (not followed)"))
+                continue
+            is_dir = target.is_dir()
+        if is_dir:
+            if name.startswith(".") or name in SKIP_DIRS or filt.excluded_dir(child_rel):
+                continue
+            real = os.path.realpath(path)
+            if real in skip_real:
+                continue
+            if real in visited:
+                result.skipped.append(Skipped(child_rel, "folder already indexed through another path (symlink loop?)"))
+                continue
+            _walk(result, path, real_root, child_rel, filt, max_size, seen_ids, visited | {real}, skip_real)
+            continue
+        if name.startswith(".") or not filt.wanted(child_rel):
+            continue
+        _consider(result, path, child_rel, max_size, seen_ids)
+
+
+def _consider(result, path: Path, doc_id: str, max_size, seen_ids) -> None:
+    fmt, language = format_of(path.name)
+    if fmt is None:
+        ext = path.suffix.lower() or "(no extension)"
+        result.unsupported[ext] = result.unsupported.get(ext, 0) + 1
+        return
+    try:
+        st = path.stat()
+    except OSError as exc:
+        result.skipped.append(Skipped(doc_id, f"unreadable ({exc.strerror or exc})"))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        result.skipped.append(Skipped(doc_id, "not a regular file"))
+        return
+    if st.st_size > max_size:
+        result.skipped.append(
+            Skipped(doc_id, f"over the size cap ({_mb(st.st_size)} > {_mb(max_size)}); raise --max-file-size to include it")
+        )
+        return
+    if doc_id in seen_ids:
+        result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))
+        return
+    seen_ids.add(doc_id)
+    result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
+
+
+class SkipFile(Exception):
+    """Raised while reading a file that cannot be indexed; the message is the reason."""
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+LEGACY_ENCODING = "cp1254"  # Windows Turkish; a superset of Latin-1's printable range
+
+
+def decode(data: bytes, encoding: str | None = None) -> tuple[str, str | None]:
+    """Text of a file and an optional warning. Raises SkipFile for binary or undecodable data.
+
+    Order: an explicit encoding; a byte-order mark (UTF-8/16/32); binary detection (NUL
+    bytes); strict UTF-8; then the legacy Windows-1254 code page, with a warning.
+    """
+    if encoding:
+        try:
+            return data.decode(encoding), None
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SkipFile(f"cannot be decoded as {encoding} ({exc.__class__.__name__})") from None
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(name), None
+            except UnicodeDecodeError:
+                raise SkipFile(f"starts with a {name} byte-order mark but is not valid {name}") from None
+    if b"\x00" in data:
+        raise SkipFile("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode(LEGACY_ENCODING)
+    except UnicodeDecodeError:
+        raise SkipFile("not valid UTF-8 nor Windows-1254; re-save it as UTF-8 or pass --encoding") from None
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
+    if controls > max(2, len(text) // 100):
+        raise SkipFile("binary file (control bytes, not text)")
+    return text, f"not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"
+
+
+def normalise_newlines(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.lstrip("\ufeff")
+
+
+def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None]:
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise SkipFile("unreadable (permission denied); fix its permissions or exclude it") from None
+    except OSError as exc:
+        raise SkipFile(f"unreadable ({exc.strerror or exc})") from None
+    text, warning = decode(data, encoding)
+    text = normalise_newlines(text)
+    if not text.strip():
+        raise SkipFile("empty or whitespace-only file")
+    return text, warning

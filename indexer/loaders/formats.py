@@ -1,0 +1,44 @@
+"""Which files we read, and as what: file name -> (format, programming language)."""
+
+from __future__ import annotations
+
+MARKDOWN = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
+TEXT = {".txt", ".text", ".rst"}
+HTML = {".html", ".htm", ".xhtml"}
+
+CODE_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift", ".scala": "scala", ".sh": "bash", ".bash": "bash", ".zsh": "bash",
+    ".sql": "sql", ".cob": "cobol", ".cbl": "cobol", ".cpy": "cobol",
+    ".lua": "lua", ".r": "r", ".jl": "julia", ".hs": "haskell", ".ex": "elixir", ".exs": "elixir",
+    ".erl": "erlang", ".clj": "clojure", ".dart": "dart", ".pl": "perl", ".pm": "perl",
+    ".ps1": "powershell", ".vue": "vue", ".svelte": "svelte", ".css": "css", ".scss": "scss",
+    ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".ini": "ini", ".cfg": "ini",
+    ".proto": "proto", ".tf": "hcl", ".gradle": "groovy", ".groovy": "groovy",
+}
+CODE_NAMES = {"Dockerfile": "dockerfile", "Makefile": "make", "CMakeLists.txt": "cmake", "Jenkinsfile": "groovy"}
+TEXT_NAMES = {"README", "LICENSE", "CHANGELOG", "NOTICE", "AUTHORS", "CONTRIBUTING"}
+
+
+def format_of(name: str) -> tuple[str | None, str]:
+    """(format, language) for a file name; format is None for files we do not index."""
+    if name in CODE_NAMES:
+        return "code", CODE_NAMES[name]
+    if name in TEXT_NAMES:
+        return "text", ""
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if dot > 0 else ""
+    if ext in MARKDOWN:
+        return "markdown", ""
+    if ext in TEXT:
+        return "text", ""
+    if ext in HTML:
+        return "html", ""
+    if ext in CODE_LANGUAGES:
+        return "code", CODE_LANGUAGES[ext]
+    return None, ""

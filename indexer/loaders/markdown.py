@@ -1,0 +1,261 @@
+"""Markdown structure with exact character spans, from markdown-it-py's line maps.
+
+Two views of a Markdown text: its headings (which make the sections) and its top-level
+blocks (heading, paragraph, code, table, list, quote, html, rule) with the split points
+a chunker may use when a block is too large (table rows, list items, code lines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..types import Document, Section
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    start: int
+    body_start: int
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A top-level Markdown block. `parts` are the spans it may be split into, in order:
+    table rows (the first is the header row), list items, or code lines."""
+
+    kind: str  # heading | paragraph | code | table | list | quote | html | rule
+    start: int
+    end: int
+    level: int = 0
+    parts: tuple[tuple[int, int], ...] = ()
+    info: str = ""  # fence opening line for code blocks
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def _rstrip_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _lstrip_start(text: str, start: int, end: int) -> int:
+    while start < end and text[start].isspace():
+        start += 1
+    return start
+
+
+def _inline_text(token) -> str:
+    parts: list[str] = []
+    for child in token.children or ():
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return " ".join("".join(parts).split())
+
+
+_KIND = {
+    "paragraph_open": "paragraph",
+    "heading_open": "heading",
+    "fence": "code",
+    "code_block": "code",
+    "table_open": "table",
+    "bullet_list_open": "list",
+    "ordered_list_open": "list",
+    "blockquote_open": "quote",
+    "html_block": "html",
+    "hr": "rule",
+}
+
+
+def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Block]]:
+    """Headings and top-level blocks of a Markdown text, with character spans.
+
+    Text that markdown-it does not turn into a block (link reference definitions, say)
+    becomes a paragraph block, so the blocks cover every non-whitespace character.
+    """
+    tokens = _parser().parse(text)
+    starts = _line_starts(text)
+    n_lines = len(starts)
+
+    def offset(line: int) -> int:
+        return starts[line] if line < n_lines else len(text)
+
+    headings: list[Heading] = []
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = _KIND.get(tok.type)
+        if tok.level != 0 or kind is None or tok.map is None:
+            i += 1
+            continue
+        l0, l1 = tok.map
+        start = _lstrip_start(text, offset(l0), offset(l1))
+        end = _rstrip_end(text, start, offset(l1))
+        close = tok.type.replace("_open", "_close")
+        j = i + 1
+        if tok.type.endswith("_open"):
+            depth = 1
+            while j < len(tokens) and depth:
+                if tokens[j].type == tok.type:
+                    depth += 1
+                elif tokens[j].type == close:
+                    depth -= 1
+                j += 1
+        inner = tokens[i + 1 : j]
+        if kind == "heading":
+            level = int(tok.tag[1])
+            title = _inline_text(tokens[i + 1])
+            if level <= max_heading_level:
+                headings.append(Heading(level, title, start, end))
+                blocks.append(Block("heading", start, end, level=level))
+            else:
+                blocks.append(Block("paragraph", start, end))
+        elif kind == "table":
+            # parts: the header row with its |---| delimiter line, then each body row
+            body = [t for t in inner if t.type == "tbody_open" and t.map]
+            header_end = offset(body[0].map[0]) if body else offset(l1)
+            rows = [(start, _rstrip_end(text, start, header_end))]
+            for t in inner:
+                if t.type == "tr_open" and t.map and offset(t.map[0]) >= header_end:
+                    s0 = _lstrip_start(text, offset(t.map[0]), offset(t.map[1]))
+                    rows.append((s0, _rstrip_end(text, s0, offset(t.map[1]))))
+            blocks.append(Block("table", start, end, parts=tuple(rows)))
+        elif kind == "list":
+            items = tuple(
+                (s0, _rstrip_end(text, s0, offset(t.map[1])))
+                for t in inner
+                if t.type == "list_item_open" and t.level == 1 and t.map
+                for s0 in [_lstrip_start(text, offset(t.map[0]), offset(t.map[1]))]
+            )
+            blocks.append(Block("list", start, end, parts=items))
+        elif kind == "code":
+            lines = _line_spans(text, start, end)
+            info = text[lines[0][0] : lines[0][1]] if tok.type == "fence" and lines else ""
+            blocks.append(Block("code", start, end, parts=lines, info=info))
+        else:
+            blocks.append(Block(kind, start, end))
+        i = j if j > i else i + 1
+    return headings, _fill_gaps(text, blocks)
+
+
+def _line_spans(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:
+    spans = []
+    pos = start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        line_end = end if nl == -1 else nl
+        if text[pos:line_end].strip():
+            spans.append((pos, line_end))
+        pos = line_end + 1
+    return tuple(spans)
+
+
+def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
+    """Turn any non-blank text between blocks into paragraph blocks."""
+    out: list[Block] = []
+    pos = 0
+    for block in blocks + [Block("end", len(text), len(text))]:
+        if block.start > pos and text[pos : block.start].strip():
+            s = _lstrip_start(text, pos, block.start)
+            out.append(Block("paragraph", s, _rstrip_end(text, s, block.start)))
+        if block.kind != "end":
+            if block.start < pos:  # overlapping maps never happen in practice; be safe
+                continue
+            out.append(block)
+            pos = max(pos, block.end)
+    return out
+
+
+def build_sections(text: str, title: str, headings: list[Heading]) -> list[Section]:
+    """Sections from headings: each runs from its heading to the next heading of any level.
+
+    Heading paths start with the document title; text before the first heading is a
+    level-0 section of its own.
+    """
+    sections: list[Section] = []
+    if not headings:
+        end = _rstrip_end(text, 0, len(text))
+        return [Section((title,), 0, 0, end, 0)] if text.strip() else []
+    first = headings[0].start
+    if text[:first].strip():
+        s = _lstrip_start(text, 0, first)
+        sections.append(Section((title,), 0, s, _rstrip_end(text, s, first), s))
+    stack: list[Heading] = []
+    for idx, h in enumerate(headings):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+        path = tuple(x.text for x in stack)
+        if path[0] != title:
+            path = (title,) + path
+        nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
+        sections.append(Section(path, h.level, h.start, _rstrip_end(text, h.start, nxt), h.body_start))
+    return sections
+
+
+def first_h1(headings: list[Heading]) -> str:
+    for h in headings:
+        if h.level == 1 and h.text:
+            return h.text
+    return ""
+
+
+def blocks_of(doc: Document) -> list[Block]:
+    """Top-level blocks of a document (parsed once, cached on the document)."""
+    cached = doc.cache.get("blocks")
+    if cached is None:
+        if doc.format in ("markdown", "html"):
+            _, cached = parse(doc.text, 3 if doc.format == "html" else 6)
+        elif doc.format == "code":
+            cached = [Block("code", s, e, parts=_line_spans(doc.text, s, e)) for s, e in [(0, len(doc.text))] if doc.text.strip()]
+        else:
+            cached = paragraph_blocks(doc.text, [s for s in doc.sections if s.level > 0])
+        doc.cache["blocks"] = cached
+    return cached
+
+
+def paragraph_blocks(text: str, heading_sections: list[Section]) -> list[Block]:
+    """Blocks of a plain-text document: headings (from rst underlines) and paragraphs."""
+    blocks: list[Block] = []
+    heading_spans = [(s.start, s.body_start, s.level) for s in heading_sections]
+    hi = 0
+    pos = 0
+    n = len(text)
+    while pos < n:
+        if hi < len(heading_spans) and heading_spans[hi][0] <= pos:
+            hs, he, lvl = heading_spans[hi]
+            blocks.append(Block("heading", hs, _rstrip_end(text, hs, he), level=lvl))
+            pos = max(pos, he)
+            hi += 1
+            continue
+        limit = heading_spans[hi][0] if hi < len(heading_spans) else n
+        brk = text.find("\n\n", pos, limit)
+        end = limit if brk == -1 else brk
+        s = _lstrip_start(text, pos, end)
+        e = _rstrip_end(text, s, end)
+        if s < e:
+            blocks.append(Block("paragraph", s, e, parts=_line_spans(text, s, e)))
+        pos = end + (2 if brk != -1 else 0)
+    return blocks

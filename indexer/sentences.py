@@ -1,0 +1,147 @@
+"""A Turkish-aware sentence splitter with exact spans, and the sentence units of a document.
+
+A sentence ends at `.`, `!`, `?` or `…` (optionally followed by closing quotes or
+brackets) when whitespace or the end of the text follows. So `5.000 TL`, `89,90 TL`,
+`1.5` and `example.com/a.b` never split. A period does not end a sentence after a known
+abbreviation (`vb.`, `vs.`, `Dr.`, `örn.`, `e.g.`), after a single capital initial
+(`A. Yılmaz`), after a list number at the start of a line (`1.`), or when the next word
+starts with a lowercase letter (Turkish ordinals: `3. gün`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .types import Document
+
+ABBREVIATIONS = {
+    # Turkish
+    "vb", "vs", "vd", "dr", "prof", "doç", "doc", "yrd", "av", "sn", "no", "örn", "orn", "bkz",
+    "bk", "md", "mad", "s", "sf", "syf", "tel", "cad", "sok", "mah", "apt", "blv", "yy", "ca",
+    "st", "ltd", "şti", "sti", "a.ş", "a.s", "t.c", "krş", "age", "agm", "hz", "alm", "ing", "fr",
+    # English
+    "mr", "mrs", "ms", "jr", "sr", "e.g", "i.e", "etc", "vs", "cf", "fig", "approx", "inc", "co",
+    "corp", "dept", "est", "min", "max", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "mt", "ft", "u.s", "p", "pp", "vol", "ed", "eds", "al",
+}
+
+_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+_WORD_BEFORE = re.compile(r"([\w.'’-]*)$")
+
+
+def _is_boundary(text: str, dot_start: int, end: int) -> bool:
+    """Is the punctuation run text[dot_start:end] the end of a sentence?"""
+    punct = text[dot_start:end].rstrip("\"'”’»)]")
+    nxt = end
+    n = len(text)
+    while nxt < n and text[nxt] in " \t":
+        nxt += 1
+    if nxt >= n:
+        return True
+    if text[nxt] == "\n":
+        # a line break after a full stop ends the sentence
+        return True
+    following = text[nxt]
+    if punct.endswith(("!", "?", "…")) and not punct.endswith("."):
+        return not following.islower()
+    if following.islower():
+        return False
+    if punct != ".":
+        return True  # "..." or ".)" followed by a capital
+    word = _WORD_BEFORE.search(text, 0, dot_start).group(1)
+    bare = word.strip("'’-").lower()
+    if not bare:
+        return True
+    if bare in ABBREVIATIONS or bare.rstrip(".") in ABBREVIATIONS:
+        return False
+    if len(word) == 1 and word.isalpha() and word.isupper():
+        return False  # an initial: "A. Yılmaz"
+    if word.isdigit():
+        line_start = text.rfind("\n", 0, dot_start) + 1
+        if not text[line_start : dot_start - len(word)].strip():
+            return False  # a numbered list marker at the start of a line
+    return True
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans (absolute offsets) in text[start:end], whitespace trimmed.
+
+    A blank line always ends a sentence. Text without end punctuation is one sentence.
+    """
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        # paragraphs: never let a sentence run across a blank line
+        para_end = text.find("\n\n", pos, end)
+        para_end = end if para_end == -1 else para_end
+        cur = pos
+        for m in _END.finditer(text, pos, para_end):
+            if _is_boundary(text, m.start(), m.end()):
+                _append(text, spans, cur, m.end())
+                cur = m.end()
+        _append(text, spans, cur, para_end)
+        pos = para_end + 2 if para_end < end else end
+    return spans
+
+
+def _append(text: str, spans: list[tuple[int, int]], s: int, e: int) -> None:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    if s < e:
+        spans.append((s, e))
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A sentence-level unit of a document: a prose sentence, a heading, a table row,
+    a list item or a code block; `section` indexes `document.sections`."""
+
+    start: int
+    end: int
+    kind: str
+    section: int
+
+
+def sentence_units(doc: Document) -> list[Unit]:
+    """Sentences of a document in order. Each heading, table row and list item is a unit
+    of its own; prose is split into sentences; a code block is one unit."""
+    from .loaders.markdown import blocks_of
+
+    units: list[Unit] = []
+    starts = [s.start for s in doc.sections]
+
+    def section_index(offset: int) -> int:
+        import bisect
+
+        return max(bisect.bisect_right(starts, offset) - 1, 0)
+
+    for block in blocks_of(doc):
+        if block.kind == "heading":
+            pieces = [(block.start, block.end, "heading")]
+        elif block.kind == "table":
+            pieces = [(s, e, "row") for s, e in block.parts]
+        elif block.kind == "list":
+            pieces = [
+                (s, e, "item")
+                for item_start, item_end in (block.parts or ((block.start, block.end),))
+                for s, e in _item_sentences(doc.text, item_start, item_end)
+            ]
+        elif block.kind == "code":
+            pieces = [(block.start, block.end, "code")]
+        else:
+            pieces = [(s, e, "sentence") for s, e in split_sentences(doc.text, block.start, block.end)]
+        units.extend(Unit(s, e, kind, section_index(s)) for s, e, kind in pieces)
+    return units
+
+
+def _item_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A list item is one unit unless it holds several sentences or nested items."""
+    lines = [(m.start() + start, m.end() + start) for m in re.finditer(r"[^\n]+", text[start:end])]
+    spans: list[tuple[int, int]] = []
+    for s, e in lines:
+        spans.extend(split_sentences(text, s, e))
+    return spans

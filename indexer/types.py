@@ -1,0 +1,169 @@
+"""The records every part of indexer passes around: Document, Section, Chunk, Hit."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import asdict, dataclass, field, fields
+from functools import cached_property
+from typing import Any
+
+PATH_SEP = " › "
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def join_path(parts: tuple[str, ...] | list[str]) -> str:
+    return PATH_SEP.join(p for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading and the text under it, up to the next heading of any level.
+
+    `heading_path` starts with the document title. `start`/`end` are character offsets
+    into the document text; `body_start` is where the text after the heading line begins.
+    Level 0 is text before the first heading (or a document without headings).
+    """
+
+    heading_path: tuple[str, ...]
+    level: int
+    start: int
+    end: int
+    body_start: int
+
+    @property
+    def path(self) -> str:
+        return join_path(self.heading_path)
+
+
+@dataclass(eq=False)
+class Document:
+    """One source file, decoded and normalised (newlines are `\\n`)."""
+
+    doc_id: str
+    text: str
+    title: str
+    format: str  # markdown | text | html | code
+    sections: list[Section] = field(default_factory=list)
+    language: str = ""  # programming language for code files
+    source_path: str = ""
+    warnings: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def hash(self) -> str:
+        return sha256_hex(self.text)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.text.find
+        pos = find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        return starts
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of a character offset."""
+        return bisect.bisect_right(self.line_starts, offset)
+
+    @cached_property
+    def _section_starts(self) -> list[int]:
+        return [s.start for s in self.sections]
+
+    def section_at(self, offset: int) -> Section | None:
+        """The section a character offset falls in (None for a document without sections)."""
+        if not self.sections:
+            return None
+        i = bisect.bisect_right(self._section_starts, offset) - 1
+        return self.sections[max(i, 0)]
+
+    def heading_path_at(self, offset: int) -> tuple[str, ...]:
+        section = self.section_at(offset)
+        return section.heading_path if section else (self.title,)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A retrievable piece of a document.
+
+    `text` is the exact source slice shown to people and put in prompts
+    (`document.text[start:end] == text`); `header` says what the chunk is and where it
+    lives; `indexed_text` (header, optional context, text) is what gets embedded and
+    BM25-indexed.
+    """
+
+    id: str
+    doc_id: str
+    text: str
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    kind: str
+    header: str = ""
+    heading_path: str = ""
+    n_tokens: int = 0
+    parent_id: str = ""
+    context: str = ""
+    symbol: str = ""
+    parent_symbol: str = ""
+    language: str = ""
+    strategy: str = ""
+    hash: str = ""
+
+    @property
+    def indexed_text(self) -> str:
+        return "\n\n".join(part for part in (self.header, self.context, self.text) if part)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["indexed_text"] = self.indexed_text
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result: a chunk (or, for parent-child strategies, its parent) and why it ranked."""
+
+    rank: int
+    score: float
+    chunk: Chunk
+    embedding_rank: int | None = None
+    embedding_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    child_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.chunk
+        return {
+            "rank": self.rank,
+            "score": self.score,
+            "id": c.id,
+            "doc_id": c.doc_id,
+            "start": c.start,
+            "end": c.end,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "kind": c.kind,
+            "header": c.header,
+            "heading_path": c.heading_path,
+            "symbol": c.symbol,
+            "n_tokens": c.n_tokens,
+            "text": c.text,
+            "embedding_rank": self.embedding_rank,
+            "embedding_score": self.embedding_score,
+            "bm25_rank": self.bm25_rank,
+            "bm25_score": self.bm25_score,
+            **({"child_ids": self.child_ids} if self.child_ids else {}),
+        }

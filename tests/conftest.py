@@ -1,0 +1,64 @@
+"""Shared fixtures. Every test runs with the network closed: a socket may only connect
+to this machine (the Chroma and stand-in Ollama servers the tests start)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.pop("INDEXER_CHROMA_URL", None)
+os.environ.pop("INDEXER_EMBEDDER", None)
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_local(address) -> bool:
+    if not isinstance(address, tuple):
+        return True  # unix socket
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded(real):
+    def connect(self, address):
+        if not _is_local(address):
+            raise OSError(f"tests must not touch the network (tried to connect to {address!r})")
+        return real(self, address)
+
+    return connect
+
+
+socket.socket.connect = _guarded(_real_connect)
+socket.socket.connect_ex = _guarded(_real_connect_ex)
+
+
+@pytest.fixture
+def write_files(tmp_path):
+    """Write {relative path: str | bytes} under a fresh folder and return the folder."""
+
+    def write(files: dict[str, str | bytes], root: Path | None = None) -> Path:
+        base = root or tmp_path / "docs"
+        for rel, content in files.items():
+            path = base / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return base
+
+    return write

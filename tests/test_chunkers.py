@@ -1,0 +1,214 @@
+"""Invariants every strategy keeps, parametrised over the registry, plus per-strategy rules."""
+
+import pytest
+
+from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
+from indexer.errors import InvalidParameter, UnknownStrategy
+from indexer.loaders import load_documents, make_document
+from indexer.tokens import get_tokenizer
+
+from .conftest import CORPUS
+
+TABLE_ROWS = "\n".join(f"| Bölge {i} | {i}-{i + 2} iş günü | Yok |" for i in range(120))
+BIG_TABLE = f"| Bölge | Standart kargo | Ekspres |\n|---|---|---|\n{TABLE_ROWS}"
+TRICKY = f"""# Zor Belge
+
+Giriş paragrafı 5.000 TL ve 89,90 TL içerir. Dr. Ahmet örn. şöyle der.
+
+## Küçük tablo
+
+| Bölge | Standart kargo | Ekspres |
+|---|---|---|
+| İlçe ve köyler | 3-5 iş günü | Yok |
+| KKTC | 5-8 iş günü | Yok |
+
+## Kod
+
+```json
+{{"event": "order.created", "retry": [1, 2, 4]}}
+```
+
+## Liste
+
+- birinci madde
+- ikinci madde
+  - iç içe madde
+- üçüncü madde
+
+## Büyük tablo
+
+{BIG_TABLE}
+
+## Uzun paragraf
+
+{"Bu çok uzun bir cümle ve hiç bitmiyor gibi görünüyor ama bitiyor. " * 80}
+
+## Sonraki
+
+[ref]: https://example.com/a.b
+Son söz.
+"""
+
+
+def corpus_docs():
+    _, docs = load_documents([CORPUS])
+    docs = list(docs)
+    docs.append(make_document("tricky.md", TRICKY))
+    docs.append(make_document("page.html", "<h1>Sayfa</h1><p>Metin bir.</p><h2>Alt</h2><p>Metin iki.</p>", "html"))
+    docs.append(make_document("notes.txt", "\n\n".join(f"Paragraf {i}. " + "söz " * 30 for i in range(12)), "text"))
+    docs.append(make_document("app.py", "import os\n\n" + "def f(x):\n    return '{'  # brace\n\n" * 80, "code", "python"))
+    return docs
+
+
+DOCS = corpus_docs()
+ALL = sorted(PRESETS) + [f"{kind}:" for kind in REGISTRY if kind not in PRESETS]
+
+
+def limit_of(chunker):
+    for key in ("size", "max_tokens", "hard_max"):
+        if hasattr(chunker, key):
+            return getattr(chunker, key)
+    return None
+
+
+@pytest.fixture(scope="module", params=ALL)
+def chunked(request):
+    spec = parse_strategy(request.param.rstrip(":"))
+    chunker = spec.create()
+    return chunker, {d.doc_id: chunker.chunk(d) for d in DOCS}
+
+
+def test_text_is_the_exact_source_slice(chunked):
+    _, result = chunked
+    for doc in DOCS:
+        for c in result[doc.doc_id]:
+            assert doc.text[c.start : c.end] == c.text
+            assert c.text and c.text == c.text.strip()
+            assert c.doc_id == doc.doc_id
+            assert doc.line_of(c.start) == c.start_line <= c.end_line
+            assert c.indexed_text.endswith(c.text)
+            assert c.header == "" or c.indexed_text.startswith(c.header + "\n\n")
+
+
+def test_no_chunk_over_the_limit(chunked):
+    chunker, result = chunked
+    limit = limit_of(chunker)
+    tk = get_tokenizer()
+    for chunks in result.values():
+        for c in chunks:
+            assert c.n_tokens <= limit
+            # token windows count tokens in the document; alone, a slice may re-tokenize
+            # differently at its two edges
+            slack = 2 if c.kind == "window" else 0
+            assert tk.count(c.text) <= limit + slack
+
+
+def test_ids_are_deterministic_and_unique(chunked):
+    chunker, result = chunked
+    again = {d.doc_id: chunker.chunk(d) for d in corpus_docs()}
+    for doc_id, chunks in result.items():
+        assert [c.id for c in chunks] == [c.id for c in again[doc_id]]
+    ids = [c.id for chunks in result.values() for c in chunks]
+    assert len(ids) == len(set(ids))
+
+
+def test_chunks_cover_every_non_whitespace_character(chunked):
+    _, result = chunked
+    for doc in DOCS:
+        covered = bytearray(len(doc.text))
+        for c in result[doc.doc_id]:
+            covered[c.start : c.end] = b"\x01" * (c.end - c.start)
+        missing = [i for i, ch in enumerate(doc.text) if not ch.isspace() and not covered[i]]
+        assert not missing, f"{doc.doc_id}: uncovered {doc.text[missing[0]:missing[0] + 40]!r}"
+
+
+def by_doc(strategy, doc):
+    return parse_strategy(strategy).create().chunk(doc)
+
+
+def test_fixed_windows_step_by_size_minus_overlap():
+    doc = make_document("t.md", " ".join(f"w{i}" for i in range(400)))
+    chunks = by_doc("fixed:size=32,overlap=8", doc)
+    tk = get_tokenizer()
+    bounds = tk.boundaries(doc.text).tolist()
+    starts = [c.start for c in chunks]
+    expected = [bounds[i] for i in range(0, len(bounds) - 1, 24)]
+    assert [s for s in starts] == [e + (1 if doc.text[e] == " " else 0) for e in expected][: len(starts)]
+    assert all(c.n_tokens == 32 for c in chunks[:-1])
+
+
+def test_fixed_table_header_goes_to_header_not_text():
+    doc = next(d for d in DOCS if d.doc_id == "tricky.md")
+    plain = by_doc("fixed64", doc)
+    with_header = by_doc("fixed64:table_header=true", doc)
+    assert [c.text for c in plain] == [c.text for c in with_header]
+    inside = [c for c in with_header if c.header]
+    assert inside, "some window starts inside the big table"
+    for c in inside:
+        assert c.header == "| Bölge | Standart kargo | Ekspres |"
+        assert c.indexed_text.startswith(c.header + "\n\n")
+        assert "| Bölge | Standart kargo | Ekspres |" not in c.text
+
+
+def test_headers_one_chunk_per_section_with_heading_path():
+    doc = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Boş\n\n### Dolu\n\nMetin burada.\n\n## Son\n\nBitti.\n")
+    chunks = by_doc("headers", doc)
+    assert [c.header for c in chunks] == ["Kargo", "Kargo › Boş › Dolu", "Kargo › Son"]
+    # the heading-only section "## Boş" is joined to the section after it
+    assert chunks[1].text == "## Boş\n\n### Dolu\n\nMetin burada."
+    assert [c.kind for c in chunks] == ["section"] * 3
+
+
+def test_headers_long_section_becomes_overlapping_windows_with_same_header():
+    doc = next(d for d in DOCS if d.doc_id == "tricky.md")
+    chunks = by_doc("headers:max_tokens=100,overlap=20", doc)
+    windows = [c for c in chunks if c.header == "Zor Belge › Uzun paragraf"]
+    assert len(windows) > 3 and all(c.kind == "window" for c in windows)
+    assert all(a.end > b.start for a, b in zip(windows, windows[1:]))  # they overlap
+
+
+def test_blocks_keep_table_code_and_list_whole():
+    doc = next(d for d in DOCS if d.doc_id == "tricky.md")
+    chunks = by_doc("blocks:target=60,hard_max=80", doc)
+    for needle in (
+        "| Bölge | Standart kargo | Ekspres |\n|---|---|---|\n| İlçe ve köyler | 3-5 iş günü | Yok |\n| KKTC | 5-8 iş günü | Yok |",
+        '```json\n{"event": "order.created", "retry": [1, 2, 4]}\n```',
+        "- birinci madde\n- ikinci madde\n  - iç içe madde\n- üçüncü madde",
+    ):
+        holders = [c for c in chunks if needle in c.text]
+        assert len(holders) == 1, needle
+    # a heading never ends a chunk
+    for c in chunks:
+        assert not c.text.rstrip().split("\n")[-1].startswith("#")
+
+
+def test_blocks_oversized_table_splits_between_rows_and_repeats_header_row():
+    doc = next(d for d in DOCS if d.doc_id == "tricky.md")
+    t_start = doc.text.index(BIG_TABLE)
+    t_end = t_start + len(BIG_TABLE)
+    row_starts = {t_start} | {i + 1 for i in range(t_start, t_end) if doc.text[i] == "\n"}
+    row_ends = {t_end} | {i for i in range(t_start, t_end) if doc.text[i] == "\n"}
+    parts = [c for c in by_doc("blocks", doc) if c.start < t_end and c.end > t_start]
+    assert len(parts) >= 3
+    for c in parts:
+        assert c.start <= t_start or c.start in row_starts
+        assert c.end >= t_end or c.end in row_ends
+    assert "| Bölge | Standart kargo | Ekspres |" in parts[0].text
+    for c in parts[1:]:
+        assert c.header == "Zor Belge › Büyük tablo\n| Bölge | Standart kargo | Ekspres |"
+        assert c.kind == "table"
+
+
+def test_parse_strategy_names_and_errors():
+    assert parse_strategy("fixed64").params == {"size": 64, "overlap": 16, "table_header": False}
+    assert parse_strategy("fixed:size=32,overlap=8").name == "fixed-32-8"
+    assert parse_strategy("fixed64:table_header=true").name == "fixed64-table_header"
+    assert parse_strategy("headers", name="my-headers").name == "my-headers"
+    with pytest.raises(InvalidParameter, match=r"^overlap \(64\) must be smaller than size \(64\)$"):
+        parse_strategy("fixed:size=64,overlap=64")
+    with pytest.raises(InvalidParameter, match="size must be an integer, not 'big'"):
+        parse_strategy("fixed:size=big")
+    with pytest.raises(InvalidParameter, match="unknown parameter 'sise' for strategy fixed"):
+        parse_strategy("fixed:sise=3")
+    with pytest.raises(UnknownStrategy, match="unknown strategy 'fixd'; presets: fixed64"):
+        parse_strategy("fixd")

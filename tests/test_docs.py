@@ -1,0 +1,32 @@
+"""README is part of the product: its first two commands must be what CI runs."""
+
+import re
+
+from .conftest import ROOT
+
+
+def readme_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```bash\n(.+?)\n```", text, flags=re.S)
+
+
+def test_readme_starts_with_two_commands_and_ci_runs_the_second():
+    commands = readme_commands()
+    assert len(commands) >= 2
+    install_and_run, test = commands[0], commands[1]
+    assert "pip install -e ." in install_and_run and "indexer " in install_and_run and "corpus" in install_and_run
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test in ci.splitlines()
+
+
+def test_every_command_has_help_and_appears_in_readme():
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, command in cli.commands.items():
+        assert command.help, name
+        assert f"indexer {name}" in readme, f"README does not show `indexer {name}`"
+        result = CliRunner().invoke(cli, [name, "--help"])
+        assert result.exit_code == 0

@@ -1,0 +1,186 @@
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from indexer.loaders import discover, load_documents, make_document
+from indexer.loaders.files import decode, glob_to_regex, SkipFile
+from indexer.loaders.html import html_to_markdown
+
+MD = "# Kargo ve Teslimat\n\nGiriş.\n\n## Standart Kargo\n\nMetin.\n\n### Alt\n\nDaha.\n"
+
+
+def load_all(root, **kw):
+    found, docs = load_documents([root], **kw)
+    docs = list(docs)
+    return found, {d.doc_id: d for d in docs}
+
+
+def test_markdown_document_has_title_sections_and_spans():
+    doc = make_document("a/kargo.md", MD)
+    assert doc.title == "Kargo ve Teslimat"
+    paths = [s.path for s in doc.sections]
+    assert paths == [
+        "Kargo ve Teslimat",
+        "Kargo ve Teslimat › Standart Kargo",
+        "Kargo ve Teslimat › Standart Kargo › Alt",
+    ]
+    assert doc.text[doc.sections[1].start : doc.sections[1].end] == "## Standart Kargo\n\nMetin."
+    assert doc.line_of(doc.sections[2].start) == 9
+
+
+def test_document_without_h1_uses_file_stem_and_headings_inside_code_are_not_sections():
+    doc = make_document("docs/iade-kosullari.md", "## A\n\n```\n# not a heading\n```\n\n## B\n\nx\n")
+    assert doc.title == "iade-kosullari"
+    assert [s.path for s in doc.sections] == ["iade-kosullari › A", "iade-kosullari › B"]
+
+
+def test_text_before_first_heading_is_a_section_of_its_own():
+    doc = make_document("x.md", "Preamble line.\n\n# Title\n\nBody\n")
+    assert [(s.path, s.level) for s in doc.sections] == [("Title", 0), ("Title", 1)]
+
+
+def test_rst_underlined_titles_become_sections():
+    doc = make_document("guide.rst", "Guide\n=====\n\nIntro.\n\nInstall\n-------\n\nRun it.\n", "text")
+    assert doc.title == "Guide"
+    assert [s.path for s in doc.sections] == ["Guide", "Guide › Install"]
+
+
+def test_html_headings_tables_lists_and_code_survive_extraction():
+    html = """<html><head><title>Yardım</title><style>p{color:red}</style></head><body>
+    <nav>Menü</nav><h1>Kargo</h1><p>Giriş &amp; bilgi, <b>5.000 TL</b>.</p>
+    <h2>Süreler</h2><table><tr><th>Bölge</th><th>Standart</th></tr>
+    <tr><td>Köyler</td><td>3-5 iş günü</td></tr></table>
+    <ul><li>bir</li><li>iki</li></ul><pre class="language-json">{"a": 1}</pre>
+    <h4>Küçük başlık</h4><p>son</p><script>alert(1)</script></body></html>"""
+    text, title = html_to_markdown(html)
+    assert title == "Yardım"
+    assert "alert" not in text and "color" not in text
+    assert "| Köyler | 3-5 iş günü |" in text
+    assert "- bir\n- iki" in text
+    assert '```json\n{"a": 1}\n```' in text
+    doc = make_document("k.html", html, "html")
+    assert doc.title == "Kargo"
+    # <h4> is not a section: only h1-h3 are
+    assert [s.path for s in doc.sections] == ["Kargo", "Kargo", "Kargo › Süreler"]
+
+
+def test_include_exclude_and_skipped_folders(write_files, tmp_path):
+    root = write_files(
+        {
+            "a.md": "# A\n\nx",
+            "sub/b.md": "# B\n\ny",
+            "sub/deep/c.txt": "z",
+            "node_modules/pkg/readme.md": "# no",
+            ".git/notes.md": "# no",
+            ".venv/x.md": "# no",
+            "drafts/d.md": "# no",
+            "image.png": b"\x89PNG\r\n\x1a\n\x00\x00",
+        }
+    )
+    found = discover([root], exclude=("drafts/",))
+    assert sorted(f.doc_id for f in found.files) == ["a.md", "sub/b.md", "sub/deep/c.txt"]
+    assert found.unsupported == {".png": 1}
+    found = discover([root], include=("**/*.md",), exclude=("drafts",))
+    assert sorted(f.doc_id for f in found.files) == ["a.md", "sub/b.md"]
+    found = discover([root], include=("*.txt",))
+    assert [f.doc_id for f in found.files] == ["sub/deep/c.txt"]
+
+
+def test_indexerignore_file_and_the_index_folder_are_skipped(write_files):
+    root = write_files({"keep.md": "# K\n\nx", "en/skip.md": "# S\n\ny", ".indexerignore": "# comment\nen/\n"})
+    (root / "idx").mkdir()
+    (root / "idx" / "inside.md").write_text("# I\n\nz")
+    found = discover([root], skip_dirs=(root / "idx",))
+    assert [f.doc_id for f in found.files] == ["keep.md"]
+
+
+def test_glob_semantics():
+    assert glob_to_regex("*.md").match("a/b/c.md")
+    assert not glob_to_regex("docs/*.md").match("docs/x/y.md")
+    assert glob_to_regex("docs/**/*.md").match("docs/x/y.md")
+    assert glob_to_regex("docs/**/*.md").match("docs/y.md")
+    assert glob_to_regex("build/").match("build/x/y.txt")
+
+
+def test_decoding_rules():
+    assert decode("ğüşİ".encode("utf-8")) == ("ğüşİ", None)
+    assert decode(b"\xef\xbb\xbfhello") == ("hello", None)
+    assert decode("çay".encode("utf-16"))[0] == "çay"
+    text, warning = decode("Teslimat süresi ağır".encode("cp1254"))
+    assert text == "Teslimat süresi ağır" and "Windows-1254" in warning
+    with pytest.raises(SkipFile, match="binary"):
+        decode(b"ELF\x00\x01\x02")
+    with pytest.raises(SkipFile, match="not valid UTF-8 nor Windows-1254"):
+        decode(b"abc \x81\x8d\x90 def")
+
+
+def _bad_input_folder(write_files) -> Path:
+    big = "# Büyük\n\n" + "kelime " * 200_000
+    root = write_files(
+        {
+            "good.md": "# İyi\n\nBu dosya düzgün.",
+            "isim boşluklu ğüş 🙂.md": "# Emoji adı\n\nİçerik.",
+            "binary.md": b"\x00\x01\x02\x03binary",
+            "invalid-utf8.md": b"abc \x81\x8d\x90 def",
+            "utf16.txt": "UTF-16 metin: ğüş".encode("utf-16"),
+            "cp1254.md": "# Eski\n\nTürkçe karakterler: ğışçöü".encode("cp1254"),
+            "empty.md": "",
+            "blank.txt": "  \n\t\n",
+            "big.md": big,
+            "page.html": "<html><body><script>x()</script></body></html>",
+        }
+    )
+    os.symlink(root, root / "loop")  # a folder symlink back to the root
+    os.symlink("self-link.md", root / "self-link.md")  # a symlink to itself
+    outside = Path(tempfile.mkdtemp()) / "outside.md"
+    outside.write_text("# Dışarıda\n\nsecret")
+    os.symlink(outside, root / "outside-link.md")
+    os.symlink(root / "good.md", root / "inside-link.md")
+    return root
+
+
+def test_bad_input_folder_is_indexed_without_crashing(write_files):
+    root = _bad_input_folder(write_files)
+    found, docs = load_all(root, max_file_size=1024 * 1024)
+    reasons = {s.doc_id: s.reason for s in found.skipped}
+    assert set(docs) == {"good.md", "isim boşluklu ğüş 🙂.md", "utf16.txt", "cp1254.md", "inside-link.md"}
+    assert docs["cp1254.md"].text.endswith("ğışçöü")
+    assert docs["utf16.txt"].text == "UTF-16 metin: ğüş"
+    assert [w.doc_id for w in found.warnings] == ["cp1254.md"]
+    assert "binary" in reasons["binary.md"]
+    assert "not valid UTF-8" in reasons["invalid-utf8.md"]
+    assert "empty" in reasons["empty.md"] and "empty" in reasons["blank.txt"]
+    assert "size cap" in reasons["big.md"] and "--max-file-size" in reasons["big.md"]
+    assert "without visible text" in reasons["page.html"]
+    assert "loop" in reasons["self-link.md"]
+    assert "outside" in reasons["outside-link.md"]
+    assert "loop" in reasons["loop"] or "already indexed" in reasons["loop"]
+
+
+def test_unreadable_file_is_skipped_with_its_reason(tmp_path):
+    """Root reads any file, so when the tests run as root the check runs as `nobody`."""
+    root = Path(tempfile.mkdtemp())
+    os.chmod(root, 0o755)
+    (root / "ok.md").write_text("# OK\n\nfine")
+    secret = root / "secret.md"
+    secret.write_text("# Gizli\n\nno")
+    os.chmod(secret, 0o000)
+    code = (
+        "from indexer.loaders import load_documents;"
+        f"f, d = load_documents([{str(root)!r}]); ids = [x.doc_id for x in d];"
+        "print(ids, [(s.doc_id, s.reason) for s in f.skipped])"
+    )
+    cmd = [sys.executable, "-c", code]
+    if os.geteuid() == 0:
+        if not Path("/usr/bin/setpriv").exists():
+            pytest.skip("running as root without setpriv: cannot make a file unreadable")
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), HOME=str(root))
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "['ok.md']" in out.stdout
+    assert "('secret.md', 'unreadable (permission denied); fix its permissions or exclude it')" in out.stdout
