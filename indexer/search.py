@@ -1,0 +1,266 @@
+"""Search a stored collection: by embedding, by BM25, or both fused — returning Hits.
+
+Parent-child collections search their children and return the parents (small-to-big)
+in every mode: children are fused at child level first, then mapped to their parent
+sections, duplicates dropped keeping the best rank.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bm25 import BM25Index
+from .embeddings import Embedder, canonical_name, get_embedder
+from .errors import CollectionNotFound, EmbedderMismatch, UsageError
+from .fusion import rrf, weighted
+from .store import Entry, Store, chunk_from_record
+from .types import Chunk, Hit
+
+MODES = ("embedding", "bm25", "hybrid")
+FUSIONS = ("rrf", "weighted")
+MAX_QUERY_CHARS = 20_000
+
+
+@dataclass
+class SearchOptions:
+    mode: str = "embedding"
+    k: int = 5
+    candidates: int = 50  # per side, for hybrid
+    fusion: str = "rrf"
+    alpha: float = 0.5  # weighted fusion: share of the embedding side
+    rrf_k: int = 60
+    weights: tuple[float, float] = (1.0, 1.0)  # rrf: (embedding, bm25)
+    children_k: int = 30  # parent-child: children retrieved before mapping to parents
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.fusion not in FUSIONS:
+            raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.k < 1:
+            raise UsageError(f"-k must be at least 1, not {self.k}")
+        if self.candidates < 1:
+            raise UsageError(f"--candidates must be at least 1, not {self.candidates}")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
+
+
+class Index:
+    """One live collection, opened for searching (embedder and BM25 loaded on first use)."""
+
+    def __init__(self, store: Store, entry: Entry, embedder: Embedder | None = None, bm25_engine: str | None = None):
+        self.store = store
+        self.entry = entry
+        self._embedder = embedder
+        self._bm25: BM25Index | None = None
+        self._bm25_engine = bm25_engine
+        self._collection = None
+        self._parents = None
+        self._records: dict[str, Chunk] = {}
+
+    @classmethod
+    def open(
+        cls,
+        strategy: str,
+        db: str | os.PathLike | None = None,
+        chroma_url: str | None = None,
+        embedder: str | None = None,
+        ollama_host: str | None = None,
+        bm25_engine: str | None = None,
+        store: Store | None = None,
+    ) -> Index:
+        store = store or Store(db, chroma_url)
+        wanted = canonical_name(embedder) if embedder else None
+        entry = store.find(strategy, wanted)
+        model = None
+        if embedder:
+            model = get_embedder(wanted, ollama_host)
+            if model.name != entry.embedder:
+                raise EmbedderMismatch(
+                    f"collection {strategy!r} was built with {entry.embedder}; query it with --embedder {entry.embedder}"
+                )
+        index = cls(store, entry, model, bm25_engine)
+        index._ollama_host = ollama_host
+        return index
+
+    # -- lazily opened parts ---------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.entry.embedder, getattr(self, "_ollama_host", None))
+        return self._embedder
+
+    @property
+    def collection(self):
+        if self._collection is None:
+            self._collection = self.store.collection(self.entry.collection)
+        return self._collection
+
+    @property
+    def bm25(self) -> BM25Index:
+        if self._bm25 is None:
+            folder = self.store.side_dir(self.entry.collection) / "bm25"
+            if not (folder / "params.json").exists():
+                self._rebuild_bm25(folder)
+            self._bm25 = BM25Index.load(folder, self._bm25_engine)
+        return self._bm25
+
+    def _rebuild_bm25(self, folder) -> None:
+        """Side files are local: a client of a Chroma server that did not build the
+        collection rebuilds its BM25 index from the stored `indexed_text` once."""
+        from .analyzer import Analyzer
+        from .bm25 import BM25Builder
+
+        extra = self.entry.extra
+        builder = BM25Builder(Analyzer.from_dict(extra.get("analyzer", {})))
+        offset, step = 0, 2000
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=step, offset=offset)
+            if not got["ids"]:
+                break
+            builder.add(got["ids"], [m.get("indexed_text", "") for m in got["metadatas"]])
+            offset += len(got["ids"])
+        builder.finish(extra.get("bm25_engine", "rank-bm25")).save(folder)
+
+    def count(self) -> int:
+        return self.store._call(self.collection.count)
+
+    # -- searching ------------------------------------------------------------------------
+    def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
+        options = options or SearchOptions(**kw)
+        options.check()
+        query = query.strip()
+        if not query:
+            raise UsageError("the query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise UsageError(
+                f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} (ask a question, not a document)"
+            )
+        parent_mode = bool(self.entry.parents)
+        want = options.children_k if parent_mode else options.k
+        want = max(want, options.k)
+        if options.mode == "embedding":
+            ranked = self._embedding_ranked(query, want)
+            hits = [Hit(i + 1, s, c, embedding_rank=i + 1, embedding_score=s) for i, (c, s) in enumerate(ranked)]
+        elif options.mode == "bm25":
+            ranked = self._bm25_ranked(query, want)
+            hits = [Hit(i + 1, s, c, bm25_rank=i + 1, bm25_score=s) for i, (c, s) in enumerate(ranked)]
+        else:
+            hits = self._hybrid(query, max(want, options.candidates), options)[:want]
+        if parent_mode:
+            hits = self._to_parents(hits)
+        return hits[: options.k]
+
+    def _embedding_ranked(self, query: str, n: int) -> list[tuple[Chunk, float]]:
+        vector = self.embedder.embed_query(query)
+        if vector.shape[-1] != self.entry.dimension:
+            raise EmbedderMismatch(
+                f"the embedder returned {vector.shape[-1]}-d vectors but {self.entry.strategy!r} holds "
+                f"{self.entry.dimension}-d ones; rebuild it with this embedder"
+            )
+        n = min(n, max(self.entry.chunks, 1))
+        got = self.store._call(
+            lambda: self.collection.query(
+                query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n,
+                include=["documents", "metadatas", "distances"],
+            )
+        )
+        out = []
+        for cid, doc, meta, dist in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0]):
+            chunk = chunk_from_record(cid, doc, meta)
+            self._records[cid] = chunk
+            out.append((chunk, 1.0 - float(dist)))
+        return out
+
+    def _bm25_ranked(self, query: str, n: int) -> list[tuple[Chunk, float]]:
+        index = self.bm25
+        top = index.search(query, n)
+        ids = [index.ids[pos] for pos, _ in top]
+        chunks = self.fetch(ids)
+        return [(chunks[cid], score) for cid, (_, score) in zip(ids, top) if cid in chunks]
+
+    def _hybrid(self, query: str, n: int, options: SearchOptions) -> list[Hit]:
+        dense = self._embedding_ranked(query, n)
+        sparse = self._bm25_ranked(query, n)
+        by_id = {c.id: c for c, _ in dense} | {c.id: c for c, _ in sparse}
+        e_rank = {c.id: (i + 1, s) for i, (c, s) in enumerate(dense)}
+        b_rank = {c.id: (i + 1, s) for i, (c, s) in enumerate(sparse)}
+        if options.fusion == "rrf":
+            fused = rrf([[c.id for c, _ in dense], [c.id for c, _ in sparse]], options.rrf_k, options.weights)
+        else:
+            fused = weighted({c.id: s for c, s in dense}, {c.id: s for c, s in sparse}, options.alpha)
+        hits = []
+        for i, (cid, score) in enumerate(fused):
+            er, es = e_rank.get(cid, (None, None))
+            br, bs = b_rank.get(cid, (None, None))
+            hits.append(Hit(i + 1, score, by_id[cid], er, es, br, bs))
+        return hits
+
+    def _to_parents(self, hits: list[Hit]) -> list[Hit]:
+        """Map child hits to their parents, keeping each parent's best rank."""
+        order: list[str] = []
+        best: dict[str, Hit] = {}
+        for hit in hits:
+            pid = hit.chunk.parent_id
+            if not pid:
+                continue
+            if pid not in best:
+                order.append(pid)
+                best[pid] = hit
+                hit.child_ids = [hit.chunk.id]
+            else:
+                best[pid].child_ids.append(hit.chunk.id)
+        parents = self.fetch_parents(order)
+        out = []
+        for pid in order:
+            if pid in parents:
+                child = best[pid]
+                out.append(
+                    Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
+                        child.bm25_rank, child.bm25_score, child.child_ids)
+                )
+        return out
+
+    # -- fetching records -----------------------------------------------------------------
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]:
+        missing = [i for i in ids if i not in self._records]
+        if missing:
+            got = self.store._call(lambda: self.collection.get(ids=missing, include=["documents", "metadatas"]))
+            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+                self._records[cid] = chunk_from_record(cid, doc, meta)
+        return {i: self._records[i] for i in ids if i in self._records}
+
+    def fetch_parents(self, ids: list[str]) -> dict[str, Chunk]:
+        if not ids:
+            return {}
+        if self._parents is None:
+            self._parents = self.store.collection(self.entry.parents)
+        got = self.store._call(lambda: self._parents.get(ids=ids, include=["documents", "metadatas"]))
+        return {cid: chunk_from_record(cid, doc, meta) for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
+
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        """Every stored chunk (of one document), in document order."""
+        where = {"doc_id": doc_id} if doc_id else None
+        out: list[Chunk] = []
+        offset, step = 0, 2000
+        while True:
+            got = self.store._call(
+                lambda: self.collection.get(where=where, include=["documents", "metadatas"], limit=step, offset=offset)
+            )
+            if not got["ids"]:
+                break
+            out.extend(chunk_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]))
+            offset += len(got["ids"])
+        if doc_id and not out:
+            raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
+        return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
+
+
+def search(query: str, strategy: str, mode: str = "embedding", k: int = 5, **kw) -> list[Hit]:
+    """One-shot search; for many queries open an `Index` once and call `.search`."""
+    open_keys = ("db", "chroma_url", "embedder", "ollama_host", "bm25_engine")
+    index = Index.open(strategy, **{key: kw.pop(key) for key in open_keys if key in kw})
+    return index.search(query, SearchOptions(mode=mode, k=k, **kw))
