@@ -1,19 +1,36 @@
 """indexer: chunk documents with several strategies, store each in Chroma, search with
 embeddings, BM25 or both, and measure which strategy wins on your own questions.
 
-The functions below are the library API; the `indexer` command is a thin layer over them.
-Heavy dependencies load on first use.
+The names below are the library API; the `indexer` command is a thin layer over them.
+They load lazily, so `import indexer` is cheap and heavy dependencies (chromadb, the
+embedding model) load on first use.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "chunk"]
+_API = {
+    "chunk": ("indexer.chunking", "chunk"),
+    "build": ("indexer.building", "build"),
+    "search": ("indexer.searching", "search"),
+    "Index": ("indexer.searching", "Index"),
+    "SearchOptions": ("indexer.searching", "SearchOptions"),
+    "evaluate": ("indexer.evaluation", "evaluate"),
+    "parse_strategy": ("indexer.chunkers", "parse_strategy"),
+    "load_documents": ("indexer.loaders", "load_documents"),
+    "get_embedder": ("indexer.embeddings", "get_embedder"),
+}
+
+__all__ = ["__version__", *_API]
 
 
-def chunk(paths, strategies, **options):
-    """Chunk files in memory. See `indexer.chunking.chunk`."""
-    from .chunking import chunk as _chunk
+def __getattr__(name: str):
+    if name in _API:
+        import importlib
 
-    return _chunk(paths, strategies, **options)
+        module, attr = _API[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'indexer' has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -201,7 +202,7 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 
     Only new and changed files are chunked and embedded again; the previous version
     keeps answering queries until the new one is complete."""
-    from .build import build as run_build
+    from .building import build as run_build
 
     note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     reports = run_build(
@@ -255,7 +256,7 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 def query(text, strategy, mode, k, fusion, alpha, candidates, bm25_engine, db, chroma_url, embedder, ollama_host,
           as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from .search import Index, SearchOptions
+    from .searching import Index, SearchOptions
 
     index = Index.open(strategy, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host,
                        bm25_engine=bm25_engine)
@@ -312,7 +313,7 @@ def list_(db, chroma_url, embedder, ollama_host, as_json):
 def dump(strategy, doc_id, db, chroma_url, embedder, ollama_host, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from .embeddings import canonical_name
-    from .search import Index
+    from .searching import Index
     from .store import Store
 
     store = Store(db, chroma_url)
@@ -347,3 +348,81 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
             store.delete_collection(entry.parents)
         store.cleanup(entry.strategy, entry.embedder)
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")
+
+
+@cli.command(name="eval")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
+              help="Collection to evaluate (repeatable).")
+@click.option("--mode", "-m", "modes", multiple=True, type=click.Choice(["embedding", "bm25", "hybrid"]),
+              help="Search mode (repeatable; default embedding).")
+@click.option("-k", "ks", multiple=True, type=int, help="Cut-offs for recall (repeatable; default 1 and 5).")
+@click.option("--embedder", "embedders", multiple=True, envvar=None, metavar="NAME",
+              help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
+@click.option("--db", type=click.Path(file_okay=False), envvar=ENV_DB, default=None, help="Index folder.")
+@click.option("--chroma-url", envvar=ENV_CHROMA_URL, default=None, metavar="URL", help="Chroma server.")
+@click.option("--ollama-host", envvar="OLLAMA_HOST", default=None, metavar="URL", help="Ollama server.")
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
+@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True)
+@click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
+@click.option("--budget", type=int, default=None, metavar="TOKENS",
+              help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
+@click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
+@click.option("--compare", nargs=2, multiple=True, metavar="A B",
+              help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="FILE",
+              help="Write every number and per-question results as JSON ('-' for stdout).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the table as CSV.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
+@quiet_option
+@handle_errors
+def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha, budget,
+          by_tag, compare, json_path, csv_path, plot_path, quiet):
+    """Score stored strategies on a question set: recall@k, MRR, strict hits, context cost,
+    with 95% intervals — the table to choose a chunking strategy by."""
+    from . import report
+    from .evaluation import evaluate
+    from .searching import SearchOptions
+
+    note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    result = evaluate(
+        questions, list(strategies), tuple(modes) or ("embedding",), tuple(ks) or (1, 5), db=db,
+        chroma_url=chroma_url, embedders=tuple(embedders) or (None,), ollama_host=ollama_host, corpus=corpus,
+        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha),
+        progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
+    )
+    to_stdout = json_path == "-"
+    if json_path:
+        data = result.to_dict()
+        data["compare"] = [c for a, b in compare for c in result.compare(a, b)]
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        if to_stdout:
+            click.echo(text)
+        else:
+            Path(json_path).write_text(text + "\n", encoding="utf-8")
+    if csv_path:
+        Path(csv_path).write_text(report.to_csv(result), encoding="utf-8")
+    if plot_path:
+        report.plot(result, plot_path)
+    if to_stdout:
+        return
+    click.echo(f"{len(result.questions)} questions from {questions}; documents in {result.source}")
+    click.echo(report.table(result))
+    click.echo()
+    click.echo(report.intervals(result))
+    extra = report.extras(result)
+    if extra:
+        click.echo()
+        click.echo(extra)
+    if by_tag:
+        click.echo()
+        click.echo(report.by_tag(result))
+    for a, b in compare:
+        click.echo()
+        click.echo(report.comparison(result, a, b))
+    for path, what in ((json_path, "JSON"), (csv_path, "CSV"), (plot_path, "plot")):
+        if path:
+            note(f"wrote {what} to {path}")

@@ -62,3 +62,56 @@ def write_files(tmp_path):
         return base
 
     return write
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (`chroma run`) on a free local port, for server-mode tests."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    port = free_port()
+    path = tmp_path_factory.mktemp("chroma-server")
+    log = open(path / "server.log", "w")
+    proc = subprocess.Popen([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).read()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("chroma run exited: " + (path / "server.log").read_text()[-2000:])
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        raise RuntimeError("chroma run did not come up within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except Exception:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def built_db(tmp_path_factory):
+    """The bundled Turkish corpus built once with headers and fixed64 (real embedder)."""
+    from indexer.building import build
+
+    db = tmp_path_factory.mktemp("db") / "index"
+    reports = build([CORPUS], ["headers", "fixed64"], db=db)
+    return db, reports

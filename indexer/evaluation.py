@@ -1,0 +1,432 @@
+"""The evaluator: run a question set against stored collections and score every
+strategy × mode the way the seed's chunk-bench did — and more honestly.
+
+A retrieved chunk is a *hit* when it overlaps the expected section (or symbol) span,
+and a *strict hit* when it contains the whole expected answer. Recall@k and MRR come
+with 95% bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CollectionNotFound, QuestionSetError, UsageError
+from .loaders import load_documents
+from .metrics import (
+    bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, reciprocal_rank,
+    span_scores, union_length,
+)
+from .searching import MODES, Index, SearchOptions
+from .store import Store
+from .tokens import get_tokenizer
+from .types import Document, Hit, PATH_SEP
+
+REQUIRED = ("id", "question", "doc_id")
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    doc_id: str
+    section: str = ""
+    answer: str = ""
+    symbol: str = ""
+    tags: list[str] = field(default_factory=list)
+    # resolved against the corpus
+    target: tuple[int, int] = (0, 0)  # the span a hit must overlap
+    answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
+
+
+def load_questions(path: str | os.PathLike) -> list[Question]:
+    """Read a JSON-lines question set; every malformed line is reported with its number."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise QuestionSetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    out, problems, seen = [], [], set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"line {number}: not JSON ({exc.msg})")
+            continue
+        missing = [k for k in REQUIRED if not data.get(k)]
+        if missing:
+            problems.append(f"line {number}: missing {', '.join(missing)}")
+            continue
+        if not (data.get("section") or data.get("answer") or data.get("symbol")):
+            problems.append(f"line {number}: needs a section, an answer or a symbol")
+            continue
+        if data["id"] in seen:
+            problems.append(f"line {number}: duplicate id {data['id']!r}")
+        seen.add(data["id"])
+        tags = data.get("tags") or []
+        out.append(Question(
+            str(data["id"]), data["question"], data["doc_id"], data.get("section") or "", data.get("answer") or "",
+            data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
+        ))
+    if problems:
+        raise QuestionSetError(f"{path}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    if not out:
+        raise QuestionSetError(f"{path} holds no questions")
+    return out
+
+
+def resolve(questions: list[Question], docs: dict[str, Document]) -> None:
+    """Find each question's target span (section or symbol) and answer span in the
+    corpus; fail loudly, naming the questions that do not match."""
+    problems = []
+    for q in questions:
+        doc = docs.get(q.doc_id)
+        if doc is None:
+            problems.append(f"{q.id}: no document {q.doc_id!r}")
+            continue
+        target = None
+        if q.section:
+            target = _section_span(doc, q.section)
+            if target is None:
+                problems.append(f"{q.id}: no section {q.section!r} in {q.doc_id}")
+                continue
+        elif q.symbol:
+            from .symbols import symbol_span
+
+            target = symbol_span(doc, q.symbol)
+            if target is None:
+                problems.append(f"{q.id}: no symbol {q.symbol!r} in {q.doc_id}")
+                continue
+        if q.answer:
+            lo, hi = target if target else (0, len(doc.text))
+            at = doc.text.find(q.answer, lo, hi)
+            if at == -1:
+                where = f"section {q.section!r}" if q.section else (f"symbol {q.symbol}" if q.symbol else q.doc_id)
+                problems.append(f"{q.id}: answer not found in {where}: {q.answer[:60]!r}")
+                continue
+            q.answer_span = (at, at + len(q.answer))
+        q.target = target or q.answer_span
+    if problems:
+        raise QuestionSetError(
+            f"{len(problems)} question(s) do not match the corpus: " + "; ".join(problems[:5])
+            + (" ..." if len(problems) > 5 else "")
+        )
+
+
+def _section_span(doc: Document, section: str) -> tuple[int, int] | None:
+    wanted = section.strip()
+    for s in doc.sections:
+        if s.path == wanted:
+            return (s.start, s.end)
+    # tolerate a path given without the document title
+    for s in doc.sections:
+        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.heading_path[1:]) == wanted:
+            return (s.start, s.end)
+    return None
+
+
+@dataclass
+class QuestionResult:
+    id: str
+    first_hit: int | None
+    first_strict: int | None
+    ctx_tokens: int
+    sections: int
+    retrieved: list[str]
+    span: tuple[float, float, float] | None = None  # recall, precision, IoU at the context k
+    budget_hit: int | None = None
+    budget_tokens: int = 0
+
+
+@dataclass
+class Row:
+    strategy: str
+    mode: str
+    embedder: str
+    chunks: int
+    avg_tokens: float
+    ks: list[int]
+    ctx_k: int
+    results: list[QuestionResult]
+    seconds: float
+    budget: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.strategy}/{self.mode}"
+
+    @property
+    def n(self) -> int:
+        return len(self.results)
+
+    def recall(self, k: int, strict: bool = False) -> int:
+        return recall_at([r.first_strict if strict else r.first_hit for r in self.results], k)
+
+    @property
+    def mrr(self) -> float:
+        return mrr([r.first_hit for r in self.results])
+
+    def per_question(self, metric: str) -> list[float]:
+        """Per-question values of a metric (`recall@5`, `mrr`, `strict@1`), for intervals and pairs."""
+        if metric == "mrr":
+            return [reciprocal_rank(r.first_hit) for r in self.results]
+        name, _, k = metric.partition("@")
+        k = int(k)
+        rank = (lambda r: r.first_strict) if name == "strict" else (lambda r: r.first_hit)
+        return [1.0 if rank(r) is not None and rank(r) <= k else 0.0 for r in self.results]
+
+    def interval(self, metric: str) -> tuple[float, float]:
+        return bootstrap_interval(self.per_question(metric))
+
+    @property
+    def ctx_tokens(self) -> float:
+        return sum(r.ctx_tokens for r in self.results) / self.n if self.n else 0.0
+
+    @property
+    def sections(self) -> float:
+        return sum(r.sections for r in self.results) / self.n if self.n else 0.0
+
+    def span_means(self) -> tuple[float, float, float] | None:
+        spans = [r.span for r in self.results if r.span is not None]
+        if not spans:
+            return None
+        return tuple(sum(s[i] for s in spans) / len(spans) for i in range(3))
+
+    def budget_recall(self) -> int:
+        return sum(1 for r in self.results if r.budget_hit is not None)
+
+    def budget_mrr(self) -> float:
+        return mrr([r.budget_hit for r in self.results])
+
+    def to_dict(self, questions: list[Question]) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "strategy": self.strategy, "mode": self.mode, "embedder": self.embedder, "chunks": self.chunks,
+            "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, "mrr": round(self.mrr, 4),
+            "mrr_ci95": [round(x, 4) for x in self.interval("mrr")],
+            f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
+            "seconds": round(self.seconds, 3),
+        }
+        for k in self.ks:
+            data[f"recall@{k}"] = self.recall(k)
+            data[f"recall@{k}_ci95"] = [round(x * self.n, 2) for x in self.interval(f"recall@{k}")]
+            data[f"strict@{k}"] = self.recall(k, strict=True)
+        span = self.span_means()
+        if span:
+            data[f"span@{self.ctx_k}"] = {"recall": round(span[0], 4), "precision": round(span[1], 4),
+                                         "iou": round(span[2], 4)}
+        if self.budget:
+            data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), "mrr": round(self.budget_mrr(), 4)}
+        tags = {q.id: q.tags for q in questions}
+        data["per_question"] = [
+            {"id": r.id, "tags": tags.get(r.id, []), "first_hit": r.first_hit, "first_strict": r.first_strict,
+             "ctx_tokens": r.ctx_tokens, "retrieved": r.retrieved}
+            for r in self.results
+        ]
+        return data
+
+
+@dataclass
+class Evaluation:
+    questions: list[Question]
+    rows: list[Row]
+    ks: list[int]
+    ctx_k: int
+    source: str
+
+    def by_tag(self) -> dict[str, list[Question]]:
+        tags: dict[str, list[Question]] = {}
+        for q in self.questions:
+            for t in q.tags:
+                tags.setdefault(t, []).append(q)
+        return dict(sorted(tags.items()))
+
+    def compare(self, a: str, b: str, metrics: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+        """Paired differences (a - b) with 95% bootstrap intervals. `a`/`b` name rows as
+        `strategy/mode`; a bare mode compares that mode across every strategy, a bare
+        strategy compares it across every mode."""
+        metrics = metrics or tuple(f"recall@{k}" for k in self.ks) + ("mrr",)
+        out = []
+        for row_a, row_b in self._pairs(a, b):
+            for metric in metrics:
+                va, vb = row_a.per_question(metric), row_b.per_question(metric)
+                mean, (lo, hi) = paired_difference(va, vb)
+                out.append({
+                    "a": row_a.label, "b": row_b.label, "metric": metric,
+                    "a_value": sum(va) / len(va), "b_value": sum(vb) / len(vb),
+                    "difference": mean, "ci95": (lo, hi), "noise": lo <= 0 <= hi,
+                })
+        return out
+
+    def _pairs(self, a: str, b: str) -> list[tuple[Row, Row]]:
+        rows = {r.label: r for r in self.rows}
+        if a in rows and b in rows:
+            return [(rows[a], rows[b])]
+        if a in MODES and b in MODES:
+            pairs = [(r, rows.get(f"{r.strategy}/{b}")) for r in self.rows if r.mode == a]
+            pairs = [(x, y) for x, y in pairs if y is not None]
+        else:
+            strategies = {r.strategy for r in self.rows}
+            if a in strategies and b in strategies:
+                pairs = [(r, rows.get(f"{b}/{r.mode}")) for r in self.rows if r.strategy == a]
+                pairs = [(x, y) for x, y in pairs if y is not None]
+            else:
+                pairs = []
+        if not pairs:
+            raise UsageError(
+                f"--compare {a} {b}: name two rows as strategy/mode (have: {', '.join(rows)}), two modes, "
+                "or two strategies"
+            )
+        return pairs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"questions": len(self.questions), "ks": self.ks, "source": self.source,
+                "rows": [r.to_dict(self.questions) for r in self.rows]}
+
+
+def evaluate(
+    questions_path: str | os.PathLike,
+    strategies: list[str],
+    modes: tuple[str, ...] = ("embedding",),
+    ks: tuple[int, ...] = (1, 5),
+    *,
+    db: str | os.PathLike | None = None,
+    chroma_url: str | None = None,
+    embedders: tuple[str | None, ...] = (None,),
+    ollama_host: str | None = None,
+    corpus: str | os.PathLike | None = None,
+    budget: int | None = None,
+    options: SearchOptions | None = None,
+    progress=None,
+) -> Evaluation:
+    """Score every strategy × mode (× embedder) on a question set against stored collections."""
+    ks = sorted(set(ks))
+    if not ks or ks[0] < 1:
+        raise UsageError("-k values must be at least 1")
+    for mode in modes:
+        if mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if budget is not None and budget < 1:
+        raise UsageError("--budget must be a positive number of tokens")
+    questions = load_questions(questions_path)
+    store = Store(db, chroma_url)
+    indexes = _open_all(store, strategies, embedders, ollama_host)
+    root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
+    _, docs_iter = load_documents([root])
+    docs = {d.doc_id: d for d in docs_iter}
+    resolve(questions, docs)
+    ctx_k = 5 if 5 in ks else ks[-1]
+    depth = max(ks[-1], ctx_k, 30 if budget else 0)
+    base = options or SearchOptions()
+    rows = []
+    spans = _TokenSpans(docs)
+    for index in indexes:
+        for mode in modes:
+            opts = SearchOptions(**{**base.__dict__, "mode": mode, "k": depth})
+            t0 = time.perf_counter()
+            results = []
+            for q in questions:
+                hits = index.search(q.question, opts)
+                results.append(_score(q, hits, ctx_k, budget, spans))
+            rows.append(Row(
+                index.entry.strategy, mode, index.entry.embedder, index.entry.chunks, index.entry.avg_tokens, ks,
+                ctx_k, results, time.perf_counter() - t0, budget,
+            ))
+            if progress:
+                progress(rows[-1])
+    return Evaluation(questions, rows, ks, ctx_k, str(root))
+
+
+def _open_all(store: Store, strategies, embedders, ollama_host) -> list[Index]:
+    from .embeddings import canonical_name
+
+    indexes, missing = [], []
+    for embedder in embedders:
+        wanted = canonical_name(embedder) if embedder else None
+        for strategy in strategies:
+            try:
+                indexes.append(Index.open(strategy, embedder=wanted, ollama_host=ollama_host, store=store))
+            except CollectionNotFound:
+                missing.append(strategy + (f" --embedder {wanted}" if wanted else ""))
+    if missing:
+        names = sorted({m.split()[0] for m in missing})
+        raise CollectionNotFound(
+            f"not built yet: {', '.join(missing)}; run: indexer build PATH "
+            + " ".join(f"--strategy {s}" for s in names)
+        )
+    return indexes
+
+
+def _corpus_root(questions_path: Path, questions: list[Question], indexes: list[Index]) -> Path:
+    """The corpus folder: the question file's folder if the documents are there, else the
+    folder the first collection was built from."""
+    here = questions_path.resolve().parent
+    if all((here / q.doc_id).exists() for q in questions[:20]):
+        return here
+    for index in indexes:
+        for src in index.entry.source:
+            if all((Path(src) / q.doc_id).exists() for q in questions[:20]):
+                return Path(src)
+    raise QuestionSetError(
+        f"cannot find the documents of {questions_path.name} next to it or where the collections were built from; "
+        "pass --corpus DIR"
+    )
+
+
+class _TokenSpans:
+    """Character spans to token spans per document (for token-level span metrics)."""
+
+    def __init__(self, docs: dict[str, Document]) -> None:
+        self.docs = docs
+        self.bounds: dict[str, list[int]] = {}
+
+    def tokens(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
+        if doc_id not in self.bounds:
+            doc = self.docs.get(doc_id)
+            self.bounds[doc_id] = get_tokenizer().boundaries(doc.text).tolist() if doc else []
+        b = self.bounds[doc_id]
+        if not b:
+            return (0, 0)
+        return (max(bisect.bisect_right(b, start) - 1, 0), bisect.bisect_left(b, end))
+
+
+def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: _TokenSpans) -> QuestionResult:
+    def is_hit(h: Hit) -> bool:
+        return h.chunk.doc_id == q.doc_id and overlaps((h.chunk.start, h.chunk.end), q.target)
+
+    def is_strict(h: Hit) -> bool:
+        return (q.answer_span is not None and h.chunk.doc_id == q.doc_id
+                and contains((h.chunk.start, h.chunk.end), q.answer_span))
+
+    top = hits[:ctx_k]
+    result = QuestionResult(
+        q.id,
+        first_hit_rank([is_hit(h) for h in hits]),
+        first_hit_rank([is_strict(h) for h in hits]),
+        sum(h.chunk.n_tokens for h in top),
+        len({(h.chunk.doc_id, h.chunk.heading_path) for h in top}),
+        [h.chunk.id for h in hits],
+    )
+    if q.answer_span is not None:
+        by_doc: dict[str, list[tuple[int, int]]] = {}
+        for h in top:
+            by_doc.setdefault(h.chunk.doc_id, []).append(spans.tokens(h.chunk.doc_id, h.chunk.start, h.chunk.end))
+        total = sum(union_length(v) for v in by_doc.values())
+        answer = spans.tokens(q.doc_id, *q.answer_span)
+        result.span = span_scores(by_doc.get(q.doc_id, []), total, answer)
+    if budget:
+        used, taken = 0, []
+        for h in hits:
+            if taken and used + h.chunk.n_tokens > budget:
+                break
+            used += h.chunk.n_tokens
+            taken.append(h)
+        result.budget_hit = first_hit_rank([is_hit(h) for h in taken])
+        result.budget_tokens = used
+    return result

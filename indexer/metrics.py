@@ -1,0 +1,93 @@
+"""Retrieval metrics as small pure functions over spans, ranks and lists of numbers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+Span = tuple[int, int]
+
+
+def overlaps(a: Span, b: Span) -> bool:
+    """Half-open spans share at least one character."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def contains(outer: Span, inner: Span) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
+
+
+def first_hit_rank(flags: Sequence[bool]) -> int | None:
+    """1-based rank of the first true flag, or None."""
+    for i, flag in enumerate(flags, start=1):
+        if flag:
+            return i
+    return None
+
+
+def reciprocal_rank(rank: int | None) -> float:
+    return 1.0 / rank if rank else 0.0
+
+
+def mrr(ranks: Sequence[int | None]) -> float:
+    """Mean reciprocal rank: ranks 1, 3 and none give (1 + 1/3 + 0) / 3."""
+    return sum(reciprocal_rank(r) for r in ranks) / len(ranks) if ranks else 0.0
+
+
+def recall_at(ranks: Sequence[int | None], k: int) -> int:
+    """How many questions have their first hit within the top k."""
+    return sum(1 for r in ranks if r is not None and r <= k)
+
+
+def bootstrap_interval(
+    values: Sequence[float], statistic: Callable[[Sequence[float]], float] | None = None,
+    samples: int = 2000, level: float = 0.95, seed: int = 13,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of a statistic (default: the mean) over questions."""
+    if not values:
+        return (0.0, 0.0)
+    statistic = statistic or (lambda xs: sum(xs) / len(xs))
+    rng = random.Random(seed)
+    n = len(values)
+    stats = sorted(statistic([values[rng.randrange(n)] for _ in range(n)]) for _ in range(samples))
+    lo = stats[int((1 - level) / 2 * samples)]
+    hi = stats[min(samples - 1, int((1 + level) / 2 * samples))]
+    return (lo, hi)
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], samples: int = 2000, seed: int = 13):
+    """Mean of a - b over the same questions and its bootstrap 95% interval."""
+    if len(a) != len(b):
+        raise ValueError("paired values need the same questions")
+    diffs = [x - y for x, y in zip(a, b)]
+    mean = sum(diffs) / len(diffs) if diffs else 0.0
+    return mean, bootstrap_interval(diffs, samples=samples, seed=seed)
+
+
+def union_length(spans: Sequence[Span]) -> int:
+    total, end = 0, None
+    for s, e in sorted(spans):
+        if end is None or s >= end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def intersection_length(spans: Sequence[Span], target: Span) -> int:
+    clipped = [(max(s, target[0]), min(e, target[1])) for s, e in spans if overlaps((s, e), target)]
+    return union_length(clipped)
+
+
+def span_scores(retrieved_in_doc: Sequence[Span], retrieved_total: int, answer: Span) -> tuple[float, float, float]:
+    """(recall, precision, IoU) of retrieved text against the answer span, all in the same
+    unit (tokens or characters). `retrieved_total` counts everything retrieved, in any
+    document, overlaps counted once."""
+    relevant = answer[1] - answer[0]
+    hit = intersection_length(retrieved_in_doc, answer)
+    recall = hit / relevant if relevant else 0.0
+    precision = hit / retrieved_total if retrieved_total else 0.0
+    union = retrieved_total + relevant - hit
+    return recall, precision, (hit / union if union else 0.0)

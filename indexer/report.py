@@ -1,0 +1,209 @@
+"""Evaluation reports: the seed's table for people, CSV for spreadsheets, and a plot of
+recall against context cost."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from pathlib import Path
+
+from .evaluation import Evaluation, Row
+
+
+def _label(row: Row, several_embedders: bool) -> str:
+    return f"{row.strategy} ({row.embedder})" if several_embedders else row.strategy
+
+
+def table(ev: Evaluation) -> str:
+    """The main table: one row per strategy × mode (× embedder)."""
+    several = len({r.embedder for r in ev.rows}) > 1
+    n = len(ev.questions)
+    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
+    kc = ev.ctx_k
+    head = f"{'strategy':<{width}}{'mode':<10}{'chunks':>7}{'avgTok':>7}"
+    head += "".join(f"{f'recall@{k}':>10}" for k in ev.ks) + f"{'MRR':>7}"
+    head += "".join(f"{f'strict@{k}':>10}" for k in ev.ks)
+    head += f"{f'ctxTok@{kc}':>10}{f'sections@{kc}':>12}{'time':>7}"
+    lines = [head]
+    for r in ev.rows:
+        line = f"{_label(r, several):<{width}}{r.mode:<10}{r.chunks:>7}{r.avg_tokens:>7.0f}"
+        line += "".join(f"{f'{r.recall(k)}/{n}':>10}" for k in ev.ks) + f"{r.mrr:>7.3f}"
+        line += "".join(f"{f'{r.recall(k, strict=True)}/{n}':>10}" for k in ev.ks)
+        line += f"{r.ctx_tokens:>10.0f}{r.sections:>12.1f}{r.seconds:>6.1f}s"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def intervals(ev: Evaluation) -> str:
+    """95% bootstrap intervals: how much of a difference between rows is noise."""
+    several = len({r.embedder for r in ev.rows}) > 1
+    n = len(ev.questions)
+    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
+    head = f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{f'recall@{k} 95%':>16}" for k in ev.ks)
+    head += f"{'MRR 95%':>16}"
+    lines = [f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)", head]
+    for r in ev.rows:
+        line = f"{_label(r, several):<{width}}{r.mode:<10}"
+        for k in ev.ks:
+            lo, hi = r.interval(f"recall@{k}")
+            line += f"{f'{lo * n:.0f}-{hi * n:.0f}':>16}"
+        lo, hi = r.interval("mrr")
+        line += f"{f'{lo:.3f}-{hi:.3f}':>16}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def extras(ev: Evaluation) -> str:
+    """Span-level metrics and equal-budget results, when they apply."""
+    lines = []
+    several = len({r.embedder for r in ev.rows}) > 1
+    if any(r.span_means() for r in ev.rows):
+        lines.append(f"token-level overlap of the top {ev.ctx_k} with the answer span (mean over questions)")
+        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>8}{'precision':>11}{'IoU':>8}")
+        for r in ev.rows:
+            s = r.span_means()
+            if s:
+                lines.append(f"{_label(r, several):<24}{r.mode:<10}{s[0]:>8.3f}{s[1]:>11.3f}{s[2]:>8.3f}")
+    if any(r.budget for r in ev.rows):
+        n = len(ev.questions)
+        budget = next(r.budget for r in ev.rows if r.budget)
+        lines.append("")
+        lines.append(f"equal budget: hits taken in rank order up to {budget} context tokens")
+        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>9}{'MRR':>8}{'tokens':>8}")
+        for r in ev.rows:
+            used = sum(q.budget_tokens for q in r.results) / n
+            lines.append(f"{_label(r, several):<24}{r.mode:<10}{f'{r.budget_recall()}/{n}':>9}{r.budget_mrr():>8.3f}"
+                         f"{used:>8.0f}")
+    return "\n".join(lines)
+
+
+def by_tag(ev: Evaluation) -> str:
+    """Recall@k (the largest k) per question tag: one row per strategy × mode."""
+    k = ev.ks[-1]
+    tags = ev.by_tag()
+    if not tags:
+        return "no tags in this question set"
+    several = len({r.embedder for r in ev.rows}) > 1
+    index = {q.id: i for i, q in enumerate(ev.questions)}
+    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
+    cols = {tag: max(len(tag), len(f"{len(qs)}/{len(qs)}")) + 2 for tag, qs in tags.items()}
+    lines = [f"recall@{k} by question tag (questions per tag in the header)"]
+    lines.append(f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{tag:>{cols[tag]}}" for tag in tags))
+    lines.append(f"{'':<{width}}{'':<10}" + "".join(f"{'n=' + str(len(qs)):>{cols[tag]}}" for tag, qs in tags.items()))
+    for r in ev.rows:
+        line = f"{_label(r, several):<{width}}{r.mode:<10}"
+        for tag, qs in tags.items():
+            hits = sum(1 for q in qs if (rank := r.results[index[q.id]].first_hit) is not None and rank <= k)
+            line += f"{f'{hits}/{len(qs)}':>{cols[tag]}}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def comparison(ev: Evaluation, a: str, b: str) -> str:
+    rows = ev.compare(a, b)
+    n = len(ev.questions)
+    lines = [f"paired difference over the same {n} questions, 95% bootstrap interval"]
+    lines.append(f"{'A':<24}{'B':<24}{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}{'95% interval':>18}  verdict")
+    for c in rows:
+        scale = n if c["metric"] != "mrr" else 1
+        fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
+        dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
+        lo, hi = c["ci95"]
+        verdict = "noise (interval spans 0)" if c["noise"] else ("A better" if c["difference"] > 0 else "B better")
+        lines.append(f"{c['a']:<24}{c['b']:<24}{c['metric']:<10}{fmt(c['a_value']):>8}{fmt(c['b_value']):>8}"
+                     f"{dfmt(c['difference']):>8}{f'[{dfmt(lo)}, {dfmt(hi)}]':>18}  {verdict}")
+    return "\n".join(lines)
+
+
+def to_csv(ev: Evaluation) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
+    writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, "mrr",
+                     f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds"])
+    for r in ev.rows:
+        values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]
+        writer.writerow([r.strategy, r.mode, r.embedder, r.n, r.chunks, round(r.avg_tokens, 1), *values,
+                         round(r.mrr, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3)])
+    return out.getvalue()
+
+
+def plot(ev: Evaluation, path: str | Path) -> None:
+    """recall@5 (or the largest k) against ctxTok: one labelled point per row.
+    `.png` needs matplotlib (pip install 'indexer[plot]'); `.html` / `.svg` need nothing."""
+    path = Path(path)
+    k = 5 if 5 in ev.ks else ev.ks[-1]
+    n = len(ev.questions)
+    several = len({r.embedder for r in ev.rows}) > 1
+    points = [(r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}") for r in ev.rows]
+    title = f"recall@{k} vs context tokens@{ev.ctx_k} ({n} questions)"
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm", ".svg"):
+        svg = _svg(points, n, title, k, ev.ctx_k)
+        text = svg if suffix == ".svg" else (
+            f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<body style='font-family:sans-serif'>{svg}</body>"
+        )
+        path.write_text(text, encoding="utf-8")
+        return
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from .errors import UsageError
+
+        raise UsageError(f"a {suffix or 'PNG'} plot needs matplotlib: pip install 'indexer[plot]' "
+                         "(or write --plot report.html, which needs nothing)") from None
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=120)
+    modes = list(dict.fromkeys(r.mode for r in ev.rows))
+    markers = dict(zip(modes, "os^D"))
+    names = list(dict.fromkeys(_label(r, several) for r in ev.rows))
+    colors = {name: plt.cm.tab10(i % 10) for i, name in enumerate(names)}
+    for r, (x, y, label) in zip(ev.rows, points):
+        ax.scatter([x], [y], marker=markers[r.mode], s=55, color=colors[_label(r, several)])
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7,
+                    color=colors[_label(r, several)])
+    for mode in modes:
+        ax.scatter([], [], marker=markers[mode], color="gray", label=mode)
+    ax.legend(title="mode", loc="lower right", fontsize=8)
+    ax.set_xlabel(f"ctxTok@{ev.ctx_k} (tokens the top {ev.ctx_k} put in a prompt)")
+    ax.set_ylabel(f"recall@{k} (of {n})")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _svg(points, n: int, title: str, k: int, ctx_k: int) -> str:
+    w, h, m = 760, 500, 60
+    xs = [p[0] for p in points] or [0]
+    lo_x, hi_x = 0, max(xs) * 1.15 or 1
+    lo_y = max(0, min(p[1] for p in points) - 3) if points else 0
+    hi_y = n
+
+    def px(x):
+        return m + (x - lo_x) / (hi_x - lo_x) * (w - 2 * m)
+
+    def py(y):
+        return h - m - (y - lo_y) / max(hi_y - lo_y, 1) * (h - 2 * m)
+
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>",
+             f"<text x='{w / 2}' y='24' text-anchor='middle' font-size='14'>{html.escape(title)}</text>",
+             f"<line x1='{m}' y1='{h - m}' x2='{w - m}' y2='{h - m}' stroke='black'/>",
+             f"<line x1='{m}' y1='{m}' x2='{m}' y2='{h - m}' stroke='black'/>",
+             f"<text x='{w / 2}' y='{h - 18}' text-anchor='middle'>ctxTok@{ctx_k}</text>",
+             f"<text x='16' y='{h / 2}' transform='rotate(-90 16 {h / 2})' text-anchor='middle'>recall@{k} (of {n})</text>"]
+    for i in range(6):
+        xv = lo_x + (hi_x - lo_x) * i / 5
+        yv = lo_y + (hi_y - lo_y) * i / 5
+        parts.append(f"<text x='{px(xv):.1f}' y='{h - m + 16}' text-anchor='middle'>{xv:.0f}</text>")
+        parts.append(f"<text x='{m - 8}' y='{py(yv) + 4:.1f}' text-anchor='end'>{yv:.0f}</text>")
+    for x, y, label in points:
+        parts.append(f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='4' fill='#3465a4'/>")
+        parts.append(f"<text x='{px(x) + 6:.1f}' y='{py(y) - 6:.1f}'>{html.escape(label)}</text>")
+    parts.append("</svg>")
+    return "\n".join(parts)

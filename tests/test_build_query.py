@@ -1,0 +1,219 @@
+"""Build and query against a real embedded Chroma and a real `chroma run` server, with
+the real default embedder (USE multilingual)."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from indexer.building import build
+from indexer.chunking import chunk
+from indexer.cli import cli
+from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
+from indexer.searching import Index, search
+from indexer.store import Store
+
+from .conftest import CORPUS
+from .ollama_standin import StandInOllama
+
+VAN = "Siparişim Van'ın bir köyüne kaç günde gelir?"
+SHIPPING_TABLE = "Kargo ve Teslimat › Bölgelere Göre Teslim Süreleri"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def snapshot(db, strategy):
+    index = Index.open(strategy, db=db)
+    got = index.collection.get(include=["embeddings", "documents", "metadatas"])
+    order = np.argsort(got["ids"])
+    return ([got["ids"][i] for i in order], [got["documents"][i] for i in order],
+            np.asarray(got["embeddings"])[order], index.entry)
+
+
+def test_first_build_reports_what_it_did(built_db):
+    _, reports = built_db
+    expected, _, _ = chunk([CORPUS], ["headers", "fixed64"])
+    for report in reports:
+        assert report.mode == "full" and report.reason == "first build"
+        assert report.files == 10
+        assert report.chunks == len(expected[report.strategy])
+        assert report.embedded == report.chunks - report.cache_hits
+        assert report.max_tokens <= 512
+        assert report.timings["embed"] > 0
+
+
+def test_van_village_question_finds_the_shipping_table(built_db):
+    db, _ = built_db
+    hits = search(VAN, "headers", db=db, k=3)
+    assert SHIPPING_TABLE in [h.chunk.heading_path for h in hits]
+    table = next(h for h in hits if h.chunk.heading_path == SHIPPING_TABLE)
+    assert "| İlçe ve köyler | 3-5 iş günü | Yok |" in table.chunk.text
+    assert all(0 < h.score <= 1 for h in hits)
+    assert [h.rank for h in hits] == [1, 2, 3]
+
+
+def test_hits_are_exact_document_slices(built_db):
+    db, _ = built_db
+    texts = {p.name: p.read_text(encoding="utf-8") for p in CORPUS.glob("*.md")}
+    for mode in ("embedding", "bm25", "hybrid"):
+        for hit in search("iade süresi kaç gün", "fixed64", mode=mode, db=db, k=5):
+            c = hit.chunk
+            assert texts[c.doc_id][c.start : c.end] == c.text
+
+
+def test_rebuild_changes_nothing_and_full_rebuild_hits_the_cache(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    before = snapshot(db, "headers")
+    [again] = build([CORPUS], ["headers"], db=db)
+    assert again.mode == "unchanged" and again.embedded == 0
+    [full] = build([CORPUS], ["headers"], db=db, full=True)
+    assert full.mode == "full" and full.embedded == 0 and full.cache_hits == full.chunks
+    after = snapshot(db, "headers")
+    assert before[0] == after[0] and before[1] == after[1]
+    assert np.allclose(before[2], after[2])
+    assert after[3].collection != before[3].collection  # a new physical collection...
+    store = Store(db)
+    names = [c.name for c in store.client.list_collections()]
+    assert before[3].collection not in names  # ...and the old one is gone
+
+
+def test_another_strategy_over_the_same_text_reuses_embeddings(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    # no section is over 512 tokens, so these chunks equal the headers chunks
+    [report] = build([CORPUS], ["headers:overlap=32"], db=db)
+    assert report.strategy == "headers-32"
+    assert report.embedded == 0 and report.cache_hits == report.chunks
+
+
+def test_query_errors_are_one_line(built_db, tmp_path):
+    db, _ = built_db
+    with pytest.raises(CollectionNotFound, match=r"no collection for strategy 'blocks' .*built: fixed64, headers"):
+        search(VAN, "blocks", db=db)
+    with pytest.raises(CollectionNotFound, match="no index at"):
+        search(VAN, "headers", db=tmp_path / "missing")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="is not an indexer database"):
+        search(VAN, "headers", db=foreign)
+    with pytest.raises(UsageError, match="-k must be at least 1"):
+        search(VAN, "headers", db=db, k=0)
+    with pytest.raises(UsageError, match="the query is empty"):
+        search("   ", "headers", db=db)
+    with pytest.raises(UsageError, match="the limit is 20,000"):
+        search("kargo " * 20_000, "headers", db=db)
+    with pytest.raises(CollectionNotFound, match="was built with use-m3, not e5-small"):
+        search(VAN, "headers", db=db, embedder="e5-small")
+
+
+def test_k_larger_than_the_collection_returns_everything(built_db):
+    db, reports = built_db
+    n = next(r.chunks for r in reports if r.strategy == "headers")
+    assert len(search(VAN, "headers", db=db, k=100_000)) == n
+    assert len(search(VAN, "headers", db=db, k=100_000, mode="bm25")) <= n
+
+
+def test_cli_query_list_dump_and_drop(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    result = run("query", VAN, "--strategy", "headers", "-k", "2", "--db", db, "--json")
+    assert result.exit_code == 0
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert [r["rank"] for r in rows] == [1, 2]
+    assert set(rows[0]) >= {"rank", "score", "id", "doc_id", "start", "end", "header", "text"}
+
+    listing = run("list", "--db", db)
+    lines = listing.output.splitlines()
+    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "parameters"]
+    assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
+
+    dumped = run("dump", "--strategy", "fixed64", "--doc", "kargo-ve-teslimat.md", "--db", db, "--json")
+    chunks = [json.loads(line) for line in dumped.output.splitlines()]
+    text = (CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8")
+    assert [c["start"] for c in chunks] == sorted(c["start"] for c in chunks)
+    assert all(text[c["start"] : c["end"]] == c["text"] for c in chunks)
+
+    dropped = run("drop", "--strategy", "fixed64", "--db", db)
+    assert dropped.output.startswith("dropped fixed64 (use-m3, ")
+    missing = run("query", VAN, "--strategy", "fixed64", "--db", db)
+    assert missing.exit_code == 1
+    assert missing.output == (
+        f"Error: no collection for strategy 'fixed64' in {db} (built: headers); "
+        "build it: indexer build PATH --strategy fixed64\n"
+    )
+
+
+def test_corrupt_database_is_a_one_line_error(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    (db / "chroma" / "chroma.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    result = run("query", VAN, "--db", db)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: cannot open the Chroma database in {db / 'chroma'}")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_server_mode_build_and_query(chroma_server, tmp_path):
+    db = tmp_path / "side"
+    result = run("build", CORPUS, "--strategy", "headers", "--chroma-url", chroma_server, "--db", db, "-q")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1].split()[:4] == ["headers", "full", "10", "65"]
+    found = run("query", VAN, "--strategy", "headers", "-k", "3", "--chroma-url", chroma_server, "--db", db, "--json")
+    paths = [json.loads(line)["heading_path"] for line in found.output.splitlines()]
+    assert SHIPPING_TABLE in paths
+    # another machine has no side files: BM25 is rebuilt from the stored indexed_text
+    other = tmp_path / "other-machine"
+    hybrid = run("query", VAN, "--strategy", "headers", "--mode", "hybrid", "--chroma-url", chroma_server,
+                 "--db", other, "--json")
+    assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
+    assert (Store(other, chroma_server).side_dir(Index.open("headers", db=other, chroma_url=chroma_server)
+                                                 .entry.collection) / "bm25" / "params.json").exists()
+
+
+def test_unreachable_chroma_server_is_a_one_line_error(tmp_path):
+    from .conftest import free_port
+
+    result = run("query", VAN, "--chroma-url", f"http://127.0.0.1:{free_port()}", "--db", tmp_path / "x")
+    assert result.exit_code == 1
+    assert "cannot reach the Chroma server" in result.output and len(result.output.splitlines()) == 1
+
+
+def test_ollama_embedder_through_the_real_client_and_a_stand_in_server(tmp_path, write_files):
+    """No Ollama server can run here; StandInOllama speaks its /api/embed wire format."""
+    root = write_files({"a.md": "# Kargo\n\nTeslimat üç gün sürer.\n\n## İade\n\nİade on dört gün içinde yapılır.\n"})
+    with StandInOllama() as server:
+        [report] = build([root], ["headers"], db=tmp_path / "db", embedder="ollama:nomic-embed-text",
+                         ollama_host=server.url)
+        assert report.embedder == "ollama:nomic-embed-text" and report.embedded == 2
+        embeds = [body for route, body in server.requests if route == "/api/embed"]
+        sent = [t for body in embeds for t in body["input"]]
+        assert all(t.startswith("search_document: ") for t in sent if t != "dimension probe")
+        hits = search("on dört gün içinde", "headers", db=tmp_path / "db", embedder="ollama:nomic-embed-text",
+                      ollama_host=server.url, k=1)
+        assert server.requests[-1][1]["input"] == ["search_query: on dört gün içinde"]
+        assert hits[0].chunk.heading_path == "Kargo › İade"
+        with pytest.raises(EmbedderError, match=r"has no model 'mxbai-embed-large': run `ollama pull mxbai-embed-large`"):
+            build([root], ["headers"], db=tmp_path / "db2", embedder="ollama:mxbai-embed-large", ollama_host=server.url)
+    from .conftest import free_port
+
+    with pytest.raises(EmbedderError, match="cannot reach the Ollama server at http://127.0.0.1:"):
+        build([root], ["headers"], db=tmp_path / "db3", embedder="ollama:nomic-embed-text",
+              ollama_host=f"http://127.0.0.1:{free_port()}")
+
+
+def test_hybrid_hits_say_why_they_ranked(built_db):
+    db, _ = built_db
+    result = run("query", VAN, "--strategy", "headers", "--mode", "hybrid", "-k", "5", "--db", db, "--json")
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert len(rows) == 5
+    for row in rows:
+        assert row["embedding_rank"] is not None or row["bm25_rank"] is not None
+        expected = sum(1 / (60 + r) for r in (row["embedding_rank"], row["bm25_rank"]) if r is not None)
+        assert row["score"] == pytest.approx(expected)
+    assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)

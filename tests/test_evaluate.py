@@ -1,0 +1,111 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.errors import CollectionNotFound, QuestionSetError
+from indexer.evaluation import Question, _score, _TokenSpans, evaluate, load_questions, resolve
+from indexer.loaders import load_documents, make_document
+from indexer.types import Chunk, Hit
+
+from .conftest import CORPUS
+
+DOC = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\n| Bölge | Gün |\n|---|---|\n| Köy | 3-5 |\n\n## İade\n\nOn dört gün.\n")
+
+
+def chunk(start, end, doc=DOC):
+    return Chunk(id=f"{start}-{end}", doc_id=doc.doc_id, text=doc.text[start:end], start=start, end=end,
+                 start_line=1, end_line=1, kind="window", n_tokens=end - start)
+
+
+def test_hit_and_strict_hit_rules_on_hand_made_spans():
+    q = Question("q", "köy kaç gün", "k.md", section="Kargo › Süreler", answer="| Köy | 3-5 |")
+    resolve([q], {"k.md": DOC})
+    sec_start = DOC.text.index("## Süreler")
+    ans = DOC.text.index("| Köy | 3-5 |")
+    assert q.target == (sec_start, DOC.text.index("## İade") - 2)
+    assert q.answer_span == (ans, ans + len("| Köy | 3-5 |"))
+    miss = chunk(0, 10)  # the intro: no overlap with the section
+    touches = chunk(sec_start - 3, sec_start + 2)  # overlaps the section, not the answer
+    holds = chunk(ans - 2, ans + len("| Köy | 3-5 |"))  # contains the whole answer
+    r = _score(q, [Hit(1, 1, miss), Hit(2, 1, touches), Hit(3, 1, holds)], 5, None, _TokenSpans({"k.md": DOC}))
+    assert (r.first_hit, r.first_strict) == (2, 3)
+    assert r.ctx_tokens == 10 + 5 + len("| Köy | 3-5 |") + 2
+    budget = _score(q, [Hit(1, 1, miss), Hit(2, 1, touches), Hit(3, 1, holds)], 5, 12, _TokenSpans({"k.md": DOC}))
+    assert budget.budget_hit is None and budget.budget_tokens == 10  # the second hit would exceed 12 tokens
+
+
+def test_question_set_problems_fail_loudly(tmp_path):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": "a", "question": "x"}\nnot json\n{"id": "a", "question": "y", "doc_id": "k.md", "answer": "z"}\n')
+    with pytest.raises(QuestionSetError, match=r"line 1: missing doc_id; line 2: not JSON"):
+        load_questions(bad)
+    q = Question("q9", "?", "k.md", section="Kargo › İade", answer="Giriş.")
+    with pytest.raises(QuestionSetError, match=r"q9: answer not found in section 'Kargo › İade'"):
+        resolve([q], {"k.md": DOC})
+    with pytest.raises(QuestionSetError, match=r"no section 'Kargo › Yok'"):
+        resolve([Question("q1", "?", "k.md", section="Kargo › Yok")], {"k.md": DOC})
+
+
+@pytest.mark.parametrize("folder", [CORPUS, CORPUS / "en"])
+def test_bundled_question_sets_match_their_corpus(folder):
+    questions = load_questions(folder / "questions.jsonl")
+    _, docs = load_documents([folder])
+    resolve(questions, {d.doc_id: d for d in docs})
+    assert all(q.answer_span and q.target[0] <= q.answer_span[0] < q.answer_span[1] <= q.target[1] for q in questions)
+    tables = [q for q in questions if "table" in q.tags]
+    assert len(questions) >= (40 if folder == CORPUS else 30) and len(tables) >= 8
+
+
+def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
+    db, _ = built_db
+    ev = evaluate(CORPUS / "questions.jsonl", ["headers", "fixed64"], ("embedding", "bm25", "hybrid"), (1, 5), db=db)
+    n = len(ev.questions)
+    assert [r.label for r in ev.rows] == [f"{s}/{m}" for s in ("headers", "fixed64") for m in ("embedding", "bm25", "hybrid")]
+    for row in ev.rows:
+        assert 0 <= row.recall(1) <= row.recall(5) <= n
+        assert row.recall(1, strict=True) <= row.recall(1)
+        assert 0 < row.mrr <= 1
+        lo, hi = row.interval("mrr")
+        assert lo <= row.mrr <= hi
+        assert 0 < row.sections <= 5 and row.ctx_tokens > 0
+    compare = ev.compare("hybrid", "embedding")
+    assert {c["a"] for c in compare} == {"headers/hybrid", "fixed64/hybrid"}
+    with pytest.raises(CollectionNotFound, match="not built yet: blocks; run: indexer build PATH --strategy blocks"):
+        evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], db=db)
+
+
+def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
+    db, _ = built_db
+    out_json, out_csv, out_html = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.html"
+    result = CliRunner().invoke(cli, [
+        "eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-s", "fixed64", "-m", "embedding", "-m", "hybrid",
+        "--db", str(db), "--json", str(out_json), "--csv", str(out_csv), "--plot", str(out_html), "--by-tag",
+        "--compare", "headers/hybrid", "fixed64/hybrid", "--budget", "400", "-q",
+    ])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR", "strict@1",
+                                "strict@5", "ctxTok@5", "sections@5", "time"]
+    assert [line.split()[:2] for line in lines[2:6]] == [["headers", "embedding"], ["headers", "hybrid"],
+                                                        ["fixed64", "embedding"], ["fixed64", "hybrid"]]
+    assert "95% bootstrap intervals over 65 questions" in result.output
+    assert "equal budget: hits taken in rank order up to 400 context tokens" in result.output
+    assert "recall@5 by question tag" in result.output
+    data = json.loads(out_json.read_text())
+    row = data["rows"][0]
+    assert row["questions"] == 65 and len(row["per_question"]) == 65
+    assert set(row) >= {"recall@1", "recall@5", "mrr", "mrr_ci95", "strict@1", "ctx_tokens@5", "sections@5"}
+    assert out_csv.read_text().splitlines()[0].startswith("strategy,mode,embedder,questions,chunks")
+    assert "<svg" in out_html.read_text()
+
+
+def test_png_plot(built_db, tmp_path):
+    pytest.importorskip("matplotlib")
+    db, _ = built_db
+    from indexer import report
+
+    ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
+    report.plot(ev, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
