@@ -63,6 +63,7 @@ class BuildReport:
     warnings: list[Skipped] = field(default_factory=list)
     leftovers_removed: list[str] = field(default_factory=list)
     analyzer: str = ""
+    notes: list[str] = field(default_factory=list)  # what the strategy itself reports (LLM cost...)
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -152,7 +153,6 @@ def build(
     lang: str = "auto",
     stem: int | None = None,
     bm25_engine: str = "rank-bm25",
-    contextualizer=None,
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
 ) -> list[BuildReport]:
@@ -179,7 +179,7 @@ def build(
         for spec in specs:
             builder = _StrategyBuild(
                 store, spec, model, cache, analyzer, bm25_engine, encoding, found, source,
-                progress or _NoProgress, on_message, contextualizer,
+                progress or _NoProgress, on_message, ollama_host,
             )
             reports.append(builder.run(full=full, wait=wait))
     finally:
@@ -197,7 +197,7 @@ def _detect(files: list[SourceFile], encoding: str | None) -> str:
 
 class _StrategyBuild:
     def __init__(self, store, spec, model, cache, analyzer, engine, encoding, found, source, progress, on_message,
-                 contextualizer):
+                 ollama_host):
         self.store: Store = store
         self.spec: StrategySpec = spec
         self.embedder = CachedEmbedder(model, cache)
@@ -208,7 +208,7 @@ class _StrategyBuild:
         self.source = source
         self.progress = progress
         self.say = on_message or (lambda _msg: None)
-        self.contextualizer = contextualizer
+        self.ollama_host = ollama_host
         self.timer = _Timer()
         self.report = BuildReport(spec.name, model.name, analyzer=analyzer.describe())
         self.settings = _settings(spec, model.name, analyzer, engine, encoding)
@@ -297,8 +297,8 @@ class _StrategyBuild:
         spec, store, report = self.spec, self.store, self.report
         model = self.embedder
         chunker = spec.create(embedder=model)
-        if self.contextualizer is not None and hasattr(chunker, "contextualizer"):
-            chunker.contextualizer = self.contextualizer
+        chunker.cache_dir = store.db / "cache"
+        chunker.ollama_host = self.ollama_host
         meta = {
             "strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
             "tokenizer": DEFAULT_ENCODING, "embedder": model.name, "dimension": model.dimension,
@@ -384,6 +384,9 @@ class _StrategyBuild:
                 build_seconds=round(time.perf_counter() - t0, 3),
                 extra={"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine, **_chunker_extra(chunker)},
             )
+            summary = getattr(chunker, "build_summary", None)
+            if callable(summary):
+                report.notes.append(summary())
             with self.timer("publish"):
                 store.publish(entry)  # the switch: readers see the new version from here on
         except BaseException:

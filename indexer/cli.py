@@ -229,6 +229,8 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
         if timing:
             detail.append(f"time: {timing}")
         click.echo(f"{r.strategy}: " + "; ".join(detail))
+        for note_line in r.notes:
+            click.echo(f"{r.strategy}: {note_line}")
     seen = set()
     for r in reports:
         for item in r.warnings + r.skipped:

@@ -61,10 +61,14 @@ def corpus_docs():
 
 
 DOCS = corpus_docs()
-ALL = sorted(PRESETS) + [f"{kind}:" for kind in REGISTRY if kind not in PRESETS]
+# the contextual preset calls an Ollama server; the invariants are checked offline
+ALL = sorted(p for p in PRESETS if p != "contextual") + ["contextual:llm=extractive"]
+ALL += [f"{kind}:" for kind in REGISTRY if kind not in PRESETS]
 
 
 def limit_of(chunker):
+    if chunker.kind == "contextual":
+        return limit_of(chunker._base())
     for key in ("size", "max_tokens", "hard_max"):
         if hasattr(chunker, key):
             return getattr(chunker, key)

@@ -9,8 +9,11 @@ from typing import Any
 from ..errors import InvalidParameter, UnknownStrategy
 from .base import Chunker, Param, coerce
 from .blocks import BlocksChunker
+from .contextual import ContextualChunker
 from .fixed import FixedChunker
 from .headers import HeadersChunker
+from .parent import ParentChunker
+from .semantic import SemanticChunker
 
 REGISTRY: dict[str, type[Chunker]] = {}
 
@@ -20,7 +23,7 @@ def register(cls: type[Chunker]) -> type[Chunker]:
     return cls
 
 
-for _cls in (FixedChunker, HeadersChunker, BlocksChunker):
+for _cls in (FixedChunker, HeadersChunker, BlocksChunker, SemanticChunker, ParentChunker, ContextualChunker):
     register(_cls)
 
 # preset name -> (kind, parameters); the seeds' variants and our defaults
@@ -31,6 +34,12 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "fixed256": ("fixed", {"size": 256, "overlap": 0}),
     "headers": ("headers", {}),
     "blocks": ("blocks", {}),
+    "semantic": ("semantic", {"threshold": 0.75}),
+    "semantic70": ("semantic", {"threshold": 0.70}),
+    "semanticp": ("semantic", {"percentile": 25.0}),
+    "parent": ("parent", {"n": 2, "overlap": 1}),
+    "parent1": ("parent", {"n": 1, "overlap": 0}),
+    "contextual": ("contextual", {}),
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")

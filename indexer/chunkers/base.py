@@ -71,6 +71,9 @@ class Chunker(ABC):
         self.name = name or self.kind
         self.tokenizer = tokenizer or get_tokenizer()
         self.embedder = embedder
+        # where a strategy may keep caches and reach an LLM; set by the builder
+        self.cache_dir = None
+        self.ollama_host = None
         self.validate()
 
     def validate(self) -> None:

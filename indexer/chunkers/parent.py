@@ -1,0 +1,73 @@
+"""parent: search small, return big (parent-child, small-to-big).
+
+Children are windows of `n` sentence units stepping `n - overlap`, never crossing their
+section; each child's header is `Title › Section` and its `parent_id` is its section's
+chunk. Parents are the sections exactly as the `headers` strategy cuts them (long
+sections become windows). Children go into the searched collection, parents into a
+companion collection; search maps children to parents (see indexer.searching).
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from ..sentences import sentence_units
+from ..types import PATH_SEP, Chunk, Document
+from .base import Chunker, Param
+from .headers import HeadersChunker
+
+
+class ParentChunker(Chunker):
+    kind = "parent"
+    description = "sentence-window children searched, their sections returned"
+    params = {
+        "n": Param(int, 2, "sentence units per child"),
+        "overlap": Param(int, 1, "sentence units shared by consecutive children"),
+        "max_tokens": Param(int, 512, "a parent section longer than this is split into windows"),
+    }
+
+    def validate(self) -> None:
+        self.require(self.n >= 1, f"n ({self.n}) must be at least 1")
+        self.require(0 <= self.overlap < self.n, f"overlap ({self.overlap}) must be smaller than n ({self.n})")
+        self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
+
+    def _parents(self, doc: Document) -> list[Chunk]:
+        key = f"parents:{self.name}"
+        if key not in doc.cache:
+            headers = HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
+                                     max_tokens=self.max_tokens, overlap=0)
+            doc.cache[key] = headers.chunk(doc)
+        return doc.cache[key]
+
+    def parent_chunks(self, doc: Document) -> list[Chunk]:
+        return self._parents(doc)
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        parents = self._parents(doc)
+        if not parents:
+            return []
+        starts = [p.start for p in parents]
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for unit in sentence_units(doc):
+            i = max(bisect.bisect_right(starts, unit.start) - 1, 0)
+            parent = parents[i]
+            # a unit crossing a parent boundary (a windowed long section) is clipped to it
+            s, e = max(unit.start, parent.start), min(unit.end, parent.end)
+            groups.setdefault(i, []).append((s, e))
+            while e < unit.end and i + 1 < len(parents):
+                i += 1
+                s, e = max(unit.start, parents[i].start), min(unit.end, parents[i].end)
+                groups.setdefault(i, []).append((s, e))
+        out: list[Chunk] = []
+        step = self.n - self.overlap
+        for i, units in sorted(groups.items()):
+            parent = parents[i]
+            header = parent.header.split("\n")[0]
+            for j in range(0, len(units), step):
+                window = units[j : j + self.n]
+                kind = "sentence" if self.n == 1 else "sentences"
+                out.append(self.make_chunk(doc, window[0][0], window[-1][1], kind, header,
+                                           tuple(parent.heading_path.split(PATH_SEP)), parent_id=parent.id))
+                if j + self.n >= len(units):
+                    break
+        return out

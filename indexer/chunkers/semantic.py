@@ -1,0 +1,94 @@
+"""semantic: start a new chunk where consecutive sentences stop being similar.
+
+Every sentence unit (sentence, table row, list item, heading, code block) is embedded
+through the embedding cache; a chunk ends where the cosine similarity of two neighbours
+falls below `threshold` — or, with `percentile` > 0, among the lowest `percentile` % of
+the document's similarities, since absolute thresholds do not transfer between
+embedders (nomic-embed-text bunches scores in 0.65–0.87; USE's median is near 0.2).
+`min_tokens` keeps lone fragments out and `max_tokens` caps a chunk. Headings are not
+used as boundaries and chunks carry no header: the model alone decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..sentences import sentence_units
+from ..types import Chunk, Document
+from .base import Chunker, Param
+from .packing import PROSE, fit
+
+
+class SemanticChunker(Chunker):
+    kind = "semantic"
+    description = "sentences grouped until the similarity of neighbours drops"
+    uses_embedder = True
+    params = {
+        "threshold": Param(float, 0.75, "break where cosine similarity of neighbours is below this"),
+        "percentile": Param(float, 0.0, "if > 0: break at the lowest this-% similarities of each document"),
+        "min_tokens": Param(int, 24, "never end a chunk shorter than this (except at a document end)"),
+        "max_tokens": Param(int, 256, "never let a chunk grow past this"),
+    }
+
+    def validate(self) -> None:
+        self.require(-1.0 <= self.threshold <= 1.0, f"threshold ({self.threshold}) must be between -1 and 1")
+        self.require(0.0 <= self.percentile < 100.0, f"percentile ({self.percentile}) must be in [0, 100)")
+        self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
+        self.require(
+            0 <= self.min_tokens <= self.max_tokens,
+            f"min_tokens ({self.min_tokens}) must be between 0 and max_tokens ({self.max_tokens})",
+        )
+
+    def _model(self):
+        if self.embedder is None:
+            from ..embeddings import get_embedder
+
+            self.embedder = get_embedder()
+        return self.embedder
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        units = []
+        for u in sentence_units(doc):
+            # a unit longer than max_tokens is cut first, so that every piece fits
+            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
+                units.append((s, e, n))
+        if not units:
+            return []
+        breaks = self._breaks(doc, units)
+        out: list[Chunk] = []
+        group: list[tuple[int, int, int]] = []
+        size = 0
+        for i, unit in enumerate(units):
+            if group and (
+                (breaks[i - 1] and size >= self.min_tokens) or size + unit[2] + 1 > self.max_tokens
+            ):
+                group = self._flush(doc, group, out)
+                size = sum(u[2] + 1 for u in group)
+            group.append(unit)
+            size += unit[2] + (1 if len(group) > 1 else 0)
+        while group:
+            group = self._flush(doc, group, out)
+        return out
+
+    def _breaks(self, doc: Document, units: list[tuple[int, int, int]]) -> list[bool]:
+        """breaks[i]: a topic shift between unit i and unit i + 1."""
+        if len(units) < 2:
+            return []
+        vectors = np.asarray(self._model().embed_documents([doc.text[s:e] for s, e, _ in units]), dtype=np.float32)
+        sims = (vectors[:-1] * vectors[1:]).sum(axis=1)
+        if self.percentile > 0:
+            cut = float(np.percentile(sims, self.percentile))
+            return [bool(s <= cut) for s in sims]
+        return [bool(s < self.threshold) for s in sims]
+
+    def _flush(self, doc: Document, group: list[tuple[int, int, int]], out: list[Chunk]) -> list:
+        """Emit the longest prefix of `group` within max_tokens; return the rest."""
+        take = len(group)
+        while True:
+            start, end = group[0][0], group[take - 1][1]
+            n = group[0][2] if take == 1 else self.count(doc.text[start:end])
+            if n <= self.max_tokens or take == 1:
+                break
+            take -= 1
+        out.append(self.make_chunk(doc, start, end, "semantic", "", None, n))
+        return group[take:]
