@@ -15,6 +15,7 @@ from ..sentences import sentence_units
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .headers import HeadersChunker
+from .packing import PROSE, fit
 
 
 class ParentChunker(Chunker):
@@ -47,17 +48,19 @@ class ParentChunker(Chunker):
         if not parents:
             return []
         starts = [p.start for p in parents]
-        groups: dict[int, list[tuple[int, int]]] = {}
+        groups: dict[int, list[tuple[int, int, int]]] = {}
         for unit in sentence_units(doc):
             i = max(bisect.bisect_right(starts, unit.start) - 1, 0)
-            parent = parents[i]
-            # a unit crossing a parent boundary (a windowed long section) is clipped to it
-            s, e = max(unit.start, parent.start), min(unit.end, parent.end)
-            groups.setdefault(i, []).append((s, e))
-            while e < unit.end and i + 1 < len(parents):
-                i += 1
+            # a unit crossing a parent boundary (a windowed long section) is clipped to
+            # each parent it touches; a unit longer than a parent could be is cut to fit
+            while True:
                 s, e = max(unit.start, parents[i].start), min(unit.end, parents[i].end)
-                groups.setdefault(i, []).append((s, e))
+                if s < e:
+                    pieces = fit(self, doc, s, e, self.max_tokens, PROSE)
+                    groups.setdefault(i, []).extend(pieces)
+                if unit.end <= parents[i].end or i + 1 >= len(parents):
+                    break
+                i += 1
         out: list[Chunk] = []
         step = self.n - self.overlap
         for i, units in sorted(groups.items()):
@@ -65,6 +68,8 @@ class ParentChunker(Chunker):
             header = parent.header.split("\n")[0]
             for j in range(0, len(units), step):
                 window = units[j : j + self.n]
+                while len(window) > 1 and sum(u[2] + 1 for u in window) > self.max_tokens:
+                    window = window[:-1]  # children stay small: fewer units rather than a big child
                 kind = "sentence" if self.n == 1 else "sentences"
                 out.append(self.make_chunk(doc, window[0][0], window[-1][1], kind, header,
                                            tuple(parent.heading_path.split(PATH_SEP)), parent_id=parent.id))
