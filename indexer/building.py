@@ -99,6 +99,16 @@ class _Timer:
             self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - t0
 
 
+def _checkpoint(name: str) -> None:
+    """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
+    environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
+    is killed. Points: locked, embedding, publish, published."""
+    if os.environ.get("INDEXER_PAUSE_AT") == name:
+        Path(os.environ["INDEXER_PAUSE_FILE"]).write_text(name)
+        while True:
+            time.sleep(3600)
+
+
 def file_hash(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -272,8 +282,13 @@ class _StrategyBuild:
         spec, store, report = self.spec, self.store, self.report
         with store.lock(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
             report.leftovers_removed = store.cleanup(spec.name, self.embedder.name)
+            _checkpoint("locked")
             old = store.find_or_none(spec.name, self.embedder.name)
             reason, process, unchanged, removed, hashes, manifest = self._plan(old, full)
+            if reason == "first build":
+                others = [e.embedder for e in store.entries() if e.strategy == spec.name]
+                if others:
+                    reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})"
             if not reason and not process and not removed and not report.changed:
                 report.mode = "unchanged"
                 report.collection = old.collection
@@ -387,8 +402,10 @@ class _StrategyBuild:
             summary = getattr(chunker, "build_summary", None)
             if callable(summary):
                 report.notes.append(summary())
+            _checkpoint("publish")
             with self.timer("publish"):
                 store.publish(entry)  # the switch: readers see the new version from here on
+            _checkpoint("published")
         except BaseException:
             with contextlib.suppress(Exception):
                 store.delete_collection(staging.name)
@@ -437,6 +454,8 @@ class _Writer:
                 documents=[c.text for c in chunks],
                 metadatas=[chunk_metadata(c) for c in chunks],
             )
+        if self.embedder is not None:
+            _checkpoint("embedding")
 
 
 def _copy(source, target, doc_ids: list[str]) -> list[Chunk]:

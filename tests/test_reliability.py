@@ -1,0 +1,186 @@
+"""What databases promise: a killed build never leaves a half-written index visible,
+rebuilds are incremental and equal to building from scratch, and two builds of the same
+strategy never interleave. Builds run as real `indexer build` subprocesses and are
+killed with SIGKILL at fault-injection points (INDEXER_PAUSE_AT, see building.py)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from indexer.building import build
+from indexer.searching import Index, search
+from indexer.store import CATALOG, Store
+
+from .conftest import CORPUS, ROOT
+
+NEW_SECTION = "\n\n## Kargo Sigortası\n\nTüm gönderiler 10.000 TL'ye kadar sigortalıdır. Hasar bildirimi 3 gün içinde yapılır.\n"
+NEW_FILE = "# Mağaza Teslim\n\nSiparişinizi seçili mağazalardan teslim alabilirsiniz. Mağazada 7 gün bekletilir.\n"
+
+
+def make_corpus(path):
+    path.mkdir(parents=True, exist_ok=True)
+    for md in CORPUS.glob("*.md"):
+        shutil.copy(md, path / md.name)
+    return path
+
+
+def change_corpus(path):
+    """Edit one file, delete one, add one."""
+    with open(path / "kargo-ve-teslimat.md", "a", encoding="utf-8") as fh:
+        fh.write(NEW_SECTION)
+    (path / "hediye-kartlari.md").unlink()
+    (path / "magaza-teslim.md").write_text(NEW_FILE, encoding="utf-8")
+
+
+def cli_env(**extra):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
+    env.pop("INDEXER_DB", None)
+    return env
+
+
+def start_paused_build(corpus, db, point, tmp_path, strategy="fixed64"):
+    marker = tmp_path / f"paused-{point}"
+    marker.unlink(missing_ok=True)
+    env = cli_env(INDEXER_PAUSE_AT=point, INDEXER_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "indexer", "build", str(corpus), "--strategy", strategy, "--db", str(db), "-q"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.time() + 120
+    while not marker.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"build exited before {point}: {proc.stderr.read()}")
+        if time.time() > deadline:
+            proc.kill()
+            raise AssertionError(f"build never reached {point}")
+        time.sleep(0.05)
+    return proc
+
+
+def live_state(db, strategy="fixed64"):
+    index = Index.open(strategy, db=db)
+    return index.entry, index.count()
+
+
+def physical_collections(db):
+    return sorted(c.name for c in Store(db).client.list_collections() if c.name != CATALOG)
+
+
+@pytest.fixture
+def v1(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    [report] = build([corpus], ["fixed64"], db=db)
+    entry, count = live_state(db)
+    assert count == report.chunks == entry.chunks
+    return corpus, db, entry
+
+
+@pytest.mark.parametrize("point", ["locked", "embedding", "publish", "published"])
+def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
+    corpus, db, old = v1
+    change_corpus(corpus)
+    proc = start_paused_build(corpus, db, point, tmp_path)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+
+    entry, count = live_state(db)
+    if point == "published":  # the switch happened: the new version is live and complete
+        assert entry.collection != old.collection
+    else:  # the previous version still answers, whole
+        assert entry.collection == old.collection
+    assert count == entry.chunks
+    hits = search("kargo kaç günde gelir", "fixed64", db=db, k=5, mode="hybrid")
+    assert len(hits) == 5
+
+    # the next build succeeds and removes what the killed one left behind
+    [report] = build([corpus], ["fixed64"], db=db)
+    entry, count = live_state(db)
+    assert count == entry.chunks == report.chunks
+    assert physical_collections(db) == [entry.collection]
+    assert sorted(p.name for p in (db / "indexes").iterdir()) == [entry.collection]
+    if point != "published":
+        assert report.mode == "incremental" and report.removed == 1 and report.added == 1
+
+
+def snapshot(db, strategy):
+    index = Index.open(strategy, db=db)
+    got = index.collection.get(include=["embeddings", "documents", "metadatas"])
+    order = np.argsort(got["ids"])
+    return {
+        "ids": [got["ids"][i] for i in order],
+        "documents": [got["documents"][i] for i in order],
+        "metadatas": [got["metadatas"][i] for i in order],
+        "embeddings": np.asarray(got["embeddings"])[order],
+    }
+
+
+def test_incremental_build_equals_a_from_scratch_build(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["headers", "fixed64"], db=db)
+    change_corpus(corpus)
+    reports = {r.strategy: r for r in build([corpus], ["headers", "fixed64"], db=db)}
+    fresh = {r.strategy: r for r in build([corpus], ["headers", "fixed64"], db=tmp_path / "fresh")}
+    for name in ("headers", "fixed64"):
+        r = reports[name]
+        assert (r.mode, r.added, r.changed, r.removed, r.unchanged) == ("incremental", 1, 1, 1, 8)
+        # only the two touched files were chunked and embedded (some of their texts from the cache)
+        touched = sum(1 for c in Index.open(name, db=db).chunks()
+                      if c.doc_id in ("kargo-ve-teslimat.md", "magaza-teslim.md"))
+        assert r.embedded + r.cache_hits == touched
+        assert r.copied == r.chunks - touched
+        a, b = snapshot(db, name), snapshot(tmp_path / "fresh", name)
+        assert a["ids"] == b["ids"] and a["documents"] == b["documents"] and a["metadatas"] == b["metadatas"]
+        assert np.allclose(a["embeddings"], b["embeddings"], atol=1e-5)
+        assert fresh[name].chunks == r.chunks
+
+    [same] = build([corpus], ["headers"], db=db)
+    assert same.mode == "unchanged" and same.embedded == 0 and same.cache_hits == 0
+    [changed] = build([corpus], ["headers:overlap=8"], db=db, name="headers")
+    assert changed.mode == "full" and changed.reason == "parameters changed (overlap 64->8)"
+    [other] = build([corpus], ["headers"], db=db, embedder="e5-small")
+    assert other.reason == "first build with e5-small (kept: use-m3)"
+
+
+def test_a_second_build_waits_or_fails_and_queries_see_the_previous_version(v1, tmp_path):
+    corpus, db, old = v1
+    change_corpus(corpus)
+    holder = start_paused_build(corpus, db, "embedding", tmp_path)
+    try:
+        entry, count = live_state(db)  # a query during the build sees the previous version
+        assert entry.collection == old.collection and count == old.chunks
+
+        refused = subprocess.run(
+            [sys.executable, "-m", "indexer", "build", str(corpus), "-s", "fixed64", "--db", str(db), "--no-wait"],
+            env=cli_env(), capture_output=True, text=True, timeout=120,
+        )
+        assert refused.returncode == 1
+        assert refused.stderr.strip() == (
+            f"Error: another build of fixed64 (use-m3) is running on {db}; "
+            "wait for it, or drop --no-wait to queue behind it"
+        )
+
+        waiter = subprocess.Popen(
+            [sys.executable, "-m", "indexer", "build", str(corpus), "-s", "fixed64", "--db", str(db)],
+            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        line = waiter.stderr.readline()
+        assert line.strip() == "waiting for another build of fixed64 (use-m3) to finish..."
+        time.sleep(0.5)
+        assert waiter.poll() is None  # still queued behind the lock
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+    out, err = waiter.communicate(timeout=300)
+    assert waiter.returncode == 0, err
+    assert out.splitlines()[1].split()[:2] == ["fixed64", "incremental"]
+    entry, count = live_state(db)
+    assert count == entry.chunks and entry.collection != old.collection
+    assert physical_collections(db) == [entry.collection]
