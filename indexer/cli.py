@@ -134,15 +134,22 @@ def cli():
 @click.option("--strategy", "-s", "strategies", multiple=True, metavar="S",
               help=f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY}).")
 @corpus_options
+@click.option("--embedder", envvar=ENV_EMBEDDER, default=None, metavar="NAME",
+              help="Embedder for strategies that embed while chunking (semantic).")
 @json_option
 @handle_errors
-def chunk(paths, strategies, include, exclude, max_file_size, encoding, as_json):
+def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder, as_json):
     """Chunk files without storing them: a summary, or every chunk with --json (JSON lines)."""
     from .chunking import iter_chunks
 
+    model = None
+    if embedder:
+        from .embeddings import get_embedder
+
+        model = get_embedder(embedder)
     found, stats, stream = iter_chunks(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], include=include, exclude=exclude,
-        max_file_size=max_file_size, encoding=encoding, skip_dirs=(_db_dir_for_skip(),),
+        max_file_size=max_file_size, encoding=encoding, skip_dirs=(_db_dir_for_skip(),), embedder=model,
     )
     out = sys.stdout
     for _name, _doc, chunks in stream:
@@ -173,6 +180,16 @@ def _echo_skipped(found, err: bool = False) -> None:
     if found.unsupported:
         listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(found.unsupported.items()))
         click.echo(f"ignored unsupported file types: {listing}", err=err)
+
+
+def _weights(text: str) -> tuple[float, float]:
+    try:
+        e, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not two numbers like 1,0.5", param_hint="--rrf-weights") from None
+    if e < 0 or b < 0 or e + b == 0:
+        raise click.BadParameter("weights must be non-negative and not both zero", param_hint="--rrf-weights")
+    return (e, b)
 
 
 def _fmt_seconds(value: float) -> str:
@@ -250,19 +267,24 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
               help="Hybrid: reciprocal rank fusion or weighted normalised scores.")
 @click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
 @click.option("--candidates", type=int, default=50, show_default=True, help="Hybrid: candidates from each side.")
+@click.option("--rrf-weights", default=None, metavar="E,B",
+              help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
 @click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, candidates, bm25_engine, db, chroma_url, embedder, ollama_host,
-          as_json):
+def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, bm25_engine, db, chroma_url, embedder,
+          ollama_host, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
     from .searching import Index, SearchOptions
 
     index = Index.open(strategy, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host,
                        bm25_engine=bm25_engine)
-    hits = index.search(text, SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates))
+    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates)
+    if rrf_weights:
+        options.weights = _weights(rrf_weights)
+    hits = index.search(text, options)
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict(), ensure_ascii=False))
@@ -368,6 +390,8 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True)
 @click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
+@click.option("--rrf-weights", default=None, metavar="E,B",
+              help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
 @click.option("--budget", type=int, default=None, metavar="TOKENS",
               help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
@@ -381,8 +405,8 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
               help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
 @quiet_option
 @handle_errors
-def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha, budget,
-          by_tag, compare, json_path, csv_path, plot_path, quiet):
+def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
+          rrf_weights, budget, by_tag, compare, json_path, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR, strict hits, context cost,
     with 95% intervals — the table to choose a chunking strategy by."""
     from . import report
@@ -393,7 +417,8 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     result = evaluate(
         questions, list(strategies), tuple(modes) or ("embedding",), tuple(ks) or (1, 5), db=db,
         chroma_url=chroma_url, embedders=tuple(embedders) or (None,), ollama_host=ollama_host, corpus=corpus,
-        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha),
+        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha,
+                                             **({"weights": _weights(rrf_weights)} if rrf_weights else {})),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
     to_stdout = json_path == "-"

@@ -157,6 +157,7 @@ class Row:
     results: list[QuestionResult]
     seconds: float
     budget: int | None = None
+    build_seconds: float = 0.0
 
     @property
     def label(self) -> str:
@@ -211,7 +212,7 @@ class Row:
             "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, "mrr": round(self.mrr, 4),
             "mrr_ci95": [round(x, 4) for x in self.interval("mrr")],
             f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), "build_seconds": self.build_seconds,
         }
         for k in self.ks:
             data[f"recall@{k}"] = self.recall(k)
@@ -336,7 +337,7 @@ def evaluate(
                 results.append(_score(q, hits, ctx_k, budget, spans))
             rows.append(Row(
                 index.entry.strategy, mode, index.entry.embedder, index.entry.chunks, index.entry.avg_tokens, ks,
-                ctx_k, results, time.perf_counter() - t0, budget,
+                ctx_k, results, time.perf_counter() - t0, budget, index.entry.build_seconds,
             ))
             if progress:
                 progress(rows[-1])

@@ -25,12 +25,16 @@ def table(ev: Evaluation) -> str:
     head += "".join(f"{f'recall@{k}':>10}" for k in ev.ks) + f"{'MRR':>7}"
     head += "".join(f"{f'strict@{k}':>10}" for k in ev.ks)
     head += f"{f'ctxTok@{kc}':>10}{f'sections@{kc}':>12}{'time':>7}"
+    if several:
+        head += f"{'build':>8}"
     lines = [head]
     for r in ev.rows:
         line = f"{_label(r, several):<{width}}{r.mode:<10}{r.chunks:>7}{r.avg_tokens:>7.0f}"
         line += "".join(f"{f'{r.recall(k)}/{n}':>10}" for k in ev.ks) + f"{r.mrr:>7.3f}"
         line += "".join(f"{f'{r.recall(k, strict=True)}/{n}':>10}" for k in ev.ks)
         line += f"{r.ctx_tokens:>10.0f}{r.sections:>12.1f}{r.seconds:>6.1f}s"
+        if several:
+            line += f"{r.build_seconds:>7.1f}s"
         lines.append(line)
     return "\n".join(lines)
 
@@ -79,7 +83,7 @@ def extras(ev: Evaluation) -> str:
 
 
 def by_tag(ev: Evaluation) -> str:
-    """Recall@k (the largest k) per question tag: one row per strategy × mode."""
+    """Recall@k (the largest k) and MRR per question tag: one row per strategy × mode."""
     k = ev.ks[-1]
     tags = ev.by_tag()
     if not tags:
@@ -87,15 +91,17 @@ def by_tag(ev: Evaluation) -> str:
     several = len({r.embedder for r in ev.rows}) > 1
     index = {q.id: i for i, q in enumerate(ev.questions)}
     width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
-    cols = {tag: max(len(tag), len(f"{len(qs)}/{len(qs)}")) + 2 for tag, qs in tags.items()}
-    lines = [f"recall@{k} by question tag (questions per tag in the header)"]
+    cols = {tag: max(len(tag), len(f"{len(qs)}/{len(qs)} 0.00")) + 2 for tag, qs in tags.items()}
+    lines = [f"recall@{k} and MRR by question tag"]
     lines.append(f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{tag:>{cols[tag]}}" for tag in tags))
     lines.append(f"{'':<{width}}{'':<10}" + "".join(f"{'n=' + str(len(qs)):>{cols[tag]}}" for tag, qs in tags.items()))
     for r in ev.rows:
         line = f"{_label(r, several):<{width}}{r.mode:<10}"
         for tag, qs in tags.items():
-            hits = sum(1 for q in qs if (rank := r.results[index[q.id]].first_hit) is not None and rank <= k)
-            line += f"{f'{hits}/{len(qs)}':>{cols[tag]}}"
+            ranks = [r.results[index[q.id]].first_hit for q in qs]
+            hits = sum(1 for rank in ranks if rank is not None and rank <= k)
+            rr = sum(1 / rank for rank in ranks if rank) / len(ranks)
+            line += f"{f'{hits}/{len(qs)} {rr:.2f}':>{cols[tag]}}"
         lines.append(line)
     return "\n".join(lines)
 

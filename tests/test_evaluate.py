@@ -92,7 +92,7 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
                                                         ["fixed64", "embedding"], ["fixed64", "hybrid"]]
     assert "95% bootstrap intervals over 65 questions" in result.output
     assert "equal budget: hits taken in rank order up to 400 context tokens" in result.output
-    assert "recall@5 by question tag" in result.output
+    assert "recall@5 and MRR by question tag" in result.output
     data = json.loads(out_json.read_text())
     row = data["rows"][0]
     assert row["questions"] == 65 and len(row["per_question"]) == 65
