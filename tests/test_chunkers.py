@@ -66,10 +66,13 @@ ALL = sorted(p for p in PRESETS if p != "contextual") + ["contextual:llm=extract
 ALL += [f"{kind}:" for kind in REGISTRY if kind not in PRESETS]
 
 
-def limit_of(chunker):
+def limit_of(chunker, doc=None):
     if chunker.kind == "contextual":
         return limit_of(chunker._base())
-    for key in ("size", "max_tokens", "hard_max"):
+    if doc is not None and hasattr(chunker, "route"):
+        return limit_of(chunker.route(doc))  # code and auto hand prose to blocks / headers
+    # max_bytes (code) bounds tokens too: a token is at least one byte
+    for key in ("size", "max_tokens", "hard_max", "max_bytes"):
         if hasattr(chunker, key):
             return getattr(chunker, key)
     return None
@@ -96,10 +99,10 @@ def test_text_is_the_exact_source_slice(chunked):
 
 def test_no_chunk_over_the_limit(chunked):
     chunker, result = chunked
-    limit = limit_of(chunker)
     tk = get_tokenizer()
-    for chunks in result.values():
-        for c in chunks:
+    for doc in DOCS:
+        limit = limit_of(chunker, doc)
+        for c in result[doc.doc_id]:
             assert c.n_tokens <= limit
             # token windows count tokens in the document; alone, a slice may re-tokenize
             # differently at its two edges

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import InvalidParameter, UnknownStrategy
 from .base import Chunker, Param, coerce
 from .blocks import BlocksChunker
+from .code import AutoChunker, CodeChunker
 from .contextual import ContextualChunker
 from .fixed import FixedChunker
 from .headers import HeadersChunker
@@ -23,7 +24,10 @@ def register(cls: type[Chunker]) -> type[Chunker]:
     return cls
 
 
-for _cls in (FixedChunker, HeadersChunker, BlocksChunker, SemanticChunker, ParentChunker, ContextualChunker):
+for _cls in (
+    FixedChunker, HeadersChunker, BlocksChunker, SemanticChunker, ParentChunker, ContextualChunker, CodeChunker,
+    AutoChunker,
+):
     register(_cls)
 
 # preset name -> (kind, parameters); the seeds' variants and our defaults
@@ -40,6 +44,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "parent": ("parent", {"n": 2, "overlap": 1}),
     "parent1": ("parent", {"n": 1, "overlap": 0}),
     "contextual": ("contextual", {}),
+    "code": ("code", {}),
+    "auto": ("auto", {}),
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
