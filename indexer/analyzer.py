@@ -70,7 +70,10 @@ class Analyzer:
         return "-".join(parts)
 
     def normalise(self, text: str) -> str:
-        text = unicodedata.normalize("NFKC", text)
+        """NFKC, language-aware lowercasing and (optionally) diacritic folding."""
+        return self._lower(unicodedata.normalize("NFKC", text))
+
+    def _lower(self, text: str) -> str:
         if self.lang == "tr":
             text = text.replace("İ", "i").replace("I", "ı")
         else:
@@ -86,25 +89,61 @@ class Analyzer:
         out: list[str] = []
         stop = STOPWORDS.get(self.lang, set()) if self.stopwords else ()
         stem = self.stem
-        for match in _TOKEN.finditer(self.normalise(text)):
-            token = match.group()
-            if token[0].isdigit():
-                if _THOUSANDS.match(token):
-                    token = token.replace(".", "").replace(",", "")
-                out.append(token)
+        lower = self._lower
+        for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
+            raw = match.group()
+            if raw[0].isdigit():
+                if _THOUSANDS.match(raw):
+                    raw = raw.replace(".", "").replace(",", "")
+                out.append(lower(raw))
                 continue
-            if "'" in token or "’" in token:
-                parts = re.split(r"['’]", token)
+            if "'" in raw or "’" in raw:
+                parts = re.split(r"['’]", raw)
                 if self.lang == "tr":
-                    token = parts[0]
+                    raw = parts[0]
                 else:
-                    token = "".join(p for p in parts if p != "s") if len(parts) > 1 else parts[0]
-            if not token or token in stop:
-                continue
-            if stem and len(token) > stem and not token[0].isdigit():
-                token = token[:stem]
-            out.append(token)
+                    raw = "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
+            pieces = [raw]
+            if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
+                parts = identifier_parts(raw)
+                if len(parts) > 1:  # QueueWorker, max_bytes: the whole name and its words
+                    pieces = [raw.replace("_", "")] + parts
+            for piece in pieces:
+                token = lower(piece)
+                if not token or token in stop:
+                    continue
+                if stem and len(token) > stem and not token[0].isdigit():
+                    token = token[:stem]
+                out.append(token)
         return out
+
+
+def identifier_parts(name: str) -> list[str]:
+    """Words of a code identifier: `QueueWorker` -> Queue, Worker; `max_bytes` -> max,
+    bytes; `HTTPServer` -> HTTP, Server; `parse2d` -> parse, 2, d."""
+    parts: list[str] = []
+    current = ""
+    for i, ch in enumerate(name):
+        if ch == "_":
+            if current:
+                parts.append(current)
+            current = ""
+            continue
+        if current:
+            prev = current[-1]
+            nxt = name[i + 1] if i + 1 < len(name) else ""
+            boundary = (
+                (prev.islower() and ch.isupper())
+                or (prev.isupper() and ch.isupper() and nxt.islower())
+                or (prev.isdigit() != ch.isdigit())
+            )
+            if boundary:
+                parts.append(current)
+                current = ""
+        current += ch
+    if current:
+        parts.append(current)
+    return parts
 
 
 _TR_MARKERS = set("ğşıİĞŞ")
