@@ -68,57 +68,66 @@ class Tokenizer:
             _install_bpe_file(encoding)
             self._enc = tiktoken.get_encoding(encoding)
         self.name = encoding
-        self._byte_lengths: np.ndarray | None = None
+        self._starts: np.ndarray | None = None
 
     def encode(self, text: str) -> list[int]:
         """Token ids; special-token text such as `<|endoftext|>` is treated as plain text."""
         return self._enc.encode_ordinary(text)
 
+    def encode_array(self, text: str) -> np.ndarray:
+        """Token ids as a numpy array (no Python list in between; same ids as `encode`)."""
+        return self._enc.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+
     def count(self, text: str) -> int:
-        return len(self._enc.encode_ordinary(text))
+        if len(text) < 2000:
+            return len(self._enc.encode_ordinary(text))
+        return len(self.encode_array(text))
 
     def decode(self, tokens: list[int]) -> str:
         return self._enc.decode(tokens)
 
-    def _token_byte_lengths(self) -> np.ndarray:
-        if self._byte_lengths is None:
+    def _char_starts(self) -> np.ndarray:
+        """For every token id, how many UTF-8 characters start inside its bytes."""
+        if self._starts is None:
             ranks = getattr(self._enc, "_mergeable_ranks", None)
-            lengths = np.zeros(self._enc.n_vocab, dtype=np.int64)
             if ranks:
-                for token_bytes, rank in ranks.items():
-                    lengths[rank] = len(token_bytes)
+                items = sorted(ranks.items(), key=lambda kv: kv[1])
+                pieces = [b for b, _ in items]
+                ids = np.fromiter((r for _, r in items), dtype=np.int64, count=len(items))
             else:  # pragma: no cover - private attribute gone in a future tiktoken
+                ids, pieces = [], []
                 for rank in range(self._enc.n_vocab):
                     try:
-                        lengths[rank] = len(self._enc.decode_single_token_bytes(rank))
+                        pieces.append(self._enc.decode_single_token_bytes(rank))
+                        ids.append(rank)
                     except KeyError:
                         pass
-            self._byte_lengths = lengths
-        return self._byte_lengths
+                ids = np.asarray(ids, dtype=np.int64)
+            flat = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+            lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+            offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            is_start = ((flat & 0xC0) != 0x80).astype(np.int64)
+            counts = np.add.reduceat(is_start, offsets) if len(flat) else np.zeros(0, np.int64)
+            counts[lengths == 0] = 0
+            table = np.zeros(max(self._enc.n_vocab, int(ids.max()) + 1), dtype=np.int64)
+            table[ids] = counts
+            self._starts = table
+        return self._starts
 
     def boundaries(self, text: str) -> np.ndarray:
         """Character offsets of the token boundaries of `text`: an array of n_tokens + 1.
 
-        Element i is where token i starts; the last element is len(text). A token that
-        ends inside a multi-byte character (BPE works on bytes) has its boundary moved
-        to the end of that character, so every slice between boundaries is valid text.
+        Element i is where token i starts; the last element is len(text). Token bytes
+        concatenate to the text's UTF-8 bytes, so the character offset of a boundary is
+        the number of characters that start in the tokens before it: a cumulative sum
+        over a per-token table, with no per-byte work. A boundary inside a multi-byte
+        character (BPE works on bytes) lands at the end of that character, so every
+        slice between boundaries is valid text.
         """
-        tokens = np.asarray(self._enc.encode_ordinary(text), dtype=np.int64)
-        byte_ends = np.cumsum(self._token_byte_lengths()[tokens])
+        tokens = self.encode_array(text)
         out = np.empty(len(tokens) + 1, dtype=np.int64)
         out[0] = 0
-        data = text.encode("utf-8")
-        if len(data) == len(text):  # ASCII: bytes are characters
-            out[1:] = byte_ends
-            return out
-        raw = np.frombuffer(data, dtype=np.uint8)
-        is_char_start = (raw & 0xC0) != 0x80
-        # char_index_at[b] = number of characters that start before byte b, which is the
-        # index of the character starting at b, or (inside a character) of the next one.
-        char_index_at = np.empty(len(raw) + 1, dtype=np.int64)
-        char_index_at[0] = 0
-        np.cumsum(is_char_start, out=char_index_at[1:])
-        out[1:] = char_index_at[byte_ends]
+        np.cumsum(self._char_starts()[tokens], out=out[1:])
         return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from itertools import accumulate
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any
@@ -59,13 +60,8 @@ class Document:
 
     @cached_property
     def line_starts(self) -> list[int]:
-        starts = [0]
-        find = self.text.find
-        pos = find("\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        return starts
+        """Offset of the first character of every line."""
+        return list(accumulate((len(line) + 1 for line in self.text.split("\n")[:-1]), initial=0))
 
     def line_of(self, offset: int) -> int:
         """1-based line number of a character offset."""

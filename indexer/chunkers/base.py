@@ -6,6 +6,7 @@ to cut. Every chunk a strategy makes is an exact slice of its document.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -114,9 +115,17 @@ class Chunker(ABC):
         n_tokens: int | None = None,
         **extra: Any,
     ) -> Chunk:
+        path = join_path(heading_path) if heading_path is not None else section_path(doc, start)
+        return self.new_chunk(
+            doc, start, end, kind, header, path, n_tokens, doc.line_of(start), doc.line_of(max(start, end - 1)), **extra
+        )
+
+    def new_chunk(
+        self, doc: Document, start: int, end: int, kind: str, header: str, path: str, n_tokens: int | None,
+        start_line: int, end_line: int, **extra: Any,
+    ) -> Chunk:
+        """A chunk from values already computed (the fast path for token windows)."""
         text = doc.text[start:end]
-        if heading_path is None:
-            heading_path = doc.heading_path_at(start)
         content_hash = hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
         key = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{content_hash}\x00{header}"
         return Chunk(
@@ -125,11 +134,11 @@ class Chunker(ABC):
             text=text,
             start=start,
             end=end,
-            start_line=doc.line_of(start),
-            end_line=doc.line_of(max(start, end - 1)),
+            start_line=start_line,
+            end_line=end_line,
             kind=kind,
             header=header,
-            heading_path=join_path(heading_path),
+            heading_path=path,
             n_tokens=self.count(text) if n_tokens is None else n_tokens,
             language=doc.language,
             strategy=self.name,
@@ -170,6 +179,17 @@ def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+def section_path(doc: Document, offset: int) -> str:
+    """The joined heading path of the section an offset falls in (paths joined once per document)."""
+    cached = doc.cache.get("section_paths")
+    if cached is None:
+        cached = doc.cache["section_paths"] = ([s.start for s in doc.sections], [s.path for s in doc.sections])
+    starts, paths = cached
+    if not starts:
+        return doc.title
+    return paths[max(bisect.bisect_right(starts, offset) - 1, 0)]
 
 
 def header_of(path: tuple[str, ...], *extra: str) -> str:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import bisect
 
+import numpy as np
+
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document
-from .base import Chunker, Param, strip_span
+from .base import Chunker, Param, section_path
 
 
 class FixedChunker(Chunker):
@@ -30,27 +32,43 @@ class FixedChunker(Chunker):
         self.require(self.overlap < self.size, f"overlap ({self.overlap}) must be smaller than size ({self.size})")
 
     def chunk(self, doc: Document) -> list[Chunk]:
-        bounds = self.bounds(doc).tolist()
+        bounds = self.bounds(doc)
         n = len(bounds) - 1
+        if n <= 0:
+            return []
+        # window i covers tokens [i*step, i*step + size); the last one reaches the end
+        step = self.size - self.overlap
+        first = np.arange(0, max(n - self.overlap, 1), step)
+        last = np.minimum(first + self.size, n)
         text = doc.text
+        spans = []
+        for s, e, k in zip(bounds[first].tolist(), bounds[last].tolist(), (last - first).tolist()):
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if s < e:
+                spans.append((s, e, k))
+        if not spans:
+            return []
+        starts = np.fromiter((s for s, _, _ in spans), dtype=np.int64, count=len(spans))
+        ends = np.fromiter((e - 1 for _, e, _ in spans), dtype=np.int64, count=len(spans))
+        line_starts = doc.cache.get("line_starts_np")
+        if line_starts is None:
+            line_starts = doc.cache["line_starts_np"] = np.asarray(doc.line_starts, dtype=np.int64)
+        start_lines = np.searchsorted(line_starts, starts, side="right").tolist()
+        end_lines = np.searchsorted(line_starts, ends, side="right").tolist()
         tables = self._tables(doc) if self.table_header else []
         table_starts = [t[0] for t in tables]
         out: list[Chunk] = []
-        step = self.size - self.overlap
-        for i in range(0, n, step):
-            j = min(i + self.size, n)
-            s, e = strip_span(text, bounds[i], bounds[j])
-            if s < e:
-                header = ""
-                if tables:
-                    k = bisect.bisect_right(table_starts, s) - 1
-                    if k >= 0:
-                        t_start, t_end, header_row = tables[k]
-                        if t_start < s < t_end:
-                            header = header_row
-                out.append(self.make_chunk(doc, s, e, "window", header=header, n_tokens=j - i))
-            if j == n:
-                break
+        new = self.new_chunk
+        for (s, e, k), l0, l1 in zip(spans, start_lines, end_lines):
+            header = ""
+            if tables:
+                i = bisect.bisect_right(table_starts, s) - 1
+                if i >= 0 and tables[i][0] < s < tables[i][1]:
+                    header = tables[i][2]
+            out.append(new(doc, s, e, "window", header, section_path(doc, s), k, l0, l1))
         return out
 
     @staticmethod
