@@ -33,7 +33,7 @@ from .store import Entry, Store, chunk_metadata, write_json
 from .tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 1  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 2  # bump when a chunker's output changes for the same parameters
 MANIFEST_FORMAT = 1
 WRITE_BATCH = 256
 COPY_BATCH_DOCS = 64
@@ -64,6 +64,7 @@ class BuildReport:
     leftovers_removed: list[str] = field(default_factory=list)
     analyzer: str = ""
     notes: list[str] = field(default_factory=list)  # what the strategy itself reports (LLM cost...)
+    unsupported: dict[str, int] = field(default_factory=dict)  # file types not indexed, by extension
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -280,6 +281,9 @@ class _StrategyBuild:
     def run(self, full: bool, wait: bool) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report = self.spec, self.store, self.report
+        # files discovery already turned away (size cap, symlink loops, links out of the root)
+        report.skipped.extend(self.found.skipped)
+        report.unsupported = dict(self.found.unsupported)
         with store.lock(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
             report.leftovers_removed = store.cleanup(spec.name, self.embedder.name)
             _checkpoint("locked")

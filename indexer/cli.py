@@ -255,6 +255,9 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
             if line not in seen:
                 seen.add(line)
                 click.echo(line)
+    if reports and reports[0].unsupported:
+        listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(reports[0].unsupported.items()))
+        click.echo(f"ignored unsupported file types: {listing}")
 
 
 @cli.command()

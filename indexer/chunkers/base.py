@@ -146,32 +146,6 @@ class Chunker(ABC):
             **extra,
         )
 
-    def token_windows(self, doc: Document, start: int, end: int, size: int, overlap: int = 0) -> list[tuple[int, int, int]]:
-        """Windows of at most `size` tokens over doc.text[start:end], stepping size - overlap,
-        cut on the document's token boundaries; whitespace at the edges is trimmed.
-        Returns (start, end, n_tokens) triples."""
-        b = self.bounds(doc)
-        i0 = int(np.searchsorted(b, start, side="left"))
-        i1 = int(np.searchsorted(b, end, side="right")) - 1
-        # tokens straddling the span edges are clipped to it
-        edges = b[i0 : i1 + 1].tolist()
-        if not edges or edges[0] != start:
-            edges.insert(0, start)
-        if edges[-1] != end:
-            edges.append(end)
-        n = len(edges) - 1
-        out: list[tuple[int, int, int]] = []
-        step = max(size - overlap, 1)
-        text = doc.text
-        for i in range(0, n, step):
-            j = min(i + size, n)
-            s, e = strip_span(text, edges[i], edges[j])
-            if s < e:
-                out.append((s, e, j - i))
-            if j == n:
-                break
-        return out
-
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     while start < end and text[start].isspace():

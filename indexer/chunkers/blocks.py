@@ -103,10 +103,25 @@ class BlocksChunker(Chunker):
             if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
                 units.extend(self._heading_units(doc, pending))
                 pending, head_n, level, start = [], 0, 0, block.start
-            parts = self._split(doc, block, self.hard_max - head_n - (1 if head_n else 0))
+            budget = self.hard_max - head_n - (1 if head_n else 0)
+            while True:
+                parts = self._split(doc, block, budget)
+                if not pending or not parts:
+                    break
+                # the heading and the first part together: the blank line (and trailing
+                # spaces) between them may cost more than the one token budgeted for it
+                joined = self.count(text[start : parts[0][1]])
+                if joined <= self.hard_max:
+                    break
+                budget -= joined - self.hard_max
+                if budget < 1:  # no room left beside the heading: let it stand alone
+                    units.extend(self._heading_units(doc, pending))
+                    pending, level, start = [], 0, block.start
+                    parts = self._split(doc, block, self.hard_max)
+                    break
             for i, (s, e, k, extra) in enumerate(parts):
                 if i == 0 and pending:
-                    units.append(Unit(start, e, self.count(text[start:e]), block.kind, level))
+                    units.append(Unit(start, e, joined, block.kind, level))
                 else:
                     units.append(Unit(s, e, k, block.kind, 0, extra))
             pending = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document, Section
 from .base import Chunker, Param, header_of
-from .packing import PROSE, fit, lines, pack
+from .packing import PROSE, fit, lines, pack, windows
 
 
 class HeadersChunker(Chunker):
@@ -48,7 +48,8 @@ class HeadersChunker(Chunker):
             if n <= self.max_tokens:
                 out.append(self.make_chunk(doc, start, end, "section", header, path, n))
             else:
-                for s, e, k in self.token_windows(doc, start, end, self.max_tokens, self.overlap):
+                # windows whose own text is within max_tokens (see packing.windows)
+                for s, e, k in windows(self, doc, start, end, self.max_tokens, overlap=self.overlap):
                     out.append(self.make_chunk(doc, s, e, "window", header, path, k))
         return out
 

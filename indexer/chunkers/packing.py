@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from ..sentences import split_sentences
 from ..types import Document
 from .base import Chunker, strip_span
@@ -88,11 +90,52 @@ def fit(
                 pieces.extend(fit(chunker, doc, s, e, limit, levels[depth + 1 :], first_limit=cap))
             return pack(chunker, doc, pieces, limit, first_limit)
     # one unbreakable run: token windows
-    first = chunker.token_windows(doc, start, end, first_limit)
-    if len(first) <= 1 or first_limit == limit:
-        return first
-    head = first[0]
-    return [head] + chunker.token_windows(doc, head[1], end, limit)
+    return windows(chunker, doc, start, end, limit, first_limit)
+
+
+def windows(
+    chunker: Chunker,
+    doc: Document,
+    start: int,
+    end: int,
+    limit: int,
+    first_limit: int | None = None,
+    overlap: int = 0,
+) -> list[Span]:
+    """Token windows over doc.text[start:end], cut on the document's token boundaries,
+    each of at most `limit` tokens (the first at most `first_limit`) *as its own text
+    tokenizes*: a slice cut out of a long word or an emoji run can take more tokens
+    alone than it took inside the document, so a window over its cap is shortened.
+    Consecutive windows share `overlap` document tokens."""
+    first_limit = limit if first_limit is None else min(first_limit, limit)
+    text = doc.text
+    b = chunker.bounds(doc)
+    i0 = int(np.searchsorted(b, start, side="left"))
+    i1 = int(np.searchsorted(b, end, side="right")) - 1
+    edges = [e for e in b[i0 : i1 + 1].tolist() if start <= e <= end]
+    if not edges or edges[0] != start:
+        edges.insert(0, start)
+    if edges[-1] != end:
+        edges.append(end)
+    n = len(edges) - 1
+    out: list[Span] = []
+    i = 0
+    while i < n:
+        cap = first_limit if not out else limit
+        size = max(cap, 1)
+        while True:
+            j = min(i + size, n)
+            s, e = strip_span(text, edges[i], edges[j])
+            k = chunker.count(text[s:e]) if s < e else 0
+            if k <= cap or j - i == 1:
+                break
+            size = max(min(size - 1, size - (k - cap)), 1)
+        if s < e:
+            out.append((s, e, k))
+        if j >= n:
+            break
+        i = max(j - overlap, i + 1)
+    return out
 
 
 def pack(chunker: Chunker, doc: Document, pieces: list[Span], limit: int, first_limit: int | None = None) -> list[Span]:

@@ -35,8 +35,11 @@ class ParentChunker(Chunker):
     def _parents(self, doc: Document) -> list[Chunk]:
         key = f"parents:{self.name}"
         if key not in doc.cache:
+            # plain text merges paragraphs up to headers' min_tokens, which must not
+            # exceed a small max_tokens (parent:max_tokens=32 would fail at chunk time)
+            min_tokens = min(HeadersChunker.params["min_tokens"].default, self.max_tokens)
             headers = HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
-                                     max_tokens=self.max_tokens, overlap=0)
+                                     max_tokens=self.max_tokens, overlap=0, min_tokens=min_tokens)
             doc.cache[key] = headers.chunk(doc)
         return doc.cache[key]
 
@@ -66,13 +69,19 @@ class ParentChunker(Chunker):
         for i, units in sorted(groups.items()):
             parent = parents[i]
             header = parent.header.split("\n")[0]
-            for j in range(0, len(units), step):
+            j = 0
+            while j < len(units):
                 window = units[j : j + self.n]
-                while len(window) > 1 and sum(u[2] + 1 for u in window) > self.max_tokens:
+                size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
+                while len(window) > 1 and size > self.max_tokens:
                     window = window[:-1]  # children stay small: fewer units rather than a big child
+                    size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
                 kind = "sentence" if self.n == 1 else "sentences"
                 out.append(self.make_chunk(doc, window[0][0], window[-1][1], kind, header,
-                                           tuple(parent.heading_path.split(PATH_SEP)), parent_id=parent.id))
-                if j + self.n >= len(units):
+                                           tuple(parent.heading_path.split(PATH_SEP)), size, parent_id=parent.id))
+                if j + len(window) >= len(units):
                     break
+                # the next child starts `overlap` units before this one ends (a full window
+                # steps n - overlap); a shortened window must not leave units uncovered
+                j += max(min(step, len(window) - self.overlap), 1)
         return out

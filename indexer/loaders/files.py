@@ -91,8 +91,19 @@ def _read_ignore_file(root: Path) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def _mb(size: int) -> str:
-    return f"{size / 1024 / 1024:.1f} MB"
+def _sizes(size: int, cap: int) -> tuple[str, str]:
+    """A file size and the cap in the cap's unit, precise enough to tell them apart
+    (a 256 KB cap is not "0.2 MB", and 5.01 MB is not "5.0 MB > 5.0 MB")."""
+    formats = [lambda n: f"{n:,} bytes"]
+    if cap >= 1024:
+        formats.insert(0, lambda n: f"{n / 1024:,.0f} KB")
+    if cap >= 1024 * 1024:
+        formats.insert(0, lambda n: f"{n / 1024 / 1024:,.1f} MB")
+    for fmt in formats:
+        a, b = fmt(size), fmt(cap)
+        if a != b:
+            return a, b
+    return a, b
 
 
 def discover(
@@ -185,7 +196,7 @@ def _consider(result, path: Path, doc_id: str, max_size, seen_ids) -> None:
         return
     if st.st_size > max_size:
         result.skipped.append(
-            Skipped(doc_id, f"over the size cap ({_mb(st.st_size)} > {_mb(max_size)}); raise --max-file-size to include it")
+            Skipped(doc_id, "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(st.st_size, max_size)))
         )
         return
     if doc_id in seen_ids:
@@ -239,7 +250,7 @@ def decode(data: bytes, encoding: str | None = None) -> tuple[str, str | None]:
     controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
     if controls > max(2, len(text) // 100):
         raise SkipFile("binary file (control bytes, not text)")
-    return text, f"not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"
+    return text, "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"
 
 
 def normalise_newlines(text: str) -> str:

@@ -38,7 +38,9 @@ class Block:
 def _parser():
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+    # commonmark's maxNesting of 20 stops parsing inside a list nested ~10 levels deep
+    # (each level opens a list and an item) and swallows the text after it into the list
+    return MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
 
 
 def _line_starts(text: str) -> list[int]:
@@ -183,6 +185,8 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
         if block.kind != "end":
             if block.start < pos:  # overlapping maps never happen in practice; be safe
                 continue
+            if block.start >= block.end:  # only Unicode spaces (a line of U+00A0): no block
+                continue
             out.append(block)
             pos = max(pos, block.end)
     return out
@@ -196,8 +200,9 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
     """
     sections: list[Section] = []
     if not headings:
-        end = _rstrip_end(text, 0, len(text))
-        return [Section((title,), 0, 0, end, 0)] if text.strip() else []
+        start = _lstrip_start(text, 0, len(text))
+        end = _rstrip_end(text, start, len(text))
+        return [Section((title,), 0, start, end, start)] if text.strip() else []
     first = headings[0].start
     if text[:first].strip():
         s = _lstrip_start(text, 0, first)
@@ -229,7 +234,9 @@ def blocks_of(doc: Document) -> list[Block]:
         if doc.format in ("markdown", "html"):
             _, cached = parse(doc.text, 3 if doc.format == "html" else 6)
         elif doc.format == "code":
-            cached = [Block("code", s, e, parts=_line_spans(doc.text, s, e)) for s, e in [(0, len(doc.text))] if doc.text.strip()]
+            s = _lstrip_start(doc.text, 0, len(doc.text))
+            e = _rstrip_end(doc.text, s, len(doc.text))
+            cached = [Block("code", s, e, parts=_line_spans(doc.text, s, e))] if s < e else []
         else:
             cached = paragraph_blocks(doc.text, [s for s in doc.sections if s.level > 0])
         doc.cache["blocks"] = cached
