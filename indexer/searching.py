@@ -140,21 +140,23 @@ class Index:
                 f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} (ask a question, not a document)"
             )
         parent_mode = bool(self.entry.parents)
-        want = options.children_k if parent_mode else options.k
-        want = max(want, options.k)
+        want = max(options.children_k if parent_mode else options.k, options.k)
         if options.mode == "embedding":
-            ranked = self._embedding_ranked(query, want)
-            hits = [Hit(i + 1, s, c, embedding_rank=i + 1, embedding_score=s) for i, (c, s) in enumerate(ranked)]
+            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._dense(query, want, True))]
         elif options.mode == "bm25":
-            ranked = self._bm25_ranked(query, want)
-            hits = [Hit(i + 1, s, c, bm25_rank=i + 1, bm25_score=s) for i, (c, s) in enumerate(ranked)]
+            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._sparse(query, want))]
         else:
-            hits = self._hybrid(query, max(want, options.candidates), options)[:want]
+            ranked = self._fused(query, max(want, options.candidates), options)[:want]
+        chunks = self.fetch([r[0] for r in ranked])
+        hits = [Hit(i + 1, score, chunks[cid], er, es, br, bs)
+                for i, (cid, score, er, es, br, bs) in enumerate(r for r in ranked if r[0] in chunks)]
         if parent_mode:
             hits = self._to_parents(hits)
         return hits[: options.k]
 
-    def _embedding_ranked(self, query: str, n: int) -> list[tuple[Chunk, float]]:
+    def _dense(self, query: str, n: int, records: bool = False) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the n nearest chunks; with `records`, their texts and
+        metadata come back in the same call (worth it when n is what will be shown)."""
         vector = self.embedder.embed_query(query)
         if vector.shape[-1] != self.entry.dimension:
             raise EmbedderMismatch(
@@ -162,42 +164,32 @@ class Index:
                 f"{self.entry.dimension}-d ones; rebuild it with this embedder"
             )
         n = min(n, max(self.entry.chunks, 1))
+        include = ["documents", "metadatas", "distances"] if records else ["distances"]
         got = self.store._call(
             lambda: self.collection.query(
-                query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n,
-                include=["documents", "metadatas", "distances"],
+                query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n, include=include,
             )
         )
-        out = []
-        for cid, doc, meta, dist in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0]):
-            chunk = chunk_from_record(cid, doc, meta)
-            self._records[cid] = chunk
-            out.append((chunk, 1.0 - float(dist)))
-        return out
+        if records:
+            self._remember(got["ids"][0], got["documents"][0], got["metadatas"][0])
+        return [(cid, 1.0 - float(dist)) for cid, dist in zip(got["ids"][0], got["distances"][0])]
 
-    def _bm25_ranked(self, query: str, n: int) -> list[tuple[Chunk, float]]:
+    def _sparse(self, query: str, n: int) -> list[tuple[str, float]]:
         index = self.bm25
-        top = index.search(query, n)
-        ids = [index.ids[pos] for pos, _ in top]
-        chunks = self.fetch(ids)
-        return [(chunks[cid], score) for cid, (_, score) in zip(ids, top) if cid in chunks]
+        return [(index.ids[pos], score) for pos, score in index.search(query, n)]
 
-    def _hybrid(self, query: str, n: int, options: SearchOptions) -> list[Hit]:
-        dense = self._embedding_ranked(query, n)
-        sparse = self._bm25_ranked(query, n)
-        by_id = {c.id: c for c, _ in dense} | {c.id: c for c, _ in sparse}
-        e_rank = {c.id: (i + 1, s) for i, (c, s) in enumerate(dense)}
-        b_rank = {c.id: (i + 1, s) for i, (c, s) in enumerate(sparse)}
+    def _fused(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
+        """Both candidate lists fused: (id, score, embedding rank, embedding score,
+        bm25 rank, bm25 score), best first."""
+        dense = self._dense(query, n)
+        sparse = self._sparse(query, n)
+        e_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(dense)}
+        b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
         if options.fusion == "rrf":
-            fused = rrf([[c.id for c, _ in dense], [c.id for c, _ in sparse]], options.rrf_k, options.weights)
+            fused = rrf([[cid for cid, _ in dense], [cid for cid, _ in sparse]], options.rrf_k, options.weights)
         else:
-            fused = weighted({c.id: s for c, s in dense}, {c.id: s for c, s in sparse}, options.alpha)
-        hits = []
-        for i, (cid, score) in enumerate(fused):
-            er, es = e_rank.get(cid, (None, None))
-            br, bs = b_rank.get(cid, (None, None))
-            hits.append(Hit(i + 1, score, by_id[cid], er, es, br, bs))
-        return hits
+            fused = weighted(dict(dense), dict(sparse), options.alpha)
+        return [(cid, score, *e_rank.get(cid, (None, None)), *b_rank.get(cid, (None, None))) for cid, score in fused]
 
     def _to_parents(self, hits: list[Hit]) -> list[Hit]:
         """Map child hits to their parents, keeping each parent's best rank."""
@@ -225,12 +217,18 @@ class Index:
         return out
 
     # -- fetching records -----------------------------------------------------------------
+    def _remember(self, ids, documents, metadatas) -> None:
+        if len(self._records) > 20_000:  # a cache, not a copy of the collection
+            self._records.clear()
+        for cid, doc, meta in zip(ids, documents, metadatas):
+            self._records[cid] = chunk_from_record(cid, doc, meta)
+
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:
+        """Chunks by id (one round trip for those not seen yet)."""
         missing = [i for i in ids if i not in self._records]
         if missing:
             got = self.store._call(lambda: self.collection.get(ids=missing, include=["documents", "metadatas"]))
-            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                self._records[cid] = chunk_from_record(cid, doc, meta)
+            self._remember(got["ids"], got["documents"], got["metadatas"])
         return {i: self._records[i] for i in ids if i in self._records}
 
     def fetch_parents(self, ids: list[str]) -> dict[str, Chunk]:

@@ -1,0 +1,141 @@
+"""Shared pieces of the benchmarks: timing, tables, test corpora, machine description."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def median_time(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float:
+    """Median wall time of `fn` over `repeat` runs (after `warmup` untimed runs)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    """A Markdown table (readable in a terminal and pasteable into README)."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(r, widths)) + " |"
+            for r in cells]
+    return "\n".join([line, sep, *body])
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or text[0] in "-+.") and not text.endswith(":")
+
+
+def corpus_docs(folder: Path = CORPUS) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))}
+
+
+def repeated_markdown(megabytes: float, unique: bool = False) -> list[tuple[str, str]]:
+    """The bundled Turkish corpus repeated to about `megabytes` MB of UTF-8, as
+    (doc_id, text) files. With `unique`, every copy's text differs (a copy number in
+    the title and after each heading), so no two chunks share an embedding."""
+    docs = corpus_docs()
+    out: list[tuple[str, str]] = []
+    size, copy = 0, 0
+    target = megabytes * 1024 * 1024
+    while size < target:
+        for name, text in docs.items():
+            if unique:
+                lines = []
+                for line in text.split("\n"):
+                    lines.append(line)
+                    if line.startswith("#"):
+                        lines.append(f"\nKopya {copy}: {name} içinde {len(lines)}. satır.")
+                text = "\n".join(lines).replace("\n", f" (kopya {copy})\n", 1)
+            out.append((f"copy{copy:04d}/{name}", text))
+            size += len(text.encode("utf-8"))
+        copy += 1
+    return out
+
+
+def python_docs_text() -> str:
+    """A larger real text at hand in a package: the Python reference topics shipped with
+    the standard library (pydoc_data), ~0.5 MB of English technical prose."""
+    import pydoc_data.topics as topics
+
+    return "\n\n".join(topics.topics[key] for key in sorted(topics.topics))
+
+
+def code_files() -> list[tuple[str, str, str]]:
+    from indexer.loaders.formats import format_of
+
+    out = []
+    for path in sorted((CORPUS / "code").rglob("*")):
+        fmt, language = format_of(path.name)
+        if path.is_file() and fmt == "code":
+            out.append((str(path.relative_to(CORPUS / "code")), path.read_text(encoding="utf-8"), language))
+    return out
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def write_corpus(folder: Path, files: list[tuple[str, str]]) -> Path:
+    shutil.rmtree(folder, ignore_errors=True)
+    for doc_id, text in files:
+        target = folder / doc_id
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return folder
+
+
+def run_peak_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
+    """Run a command; return (seconds, peak RSS of that process in KiB, stdout)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
+    return seconds, usage.ru_maxrss, out

@@ -1,0 +1,377 @@
+"""indexer benchmarks: chunking throughput against peers, build cost, query latency,
+memory and scaling. Prints Markdown tables with the date and machine.
+
+    python bench/run.py --quick      # under ~2 minutes
+    python bench/run.py              # the full run (20 MB corpora, 100k-chunk collections)
+
+Our machines are shared and noisy: every time is a median over repeated runs, and each
+comparison is a ratio measured in the same process on the same text. Peers (chonkie,
+LangChain text splitters) come from the `bench` extra: pip install -e ".[bench]".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
+    run_peak_rss, table, write_corpus,
+)
+
+PY = sys.executable
+
+
+class Report:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.targets: list[tuple[str, str, str, bool]] = []
+
+    def section(self, title: str, text: str) -> None:
+        block = f"### {title}\n\n{text}\n"
+        print(block, flush=True)
+        self.parts.append(block)
+
+    def target(self, name: str, goal: str, measured: str, met: bool) -> None:
+        self.targets.append((name, goal, measured, met))
+
+
+# -- chunking ----------------------------------------------------------------------------
+
+def bench_chunking(report: Report, quick: bool) -> None:
+    from indexer.chunkers import parse_strategy
+    from indexer.loaders import make_document
+    from indexer.tokens import get_tokenizer
+
+    tk = get_tokenizer()
+    enc = tk._enc
+    repeat = 2 if quick else 5
+    size_mb = 1.5 if quick else 20
+    texts = {
+        f"Turkish corpus, {size_mb} MB": [(d, t, "markdown", "") for d, t in repeated_markdown(size_mb)],
+        f"Python docs (pydoc_data), {size_mb} MB": _repeat_text(python_docs_text(), size_mb),
+    }
+    peers = _peers(enc)
+    rows = []
+    for label, files in texts.items():
+        mb = sum(len(t.encode("utf-8")) for _, t, _, _ in files) / 1024 / 1024
+        docs = [make_document(d, t, fmt, lang) for d, t, fmt, lang in files]
+        raw = median_time(lambda: [enc.encode_ordinary(d.text) for d in docs], repeat)
+        results = {"tiktoken encode_ordinary (ceiling)": raw}
+        for name in ("fixed128", "headers", "blocks"):
+            chunker = parse_strategy(name).create()
+
+            def run(chunker=chunker):
+                for d in docs:
+                    d.cache.pop("bounds:" + tk.name, None)  # tokenize again every run
+                    chunker.chunk(d)
+
+            results[f"indexer {name}"] = median_time(run, repeat)
+        parse = median_time(lambda: [make_document(d, t, fmt, lang) for d, t, fmt, lang in files], repeat)
+        results["indexer markdown parse (loader, shared by all)"] = parse
+        for peer, fn in peers.items():
+            results[peer] = median_time(lambda fn=fn: [fn(d.text) for d in docs], repeat)
+        for name, seconds in results.items():
+            rows.append([label, name, f"{mb / seconds:.2f}", f"{raw / seconds:.2f}"])
+        fixed = results["indexer fixed128"]
+        if label.startswith("Turkish"):
+            report.target("fixed-window chunking vs raw tokenizer", ">= 0.80", f"{raw / fixed:.2f}", raw / fixed >= 0.8)
+            if "chonkie TokenChunker(128)" in results:
+                ratio = results["chonkie TokenChunker(128)"] / fixed
+                report.target("fixed-window chunking vs chonkie TokenChunker", ">= 1.5x", f"{ratio:.2f}x", ratio >= 1.5)
+    code = code_files()
+    copies = max(1, int(size_mb * 1024 * 1024 / sum(len(t.encode()) for _, t, _ in code)))
+    files = [(f"c{i}/{d}", t, "code", lang) for i in range(copies) for d, t, lang in code]
+    mb = sum(len(t.encode("utf-8")) for _, t, _, _ in files) / 1024 / 1024
+    docs = [make_document(d, t, fmt, lang) for d, t, fmt, lang in files]
+    raw = median_time(lambda: [enc.encode_ordinary(d.text) for d in docs], repeat)
+    chunker = parse_strategy("code").create()
+
+    def run_code():
+        for d in docs:
+            d.cache.clear()
+            chunker.chunk(d)
+
+    code_s = median_time(run_code, repeat)
+    rows.append([f"code repo, {mb:.1f} MB", "tiktoken encode_ordinary (ceiling)", f"{mb / raw:.2f}", "1.00"])
+    rows.append([f"code repo, {mb:.1f} MB", "indexer code (tree-sitter)", f"{mb / code_s:.2f}", f"{raw / code_s:.2f}"])
+    report.section(
+        "Chunking throughput (median of %d runs; ratio = time of the raw tokenizer / time of the row)" % repeat,
+        table(["text", "chunker", "MB/s", "vs tokenizer"], rows),
+    )
+
+
+def _repeat_text(text: str, megabytes: float) -> list[tuple[str, str, str, str]]:
+    copies = max(1, int(megabytes * 1024 * 1024 / len(text.encode("utf-8"))))
+    return [(f"pydoc{i:03d}.txt", text, "text", "") for i in range(copies)]
+
+
+def _peers(enc) -> dict:
+    peers = {}
+    try:
+        from chonkie import RecursiveChunker, TokenChunker
+
+        token = TokenChunker(tokenizer=enc, chunk_size=128, chunk_overlap=0)
+        recursive = RecursiveChunker(tokenizer=enc, chunk_size=512)
+        peers["chonkie TokenChunker(128)"] = token.chunk
+        peers["chonkie RecursiveChunker(512)"] = recursive.chunk
+    except ImportError:
+        print("chonkie not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
+    try:
+        from langchain_text_splitters import MarkdownHeaderTextSplitter, TokenTextSplitter
+
+        splitter = TokenTextSplitter(encoding_name="o200k_base", chunk_size=128, chunk_overlap=0)
+        headers = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2"), ("###", "h3")])
+        peers["LangChain TokenTextSplitter(128)"] = splitter.split_text
+        peers["LangChain MarkdownHeaderTextSplitter"] = headers.split_text
+    except ImportError:
+        print("langchain-text-splitters not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
+    return peers
+
+
+# -- build ---------------------------------------------------------------------------------
+
+def bench_build(report: Report, quick: bool, work: Path) -> None:
+    corpus = write_corpus(work / "build-corpus", repeated_markdown(0.06 if quick else 1.0, unique=True))
+    rows = []
+    for strategy in ("headers", "fixed128"):
+        db = work / f"build-db-{strategy}"
+        shutil.rmtree(db, ignore_errors=True)
+        cmd = [PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db), "-q", "--json"]
+        cold_s, cold_rss, out = run_peak_rss(cmd)
+        [cold] = json.loads(out)
+        again_s, _, out = run_peak_rss(cmd)
+        [again] = json.loads(out)
+        t = cold["timings"]
+        inside = cold["seconds"]
+        embed = t.get("embed", 0.0)
+        other = inside - embed
+        rows.append([
+            strategy, cold["files"], cold["chunks"], f"{cold_s:.1f}", f"{inside:.1f}", f"{embed:.1f}",
+            f"{t.get('chunk', 0):.2f}", f"{t.get('load', 0) + t.get('hash', 0):.2f}", f"{t.get('write', 0):.2f}",
+            f"{t.get('bm25', 0):.2f}", f"{100 * other / inside:.1f}%", f"{cold['chunks'] / inside:.0f}",
+            f"{again_s:.2f}", f"{100 * again_s / cold_s:.1f}%", again["mode"],
+        ])
+        if strategy == "headers":
+            report.target("build: everything except embedding", "<= 10% of build", f"{100 * other / inside:.1f}%",
+                          other / inside <= 0.10)
+            report.target("unchanged rebuild vs cold build", "<= 2%", f"{100 * again_s / cold_s:.1f}%",
+                          again_s / cold_s <= 0.02)
+    report.section(
+        "Build with the default embedder (use-m3), unique texts so nothing comes from the embedding cache",
+        table(["strategy", "files", "chunks", "cold s (process)", "build s", "embed s", "chunk s", "load s",
+               "write s", "bm25 s", "non-embed", "chunks/s", "rebuild s", "rebuild/cold", "rebuild mode"], rows)
+        + "\n\n`cold s (process)` includes Python start-up, imports and loading the model; the"
+          " shares are of `build s` (the build itself, model loading included in `embed s`).",
+    )
+
+
+# -- query ---------------------------------------------------------------------------------
+
+def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = True) -> None:
+    """A collection of n synthetic chunks (corpus sentences recombined), written with the
+    store and BM25 APIs so `Index.open` serves it like a built one. `vectors` is "real"
+    (embedded with the default model, through the embedding cache) or "random" (unit
+    vectors: latency does not depend on what the vectors mean)."""
+    import numpy as np
+
+    from indexer import __version__
+    from indexer.analyzer import Analyzer
+    from indexer.bm25 import BM25Builder
+    from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+    from indexer.sentences import split_sentences
+    from indexer.store import Entry, Store, chunk_metadata, write_json
+    from indexer.types import Chunk
+
+    sentences = []
+    for text in (p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.md"))):
+        sentences += [text[s:e] for s, e in split_sentences(text) if len(text[s:e]) > 20]
+    rng = np.random.default_rng(7)
+    store = Store(db, create=True)
+    strategy = f"synthetic{n}"
+    model = get_embedder()
+    embedder = CachedEmbedder(model, EmbeddingCache(Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"))
+    col = store.new_collection(strategy, model.name, {"strategy": strategy})
+    bm25 = BM25Builder(Analyzer.for_language("tr"))
+    step = 2000
+    t_write = t_embed = 0.0
+    for start in range(0, n, step):
+        chunks = []
+        for i in range(start, min(n, start + step)):
+            picks = rng.choice(len(sentences), size=3, replace=False)
+            text = f"Belge {i % 997}. " + " ".join(sentences[j] for j in picks)
+            chunks.append(Chunk(id=f"s{i:07d}", doc_id=f"doc{i // 20:05d}.md", text=text, start=0, end=len(text),
+                                start_line=1, end_line=1, kind="synthetic", header=f"Sentetik › Bölüm {i % 53}",
+                                n_tokens=len(text) // 4, strategy=strategy))
+        t0 = time.perf_counter()
+        if vectors == "real":
+            emb = embedder.embed_documents([c.indexed_text for c in chunks])
+        else:
+            emb = rng.standard_normal((len(chunks), model.dimension)).astype(np.float32)
+            emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+        t_embed += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for k in range(0, len(chunks), 1000):
+            part = chunks[k : k + 1000]
+            col.add(ids=[c.id for c in part], embeddings=emb[k : k + 1000], documents=[c.text for c in part],
+                    metadatas=[chunk_metadata(c) for c in part])
+        t_write += time.perf_counter() - t0
+        bm25.add([c.id for c in chunks], [c.indexed_text for c in chunks])
+    side = store.side_dir(col.name)
+    t0 = time.perf_counter()
+    bm25.finish("bm25s" if engine_files else "rank-bm25").save(side / "bm25")
+    t_bm25 = time.perf_counter() - t0
+    write_json(side / "manifest.json", {"format": 1, "settings": {}, "files": {}, "skipped": {}})
+    store.publish(Entry(strategy=strategy, embedder=model.name, collection=col.name, dimension=model.dimension,
+                        kind="synthetic", params={}, tokenizer="o200k_base", version=__version__,
+                        built_at=time.strftime("%Y-%m-%dT%H:%M:%S"), source=[], files=n // 20, chunks=n,
+                        extra={"analyzer": Analyzer.for_language("tr").to_dict(), "bm25_engine": "bm25s",
+                               "write_seconds": t_write, "bm25_seconds": t_bm25, "embed_seconds": t_embed}))
+
+
+def bench_query(report: Report, quick: bool, work: Path) -> None:
+    from indexer.bm25 import BM25Index
+    from indexer.embeddings import get_embedder
+    from indexer.searching import Index, SearchOptions
+    from indexer.store import Store
+
+    sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
+    questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
+    n_queries = 40 if quick else 200
+    queries = (questions * (n_queries // len(questions) + 1))[:n_queries]
+    get_embedder().embed_query("warm up")
+    lat_rows, scale_rows = [], []
+    for n, vectors in sizes:
+        db = work / f"query-db-{n}"
+        shutil.rmtree(db, ignore_errors=True)
+        t0 = time.perf_counter()
+        synthetic_collection(db, n, vectors)
+        store = Store(db)
+        entry = store.find(f"synthetic{n}")
+        side = store.side_dir(entry.collection) / "bm25"
+        for engine in ("rank-bm25", "bm25s"):
+            t0 = time.perf_counter()
+            loaded = BM25Index.load(side, engine)
+            loaded.scores("warm up kargo")
+            load_s = time.perf_counter() - t0
+            index = Index(store, entry, bm25_engine=engine)
+            index._bm25 = loaded
+            for mode in ("embedding", "bm25", "hybrid"):
+                if mode == "embedding" and engine == "bm25s":
+                    continue
+                opts = SearchOptions(mode=mode, k=5)
+                for q in queries[:5]:
+                    index.search(q, opts)
+                times = []
+                for q in queries:
+                    t1 = time.perf_counter()
+                    index.search(q, opts)
+                    times.append((time.perf_counter() - t1) * 1000)
+                p50, p95 = percentile(times, 50), percentile(times, 95)
+                lat_rows.append([n, vectors, mode, engine if mode != "embedding" else "-", f"{p50:.1f}",
+                                 f"{p95:.1f}", f"{load_s:.2f}" if mode != "embedding" else "-"])
+                if n == sizes[-1][0] and mode == "hybrid" and engine == "bm25s":
+                    report.target(f"hybrid p50 at {n:,} chunks, bm25s", "<= 20 ms", f"{p50:.1f} ms", p50 <= 20)
+        extra = entry.extra
+        scale_rows.append([n, vectors, f"{extra['write_seconds']:.1f}", f"{extra['bm25_seconds']:.2f}",
+                           f"{folder_size(db / 'chroma') / 1e6:.0f}", f"{folder_size(side) / 1e6:.1f}"])
+    report.section(
+        f"Query latency, warm, in-process ({n_queries} questions from the Turkish set; ms)",
+        table(["chunks", "vectors", "mode", "bm25 engine", "p50 ms", "p95 ms", "bm25 load s"], lat_rows),
+    )
+    report.section(
+        "Scaling: writing and indexing synthetic collections",
+        table(["chunks", "vectors", "Chroma write s", "BM25 build s (bm25s)", "Chroma MB", "BM25 MB"], scale_rows)
+        + "\n\nVectors are real embeddings where it says `real` (cached in bench/.cache) and random"
+          " unit vectors otherwise: HNSW latency does not depend on what the vectors mean.",
+    )
+
+
+def bench_cold_query(report: Report, quick: bool, work: Path) -> None:
+    db = work / "cold-db"
+    shutil.rmtree(db, ignore_errors=True)
+    run_peak_rss([PY, "-m", "indexer", "build", str(CORPUS), "-s", "headers", "--db", str(db), "-q"])
+    rows = []
+    repeat = 3 if quick else 5
+    for mode in ("embedding", "bm25", "hybrid"):
+        cmd = [PY, "-m", "indexer", "query", "Siparişim Van'ın bir köyüne kaç günde gelir?", "-s", "headers",
+               "--db", str(db), "--mode", mode]
+        times = sorted(run_peak_rss(cmd)[0] for _ in range(repeat))
+        med = times[len(times) // 2]
+        rows.append([mode, f"{med:.2f}", f"{times[0]:.2f}", f"{times[-1]:.2f}"])
+        if mode == "embedding":
+            report.target("cold `indexer query` (import + open + one query)", "<= 1.5 s", f"{med:.2f} s", med <= 1.5)
+    help_s = median_time(lambda: run_peak_rss([PY, "-m", "indexer", "--help"]), repeat, warmup=0)
+    rows.append(["(indexer --help)", f"{help_s:.2f}", "", ""])
+    report.section(f"Cold `indexer query` command, median of {repeat} (s)", table(["mode", "median", "min", "max"], rows))
+
+
+def bench_memory(report: Report, quick: bool, work: Path) -> None:
+    sizes = (0.5, 2) if quick else (5, 20)
+    rows = []
+    for mb in sizes:
+        corpus = write_corpus(work / f"mem-corpus-{mb}", repeated_markdown(mb))
+        for strategy in ("headers", "fixed128"):
+            db = work / f"mem-db-{mb}-{strategy}"
+            shutil.rmtree(db, ignore_errors=True)
+            # the copies repeat the same texts: after the first copy every vector comes from
+            # the embedding cache, so this measures what a build holds, not the model
+            seconds, rss, out = run_peak_rss(
+                [PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db), "-q", "--json"])
+            [r] = json.loads(out)
+            rows.append([f"{mb:g} MB", strategy, r["files"], r["chunks"], f"{rss / 1024:.0f}",
+                         f"{folder_size(db) / 1e6:.0f}", f"{seconds:.0f}"])
+    report.section(
+        "Peak memory of `indexer build` (RSS of the process)",
+        table(["corpus", "strategy", "files", "chunks", "peak RSS MB", "index on disk MB", "wall s"], rows)
+        + "\n\nThe corpus is the bundled one repeated; documents are streamed and embedded in batches of"
+          " 256, so memory grows with the index (BM25 term ids, Chroma's HNSW), not with the input text.",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 2 minutes")
+    parser.add_argument("--only", default="chunk,build,query,cold,memory",
+                        help="comma-separated sections: chunk,build,query,cold,memory")
+    parser.add_argument("--out", type=Path, default=None, help="also write the report (Markdown) here")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    report = Report()
+    header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {'quick' if args.quick else 'full'} run\n\n{machine()}"
+    print(header + "\n", flush=True)
+    only = set(args.only.split(","))
+    work = Path(tempfile.mkdtemp(prefix="indexer-bench-"))
+    t0 = time.perf_counter()
+    try:
+        if "chunk" in only:
+            bench_chunking(report, args.quick)
+        if "build" in only:
+            bench_build(report, args.quick, work)
+        if "query" in only:
+            bench_query(report, args.quick, work)
+        if "cold" in only:
+            bench_cold_query(report, args.quick, work)
+        if "memory" in only:
+            bench_memory(report, args.quick, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows = [[name, goal, measured, "yes" if met else "NO"] for name, goal, measured, met in report.targets]
+    report.section("Targets", table(["target", "goal", "measured", "met"], rows))
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(header + "\n\n" + "\n".join(report.parts) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
