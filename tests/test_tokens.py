@@ -45,3 +45,16 @@ def test_boundary_inside_a_multibyte_character_moves_to_its_end():
     for offset in tk.boundaries(text).tolist():
         text[:offset].encode("utf-8")  # never half a character
         assert 0 <= offset <= len(text)
+
+
+def test_decoded_ranks_cache_is_used_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("INDEXER_CACHE_DIR", str(tmp_path))
+    first = tokens._load_encoding("o200k_base")  # builds the cache
+    cached = tmp_path / "tiktoken" / f"o200k_base-{tokens._SHA256['o200k_base'][:16]}.ranks"
+    assert cached.exists()
+    again = tokens._load_encoding("o200k_base")
+    assert again.encode_ordinary("Kargo İADE 5.000 TL") == first.encode_ordinary("Kargo İADE 5.000 TL")
+    cached.write_bytes(b"not marshal data")
+    repaired = tokens._load_encoding("o200k_base")
+    assert repaired.encode_ordinary("indexer test") == tokens._PROBE["o200k_base"]
+    assert not cached.exists() or cached.read_bytes() != b"not marshal data"
