@@ -49,6 +49,8 @@ def test_boundary_inside_a_multibyte_character_moves_to_its_end():
 
 def test_decoded_ranks_cache_is_used_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("INDEXER_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    tokens._install_bpe_file("o200k_base")  # as Tokenizer() does first
     first = tokens._load_encoding("o200k_base")  # builds the cache
     cached = tmp_path / "tiktoken" / f"o200k_base-{tokens._SHA256['o200k_base'][:16]}.ranks"
     assert cached.exists()
