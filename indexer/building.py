@@ -163,6 +163,8 @@ def build(
     wait: bool = True,
     lang: str = "auto",
     stem: int | None = None,
+    fold: bool | None = None,
+    stopwords: bool | None = None,
     bm25_engine: str = "rank-bm25",
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
@@ -183,7 +185,9 @@ def build(
     cache = EmbeddingCache(store.db / "cache" / "embeddings.sqlite")
     if lang == "auto":
         lang = _detect(found.files, encoding)
-    analyzer = Analyzer.for_language(lang, stem=stem)
+    if stem is not None and stem < 0:
+        raise UsageError(f"--stem must be 0 (off) or a prefix length, not {stem}")
+    analyzer = Analyzer.for_language(lang, stem=stem, fold=fold, stopwords=stopwords)
     source = [str(Path(p).resolve()) for p in paths]
     reports = []
     try:

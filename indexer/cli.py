@@ -17,7 +17,7 @@ from . import __version__
 from .config import DEFAULT_MAX_FILE_SIZE, ENV_CHROMA_URL, ENV_DB, ENV_EMBEDDER
 from .errors import IndexerError
 
-DEFAULT_STRATEGY = "headers"
+DEFAULT_STRATEGY = "auto"  # code -> code, Markdown/HTML -> blocks, other text -> headers
 
 
 def _fail(message: str, code: int) -> None:
@@ -182,6 +182,20 @@ def _echo_skipped(found, err: bool = False) -> None:
         click.echo(f"ignored unsupported file types: {listing}", err=err)
 
 
+def _only_strategy(db, chroma_url) -> str:
+    from .errors import UsageError
+    from .store import Store
+
+    built = sorted({e.strategy for e in Store(db, chroma_url).entries()})
+    if len(built) == 1:
+        return built[0]
+    if not built:
+        from .errors import CollectionNotFound
+
+        raise CollectionNotFound("nothing is built yet; build one first: indexer build PATH")
+    raise UsageError(f"several collections are built ({', '.join(built)}); pass --strategy")
+
+
 def _weights(text: str) -> tuple[float, float]:
     try:
         e, b = (float(x) for x in text.split(","))
@@ -208,13 +222,15 @@ def _fmt_seconds(value: float) -> str:
 @click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default="auto", show_default=True,
               help="BM25 analyzer language (auto decides from the documents).")
 @click.option("--stem", type=int, default=None, help="BM25 prefix stem length (0 = off; default per language).")
+@click.option("--fold/--no-fold", default=None, help="BM25: fold diacritics (ç→c, ı→i...; default per language).")
+@click.option("--stopwords/--no-stopwords", default=None, help="BM25: drop common words (default per language).")
 @click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default="rank-bm25", show_default=True,
               help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]').")
 @quiet_option
 @json_option
 @handle_errors
 def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, include, exclude, max_file_size,
-          encoding, full, no_wait, lang, stem, bm25_engine, quiet, as_json):
+          encoding, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json):
     """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
 
     Only new and changed files are chunked and embedded again; the previous version
@@ -225,7 +241,8 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
     reports = run_build(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], db=db, chroma_url=chroma_url, embedder=embedder,
         ollama_host=ollama_host, include=include, exclude=exclude, max_file_size=max_file_size, encoding=encoding,
-        name=name, full=full, wait=not no_wait, lang=lang, stem=stem, bm25_engine=bm25_engine,
+        name=name, full=full, wait=not no_wait, lang=lang, stem=stem, fold=fold, stopwords=stopwords,
+        bm25_engine=bm25_engine,
         progress=ClickProgress(quiet), on_message=note,
     )
     if as_json:
@@ -262,7 +279,7 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 
 @cli.command()
 @click.argument("text")
-@click.option("--strategy", "-s", default=DEFAULT_STRATEGY, show_default=True, help="Collection to search.")
+@click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
 @click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default="embedding",
               show_default=True, help="Embedding similarity, BM25, or both fused.")
 @click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
@@ -280,11 +297,15 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, bm25_engine, db, chroma_url, embedder,
           ollama_host, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from .searching import Index, SearchOptions
+    from .searching import Index, SearchOptions, check_query
 
+    check_query(text)
+    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates)
+    options.check()
+    if strategy is None:
+        strategy = _only_strategy(db, chroma_url)
     index = Index.open(strategy, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host,
                        bm25_engine=bm25_engine)
-    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates)
     if rrf_weights:
         options.weights = _weights(rrf_weights)
     hits = index.search(text, options)

@@ -48,6 +48,18 @@ class SearchOptions:
             raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
 
 
+def check_query(query: str) -> str:
+    """The query, stripped; a usage error when it is empty or absurdly long."""
+    query = query.strip()
+    if not query:
+        raise UsageError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} (ask a question, not a document)"
+        )
+    return query
+
+
 class Index:
     """One live collection, opened for searching (embedder and BM25 loaded on first use)."""
 
@@ -132,13 +144,7 @@ class Index:
     def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
         options = options or SearchOptions(**kw)
         options.check()
-        query = query.strip()
-        if not query:
-            raise UsageError("the query is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            raise UsageError(
-                f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} (ask a question, not a document)"
-            )
+        query = check_query(query)
         parent_mode = bool(self.entry.parents)
         want = max(options.children_k if parent_mode else options.k, options.k)
         if options.mode == "embedding":

@@ -1,0 +1,147 @@
+"""Choosing defaults by measurement: embedders × BM25 analyzers × fusion, on the bundled
+Turkish and English question sets (and the code set as a third opinion).
+
+    python bench/defaults.py            # ~5 minutes on 2 cores (e5 is the slow part)
+    python bench/defaults.py --json F   # every number, for diffing
+
+Everything goes through the real pipeline: `indexer.build` into a fresh database (so
+build times are cold, nothing comes from the embedding cache), `indexer.evaluate` on the
+stored collections. Analyzer variants are built as extra collections over the same
+chunks (their vectors come from the cache: only BM25 differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import CORPUS, machine, table  # noqa: E402
+
+from indexer.building import build  # noqa: E402
+from indexer.evaluation import evaluate  # noqa: E402
+from indexer.searching import SearchOptions  # noqa: E402
+
+SETS = {
+    "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),
+    "en": (CORPUS / "en", CORPUS / "en" / "questions.jsonl", (1, 5)),
+    "code": (CORPUS / "code", CORPUS / "code" / "questions.jsonl", (1, 5)),
+}
+STRATEGIES = ("headers", "fixed128")
+CODE_STRATEGIES = ("code", "fixed128")
+EMBEDDERS = ("use-m3", "e5-small")
+ANALYZERS = {  # name -> build() keyword arguments
+    "nofold-nostem": {"fold": False, "stem": 0},
+    "fold-nostem": {"fold": True, "stem": 0},
+    "fold-stem4": {"fold": True, "stem": 4},
+    "fold-stem5": {"fold": True, "stem": 5},
+    "fold-stem6": {"fold": True, "stem": 6},
+    "fold-stem5-stop": {"fold": True, "stem": 5, "stopwords": True},
+}
+FUSIONS = {  # name -> SearchOptions keyword arguments
+    "rrf 1:1": {"fusion": "rrf", "weights": (1.0, 1.0)},
+    "rrf 1:2 (bm25 x2)": {"fusion": "rrf", "weights": (1.0, 2.0)},
+    "rrf 2:1 (embedding x2)": {"fusion": "rrf", "weights": (2.0, 1.0)},
+    "weighted a=0.3": {"fusion": "weighted", "alpha": 0.3},
+    "weighted a=0.5": {"fusion": "weighted", "alpha": 0.5},
+    "weighted a=0.7": {"fusion": "weighted", "alpha": 0.7},
+}
+
+
+def row_numbers(row, n):
+    return {"recall@1": row.recall(1), "recall@5": row.recall(5), "mrr": round(row.mrr, 4),
+            "ctx": round(row.ctx_tokens), "n": n}
+
+
+def fmt(v, n):
+    return f"{v['recall@1']}/{n}", f"{v['recall@5']}/{n}", f"{v['mrr']:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--sets", default="tr,en,code")
+    parser.add_argument("--embedders", default=",".join(EMBEDDERS))
+    args = parser.parse_args()
+    sets = args.sets.split(",")
+    embedders = args.embedders.split(",")
+    work = Path(tempfile.mkdtemp(prefix="indexer-defaults-"))
+    results: dict = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "sets": {}}
+    print(f"choosing defaults, {results['date']}, {results['machine']}\n", flush=True)
+    try:
+        for name in sets:
+            folder, questions, ks = SETS[name]
+            strategies = CODE_STRATEGIES if name == "code" else STRATEGIES
+            db = work / f"db-{name}"
+            out = results["sets"][name] = {"embedders": {}, "analyzers": {}, "fusion": {}}
+            # 1. embedders: cold builds, then every mode
+            for emb in embedders:
+                t0 = time.perf_counter()
+                reports = build([folder], list(strategies), db=db, embedder=emb)
+                seconds = time.perf_counter() - t0
+                chunks = sum(r.chunks for r in reports)
+                ev = evaluate(questions, list(strategies), ("embedding", "bm25", "hybrid"), ks, db=db,
+                              embedders=(emb,))
+                n = len(ev.questions)
+                for row in ev.rows:
+                    out["embedders"][f"{emb}|{row.strategy}|{row.mode}"] = {
+                        **row_numbers(row, n), "build_s": round(seconds, 1), "chunks": chunks,
+                        "passages_per_s": round(chunks / max(seconds, 1e-9), 1)}
+            # 2. BM25 analyzers (embeddings come from the cache; only BM25 changes)
+            lang = "tr" if name == "tr" else "en"
+            for variant, kwargs in ANALYZERS.items():
+                names = []
+                for strategy in strategies:
+                    build([folder], [strategy], db=db, embedder=embedders[0], name=f"{strategy}-{variant}",
+                          lang=lang, **kwargs)
+                    names.append(f"{strategy}-{variant}")
+                ev = evaluate(questions, names, ("bm25",), ks, db=db, embedders=(embedders[0],))
+                n = len(ev.questions)
+                for row in ev.rows:
+                    out["analyzers"][f"{variant}|{row.strategy.rsplit('-' + variant, 1)[0]}"] = row_numbers(row, n)
+            # 3. fusion, per embedder, on the default analyzer's collections
+            for emb in embedders:
+                for fusion, kwargs in FUSIONS.items():
+                    ev = evaluate(questions, list(strategies), ("hybrid",), ks, db=db, embedders=(emb,),
+                                  options=SearchOptions(**kwargs))
+                    n = len(ev.questions)
+                    for row in ev.rows:
+                        out["fusion"][f"{emb}|{fusion}|{row.strategy}"] = row_numbers(row, n)
+            report(name, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def report(name: str, out: dict) -> None:
+    rows = []
+    for key, v in out["embedders"].items():
+        emb, strategy, mode = key.split("|")
+        rows.append([emb, strategy, mode, *fmt(v, v["n"]), v["ctx"], v["build_s"], v["passages_per_s"]])
+    print(f"### {name}: embedders × modes (cold build of both strategies)\n")
+    print(table(["embedder", "strategy", "mode", "recall@1", "recall@5", "MRR", "ctxTok@5", "build s",
+                 "chunks/s"], rows) + "\n", flush=True)
+    rows = []
+    for key, v in out["analyzers"].items():
+        variant, strategy = key.split("|")
+        rows.append([variant, strategy, *fmt(v, v["n"])])
+    print(f"### {name}: BM25 analyzers (bm25 mode)\n")
+    print(table(["analyzer", "strategy", "recall@1", "recall@5", "MRR"], rows) + "\n", flush=True)
+    rows = []
+    for key, v in out["fusion"].items():
+        emb, fusion, strategy = key.split("|")
+        rows.append([emb, fusion, strategy, *fmt(v, v["n"])])
+    print(f"### {name}: fusion (hybrid mode)\n")
+    print(table(["embedder", "fusion", "strategy", "recall@1", "recall@5", "MRR"], rows) + "\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
