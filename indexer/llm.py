@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EmbedderError, UsageError
+from .errors import UsageError
 from .sentences import split_sentences
 from .types import Chunk, Document
 
@@ -162,25 +162,16 @@ class OllamaContextualizer(Contextualizer):
     def _chat(self, system: str, user: str):
         import ollama
 
+        from .embeddings.ollama import ollama_errors
+
         if self._client is None:
             self._client = ollama.Client(host=self.host)
-        try:
+        with ollama_errors(self.host, self.model, " for contextual retrieval", ", or use contextual:llm=extractive"):
             return self._client.chat(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 options={"temperature": 0, "seed": 42, "num_predict": MAX_CONTEXT_TOKENS * 2},
             )
-        except ConnectionError:
-            raise EmbedderError(
-                f"cannot reach the Ollama server at {self.host} for contextual retrieval: start it with "
-                "`ollama serve`, pass --ollama-host, or use contextual:llm=extractive"
-            ) from None
-        except ollama.ResponseError as exc:
-            if exc.status_code == 404 or "not found" in str(exc.error).lower():
-                raise EmbedderError(
-                    f"the Ollama server at {self.host} has no model {self.model!r}: run `ollama pull {self.model}`"
-                ) from None
-            raise EmbedderError(f"Ollama failed to write a context with {self.model}: {exc.error}") from None
 
     def _context(self, doc: Document, chunk: Chunk, language: str) -> str:
         chunk_hash = hashlib.sha256(chunk.text.encode()).hexdigest()

@@ -46,6 +46,15 @@ socket.socket.connect = _guarded(_real_connect)
 socket.socket.connect_ex = _guarded(_real_connect_ex)
 
 
+def write_file(base: Path, rel: str, content: str | bytes) -> None:
+    path = base / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+
 @pytest.fixture
 def write_files(tmp_path):
     """Write {relative path: str | bytes} under a fresh folder and return the folder."""
@@ -53,12 +62,7 @@ def write_files(tmp_path):
     def write(files: dict[str, str | bytes], root: Path | None = None) -> Path:
         base = root or tmp_path / "docs"
         for rel, content in files.items():
-            path = base / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content, encoding="utf-8")
+            write_file(base, rel, content)
         return base
 
     return write

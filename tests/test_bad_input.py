@@ -30,6 +30,7 @@ from indexer.loaders.markdown import blocks_of
 from indexer.searching import Index
 from indexer.tokens import get_tokenizer
 
+from .conftest import write_file
 from .test_chunkers import limit_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,15 +100,6 @@ SKIPPED_ON_DISCOVERY = {
 WARNINGS = {"cp1254.md": "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"}
 
 
-def _write(base: Path, rel: str, content: str | bytes) -> None:
-    path = base / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def corpus():
     """The folder of every bad input at once. It lives in a world-readable temporary
@@ -118,13 +110,13 @@ def corpus():
     root = top / "docs"
     root.mkdir()
     for rel, (content, _) in GOOD.items():
-        _write(root, rel, content)
-    _write(root, "binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01binary")
-    _write(root, "invalid-utf8.md", b"# Bozuk\n\nabc \x81\x8d\x90 def")
-    _write(root, "empty.md", "")
-    _write(root, "blank.txt", "  \n\t\n   \n")
-    _write(root, "big.md", "# Büyük\n\n" + "kelime " * 50_000)  # 0.3 MB, over the 256 KB cap
-    _write(root, "secret.md", "# Gizli\n\ngizlisözcük")
+        write_file(root, rel, content)
+    write_file(root, "binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01binary")
+    write_file(root, "invalid-utf8.md", b"# Bozuk\n\nabc \x81\x8d\x90 def")
+    write_file(root, "empty.md", "")
+    write_file(root, "blank.txt", "  \n\t\n   \n")
+    write_file(root, "big.md", "# Büyük\n\n" + "kelime " * 50_000)  # 0.3 MB, over the 256 KB cap
+    write_file(root, "secret.md", "# Gizli\n\ngizlisözcük")
     os.chmod(root / "secret.md", 0o000)
     os.symlink(root, root / "loop")  # a folder link back to the root
     os.symlink("self-link.md", root / "self-link.md")  # a link to itself
@@ -407,7 +399,7 @@ def test_db_folder_that_is_not_ours_is_a_runtime_error(tmp_path):
 
 def test_a_folder_of_only_bad_files_is_a_runtime_error(tmp_path):
     root = tmp_path / "bad"
-    _write(root, "binary.md", b"\x00\x01")
-    _write(root, "empty.md", "")
+    write_file(root, "binary.md", b"\x00\x01")
+    write_file(root, "empty.md", "")
     line = one_line_error(run("build", root, "--db", tmp_path / "db", "--strategy", "headers"), 1)
     assert line.startswith("Error: no chunks for strategy headers: every file was skipped (2 skipped)")

