@@ -7,6 +7,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -128,14 +129,25 @@ def write_corpus(folder: Path, files: list[tuple[str, str]]) -> Path:
     return folder
 
 
+_MEASURE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
+    "print(f'@@{time.perf_counter() - t} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr)\n"
+    "sys.exit(p.returncode)\n"
+)
+
+
 def run_peak_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """Run a command; return (seconds, peak RSS of that process in KiB, stdout)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - t0
+    """Run a command; return (seconds, peak RSS of that process in KiB, stdout).
+
+    The command runs under a small Python parent: a child forked from a large process
+    starts its peak-RSS account with the parent's size, so measuring from the benchmark
+    process itself would report the benchmark's memory, not the command's."""
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
-    return seconds, usage.ru_maxrss, out
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
+    last = [line for line in proc.stderr.splitlines() if line.startswith("@@")][-1]
+    seconds, rss = last[2:].split()
+    return float(seconds), int(rss), proc.stdout

@@ -141,7 +141,7 @@ def _peers(enc) -> dict:
 # -- build ---------------------------------------------------------------------------------
 
 def bench_build(report: Report, quick: bool, work: Path) -> None:
-    corpus = write_corpus(work / "build-corpus", repeated_markdown(0.06 if quick else 1.0, unique=True))
+    corpus = write_corpus(work / "build-corpus", repeated_markdown(0.06 if quick else 4.0, unique=True))
     rows = []
     for strategy in ("headers", "fixed128"):
         db = work / f"build-db-{strategy}"
@@ -158,8 +158,8 @@ def bench_build(report: Report, quick: bool, work: Path) -> None:
         rows.append([
             strategy, cold["files"], cold["chunks"], f"{cold_s:.1f}", f"{inside:.1f}", f"{embed:.1f}",
             f"{t.get('chunk', 0):.2f}", f"{t.get('load', 0) + t.get('hash', 0):.2f}", f"{t.get('write', 0):.2f}",
-            f"{t.get('bm25', 0):.2f}", f"{100 * other / inside:.1f}%", f"{cold['chunks'] / inside:.0f}",
-            f"{again_s:.2f}", f"{100 * again_s / cold_s:.1f}%", again["mode"],
+            f"{t.get('write wait', 0):.2f}", f"{t.get('bm25', 0):.2f}", f"{100 * other / inside:.1f}%",
+            f"{cold['chunks'] / inside:.0f}", f"{again_s:.2f}", f"{100 * again_s / cold_s:.1f}%", again["mode"],
         ])
         if strategy == "headers":
             report.target("build: everything except embedding", "<= 10% of build", f"{100 * other / inside:.1f}%",
@@ -169,9 +169,12 @@ def bench_build(report: Report, quick: bool, work: Path) -> None:
     report.section(
         "Build with the default embedder (use-m3), unique texts so nothing comes from the embedding cache",
         table(["strategy", "files", "chunks", "cold s (process)", "build s", "embed s", "chunk s", "load s",
-               "write s", "bm25 s", "non-embed", "chunks/s", "rebuild s", "rebuild/cold", "rebuild mode"], rows)
+               "write s (background)", "write wait s", "bm25 s", "non-embed", "chunks/s", "rebuild s",
+               "rebuild/cold", "rebuild mode"], rows)
         + "\n\n`cold s (process)` includes Python start-up, imports and loading the model; the"
-          " shares are of `build s` (the build itself, model loading included in `embed s`).",
+          " shares are of `build s` (the build itself, model loading included in `embed s`). Chroma writes"
+          " run in a background thread while the next batch is embedded; `write wait` is what the build"
+          " waited for them.",
     )
 
 

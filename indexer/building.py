@@ -15,6 +15,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -380,9 +381,9 @@ class _StrategyBuild:
                     account(chunks)
                     files[doc.doc_id] = {"hash": hashes[src.doc_id], "chunks": len(chunks)}
                     advance(src.size)
-            writer.flush()
+            writer.close()
             if parent_writer:
-                parent_writer.flush()
+                parent_writer.close()
             if not stats["chunks"]:
                 raise NothingToIndex(
                     f"no chunks for strategy {spec.name}: every file was skipped "
@@ -415,6 +416,9 @@ class _StrategyBuild:
                 store.publish(entry)  # the switch: readers see the new version from here on
             _checkpoint("published")
         except BaseException:
+            writer.abandon()
+            if parent_writer:
+                parent_writer.abandon()
             with contextlib.suppress(Exception):
                 store.delete_collection(staging.name)
                 if parents is not None:
@@ -433,13 +437,21 @@ def _chunker_extra(chunker) -> dict:
 
 
 class _Writer:
-    """Embeds chunks in batches (through the cache) and adds them to a collection."""
+    """Embeds chunks in batches (through the cache) and adds them to a collection.
+
+    Writing a batch to Chroma (SQLite, full-text index, HNSW) runs in a background
+    thread while the next batch is embedded; one write is in flight at a time, so
+    order and memory stay bounded. `close()` waits for the last write and raises its
+    error, if any.
+    """
 
     def __init__(self, collection, embedder: CachedEmbedder | None, timer: _Timer) -> None:
         self.collection = collection
         self.embedder = embedder
         self.timer = timer
         self.pending: list[Chunk] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
+        self._inflight = None
 
     def add(self, chunks: list[Chunk]) -> None:
         self.pending.extend(chunks)
@@ -455,15 +467,41 @@ class _Writer:
                 vectors = self.embedder.embed_documents([c.indexed_text for c in chunks])
         else:  # parent records are fetched by id, never searched: a placeholder vector
             vectors = [[1.0]] * len(chunks)
-        with self.timer("write"):
-            self.collection.add(
-                ids=[c.id for c in chunks],
-                embeddings=vectors,
-                documents=[c.text for c in chunks],
-                metadatas=[chunk_metadata(c) for c in chunks],
-            )
-        if self.embedder is not None:
-            _checkpoint("embedding")
+        self._wait()
+        self._inflight = self._pool.submit(self._write, chunks, vectors)
+
+    def _write(self, chunks: list[Chunk], vectors) -> None:
+        t0 = time.perf_counter()
+        self.collection.add(
+            ids=[c.id for c in chunks],
+            embeddings=vectors,
+            documents=[c.text for c in chunks],
+            metadatas=[chunk_metadata(c) for c in chunks],
+        )
+        self.timer.totals["write"] = self.timer.totals.get("write", 0.0) + time.perf_counter() - t0
+
+    def _wait(self) -> None:
+        if self._inflight is not None:
+            with self.timer("write wait"):
+                future, self._inflight = self._inflight, None
+                future.result()
+            if self.embedder is not None:
+                _checkpoint("embedding")
+
+    def close(self) -> None:
+        """Write what is pending and wait for every write to finish."""
+        try:
+            self.flush()
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """Stop after the write in flight (if any), ignoring its outcome."""
+        self.pending = []
+        with contextlib.suppress(Exception):
+            self._wait()
+        self._pool.shutdown(wait=True)
 
 
 def _copy(source, target, doc_ids: list[str]) -> list[Chunk]:
