@@ -38,12 +38,15 @@ STRATEGIES = ("headers", "fixed128")
 CODE_STRATEGIES = ("code", "fixed128")
 EMBEDDERS = ("use-m3", "e5-small")
 ANALYZERS = {  # name -> build() keyword arguments
-    "nofold-nostem": {"fold": False, "stem": 0},
-    "fold-nostem": {"fold": True, "stem": 0},
-    "fold-stem4": {"fold": True, "stem": 4},
-    "fold-stem5": {"fold": True, "stem": 5},
-    "fold-stem6": {"fold": True, "stem": 6},
+    "nofold-nostem": {"fold": False, "stem": 0, "stopwords": False},
+    "fold-nostem": {"fold": True, "stem": 0, "stopwords": False},
+    "fold-stem4": {"fold": True, "stem": 4, "stopwords": False},
+    "fold-stem5": {"fold": True, "stem": 5, "stopwords": False},
+    "fold-stem6": {"fold": True, "stem": 6, "stopwords": False},
+    "fold-nostem-stop": {"fold": True, "stem": 0, "stopwords": True},
+    "fold-stem4-stop": {"fold": True, "stem": 4, "stopwords": True},
     "fold-stem5-stop": {"fold": True, "stem": 5, "stopwords": True},
+    "nofold-stem4-stop": {"fold": False, "stem": 4, "stopwords": True},
 }
 FUSIONS = {  # name -> SearchOptions keyword arguments
     "rrf 1:1": {"fusion": "rrf", "weights": (1.0, 1.0)},
@@ -52,6 +55,7 @@ FUSIONS = {  # name -> SearchOptions keyword arguments
     "weighted a=0.3": {"fusion": "weighted", "alpha": 0.3},
     "weighted a=0.5": {"fusion": "weighted", "alpha": 0.5},
     "weighted a=0.7": {"fusion": "weighted", "alpha": 0.7},
+    "rrf k=10 1:1": {"fusion": "rrf", "rrf_k": 10},
 }
 
 

@@ -34,10 +34,10 @@ STOPWORDS = {
     ),
 }
 
-# Defaults per language, chosen by measurement (README "Choosing defaults").
+# Defaults per language, chosen by measurement (bench/defaults.py; README "Choosing defaults").
 LANGUAGE_DEFAULTS = {
-    "tr": {"fold": True, "stem": 5, "stopwords": False},
-    "en": {"fold": True, "stem": 0, "stopwords": False},
+    "tr": {"fold": True, "stem": 4, "stopwords": True},
+    "en": {"fold": True, "stem": 5, "stopwords": True},
 }
 
 

@@ -280,7 +280,7 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 @cli.command()
 @click.argument("text")
 @click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
-@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default="embedding",
+@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default="hybrid",
               show_default=True, help="Embedding similarity, BM25, or both fused.")
 @click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
 @click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True,
@@ -289,18 +289,19 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 @click.option("--candidates", type=int, default=50, show_default=True, help="Hybrid: candidates from each side.")
 @click.option("--rrf-weights", default=None, metavar="E,B",
               help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
+@click.option("--rrf-k", type=int, default=10, show_default=True, help="Hybrid RRF: the k in 1/(k + rank).")
 @click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, bm25_engine, db, chroma_url, embedder,
-          ollama_host, as_json):
+def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, rrf_k, bm25_engine, db, chroma_url,
+          embedder, ollama_host, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
     from .searching import Index, SearchOptions, check_query
 
     check_query(text)
-    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates)
+    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates, rrf_k=rrf_k)
     options.check()
     if strategy is None:
         strategy = _only_strategy(db, chroma_url)
@@ -403,7 +404,7 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to evaluate (repeatable).")
 @click.option("--mode", "-m", "modes", multiple=True, type=click.Choice(["embedding", "bm25", "hybrid"]),
-              help="Search mode (repeatable; default embedding).")
+              help="Search mode (repeatable; default all three).")
 @click.option("-k", "ks", multiple=True, type=int, help="Cut-offs for recall (repeatable; default 1 and 5).")
 @click.option("--embedder", "embedders", multiple=True, envvar=None, metavar="NAME",
               help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
@@ -416,6 +417,7 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
 @click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
 @click.option("--rrf-weights", default=None, metavar="E,B",
               help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
+@click.option("--rrf-k", type=int, default=10, show_default=True, help="Hybrid RRF: the k in 1/(k + rank).")
 @click.option("--budget", type=int, default=None, metavar="TOKENS",
               help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
@@ -430,7 +432,7 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
 @quiet_option
 @handle_errors
 def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
-          rrf_weights, budget, by_tag, compare, json_path, csv_path, plot_path, quiet):
+          rrf_weights, rrf_k, budget, by_tag, compare, json_path, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR, strict hits, context cost,
     with 95% intervals — the table to choose a chunking strategy by."""
     from . import report
@@ -439,9 +441,9 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 
     note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     result = evaluate(
-        questions, list(strategies), tuple(modes) or ("embedding",), tuple(ks) or (1, 5), db=db,
+        questions, list(strategies), tuple(modes) or ("embedding", "bm25", "hybrid"), tuple(ks) or (1, 5), db=db,
         chroma_url=chroma_url, embedders=tuple(embedders) or (None,), ollama_host=ollama_host, corpus=corpus,
-        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha,
+        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha, rrf_k=rrf_k,
                                              **({"weights": _weights(rrf_weights)} if rrf_weights else {})),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )

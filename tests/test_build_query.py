@@ -12,7 +12,7 @@ from indexer.building import build
 from indexer.chunking import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.searching import Index, search
+from indexer.searching import Index, SearchOptions, search
 from indexer.store import Store
 
 from .conftest import CORPUS
@@ -214,6 +214,7 @@ def test_hybrid_hits_say_why_they_ranked(built_db):
     assert len(rows) == 5
     for row in rows:
         assert row["embedding_rank"] is not None or row["bm25_rank"] is not None
-        expected = sum(1 / (60 + r) for r in (row["embedding_rank"], row["bm25_rank"]) if r is not None)
+        k = SearchOptions().rrf_k
+        expected = sum(1 / (k + r) for r in (row["embedding_rank"], row["bm25_rank"]) if r is not None)
         assert row["score"] == pytest.approx(expected)
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
