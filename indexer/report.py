@@ -109,15 +109,17 @@ def by_tag(ev: Evaluation) -> str:
 def comparison(ev: Evaluation, a: str, b: str) -> str:
     rows = ev.compare(a, b)
     n = len(ev.questions)
+    wa = max([len(c["a"]) for c in rows] + [2]) + 2
+    wb = max([len(c["b"]) for c in rows] + [2]) + 2
     lines = [f"paired difference over the same {n} questions, 95% bootstrap interval"]
-    lines.append(f"{'A':<24}{'B':<24}{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}{'95% interval':>18}  verdict")
+    lines.append(f"{'A':<{wa}}{'B':<{wb}}{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}{'95% interval':>18}  verdict")
     for c in rows:
         scale = n if c["metric"] != "mrr" else 1
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
         verdict = "noise (interval spans 0)" if c["noise"] else ("A better" if c["difference"] > 0 else "B better")
-        lines.append(f"{c['a']:<24}{c['b']:<24}{c['metric']:<10}{fmt(c['a_value']):>8}{fmt(c['b_value']):>8}"
+        lines.append(f"{c['a']:<{wa}}{c['b']:<{wb}}{c['metric']:<10}{fmt(c['a_value']):>8}{fmt(c['b_value']):>8}"
                      f"{dfmt(c['difference']):>8}{f'[{dfmt(lo)}, {dfmt(hi)}]':>18}  {verdict}")
     return "\n".join(lines)
 
