@@ -170,10 +170,21 @@ def plot(ev: Evaluation, path: str | Path) -> None:
     markers = dict(zip(modes, "os^D"))
     names = list(dict.fromkeys(_label(r, several) for r in ev.rows))
     colors = {name: plt.cm.tab10(i % 10) for i, name in enumerate(names)}
-    for r, (x, y, label) in zip(ev.rows, points):
+    for r, (x, y, _) in zip(ev.rows, points):
         ax.scatter([x], [y], marker=markers[r.mode], s=55, color=colors[_label(r, several)])
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7,
-                    color=colors[_label(r, several)])
+    fig.canvas.draw()  # fixes the axes so data can be placed in pixels
+    placed: list[tuple[float, float, float, float]] = []
+    for r, (x, y, label) in zip(ev.rows, points):
+        px, py = ax.transData.transform((x, y))
+        width, height = 4.2 * len(label) * fig.dpi / 100, 9 * fig.dpi / 100
+        for dy in (4, -12, 14, -22, 24, -32, 34, -42):
+            box = (px + 5, py + dy, px + 5 + width, py + dy + height)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                break
+        placed.append(box)
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, dy * 72 / fig.dpi), fontsize=7,
+                    color=colors[_label(r, several)],
+                    arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "gray"} if abs(dy) > 4 else None)
     for mode in modes:
         ax.scatter([], [], marker=markers[mode], color="gray", label=mode)
     ax.legend(title="mode", loc="lower right", fontsize=8)
