@@ -49,13 +49,14 @@ ANALYZERS = {  # name -> build() keyword arguments
     "nofold-stem4-stop": {"fold": False, "stem": 4, "stopwords": True},
 }
 FUSIONS = {  # name -> SearchOptions keyword arguments
-    "rrf 1:1": {"fusion": "rrf", "weights": (1.0, 1.0)},
-    "rrf 1:2 (bm25 x2)": {"fusion": "rrf", "weights": (1.0, 2.0)},
-    "rrf 2:1 (embedding x2)": {"fusion": "rrf", "weights": (2.0, 1.0)},
+    "rrf k=60 1:1": {"fusion": "rrf", "rrf_k": 60, "weights": (1.0, 1.0)},
+    "rrf k=60 1:2 (bm25 x2)": {"fusion": "rrf", "rrf_k": 60, "weights": (1.0, 2.0)},
+    "rrf k=60 2:1 (embedding x2)": {"fusion": "rrf", "rrf_k": 60, "weights": (2.0, 1.0)},
     "weighted a=0.3": {"fusion": "weighted", "alpha": 0.3},
     "weighted a=0.5": {"fusion": "weighted", "alpha": 0.5},
     "weighted a=0.7": {"fusion": "weighted", "alpha": 0.7},
-    "rrf k=10 1:1": {"fusion": "rrf", "rrf_k": 10},
+    "rrf k=10 1:1 (default)": {"fusion": "rrf", "rrf_k": 10},
+    "rrf k=10 2:1 (embedding x2)": {"fusion": "rrf", "rrf_k": 10, "weights": (2.0, 1.0)},
 }
 
 

@@ -7,7 +7,8 @@ to cut. Every chunk a strategy makes is an exact slice of its document.
 from __future__ import annotations
 
 import bisect
-import hashlib
+from hashlib import sha1
+from zlib import crc32
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -124,27 +125,22 @@ class Chunker(ABC):
         self, doc: Document, start: int, end: int, kind: str, header: str, path: str, n_tokens: int | None,
         start_line: int, end_line: int, **extra: Any,
     ) -> Chunk:
-        """A chunk from values already computed (the fast path for token windows)."""
+        """A chunk from values already computed (the fast path for token windows).
+
+        The id is the text's content hash (16 hex of sha1) plus a CRC-32 of where the
+        chunk sits (strategy, document, span, kind, header): stable across runs, and two
+        chunks share an id only if they have the same text and position."""
         text = doc.text[start:end]
-        content_hash = hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-        key = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{content_hash}\x00{header}"
-        return Chunk(
-            id=hashlib.sha1(key.encode("utf-8")).hexdigest()[:24],
-            doc_id=doc.doc_id,
-            text=text,
-            start=start,
-            end=end,
-            start_line=start_line,
-            end_line=end_line,
-            kind=kind,
-            header=header,
-            heading_path=path,
-            n_tokens=self.count(text) if n_tokens is None else n_tokens,
-            language=doc.language,
-            strategy=self.name,
-            hash=content_hash,
-            **extra,
+        content_hash = sha1(text.encode("utf-8")).hexdigest()[:16]
+        where = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{header}".encode("utf-8")
+        chunk = Chunk(
+            f"{content_hash}{crc32(where):08x}", doc.doc_id, text, start, end, start_line, end_line, kind, header,
+            path, self.count(text) if n_tokens is None else n_tokens, "", "", "", "", doc.language, self.name,
+            content_hash,
         )
+        for key, value in extra.items():
+            setattr(chunk, key, value)
+        return chunk
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import bisect
 
-import numpy as np
-
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
@@ -32,43 +30,34 @@ class FixedChunker(Chunker):
         self.require(self.overlap < self.size, f"overlap ({self.overlap}) must be smaller than size ({self.size})")
 
     def chunk(self, doc: Document) -> list[Chunk]:
-        bounds = self.bounds(doc)
+        bounds = self.bounds(doc)  # numpy: only two entries per window are read
         n = len(bounds) - 1
         if n <= 0:
             return []
-        # window i covers tokens [i*step, i*step + size); the last one reaches the end
-        step = self.size - self.overlap
-        first = np.arange(0, max(n - self.overlap, 1), step)
-        last = np.minimum(first + self.size, n)
         text = doc.text
-        spans = []
-        for s, e, k in zip(bounds[first].tolist(), bounds[last].tolist(), (last - first).tolist()):
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            if s < e:
-                spans.append((s, e, k))
-        if not spans:
-            return []
-        starts = np.fromiter((s for s, _, _ in spans), dtype=np.int64, count=len(spans))
-        ends = np.fromiter((e - 1 for _, e, _ in spans), dtype=np.int64, count=len(spans))
-        line_starts = doc.cache.get("line_starts_np")
-        if line_starts is None:
-            line_starts = doc.cache["line_starts_np"] = np.asarray(doc.line_starts, dtype=np.int64)
-        start_lines = np.searchsorted(line_starts, starts, side="right").tolist()
-        end_lines = np.searchsorted(line_starts, ends, side="right").tolist()
+        line_starts = doc.line_starts
         tables = self._tables(doc) if self.table_header else []
         table_starts = [t[0] for t in tables]
         out: list[Chunk] = []
         new = self.new_chunk
-        for (s, e, k), l0, l1 in zip(spans, start_lines, end_lines):
+        size = self.size
+        # window i covers tokens [i*step, i*step + size); the last one reaches the end
+        for i in range(0, max(n - self.overlap, 1), size - self.overlap):
+            j = min(i + size, n)
+            s, e = int(bounds[i]), int(bounds[j])
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if s >= e:
+                continue
             header = ""
             if tables:
-                i = bisect.bisect_right(table_starts, s) - 1
-                if i >= 0 and tables[i][0] < s < tables[i][1]:
-                    header = tables[i][2]
-            out.append(new(doc, s, e, "window", header, section_path(doc, s), k, l0, l1))
+                t = bisect.bisect_right(table_starts, s) - 1
+                if t >= 0 and tables[t][0] < s < tables[t][1]:
+                    header = tables[t][2]
+            out.append(new(doc, s, e, "window", header, section_path(doc, s), j - i,
+                           bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1)))
         return out
 
     @staticmethod
