@@ -26,28 +26,25 @@ def _regex_spans(pattern: re.Pattern, text: str, start: int, end: int) -> list[t
     return [(m.start(), m.end()) for m in pattern.finditer(text, start, end)]
 
 
-def paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _pieces_between(separator: str, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Whitespace-trimmed, non-empty spans of text[start:end] between separators."""
     out, pos = [], start
     while pos < end:
-        brk = text.find("\n\n", pos, end)
+        brk = text.find(separator, pos, end)
         stop = end if brk == -1 else brk
         s, e = strip_span(text, pos, stop)
         if s < e:
             out.append((s, e))
-        pos = stop + 2 if brk != -1 else end
+        pos = stop + len(separator) if brk != -1 else end
     return out
+
+
+def paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return _pieces_between("\n\n", text, start, end)
 
 
 def lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    out, pos = [], start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        stop = end if nl == -1 else nl
-        s, e = strip_span(text, pos, stop)
-        if s < e:
-            out.append((s, e))
-        pos = stop + 1 if nl != -1 else end
-    return out
+    return _pieces_between("\n", text, start, end)
 
 
 def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
