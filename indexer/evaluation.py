@@ -39,6 +39,7 @@ class Question:
     answer: str = ""
     symbol: str = ""
     tags: list[str] = field(default_factory=list)
+    span: tuple[int, int] | None = None  # [start, end) characters of the expected passage
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
@@ -60,12 +61,21 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
         except ValueError as exc:
             problems.append(f"line {number}: not JSON ({exc.msg})")
             continue
+        if not isinstance(data, dict):
+            problems.append(f"line {number}: a question is a JSON object, not {type(data).__name__}")
+            continue
         missing = [k for k in REQUIRED if not data.get(k)]
         if missing:
             problems.append(f"line {number}: missing {', '.join(missing)}")
             continue
-        if not (data.get("section") or data.get("answer") or data.get("symbol")):
-            problems.append(f"line {number}: needs a section, an answer or a symbol")
+        if not (data.get("section") or data.get("answer") or data.get("symbol") or data.get("span")):
+            problems.append(f"line {number}: needs a section, a symbol, a span or an answer")
+            continue
+        span = data.get("span")
+        if span is not None and not (
+            isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span) and 0 <= span[0] < span[1]
+        ):
+            problems.append(f"line {number}: span must be [start, end] character offsets with start < end")
             continue
         if data["id"] in seen:
             problems.append(f"line {number}: duplicate id {data['id']!r}")
@@ -74,6 +84,7 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
         out.append(Question(
             str(data["id"]), data["question"], data["doc_id"], data.get("section") or "", data.get("answer") or "",
             data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
+            tuple(span) if span else None,
         ))
     if problems:
         raise QuestionSetError(f"{path}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
@@ -92,7 +103,12 @@ def resolve(questions: list[Question], docs: dict[str, Document]) -> None:
             problems.append(f"{q.id}: no document {q.doc_id!r}")
             continue
         target = None
-        if q.section:
+        if q.span:
+            if q.span[1] > len(doc.text):
+                problems.append(f"{q.id}: span {list(q.span)} ends after {q.doc_id} ({len(doc.text)} characters)")
+                continue
+            target = q.span
+        elif q.section:
             target = _section_span(doc, q.section)
             if target is None:
                 problems.append(f"{q.id}: no section {q.section!r} in {q.doc_id}")
