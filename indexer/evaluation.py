@@ -19,7 +19,7 @@ from typing import Any
 from .errors import CollectionNotFound, QuestionSetError, UsageError
 from .loaders import load_documents
 from .metrics import (
-    bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, reciprocal_rank,
+    MRR_DEPTH, bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, reciprocal_rank,
     span_scores, union_length,
 )
 from .searching import MODES, Index, SearchOptions
@@ -28,6 +28,7 @@ from .tokens import get_tokenizer
 from .types import Document, Hit, PATH_SEP
 
 REQUIRED = ("id", "question", "doc_id")
+MRR_METRIC = f"mrr@{MRR_DEPTH}"
 
 
 @dataclass
@@ -191,8 +192,8 @@ class Row:
         return mrr([r.first_hit for r in self.results])
 
     def per_question(self, metric: str) -> list[float]:
-        """Per-question values of a metric (`recall@5`, `mrr`, `strict@1`), for intervals and pairs."""
-        if metric == "mrr":
+        """Per-question values of a metric (`recall@5`, `mrr@10`, `strict@1`), for intervals and pairs."""
+        if metric in ("mrr", MRR_METRIC):
             return [reciprocal_rank(r.first_hit) for r in self.results]
         name, _, k = metric.partition("@")
         k = int(k)
@@ -225,8 +226,8 @@ class Row:
     def to_dict(self, questions: list[Question]) -> dict[str, Any]:
         data: dict[str, Any] = {
             "strategy": self.strategy, "mode": self.mode, "embedder": self.embedder, "chunks": self.chunks,
-            "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, "mrr": round(self.mrr, 4),
-            "mrr_ci95": [round(x, 4) for x in self.interval("mrr")],
+            "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, MRR_METRIC: round(self.mrr, 4),
+            f"{MRR_METRIC}_ci95": [round(x, 4) for x in self.interval(MRR_METRIC)],
             f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
             "seconds": round(self.seconds, 3), "build_seconds": self.build_seconds,
         }
@@ -239,7 +240,7 @@ class Row:
             data[f"span@{self.ctx_k}"] = {"recall": round(span[0], 4), "precision": round(span[1], 4),
                                          "iou": round(span[2], 4)}
         if self.budget:
-            data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), "mrr": round(self.budget_mrr(), 4)}
+            data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), MRR_METRIC: round(self.budget_mrr(), 4)}
         tags = {q.id: q.tags for q in questions}
         data["per_question"] = [
             {"id": r.id, "tags": tags.get(r.id, []), "first_hit": r.first_hit, "first_strict": r.first_strict,
@@ -268,7 +269,7 @@ class Evaluation:
         """Paired differences (a - b) with 95% bootstrap intervals. `a`/`b` name rows as
         `strategy/mode`; a bare mode compares that mode across every strategy, a bare
         strategy compares it across every mode."""
-        metrics = metrics or tuple(f"recall@{k}" for k in self.ks) + ("mrr",)
+        metrics = metrics or tuple(f"recall@{k}" for k in self.ks) + (MRR_METRIC,)
         out = []
         for row_a, row_b in self._pairs(a, b):
             for metric in metrics:
@@ -339,7 +340,7 @@ def evaluate(
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
     ctx_k = 5 if 5 in ks else ks[-1]
-    depth = max(ks[-1], ctx_k, 30 if budget else 0)
+    depth = max(ks[-1], ctx_k, MRR_DEPTH, 30 if budget else 0)
     base = options or SearchOptions()
     rows = []
     spans = _TokenSpans(docs)

@@ -25,13 +25,17 @@ def first_hit_rank(flags: Sequence[bool]) -> int | None:
     return None
 
 
-def reciprocal_rank(rank: int | None) -> float:
-    return 1.0 / rank if rank else 0.0
+MRR_DEPTH = 10  # MRR counts a first hit down to this rank (MRR@10), whatever -k or --budget fetch
 
 
-def mrr(ranks: Sequence[int | None]) -> float:
-    """Mean reciprocal rank: ranks 1, 3 and none give (1 + 1/3 + 0) / 3."""
-    return sum(reciprocal_rank(r) for r in ranks) / len(ranks) if ranks else 0.0
+def reciprocal_rank(rank: int | None, depth: int = MRR_DEPTH) -> float:
+    return 1.0 / rank if rank and rank <= depth else 0.0
+
+
+def mrr(ranks: Sequence[int | None], depth: int = MRR_DEPTH) -> float:
+    """Mean reciprocal rank at `depth`: ranks 1, 3 and none give (1 + 1/3 + 0) / 3; a
+    first hit below `depth` counts as none."""
+    return sum(reciprocal_rank(r, depth) for r in ranks) / len(ranks) if ranks else 0.0
 
 
 def recall_at(ranks: Sequence[int | None], k: int) -> int:

@@ -8,7 +8,10 @@ import html
 import io
 from pathlib import Path
 
-from .evaluation import Evaluation, Row
+from .evaluation import MRR_METRIC, Evaluation, Row
+from .metrics import mrr
+
+MRR_LABEL = MRR_METRIC.upper()  # MRR@10
 
 
 def _label(row: Row, several_embedders: bool) -> str:
@@ -22,7 +25,7 @@ def table(ev: Evaluation) -> str:
     width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
     kc = ev.ctx_k
     head = f"{'strategy':<{width}}{'mode':<10}{'chunks':>7}{'avgTok':>7}"
-    head += "".join(f"{f'recall@{k}':>10}" for k in ev.ks) + f"{'MRR':>7}"
+    head += "".join(f"{f'recall@{k}':>10}" for k in ev.ks) + f"{MRR_LABEL:>8}"
     head += "".join(f"{f'strict@{k}':>10}" for k in ev.ks)
     head += f"{f'ctxTok@{kc}':>10}{f'sections@{kc}':>12}{'time':>7}"
     if several:
@@ -30,7 +33,7 @@ def table(ev: Evaluation) -> str:
     lines = [head]
     for r in ev.rows:
         line = f"{_label(r, several):<{width}}{r.mode:<10}{r.chunks:>7}{r.avg_tokens:>7.0f}"
-        line += "".join(f"{f'{r.recall(k)}/{n}':>10}" for k in ev.ks) + f"{r.mrr:>7.3f}"
+        line += "".join(f"{f'{r.recall(k)}/{n}':>10}" for k in ev.ks) + f"{r.mrr:>8.3f}"
         line += "".join(f"{f'{r.recall(k, strict=True)}/{n}':>10}" for k in ev.ks)
         line += f"{r.ctx_tokens:>10.0f}{r.sections:>12.1f}{r.seconds:>6.1f}s"
         if several:
@@ -45,14 +48,14 @@ def intervals(ev: Evaluation) -> str:
     n = len(ev.questions)
     width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
     head = f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{f'recall@{k} 95%':>16}" for k in ev.ks)
-    head += f"{'MRR 95%':>16}"
+    head += f"{MRR_LABEL + ' 95%':>16}"
     lines = [f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)", head]
     for r in ev.rows:
         line = f"{_label(r, several):<{width}}{r.mode:<10}"
         for k in ev.ks:
             lo, hi = r.interval(f"recall@{k}")
             line += f"{f'{lo * n:.0f}-{hi * n:.0f}':>16}"
-        lo, hi = r.interval("mrr")
+        lo, hi = r.interval(MRR_METRIC)
         line += f"{f'{lo:.3f}-{hi:.3f}':>16}"
         lines.append(line)
     return "\n".join(lines)
@@ -74,7 +77,7 @@ def extras(ev: Evaluation) -> str:
         budget = next(r.budget for r in ev.rows if r.budget)
         lines.append("")
         lines.append(f"equal budget: hits taken in rank order up to {budget} context tokens")
-        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>9}{'MRR':>8}{'tokens':>8}")
+        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>9}{MRR_LABEL:>8}{'tokens':>8}")
         for r in ev.rows:
             used = sum(q.budget_tokens for q in r.results) / n
             lines.append(f"{_label(r, several):<24}{r.mode:<10}{f'{r.budget_recall()}/{n}':>9}{r.budget_mrr():>8.3f}"
@@ -83,7 +86,7 @@ def extras(ev: Evaluation) -> str:
 
 
 def by_tag(ev: Evaluation) -> str:
-    """Recall@k (the largest k) and MRR per question tag: one row per strategy × mode."""
+    """Recall@k (the largest k) and MRR@10 per question tag: one row per strategy × mode."""
     k = ev.ks[-1]
     tags = ev.by_tag()
     if not tags:
@@ -92,7 +95,7 @@ def by_tag(ev: Evaluation) -> str:
     index = {q.id: i for i, q in enumerate(ev.questions)}
     width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
     cols = {tag: max(len(tag), len(f"{len(qs)}/{len(qs)} 0.00")) + 2 for tag, qs in tags.items()}
-    lines = [f"recall@{k} and MRR by question tag"]
+    lines = [f"recall@{k} and {MRR_LABEL} by question tag"]
     lines.append(f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{tag:>{cols[tag]}}" for tag in tags))
     lines.append(f"{'':<{width}}{'':<10}" + "".join(f"{'n=' + str(len(qs)):>{cols[tag]}}" for tag, qs in tags.items()))
     for r in ev.rows:
@@ -100,7 +103,7 @@ def by_tag(ev: Evaluation) -> str:
         for tag, qs in tags.items():
             ranks = [r.results[index[q.id]].first_hit for q in qs]
             hits = sum(1 for rank in ranks if rank is not None and rank <= k)
-            rr = sum(1 / rank for rank in ranks if rank) / len(ranks)
+            rr = mrr(ranks)
             line += f"{f'{hits}/{len(qs)} {rr:.2f}':>{cols[tag]}}"
         lines.append(line)
     return "\n".join(lines)
@@ -114,7 +117,7 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
     lines = [f"paired difference over the same {n} questions, 95% bootstrap interval"]
     lines.append(f"{'A':<{wa}}{'B':<{wb}}{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}{'95% interval':>18}  verdict")
     for c in rows:
-        scale = n if c["metric"] != "mrr" else 1
+        scale = n if c["metric"] != MRR_METRIC else 1
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
@@ -128,7 +131,7 @@ def to_csv(ev: Evaluation) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
-    writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, "mrr",
+    writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, MRR_METRIC,
                      f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds"])
     for r in ev.rows:
         values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]

@@ -144,27 +144,60 @@ class Index:
 
     # -- searching ------------------------------------------------------------------------
     def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
+        """The top k hits, best first. Every side is searched to a fixed depth (at least
+        `candidates`) and ties are broken by document and position, so the top 5 is
+        always the prefix of the top 10. Parent-child collections return k distinct
+        parents when there are k: more children are taken until there are."""
         options = options or SearchOptions(**kw)
         options.check()
         query = check_query(query)
         parent_mode = bool(self.entry.parents)
-        want = max(options.children_k if parent_mode else options.k, options.k)
-        if options.mode == "embedding":
-            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._dense(query, want, True))]
-        elif options.mode == "bm25":
-            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._sparse(query, want))]
-        else:
-            ranked = self._fused(query, max(want, options.candidates), options)[:want]
-        chunks = self.fetch([r[0] for r in ranked])
-        hits = [Hit(i + 1, score, chunks[cid], er, es, br, bs)
-                for i, (cid, score, er, es, br, bs) in enumerate(r for r in ranked if r[0] in chunks)]
-        if parent_mode:
-            hits = self._to_parents(hits)
-        return hits[: options.k]
+        n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
+        total = max(self.entry.chunks, 1)
+        while True:
+            ranked = self._ranked(query, min(n, total), options)
+            if not parent_mode:
+                return self._hits(ranked[: options.k])
+            hits = self._to_parents(self._hits(ranked))
+            if len(hits) >= options.k or n >= total:
+                return hits[: options.k]
+            n *= 4  # too few distinct parents among the children: look deeper
 
-    def _dense(self, query: str, n: int, records: bool = False) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the n nearest chunks; with `records`, their texts and
-        metadata come back in the same call (worth it when n is what will be shown)."""
+    def _ranked(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
+        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first."""
+        if options.mode == "embedding":
+            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._dense(query, n))]
+        elif options.mode == "bm25":
+            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._sparse(query, n))]
+        else:
+            ranked = self._fused(query, n, options)
+        return self._break_ties(ranked)
+
+    def _break_ties(self, ranked: list[tuple]) -> list[tuple]:
+        """Equal scores ordered by document, then position (records fetched only for the
+        tied ids), so that the order never depends on how deep a side was searched."""
+        counts: dict[float, int] = {}
+        for r in ranked:
+            key = round(r[1], 9)
+            counts[key] = counts.get(key, 0) + 1
+        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1]
+        if not tied:
+            return ranked
+        chunks = self.fetch(tied)
+
+        def key(r):
+            c = chunks.get(r[0])
+            return (-round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
+
+        return sorted(ranked, key=key)
+
+    def _hits(self, ranked: list[tuple]) -> list[Hit]:
+        chunks = self.fetch([r[0] for r in ranked])
+        present = [r for r in ranked if r[0] in chunks]
+        return [Hit(i + 1, score, chunks[cid], er, es, br, bs) for i, (cid, score, er, es, br, bs) in enumerate(present)]
+
+    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the n nearest chunks."""
         vector = self.embedder.embed_query(query)
         if vector.shape[-1] != self.entry.dimension:
             raise EmbedderMismatch(
@@ -172,14 +205,11 @@ class Index:
                 f"{self.entry.dimension}-d ones; rebuild it with this embedder"
             )
         n = min(n, max(self.entry.chunks, 1))
-        include = ["documents", "metadatas", "distances"] if records else ["distances"]
         got = self.store._call(
             lambda: self.collection.query(
-                query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n, include=include,
+                query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n, include=["distances"],
             )
         )
-        if records:
-            self._remember(got["ids"][0], got["documents"][0], got["metadatas"][0])
         return [(cid, 1.0 - float(dist)) for cid, dist in zip(got["ids"][0], got["distances"][0])]
 
     def _sparse(self, query: str, n: int) -> list[tuple[str, float]]:

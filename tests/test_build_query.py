@@ -112,6 +112,22 @@ def test_query_errors_are_one_line(built_db, tmp_path):
         search(VAN, "headers", db=db, embedder="e5-small")
 
 
+@pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
+def test_top_5_is_the_prefix_of_top_10_ties_included(built_db, mode):
+    db, _ = built_db
+    index = Index.open("fixed64", db=db)
+    # one-word queries give many equal BM25 scores (and equal fused scores): ties everywhere
+    for query in ("kargo", "iade", "puan", "Siparişim Van'ın bir köyüne kaç günde gelir?", "zzzz kargo"):
+        top10 = index.search(query, SearchOptions(mode=mode, k=10))
+        top5 = index.search(query, SearchOptions(mode=mode, k=5))
+        assert [h.chunk.id for h in top5] == [h.chunk.id for h in top10[:5]]
+        scores = [h.score for h in top10]
+        assert scores == sorted(scores, reverse=True)
+        for a, b in zip(top10, top10[1:]):  # equal scores: document, then position
+            if round(a.score, 9) == round(b.score, 9):
+                assert (a.chunk.doc_id, a.chunk.start) <= (b.chunk.doc_id, b.chunk.start)
+
+
 def test_k_larger_than_the_collection_returns_everything(built_db):
     db, reports = built_db
     n = next(r.chunks for r in reports if r.strategy == "headers")

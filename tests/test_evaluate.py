@@ -67,13 +67,22 @@ def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
         assert 0 <= row.recall(1) <= row.recall(5) <= n
         assert row.recall(1, strict=True) <= row.recall(1)
         assert 0 < row.mrr <= 1
-        lo, hi = row.interval("mrr")
+        lo, hi = row.interval("mrr@10")
         assert lo <= row.mrr <= hi
         assert 0 < row.sections <= 5 and row.ctx_tokens > 0
     compare = ev.compare("hybrid", "embedding")
     assert {c["a"] for c in compare} == {"headers/hybrid", "fixed64/hybrid"}
     with pytest.raises(CollectionNotFound, match="not built yet: blocks; run: indexer build PATH --strategy blocks"):
         evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], db=db)
+
+
+def test_mrr_is_at_depth_10_whatever_k_and_budget_fetch(built_db):
+    db, _ = built_db
+    base = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 5), db=db).rows[0]
+    deep = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 50), db=db, budget=300).rows[0]
+    assert any(r.first_hit and r.first_hit > 10 for r in deep.results)  # hits below 10 exist and do not count
+    assert deep.mrr == base.mrr
+    assert [min(r.first_hit or 99, 11) for r in deep.results] == [min(r.first_hit or 99, 11) for r in base.results]
 
 
 def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
@@ -86,17 +95,17 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
     ])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR", "strict@1",
+    assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
                                 "strict@5", "ctxTok@5", "sections@5", "time"]
     assert [line.split()[:2] for line in lines[2:6]] == [["headers", "embedding"], ["headers", "hybrid"],
                                                         ["fixed64", "embedding"], ["fixed64", "hybrid"]]
     assert "95% bootstrap intervals over 65 questions" in result.output
     assert "equal budget: hits taken in rank order up to 400 context tokens" in result.output
-    assert "recall@5 and MRR by question tag" in result.output
+    assert "recall@5 and MRR@10 by question tag" in result.output
     data = json.loads(out_json.read_text())
     row = data["rows"][0]
     assert row["questions"] == 65 and len(row["per_question"]) == 65
-    assert set(row) >= {"recall@1", "recall@5", "mrr", "mrr_ci95", "strict@1", "ctx_tokens@5", "sections@5"}
+    assert set(row) >= {"recall@1", "recall@5", "mrr@10", "mrr@10_ci95", "strict@1", "ctx_tokens@5", "sections@5"}
     assert out_csv.read_text().splitlines()[0].startswith("strategy,mode,embedder,questions,chunks")
     assert "<svg" in out_html.read_text()
 

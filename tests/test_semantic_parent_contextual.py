@@ -106,6 +106,23 @@ def test_parent_search_returns_distinct_parents_in_every_mode(parent_db, mode):
     assert any("nakde" in h.chunk.text.lower() for h in hits)
 
 
+@pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
+def test_parent_search_returns_k_parents_when_there_are_k(parent_db, mode):
+    index = Index.open("parent", db=parent_db)
+    children = {c.id: c for c in index.chunks()}
+    query = "Puanlarımı paraya çevirebilir miyim?"
+    if mode == "bm25":  # only children sharing a word with the query can be found
+        available = {children[index.bm25.ids[i]].parent_id for i, _ in index.bm25.search(query, len(children))}
+    else:
+        available = {c.parent_id for c in children.values()}
+    assert len(available) > 10
+    # the 30 best children map to fewer than 20 sections: the search must keep taking children
+    hits = index.search(query, SearchOptions(mode=mode, k=20, children_k=30))
+    assert len({h.chunk.id for h in hits}) == len(hits) == min(20, len(available))
+    everything = index.search(query, SearchOptions(mode=mode, k=10_000))
+    assert {h.chunk.id for h in everything} == available
+
+
 def test_parent_eval_counts_parent_text(parent_db):
     ev = evaluate(CORPUS / "questions.jsonl", ["parent"], ("embedding",), (1, 5), db=parent_db)
     row = ev.rows[0]
