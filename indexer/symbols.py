@@ -91,6 +91,7 @@ TRANSPARENT = {"ERROR", "enum_body_declarations"}
 # containers whose functions stay functions (not methods)
 NAMESPACES = {"namespace", "module", "mod"}
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_BLOCKS = {"block", "statement_block", "compound_statement"}
 
 
 # -- grammars ------------------------------------------------------------------------------
@@ -209,11 +210,24 @@ def outline(doc: Document) -> Outline | None:
     if parser is not None and doc.format == "code":
         src = Source(doc.text)
         root = parser.parse(src.data).root_node
-        defs = _scan(src, doc.language, children(root), None)
+        defs = _scan(src, doc.language, top_level(root), None)
         _name_receivers(defs)
         result = Outline(src, defs, module_imports(src, doc.language, root))
     doc.cache[key] = result
     return result
+
+
+def top_level(root) -> list:
+    """A file's top-level statements, reading through immediately invoked wrappers."""
+    out = []
+    for node in children(root):
+        bodies = wrapped_bodies(node)
+        if bodies:
+            for body in bodies:
+                out.extend(top_level(body))
+        else:
+            out.append(node)
+    return out
 
 
 def children(node) -> list:
@@ -234,14 +248,15 @@ def _scan(src: Source, language: str, nodes: list, parent: Definition | None) ->
         if shape is None:
             continue
         category, word = shape.category, shape.word
-        if category == "function" and (shape.owner or (parent is not None and parent.word not in NAMESPACES)):
+        in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
+        if category == "function" and (shape.owner or in_class):
             category, word = "method", ("method" if word in ("def", "function", "fn", "func") else word)
         owner = parent.symbol if parent else shape.owner
         symbol = f"{owner}.{shape.name}" if owner else shape.name
         labels = (parent.labels if parent else ()) + (shape.label or f"{word} {shape.name}",)
         start = src.char(_attached_start(src, nodes, i))
         d = Definition(symbol, owner, category, word, labels, start, src.char(node.end_byte))
-        if category == "class" and shape.body is not None:
+        if shape.body is not None:  # class members, or the functions a function defines inside it
             d.members = _scan(src, language, children(shape.body), d)
         out.append(d)
     return out
@@ -306,7 +321,15 @@ def describe(src: Source, language: str, node) -> Shape | None:
     if t == "method_declaration" and language == "go":
         owner = _type_name(src, node.child_by_field_name("receiver"))
         return Shape("function", "method" if owner else "func", name, owner=owner)
+    if kind[0] == "function":
+        body = _block(node)
     return Shape(kind[0], kind[1], name, body)
+
+
+def _block(function):
+    """The statement block of a function (None for an expression body or a signature)."""
+    body = function.child_by_field_name("body")
+    return body if body is not None and body.type in _BLOCKS else None
 
 
 def _kind(language: str, node_type: str) -> tuple[str, str] | None:
@@ -358,14 +381,49 @@ def _bound_function(src: Source, node) -> Shape | None:
     declarators = [c for c in node.named_children if c.type == "variable_declarator"]
     if len(declarators) != 1:
         return None
-    name, value = declarators[0].child_by_field_name("name"), declarators[0].child_by_field_name("value")
+    name, value = declarators[0].child_by_field_name("name"), _unparenthesized(declarators[0].child_by_field_name("value"))
     if name is None or value is None or name.type != "identifier":
         return None
     if value.type in _FUNCTION_VALUES:
-        return Shape("function", "function", src.node_text(name))
+        return Shape("function", "function", src.node_text(name), _block(value))
     if value.type == "class":
         return Shape("class", "class", src.node_text(name), value.child_by_field_name("body"))
     return None
+
+
+def _unparenthesized(node):
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def wrapped_bodies(node) -> list:
+    """The function bodies an immediately invoked wrapper runs: `(function () {...})()`,
+    `;(function () {...}.call(this))`, `!function () {...}()` and UMD's
+    `(function (root, factory) {...})(this, function () {...})` — so that a bundled file's
+    functions are found as if they were written at top level. [] for anything else."""
+    if node.type != "expression_statement" or node.named_child_count != 1:
+        return []
+    expr = _unparenthesized(node.named_children[0])
+    while expr is not None and expr.type == "unary_expression":
+        expr = _unparenthesized(expr.child_by_field_name("argument"))
+    if expr is None or expr.type != "call_expression":
+        return []
+    callee = _unparenthesized(expr.child_by_field_name("function"))
+    if callee is not None and callee.type == "member_expression":
+        prop = callee.child_by_field_name("property")
+        if prop is None or prop.text not in (b"call", b"apply"):
+            return []
+        callee = _unparenthesized(callee.child_by_field_name("object"))
+    if callee is None or callee.type not in _FUNCTION_VALUES:
+        return []
+    bodies = [_block(callee)]
+    args = expr.child_by_field_name("arguments")
+    for arg in args.named_children if args is not None else ():
+        arg = _unparenthesized(arg)
+        if arg.type in _FUNCTION_VALUES:
+            bodies.append(_block(arg))
+    return [b for b in bodies if b is not None]
 
 
 def _go_type(src: Source, node) -> Shape | None:

@@ -371,3 +371,48 @@ def test_generated_sources_keep_the_invariants(source, min_bytes, max_bytes):
     chunks = chunker.chunk(doc)
     check(doc, chunks, max_bytes)
     assert [c.id for c in chunker.chunk(code_doc(doc.doc_id, text, language))] == [c.id for c in chunks]
+
+
+# -- bundles: wrappers and closures ----------------------------------------------------------
+def _functions(n: int, indent: str = "  ") -> str:
+    return "\n\n".join(
+        f"{indent}function f{i}(a, b) {{\n{indent}  var x = a + b * {i};\n{indent}  if (x > {i}) {{ return x - {i}; }}\n"
+        f"{indent}  return [a, b, x].join('-');\n{indent}}}"
+        for i in range(n)
+    )
+
+
+@pytest.mark.parametrize("wrapper", [
+    ";(function() {\n%s\n}.call(this));\n",  # lodash
+    "(function () {\n%s\n})();\n",
+    "!function () {\n%s\n}();\n",
+    "(function (root, factory) {\n  if (typeof define === 'function') { define([], factory); }\n"
+    "  else { root.Lib = factory(); }\n}(this, function () {\n%s\n  return {};\n}));\n",  # UMD
+])
+def test_functions_inside_an_immediately_invoked_wrapper_are_units(wrapper):
+    doc = code_doc("lib.js", wrapper % _functions(6), "javascript")
+    chunks = CodeChunker(min_bytes=0).chunk(doc)
+    check(doc, chunks, 2000)
+    symbols = by_symbol(chunks)
+    assert {f"f{i}" for i in range(6)} <= set(symbols)
+    assert symbols["f3"][0].text.startswith("function f3(a, b) {") and symbols["f3"][0].kind == "function"
+    assert symbol_span(doc, "f3") == (doc.text.index("function f3"), doc.text.index("}", doc.text.index("return [a, b, x]", doc.text.index("function f3"))) + 1)
+
+
+def test_a_large_function_is_split_into_the_functions_it_defines():
+    # a module written as one closure (lodash's runInContext): far over the cap
+    text = "var lib = (function lib(context) {\n  var cache = {};\n\n" + _functions(40) + "\n\n  return { f0: f0 };\n});\n"
+    doc = code_doc("closure.js", text, "javascript")
+    chunks = CodeChunker(min_bytes=0, max_bytes=600).chunk(doc)
+    check(doc, chunks, 600)
+    symbols = by_symbol(chunks)
+    assert {f"lib.f{i}" for i in range(40)} <= set(symbols)
+    f7 = symbols["lib.f7"][0]
+    assert f7.kind == "function" and f7.parent_symbol == "lib"
+    assert f7.header.split("\n")[0] == "closure.js · function lib · function f7"
+    # the closure's own code (its signature, locals, return) stays in chunks named after it
+    own = [c for c in chunks if c.symbol == "lib"]
+    assert own and own[0].text.startswith("var lib = (function lib(context) {")
+    # a small function with an inner function stays whole
+    small = code_doc("s.py", "def outer(x):\n    def inner(y):\n        return y + 1\n    return inner(x)\n", "python")
+    assert [(c.symbol, c.kind) for c in CodeChunker(min_bytes=0).chunk(small)] == [("outer", "function")]

@@ -2,7 +2,8 @@
 
 A definition (with the decorators, attributes and doc comments directly above it) is a
 unit. A class (struct, interface, trait, enum, impl block...) that fits `max_bytes` is one
-chunk; a larger one is split into its members — each method a chunk (`Class.method`),
+chunk; a larger one is split into its members (and a larger function into the functions
+defined inside it, as in a module written as one closure) — each method a chunk (`Class.method`),
 the class signature with its fields and docstring a chunk of its own, fields between
 methods merged with their neighbours. Module-level code between definitions (imports,
 constants) becomes "module" pieces. Anything under `min_bytes` merges with the unit after
@@ -128,7 +129,7 @@ class CodeChunker(Chunker):
         if size <= self.max_bytes:
             return [Piece(start, end, kind, d.symbol, d.parent, d.labels, size)]
         members = [m for m in d.members if m.category != "type"]
-        if d.category == "class" and members:
+        if members:  # a class's members, or the functions a large function defines inside it
             parts = self._scope(src, d.start, d.end, members, Piece(0, 0, kind, d.symbol, d.parent, d.labels))
             for part in parts:
                 part.fixed = True
