@@ -81,6 +81,20 @@ class Entry:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+def collection_name(strategy: str) -> str:
+    """The collection name a strategy spec builds (`fixed:size=100` -> `fixed-100`); a
+    name that is not a spec (a custom `--name`) is returned as it is."""
+    if ":" not in strategy:
+        return strategy.strip()
+    from .chunkers import parse_strategy
+    from .errors import UsageError
+
+    try:
+        return parse_strategy(strategy).name
+    except UsageError:
+        return strategy.strip()
+
+
 def entry_key(strategy: str, embedder: str) -> str:
     return f"{strategy}@{embedder}"
 
@@ -179,8 +193,10 @@ class Store:
         return sorted(out, key=lambda e: (e.strategy, e.embedder))
 
     def find(self, strategy: str, embedder: str | None = None) -> Entry:
-        """The live entry for a strategy; with no embedder given, the only one there is
-        (or the default embedder's when several exist)."""
+        """The live entry for a strategy — its collection name, or the spec it was built
+        with (`fixed:size=100` finds `fixed-100`); with no embedder given, the only one
+        there is (or the default embedder's when several exist)."""
+        strategy = collection_name(strategy)
         matches = [e for e in self.entries() if e.strategy == strategy]
         if embedder is not None:
             exact = [e for e in matches if e.embedder == embedder]

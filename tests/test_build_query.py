@@ -128,6 +128,16 @@ def test_top_5_is_the_prefix_of_top_10_ties_included(built_db, mode):
                 assert (a.chunk.doc_id, a.chunk.start) <= (b.chunk.doc_id, b.chunk.start)
 
 
+def test_a_parameterised_collection_is_found_by_the_spec_it_was_built_with(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    build([CORPUS], ["fixed:size=100"], db=db)
+    for args in (["query", VAN], ["dump"], ["drop"]):
+        result = run(*args, "--strategy", "fixed:size=100", "--db", db)
+        assert result.exit_code == 0, result.output
+    assert "dropped fixed-100" in result.output
+
+
 def test_k_larger_than_the_collection_returns_everything(built_db):
     db, reports = built_db
     n = next(r.chunks for r in reports if r.strategy == "headers")

@@ -189,6 +189,15 @@ def test_blocks_keep_table_code_and_list_whole():
         assert not c.text.rstrip().split("\n")[-1].startswith("#")
 
 
+def test_blocks_header_names_every_section_a_chunk_spans():
+    doc = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\nÜç gün.\n\n### Köyler\n\nBeş gün.\n\n## İade\n\nOn dört gün.\n")
+    whole, = by_doc("blocks", doc)
+    assert whole.header == "Kargo\nsections: Süreler; Süreler › Köyler; İade"
+    parts = by_doc("blocks:target=8,hard_max=16", doc)
+    assert len(parts) > 1 and all(p.header.split("\n")[0] == p.heading_path for p in parts)
+    assert by_doc("blocks:name_sections=false", doc)[0].header == "Kargo"
+
+
 def test_blocks_oversized_table_splits_between_rows_and_repeats_header_row():
     doc = next(d for d in DOCS if d.doc_id == "tricky.md")
     t_start = doc.text.index(BIG_TABLE)

@@ -6,7 +6,8 @@ never over `hard_max`. A table, list or code block that fits `hard_max` is never
 larger block is split by priority — paragraphs, then sentences, then words; a table
 between rows (later parts repeat the header row in `header`), a code block between lines
 (later parts repeat the opening fence line), a list between items. A heading never ends
-a chunk: it is packed with the block that follows it.
+a chunk: it is packed with the block that follows it. The header is the heading path
+where the chunk starts, and a `sections:` line naming every section that begins inside it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class BlocksChunker(Chunker):
         "target": Param(int, 480, "pack blocks up to this many tokens"),
         "hard_max": Param(int, 512, "no chunk is longer than this"),
         "section_level": Param(int, 0, "start a new chunk at headings of this level or higher (0: never)"),
+        "name_sections": Param(bool, True, "a chunk that spans several sections names each in its header"),
     }
 
     def validate(self) -> None:
@@ -79,8 +81,17 @@ class BlocksChunker(Chunker):
         kinds = {u.kind for u in units}
         kind = kinds.pop() if len(kinds) == 1 else "block"
         path = doc.heading_path_at(s)
-        header = header_of(path, units[0].extra_header)
+        header = header_of(path, units[0].extra_header, self._sections_inside(doc, s, e) if self.name_sections else "")
         out.append(self.make_chunk(doc, s, e, kind, header, path, n))
+
+    @staticmethod
+    def _sections_inside(doc: Document, start: int, end: int) -> str:
+        """`sections: İade › Süre; Ücretler`: the sections that begin inside a chunk (their
+        heading paths without the document title), so a chunk that spans several sections
+        says so in its header, not only the section it starts in."""
+        paths = [" › ".join(sec.heading_path[1:]) for sec in doc.sections if start < sec.start < end and sec.level]
+        paths = [p for p in paths if p]
+        return f"sections: {'; '.join(paths)}" if paths else ""
 
     def _units(self, doc: Document) -> list[Unit]:
         """Blocks as packable units of at most hard_max tokens; headings joined to the
