@@ -34,7 +34,7 @@ from .store import Entry, Store, chunk_metadata, write_json
 from .tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 5  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 6  # bump when a chunker's output changes for the same parameters
 MANIFEST_FORMAT = 1
 WRITE_BATCH = 256
 COPY_BATCH_DOCS = 64

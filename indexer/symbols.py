@@ -17,6 +17,7 @@ ERROR node are still listed).
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -188,6 +189,7 @@ class Outline:
     source: Source
     definitions: list[Definition]  # top level, in document order
     imports: list[str]
+    import_names: dict[str, frozenset[str]] = field(default_factory=dict)  # module -> names its imports bind
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +214,8 @@ def outline(doc: Document) -> Outline | None:
         root = parser.parse(src.data).root_node
         defs = _scan(src, doc.language, top_level(root), None)
         _name_receivers(defs)
-        result = Outline(src, defs, module_imports(src, doc.language, root))
+        imports, names = module_imports(src, doc.language, root)
+        result = Outline(src, defs, imports, names)
     doc.cache[key] = result
     return result
 
@@ -477,14 +480,30 @@ def symbol_span(doc: Document, symbol: str) -> tuple[int, int] | None:
 
 
 # -- imports -------------------------------------------------------------------------------
-def module_imports(src: Source, language: str, root) -> list[str]:
-    """Names of the modules a file imports, in order, without repeats."""
+_IMPORT_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
+_NOT_NAMES = frozenset(
+    "import from as use const let var require extern crate self super static type typeof default package * mod pub"
+    .split()
+)
+
+
+def module_imports(src: Source, language: str, root) -> tuple[list[str], dict[str, frozenset[str]]]:
+    """Names of the modules a file imports, in order, without repeats; and per module the
+    identifiers its import statements mention (`from typing import Any` -> typing, Any;
+    `import numpy as np` -> numpy, np), by which a chunk that uses it can be told."""
     names: list[str] = []
+    words: dict[str, set[str]] = {}
     for node in children(root):
-        for name in _imports_of(src, language, node):
+        found = _imports_of(src, language, node)
+        if not found:
+            continue
+        mentioned = {w for w in _IMPORT_WORDS.findall(src.node_text(node)) if w not in _NOT_NAMES}
+        for name in found:
             if name and name not in names:
                 names.append(name)
-    return names
+            if name:
+                words.setdefault(name, set()).update(mentioned)
+    return names, {k: frozenset(v) for k, v in words.items()}
 
 
 def _imports_of(src: Source, language: str, node) -> list[str]:

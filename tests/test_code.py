@@ -65,7 +65,12 @@ def test_every_sample_file_chunks_into_exact_slices_under_the_cap(sizes):
 def test_header_names_path_class_method_and_imports():
     chunks = CodeChunker().chunk(REPO["src/queue/worker.ts"])
     drain = by_symbol(chunks)["QueueWorker.drain"][0]
-    assert drain.header == "src/queue/worker.ts · class QueueWorker · method drain\nimports: redis, pino, events"
+    # the imports line names the modules a chunk uses: drain uses none of them by name
+    assert drain.header == "src/queue/worker.ts · class QueueWorker · method drain"
+    head = next(c for c in chunks if c.kind == "class" and c.symbol == "QueueWorker")
+    assert head.header == "src/queue/worker.ts · class QueueWorker\nimports: events"  # extends EventEmitter
+    everything = by_symbol(CodeChunker(imports="all").chunk(REPO["src/queue/worker.ts"]))["QueueWorker.drain"][0]
+    assert everything.header.endswith("\nimports: redis, pino, events")
     assert (drain.kind, drain.parent_symbol, drain.language) == ("method", "QueueWorker", "typescript")
     assert drain.text.startswith("/** Waits for in-flight jobs") and "async drain(timeoutMs: number)" in drain.text
     assert drain.indexed_text == drain.header + "\n\n" + drain.text
@@ -89,8 +94,9 @@ def test_go_receiver_methods_and_rust_impl_members_get_owner_symbols():
     assert allow.text.startswith("// Allow reports")  # the doc comment belongs to the method
     rust = CodeChunker(min_bytes=0, max_bytes=600).chunk(REPO["crates/ledger/src/lib.rs"])
     append = by_symbol(rust)["Journal.append"]
-    assert append[0].parent_symbol == "Journal" and append[0].header.startswith(
-        "crates/ledger/src/lib.rs · impl Journal<W> · method append\nimports: std")
+    assert append[0].parent_symbol == "Journal"
+    assert append[0].header == "crates/ledger/src/lib.rs · impl Journal<W> · method append"  # uses nothing of std
+    assert any(c.header.endswith("\nimports: std") and "HashMap" in c.text for c in rust)
     assert append[0].text.startswith("/// Appends an entry")
     display = by_symbol(rust)["JournalError.fmt"][0]
     assert display.header.split("\n")[0] == "crates/ledger/src/lib.rs · impl fmt::Display for JournalError · method fmt"
@@ -138,9 +144,10 @@ def test_a_large_class_splits_into_methods_and_a_class_header_chunk():
     methods = [c for c in chunks if c.kind == "method"]
     assert [c.symbol for c in methods] == [f"Big.method_{i}" for i in range(20)]
     assert all(c.parent_symbol == "Big" for c in methods)
-    assert methods[3].header == "pkg/big.py · class Big · method method_3\nimports: os, typing"
+    assert methods[3].header == "pkg/big.py · class Big · method method_3"  # uses no import
     head = [c for c in chunks if c.kind == "class"]
     assert len(head) == 1 and head[0].symbol == "Big"
+    assert head[0].header == "pkg/big.py · class Big\nimports: os, typing"  # holds the import lines
     assert head[0].text.endswith("field_7: int = 7  # alan 7") and "def " not in head[0].text
     # the import block is under min_bytes: it merges with the class header after it
     assert head[0].text.startswith('import os\nfrom typing import List\n\n\nclass Big(Base):\n    """Büyük')
@@ -289,7 +296,7 @@ def test_parameters_are_validated_with_named_messages():
     with pytest.raises(InvalidParameter, match=r"^min_bytes \(500\) must be between 0 and max_bytes \(300\)$"):
         CodeChunker(min_bytes=500, max_bytes=300)
     spec = chunkers.parse_strategy("code:max_bytes=1000")
-    assert spec.params == {"min_bytes": 200, "max_bytes": 1000} and spec.name == "code-1000"
+    assert spec.params == {"min_bytes": 200, "max_bytes": 1000, "imports": "used"} and spec.name == "code-1000"
 
 
 # -- routing -------------------------------------------------------------------------------

@@ -38,9 +38,9 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "fixed256": ("fixed", {"size": 256, "overlap": 0}),
     "headers": ("headers", {}),
     "blocks": ("blocks", {}),
-    "semantic": ("semantic", {"threshold": 0.75}),
+    "semantic": ("semantic", {}),
+    "semantic75": ("semantic", {"threshold": 0.75}),
     "semantic70": ("semantic", {"threshold": 0.70}),
-    "semanticp": ("semantic", {"percentile": 25.0}),
     "parent": ("parent", {"n": 2, "overlap": 1}),
     "parent1": ("parent", {"n": 1, "overlap": 0}),
     "contextual": ("contextual", {}),
@@ -67,7 +67,7 @@ class StrategySpec:
         return REGISTRY[self.kind].uses_embedder
 
     def describe(self) -> str:
-        values = ",".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
+        values = ",".join(f"{k}={_fmt(v)}" for k, v in self.params.items() if v is not None)
         return f"{self.kind}:{values}" if values else self.kind
 
 

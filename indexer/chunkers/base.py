@@ -30,7 +30,10 @@ class Param:
 
 
 def coerce(name: str, param: Param, value: Any) -> Any:
-    """Turn a command-line string (or a Python value) into the parameter's type."""
+    """Turn a command-line string (or a Python value) into the parameter's type; None
+    stays None where it is the default (an optional parameter left unset)."""
+    if value is None and param.default is None:
+        return None
     if param.type is bool:
         if isinstance(value, bool):
             return value

@@ -12,14 +12,16 @@ it (at the end of a file or class, the one before) as long as the result fits
 of whole lines (a line longer than the cap at character boundaries), each keeping the
 unit's symbol. Files without a grammar (SQL, COBOL...) become line windows.
 
-`header` is `path · class QueueWorker · method drain` and, when the file imports
-anything, an `imports: redis, pino` line; `text` is the code only, an exact slice.
+`header` is `path · class QueueWorker · method drain` and an `imports: redis, pino` line
+naming the imported modules the chunk uses (`imports=all`: every module the file
+imports, as before; `none`: no line); `text` is the code only, an exact slice.
 
 `auto` picks a strategy per file: code -> code, Markdown/HTML -> blocks, text -> headers.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from ..symbols import Definition, Source, outline
@@ -30,6 +32,7 @@ from .headers import HeadersChunker
 from .packing import lines
 
 SEP = " · "
+_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 @dataclass(slots=True)
@@ -64,6 +67,8 @@ class CodeChunker(Chunker):
     params = {
         "min_bytes": Param(int, 200, "a smaller unit merges with a neighbour"),
         "max_bytes": Param(int, 2000, "no chunk is longer than this many UTF-8 bytes"),
+        "imports": Param(str, "used", "the header's imports line: the modules the chunk uses, all of the file's, or none",
+                         ("used", "all", "none")),
     }
 
     def validate(self) -> None:
@@ -85,16 +90,24 @@ class CodeChunker(Chunker):
         if tree is None:
             src = Source(doc.text)
             pieces = [Piece(s, e, "lines") for s, e in self._windows(src, 0, len(doc.text))]
-            imports = ""
-        else:
-            src = tree.source
-            pieces = self._scope(src, 0, len(doc.text), tree.definitions, Piece(0, 0, "module"))
-            imports = "imports: " + ", ".join(tree.imports) if tree.imports else ""
-        return [self._emit(doc, p, imports) for p in pieces]
+            return [self._emit(doc, p, []) for p in pieces]
+        src = tree.source
+        pieces = self._scope(src, 0, len(doc.text), tree.definitions, Piece(0, 0, "module"))
+        return [self._emit(doc, p, self._imports(doc, p, tree)) for p in pieces]
 
-    def _emit(self, doc: Document, p: Piece, imports: str) -> Chunk:
+    def _imports(self, doc: Document, p: Piece, tree) -> list[str]:
+        """The modules named on the header's imports line: all the file's, or (`used`)
+        those whose imported names appear in the chunk."""
+        if self.imports == "none" or not tree.imports:
+            return []
+        if self.imports == "all":
+            return tree.imports
+        words = set(_WORDS.findall(doc.text, p.start, p.end))
+        return [m for m in tree.imports if tree.import_names.get(m, frozenset()) & words]
+
+    def _emit(self, doc: Document, p: Piece, imports: list[str]) -> Chunk:
         path = SEP.join((doc.doc_id, *p.labels))
-        header = f"{path}\n{imports}" if imports else path
+        header = f"{path}\nimports: {', '.join(imports)}" if imports else path
         return self.make_chunk(
             doc, p.start, p.end, p.kind, header, (doc.title,), None, symbol=p.symbol, parent_symbol=p.parent
         )

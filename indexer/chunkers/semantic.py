@@ -1,12 +1,14 @@
 """semantic: start a new chunk where consecutive sentences stop being similar.
 
 Every sentence unit (sentence, table row, list item, heading, code block) is embedded
-through the embedding cache; a chunk ends where the cosine similarity of two neighbours
-falls below `threshold` — or, with `percentile` > 0, among the lowest `percentile` % of
-the document's similarities, since absolute thresholds do not transfer between
-embedders (nomic-embed-text bunches scores in 0.65–0.87; USE's median is near 0.2).
-`min_tokens` keeps lone fragments out and `max_tokens` caps a chunk. Headings are not
-used as boundaries and chunks carry no header: the model alone decides.
+through the embedding cache. By default a chunk ends among the lowest `percentile` % of
+the document's neighbour similarities: the cut adapts to the embedder, since absolute
+thresholds do not transfer (nomic-embed-text bunches scores in 0.65–0.87, where the
+seed's 0.75 is a sensible cut; USE's median is near 0.2, where 0.75 cuts at every
+sentence). `threshold=0.75` asks for the absolute cut instead. `min_tokens` keeps lone
+fragments out and `max_tokens` caps a chunk. Headings are not used as boundaries; the
+header (with `header=true`) is the heading path where the chunk starts, as for every
+other strategy.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from ..sentences import sentence_units
 from ..types import Chunk, Document
-from .base import Chunker, Param
+from .base import Chunker, Param, header_of
 from .packing import PROSE, fit
 
 
@@ -24,15 +26,17 @@ class SemanticChunker(Chunker):
     description = "sentences grouped until the similarity of neighbours drops"
     uses_embedder = True
     params = {
-        "threshold": Param(float, 0.75, "break where cosine similarity of neighbours is below this"),
-        "percentile": Param(float, 0.0, "if > 0: break at the lowest this-% similarities of each document"),
+        "threshold": Param(float, None, "break where cosine similarity of neighbours is below this (overrides percentile)"),
+        "percentile": Param(float, 25.0, "break at the lowest this-% neighbour similarities of each document"),
         "min_tokens": Param(int, 24, "never end a chunk shorter than this (except at a document end)"),
         "max_tokens": Param(int, 256, "never let a chunk grow past this"),
+        "header": Param(bool, True, "the heading path where a chunk starts goes into its header"),
     }
 
     def validate(self) -> None:
-        self.require(-1.0 <= self.threshold <= 1.0, f"threshold ({self.threshold}) must be between -1 and 1")
-        self.require(0.0 <= self.percentile < 100.0, f"percentile ({self.percentile}) must be in [0, 100)")
+        if self.threshold is not None:
+            self.require(-1.0 <= self.threshold <= 1.0, f"threshold ({self.threshold}) must be between -1 and 1")
+        self.require(0.0 < self.percentile < 100.0, f"percentile ({self.percentile}) must be in (0, 100)")
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
         self.require(
             0 <= self.min_tokens <= self.max_tokens,
@@ -76,10 +80,10 @@ class SemanticChunker(Chunker):
             return []
         vectors = np.asarray(self._model().embed_documents([doc.text[s:e] for s, e, _ in units]), dtype=np.float32)
         sims = (vectors[:-1] * vectors[1:]).sum(axis=1)
-        if self.percentile > 0:
-            cut = float(np.percentile(sims, self.percentile))
-            return [bool(s <= cut) for s in sims]
-        return [bool(s < self.threshold) for s in sims]
+        if self.threshold is not None:
+            return [bool(s < self.threshold) for s in sims]
+        cut = float(np.percentile(sims, self.percentile))
+        return [bool(s <= cut) for s in sims]
 
     def _flush(self, doc: Document, group: list[tuple[int, int, int]], out: list[Chunk]) -> list:
         """Emit the longest prefix of `group` within max_tokens; return the rest."""
@@ -90,5 +94,6 @@ class SemanticChunker(Chunker):
             if n <= self.max_tokens or take == 1:
                 break
             take -= 1
-        out.append(self.make_chunk(doc, start, end, "semantic", "", None, n))
+        path = doc.heading_path_at(start)
+        out.append(self.make_chunk(doc, start, end, "semantic", header_of(path) if self.header else "", path, n))
         return group[take:]
