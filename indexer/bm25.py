@@ -39,6 +39,15 @@ def _lucene_okapi(corpus: list[list[int]], k1: float, b: float):
     return LuceneOkapi(corpus, k1=k1, b=b)
 
 
+def document_frequencies(terms: np.ndarray, offsets: np.ndarray, vocabulary: int) -> np.ndarray:
+    """How many chunks contain each term, from the flat term ids and per-chunk offsets."""
+    if not len(terms):
+        return np.zeros(vocabulary, dtype=np.int64)
+    docs = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+    pairs = np.unique(docs * vocabulary + terms.astype(np.int64))
+    return np.bincount(pairs % vocabulary, minlength=vocabulary)
+
+
 class BM25Builder:
     """Analyses chunks as they stream by, keeping only term ids (not the texts)."""
 
@@ -96,6 +105,7 @@ class BM25Index:
         self.b = b
         self._bm25s = bm25s_index
         self._okapi = None
+        self._df: np.ndarray | None = None
 
     # -- building --------------------------------------------------------------------------
     @classmethod
@@ -191,6 +201,33 @@ class BM25Index:
     # -- searching -------------------------------------------------------------------------
     def query_terms(self, query: str) -> list[int]:
         return [self.term_of[t] for t in self.analyzer(query) if t in self.term_of]
+
+    @property
+    def df(self) -> np.ndarray:
+        """Document frequency of every term (computed once, on first use)."""
+        if self._df is None:
+            self._df = document_frequencies(self.terms, self.offsets, len(self.vocab))
+        return self._df
+
+    def coverage(self, query: str, positions: Sequence[int]) -> list[float]:
+        """For each chunk position, the share of the query's IDF mass (Lucene IDF of its
+        distinct terms, unknown terms counting as the rarest) that the chunk contains: 1.0
+        when every query term is in it, near 0 when it shares only common words. How well
+        a BM25 match covers the question, whatever the scale of its score."""
+        analysed = list(dict.fromkeys(self.analyzer(query)))
+        if not analysed or not len(positions):
+            return [0.0 for _ in positions]
+        n = max(len(self.ids), 1)
+        rare = math.log(1 + (n + 0.5) / 0.5)
+        known = np.array([self.term_of[t] for t in analysed if t in self.term_of], dtype=np.int64)
+        df = self.df[known] if len(known) else np.zeros(0)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        total = float(idf.sum()) + rare * (len(analysed) - len(known))
+        out = []
+        for p in positions:
+            present = np.isin(known, self.terms[self.offsets[p] : self.offsets[p + 1]])
+            out.append(float(idf[present].sum()) / total if total > 0 else 0.0)
+        return out
 
     def scores(self, query: str) -> np.ndarray:
         """A BM25 score for every chunk (same ranking on both engines)."""
