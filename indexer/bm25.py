@@ -106,6 +106,7 @@ class BM25Index:
         self._bm25s = bm25s_index
         self._okapi = None
         self._df: np.ndarray | None = None
+        self._position: dict[str, int] | None = None
 
     # -- building --------------------------------------------------------------------------
     @classmethod
@@ -201,6 +202,12 @@ class BM25Index:
     # -- searching -------------------------------------------------------------------------
     def query_terms(self, query: str) -> list[int]:
         return [self.term_of[t] for t in self.analyzer(query) if t in self.term_of]
+
+    def position(self, chunk_id: str) -> int:
+        """The position of a chunk id in this index."""
+        if self._position is None:
+            self._position = {cid: i for i, cid in enumerate(self.ids)}
+        return self._position[chunk_id]
 
     @property
     def df(self) -> np.ndarray:

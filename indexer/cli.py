@@ -93,6 +93,43 @@ def store_options(func):
     return func
 
 
+def _pair(text: str, option: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not two numbers like 1,0.5", param_hint=option) from None
+    return (a, b)
+
+
+def search_options(func):
+    """How to search; every option left out is the collection's saved setting (`indexer
+    tune --save`), else the library default."""
+    func = click.option("--children-k", type=int, default=None,
+                        help="Parent-child: children taken before mapping to parents [default: 30].")(func)
+    func = click.option("--candidates", type=int, default=None,
+                        help="Depth each side is searched to [default: 50].")(func)
+    func = click.option("--rrf-k", type=int, default=None, help="RRF fusion: the k in 1/(k + rank) [default: 10].")(func)
+    func = click.option("--rrf-weights", default=None, metavar="E,B",
+                        help="RRF fusion: weights of the embedding and BM25 sides [default: 1,1].")(func)
+    func = click.option("--alpha", type=float, default=None,
+                        help="Weighted fusion: the embedding side's share [default: 0.5].")(func)
+    func = click.option("--fusion", type=click.Choice(["adaptive", "weighted", "rrf"]), default=None,
+                        help="Hybrid: adaptive (the embedding's share follows how well BM25 covers the query; "
+                             "the default), weighted (min-max scores, --alpha) or rrf.")(func)
+    return func
+
+
+def make_options(k=5, mode=None, fusion=None, alpha=None, rrf_weights=None, rrf_k=None, candidates=None,
+                 children_k=None):
+    from .searching import SearchOptions
+
+    weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
+    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,
+                            candidates=candidates, children_k=children_k)
+    options.check()
+    return options
+
+
 def quiet_option(func):
     return click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")(func)
 
@@ -196,16 +233,6 @@ def _only_strategy(db, chroma_url) -> str:
     raise UsageError(f"several collections are built ({', '.join(built)}); pass --strategy")
 
 
-def _weights(text: str) -> tuple[float, float]:
-    try:
-        e, b = (float(x) for x in text.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not two numbers like 1,0.5", param_hint="--rrf-weights") from None
-    if e < 0 or b < 0 or e + b == 0:
-        raise click.BadParameter("weights must be non-negative and not both zero", param_hint="--rrf-weights")
-    return (e, b)
-
-
 def _fmt_seconds(value: float) -> str:
     return f"{value:.1f}s" if value < 100 else f"{value / 60:.1f}m"
 
@@ -280,36 +307,28 @@ def build(paths, strategies, name, db, chroma_url, embedder, ollama_host, includ
 @cli.command()
 @click.argument("text")
 @click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
-@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default="hybrid",
-              show_default=True, help="Embedding similarity, BM25, or both fused.")
+@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default=None,
+              help="Embedding similarity, BM25, or both fused [default: the collection's saved mode, else hybrid].")
 @click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
-@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True,
-              help="Hybrid: reciprocal rank fusion or weighted normalised scores.")
-@click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
-@click.option("--candidates", type=int, default=50, show_default=True, help="Hybrid: candidates from each side.")
-@click.option("--rrf-weights", default=None, metavar="E,B",
-              help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
-@click.option("--rrf-k", type=int, default=10, show_default=True, help="Hybrid RRF: the k in 1/(k + rank).")
+@search_options
 @click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, rrf_k, bm25_engine, db, chroma_url,
-          embedder, ollama_host, as_json):
+def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
+          chroma_url, embedder, ollama_host, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from .searching import Index, SearchOptions, check_query
+    from .searching import Index, check_query
 
     check_query(text)
-    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, candidates=candidates, rrf_k=rrf_k)
-    options.check()
+    options = make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
     if strategy is None:
         strategy = _only_strategy(db, chroma_url)
     index = Index.open(strategy, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host,
                        bm25_engine=bm25_engine)
-    if rrf_weights:
-        options.weights = _weights(rrf_weights)
-    hits = index.search(text, options)
+    resolved = index.options(options)
+    hits = index.search(text, resolved)
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict(), ensure_ascii=False))
@@ -324,7 +343,7 @@ def query(text, strategy, mode, k, fusion, alpha, candidates, rrf_weights, rrf_k
         if hit.bm25_rank is not None:
             why.append(f"bm25 #{hit.bm25_rank}")
         click.echo(f"#{hit.rank}  {hit.score:.4f}  {c.doc_id}:{c.start_line}-{c.end_line}  [{c.kind}]"
-                   + (f"  ({', '.join(why)})" if mode == "hybrid" else ""))
+                   + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
         if c.header:
             click.echo("    " + c.header.replace("\n", "\n    "))
         click.echo("    " + c.text.replace("\n", "\n    "))
@@ -413,11 +432,7 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
 @click.option("--ollama-host", envvar="OLLAMA_HOST", default=None, metavar="URL", help="Ollama server.")
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
-@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True)
-@click.option("--alpha", type=float, default=0.5, show_default=True, help="Weighted fusion: embedding share.")
-@click.option("--rrf-weights", default=None, metavar="E,B",
-              help="Hybrid RRF: weights of the embedding and BM25 sides (default 1,1).")
-@click.option("--rrf-k", type=int, default=10, show_default=True, help="Hybrid RRF: the k in 1/(k + rank).")
+@search_options
 @click.option("--budget", type=int, default=None, metavar="TOKENS",
               help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
@@ -432,19 +447,17 @@ def drop(strategy, db, chroma_url, embedder, ollama_host):
 @quiet_option
 @handle_errors
 def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
-          rrf_weights, rrf_k, budget, by_tag, compare, json_path, csv_path, plot_path, quiet):
+          rrf_weights, rrf_k, candidates, children_k, budget, by_tag, compare, json_path, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR, strict hits, context cost,
     with 95% intervals — the table to choose a chunking strategy by."""
     from . import report
     from .evaluation import evaluate
-    from .searching import SearchOptions
 
     note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     result = evaluate(
         questions, list(strategies), tuple(modes) or ("embedding", "bm25", "hybrid"), tuple(ks) or (1, 5), db=db,
         chroma_url=chroma_url, embedders=tuple(embedders) or (None,), ollama_host=ollama_host, corpus=corpus,
-        budget=budget, options=SearchOptions(fusion=fusion, alpha=alpha, rrf_k=rrf_k,
-                                             **({"weights": _weights(rrf_weights)} if rrf_weights else {})),
+        budget=budget, options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
     to_stdout = json_path == "-"

@@ -42,3 +42,30 @@ def weighted(embedding: dict[str, float], bm25: dict[str, float], alpha: float =
     fused = {doc: alpha * e.get(doc, 0.0) + (1 - alpha) * b.get(doc, 0.0) for doc in docs}
     order = {doc: i for i, doc in enumerate(docs)}
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+# The default fusion, chosen on six question sets nobody here wrote the defaults for
+# (bench/public.py; README "Choosing defaults"): the embedding side's share of a
+# min-max weighted sum moves with how well BM25's best match covers the query.
+ADAPTIVE_ALPHA = (0.1, 0.9)  # embedding share when BM25 covers the query well / poorly
+ADAPTIVE_COVERAGE = (0.3, 0.6)  # coverage below the first: poorly; above the second: well
+
+
+def adaptive_alpha(
+    coverage: float, alpha: tuple[float, float] = ADAPTIVE_ALPHA, bounds: tuple[float, float] = ADAPTIVE_COVERAGE,
+) -> float:
+    """The embedding side's share for a query whose best BM25 match contains `coverage`
+    of the query's IDF mass: alpha[1] at or below bounds[0], alpha[0] at or above
+    bounds[1], linear between. A question that shares its rare words with a passage is
+    answered by BM25; a paraphrase (or a query BM25 barely matches) by the embedding.
+
+    >>> adaptive_alpha(0.2), adaptive_alpha(0.45), adaptive_alpha(0.9)
+    (0.9, 0.5, 0.1)
+    """
+    (lo_alpha, hi_alpha), (lo, hi) = alpha, bounds
+    if coverage <= lo:
+        return hi_alpha
+    if coverage >= hi:
+        return lo_alpha
+    t = (coverage - lo) / (hi - lo)
+    return round(hi_alpha + (lo_alpha - hi_alpha) * t, 12)

@@ -8,46 +8,95 @@ sections, duplicates dropped keeping the best rank.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
 from .bm25 import BM25Index
 from .embeddings import Embedder, canonical_name, get_embedder
 from .errors import CollectionNotFound, EmbedderMismatch, UsageError
-from .fusion import rrf, weighted
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_alpha, rrf, weighted
 from .store import Entry, Store, chunk_from_record
 from .types import Chunk, Hit
 
 MODES = ("embedding", "bm25", "hybrid")
-FUSIONS = ("rrf", "weighted")
+FUSIONS = ("adaptive", "weighted", "rrf")
 MAX_QUERY_CHARS = 20_000
 
 
 @dataclass
 class SearchOptions:
-    mode: str = "hybrid"
+    """How to search. A setting left None is the collection's saved choice (`indexer
+    tune --save`), else the library default (`DEFAULTS`)."""
+
+    mode: str | None = None  # embedding | bm25 | hybrid
     k: int = 5
-    candidates: int = 50  # per side, for hybrid
-    fusion: str = "rrf"
-    alpha: float = 0.5  # weighted fusion: share of the embedding side
-    rrf_k: int = 10  # measured on the bundled sets; the classic 60 weighs deep ranks more (bench/defaults.py)
-    weights: tuple[float, float] = (1.0, 1.0)  # rrf: (embedding, bm25)
-    children_k: int = 30  # parent-child: children retrieved before mapping to parents
+    fusion: str | None = None  # hybrid: adaptive | weighted | rrf
+    alpha: float | None = None  # weighted: the embedding side's share
+    alpha_range: tuple[float, float] | None = None  # adaptive: embedding share when BM25 covers well / poorly
+    coverage_range: tuple[float, float] | None = None  # adaptive: coverage counted as poor / good
+    rrf_k: int | None = None  # rrf: the k in 1 / (k + rank)
+    weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
+    candidates: int | None = None  # depth each side is searched to
+    children_k: int | None = None  # parent-child: children taken before mapping to parents
+
+    SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
+
+    def resolved(self, saved: dict | None = None) -> SearchOptions:
+        """Every None filled: from `saved` (a collection's tuned settings), then DEFAULTS."""
+        values = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and saved and saved.get(f.name) is not None:
+                value = saved[f.name]
+            if value is None:
+                value = getattr(DEFAULTS, f.name)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+        return SearchOptions(**values)
+
+    def settings(self) -> dict[str, Any]:
+        """The search settings a collection can save (everything but k and depths)."""
+        return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
+
+    def describe(self) -> str:
+        """`hybrid, adaptive fusion (embedding 0.1-0.9 by BM25 coverage 0.6-0.3)`, `bm25`..."""
+        if self.mode != "hybrid":
+            return str(self.mode)
+        if self.fusion == "adaptive":
+            (a, b), (c, d) = self.alpha_range, self.coverage_range
+            return f"hybrid, adaptive fusion (embedding share {a:g}-{b:g} as BM25 coverage falls {d:g}-{c:g})"
+        if self.fusion == "weighted":
+            return f"hybrid, weighted fusion (embedding share {self.alpha:g})"
+        return f"hybrid, rrf k={self.rrf_k} weights {self.weights[0]:g}:{self.weights[1]:g}"
 
     def check(self) -> None:
-        if self.mode not in MODES:
+        """Raise a usage error naming the first bad setting; unset (None) settings pass."""
+        def bad(value, test) -> bool:
+            return value is not None and not test(value)
+
+        if bad(self.mode, lambda v: v in MODES):
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
-        if self.fusion not in FUSIONS:
+        if bad(self.fusion, lambda v: v in FUSIONS):
             raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
-        if self.k < 1:
-            raise UsageError(f"-k must be at least 1, not {self.k}")
-        if self.candidates < 1:
-            raise UsageError(f"--candidates must be at least 1, not {self.candidates}")
-        if self.rrf_k < 1:
-            raise UsageError(f"--rrf-k must be at least 1, not {self.rrf_k}")
-        if not 0.0 <= self.alpha <= 1.0:
+        for name, value in (("-k", self.k), ("--candidates", self.candidates), ("--children-k", self.children_k),
+                            ("--rrf-k", self.rrf_k)):
+            if bad(value, lambda v: v >= 1):
+                raise UsageError(f"{name} must be at least 1, not {value}")
+        if bad(self.alpha, lambda v: 0.0 <= v <= 1.0):
             raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
+        if bad(self.weights, lambda w: len(w) == 2 and min(w) >= 0 and sum(w) > 0):
+            raise UsageError(f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}")
+        for name, pair in (("alpha range", self.alpha_range), ("coverage range", self.coverage_range)):
+            if bad(pair, lambda p: len(p) == 2 and 0.0 <= p[0] <= p[1] <= 1.0):
+                raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
+
+
+DEFAULTS = SearchOptions(
+    mode="hybrid", k=5, fusion="adaptive", alpha=0.5, alpha_range=ADAPTIVE_ALPHA, coverage_range=ADAPTIVE_COVERAGE,
+    rrf_k=10, weights=(1.0, 1.0), candidates=50, children_k=30,
+)
 
 
 def check_query(query: str) -> str:
@@ -74,6 +123,7 @@ class Index:
         self._collection = None
         self._parents = None
         self._records: dict[str, Chunk] = {}
+        self._recent: OrderedDict = OrderedDict()
 
     @classmethod
     def open(
@@ -143,35 +193,71 @@ class Index:
         return self.store._call(self.collection.count)
 
     # -- searching ------------------------------------------------------------------------
+    @property
+    def saved(self) -> dict:
+        """The collection's saved search settings (`indexer tune --save`), if any."""
+        return self.entry.extra.get("search") or {}
+
+    def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
+        """`options` (or keyword settings) with every unset value filled from the
+        collection's saved settings, then the defaults; checked."""
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved)
+        resolved.check()
+        return resolved
+
     def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
         """The top k hits, best first. Every side is searched to a fixed depth (at least
         `candidates`) and ties are broken by document and position, so the top 5 is
         always the prefix of the top 10. Parent-child collections return k distinct
         parents when there are k: more children are taken until there are."""
-        options = options or SearchOptions(**kw)
-        options.check()
+        options = self.options(options, **kw)
         query = check_query(query)
         parent_mode = bool(self.entry.parents)
         n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
         total = max(self.entry.chunks, 1)
         while True:
             ranked = self._ranked(query, min(n, total), options)
-            if not parent_mode:
-                return self._hits(ranked[: options.k])
-            hits = self._to_parents(self._hits(ranked))
-            if len(hits) >= options.k or n >= total:
-                return hits[: options.k]
+            hits = self._hits(ranked if parent_mode else ranked[: options.k])
+            if parent_mode:
+                hits = self._to_parents(hits)
+            if not parent_mode or len(hits) >= options.k or n >= total:
+                break
             n *= 4  # too few distinct parents among the children: look deeper
+        if options.mode == "hybrid":
+            share = self.fusion_alpha(query, min(n, total), options)
+            for hit in hits:
+                hit.embedding_share = share
+        return hits[: options.k]
 
     def _ranked(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
         """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first."""
         if options.mode == "embedding":
-            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._dense(query, n))]
+            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._side("dense", query, n))]
         elif options.mode == "bm25":
-            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._sparse(query, n))]
+            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
         else:
             ranked = self._fused(query, n, options)
         return self._break_ties(ranked)
+
+    def _side(self, side: str, query: str, n: int):
+        """One side's candidates (dense: (id, cosine); sparse: (id, BM25 score); coverage:
+        the share of the query's IDF mass in BM25's best match), remembered for the last
+        few queries: evaluating and tuning search the same question under many settings."""
+        key = (side, query, n)
+        if key in self._recent:
+            self._recent.move_to_end(key)
+            return self._recent[key]
+        if side == "dense":
+            value = self._dense(query, n)
+        elif side == "sparse":
+            value = self._sparse(query, n)
+        else:
+            top = self._side("sparse", query, n)
+            value = self.bm25.coverage(query, [self.bm25.position(top[0][0])])[0] if top else 0.0
+        self._recent[key] = value
+        while len(self._recent) > 96:
+            self._recent.popitem(last=False)
+        return value
 
     def _break_ties(self, ranked: list[tuple]) -> list[tuple]:
         """Equal scores ordered by document, then position (records fetched only for the
@@ -216,17 +302,25 @@ class Index:
         index = self.bm25
         return [(index.ids[pos], score) for pos, score in index.search(query, n)]
 
+    def fusion_alpha(self, query: str, n: int, options: SearchOptions) -> float | None:
+        """The embedding side's share in a weighted or adaptive fusion of this query."""
+        if options.fusion == "weighted":
+            return options.alpha
+        if options.fusion == "adaptive":
+            return adaptive_alpha(self._side("coverage", query, n), options.alpha_range, options.coverage_range)
+        return None
+
     def _fused(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
         """Both candidate lists fused: (id, score, embedding rank, embedding score,
         bm25 rank, bm25 score), best first."""
-        dense = self._dense(query, n)
-        sparse = self._sparse(query, n)
+        dense = self._side("dense", query, n)
+        sparse = self._side("sparse", query, n)
         e_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(dense)}
         b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
         if options.fusion == "rrf":
             fused = rrf([[cid for cid, _ in dense], [cid for cid, _ in sparse]], options.rrf_k, options.weights)
         else:
-            fused = weighted(dict(dense), dict(sparse), options.alpha)
+            fused = weighted(dict(dense), dict(sparse), self.fusion_alpha(query, n, options))
         return [(cid, score, *e_rank.get(cid, (None, None)), *b_rank.get(cid, (None, None))) for cid, score in fused]
 
     def _to_parents(self, hits: list[Hit]) -> list[Hit]:
@@ -295,7 +389,7 @@ class Index:
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
 
 
-def search(query: str, strategy: str, mode: str = "hybrid", k: int = 5, **kw) -> list[Hit]:
+def search(query: str, strategy: str, mode: str | None = None, k: int = 5, **kw) -> list[Hit]:
     """One-shot search; for many queries open an `Index` once and call `.search`."""
     open_keys = ("db", "chroma_url", "embedder", "ollama_host", "bm25_engine")
     index = Index.open(strategy, **{key: kw.pop(key) for key in open_keys if key in kw})

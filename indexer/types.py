@@ -139,6 +139,7 @@ class Hit:
     bm25_rank: int | None = None
     bm25_score: float | None = None
     child_ids: list[str] = field(default_factory=list)
+    embedding_share: float | None = None  # weighted and adaptive fusion: the embedding side's weight
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
@@ -162,4 +163,5 @@ class Hit:
             "bm25_rank": self.bm25_rank,
             "bm25_score": self.bm25_score,
             **({"child_ids": self.child_ids} if self.child_ids else {}),
+            **({"embedding_share": self.embedding_share} if self.embedding_share is not None else {}),
         }

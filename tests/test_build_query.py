@@ -12,7 +12,8 @@ from indexer.building import build
 from indexer.chunking import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.searching import Index, SearchOptions, search
+from indexer.fusion import adaptive_alpha, weighted
+from indexer.searching import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
 from .conftest import CORPUS
@@ -235,12 +236,29 @@ def test_ollama_embedder_through_the_real_client_and_a_stand_in_server(tmp_path,
 
 def test_hybrid_hits_say_why_they_ranked(built_db):
     db, _ = built_db
-    result = run("query", VAN, "--strategy", "headers", "--mode", "hybrid", "-k", "5", "--db", db, "--json")
+    result = run("query", VAN, "--strategy", "headers", "--fusion", "rrf", "-k", "5", "--db", db, "--json")
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert len(rows) == 5
     for row in rows:
         assert row["embedding_rank"] is not None or row["bm25_rank"] is not None
-        k = SearchOptions().rrf_k
+        k = DEFAULTS.rrf_k
         expected = sum(1 / (k + r) for r in (row["embedding_rank"], row["bm25_rank"]) if r is not None)
         assert row["score"] == pytest.approx(expected)
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
+
+
+@pytest.mark.parametrize("query", [VAN, "yurtdisina kargo var mi", "hediye kartı bakiyesi nasıl sorgulanır"])
+def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
+    db, _ = built_db
+    index = Index.open("headers", db=db)
+    assert index.options().describe().startswith("hybrid, adaptive fusion")
+    dense, sparse = index._dense(query, 50), index._sparse(query, 50)
+    coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
+    share = adaptive_alpha(coverage)
+    expected = weighted(dict(dense), dict(sparse), share)[:5]
+    hits = index.search(query, k=5)
+    assert [h.chunk.id for h in hits] == [cid for cid, _ in expected]
+    assert [h.score for h in hits] == pytest.approx([score for _, score in expected])
+    assert {h.embedding_share for h in hits} == {share}
+    rows = [json.loads(line) for line in run("query", query, "-s", "headers", "--db", db, "--json").output.splitlines()]
+    assert [r["id"] for r in rows] == [h.chunk.id for h in hits] and rows[0]["embedding_share"] == share
