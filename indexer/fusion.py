@@ -44,11 +44,22 @@ def weighted(embedding: dict[str, float], bm25: dict[str, float], alpha: float =
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
-# The default fusion, chosen on six question sets nobody here wrote the defaults for
-# (bench/public.py; README "Choosing defaults"): the embedding side's share of a
-# min-max weighted sum moves with how well BM25's best match covers the query.
-ADAPTIVE_ALPHA = (0.1, 0.9)  # embedding share when BM25 covers the query well / poorly
-ADAPTIVE_COVERAGE = (0.3, 0.6)  # coverage below the first: poorly; above the second: well
+# The default fusion, chosen on six question sets (three nobody here wrote; bench/public.py,
+# README "Choosing defaults"): the embedding side's share of a min-max weighted sum moves
+# with how well BM25's best match covers the query — per embedder, since a weak one
+# (USE) must give way to BM25 sooner than a retrieval-trained one (e5, Ollama models).
+# embedder -> (embedding share when BM25 covers the query well, ... poorly), (coverage
+# counted as poor at or below, good at or above)
+ADAPTIVE_DEFAULTS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
+    "use-m3": ((0.1, 0.8), (0.3, 0.6)),
+    "*": ((0.3, 0.8), (0.3, 0.7)),  # e5-small, and any retrieval-trained model (Ollama)
+}
+ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE = ADAPTIVE_DEFAULTS["*"]
+
+
+def adaptive_defaults(embedder: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (alpha range, coverage range) the adaptive fusion uses with this embedder."""
+    return ADAPTIVE_DEFAULTS.get(embedder, ADAPTIVE_DEFAULTS["*"])
 
 
 def adaptive_alpha(
@@ -59,8 +70,8 @@ def adaptive_alpha(
     bounds[1], linear between. A question that shares its rare words with a passage is
     answered by BM25; a paraphrase (or a query BM25 barely matches) by the embedding.
 
-    >>> adaptive_alpha(0.2), adaptive_alpha(0.45), adaptive_alpha(0.9)
-    (0.9, 0.5, 0.1)
+    >>> adaptive_alpha(0.2, (0.1, 0.9), (0.3, 0.6)), adaptive_alpha(0.45, (0.1, 0.9), (0.3, 0.6))
+    (0.9, 0.5)
     """
     (lo_alpha, hi_alpha), (lo, hi) = alpha, bounds
     if coverage <= lo:

@@ -17,7 +17,7 @@ import numpy as np
 from .bm25 import BM25Index
 from .embeddings import Embedder, canonical_name, get_embedder
 from .errors import CollectionNotFound, EmbedderMismatch, UsageError
-from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_alpha, rrf, weighted
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_alpha, adaptive_defaults, rrf, weighted
 from .store import Entry, Store, chunk_from_record
 from .types import Chunk, Hit
 
@@ -44,15 +44,18 @@ class SearchOptions:
 
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
 
-    def resolved(self, saved: dict | None = None) -> SearchOptions:
-        """Every None filled: from `saved` (a collection's tuned settings), then DEFAULTS."""
+    def resolved(self, saved: dict | None = None, embedder: str = "") -> SearchOptions:
+        """Every None filled: from `saved` (a collection's tuned settings), then the
+        defaults (the adaptive fusion's ranges depend on the embedder)."""
+        alpha_range, coverage_range = adaptive_defaults(embedder)
+        defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
         values = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is None and saved and saved.get(f.name) is not None:
                 value = saved[f.name]
             if value is None:
-                value = getattr(DEFAULTS, f.name)
+                value = defaults.get(f.name, getattr(DEFAULTS, f.name))
             values[f.name] = tuple(value) if isinstance(value, list) else value
         return SearchOptions(**values)
 
@@ -201,7 +204,7 @@ class Index:
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
         """`options` (or keyword settings) with every unset value filled from the
         collection's saved settings, then the defaults; checked."""
-        resolved = (options or SearchOptions(**kw)).resolved(self.saved)
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder)
         resolved.check()
         return resolved
 

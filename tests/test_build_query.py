@@ -12,7 +12,7 @@ from indexer.building import build
 from indexer.chunking import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.fusion import adaptive_alpha, weighted
+from indexer.fusion import adaptive_alpha, adaptive_defaults, weighted
 from indexer.searching import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
@@ -254,7 +254,7 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     assert index.options().describe().startswith("hybrid, adaptive fusion")
     dense, sparse = index._dense(query, 50), index._sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
-    share = adaptive_alpha(coverage)
+    share = adaptive_alpha(coverage, *adaptive_defaults("use-m3"))
     expected = weighted(dict(dense), dict(sparse), share)[:5]
     hits = index.search(query, k=5)
     assert [h.chunk.id for h in hits] == [cid for cid, _ in expected]

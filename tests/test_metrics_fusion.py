@@ -2,7 +2,7 @@
 
 import pytest
 
-from indexer.fusion import adaptive_alpha, minmax, rrf, weighted
+from indexer.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 from indexer.metrics import (
     bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, span_scores,
     union_length,
@@ -77,7 +77,9 @@ def test_weighted_score_fusion_by_hand():
 
 
 def test_adaptive_alpha_moves_from_the_embedding_side_to_bm25_with_coverage():
-    assert adaptive_alpha(0.0) == adaptive_alpha(0.3) == 0.9  # BM25 barely matches: mostly embedding
-    assert adaptive_alpha(0.6) == adaptive_alpha(1.0) == 0.1  # BM25 covers the query: mostly BM25
-    assert adaptive_alpha(0.45) == 0.5 and adaptive_alpha(0.375) == 0.7
+    use = adaptive_defaults("use-m3")
+    assert use == ((0.1, 0.8), (0.3, 0.6)) and adaptive_defaults("ollama:nomic-embed-text") == adaptive_defaults("e5-small")
+    assert adaptive_alpha(0.0, *use) == adaptive_alpha(0.3, *use) == 0.8  # BM25 barely matches: mostly embedding
+    assert adaptive_alpha(0.6, *use) == adaptive_alpha(1.0, *use) == 0.1  # BM25 covers the query: mostly BM25
+    assert adaptive_alpha(0.45, *use) == 0.45 and adaptive_alpha(0.375, *use) == 0.625
     assert adaptive_alpha(0.5, alpha=(0.2, 0.8), bounds=(0.4, 0.6)) == 0.5
