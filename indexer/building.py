@@ -406,7 +406,8 @@ class _StrategyBuild:
                 avg_tokens=round(report.avg_tokens, 2), max_tokens=report.max_tokens,
                 parents=parents.name if parents is not None else "",
                 build_seconds=round(time.perf_counter() - t0, 3),
-                extra={"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine, **_chunker_extra(chunker)},
+                extra={"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine, **_chunker_extra(chunker),
+                       **_kept_search(old)},
             )
             summary = getattr(chunker, "build_summary", None)
             if callable(summary):
@@ -429,6 +430,11 @@ class _StrategyBuild:
             store.delete_collection(old.collection)
             if old.parents:
                 store.delete_collection(old.parents)
+
+
+def _kept_search(old: Entry | None) -> dict:
+    """Search settings saved on the collection (`indexer tune --save`) outlive rebuilds."""
+    return {"search": old.extra["search"]} if old is not None and old.extra.get("search") else {}
 
 
 def _chunker_extra(chunker) -> dict:

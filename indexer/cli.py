@@ -350,26 +350,90 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
         click.echo()
 
 
+@cli.command()
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
+              help="Collection to tune (repeatable: strategies are compared too).")
+@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--save", is_flag=True, help="Store each collection's winning setting as its default search.")
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
+@click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
+@store_options
+@json_option
+@quiet_option
+@handle_errors
+def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, embedder, ollama_host, as_json, quiet):
+    """Choose search settings on your own questions: modes × fusions (× strategies),
+    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner."""
+    from .evaluation import MRR_METRIC
+    from .tuning import tune as run_tune
+
+    note = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    result = run_tune(questions, list(strategies), db=db, chroma_url=chroma_url, embedder=embedder,
+                      ollama_host=ollama_host, corpus=corpus, folds=folds, save=save, progress=note)
+    if as_json:
+        for cand in result.candidates:
+            click.echo(json.dumps({"row": "candidate", **cand.to_dict()}, ensure_ascii=False))
+        click.echo(json.dumps({"row": "summary", **result.to_dict()}, ensure_ascii=False))
+        return
+    n = len(result.questions)
+    ranked = sorted(result.candidates, key=lambda c: -c.mean(MRR_METRIC))
+    width = max(len(c.label) for c in ranked[:top]) + 2
+    click.echo(f"{n} questions; every setting scored on all of them (in-sample):")
+    click.echo(f"{'strategy: setting':<{width}}{'MRR@10':>8}{'recall@1':>10}{'recall@5':>10}{'ctxTok@5':>10}")
+    for c in ranked[:top]:
+        r1, r5 = round(c.mean("recall@1") * n), round(c.mean("recall@5") * n)
+        click.echo(f"{c.label:<{width}}{c.mean(MRR_METRIC):>8.3f}{f'{r1}/{n}':>10}{f'{r5}/{n}':>10}"
+                   f"{sum(c.ctx_tokens) / n:>10.0f}")
+    cv = {m: sum(v) / n for m, v in result.held_out.items()}
+    click.echo()
+    click.echo(f"cross-validated over {result.folds} folds (chosen on {result.folds - 1}/{result.folds} of the questions, "
+               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, recall@1 {round(cv['recall@1'] * n)}/{n}, "
+               f"recall@5 {round(cv['recall@5'] * n)}/{n}")
+    for name in ("bm25", "embedding", "default"):
+        mean, (lo, hi) = result.versus(name)
+        verdict = "noise (interval spans 0)" if lo <= 0 <= hi else ("better" if mean > 0 else "worse")
+        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict}")
+    agree = max(result.chosen.count(label) for label in result.chosen)
+    click.echo(f"  the same setting won {agree} of {result.folds} folds")
+    click.echo()
+    best = result.best
+    click.echo(f"best on all questions: {best.label} (MRR@10 {best.mean(MRR_METRIC):.3f}, "
+               f"ctxTok@5 {sum(best.ctx_tokens) / n:.0f})")
+    if result.saved:
+        click.echo(f"saved as the default search of {', '.join(result.saved)}: query, eval and the API use it "
+                   "unless told otherwise (indexer list shows it)")
+    else:
+        click.echo("run again with --save to make it the collection's default")
+
+
 @cli.command(name="list")
 @store_options
 @json_option
 @handle_errors
 def list_(db, chroma_url, embedder, ollama_host, as_json):
-    """Collections in the index: strategy, parameters, embedder, size, build time."""
+    """Collections in the index: strategy, parameters, embedder, size, build time, and the
+    search settings saved by `indexer tune --save`."""
+    from .searching import SearchOptions
     from .store import Store
 
     entries = Store(db, chroma_url).entries()
     if as_json:
-        click.echo(json.dumps([e.__dict__ for e in entries], ensure_ascii=False, indent=1))
+        for e in entries:
+            click.echo(json.dumps(e.__dict__, ensure_ascii=False))
         return
     if not entries:
         click.echo("no collections yet; build one: indexer build PATH --strategy headers")
         return
-    click.echo(f"{'strategy':<22} {'embedder':<12} {'files':>5} {'chunks':>6} {'avgTok':>6}  {'built':<19}  parameters")
+    click.echo(f"{'strategy':<22} {'embedder':<12} {'files':>5} {'chunks':>6} {'avgTok':>6}  {'built':<19}  "
+               f"{'search':<44}  parameters")
     for e in entries:
-        params = ",".join(f"{k}={v}" for k, v in e.params.items())
+        params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
+        saved = e.extra.get("search")
+        search = SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else "")
         click.echo(f"{e.strategy:<22} {e.embedder:<12} {e.files:>5} {e.chunks:>6} {e.avg_tokens:>6.0f}  "
-                   f"{e.built_at[:19]:<19}  {e.kind}:{params}")
+                   f"{e.built_at[:19]:<19}  {search:<44}  {e.kind}:{params}")
 
 
 @cli.command()

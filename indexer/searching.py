@@ -64,15 +64,17 @@ class SearchOptions:
         return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
 
     def describe(self) -> str:
-        """`hybrid, adaptive fusion (embedding 0.1-0.9 by BM25 coverage 0.6-0.3)`, `bm25`..."""
+        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
+        the embedding side's share (adaptive: from BM25 covering the query well to
+        poorly, across those coverage bounds), or RRF's k and weights."""
         if self.mode != "hybrid":
             return str(self.mode)
         if self.fusion == "adaptive":
             (a, b), (c, d) = self.alpha_range, self.coverage_range
-            return f"hybrid, adaptive fusion (embedding share {a:g}-{b:g} as BM25 coverage falls {d:g}-{c:g})"
+            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
         if self.fusion == "weighted":
-            return f"hybrid, weighted fusion (embedding share {self.alpha:g})"
-        return f"hybrid, rrf k={self.rrf_k} weights {self.weights[0]:g}:{self.weights[1]:g}"
+            return f"hybrid weighted {self.alpha:g}"
+        return f"hybrid rrf k={self.rrf_k} {self.weights[0]:g}:{self.weights[1]:g}"
 
     def check(self) -> None:
         """Raise a usage error naming the first bad setting; unset (None) settings pass."""

@@ -243,6 +243,20 @@ class Store:
             )
         )
 
+    def save_search(self, strategy: str, embedder: str, settings: dict[str, Any] | None) -> Entry:
+        """Store (or, with None, forget) a collection's default search settings: under the
+        build lock, on the live entry, so a build running now keeps them."""
+        with self.lock(strategy, embedder):
+            entry = self.find_or_none(strategy, embedder)
+            if entry is None:
+                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) in {self.where}")
+            if settings:
+                entry.extra["search"] = settings
+            else:
+                entry.extra.pop("search", None)
+            self.publish(entry)
+        return entry
+
     def unpublish(self, entry: Entry) -> None:
         self._call(lambda: self._catalog.delete(ids=[entry.key]))
 

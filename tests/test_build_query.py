@@ -157,7 +157,8 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
 
     listing = run("list", "--db", db)
     lines = listing.output.splitlines()
-    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "parameters"]
+    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"]
+    assert "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6" in lines[1]
     assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
 
     dumped = run("dump", "--strategy", "fixed64", "--doc", "kargo-ve-teslimat.md", "--db", db, "--json")
@@ -251,7 +252,7 @@ def test_hybrid_hits_say_why_they_ranked(built_db):
 def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
     index = Index.open("headers", db=db)
-    assert index.options().describe().startswith("hybrid, adaptive fusion")
+    assert index.options().describe() == "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"
     dense, sparse = index._dense(query, 50), index._sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
     share = adaptive_alpha(coverage, *adaptive_defaults("use-m3"))

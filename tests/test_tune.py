@@ -1,0 +1,84 @@
+"""`indexer tune`: candidate settings scored on the user's questions, cross-validated,
+the winner saved on the collection and used by query, eval and the API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from indexer.building import build
+from indexer.cli import cli
+from indexer.evaluation import MRR_METRIC, evaluate
+from indexer.searching import Index, SearchOptions
+from indexer.tuning import _folds, tune
+
+from .conftest import CORPUS
+
+QUESTIONS = CORPUS / "questions.jsonl"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_folds_are_deterministic_and_balanced():
+    order = _folds(65, 5, 13)
+    assert order == _folds(65, 5, 13) and order != _folds(65, 5, 14)
+    assert sorted(order.count(f) for f in range(5)) == [13] * 5
+
+
+def test_tune_scores_every_setting_and_cross_validates(built_db):
+    db, _ = built_db
+    result = tune(QUESTIONS, ["headers", "fixed64"], db=db)
+    n = len(result.questions)
+    assert n == 65 and result.folds == 5 and len(result.chosen) == 5
+    labels = [c.label for c in result.candidates]
+    assert len(labels) == len(set(labels)) > 40  # two strategies, deduplicated settings
+    assert labels[:3] == ["headers: bm25", "headers: embedding", "headers: hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"]
+    for cand in result.candidates:
+        assert len(cand.ranks) == n and all(r is None or 1 <= r <= 10 for r in cand.ranks)
+    # the tuned numbers are held-out: each question scored by a setting chosen without it
+    cv = sum(result.held_out[MRR_METRIC]) / n
+    assert min(c.mean(MRR_METRIC) for c in result.candidates) <= cv <= result.best.mean(MRR_METRIC)
+    # a real evaluation of the same settings gives the same numbers (no shortcut in tune)
+    for cand in (result.candidates[0], result.best):
+        row = evaluate(QUESTIONS, [cand.strategy], (cand.options.mode,), (1, 5), db=db,
+                       options=SearchOptions(**cand.options.settings())).rows[0]
+        assert round(row.mrr, 9) == round(cand.mean(MRR_METRIC), 9)
+        assert row.recall(1) == round(cand.mean("recall@1") * n)
+    mean, (lo, hi) = result.versus("bm25")
+    assert lo <= mean <= hi
+    summary = result.to_dict()
+    assert set(summary["winners"]) == {"headers", "fixed64"} and summary["saved"] == []
+
+
+def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
+    assert out.exit_code == 0, out.output
+    assert "cross-validated over 5 folds" in out.output and "tuned vs bm25" in out.output
+    winner = next(line for line in out.output.splitlines() if line.startswith("best on all questions: "))
+    setting = winner.split("headers: ", 1)[1].split(" (MRR@10")[0]
+    assert "saved as the default search of headers (use-m3)" in out.output
+    index = Index.open("headers", db=db)
+    assert index.saved and index.options().describe() == setting
+    assert index.options(mode="bm25").describe() == "bm25"  # an explicit choice still wins
+    listing = run("list", "--db", db).output
+    assert f"{setting} (tuned)" in listing
+    build([CORPUS], ["headers"], db=db, full=True)
+    assert Index.open("headers", db=db).options().describe() == setting
+    rows = [json.loads(line) for line in run("list", "--db", db, "--json").output.splitlines()]
+    assert {r["strategy"]: bool(r["extra"].get("search")) for r in rows} == {"fixed64": False, "headers": True}
+
+
+def test_tune_json_lines_and_usage_errors(built_db):
+    db, _ = built_db
+    out = run("tune", QUESTIONS, "-s", "fixed64", "--db", db, "--json", "-q")
+    rows = [json.loads(line) for line in out.output.splitlines()]
+    assert {r["row"] for r in rows} == {"candidate", "summary"} and rows[-1]["row"] == "summary"
+    assert rows[-1]["questions"] == 65 and "gain_vs_bm25" in rows[-1]
+    bad = CliRunner().invoke(cli, ["tune", str(QUESTIONS), "-s", "fixed64", "--db", str(db), "--folds", "1"])
+    assert bad.exit_code == 2 and "--folds must be at least 2" in bad.output
