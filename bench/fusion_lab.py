@@ -184,6 +184,31 @@ def r_tiebreak(eps=0.05, n=50):
     return r_score("minmax", eps, n)
 
 
+def r_adaptive(how="max", a_lo=0.2, a_hi=0.7, c_lo=0.3, c_hi=0.6, n=50):
+    """Dense weight from BM25's coverage of the query (IDF share of the query terms the
+    best BM25 candidate contains): a_hi below c_lo, a_lo above c_hi, linear between."""
+    def rule(d, s, q):
+        cov = q["cov"].get(s[0][0], 0.0) if s else 0.0
+        t = min(max((cov - c_lo) / max(c_hi - c_lo, 1e-9), 0.0), 1.0)
+        alpha = a_hi + (a_lo - a_hi) * t
+        return r_score(how, alpha, n)(d, s)
+    rule.wants_q = True
+    return rule
+
+
+def r_covscale(how="max", alpha=0.5, n=50):
+    """BM25's normalised scores scaled by its top coverage, dense normalised, summed."""
+    def rule(d, s, q):
+        cov = q["cov"].get(s[0][0], 0.0) if s else 0.0
+        nd, fd = _norm(d[:n], how)
+        ns, fs = _norm(s[:n], how)
+        keys = list(dict.fromkeys([c for c, _ in s[:n]] + [c for c, _ in d[:n]]))
+        scores = {c: alpha * nd.get(c, fd) + (1 - alpha) * cov * ns.get(c, fs) for c in keys}
+        return _order(scores, keys)
+    rule.wants_q = True
+    return rule
+
+
 RULES = {
     "dense": r_dense,
     "bm25": r_sparse,
@@ -203,7 +228,8 @@ def explore(rules: dict, captures: list[dict], metric_names=("mrr", "r1")) -> No
         key = f"{cap['set']}/{cap['strategy']}/{cap['embedder'][:3]}"
         per_rule = {}
         for name, rule in rules.items():
-            ranks = [first_rank(rule(q["dense"], q["sparse"]), q["hits"]) for q in cap["questions"]]
+            ranks = [first_rank(rule(q["dense"], q["sparse"], q) if getattr(rule, "wants_q", False)
+                                else rule(q["dense"], q["sparse"]), q["hits"]) for q in cap["questions"]]
             per_rule[name] = metrics(ranks)
         results[key] = per_rule
         sides[key] = per_rule
@@ -225,6 +251,52 @@ def explore(rules: dict, captures: list[dict], metric_names=("mrr", "r1")) -> No
             print(name.ljust(22) + "".join(c.rjust(19) for c in cells)
                   + f"   {min(los):+.3f}  {sum(diffs) / len(diffs):+.3f}")
 
+
+def add_features(path: Path) -> None:
+    """Per question: the IDF of each query term, and per candidate the share of the
+    query's IDF mass the candidate contains (`cov`): how well BM25's match covers it."""
+    import math
+
+    import numpy as np
+
+    from indexer.searching import Index
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("features") == 1:
+        return
+    set_name, strategy, embedder = data["set"], data["strategy"], data["embedder"]
+    index = Index.open(strategy, db=LAB / f"db-{set_name}", embedder=embedder)
+    bm = index.bm25
+    n_docs = len(bm.ids)
+    pos_of = {cid: i for i, cid in enumerate(bm.ids)}
+    doc_terms = [set(bm.terms[bm.offsets[i]:bm.offsets[i + 1]].tolist()) for i in range(n_docs)]
+    df = np.zeros(len(bm.vocab), dtype=np.int64)
+    for terms in doc_terms:
+        for t in terms:
+            df[t] += 1
+    texts = {}
+    for q in data["questions"]:
+        texts[q["id"]] = q
+    from indexer.evaluation import load_questions
+
+    _, qpath = set_paths(set_name)
+    by_id = {q.id: q.question for q in load_questions(qpath)}
+    for q in data["questions"]:
+        terms = sorted(set(bm.query_terms(by_id[q["id"]])))
+        idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+        total = sum(idf.values()) or 1.0
+        q["qterms"] = len(bm.analyzer(by_id[q["id"]]))
+        q["qmatched"] = len(terms)
+        q["qidf"] = total
+        cov = {}
+        for cid, _ in q["dense"] + q["sparse"]:
+            p = pos_of.get(cid)
+            if p is not None:
+                cov[cid] = round(sum(v for t, v in idf.items() if t in doc_terms[p]) / total, 4)
+        q["cov"] = cov
+    data["features"] = 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -232,9 +304,13 @@ def main() -> None:
     cap.add_argument("--sets", default="tr,en,code,xquad-tr,xquad-en,code-pypi")
     cap.add_argument("--strategies", default="auto")
     cap.add_argument("--embedders", default="use-m3")
+    sub.add_parser("features")
     exp = sub.add_parser("explore")
     exp.add_argument("--pattern", default="cands--*.json")
     args = parser.parse_args()
+    if args.cmd == "features":
+        for path in sorted(LAB.glob("cands--*.json")):
+            add_features(path)
     if args.cmd == "explore":
         explore(RULES, load_captures(args.pattern))
     if args.cmd == "capture":
@@ -246,3 +322,90 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def compact(rules: dict, captures: list[dict], metric_names=("mrr", "r1"), sort: bool = True) -> None:
+    """One line per rule: per collection `diff/lower` against its better single side;
+    then the worst lower bound and the mean difference."""
+    table = {}
+    keys = []
+    for cap in captures:
+        key = f"{cap['set']}/{cap['strategy'][:4]}/{cap['embedder'][:2]}"
+        keys.append(key)
+        per_rule = {}
+        for name, rule in rules.items():
+            ranks = [first_rank(rule(q["dense"], q["sparse"], q) if getattr(rule, "wants_q", False)
+                                else rule(q["dense"], q["sparse"]), q["hits"]) for q in cap["questions"]]
+            per_rule[name] = metrics(ranks)
+        if "dense" not in per_rule:
+            per_rule["dense"] = metrics([first_rank(r_dense(q["dense"], q["sparse"]), q["hits"]) for q in cap["questions"]])
+            per_rule["bm25"] = metrics([first_rank(r_sparse(q["dense"], q["sparse"]), q["hits"]) for q in cap["questions"]])
+        table[key] = per_rule
+    for m in metric_names:
+        print(f"\n{m}: diff vs the better side / lower 95% bound" + "".ljust(4))
+        print("rule".ljust(30) + "".join(k[:15].rjust(16) for k in keys) + "   worst   mean")
+        lines = []
+        for name in rules:
+            cells, los, diffs = [], [], []
+            for key in keys:
+                pr = table[key]
+                best = max(("dense", "bm25"), key=lambda s: sum(pr[s][m]))
+                mean, lo, _ = paired_ci(pr[name][m], pr[best][m])
+                cells.append(f"{mean:+.3f}/{lo:+.3f}")
+                los.append(lo)
+                diffs.append(mean)
+            lines.append((min(los), name.ljust(30) + "".join(c.rjust(16) for c in cells)
+                          + f" {min(los):+.3f} {sum(diffs) / len(diffs):+.3f}"))
+        for _, line in (sorted(lines, key=lambda x: -x[0]) if sort else lines):
+            print(line)
+
+
+def summary(pattern: str) -> None:
+    """Per capture: chunks, mean tokens, and MRR@10 / recall@1 / ctxTok@5 of each side."""
+    rules = (("emb", r_dense), ("bm25", r_sparse), ("max.3", r_score("max", 0.3)))
+    for cap in load_captures(pattern):
+        qs, chunks = cap["questions"], cap["chunks"]
+        avg = sum(c[3] for c in chunks.values()) / max(len(chunks), 1)
+        cells = []
+        for name, rule in rules:
+            ranked = [rule(q["dense"], q["sparse"]) for q in qs]
+            m = metrics([first_rank(r, q["hits"]) for r, q in zip(ranked, qs)])
+            ctx = sum(sum(chunks[c][3] for c in r[:5] if c in chunks) for r in ranked) / len(qs)
+            cells.append(f"{name} {sum(m['mrr']) / len(qs):.3f} {sum(m['r1']) / len(qs):.2f} {ctx:5.0f}")
+        print(f"{cap['set']:9} {cap['strategy'][:26]:26} {cap['embedder'][:3]} {len(chunks):5d} {avg:5.0f}  " + " | ".join(cells))
+
+
+def grid(rules: dict, captures: list[dict], large: int = 300, top: int = 20) -> list[tuple]:
+    """Score each rule on every capture against that capture's better single side (per
+    metric): the worst mean difference anywhere, the worst lower bound on large sets
+    (>= `large` questions), the worst lower bound anywhere, and the mean difference."""
+    base = {}
+    ranks = {}
+    for cap in captures:
+        key = f"{cap['set']}/{cap['strategy']}/{cap['embedder']}"
+        qs = cap["questions"]
+        d = metrics([first_rank(r_dense(q["dense"], q["sparse"]), q["hits"]) for q in qs])
+        b = metrics([first_rank(r_sparse(q["dense"], q["sparse"]), q["hits"]) for q in qs])
+        base[key] = {m: (d[m] if sum(d[m]) > sum(b[m]) else b[m]) for m in ("mrr", "r1")}
+        ranks[key] = cap
+    out = []
+    for name, rule in rules.items():
+        worst_mean, worst_lo_large, worst_lo, diffs = 9.0, 9.0, 9.0, []
+        for key, cap in ranks.items():
+            qs = cap["questions"]
+            m = metrics([first_rank(rule(q["dense"], q["sparse"], q) if getattr(rule, "wants_q", False)
+                                    else rule(q["dense"], q["sparse"]), q["hits"]) for q in qs])
+            for metric in ("mrr", "r1"):
+                mean, lo, _ = paired_ci(m[metric], base[key][metric], samples=400)
+                worst_mean = min(worst_mean, mean)
+                worst_lo = min(worst_lo, lo)
+                if len(qs) >= large:
+                    worst_lo_large = min(worst_lo_large, lo)
+                diffs.append(mean)
+        out.append((worst_mean, worst_lo_large, worst_lo, sum(diffs) / len(diffs), name))
+    out.sort(key=lambda r: (-min(r[0], 0) * 0 - r[0] - r[1], -r[3]))
+    out.sort(key=lambda r: (-(r[0] >= -0.002), -r[1], -r[3]))
+    print(f"{'rule':34} worst-mean worst-lo(large) worst-lo  mean  ({len(ranks)} collections, mrr and r1)")
+    for row in out[:top]:
+        print(f"{row[4]:34} {row[0]:+.3f}      {row[1]:+.3f}          {row[2]:+.3f}  {row[3]:+.4f}")
+    return out
