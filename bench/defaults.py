@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import CORPUS, machine, table  # noqa: E402
 
 from indexer.building import build  # noqa: E402
-from indexer.evaluation import evaluate  # noqa: E402
-from indexer.searching import SearchOptions  # noqa: E402
+from indexer.evaluation.run import evaluate  # noqa: E402
+from indexer.search.index import SearchOptions  # noqa: E402
 
 SETS = {
     "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),

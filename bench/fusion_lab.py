@@ -39,9 +39,9 @@ def set_paths(name: str) -> tuple[Path, Path]:
 
 def capture(set_name: str, strategy: str, embedder: str) -> Path:
     from indexer.building import build
-    from indexer.evaluation import load_questions, resolve
+    from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
-    from indexer.searching import Index
+    from indexer.search.index import Index
 
     out = LAB / f"cands--{set_name}--{strategy}--{embedder}.json"
     if out.exists():
@@ -259,7 +259,7 @@ def add_features(path: Path) -> None:
 
     import numpy as np
 
-    from indexer.searching import Index
+    from indexer.search.index import Index
 
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("features") == 1:
@@ -277,7 +277,7 @@ def add_features(path: Path) -> None:
     texts = {}
     for q in data["questions"]:
         texts[q["id"]] = q
-    from indexer.evaluation import load_questions
+    from indexer.evaluation.run import load_questions
 
     _, qpath = set_paths(set_name)
     by_id = {q.id: q.question for q in load_questions(qpath)}

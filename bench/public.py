@@ -30,9 +30,9 @@ from common import machine, table  # noqa: E402
 from public_sets import SETS, materialize  # noqa: E402
 
 from indexer.building import build  # noqa: E402
-from indexer.evaluation import MRR_METRIC, evaluate  # noqa: E402
-from indexer.metrics import paired_difference  # noqa: E402
-from indexer.tuning import tune  # noqa: E402
+from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
+from indexer.evaluation.metrics import paired_difference  # noqa: E402
+from indexer.evaluation.tune import tune  # noqa: E402
 
 DB_ROOT = Path(__file__).resolve().parent / ".cache" / "lab"
 MODES = ("embedding", "bm25", "hybrid")

@@ -623,7 +623,7 @@ def _build_code_pypi(out: Path) -> dict:
 def _verify(out: Path, intended: dict[str, list[tuple[int, int, str | None]]] | None = None) -> None:
     """Check a generated set through indexer's own loader and question validator: every
     span is where it was meant to be in the text indexer loads, every answer inside it."""
-    from indexer.evaluation import load_questions, resolve
+    from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
 
     discovery, docs_iter = load_documents([out / "corpus"])
@@ -720,7 +720,7 @@ SETS: dict[str, PublicSet] = {
 
 
 def summary(name: str) -> dict:
-    from indexer.evaluation import load_questions
+    from indexer.evaluation.run import load_questions
     from indexer.loaders import load_documents
 
     folder, qpath = materialize(name)
@@ -738,7 +738,7 @@ def check(name: str, ks=(1, 5, 10)) -> dict:
     """Build the set with `auto` and the default embedder into a temporary database and
     evaluate every mode."""
     from indexer.building import build
-    from indexer.evaluation import evaluate
+    from indexer.evaluation.run import evaluate
 
     folder, qpath = materialize(name)
     db = Path(tempfile.mkdtemp(prefix=f"indexer-public-{name}-"))
@@ -769,7 +769,7 @@ SPLIT_TAGS = {"code-pypi": ("python", "javascript")}
 
 
 def _by_tag(ev, tags, ks) -> list[dict]:
-    from indexer.metrics import mrr, recall_at
+    from indexer.evaluation.metrics import mrr, recall_at
 
     tagged = {q.id: set(q.tags) for q in ev.questions}
     out = []

@@ -50,7 +50,8 @@ class Report:
 def bench_chunking(report: Report, quick: bool) -> None:
     from indexer.chunkers import parse_strategy
     from indexer.loaders import make_document
-    from indexer.tokens import get_tokenizer
+    from indexer.text.tokens import get_tokenizer
+    from indexer.types import Derived
 
     tk = get_tokenizer()
     enc = tk._enc
@@ -72,7 +73,7 @@ def bench_chunking(report: Report, quick: bool) -> None:
 
             def run(chunker=chunker):
                 for d in docs:
-                    d.cache.pop("bounds:" + tk.name, None)  # tokenize again every run
+                    d.derived.bounds.pop(tk.name, None)  # tokenize again every run
                     chunker.chunk(d)
 
             results[f"indexer {name}"] = median_time(run, repeat)
@@ -98,7 +99,7 @@ def bench_chunking(report: Report, quick: bool) -> None:
 
     def run_code():
         for d in docs:
-            d.cache.clear()
+            d.derived = Derived()
             chunker.chunk(d)
 
     code_s = median_time(run_code, repeat)
@@ -188,11 +189,11 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     import numpy as np
 
     from indexer import __version__
-    from indexer.analyzer import Analyzer
-    from indexer.bm25 import BM25Builder
+    from indexer.text.analyzer import Analyzer
+    from indexer.search.bm25 import BM25Builder
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.sentences import split_sentences
-    from indexer.store import Entry, Store, chunk_metadata, write_json
+    from indexer.text.sentences import split_sentences
+    from indexer.store.store import Entry, Store, chunk_metadata, write_json
     from indexer.types import Chunk
 
     sentences = []
@@ -242,10 +243,10 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
 
 def bench_query(report: Report, quick: bool, work: Path) -> None:
-    from indexer.bm25 import BM25Index
+    from indexer.search.bm25 import BM25Index
     from indexer.embeddings import get_embedder
-    from indexer.searching import Index, SearchOptions
-    from indexer.store import Store
+    from indexer.search.index import Index, SearchOptions
+    from indexer.store.store import Store
 
     sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
     questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]

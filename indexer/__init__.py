@@ -11,12 +11,15 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _API = {
-    "chunk": ("indexer.chunking", "chunk"),
+    "chunk": ("indexer.chunkers.pipeline", "chunk"),
     "build": ("indexer.building", "build"),
-    "search": ("indexer.searching", "search"),
-    "Index": ("indexer.searching", "Index"),
-    "SearchOptions": ("indexer.searching", "SearchOptions"),
+    "search": ("indexer.search", "search"),
+    "Index": ("indexer.search", "Index"),
+    "SearchOptions": ("indexer.search", "SearchOptions"),
     "evaluate": ("indexer.evaluation", "evaluate"),
+    "tune": ("indexer.evaluation.tune", "tune"),
+    "Settings": ("indexer.settings", "Settings"),
+    "Store": ("indexer.store", "Store"),
     "parse_strategy": ("indexer.chunkers", "parse_strategy"),
     "load_documents": ("indexer.loaders", "load_documents"),
     "get_embedder": ("indexer.embeddings", "get_embedder"),

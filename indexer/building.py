@@ -1,10 +1,12 @@
-"""Build: chunk, embed, write to Chroma and BM25, per strategy — atomically and incrementally.
+"""Build: plan what changed, chunk and embed it, and hand it to the store — per strategy.
 
-A build never modifies the live collection. It writes a new collection (copying the
-chunks and vectors of unchanged files from the live one, chunking and embedding only new
-and changed files), builds the BM25 index and the file manifest beside it, and only then
-switches the catalogue to it and removes the old one. Killing a build at any point leaves
-the previous version answering queries; the next build removes the leftovers.
+The plan compares the files with the manifest of the live version. A first build, a
+changed setting (strategy parameters, embedder, analyzer...) or `--full` writes a whole
+new version; otherwise only new and changed files are chunked and embedded, and the store
+applies the difference to the live collection as the next generation (unchanged chunks
+of a changed file keep their records). Either way readers see the new version only when
+it is published, a kill at any point leaves the previous version answering, and the next
+build removes what the killed one left. See `indexer.store` for how.
 """
 
 from __future__ import annotations
@@ -12,32 +14,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .analyzer import Analyzer, detect_language
-from .bm25 import ENGINES, BM25Builder
-from .chunkers import StrategySpec
-from .chunking import resolve_strategies
-from .config import DEFAULT_MAX_FILE_SIZE
+from .chunkers import ChunkerContext, StrategySpec
+from .chunkers.pipeline import nothing_message, resolve_strategies
 from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from .errors import NothingToIndex, UsageError
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file
 from .loaders.files import read_text
-from .store import Entry, Store, chunk_metadata, write_json
-from .tokens import DEFAULT_ENCODING
+from .search.bm25 import ENGINES, BM25Builder, BM25Index, load_or_rebuild
+from .settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
+from .store import Entry, Store, write_json
+from .store.gc import GcReport, remove_orphan_segments
+from .text.analyzer import Analyzer, detect_language
+from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
 CHUNK_FORMAT = 6  # bump when a chunker's output changes for the same parameters
-MANIFEST_FORMAT = 1
-WRITE_BATCH = 256
-COPY_BATCH_DOCS = 64
+MANIFEST_FORMAT = 2
+EMBED_BATCH = 256
 
 
 @dataclass
@@ -53,11 +53,13 @@ class BuildReport:
     max_tokens: int = 0
     embedded: int = 0  # texts the model computed
     cache_hits: int = 0
-    copied: int = 0  # chunks carried over from the previous version
+    written: int = 0  # records written
+    retired: int = 0  # records the new version no longer has (incremental builds)
     added: int = 0
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
+    generation: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
@@ -101,14 +103,21 @@ class _Timer:
             self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - t0
 
 
-def _checkpoint(name: str) -> None:
+def checkpoint(settings: Settings, name: str) -> None:
     """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
     environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
     is killed. Points: locked, embedding, publish, published."""
-    if os.environ.get("INDEXER_PAUSE_AT") == name:
-        Path(os.environ["INDEXER_PAUSE_FILE"]).write_text(name)
+    if settings.pause_at == name:
+        Path(settings.pause_file).write_text(name)
         while True:
             time.sleep(3600)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return int(path.stat().st_mtime)
+    except OSError:
+        return 0
 
 
 def file_hash(path: Path) -> str:
@@ -119,17 +128,11 @@ def file_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def _settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
+def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
-        "kind": spec.kind,
-        "params": spec.params,
-        "embedder": embedder,
-        "tokenizer": DEFAULT_ENCODING,
-        "chunk_format": CHUNK_FORMAT,
-        "encoding": encoding or "",
-        "analyzer": analyzer.to_dict(),
-        "bm25_engine": engine,
+        "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
+        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(), "bm25_engine": engine,
     }
 
 
@@ -138,20 +141,83 @@ def _why_full(old: dict, new: dict) -> str:
     for key in new:
         if old.get(key) != new.get(key):
             if key == "params":
-                diffs = [
-                    f"{k} {old['params'].get(k)}->{v}" for k, v in new["params"].items() if old["params"].get(k) != v
-                ]
+                diffs = [f"{k} {old['params'].get(k)}->{v}" for k, v in new["params"].items() if old["params"].get(k) != v]
                 changed.append("parameters changed (" + ", ".join(diffs) + ")")
             else:
                 changed.append(f"{key} changed ({old.get(key)} -> {new.get(key)})")
     return "; ".join(changed) or "settings changed"
 
 
+def read_manifest(store: Store, entry: Entry) -> dict | None:
+    """The file manifest of a live version (None when missing or unreadable)."""
+    path = store.side_dir(entry.collection, entry.generation) / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return None
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(isinstance(v, dict) and "hash" in v for v in files.values()):
+        return None
+    return data
+
+
+def stale_files(store: Store, entry: Entry, files: list[SourceFile]) -> list[str]:
+    """Files that differ from what `entry` was built from — changed (by content hash) or
+    gone — among the files it holds. Empty without a manifest."""
+    manifest = read_manifest(store, entry)
+    if manifest is None:
+        return []
+    built = manifest["files"]
+    present = {src.doc_id: src for src in files}
+    out = []
+    for doc_id, known in built.items():
+        src = present.get(doc_id)
+        if src is None:
+            out.append(doc_id)
+            continue
+        try:
+            if known.get("hash") != file_hash(src.path):
+                out.append(doc_id)
+        except OSError:
+            pass  # unreadable now: nothing to compare
+    return sorted(out)
+
+
+def quick_stale(store: Store, entry: Entry, limit: int = 20_000) -> list[str]:
+    """Files changed or gone since the build, when the folder it was built from is at
+    hand: sizes and modification times first, content hashes only for files whose size
+    or time moved (so an untouched corpus costs one `stat` a file)."""
+    roots = [Path(p) for p in entry.source if Path(p).is_dir()]
+    if not roots:
+        return []
+    manifest = read_manifest(store, entry)
+    if manifest is None or len(manifest["files"]) > limit:
+        return []
+    out = []
+    for doc_id, known in manifest["files"].items():
+        path = next((r / doc_id for r in roots if (r / doc_id).exists()), None)
+        if path is None:
+            out.append(doc_id)
+            continue
+        try:
+            stat = path.stat()
+            if (stat.st_size, int(stat.st_mtime)) == (known.get("size"), known.get("mtime")):
+                continue
+            if file_hash(path) != known.get("hash"):
+                out.append(doc_id)
+        except OSError:
+            continue
+    return sorted(out)
+
+
 def build(
-    paths: list[str | os.PathLike],
+    paths: list[str | Path],
     strategies: list[str | StrategySpec],
     *,
-    db: str | os.PathLike | None = None,
+    settings: Settings | None = None,
+    db: str | Path | None = None,
     chroma_url: str | None = None,
     embedder: str | None = None,
     ollama_host: str | None = None,
@@ -171,35 +237,39 @@ def build(
     on_message: Callable[[str], None] | None = None,
 ) -> list[BuildReport]:
     """Build (or update) one collection per strategy. See the module docstring."""
+    settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
     if bm25_engine not in ENGINES:
         raise UsageError(f"unknown BM25 engine {bm25_engine!r}; use one of {', '.join(ENGINES)}")
     if lang not in ("auto", "tr", "en"):
         raise UsageError(f"--lang must be tr, en or auto, not {lang!r}")
-    specs = resolve_strategies(list(strategies), name)
-    store = Store(db, chroma_url, create=True)
-    found = discover(paths, include, exclude, max_file_size, skip_dirs=(store.db,))
-    if not found.files:
-        from .chunking import _nothing_message
-
-        raise NothingToIndex(_nothing_message(paths, found))
-    model = get_embedder(embedder, ollama_host)
-    cache = EmbeddingCache(store.db / "cache" / "embeddings.sqlite")
-    if lang == "auto":
-        lang = _detect(found.files, encoding)
     if stem is not None and stem < 0:
         raise UsageError(f"--stem must be 0 (off) or a prefix length, not {stem}")
-    analyzer = Analyzer.for_language(lang, stem=stem, fold=fold, stopwords=stopwords)
-    source = [str(Path(p).resolve()) for p in paths]
-    reports = []
+    specs = resolve_strategies(list(strategies), name)
+    new_folder = not settings.db.exists()
+    found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,))
+    if not found.files:
+        raise NothingToIndex(nothing_message(paths, found))
+    model = get_embedder(settings.embedder, settings)
+    store = Store(settings, create=True)
+    reports: list[BuildReport] = []
     try:
-        for spec in specs:
-            builder = _StrategyBuild(
-                store, spec, model, cache, analyzer, bm25_engine, encoding, found, source,
-                progress or _NoProgress, on_message, ollama_host,
-            )
-            reports.append(builder.run(full=full, wait=wait))
-    finally:
-        cache.close()
+        cache = EmbeddingCache(store.db / "cache" / "embeddings.sqlite")
+        try:
+            lang = _detect(found.files, encoding) if lang == "auto" else lang
+            analyzer = Analyzer.for_language(lang, stem=stem, fold=fold, stopwords=stopwords)
+            source = [str(Path(p).resolve()) for p in paths]
+            for spec in specs:
+                builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, bm25_engine, encoding,
+                                         found, source, progress or _NoProgress, on_message, settings)
+                reports.append(builder.run(full=full, wait=wait))
+                if cache.note:
+                    reports[-1].notes.append(cache.note)
+        finally:
+            cache.close()
+    except BaseException:
+        if new_folder and not reports:  # a failed first build leaves no empty index behind
+            store.discard_if_empty()
+        raise
     return reports
 
 
@@ -211,28 +281,31 @@ def _detect(files: list[SourceFile], encoding: str | None) -> str:
     return detect_language(sample)
 
 
+@dataclass
+class _Plan:
+    reason: str  # why the whole collection is rebuilt ("" for an incremental build)
+    process: list[SourceFile]  # new and changed files
+    unchanged: list[str]
+    removed: list[str]
+    hashes: dict[str, str]
+    manifest: dict | None
+
+
 class _StrategyBuild:
-    def __init__(self, store, spec, model, cache, analyzer, engine, encoding, found, source, progress, on_message,
-                 ollama_host):
-        self.store: Store = store
-        self.spec: StrategySpec = spec
-        self.embedder = CachedEmbedder(model, cache)
-        self.analyzer = analyzer
-        self.engine = engine
-        self.encoding = encoding
-        self.found = found
-        self.source = source
-        self.progress = progress
+    def __init__(self, store: Store, spec: StrategySpec, embedder: CachedEmbedder, analyzer: Analyzer, engine: str,
+                 encoding: str | None, found, source: list[str], progress, on_message, settings: Settings) -> None:
+        self.store, self.spec, self.embedder = store, spec, embedder
+        self.analyzer, self.engine, self.encoding = analyzer, engine, encoding
+        self.found, self.source, self.progress = found, source, progress
         self.say = on_message or (lambda _msg: None)
-        self.ollama_host = ollama_host
+        self.settings = settings
         self.timer = _Timer()
-        self.report = BuildReport(spec.name, model.name, analyzer=analyzer.describe())
-        self.settings = _settings(spec, model.name, analyzer, engine, encoding)
+        self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
+        self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
 
     # -- the plan --------------------------------------------------------------------------
-    def _plan(self, old: Entry | None, full: bool):
+    def plan(self, old: Entry | None, full: bool) -> _Plan:
         hashes: dict[str, str] = {}
-        sizes: dict[str, int] = {}
         by_id: dict[str, SourceFile] = {}
         with self.timer("hash"):
             for src in self.found.files:
@@ -240,20 +313,20 @@ class _StrategyBuild:
                     hashes[src.doc_id] = file_hash(src.path)
                 except OSError:
                     hashes[src.doc_id] = ""  # unreadable: loading will report it
-                sizes[src.doc_id] = src.size
                 by_id[src.doc_id] = src
-        manifest = self._read_manifest(old) if old else None
+        manifest = read_manifest(self.store, old) if old else None
         reason = ""
         if full:
             reason = "--full"
         elif old is None:
-            reason = "first build"
+            others = [e.embedder for e in self.store.entries() if e.strategy == self.spec.name]
+            reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
         elif manifest is None:
-            reason = "no file manifest beside the previous version"
-        elif manifest["settings"] != self.settings:
-            reason = _why_full(manifest["settings"], self.settings)
+            reason = "no readable file manifest beside the previous version"
+        elif manifest["settings"] != self.build_settings:
+            reason = _why_full(manifest["settings"], self.build_settings)
         if reason:
-            return reason, list(by_id.values()), [], [], hashes, None
+            return _Plan(reason, list(by_id.values()), [], [], hashes, None)
         old_files: dict[str, dict] = manifest["files"]
         old_skipped: dict[str, dict] = manifest.get("skipped", {})
         process, unchanged = [], []
@@ -261,8 +334,8 @@ class _StrategyBuild:
             h = hashes[doc_id]
             if doc_id in old_files and old_files[doc_id]["hash"] == h and h:
                 unchanged.append(doc_id)
-            elif doc_id in old_skipped and old_skipped[doc_id]["hash"] == h and h:
-                self.report.skipped.append(Skipped(doc_id, old_skipped[doc_id]["reason"]))
+            elif doc_id in old_skipped and old_skipped[doc_id].get("hash") == h and h:
+                self.report.skipped.append(Skipped(doc_id, old_skipped[doc_id].get("reason", "skipped")))
             else:
                 process.append(src)
                 if doc_id in old_files:
@@ -270,260 +343,169 @@ class _StrategyBuild:
                 else:
                     self.report.added += 1
         removed = [d for d in old_files if d not in by_id]
-        self.report.removed = len(removed)
-        self.report.unchanged = len(unchanged)
-        return "", process, unchanged, removed, hashes, manifest
-
-    def _read_manifest(self, entry: Entry) -> dict | None:
-        path = self.store.side_dir(entry.collection) / "manifest.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if data.get("format") == MANIFEST_FORMAT else None
+        self.report.removed, self.report.unchanged = len(removed), len(unchanged)
+        return _Plan("", process, unchanged, removed, hashes, manifest)
 
     # -- running ---------------------------------------------------------------------------
     def run(self, full: bool, wait: bool) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report = self.spec, self.store, self.report
-        # files discovery already turned away (size cap, symlink loops, links out of the root)
-        report.skipped.extend(self.found.skipped)
+        report.skipped.extend(self.found.skipped)  # what discovery turned away (size cap, links...)
         report.unsupported = dict(self.found.unsupported)
-        with store.lock(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
-            report.leftovers_removed = store.cleanup(spec.name, self.embedder.name)
-            _checkpoint("locked")
-            old = store.find_or_none(spec.name, self.embedder.name)
-            reason, process, unchanged, removed, hashes, manifest = self._plan(old, full)
-            if reason == "first build":
-                others = [e.embedder for e in store.entries() if e.strategy == spec.name]
-                if others:
-                    reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})"
-            if not reason and not process and not removed and not report.changed:
-                report.mode = "unchanged"
-                report.collection = old.collection
-                report.files, report.chunks = old.files, old.chunks
-                report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
-                report.seconds = time.perf_counter() - t0
-                report.timings = self.timer.totals
-                return report
-            report.mode = "full" if reason else "incremental"
-            report.reason = reason
-            if reason:
-                report.added = len(process)
-            self._write(old, process, unchanged, hashes, manifest, t0)
+        with store.lease(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
+            old, report.leftovers_removed = store.prepare(spec.name, self.embedder.name)
+            checkpoint(self.settings, "locked")
+            plan = self.plan(old, full)
+            if not plan.reason and not plan.process and not plan.removed:
+                self._unchanged(old)
+            else:
+                report.mode = "full" if plan.reason else "incremental"
+                report.reason = plan.reason
+                if plan.reason:
+                    report.added = len(plan.process)
+                self._write(old, plan, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
-        report.embedded = self.embedder.computed
-        report.cache_hits = self.embedder.cached
+        report.embedded, report.cache_hits = self.embedder.computed, self.embedder.cached
         return report
 
-    def _write(self, old: Entry | None, process, unchanged, hashes, old_manifest, t0) -> None:
+    def _unchanged(self, old: Entry) -> None:
+        """Nothing changed: check the side files too, and rebuild a damaged BM25 index
+        from the stored records (so `build` is how a user repairs one)."""
+        report = self.report
+        report.mode, report.collection, report.generation = "unchanged", old.collection, old.generation
+        report.files, report.chunks = old.files, old.chunks
+        report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
+        repaired: list[str] = []
+        load_or_rebuild(self.store, old, on_repair=repaired.append)
+        report.notes.extend(repaired)
+
+    def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
         spec, store, report = self.spec, self.store, self.report
-        model = self.embedder
-        chunker = spec.create(embedder=model)
-        chunker.cache_dir = store.db / "cache"
-        chunker.ollama_host = self.ollama_host
-        meta = {
-            "strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
-            "tokenizer": DEFAULT_ENCODING, "embedder": model.name, "dimension": model.dimension,
-            "source": json.dumps(self.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        staging = store.new_collection(spec.name, model.name, meta)
-        parents = None
-        writer = _Writer(staging, model, self.timer)
-        parent_writer: _Writer | None = None
-        bm25 = BM25Builder(self.analyzer)
-        files: dict[str, dict] = {}
+        context = ChunkerContext(embedder=self.embedder, cache_dir=store.db / "cache",
+                                 ollama_host=self.settings.ollama_host)
+        chunker = spec.create(context=context)
+        meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
+                "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
+                "source": json.dumps(self.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        staging = store.begin(spec.name, self.embedder.name, meta, old, full=bool(plan.reason),
+                              checkpoint=lambda name: checkpoint(self.settings, name))
+        report.generation = staging.generation
+        files: dict[str, dict] = {} if plan.reason else dict(plan.manifest["files"])
         skipped: dict[str, dict] = {}
-        stats = {"chunks": 0, "tokens": 0, "max": 0}
-
-        def account(chunks: list[Chunk]) -> None:
-            stats["chunks"] += len(chunks)
-            stats["tokens"] += sum(c.n_tokens for c in chunks)
-            stats["max"] = max([stats["max"]] + [c.n_tokens for c in chunks])
-            bm25.add([c.id for c in chunks], [c.indexed_text for c in chunks])
-
+        fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         try:
-            if unchanged and old is not None:
-                with self.timer("copy"):
-                    old_col = store.collection(old.collection)
-                    for i in range(0, len(unchanged), COPY_BATCH_DOCS):
-                        batch = unchanged[i : i + COPY_BATCH_DOCS]
-                        copied = _copy(old_col, staging, batch)
-                        account(copied)
-                        report.copied += len(copied)
-                        for doc_id in batch:
-                            files[doc_id] = old_manifest["files"][doc_id]
-                    if old.parents:
-                        parents = store.new_collection(spec.name, model.name, {**meta, "role": "parents"}, "-p")
-                        _copy(store.collection(old.parents), parents, unchanged)
-            total = sum(src.size for src in process)
-            with self.progress(f"{spec.name}", total) as advance:
-                for src in process:
-                    with self.timer("load"):
-                        try:
-                            doc = load_file(src, self.encoding)
-                        except SkipFile as exc:
-                            report.skipped.append(Skipped(src.doc_id, str(exc)))
-                            skipped[src.doc_id] = {"hash": hashes[src.doc_id], "reason": str(exc)}
-                            advance(src.size)
-                            continue
-                    report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
-                    with self.timer("chunk"):
-                        chunks = chunker.chunk(doc)
-                        parent_chunks = chunker.parent_chunks(doc) if hasattr(chunker, "parent_chunks") else []
-                    writer.add(chunks)
-                    if parent_chunks:
-                        if parents is None:
-                            parents = store.new_collection(spec.name, model.name, {**meta, "role": "parents"}, "-p")
-                        parent_writer = parent_writer or _Writer(parents, None, self.timer)
-                        parent_writer.add(parent_chunks)
-                    account(chunks)
-                    files[doc.doc_id] = {"hash": hashes[src.doc_id], "chunks": len(chunks)}
-                    advance(src.size)
-            writer.close()
-            if parent_writer:
-                parent_writer.close()
-            if not stats["chunks"]:
-                raise NothingToIndex(
-                    f"no chunks for strategy {spec.name}: every file was skipped "
-                    f"({len(report.skipped)} skipped); see the reasons above"
-                )
-            side = store.side_dir(staging.name)
+            if plan.reason:  # a full build still carries nothing over: every file is processed
+                pass
+            for doc_id in plan.removed:
+                files.pop(doc_id, None)
+            live = staging.live([s.doc_id for s in plan.process] + plan.removed)
+            for doc_id in plan.removed:
+                ids, parent_ids = live.get(doc_id, (set(), set()))
+                staging.retire(ids, parent_ids)
+            self._process(plan, staging, chunker, live, files, skipped, fresh)
+            with self.timer("write"):
+                staging.close()
+            if not files:
+                raise NothingToIndex(f"no chunks for strategy {spec.name}: every file was skipped "
+                                     f"({len(report.skipped)} skipped); see the reasons above")
             with self.timer("bm25"):
-                bm25.finish(self.engine).save(side / "bm25")
-            write_json(side / "manifest.json", {
-                "format": MANIFEST_FORMAT, "settings": self.settings, "files": files, "skipped": skipped,
-            })
-            report.files = len(files)
-            report.chunks = stats["chunks"]
-            report.avg_tokens = stats["tokens"] / stats["chunks"]
-            report.max_tokens = stats["max"]
-            entry = Entry(
-                strategy=spec.name, embedder=model.name, collection=staging.name, dimension=model.dimension,
-                kind=spec.kind, params=spec.params, tokenizer=DEFAULT_ENCODING, version=__version__,
-                built_at=meta["built_at"], source=self.source, files=report.files, chunks=report.chunks,
-                avg_tokens=round(report.avg_tokens, 2), max_tokens=report.max_tokens,
-                parents=parents.name if parents is not None else "",
-                build_seconds=round(time.perf_counter() - t0, 3),
-                extra={"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine, **_chunker_extra(chunker),
-                       **_kept_search(old)},
-            )
-            summary = getattr(chunker, "build_summary", None)
-            if callable(summary):
-                report.notes.append(summary())
-            _checkpoint("publish")
+                if plan.reason:
+                    bm25 = fresh.finish(self.engine)
+                else:
+                    previous = load_or_rebuild(store, old)
+                    bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
+                bm25.save(staging.side / "bm25")
+            write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
+                                                        "files": files, "skipped": skipped})
+            entry = self._entry(old, staging, chunker, files, t0)
+            report.retired = len(staging.retired)
+            for line in filter(None, [chunker.build_summary()]):
+                report.notes.append(line)
             with self.timer("publish"):
-                store.publish(entry)  # the switch: readers see the new version from here on
-            _checkpoint("published")
+                staging.publish(entry)  # the switch: readers see the new version from here on
         except BaseException:
-            writer.abandon()
-            if parent_writer:
-                parent_writer.abandon()
-            with contextlib.suppress(Exception):
-                store.delete_collection(staging.name)
-                if parents is not None:
-                    store.delete_collection(parents.name)
+            staging.abandon()
             raise
         report.collection = staging.name
-        if old is not None:
-            store.delete_collection(old.collection)
-            if old.parents:
-                store.delete_collection(old.parents)
+        if not store.url and plan.reason:
+            remove_orphan_segments(store.db / "chroma", GcReport())  # what Chroma leaves of replaced versions
 
+    def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
+        report = self.report
+        batch: list[Chunk] = []
+        weights: list[float] = []
+        hashes = plan.hashes
 
-def _kept_search(old: Entry | None) -> dict:
-    """Search settings saved on the collection (`indexer tune --save`) outlive rebuilds."""
-    return {"search": old.extra["search"]} if old is not None and old.extra.get("search") else {}
-
-
-def _chunker_extra(chunker) -> dict:
-    report = getattr(chunker, "build_report", None)
-    return {"chunker": report()} if callable(report) else {}
-
-
-class _Writer:
-    """Embeds chunks in batches (through the cache) and adds them to a collection.
-
-    Writing a batch to Chroma (SQLite, full-text index, HNSW) runs in a background
-    thread while the next batch is embedded; one write is in flight at a time, so
-    order and memory stay bounded. `close()` waits for the last write and raises its
-    error, if any.
-    """
-
-    def __init__(self, collection, embedder: CachedEmbedder | None, timer: _Timer) -> None:
-        self.collection = collection
-        self.embedder = embedder
-        self.timer = timer
-        self.pending: list[Chunk] = []
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
-        self._inflight = None
-
-    def add(self, chunks: list[Chunk]) -> None:
-        self.pending.extend(chunks)
-        if len(self.pending) >= WRITE_BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        chunks, self.pending = self.pending, []
-        if self.embedder is not None:
+        def flush(advance) -> None:
+            if not batch:
+                return
             with self.timer("embed"):
-                vectors = self.embedder.embed_documents([c.indexed_text for c in chunks])
-        else:  # parent records are fetched by id, never searched: a placeholder vector
-            vectors = [[1.0]] * len(chunks)
-        self._wait()
-        self._inflight = self._pool.submit(self._write, chunks, vectors)
-
-    def _write(self, chunks: list[Chunk], vectors) -> None:
-        t0 = time.perf_counter()
-        self.collection.add(
-            ids=[c.id for c in chunks],
-            embeddings=vectors,
-            documents=[c.text for c in chunks],
-            metadatas=[chunk_metadata(c) for c in chunks],
-        )
-        self.timer.totals["write"] = self.timer.totals.get("write", 0.0) + time.perf_counter() - t0
-
-    def _wait(self) -> None:
-        if self._inflight is not None:
+                vectors = self.embedder.embed_documents([c.indexed_text for c in batch])
             with self.timer("write wait"):
-                future, self._inflight = self._inflight, None
-                future.result()
-            if self.embedder is not None:
-                _checkpoint("embedding")
+                staging.add(list(batch), vectors)
+            report.written += len(batch)
+            advance(int(sum(weights)))
+            batch.clear()
+            weights.clear()
 
-    def close(self) -> None:
-        """Write what is pending and wait for every write to finish."""
-        try:
-            self.flush()
-            self._wait()
-        finally:
-            self._pool.shutdown(wait=True)
+        total = sum(src.size for src in plan.process)
+        with self.progress(self.spec.name, total) as advance:
+            for src in plan.process:
+                with self.timer("load"):
+                    try:
+                        doc = load_file(src, self.encoding)
+                    except SkipFile as exc:
+                        report.skipped.append(Skipped(src.doc_id, str(exc)))
+                        skipped[src.doc_id] = {"hash": hashes[src.doc_id], "reason": str(exc)}
+                        files.pop(src.doc_id, None)
+                        old_ids, old_parents = live.get(src.doc_id, (set(), set()))
+                        staging.retire(old_ids, old_parents)
+                        advance(src.size)
+                        continue
+                report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
+                with self.timer("chunk"):
+                    chunks = chunker.chunk(doc)
+                    parent_chunks = chunker.parent_chunks(doc)
+                old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
+                new = [c for c in chunks if c.id not in old_ids]
+                staging.retire(old_ids - {c.id for c in chunks}, old_parents - {p.id for p in parent_chunks})
+                staging.add_parents([p for p in parent_chunks if p.id not in old_parents])
+                fresh.add([c.id for c in new], [c.indexed_text for c in new])
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
+                                     "chunks": len(chunks),
+                                     "tokens": sum(c.n_tokens for c in chunks),
+                                     "max_tokens": max((c.n_tokens for c in chunks), default=0)}
+                # progress follows the chunks embedded, so one huge file does not sit at 0%
+                size = sum(c.end - c.start for c in new) or 1
+                for c in new:
+                    batch.append(c)
+                    weights.append(src.size * (c.end - c.start) / size)
+                    if len(batch) >= EMBED_BATCH:
+                        flush(advance)
+                if not new:
+                    advance(src.size)
+            flush(advance)
 
-    def abandon(self) -> None:
-        """Stop after the write in flight (if any), ignoring its outcome."""
-        self.pending = []
-        with contextlib.suppress(Exception):
-            self._wait()
-        self._pool.shutdown(wait=True)
-
-
-def _copy(source, target, doc_ids: list[str]) -> list[Chunk]:
-    """Copy the records of `doc_ids` (vectors included) from one collection to another."""
-    from .store import chunk_from_record
-
-    got = source.get(where={"doc_id": {"$in": list(doc_ids)}}, include=["embeddings", "documents", "metadatas"])
-    if not got["ids"]:
-        return []
-    order = sorted(range(len(got["ids"])), key=lambda i: (got["metadatas"][i]["doc_id"], got["metadatas"][i]["start"]))
-    for start in range(0, len(order), 1000):
-        part = order[start : start + 1000]
-        target.add(
-            ids=[got["ids"][i] for i in part],
-            embeddings=[got["embeddings"][i] for i in part],
-            documents=[got["documents"][i] for i in part],
-            metadatas=[got["metadatas"][i] for i in part],
+    def _entry(self, old: Entry | None, staging, chunker, files: dict, t0: float) -> Entry:
+        report = self.report
+        report.files = len(files)
+        report.chunks = sum(f.get("chunks", 0) for f in files.values())
+        tokens = sum(f.get("tokens", 0) for f in files.values())
+        report.avg_tokens = tokens / report.chunks if report.chunks else 0.0
+        report.max_tokens = max((f.get("max_tokens", 0) for f in files.values()), default=0)
+        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine}
+        if chunker.build_report():
+            extra["chunker"] = chunker.build_report()
+        if old is not None and old.extra.get("search"):
+            extra["search"] = old.extra["search"]  # settings saved by `indexer tune --save` outlive rebuilds
+        return Entry(
+            strategy=self.spec.name, embedder=self.embedder.name, collection=staging.name,
+            dimension=self.embedder.dimension, kind=self.spec.kind, params=self.spec.params, tokenizer=DEFAULT_ENCODING,
+            version=__version__, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
+            files=report.files, chunks=report.chunks, avg_tokens=round(report.avg_tokens, 2),
+            max_tokens=report.max_tokens, build_seconds=round(time.perf_counter() - t0, 3), extra=extra,
         )
-    return [chunk_from_record(got["ids"][i], got["documents"][i], got["metadatas"][i]) for i in order]
+
+
+__all__ = ["BM25Index", "BuildReport", "build", "build_settings", "file_hash", "read_manifest"]

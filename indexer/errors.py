@@ -52,3 +52,7 @@ class LockTimeout(IndexerError):
 
 class QuestionSetError(IndexerError):
     """A question set is malformed or does not match the corpus."""
+
+
+class StaleIndex(IndexerError):
+    """The documents changed since the collection was built (`--require-fresh`)."""

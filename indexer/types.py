@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-from itertools import accumulate
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any
+
+from .text.spans import index_at, line_of, line_starts
 
 PATH_SEP = " › "
 
@@ -40,6 +40,18 @@ class Section:
         return join_path(self.heading_path)
 
 
+@dataclass
+class Derived:
+    """What is worked out once per document and reused by loaders and chunkers."""
+
+    blocks: list | None = None  # Markdown blocks (loaders.markdown)
+    outline: Any = None  # the tree-sitter outline of code (loaders.symbols)
+    outline_done: bool = False  # outline is None both before parsing and for files without a grammar
+    bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
+    section_index: tuple[list[int], list[str]] | None = None  # section starts and joined heading paths
+    parents: dict[str, list] = field(default_factory=dict)  # parent chunks, by parent-child strategy name
+
+
 @dataclass(eq=False)
 class Document:
     """One source file, decoded and normalised (newlines are `\\n`)."""
@@ -52,7 +64,7 @@ class Document:
     language: str = ""  # programming language for code files
     source_path: str = ""
     warnings: list[str] = field(default_factory=list)
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    derived: Derived = field(default_factory=Derived, repr=False)
 
     @cached_property
     def hash(self) -> str:
@@ -61,11 +73,11 @@ class Document:
     @cached_property
     def line_starts(self) -> list[int]:
         """Offset of the first character of every line."""
-        return list(accumulate((len(line) + 1 for line in self.text.split("\n")[:-1]), initial=0))
+        return line_starts(self.text)
 
     def line_of(self, offset: int) -> int:
         """1-based line number of a character offset."""
-        return bisect.bisect_right(self.line_starts, offset)
+        return line_of(self.line_starts, offset)
 
     @cached_property
     def _section_starts(self) -> list[int]:
@@ -75,8 +87,7 @@ class Document:
         """The section a character offset falls in (None for a document without sections)."""
         if not self.sections:
             return None
-        i = bisect.bisect_right(self._section_starts, offset) - 1
-        return self.sections[max(i, 0)]
+        return self.sections[index_at(self._section_starts, offset)]
 
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         section = self.section_at(offset)

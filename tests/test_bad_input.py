@@ -27,11 +27,11 @@ from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.loaders import discover, load_documents
 from indexer.loaders.markdown import blocks_of
-from indexer.searching import Index
-from indexer.tokens import get_tokenizer
+from indexer.search import Index
+from indexer.text.tokens import get_tokenizer
 
-from .conftest import write_file
-from .test_chunkers import limit_of
+from tests.conftest import write_file
+from tests.test_chunkers import limit_of
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ["headers", "fixed64", "blocks", "parent", "semantic"]
@@ -384,7 +384,7 @@ def test_unknown_strategy_in_build_is_a_usage_error(corpus, tmp_path):
 def test_missing_db_folder_is_a_runtime_error(tmp_path):
     db = tmp_path / "missing"
     line = one_line_error(run("query", "kargo", "--db", db), 1)
-    assert line == f"Error: no index at {db}; build one first: indexer build PATH --strategy headers"
+    assert line == f"Error: no index at {db}; build one first: indexer build PATH"
     assert not db.exists()  # a query never creates an index
 
 

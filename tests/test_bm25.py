@@ -3,12 +3,12 @@ import json
 import numpy as np
 import pytest
 
-from indexer.analyzer import Analyzer, detect_language
-from indexer.bm25 import BM25Index
+from indexer.text.analyzer import Analyzer, detect_language
+from indexer.search.bm25 import BM25Index
 from indexer.chunkers import parse_strategy
 from indexer.loaders import load_documents
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 def test_turkish_analyzer():

@@ -9,15 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.building import build
-from indexer.chunking import chunk
+from indexer.chunkers.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.fusion import adaptive_alpha, adaptive_defaults, weighted
-from indexer.searching import DEFAULTS, Index, SearchOptions, search
+from indexer.search.fusion import adaptive_alpha, adaptive_defaults, weighted
+from indexer.search import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
-from .conftest import CORPUS
-from .ollama_standin import StandInOllama
+from tests.conftest import CORPUS
+from tests.ollama_standin import StandInOllama
 
 VAN = "Siparişim Van'ın bir köyüne kaç günde gelir?"
 SHIPPING_TABLE = "Kargo ve Teslimat › Bölgelere Göre Teslim Süreleri"
@@ -29,7 +29,7 @@ def run(*args):
 
 def snapshot(db, strategy):
     index = Index.open(strategy, db=db)
-    got = index.collection.get(include=["embeddings", "documents", "metadatas"])
+    got = index.store.chroma.collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
     order = np.argsort(got["ids"])
     return ([got["ids"][i] for i in order], [got["documents"][i] for i in order],
             np.asarray(got["embeddings"])[order], index.entry)
@@ -79,7 +79,7 @@ def test_rebuild_changes_nothing_and_full_rebuild_hits_the_cache(built_db, tmp_p
     assert np.allclose(before[2], after[2])
     assert after[3].collection != before[3].collection  # a new physical collection...
     store = Store(db)
-    names = [c.name for c in store.client.list_collections()]
+    names = [name for name, _ in store.chroma.listing()]
     assert before[3].collection not in names  # ...and the old one is gone
 
 
@@ -200,12 +200,12 @@ def test_server_mode_build_and_query(chroma_server, tmp_path):
     hybrid = run("query", VAN, "--strategy", "headers", "--mode", "hybrid", "--chroma-url", chroma_server,
                  "--db", other, "--json")
     assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
-    assert (Store(other, chroma_server).side_dir(Index.open("headers", db=other, chroma_url=chroma_server)
-                                                 .entry.collection) / "bm25" / "params.json").exists()
+    entry = Index.open("headers", db=other, chroma_url=chroma_server).entry
+    assert (Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json").exists()
 
 
 def test_unreachable_chroma_server_is_a_one_line_error(tmp_path):
-    from .conftest import free_port
+    from tests.conftest import free_port
 
     result = run("query", VAN, "--chroma-url", f"http://127.0.0.1:{free_port()}", "--db", tmp_path / "x")
     assert result.exit_code == 1
@@ -228,7 +228,7 @@ def test_ollama_embedder_through_the_real_client_and_a_stand_in_server(tmp_path,
         assert hits[0].chunk.heading_path == "Kargo › İade"
         with pytest.raises(EmbedderError, match=r"has no model 'mxbai-embed-large': run `ollama pull mxbai-embed-large`"):
             build([root], ["headers"], db=tmp_path / "db2", embedder="ollama:mxbai-embed-large", ollama_host=server.url)
-    from .conftest import free_port
+    from tests.conftest import free_port
 
     with pytest.raises(EmbedderError, match="cannot reach the Ollama server at http://127.0.0.1:"):
         build([root], ["headers"], db=tmp_path / "db3", embedder="ollama:nomic-embed-text",

@@ -5,9 +5,9 @@ import pytest
 from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
 from indexer.errors import InvalidParameter, UnknownStrategy
 from indexer.loaders import load_documents, make_document
-from indexer.tokens import get_tokenizer
+from indexer.text.tokens import get_tokenizer
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 TABLE_ROWS = "\n".join(f"| Bölge {i} | {i}-{i + 2} iş günü | Yok |" for i in range(120))
 BIG_TABLE = f"| Bölge | Standart kargo | Ekspres |\n|---|---|---|\n{TABLE_ROWS}"

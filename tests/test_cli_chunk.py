@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.loaders import load_documents
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 def run(*args):
@@ -31,9 +31,9 @@ def test_chunk_prints_a_summary_per_strategy(write_files):
     result = run("chunk", str(root), "-s", "headers", "-s", "fixed:size=4,overlap=0")
     assert result.exit_code == 0, result.output
     assert result.output == (
-        "strategy                files  chunks  avgTok  maxTok  kinds\n"
-        "headers                     2       3       7       9  section 3\n"
-        "fixed-4-0                   2       6       4       4  window 6\n"
+        "strategy   files  chunks  avgTok  maxTok  kinds\n"
+        "headers        2       3       7       9  section 3\n"
+        "fixed-4-0      2       6       4       4  window 6\n"
         "ignored unsupported file types: .bin ×1\n"
     )
 

@@ -14,9 +14,9 @@ from indexer.chunkers.code import AutoChunker, CodeChunker
 from indexer.chunkers.headers import HeadersChunker
 from indexer.errors import InvalidParameter
 from indexer.loaders import load_documents, make_document
-from indexer.symbols import Source, _scan, children, outline, parser_for, symbol_span, walk
+from indexer.loaders.symbols import Source, _scan, children, outline, parser_for, symbol_span, walk
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 CODE = CORPUS / "code"
 _, _docs = load_documents([CODE])

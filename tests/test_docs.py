@@ -2,7 +2,7 @@
 
 import re
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 
 def readme_commands():

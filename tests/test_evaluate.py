@@ -5,11 +5,12 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, QuestionSetError
-from indexer.evaluation import Question, _score, _TokenSpans, evaluate, load_questions, resolve
+from indexer.evaluation import Question, evaluate, load_questions, resolve
+from indexer.evaluation.run import _score, _TokenSpans
 from indexer.loaders import load_documents, make_document
 from indexer.types import Chunk, Hit
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 DOC = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\n| Bölge | Gün |\n|---|---|\n| Köy | 3-5 |\n\n## İade\n\nOn dört gün.\n")
 
@@ -87,12 +88,10 @@ def test_mrr_is_at_depth_10_whatever_k_and_budget_fetch(built_db):
 
 def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
     db, _ = built_db
-    out_json, out_csv, out_html = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.html"
-    result = CliRunner().invoke(cli, [
-        "eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-s", "fixed64", "-m", "embedding", "-m", "hybrid",
-        "--db", str(db), "--json", str(out_json), "--csv", str(out_csv), "--plot", str(out_html), "--by-tag",
-        "--compare", "headers/hybrid", "fixed64/hybrid", "--budget", "400", "-q",
-    ])
+    out_csv, out_html = tmp_path / "r.csv", tmp_path / "r.html"
+    args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-s", "fixed64", "-m", "embedding", "-m", "hybrid",
+            "--db", str(db), "--compare", "headers/hybrid", "fixed64/hybrid", "--budget", "400", "-q"]
+    result = CliRunner().invoke(cli, [*args, "--csv", str(out_csv), "--plot", str(out_html), "--by-tag"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
@@ -102,10 +101,16 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
     assert "95% bootstrap intervals over 65 questions" in result.output
     assert "equal budget: hits taken in rank order up to 400 context tokens" in result.output
     assert "recall@5 and MRR@10 by question tag" in result.output
-    data = json.loads(out_json.read_text())
-    row = data["rows"][0]
+    # --json: JSON lines, one object per row, then one per comparison
+    rows = [json.loads(line) for line in CliRunner().invoke(cli, [*args, "--json"]).output.splitlines()]
+    assert [r["row"] for r in rows] == ["result"] * 4 + ["compare"] * 3
+    row = rows[0]
     assert row["questions"] == 65 and len(row["per_question"]) == 65
     assert set(row) >= {"recall@1", "recall@5", "mrr@10", "mrr@10_ci95", "strict@1", "ctx_tokens@5", "sections@5"}
+    assert {r["metric"] for r in rows[4:]} == {"recall@1", "recall@5", "mrr@10"}
+    # an output into a missing folder fails before the evaluation runs
+    missing = CliRunner().invoke(cli, [*args, "--plot", str(tmp_path / "nowhere" / "p.svg")])
+    assert missing.exit_code == 2 and "the folder of" in missing.output and "does not exist" in missing.output
     assert out_csv.read_text().splitlines()[0].startswith("strategy,mode,embedder,questions,chunks")
     assert "<svg" in out_html.read_text()
 
@@ -113,7 +118,7 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
 def test_png_plot(built_db, tmp_path):
     pytest.importorskip("matplotlib")
     db, _ = built_db
-    from indexer import report
+    from indexer.evaluation import report
 
     ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
     report.plot(ev, tmp_path / "r.png")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from indexer.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
-from indexer.metrics import (
+from indexer.search.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
+from indexer.evaluation.metrics import (
     bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, span_scores,
     union_length,
 )

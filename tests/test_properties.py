@@ -19,10 +19,10 @@ from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.loaders import make_document
 from indexer.loaders.files import normalise_newlines
-from indexer.sentences import split_sentences
-from indexer.tokens import get_tokenizer
+from indexer.text.sentences import split_sentences
+from indexer.text.tokens import get_tokenizer
 
-from .test_chunkers import limit_of
+from tests.test_chunkers import limit_of
 
 # -- the pieces documents are made of ------------------------------------------------------
 
@@ -224,8 +224,8 @@ def check_invariants(strategy: str, text: str, fmt: str = "markdown") -> None:
             covered[c.start : c.end] = b"\x01" * (c.end - c.start)
         missing = [i for i, ch in enumerate(doc.text) if not ch.isspace() and not covered[i]]
         assert not missing, f"{strategy}: uncovered {doc.text[missing[0] : missing[0] + 40]!r} in {doc.text!r}"
-    if hasattr(chunker, "parent_chunks"):
-        parents = chunker.parent_chunks(doc)
+    parents = chunker.parent_chunks(doc)
+    if parents:
         by_id = {p.id: p for p in parents}
         for p in parents:
             assert doc.text[p.start : p.end] == p.text and p.text == p.text.strip()

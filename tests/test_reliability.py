@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from indexer.building import build
-from indexer.searching import Index, search
-from indexer.store import CATALOG, Store
+from indexer.search import Index, search
+from indexer.store import Store
+from indexer.store.store import CATALOG
 
-from .conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT
 
 NEW_SECTION = "\n\n## Kargo Sigortası\n\nTüm gönderiler 10.000 TL'ye kadar sigortalıdır. Hasar bildirimi 3 gün içinde yapılır.\n"
 NEW_FILE = "# Mağaza Teslim\n\nSiparişinizi seçili mağazalardan teslim alabilirsiniz. Mağazada 7 gün bekletilir.\n"
@@ -69,7 +70,7 @@ def live_state(db, strategy="fixed64"):
 
 
 def physical_collections(db):
-    return sorted(c.name for c in Store(db).client.list_collections() if c.name != CATALOG)
+    return sorted(name for name, _ in Store(db).chroma.listing() if name != CATALOG)
 
 
 @pytest.fixture
@@ -91,13 +92,15 @@ def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
     proc.wait(timeout=30)
 
     entry, count = live_state(db)
-    if point == "published":  # the switch happened: the new version is live and complete
-        assert entry.collection != old.collection
-    else:  # the previous version still answers, whole
-        assert entry.collection == old.collection
+    assert entry.collection == old.collection  # an incremental build writes into the live collection...
+    if point == "published":  # ...and the switch happened: the next generation is live and complete
+        assert entry.generation == old.generation + 1
+    else:  # ...which still answers with the previous generation, whole
+        assert entry.generation == old.generation
     assert count == entry.chunks
     hits = search("kargo kaç günde gelir", "fixed64", db=db, k=5, mode="hybrid")
     assert len(hits) == 5
+    assert {h.chunk.doc_id for h in hits} <= {p.name for p in corpus.iterdir()} | {"magaza-teslim.md"}
 
     # the next build succeeds and removes what the killed one left behind
     [report] = build([corpus], ["fixed64"], db=db)
@@ -105,18 +108,22 @@ def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
     assert count == entry.chunks == report.chunks
     assert physical_collections(db) == [entry.collection]
     assert sorted(p.name for p in (db / "indexes").iterdir()) == [entry.collection]
+    records = Store(db).chroma.collection(entry.collection).get(include=["metadatas"])
+    assert max(m["gen"] for m in records["metadatas"]) == entry.generation  # nothing of a dead build is left
+    assert len(records["ids"]) == entry.chunks + len(entry.pending_ids)  # superseded ones wait out their grace
     if point != "published":
         assert report.mode == "incremental" and report.removed == 1 and report.added == 1
 
 
 def snapshot(db, strategy):
+    """The live records of a collection (generation numbers aside)."""
     index = Index.open(strategy, db=db)
-    got = index.collection.get(include=["embeddings", "documents", "metadatas"])
-    order = np.argsort(got["ids"])
+    got = index.store.chroma.collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
+    order = [i for i in np.argsort(got["ids"]) if got["ids"][i] in index.live]
     return {
         "ids": [got["ids"][i] for i in order],
         "documents": [got["documents"][i] for i in order],
-        "metadatas": [got["metadatas"][i] for i in order],
+        "metadatas": [{k: v for k, v in got["metadatas"][i].items() if k != "gen"} for i in order],
         "embeddings": np.asarray(got["embeddings"])[order],
     }
 
@@ -134,8 +141,8 @@ def test_incremental_build_equals_a_from_scratch_build(tmp_path):
         # only the two touched files were chunked and embedded (some of their texts from the cache)
         touched = sum(1 for c in Index.open(name, db=db).chunks()
                       if c.doc_id in ("kargo-ve-teslimat.md", "magaza-teslim.md"))
-        assert r.embedded + r.cache_hits == touched
-        assert r.copied == r.chunks - touched
+        # ...and only their chunks that changed were written (the others kept their records)
+        assert 0 < r.written == r.embedded + r.cache_hits <= touched
         a, b = snapshot(db, name), snapshot(tmp_path / "fresh", name)
         assert a["ids"] == b["ids"] and a["documents"] == b["documents"] and a["metadatas"] == b["metadatas"]
         assert np.allclose(a["embeddings"], b["embeddings"], atol=1e-5)
@@ -182,5 +189,5 @@ def test_a_second_build_waits_or_fails_and_queries_see_the_previous_version(v1, 
     assert waiter.returncode == 0, err
     assert out.splitlines()[1].split()[:2] == ["fixed64", "incremental"]
     entry, count = live_state(db)
-    assert count == entry.chunks and entry.collection != old.collection
+    assert count == entry.chunks and entry.collection == old.collection and entry.generation == old.generation + 1
     assert physical_collections(db) == [entry.collection]

@@ -9,13 +9,13 @@ from indexer.building import build
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
-from indexer.llm import extractive_context
+from indexer.chunkers.llm import extractive_context
 from indexer.loaders import make_document
-from indexer.searching import Index, SearchOptions
-from indexer.sentences import sentence_units
+from indexer.search import Index, SearchOptions
+from indexer.text.sentences import sentence_units
 
-from .conftest import CORPUS
-from .ollama_standin import StandInOllama
+from tests.conftest import CORPUS
+from tests.ollama_standin import StandInOllama
 
 DOC = make_document(
     "k.md",
@@ -185,7 +185,7 @@ def test_contextual_without_a_server_is_a_one_line_error(tmp_path, write_files):
 
     from indexer.cli import cli
 
-    from .conftest import free_port
+    from tests.conftest import free_port
 
     root = write_files({"k.md": DOC.text})
     result = CliRunner().invoke(cli, ["build", str(root), "-s", "contextual", "--db", str(tmp_path / "db"),

@@ -1,7 +1,7 @@
 import pytest
 
 from indexer.loaders import make_document
-from indexer.sentences import sentence_units, split_sentences
+from indexer.text.sentences import sentence_units, split_sentences
 
 
 def sents(text):

@@ -2,8 +2,8 @@ import hashlib
 
 import pytest
 
-from indexer import tokens
-from indexer.tokens import get_tokenizer
+from indexer.text import tokens
+from indexer.text.tokens import get_tokenizer
 
 
 def test_bpe_table_is_installed_from_the_package_not_downloaded(tmp_path, monkeypatch):

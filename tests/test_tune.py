@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from indexer.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, evaluate
-from indexer.searching import Index, SearchOptions
-from indexer.tuning import _folds, tune
+from indexer.search import Index, SearchOptions
+from indexer.evaluation.tune import _folds, tune
 
-from .conftest import CORPUS
+from tests.conftest import CORPUS
 
 QUESTIONS = CORPUS / "questions.jsonl"
 

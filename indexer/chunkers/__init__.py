@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameter, UnknownStrategy
-from .base import Chunker, Param, coerce
+from .base import Chunker, ChunkerContext, Param, coerce
 from .blocks import BlocksChunker
 from .code import AutoChunker, CodeChunker
 from .contextual import ContextualChunker
@@ -59,8 +59,10 @@ class StrategySpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def create(self, tokenizer=None, embedder=None, name: str | None = None) -> Chunker:
-        return REGISTRY[self.kind](name=name or self.name, tokenizer=tokenizer, embedder=embedder, **self.params)
+    def create(self, tokenizer=None, embedder=None, name: str | None = None,
+               context: ChunkerContext | None = None) -> Chunker:
+        return REGISTRY[self.kind](name=name or self.name, tokenizer=tokenizer, embedder=embedder, context=context,
+                                   **self.params)
 
     @property
     def uses_embedder(self) -> bool:

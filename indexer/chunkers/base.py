@@ -6,19 +6,33 @@ to cut. Every chunk a strategy makes is an exact slice of its document.
 
 from __future__ import annotations
 
-import bisect
 from hashlib import sha1
 from zlib import crc32
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..tokens import Tokenizer, get_tokenizer
+from ..text.tokens import Tokenizer, get_tokenizer
+from ..text.spans import index_at, strip_span
 from ..types import Chunk, Document, join_path
+
+__all__ = ["Chunker", "ChunkerContext", "Param", "coerce", "header_of", "section_path", "strip_span"]
+
+
+@dataclass(frozen=True)
+class ChunkerContext:
+    """What a chunker may use besides the document: the tokenizer sizes are counted in,
+    the embedder (semantic), a cache folder and an Ollama host (contextual's LLM)."""
+
+    tokenizer: Tokenizer | None = None
+    embedder: Any = None
+    cache_dir: Path | None = None
+    ollama_host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +78,8 @@ class Chunker(ABC):
     params: ClassVar[dict[str, Param]] = {}
     uses_embedder: ClassVar[bool] = False
 
-    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder=None, **values: Any):
+    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder=None,
+                 context: ChunkerContext | None = None, **values: Any):
         unknown = sorted(set(values) - set(self.params))
         if unknown:
             known = ", ".join(self.params) or "none"
@@ -74,11 +89,10 @@ class Chunker(ABC):
         for key, value in self.values.items():
             setattr(self, key, value)
         self.name = name or self.kind
-        self.tokenizer = tokenizer or get_tokenizer()
-        self.embedder = embedder
-        # where a strategy may keep caches and reach an LLM; set by the builder
-        self.cache_dir = None
-        self.ollama_host = None
+        context = context or ChunkerContext()
+        self.context = context
+        self.tokenizer = tokenizer or context.tokenizer or get_tokenizer()
+        self.embedder = embedder or context.embedder
         self.validate()
 
     def validate(self) -> None:
@@ -92,6 +106,19 @@ class Chunker(ABC):
     def chunk(self, doc: Document) -> list[Chunk]:
         """Cut one document into chunks, in document order."""
 
+    def parent_chunks(self, doc: Document) -> list[Chunk]:
+        """The chunks search returns in place of this strategy's chunks (parent-child
+        strategies); none for the others."""
+        return []
+
+    def build_report(self) -> dict | None:
+        """What the strategy measured while building (LLM calls and tokens...), if anything."""
+        return None
+
+    def build_summary(self) -> str | None:
+        """The same as one line for people, if anything."""
+        return None
+
     def chunk_all(self, docs: Iterable[Document]) -> Iterator[Chunk]:
         for doc in docs:
             yield from self.chunk(doc)
@@ -99,10 +126,9 @@ class Chunker(ABC):
     # -- helpers for strategies ----------------------------------------------------------
     def bounds(self, doc: Document) -> np.ndarray:
         """Token boundaries of the whole document (cached on it)."""
-        key = "bounds:" + self.tokenizer.name
-        cached = doc.cache.get(key)
+        cached = doc.derived.bounds.get(self.tokenizer.name)
         if cached is None:
-            cached = doc.cache[key] = self.tokenizer.boundaries(doc.text)
+            cached = doc.derived.bounds[self.tokenizer.name] = self.tokenizer.boundaries(doc.text)
         return cached
 
     def count(self, text: str) -> int:
@@ -146,23 +172,15 @@ class Chunker(ABC):
         return chunk
 
 
-def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def section_path(doc: Document, offset: int) -> str:
     """The joined heading path of the section an offset falls in (paths joined once per document)."""
-    cached = doc.cache.get("section_paths")
+    cached = doc.derived.section_index
     if cached is None:
-        cached = doc.cache["section_paths"] = ([s.start for s in doc.sections], [s.path for s in doc.sections])
+        cached = doc.derived.section_index = ([s.start for s in doc.sections], [s.path for s in doc.sections])
     starts, paths = cached
     if not starts:
         return doc.title
-    return paths[max(bisect.bisect_right(starts, offset) - 1, 0)]
+    return paths[index_at(starts, offset)]
 
 
 def header_of(path: tuple[str, ...], *extra: str) -> str:

@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..symbols import Definition, Source, outline
+from ..loaders.symbols import Definition, Source, outline
 from ..types import Chunk, Document
-from .base import Chunker, Param, strip_span
+from ..text.spans import strip_span
+from .base import Chunker, Param
 from .blocks import BlocksChunker
 from .headers import HeadersChunker
 from .packing import lines

@@ -11,9 +11,9 @@ wall time, LLM calls, cache hits and tokens.
 
 from __future__ import annotations
 
-from ..analyzer import detect_language
+from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from ..llm import make_contextualizer
+from .llm import make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 
@@ -41,13 +41,14 @@ class ContextualChunker(Chunker):
             from . import parse_strategy
 
             spec = parse_strategy(self.base)
-            self._base_chunker = spec.create(tokenizer=self.tokenizer, name=f"{self.name}.base")
+            self._base_chunker = spec.create(tokenizer=self.tokenizer, name=f"{self.name}.base", context=self.context)
         return self._base_chunker
 
     @property
     def contextualizer(self):
         if getattr(self, "_contextualizer", None) is None:
-            self._contextualizer = make_contextualizer(self.llm, self.cache_dir, self.ollama_host, self.tokenizer)
+            self._contextualizer = make_contextualizer(self.llm, self.context.cache_dir, self.context.ollama_host,
+                                                       self.tokenizer)
         return self._contextualizer
 
     @contextualizer.setter

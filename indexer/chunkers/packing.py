@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..sentences import split_sentences
+from ..text.sentences import split_sentences
 from ..types import Document
-from .base import Chunker, strip_span
+from ..text.spans import strip_span
+from .base import Chunker
 
 Span = tuple[int, int, int]  # start, end, n_tokens
 Splitter = Callable[[str, int, int], list[tuple[int, int]]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 
-from ..sentences import sentence_units
+from ..text.sentences import sentence_units
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .headers import HeadersChunker
@@ -33,15 +33,15 @@ class ParentChunker(Chunker):
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
 
     def _parents(self, doc: Document) -> list[Chunk]:
-        key = f"parents:{self.name}"
-        if key not in doc.cache:
+        key = self.name
+        if key not in doc.derived.parents:
             # plain text merges paragraphs up to headers' min_tokens, which must not
             # exceed a small max_tokens (parent:max_tokens=32 would fail at chunk time)
             min_tokens = min(HeadersChunker.params["min_tokens"].default, self.max_tokens)
             headers = HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
                                      max_tokens=self.max_tokens, overlap=0, min_tokens=min_tokens)
-            doc.cache[key] = headers.chunk(doc)
-        return doc.cache[key]
+            doc.derived.parents[key] = headers.chunk(doc)
+        return doc.derived.parents[key]
 
     def parent_chunks(self, doc: Document) -> list[Chunk]:
         return self._parents(doc)

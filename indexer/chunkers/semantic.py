@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sentences import sentence_units
+from ..text.sentences import sentence_units
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, fit

@@ -1,58 +1,95 @@
-"""Embedders by name, and a cache-aware wrapper that counts what it really computed."""
+"""Embedders by name (a registry, like the chunkers'), and a cache-aware wrapper that counts
+what it really computed.
+
+    get_embedder("e5-small")            # a registered local model, loaded once per process
+    get_embedder("ollama:nomic-embed-text", settings)   # any Ollama model, by prefix
+"""
 
 from __future__ import annotations
 
-import os
+import threading
+from collections.abc import Callable
 
 import numpy as np
 
-from ..config import ENV_EMBEDDER
 from ..errors import EmbedderError
+from ..settings import DEFAULT_EMBEDDER, Settings, current
 from .base import Embedder, normalise
 from .cache import EmbeddingCache, text_key
 
-DEFAULT_EMBEDDER = "use-m3"
-ALIASES = {"use": "use-m3", "use-m3": "use-m3", "e5": "e5-small", "e5-small": "e5-small"}
-
 __all__ = [
-    "CachedEmbedder", "DEFAULT_EMBEDDER", "Embedder", "EmbeddingCache", "get_embedder", "canonical_name",
-    "normalise",
+    "CachedEmbedder", "DEFAULT_EMBEDDER", "Embedder", "EmbeddingCache", "REGISTRY", "canonical_name", "get_embedder",
+    "normalise", "register",
 ]
 
+# name -> factory(settings, argument after the colon for prefixed names)
+REGISTRY: dict[str, Callable[[Settings, str], Embedder]] = {}
+ALIASES = {"use": "use-m3", "e5": "e5-small"}
+PREFIXED = {"ollama"}  # names of the form `ollama:<model>`
 
-def canonical_name(name: str | None) -> str:
-    """The canonical embedder name for a user-given one (aliases, env default)."""
-    name = (name or os.environ.get(ENV_EMBEDDER) or DEFAULT_EMBEDDER).strip()
-    if name.startswith("ollama:"):
+
+def register(name: str, prefixed: bool = False):
+    """Register an embedder factory under `name` (`prefixed`: names like `name:<model>`)."""
+    def decorate(factory):
+        REGISTRY[name] = factory
+        if prefixed:
+            PREFIXED.add(name)
+        return factory
+    return decorate
+
+
+@register("use-m3")
+def _use(settings: Settings, _arg: str) -> Embedder:
+    from .local import USEEmbedder
+
+    return USEEmbedder()
+
+
+@register("e5-small")
+def _e5(settings: Settings, _arg: str) -> Embedder:
+    from .local import E5Embedder
+
+    return E5Embedder()
+
+
+@register("ollama", prefixed=True)
+def _ollama(settings: Settings, model: str) -> Embedder:
+    from .ollama import OllamaEmbedder
+
+    return OllamaEmbedder(model, settings.ollama_host)
+
+
+def _known() -> str:
+    plain = [n for n in REGISTRY if n not in PREFIXED]
+    return ", ".join(plain) + "".join(f", or {p}:<model>" for p in sorted(PREFIXED))
+
+
+def canonical_name(name: str | None, settings: Settings | None = None) -> str:
+    """The canonical embedder name for a user-given one (aliases; None is the settings')."""
+    name = (name or (settings or current()).embedder or DEFAULT_EMBEDDER).strip()
+    prefix = name.split(":", 1)[0]
+    if ":" in name and prefix in PREFIXED:
         return name
-    if name not in ALIASES:
-        raise EmbedderError(
-            f"unknown embedder {name!r}; use one of use-m3 (default), e5-small, or ollama:<model>"
-        )
-    return ALIASES[name]
+    name = ALIASES.get(name, name)
+    if name not in REGISTRY or name in PREFIXED:
+        raise EmbedderError(f"unknown embedder {name!r}; use one of {_known()}")
+    return name
 
 
-_instances: dict[tuple[str, str | None], Embedder] = {}
+_instances: dict[tuple[str, str], Embedder] = {}
+_lock = threading.Lock()
 
 
-def get_embedder(name: str | None = None, ollama_host: str | None = None) -> Embedder:
-    """An embedder by name; local models are loaded once per process."""
-    name = canonical_name(name)
-    key = (name, ollama_host if name.startswith("ollama:") else None)
-    if key not in _instances:
-        if name.startswith("ollama:"):
-            from .ollama import OllamaEmbedder
-
-            _instances[key] = OllamaEmbedder(name.split(":", 1)[1], ollama_host)
-        elif name == "e5-small":
-            from .local import E5Embedder
-
-            _instances[key] = E5Embedder()
-        else:
-            from .local import USEEmbedder
-
-            _instances[key] = USEEmbedder()
-    return _instances[key]
+def get_embedder(name: str | None = None, settings: Settings | None = None) -> Embedder:
+    """An embedder by name; each is created once per process (and per Ollama host)."""
+    settings = settings or current()
+    name = canonical_name(name, settings)
+    prefix, _, arg = name.partition(":") if name.split(":", 1)[0] in PREFIXED else (name, "", "")
+    key = (name, settings.ollama_host if prefix in PREFIXED else "")
+    with _lock:
+        if key not in _instances:
+            _instances[key] = REGISTRY[prefix](settings, arg)
+        return _instances[key]
 
 
 class CachedEmbedder:

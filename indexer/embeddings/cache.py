@@ -7,9 +7,11 @@ and a killed process never corrupt it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,42 +23,81 @@ def text_key(text: str) -> bytes:
 
 class EmbeddingCache:
     def __init__(self, path: Path | None) -> None:
-        """`path=None` keeps the cache in memory (nothing persists)."""
+        """`path=None` keeps the cache in memory (nothing persists). A damaged cache file
+        (truncated, not a database) is moved aside and a fresh one started: it is a cache,
+        and the build recomputes what it held. `self.note` says so."""
         self.path = path
+        self.note = ""
+        self._broken = False
         self._lock = threading.Lock()
+        try:
+            self._db = self._open(path)
+        except sqlite3.DatabaseError as exc:
+            if path is None:
+                raise
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    Path(str(path) + suffix).rename(str(aside) + suffix)
+            self.note = f"the embedding cache {path} was damaged ({exc}); moved it to {aside.name} and started afresh"
+            self._db = self._open(path)
+
+    @staticmethod
+    def _open(path: Path | None) -> sqlite3.Connection:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, key BLOB NOT NULL, "
-            "vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID"
-        )
-        self._db.commit()
+        db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, key BLOB NOT NULL, "
+                "vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID"
+            )
+            db.execute("SELECT count(*) FROM embeddings WHERE model = ''").fetchone()
+            db.commit()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     def get_many(self, model: str, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                batch = keys[i : i + 500]
-                marks = ",".join("?" * len(batch))
-                rows = self._db.execute(
-                    f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})", [model, *batch]
-                )
-                for key, blob in rows:
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
+            if self._broken:
+                return found
+            try:
+                for i in range(0, len(keys), 500):
+                    batch = keys[i : i + 500]
+                    marks = ",".join("?" * len(batch))
+                    rows = self._db.execute(
+                        f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})", [model, *batch]
+                    )
+                    for key, blob in rows:
+                        found[key] = np.frombuffer(blob, dtype=np.float32)
+            except sqlite3.DatabaseError as exc:  # damaged after opening: compute instead of reading
+                self._fail(exc)
+                return {}
         return found
+
+    def _fail(self, exc: Exception) -> None:
+        self._broken = True
+        self.note = f"the embedding cache {self.path} failed ({exc}); embeddings are computed without it"
 
     def put_many(self, model: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         if not items:
             return
         with self._lock:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
-                [(model, key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items],
-            )
-            self._db.commit()
+            if self._broken:
+                return
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
+                    [(model, key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items],
+                )
+                self._db.commit()
+            except sqlite3.DatabaseError as exc:  # a full disk or a damaged file: go on without caching
+                self._fail(exc)
 
     def close(self) -> None:
         with self._lock:

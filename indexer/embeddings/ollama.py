@@ -5,14 +5,13 @@ trained with them."""
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 
 from ..errors import EmbedderError
 from .base import Embedder, normalise
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
+from ..settings import DEFAULT_OLLAMA_HOST as DEFAULT_HOST
 
 # model family -> (document prefix, query prefix)
 PREFIXES: dict[str, tuple[str, str]] = {
@@ -34,7 +33,7 @@ def prefixes_for(model: str) -> tuple[str, str]:
 
 
 def resolve_host(host: str | None) -> str:
-    return host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+    return host or DEFAULT_HOST
 
 
 @contextlib.contextmanager

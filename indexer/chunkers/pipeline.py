@@ -6,11 +6,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .chunkers import StrategySpec, parse_strategy
-from .config import DEFAULT_MAX_FILE_SIZE
-from .errors import NothingToIndex
-from .loaders import Discovery, load_documents
-from .types import Chunk, Document
+from . import StrategySpec, parse_strategy
+from ..settings import DEFAULT_MAX_FILE_SIZE
+from ..errors import NothingToIndex
+from ..loaders import Discovery, load_documents
+from ..types import Chunk, Document
 
 
 @dataclass
@@ -56,7 +56,7 @@ def resolve_strategies(strategies: list[str | StrategySpec], name: str | None = 
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
-            from .errors import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"strategy {spec.name!r} given twice")
         seen.add(spec.name)
@@ -81,7 +81,7 @@ def iter_chunks(
     specs = resolve_strategies(strategies)
     found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding)
     if not found.files:
-        raise NothingToIndex(_nothing_message(paths, found))
+        raise NothingToIndex(nothing_message(paths, found))
     chunkers = [spec.create(embedder=embedder) for spec in specs]
     stats = {spec.name: ChunkStats(spec.name, spec.describe()) for spec in specs}
 
@@ -97,12 +97,12 @@ def iter_chunks(
                     st.add(c)
                 yield chunker.name, doc, chunks
         if not loaded:
-            raise NothingToIndex(_nothing_message(paths, found))
+            raise NothingToIndex(nothing_message(paths, found))
 
     return found, stats, stream()
 
 
-def _nothing_message(paths, found: Discovery) -> str:
+def nothing_message(paths, found: Discovery) -> str:
     where = ", ".join(str(p) for p in paths)
     detail = ""
     if found.skipped:

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .types import Document
+from ..types import Document
 
 # language name (as the loader spells it) -> (grammar wheel, its loader function)
 WHEELS: dict[str, tuple[str, str]] = {
@@ -204,9 +204,8 @@ class Shape:
 
 def outline(doc: Document) -> Outline | None:
     """Parse a code document; None when its language has no grammar (cached on the doc)."""
-    key = "tree-sitter:outline"
-    if key in doc.cache:
-        return doc.cache[key]
+    if doc.derived.outline_done:
+        return doc.derived.outline
     parser = parser_for(doc.language)
     result = None
     if parser is not None and doc.format == "code":
@@ -216,7 +215,7 @@ def outline(doc: Document) -> Outline | None:
         _name_receivers(defs)
         imports, names = module_imports(src, doc.language, root)
         result = Outline(src, defs, imports, names)
-    doc.cache[key] = result
+    doc.derived.outline, doc.derived.outline_done = result, True
     return result
 
 

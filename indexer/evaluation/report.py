@@ -8,8 +8,10 @@ import html
 import io
 from pathlib import Path
 
-from .evaluation import MRR_METRIC, Evaluation, Row
+from ..tables import table as render
 from .metrics import mrr
+from .questions import MRR_METRIC
+from .run import Evaluation, Row
 
 MRR_LABEL = MRR_METRIC.upper()  # MRR@10
 
@@ -21,68 +23,51 @@ def _label(row: Row, several_embedders: bool) -> str:
 def table(ev: Evaluation) -> str:
     """The main table: one row per strategy × mode (× embedder)."""
     several = len({r.embedder for r in ev.rows}) > 1
-    n = len(ev.questions)
-    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
-    kc = ev.ctx_k
-    head = f"{'strategy':<{width}}{'mode':<10}{'chunks':>7}{'avgTok':>7}"
-    head += "".join(f"{f'recall@{k}':>10}" for k in ev.ks) + f"{MRR_LABEL:>8}"
-    head += "".join(f"{f'strict@{k}':>10}" for k in ev.ks)
-    head += f"{f'ctxTok@{kc}':>10}{f'sections@{kc}':>12}{'time':>7}"
-    if several:
-        head += f"{'build':>8}"
-    lines = [head]
+    n, kc = len(ev.questions), ev.ctx_k
+    headers = ["strategy", "mode", "chunks", "avgTok", *(f"recall@{k}" for k in ev.ks), MRR_LABEL,
+               *(f"strict@{k}" for k in ev.ks), f"ctxTok@{kc}", f"sections@{kc}", "time", *(["build"] if several else [])]
+    rows = []
     for r in ev.rows:
-        line = f"{_label(r, several):<{width}}{r.mode:<10}{r.chunks:>7}{r.avg_tokens:>7.0f}"
-        line += "".join(f"{f'{r.recall(k)}/{n}':>10}" for k in ev.ks) + f"{r.mrr:>8.3f}"
-        line += "".join(f"{f'{r.recall(k, strict=True)}/{n}':>10}" for k in ev.ks)
-        line += f"{r.ctx_tokens:>10.0f}{r.sections:>12.1f}{r.seconds:>6.1f}s"
-        if several:
-            line += f"{r.build_seconds:>7.1f}s"
-        lines.append(line)
-    return "\n".join(lines)
+        rows.append([_label(r, several), r.mode, r.chunks, f"{r.avg_tokens:.0f}", *(f"{r.recall(k)}/{n}" for k in ev.ks),
+                     f"{r.mrr:.3f}", *(f"{r.recall(k, strict=True)}/{n}" for k in ev.ks), f"{r.ctx_tokens:.0f}",
+                     f"{r.sections:.1f}", f"{r.seconds:.1f}s", *([f"{r.build_seconds:.1f}s"] if several else [])])
+    return render(headers, rows)
 
 
 def intervals(ev: Evaluation) -> str:
     """95% bootstrap intervals: how much of a difference between rows is noise."""
     several = len({r.embedder for r in ev.rows}) > 1
     n = len(ev.questions)
-    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
-    head = f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{f'recall@{k} 95%':>16}" for k in ev.ks)
-    head += f"{MRR_LABEL + ' 95%':>16}"
-    lines = [f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)", head]
+    rows = []
     for r in ev.rows:
-        line = f"{_label(r, several):<{width}}{r.mode:<10}"
+        cells = []
         for k in ev.ks:
             lo, hi = r.interval(f"recall@{k}")
-            line += f"{f'{lo * n:.0f}-{hi * n:.0f}':>16}"
+            cells.append(f"{lo * n:.0f}-{hi * n:.0f}")
         lo, hi = r.interval(MRR_METRIC)
-        line += f"{f'{lo:.3f}-{hi:.3f}':>16}"
-        lines.append(line)
-    return "\n".join(lines)
+        rows.append([_label(r, several), r.mode, *cells, f"{lo:.3f}-{hi:.3f}"])
+    return render(["strategy", "mode", *(f"recall@{k} 95%" for k in ev.ks), f"{MRR_LABEL} 95%"], rows,
+                  f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)")
 
 
 def extras(ev: Evaluation) -> str:
     """Span-level metrics and equal-budget results, when they apply."""
-    lines = []
+    parts = []
     several = len({r.embedder for r in ev.rows}) > 1
-    if any(r.span_means() for r in ev.rows):
-        lines.append(f"token-level overlap of the top {ev.ctx_k} with the answer span (mean over questions)")
-        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>8}{'precision':>11}{'IoU':>8}")
-        for r in ev.rows:
-            s = r.span_means()
-            if s:
-                lines.append(f"{_label(r, several):<24}{r.mode:<10}{s[0]:>8.3f}{s[1]:>11.3f}{s[2]:>8.3f}")
+    spans = [(r, r.span_means()) for r in ev.rows]
+    if any(s for _, s in spans):
+        parts.append(render(["strategy", "mode", "recall", "precision", "IoU"],
+                            [[_label(r, several), r.mode, f"{s[0]:.3f}", f"{s[1]:.3f}", f"{s[2]:.3f}"]
+                             for r, s in spans if s],
+                            f"token-level overlap of the top {ev.ctx_k} with the answer span (mean over questions)"))
     if any(r.budget for r in ev.rows):
         n = len(ev.questions)
         budget = next(r.budget for r in ev.rows if r.budget)
-        lines.append("")
-        lines.append(f"equal budget: hits taken in rank order up to {budget} context tokens")
-        lines.append(f"{'strategy':<24}{'mode':<10}{'recall':>9}{MRR_LABEL:>8}{'tokens':>8}")
-        for r in ev.rows:
-            used = sum(q.budget_tokens for q in r.results) / n
-            lines.append(f"{_label(r, several):<24}{r.mode:<10}{f'{r.budget_recall()}/{n}':>9}{r.budget_mrr():>8.3f}"
-                         f"{used:>8.0f}")
-    return "\n".join(lines)
+        rows = [[_label(r, several), r.mode, f"{r.budget_recall()}/{n}", f"{r.budget_mrr():.3f}",
+                 f"{sum(q.budget_tokens for q in r.results) / n:.0f}"] for r in ev.rows]
+        parts.append(render(["strategy", "mode", "recall", MRR_LABEL, "tokens"], rows,
+                            f"equal budget: hits taken in rank order up to {budget} context tokens"))
+    return "\n\n".join(parts)
 
 
 def by_tag(ev: Evaluation) -> str:
@@ -93,38 +78,39 @@ def by_tag(ev: Evaluation) -> str:
         return "no tags in this question set"
     several = len({r.embedder for r in ev.rows}) > 1
     index = {q.id: i for i, q in enumerate(ev.questions)}
-    width = max([len(_label(r, several)) for r in ev.rows] + [8]) + 1
-    cols = {tag: max(len(tag), len(f"{len(qs)}/{len(qs)} 0.00")) + 2 for tag, qs in tags.items()}
-    lines = [f"recall@{k} and {MRR_LABEL} by question tag"]
-    lines.append(f"{'strategy':<{width}}{'mode':<10}" + "".join(f"{tag:>{cols[tag]}}" for tag in tags))
-    lines.append(f"{'':<{width}}{'':<10}" + "".join(f"{'n=' + str(len(qs)):>{cols[tag]}}" for tag, qs in tags.items()))
+    rows = [["", "", *(f"n={len(qs)}" for qs in tags.values())]]
     for r in ev.rows:
-        line = f"{_label(r, several):<{width}}{r.mode:<10}"
-        for tag, qs in tags.items():
+        cells = []
+        for qs in tags.values():
             ranks = [r.results[index[q.id]].first_hit for q in qs]
             hits = sum(1 for rank in ranks if rank is not None and rank <= k)
-            rr = mrr(ranks)
-            line += f"{f'{hits}/{len(qs)} {rr:.2f}':>{cols[tag]}}"
-        lines.append(line)
-    return "\n".join(lines)
+            cells.append(f"{hits}/{len(qs)} {mrr(ranks):.2f}")
+        rows.append([_label(r, several), r.mode, *cells])
+    return render(["strategy", "mode", *tags], rows, f"recall@{k} and {MRR_LABEL} by question tag")
 
 
 def comparison(ev: Evaluation, a: str, b: str) -> str:
-    rows = ev.compare(a, b)
+    rows = []
     n = len(ev.questions)
-    wa = max([len(c["a"]) for c in rows] + [2]) + 2
-    wb = max([len(c["b"]) for c in rows] + [2]) + 2
-    lines = [f"paired difference over the same {n} questions, 95% bootstrap interval"]
-    lines.append(f"{'A':<{wa}}{'B':<{wb}}{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}{'95% interval':>18}  verdict")
-    for c in rows:
+    for c in ev.compare(a, b):
         scale = n if c["metric"] != MRR_METRIC else 1
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
         verdict = "noise (interval spans 0)" if c["noise"] else ("A better" if c["difference"] > 0 else "B better")
-        lines.append(f"{c['a']:<{wa}}{c['b']:<{wb}}{c['metric']:<10}{fmt(c['a_value']):>8}{fmt(c['b_value']):>8}"
-                     f"{dfmt(c['difference']):>8}{f'[{dfmt(lo)}, {dfmt(hi)}]':>18}  {verdict}")
-    return "\n".join(lines)
+        rows.append([c["a"], c["b"], c["metric"], fmt(c["a_value"]), fmt(c["b_value"]), dfmt(c["difference"]),
+                     f"[{dfmt(lo)}, {dfmt(hi)}]", verdict])
+    return render(["A", "B", "metric", "A", "B", "A-B", "95% interval", "verdict"], rows,
+                  f"paired difference over the same {n} questions, 95% bootstrap interval")
+
+
+def json_rows(ev: Evaluation, compare=()) -> list[dict]:
+    """JSON lines for `eval --json`: one object per row (with per-question results), then
+    one per paired comparison."""
+    rows = [{"row": "result", "source": ev.source, **r.to_dict(ev.questions)} for r in ev.rows]
+    for a, b in compare:
+        rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
+    return rows
 
 
 def to_csv(ev: Evaluation) -> str:
@@ -164,7 +150,7 @@ def plot(ev: Evaluation, path: str | Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        from .errors import UsageError
+        from ..errors import UsageError
 
         raise UsageError(f"a {suffix or 'PNG'} plot needs matplotlib: pip install 'indexer[plot]' "
                          "(or write --plot report.html, which needs nothing)") from None

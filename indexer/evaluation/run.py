@@ -16,137 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CollectionNotFound, QuestionSetError, UsageError
-from .loaders import load_documents
+from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageError
+from ..loaders import load_documents
+from ..search import MODES, Index, SearchOptions
+from ..settings import Settings, settings_for
+from ..store import Store
+from ..text.tokens import get_tokenizer
+from ..types import Document, Hit
 from .metrics import (
-    MRR_DEPTH, bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, reciprocal_rank,
-    span_scores, union_length,
+    MRR_DEPTH, bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at,
+    reciprocal_rank, span_scores, union_length,
 )
-from .searching import MODES, Index, SearchOptions
-from .store import Store
-from .tokens import get_tokenizer
-from .types import Document, Hit, PATH_SEP
-
-REQUIRED = ("id", "question", "doc_id")
-MRR_METRIC = f"mrr@{MRR_DEPTH}"
-
-
-@dataclass
-class Question:
-    id: str
-    question: str
-    doc_id: str
-    section: str = ""
-    answer: str = ""
-    symbol: str = ""
-    tags: list[str] = field(default_factory=list)
-    span: tuple[int, int] | None = None  # [start, end) characters of the expected passage
-    # resolved against the corpus
-    target: tuple[int, int] = (0, 0)  # the span a hit must overlap
-    answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
-
-
-def load_questions(path: str | os.PathLike) -> list[Question]:
-    """Read a JSON-lines question set; every malformed line is reported with its number."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise QuestionSetError(f"cannot read {path}: {exc.strerror or exc}") from None
-    out, problems, seen = [], [], set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg})")
-            continue
-        if not isinstance(data, dict):
-            problems.append(f"line {number}: a question is a JSON object, not {type(data).__name__}")
-            continue
-        missing = [k for k in REQUIRED if not data.get(k)]
-        if missing:
-            problems.append(f"line {number}: missing {', '.join(missing)}")
-            continue
-        if not (data.get("section") or data.get("answer") or data.get("symbol") or data.get("span")):
-            problems.append(f"line {number}: needs a section, a symbol, a span or an answer")
-            continue
-        span = data.get("span")
-        if span is not None and not (
-            isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span) and 0 <= span[0] < span[1]
-        ):
-            problems.append(f"line {number}: span must be [start, end] character offsets with start < end")
-            continue
-        if data["id"] in seen:
-            problems.append(f"line {number}: duplicate id {data['id']!r}")
-        seen.add(data["id"])
-        tags = data.get("tags") or []
-        out.append(Question(
-            str(data["id"]), data["question"], data["doc_id"], data.get("section") or "", data.get("answer") or "",
-            data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
-            tuple(span) if span else None,
-        ))
-    if problems:
-        raise QuestionSetError(f"{path}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
-    if not out:
-        raise QuestionSetError(f"{path} holds no questions")
-    return out
-
-
-def resolve(questions: list[Question], docs: dict[str, Document]) -> None:
-    """Find each question's target span (section or symbol) and answer span in the
-    corpus; fail loudly, naming the questions that do not match."""
-    problems = []
-    for q in questions:
-        doc = docs.get(q.doc_id)
-        if doc is None:
-            problems.append(f"{q.id}: no document {q.doc_id!r}")
-            continue
-        target = None
-        if q.span:
-            if q.span[1] > len(doc.text):
-                problems.append(f"{q.id}: span {list(q.span)} ends after {q.doc_id} ({len(doc.text)} characters)")
-                continue
-            target = q.span
-        elif q.section:
-            target = _section_span(doc, q.section)
-            if target is None:
-                problems.append(f"{q.id}: no section {q.section!r} in {q.doc_id}")
-                continue
-        elif q.symbol:
-            from .symbols import symbol_span
-
-            target = symbol_span(doc, q.symbol)
-            if target is None:
-                problems.append(f"{q.id}: no symbol {q.symbol!r} in {q.doc_id}")
-                continue
-        if q.answer:
-            lo, hi = target if target else (0, len(doc.text))
-            at = doc.text.find(q.answer, lo, hi)
-            if at == -1:
-                where = f"section {q.section!r}" if q.section else (f"symbol {q.symbol}" if q.symbol else q.doc_id)
-                problems.append(f"{q.id}: answer not found in {where}: {q.answer[:60]!r}")
-                continue
-            q.answer_span = (at, at + len(q.answer))
-        q.target = target or q.answer_span
-    if problems:
-        raise QuestionSetError(
-            f"{len(problems)} question(s) do not match the corpus: " + "; ".join(problems[:5])
-            + (" ..." if len(problems) > 5 else "")
-        )
-
-
-def _section_span(doc: Document, section: str) -> tuple[int, int] | None:
-    wanted = section.strip()
-    for s in doc.sections:
-        if s.path == wanted:
-            return (s.start, s.end)
-    # tolerate a path given without the document title
-    for s in doc.sections:
-        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.heading_path[1:]) == wanted:
-            return (s.start, s.end)
-    return None
+from .questions import MRR_METRIC, Question, load_questions, resolve
 
 
 @dataclass
@@ -257,6 +138,7 @@ class Evaluation:
     ks: list[int]
     ctx_k: int
     source: str
+    stale: dict[str, list[str]] = field(default_factory=dict)  # collection -> files changed since its build
 
     def by_tag(self) -> dict[str, list[Question]]:
         tags: dict[str, list[Question]] = {}
@@ -311,9 +193,10 @@ class Evaluation:
 def evaluate(
     questions_path: str | os.PathLike,
     strategies: list[str],
-    modes: tuple[str, ...] = ("embedding",),
+    modes: tuple[str, ...] = MODES,
     ks: tuple[int, ...] = (1, 5),
     *,
+    settings: Settings | None = None,
     db: str | os.PathLike | None = None,
     chroma_url: str | None = None,
     embedders: tuple[str | None, ...] = (None,),
@@ -321,9 +204,12 @@ def evaluate(
     corpus: str | os.PathLike | None = None,
     budget: int | None = None,
     options: SearchOptions | None = None,
+    require_fresh: bool = False,
     progress=None,
 ) -> Evaluation:
-    """Score every strategy × mode (× embedder) on a question set against stored collections."""
+    """Score every strategy × mode (× embedder) on a question set against stored
+    collections. Collections built from other versions of the documents than the ones
+    the questions are resolved against are listed in `stale` (`require_fresh` fails)."""
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise UsageError("-k values must be at least 1")
@@ -333,12 +219,18 @@ def evaluate(
     if budget is not None and budget < 1:
         raise UsageError("--budget must be a positive number of tokens")
     questions = load_questions(questions_path)
-    store = Store(db, chroma_url)
-    indexes = _open_all(store, strategies, embedders, ollama_host)
+    settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
+    store = Store(settings)
+    indexes = _open_all(store, strategies, embedders, settings)
     root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
-    _, docs_iter = load_documents([root])
+    found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
+    stale = _stale(store, indexes, found, root)
+    if stale and require_fresh:
+        name, files = next(iter(stale.items()))
+        raise StaleIndex(f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
+                         f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); rebuild it: indexer build {root}")
     ctx_k = 5 if 5 in ks else ks[-1]
     depth = max(ks[-1], ctx_k, MRR_DEPTH, 30 if budget else 0)
     base = options or SearchOptions()
@@ -358,18 +250,33 @@ def evaluate(
             ))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, ks, ctx_k, str(root))
+    return Evaluation(questions, rows, ks, ctx_k, str(root), stale)
 
 
-def _open_all(store: Store, strategies, embedders, ollama_host) -> list[Index]:
-    from .embeddings import canonical_name
+def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:
+    """Per collection built from this folder, the files whose content differs from what
+    it was built from."""
+    from ..building import stale_files
+
+    out = {}
+    for index in indexes:
+        if str(root.resolve()) not in index.entry.source:
+            continue
+        files = stale_files(store, index.entry, found.files)
+        if files:
+            out[f"{index.entry.strategy} ({index.entry.embedder})"] = files
+    return out
+
+
+def _open_all(store: Store, strategies, embedders, settings: Settings) -> list[Index]:
+    from ..embeddings import canonical_name
 
     indexes, missing = [], []
     for embedder in embedders:
-        wanted = canonical_name(embedder) if embedder else None
+        wanted = canonical_name(embedder, settings) if embedder else None
         for strategy in strategies:
             try:
-                indexes.append(Index.open(strategy, embedder=wanted, ollama_host=ollama_host, store=store))
+                indexes.append(Index.open(strategy, embedder=wanted, store=store, settings=settings))
             except CollectionNotFound:
                 missing.append(strategy + (f" --embedder {wanted}" if wanted else ""))
     if missing:

@@ -1,0 +1,24 @@
+"""The `indexer` command line: parse options, call the library, format the result.
+
+Commands live by what they touch: `corpus` (chunk, build, gc), `search` (query, list,
+dump, drop), `measure` (eval, tune). Heavy libraries (chromadb, embedding models) are
+imported inside commands, so `indexer --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from . import corpus, measure, search
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="indexer")
+def cli():
+    """Chunk documents with several strategies, store each in Chroma, search with
+    embeddings, BM25 or both, and measure which strategy wins on your own questions."""
+
+
+for _module in (corpus, search, measure):
+    _module.register(cli)

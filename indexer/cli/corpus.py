@@ -1,0 +1,157 @@
+"""Commands that read documents: `chunk` (nothing stored), `build`, and `gc`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import (
+    DEFAULT_STRATEGY, ClickProgress, corpus_options, db_options, echo_json, echo_table, fmt_seconds, handle_errors,
+    json_option, note_function, quiet_option, settings_from, store_options,
+)
+
+STRATEGY_HELP = f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY})."
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(chunk)
+    cli.add_command(build)
+    cli.add_command(gc)
+
+
+def _echo_skipped(found, err: bool = False) -> None:
+    for item in found.warnings:
+        click.echo(f"warning {item.doc_id}: {item.reason}", err=err)
+    for item in found.skipped:
+        click.echo(f"skipped {item.doc_id}: {item.reason}", err=err)
+    if found.unsupported:
+        listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(found.unsupported.items()))
+        click.echo(f"ignored unsupported file types: {listing}", err=err)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
+@corpus_options
+@click.option("--embedder", default=None, metavar="NAME",
+              help="Embedder for strategies that embed while chunking (semantic) [env INDEXER_EMBEDDER].")
+@json_option
+@handle_errors
+def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder, as_json):
+    """Chunk files without storing them: a summary, or every chunk with --json (JSON lines)."""
+    from ..chunkers.pipeline import iter_chunks
+    from ..embeddings import get_embedder
+
+    settings = settings_from(embedder=embedder)
+    model = get_embedder(settings.embedder, settings) if embedder else None
+    found, stats, stream = iter_chunks(
+        list(paths), list(strategies) or [DEFAULT_STRATEGY], include=include, exclude=exclude,
+        max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), embedder=model,
+    )
+    for _name, _doc, chunks in stream:
+        if as_json:
+            echo_json(c.to_dict() for c in chunks)
+    if as_json:
+        _echo_skipped(found, err=True)
+        return
+    rows = []
+    for st in stats.values():
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(st.kinds.items(), key=lambda kv: -kv[1]))
+        rows.append([st.strategy, st.files, st.chunks, f"{st.avg_tokens:.0f}", st.max_tokens, kinds])
+    echo_table(["strategy", "files", "chunks", "avgTok", "maxTok", "kinds"], rows)
+    _echo_skipped(found)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
+@click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
+@store_options
+@corpus_options
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of only changed files.")
+@click.option("--no-wait", is_flag=True, help="Fail at once if another build of the strategy is running.")
+@click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default="auto", show_default=True,
+              help="BM25 analyzer language (auto decides from the documents).")
+@click.option("--stem", type=int, default=None, help="BM25 prefix stem length (0 = off; default per language).")
+@click.option("--fold/--no-fold", default=None, help="BM25: fold diacritics (ç→c, ı→i...; default per language).")
+@click.option("--stopwords/--no-stopwords", default=None, help="BM25: drop common words (default per language).")
+@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default="rank-bm25", show_default=True,
+              help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]').")
+@quiet_option
+@json_option
+@handle_errors
+def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size,
+          encoding, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json):
+    """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
+
+    Only new and changed files are chunked and embedded again; the previous version
+    keeps answering queries until the new one is complete."""
+    from ..building import build as run_build
+
+    settings = settings_from(db, chroma_url, embedder, ollama_host)
+    ctx = click.get_current_context()
+    existed = (Path(settings.db) / "indexer.json").exists()
+    ctx.meta["interrupted"] = ("interrupted; the previous version of the index is untouched" if existed or
+                               settings.chroma_url else "interrupted; nothing was built")
+    reports = run_build(
+        list(paths), list(strategies) or [DEFAULT_STRATEGY], settings=settings, include=include, exclude=exclude,
+        max_file_size=max_file_size, encoding=encoding, name=name, full=full, wait=not no_wait, lang=lang, stem=stem,
+        fold=fold, stopwords=stopwords, bm25_engine=bm25_engine, progress=ClickProgress(quiet),
+        on_message=note_function(quiet),
+    )
+    if as_json:
+        echo_json(r.to_dict() for r in reports)
+        return
+    echo_table(["strategy", "mode", "files", "chunks", "avgTok", "maxTok", "embedded", "cached", "time"],
+               [[r.strategy, r.mode, r.files, r.chunks, f"{r.avg_tokens:.0f}", r.max_tokens, r.embedded, r.cache_hits,
+                 fmt_seconds(r.seconds)] for r in reports])
+    for r in reports:
+        detail = [f"embedder {r.embedder}", f"bm25 {r.analyzer}"]
+        if r.reason:
+            detail.append(f"full build: {r.reason}")
+        if r.mode != "full":
+            detail.append(f"files {r.added} added, {r.changed} changed, {r.removed} removed, {r.unchanged} unchanged")
+        if r.mode == "incremental":
+            detail.append(f"records {r.written} written, {r.retired} retired")
+        timing = ", ".join(f"{k} {fmt_seconds(v)}" for k, v in r.timings.items() if v >= 0.05)
+        if timing:
+            detail.append(f"time: {timing}")
+        click.echo(f"{r.strategy}: " + "; ".join(detail))
+        for line in r.notes:
+            click.echo(f"{r.strategy}: {line}")
+    seen = set()
+    for r in reports:
+        for item in r.warnings + r.skipped:
+            line = f"{'warning' if item in r.warnings else 'skipped'} {item.doc_id}: {item.reason}"
+            if line not in seen:
+                seen.add(line)
+                click.echo(line)
+    if reports and reports[0].unsupported:
+        listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(reports[0].unsupported.items()))
+        click.echo(f"ignored unsupported file types: {listing}")
+
+
+@click.command()
+@db_options
+@click.option("--chroma-path", type=click.Path(exists=True, file_okay=False), default=None,
+              help="A Chroma server's data folder (run on the server's machine) to clear of deleted collections.")
+@click.option("--grace", type=float, default=None,
+              help="Seconds superseded records stay readable after a build [default: 60].")
+@quiet_option
+@json_option
+@handle_errors
+def gc(db, chroma_url, ollama_host, chroma_path, grace, quiet, as_json):
+    """Remove what interrupted builds and replaced versions left behind (builds do this
+    for their own collection; gc does it for every one, and for a server's data folder)."""
+    from ..store import Store
+    from ..store.gc import collect
+
+    store = Store(settings_from(db, chroma_url, None, ollama_host))
+    report = collect(store, grace, Path(chroma_path) if chroma_path else None, note_function(quiet))
+    if as_json:
+        echo_json([{"removed": report.removed, "bytes_freed": report.bytes_freed}])
+        return
+    for line in report.removed:
+        click.echo(f"removed {line}")
+    click.echo(f"freed {report.bytes_freed / 1024 / 1024:.1f} MB" if report.removed else "nothing to collect")

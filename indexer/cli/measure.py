@@ -1,0 +1,152 @@
+"""Commands that measure on a question set: `eval` and `tune`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import (
+    db_options, echo_json, handle_errors, json_option, make_options, note_function, quiet_option, search_options,
+    settings_from, store_options,
+)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(eval_)
+    cli.add_command(tune)
+
+
+def _writable(path: str | None, option: str) -> None:
+    """Check an output file's folder before the work that ends by writing it."""
+    if path and not Path(path).expanduser().resolve().parent.is_dir():
+        raise click.BadParameter(f"the folder of {path} does not exist; create it first", param_hint=option)
+
+
+@click.command(name="eval")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
+              help="Collection to evaluate (repeatable).")
+@click.option("--mode", "-m", "modes", multiple=True, type=click.Choice(["embedding", "bm25", "hybrid"]),
+              help="Search mode (repeatable; default all three).")
+@click.option("-k", "ks", multiple=True, type=int, help="Cut-offs for recall (repeatable; default 1 and 5).")
+@click.option("--embedder", "embedders", multiple=True, metavar="NAME",
+              help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
+@db_options
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
+@search_options
+@click.option("--budget", type=int, default=None, metavar="TOKENS",
+              help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
+@click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
+@click.option("--compare", nargs=2, multiple=True, metavar="A B",
+              help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
+@click.option("--require-fresh", is_flag=True,
+              help="Fail when documents changed since a collection was built (default: warn).")
+@json_option
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the table as CSV.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
+@quiet_option
+@handle_errors
+def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
+          rrf_weights, rrf_k, candidates, children_k, budget, by_tag, compare, require_fresh, as_json, csv_path,
+          plot_path, quiet):
+    """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
+    cost, with 95% intervals — the table to choose a chunking strategy by."""
+    from ..evaluation import evaluate, report
+    from ..search import MODES
+
+    _writable(csv_path, "--csv")
+    _writable(plot_path, "--plot")
+    note = note_function(quiet)
+    result = evaluate(
+        questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
+        settings=settings_from(db, chroma_url, None, ollama_host), embedders=tuple(embedders) or (None,),
+        corpus=corpus, budget=budget, require_fresh=require_fresh,
+        options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
+        progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
+    )
+    for name, files in result.stale.items():
+        click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
+                   f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
+                   "or pass --require-fresh to make this an error", err=True)
+    if csv_path:
+        Path(csv_path).write_text(report.to_csv(result), encoding="utf-8")
+    if plot_path:
+        report.plot(result, plot_path)
+    if as_json:
+        echo_json(report.json_rows(result, compare))
+        return
+    click.echo(f"{len(result.questions)} questions from {questions}; documents in {result.source}")
+    click.echo(report.table(result))
+    click.echo()
+    click.echo(report.intervals(result))
+    extra = report.extras(result)
+    if extra:
+        click.echo()
+        click.echo(extra)
+    if by_tag:
+        click.echo()
+        click.echo(report.by_tag(result))
+    for a, b in compare:
+        click.echo()
+        click.echo(report.comparison(result, a, b))
+    for path, what in ((csv_path, "CSV"), (plot_path, "plot")):
+        if path:
+            note(f"wrote {what} to {path}")
+
+
+@click.command()
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
+              help="Collection to tune (repeatable: strategies are compared too).")
+@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--save", is_flag=True, help="Store each collection's winning setting as its default search.")
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
+@click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
+@store_options
+@json_option
+@quiet_option
+@handle_errors
+def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
+    """Choose search settings on your own questions: modes × fusions (× strategies),
+    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner."""
+    from ..evaluation import MRR_METRIC
+    from ..evaluation.tune import tune as run_tune
+    from ..tables import table
+
+    result = run_tune(questions, list(strategies), settings=settings_from(db, chroma_url, None, ollama_host),
+                      embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
+    if as_json:
+        echo_json([{"row": "candidate", **c.to_dict()} for c in result.candidates]
+                  + [{"row": "summary", **result.to_dict()}])
+        return
+    n = len(result.questions)
+    ranked = sorted(result.candidates, key=lambda c: -c.mean(MRR_METRIC))
+    rows = [[c.label, f"{c.mean(MRR_METRIC):.3f}", f"{round(c.mean('recall@1') * n)}/{n}",
+             f"{round(c.mean('recall@5') * n)}/{n}", f"{sum(c.ctx_tokens) / n:.0f}"] for c in ranked[:top]]
+    click.echo(table(["strategy: setting", "MRR@10", "recall@1", "recall@5", "ctxTok@5"], rows,
+                     f"{n} questions; every setting scored on all of them (in-sample):"))
+    cv = {m: sum(v) / n for m, v in result.held_out.items()}
+    click.echo()
+    click.echo(f"cross-validated over {result.folds} folds (chosen on {result.folds - 1}/{result.folds} of the questions, "
+               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, recall@1 {round(cv['recall@1'] * n)}/{n}, "
+               f"recall@5 {round(cv['recall@5'] * n)}/{n}")
+    for name in ("bm25", "embedding", "default"):
+        mean, (lo, hi) = result.versus(name)
+        verdict = "noise (interval spans 0)" if lo <= 0 <= hi else ("better" if mean > 0 else "worse")
+        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict}")
+    agree = max(result.chosen.count(label) for label in result.chosen)
+    click.echo(f"  the same setting won {agree} of {result.folds} folds")
+    click.echo()
+    best = result.best
+    click.echo(f"best on all questions: {best.label} (MRR@10 {best.mean(MRR_METRIC):.3f}, "
+               f"ctxTok@5 {sum(best.ctx_tokens) / n:.0f})")
+    if result.saved:
+        click.echo(f"saved as the default search of {', '.join(result.saved)}: query, eval and the API use it "
+                   "unless told otherwise (indexer list shows it)")
+    else:
+        click.echo("run again with --save to make it the collection's default")

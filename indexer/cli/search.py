@@ -1,0 +1,153 @@
+"""Commands that read the index: `query`, `list`, `dump`, and `drop`."""
+
+from __future__ import annotations
+
+import click
+
+from .common import (
+    echo_json, echo_table, handle_errors, json_option, make_options, search_options, settings_from, store_options,
+)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(query)
+    cli.add_command(list_)
+    cli.add_command(dump)
+    cli.add_command(drop)
+
+
+def _only_strategy(store) -> str:
+    from ..errors import CollectionNotFound, UsageError
+
+    built = sorted({e.strategy for e in store.entries()})
+    if len(built) == 1:
+        return built[0]
+    if not built:
+        raise CollectionNotFound("nothing is built yet; build one first: indexer build PATH")
+    raise UsageError(f"several collections are built ({', '.join(built)}); pass --strategy")
+
+
+def _stale_warning(index) -> None:
+    """A quick look (file sizes and times, no hashing) at whether the documents changed
+    since the build, when the folder it was built from is at hand."""
+    from ..building import quick_stale
+
+    changed = quick_stale(index.store, index.entry)
+    if changed:
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        click.echo(f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
+                   f"({', '.join(changed[:3])}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
+@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default=None,
+              help="Embedding similarity, BM25, or both fused [default: the collection's saved mode, else hybrid].")
+@click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
+@search_options
+@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+              help="Override the collection's BM25 engine.")
+@store_options
+@json_option
+@handle_errors
+def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
+          chroma_url, ollama_host, embedder, as_json):
+    """Search one collection; show rank, score, where the chunk lives, and its text."""
+    from ..search import Index, check_query
+    from ..store import Store
+
+    check_query(text)
+    options = make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    settings = settings_from(db, chroma_url, None, ollama_host)
+    store = Store(settings)
+    index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
+                       bm25_engine=bm25_engine)
+    resolved = index.options(options)
+    hits = index.search(text, resolved)
+    _stale_warning(index)
+    if as_json:
+        echo_json(hit.to_dict() for hit in hits)
+        return
+    if not hits:
+        click.echo("no results")
+    for hit in hits:
+        c = hit.chunk
+        why = []
+        if hit.embedding_rank is not None:
+            why.append(f"embedding #{hit.embedding_rank}")
+        if hit.bm25_rank is not None:
+            why.append(f"bm25 #{hit.bm25_rank}")
+        click.echo(f"#{hit.rank}  {hit.score:.4f}  {c.doc_id}:{c.start_line}-{c.end_line}  [{c.kind}]"
+                   + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
+        if c.header:
+            click.echo("    " + c.header.replace("\n", "\n    "))
+        click.echo("    " + c.text.replace("\n", "\n    "))
+        click.echo()
+
+
+@click.command(name="list")
+@store_options
+@json_option
+@handle_errors
+def list_(db, chroma_url, ollama_host, embedder, as_json):
+    """Collections in the index: strategy, parameters, embedder, size, build time, and the
+    search settings saved by `indexer tune --save`."""
+    from ..search import SearchOptions
+    from ..store import Store
+
+    entries = Store(settings_from(db, chroma_url, None, ollama_host)).entries()
+    if as_json:
+        echo_json(e.__dict__ for e in entries)
+        return
+    if not entries:
+        click.echo("no collections yet; build one: indexer build PATH --strategy headers")
+        return
+    rows = []
+    for e in entries:
+        params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
+        saved = e.extra.get("search")
+        search = SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else "")
+        rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
+                     f"{e.kind}:{params}"])
+    echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)
+
+
+@click.command()
+@click.option("--strategy", "-s", required=True, help="Collection to dump.")
+@click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
+@store_options
+@json_option
+@handle_errors
+def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
+    """The stored chunks in document order with their spans, to inspect where cuts fall."""
+    from ..search import Index
+
+    settings = settings_from(db, chroma_url, None, ollama_host)
+    index = Index.open(strategy, settings=settings, embedder=embedder)
+    chunks = index.chunks(doc_id)
+    if as_json:
+        echo_json(c.to_dict() for c in chunks)
+        return
+    for c in chunks:
+        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line} {c.kind} "
+                   f"{c.n_tokens} tok  {c.id}")
+        if c.header:
+            click.echo("  header: " + c.header.replace("\n", " | "))
+        click.echo(c.text)
+
+
+@click.command()
+@click.option("--strategy", "-s", required=True, help="Collection to remove.")
+@store_options
+@handle_errors
+def drop(strategy, db, chroma_url, ollama_host, embedder):
+    """Remove a collection (and its BM25 index and manifest)."""
+    from ..embeddings import canonical_name
+    from ..store import Store
+
+    settings = settings_from(db, chroma_url, None, ollama_host)
+    store = Store(settings)
+    entry = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
+    store.drop(entry)
+    click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

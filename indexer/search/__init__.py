@@ -1,0 +1,7 @@
+"""Searching stored collections: BM25 beside each collection, rank and score fusion, and
+the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
+
+from .index import Index, search
+from .options import DEFAULTS, FUSIONS, MODES, SearchOptions, check_query
+
+__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "SearchOptions", "check_query", "search"]

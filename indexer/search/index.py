@@ -1,0 +1,326 @@
+"""Search a stored collection: by embedding, by BM25, or both fused — returning Hits.
+
+An `Index` is a long-lived handle: it re-reads the catalogue at most every `refresh`
+seconds (and at once when its collection disappears under it), so a server that never
+restarts follows every rebuild. It reads one published version at a time: records of a
+build in progress, and records a newer version has superseded, are filtered out by that
+version's set of live ids (its BM25 index lists exactly them).
+
+Parent-child collections search their children and return the parents (small-to-big)
+in every mode: children are fused at child level first, then mapped to their parent
+sections, duplicates dropped keeping the best rank.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..embeddings import Embedder, canonical_name, get_embedder
+from ..errors import CollectionNotFound, EmbedderMismatch
+from ..settings import Settings, settings_for
+from ..store import Entry, Store
+from ..types import Chunk, Hit
+from .bm25 import BM25Index, load_or_rebuild
+from .fusion import adaptive_alpha, rrf, weighted
+from .options import SearchOptions, check_query
+
+REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
+
+
+class Index:
+    """One live collection, opened for searching (embedder and BM25 loaded on first use)."""
+
+    def __init__(self, store: Store, entry: Entry, embedder: Embedder | None = None, bm25_engine: str | None = None,
+                 refresh: float = REFRESH) -> None:
+        self.store = store
+        self.entry = entry
+        self._embedder = embedder
+        self._bm25: BM25Index | None = None
+        self._live: set[str] = set()
+        self._bm25_engine = bm25_engine
+        self._records: dict[str, Chunk] = {}
+        self._recent: OrderedDict = OrderedDict()
+        self.refresh = refresh
+        self._checked = time.monotonic()
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, strategy: str, *, settings: Settings | None = None, db=None, chroma_url: str | None = None,
+             embedder: str | None = None, ollama_host: str | None = None, bm25_engine: str | None = None,
+             store: Store | None = None, refresh: float = REFRESH) -> Index:
+        settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
+        store = store or Store(settings)
+        wanted = canonical_name(embedder, settings) if embedder else None
+        entry = store.find(strategy, wanted)
+        model = None
+        if embedder:
+            model = get_embedder(wanted, settings)
+            if model.name != entry.embedder:
+                raise EmbedderMismatch(
+                    f"collection {strategy!r} was built with {entry.embedder}; query it with --embedder {entry.embedder}"
+                )
+        return cls(store, entry, model, bm25_engine, refresh)
+
+    # -- following rebuilds ----------------------------------------------------------------
+    def follow(self, force: bool = False) -> bool:
+        """Re-read the catalogue (at most every `refresh` seconds unless forced); switch to
+        a newer version if one was published. True when it switched."""
+        now = time.monotonic()
+        if not force and now - self._checked < self.refresh:
+            return False
+        self._checked = now
+        latest = self.store.entry(self.entry.key)
+        if latest is None:
+            raise CollectionNotFound(f"{self.entry.strategy} ({self.entry.embedder}) was dropped from "
+                                     f"{self.store.where}; build it again")
+        if (latest.collection, latest.generation, latest.pending) == (
+                self.entry.collection, self.entry.generation, self.entry.pending):
+            self.entry = latest  # saved search settings may have changed
+            return False
+        with self._lock:
+            self.entry = latest
+            self._bm25, self._live = None, set()
+            self._records.clear()
+            self._recent.clear()
+        return True
+
+    # -- lazily opened parts ---------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.entry.embedder, self.store.settings)
+        return self._embedder
+
+    @property
+    def bm25(self) -> BM25Index:
+        with self._lock:
+            if self._bm25 is None:
+                self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine)
+                self._live = set(self._bm25.ids)
+            return self._bm25
+
+    @property
+    def live(self) -> set[str]:
+        """The ids of the version this handle reads."""
+        self.bm25
+        return self._live
+
+    def count(self) -> int:
+        return len(self.live)
+
+    # -- searching ------------------------------------------------------------------------
+    @property
+    def saved(self) -> dict:
+        """The collection's saved search settings (`indexer tune --save`), if any."""
+        return self.entry.extra.get("search") or {}
+
+    def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
+        """`options` (or keyword settings) with every unset value filled from the
+        collection's saved settings, then the defaults; checked."""
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder)
+        resolved.check()
+        return resolved
+
+    def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
+        """The top k hits, best first. Every side is searched to a fixed depth (at least
+        `candidates`) and ties are broken by document and position, so the top 5 is
+        always the prefix of the top 10. Parent-child collections return k distinct
+        parents when there are k: more children are taken until there are."""
+        query = check_query(query)
+        self.follow()
+        try:
+            return self._search(query, self.options(options, **kw))
+        except CollectionNotFound:
+            if not self.follow(force=True):  # the version we read was replaced under us
+                raise
+            return self._search(query, self.options(options, **kw))
+
+    def _search(self, query: str, options: SearchOptions) -> list[Hit]:
+        parent_mode = bool(self.entry.parents)
+        n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
+        total = max(len(self.live), 1)
+        while True:
+            ranked = self._ranked(query, min(n, total), options)
+            hits = self._hits(ranked if parent_mode else ranked[: options.k])
+            if parent_mode:
+                hits = self._to_parents(hits)
+            if not parent_mode or len(hits) >= options.k or n >= total:
+                break
+            n *= 4  # too few distinct parents among the children: look deeper
+        if options.mode == "hybrid":
+            share = self.fusion_alpha(query, min(n, total), options)
+            for hit in hits:
+                hit.embedding_share = share
+        return hits[: options.k]
+
+    def _ranked(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
+        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first."""
+        if options.mode == "embedding":
+            ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._side("dense", query, n))]
+        elif options.mode == "bm25":
+            ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
+        else:
+            ranked = self._fused(query, n, options)
+        return self._break_ties(ranked)
+
+    def _side(self, side: str, query: str, n: int):
+        """One side's candidates (dense: (id, cosine); sparse: (id, BM25 score); coverage:
+        the share of the query's IDF mass in BM25's best match), remembered for the last
+        few queries: evaluating and tuning search the same question under many settings."""
+        key = (side, query, n)
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]
+        if side == "dense":
+            value = self._dense(query, n)
+        elif side == "sparse":
+            value = self._sparse(query, n)
+        else:
+            top = self._side("sparse", query, n)
+            value = self.bm25.coverage(query, [self.bm25.position(top[0][0])])[0] if top else 0.0
+        with self._lock:
+            self._recent[key] = value
+            while len(self._recent) > 96:
+                self._recent.popitem(last=False)
+        return value
+
+    def _break_ties(self, ranked: list[tuple]) -> list[tuple]:
+        """Equal scores ordered by document, then position (records fetched only for the
+        tied ids), so that the order never depends on how deep a side was searched."""
+        counts: dict[float, int] = {}
+        for r in ranked:
+            key = round(r[1], 9)
+            counts[key] = counts.get(key, 0) + 1
+        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1]
+        if not tied:
+            return ranked
+        chunks = self.fetch(tied)
+
+        def key(r):
+            c = chunks.get(r[0])
+            return (-round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
+
+        return sorted(ranked, key=key)
+
+    def _hits(self, ranked: list[tuple]) -> list[Hit]:
+        chunks = self.fetch([r[0] for r in ranked])
+        present = [r for r in ranked if r[0] in chunks]
+        return [Hit(i + 1, score, chunks[cid], er, es, br, bs) for i, (cid, score, er, es, br, bs) in enumerate(present)]
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's embedding. A Turkish collection's query typed without Turkish letters
+        (`yurtdisina kargo var mi`) is embedded with its letters restored: BM25 folds them
+        anyway, the embedding would read different words."""
+        text = query
+        if self.entry.extra.get("analyzer", {}).get("lang") == "tr":
+            from ..text.deasciify import deasciify, looks_turkish_ascii
+
+            if looks_turkish_ascii(query):
+                text = deasciify(query)
+        vector = self.embedder.embed_query(text)
+        if vector.shape[-1] != self.entry.dimension:
+            raise EmbedderMismatch(
+                f"the embedder returned {vector.shape[-1]}-d vectors but {self.entry.strategy!r} holds "
+                f"{self.entry.dimension}-d ones; rebuild it with this embedder"
+            )
+        return np.asarray(vector, dtype=np.float32)
+
+    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the n nearest live chunks: Chroma is asked for more
+        when records outside this version (a build in progress, superseded ones) crowd them."""
+        vector = self.query_vector(query)
+        live = self.live
+        n = min(n, len(live))
+        ask = n + len(self.entry.pending_ids) + 8
+        while True:
+            got = self.store.nearest(self.entry, vector, ask)
+            out = [(cid, s) for cid, s in got if cid in live]
+            if len(out) >= n or len(got) < ask:
+                return out[:n]
+            ask *= 4
+
+    def _sparse(self, query: str, n: int) -> list[tuple[str, float]]:
+        index = self.bm25
+        return [(index.ids[pos], score) for pos, score in index.search(query, n)]
+
+    def fusion_alpha(self, query: str, n: int, options: SearchOptions) -> float | None:
+        """The embedding side's share in a weighted or adaptive fusion of this query."""
+        if options.fusion == "weighted":
+            return options.alpha
+        if options.fusion == "adaptive":
+            return adaptive_alpha(self._side("coverage", query, n), options.alpha_range, options.coverage_range)
+        return None
+
+    def _fused(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
+        """Both candidate lists fused: (id, score, embedding rank, embedding score,
+        bm25 rank, bm25 score), best first."""
+        dense = self._side("dense", query, n)
+        sparse = self._side("sparse", query, n)
+        e_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(dense)}
+        b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
+        if options.fusion == "rrf":
+            fused = rrf([[cid for cid, _ in dense], [cid for cid, _ in sparse]], options.rrf_k, options.weights)
+        else:
+            fused = weighted(dict(dense), dict(sparse), self.fusion_alpha(query, n, options))
+        return [(cid, score, *e_rank.get(cid, (None, None)), *b_rank.get(cid, (None, None))) for cid, score in fused]
+
+    def _to_parents(self, hits: list[Hit]) -> list[Hit]:
+        """Map child hits to their parents, keeping each parent's best rank."""
+        order: list[str] = []
+        best: dict[str, Hit] = {}
+        for hit in hits:
+            pid = hit.chunk.parent_id
+            if not pid:
+                continue
+            if pid not in best:
+                order.append(pid)
+                best[pid] = hit
+                hit.child_ids = [hit.chunk.id]
+            else:
+                best[pid].child_ids.append(hit.chunk.id)
+        parents = self.fetch_parents(order)
+        out = []
+        for pid in order:
+            if pid in parents:
+                child = best[pid]
+                out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
+                               child.bm25_rank, child.bm25_score, child.child_ids))
+        return out
+
+    # -- records --------------------------------------------------------------------------
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]:
+        """Chunks by id (one round trip for those not seen yet)."""
+        with self._lock:
+            missing = [i for i in ids if i not in self._records]
+        if missing:
+            got = self.store.records(self.entry, missing)
+            with self._lock:
+                if len(self._records) > 20_000:  # a cache, not a copy of the collection
+                    self._records.clear()
+                self._records.update(got)
+        with self._lock:
+            return {i: self._records[i] for i in ids if i in self._records}
+
+    def fetch_parents(self, ids: list[str]) -> dict[str, Chunk]:
+        """Parent chunks by id (parent-child collections)."""
+        return self.store.records(self.entry, ids, parents=True) if self.entry.parents else {}
+
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        """Every live chunk (of one document), in document order."""
+        self.follow()
+        out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+        if doc_id and not out:
+            raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
+        return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
+
+
+def search(query: str, strategy: str, mode: str | None = None, k: int = 5, **kw) -> list[Hit]:
+    """One-shot search; for many queries open an `Index` once and call `.search`."""
+    open_keys = ("settings", "db", "chroma_url", "embedder", "ollama_host", "bm25_engine")
+    index = Index.open(strategy, **{key: kw.pop(key) for key in open_keys if key in kw})
+    return index.search(query, SearchOptions(mode=mode, k=k, **kw))

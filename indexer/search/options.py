@@ -1,0 +1,104 @@
+"""Search options: the mode, the fusion and its settings, and the defaults they fall back
+on (a collection's saved choice first, then the library's, per embedder)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..errors import UsageError
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
+
+MODES = ("embedding", "bm25", "hybrid")
+FUSIONS = ("adaptive", "weighted", "rrf")
+MAX_QUERY_CHARS = 20_000
+
+
+@dataclass
+class SearchOptions:
+    """How to search. A setting left None is the collection's saved choice (`indexer
+    tune --save`), else the library default (`DEFAULTS`)."""
+
+    mode: str | None = None  # embedding | bm25 | hybrid
+    k: int = 5
+    fusion: str | None = None  # hybrid: adaptive | weighted | rrf
+    alpha: float | None = None  # weighted: the embedding side's share
+    alpha_range: tuple[float, float] | None = None  # adaptive: embedding share when BM25 covers well / poorly
+    coverage_range: tuple[float, float] | None = None  # adaptive: coverage counted as poor / good
+    rrf_k: int | None = None  # rrf: the k in 1 / (k + rank)
+    weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
+    candidates: int | None = None  # depth each side is searched to
+    children_k: int | None = None  # parent-child: children taken before mapping to parents
+
+    SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
+
+    def resolved(self, saved: dict | None = None, embedder: str = "") -> SearchOptions:
+        """Every None filled: from `saved` (a collection's tuned settings), then the
+        defaults (the adaptive fusion's ranges depend on the embedder)."""
+        alpha_range, coverage_range = adaptive_defaults(embedder)
+        defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
+        values = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and saved and saved.get(f.name) is not None:
+                value = saved[f.name]
+            if value is None:
+                value = defaults.get(f.name, getattr(DEFAULTS, f.name))
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+        return SearchOptions(**values)
+
+    def settings(self) -> dict[str, Any]:
+        """The search settings a collection can save (everything but k and depths)."""
+        return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
+
+    def describe(self) -> str:
+        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
+        the embedding side's share (adaptive: from BM25 covering the query well to
+        poorly, across those coverage bounds), or RRF's k and weights."""
+        if self.mode != "hybrid":
+            return str(self.mode)
+        if self.fusion == "adaptive":
+            (a, b), (c, d) = self.alpha_range, self.coverage_range
+            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
+        if self.fusion == "weighted":
+            return f"hybrid weighted {self.alpha:g}"
+        return f"hybrid rrf k={self.rrf_k} {self.weights[0]:g}:{self.weights[1]:g}"
+
+    def check(self) -> None:
+        """Raise a usage error naming the first bad setting; unset (None) settings pass."""
+        def bad(value, test) -> bool:
+            return value is not None and not test(value)
+
+        if bad(self.mode, lambda v: v in MODES):
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if bad(self.fusion, lambda v: v in FUSIONS):
+            raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        for name, value in (("-k", self.k), ("--candidates", self.candidates), ("--children-k", self.children_k),
+                            ("--rrf-k", self.rrf_k)):
+            if bad(value, lambda v: v >= 1):
+                raise UsageError(f"{name} must be at least 1, not {value}")
+        if bad(self.alpha, lambda v: 0.0 <= v <= 1.0):
+            raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
+        if bad(self.weights, lambda w: len(w) == 2 and min(w) >= 0 and sum(w) > 0):
+            raise UsageError(f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}")
+        for name, pair in (("alpha range", self.alpha_range), ("coverage range", self.coverage_range)):
+            if bad(pair, lambda p: len(p) == 2 and 0.0 <= p[0] <= p[1] <= 1.0):
+                raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
+
+
+DEFAULTS = SearchOptions(
+    mode="hybrid", k=5, fusion="adaptive", alpha=0.5, alpha_range=ADAPTIVE_ALPHA, coverage_range=ADAPTIVE_COVERAGE,
+    rrf_k=10, weights=(1.0, 1.0), candidates=50, children_k=30,
+)
+
+
+def check_query(query: str) -> str:
+    """The query, stripped; a usage error when it is empty or absurdly long."""
+    query = query.strip()
+    if not query:
+        raise UsageError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} (ask a question, not a document)"
+        )
+    return query

@@ -1,0 +1,93 @@
+"""One `Settings` object: where the index lives, which Chroma and embedder to use, where
+caches go. It alone reads the environment; the CLI and the library pass it around.
+
+    Settings.load()                       # environment, then defaults
+    Settings.load(db="idx", embedder="e5-small")   # explicit values win over the environment
+
+| setting | environment | default |
+|---|---|---|
+| db | INDEXER_DB | ./.indexer |
+| chroma_url | INDEXER_CHROMA_URL | none (the embedded database in db) |
+| embedder | INDEXER_EMBEDDER | use-m3 |
+| ollama_host | OLLAMA_HOST | http://127.0.0.1:11434 |
+| cache_dir | INDEXER_CACHE_DIR, else $XDG_CACHE_HOME/indexer | ~/.cache/indexer |
+| tiktoken_cache | TIKTOKEN_CACHE_DIR | cache_dir/tiktoken |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_DB_DIR = ".indexer"
+DEFAULT_EMBEDDER = "use-m3"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+DEFAULT_MAX_PDF_PAGES = 2000
+
+ENV = {
+    "db": "INDEXER_DB",
+    "chroma_url": "INDEXER_CHROMA_URL",
+    "embedder": "INDEXER_EMBEDDER",
+    "ollama_host": "OLLAMA_HOST",
+    "cache_dir": "INDEXER_CACHE_DIR",
+    "tiktoken_cache": "TIKTOKEN_CACHE_DIR",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: Path = Path(DEFAULT_DB_DIR)
+    chroma_url: str | None = None
+    embedder: str = DEFAULT_EMBEDDER
+    ollama_host: str = DEFAULT_OLLAMA_HOST
+    cache_dir: Path = Path("~/.cache/indexer").expanduser()
+    tiktoken_cache: Path | None = None
+    # fault injection for the crash tests: stop at this build checkpoint (locked,
+    # embedding, publish, published) after writing its name to pause_file
+    pause_at: str = ""
+    pause_file: str = ""
+
+    @classmethod
+    def load(cls, **overrides) -> Settings:
+        """Explicit values (None = not given) over the environment over the defaults."""
+        env = os.environ
+        base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        values = {
+            "db": Path(env.get(ENV["db"]) or DEFAULT_DB_DIR).expanduser(),
+            "chroma_url": env.get(ENV["chroma_url"]) or None,
+            "embedder": (env.get(ENV["embedder"]) or DEFAULT_EMBEDDER).strip(),
+            "ollama_host": env.get(ENV["ollama_host"]) or DEFAULT_OLLAMA_HOST,
+            "cache_dir": Path(env.get(ENV["cache_dir"]) or os.path.join(base, "indexer")).expanduser(),
+            "tiktoken_cache": Path(env[ENV["tiktoken_cache"]]) if env.get(ENV["tiktoken_cache"]) else None,
+            "pause_at": env.get("INDEXER_PAUSE_AT", ""),
+            "pause_file": env.get("INDEXER_PAUSE_FILE", ""),
+        }
+        for key, value in overrides.items():
+            if key not in values:
+                raise TypeError(f"unknown setting {key!r}")
+            if value is not None and value != "":
+                values[key] = Path(value).expanduser() if key in ("db", "cache_dir", "tiktoken_cache") else value
+        return cls(**values)
+
+    def with_(self, **overrides) -> Settings:
+        """A copy with the given (non-None) values replaced."""
+        given = {k: (Path(v).expanduser() if k in ("db", "cache_dir") else v) for k, v in overrides.items()
+                 if v is not None}
+        return replace(self, **given) if given else self
+
+    @property
+    def tiktoken_dir(self) -> Path:
+        return self.tiktoken_cache or self.cache_dir / "tiktoken"
+
+
+def settings_for(settings: Settings | None = None, **overrides) -> Settings:
+    """The settings a library call runs with: `settings` (or the environment's) with any
+    explicit keyword values (db=..., embedder=...) on top."""
+    return (settings or current()).with_(**overrides)
+
+
+def current() -> Settings:
+    """The environment's settings (read each time: cheap, and never stale)."""
+    return Settings.load()

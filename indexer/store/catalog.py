@@ -1,0 +1,83 @@
+"""The catalogue's records: which physical collection (and which generation of it) is
+live for each (strategy, embedder), with what it was built from and how to search it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._]+", "-", text).strip("-._") or "x"
+
+
+def entry_key(strategy: str, embedder: str) -> str:
+    return f"{strategy}@{embedder}"
+
+
+def collection_name(strategy: str) -> str:
+    """The collection name a strategy spec builds (`fixed:size=100` -> `fixed-100`); a
+    name that is not a spec (a custom `--name`) is returned as it is."""
+    if ":" not in strategy:
+        return strategy.strip()
+    from ..chunkers import parse_strategy
+    from ..errors import UsageError
+
+    try:
+        return parse_strategy(strategy).name
+    except UsageError:
+        return strategy.strip()
+
+
+@dataclass
+class Entry:
+    """A live collection as the catalogue records it.
+
+    `generation` counts published versions: records carry the generation that wrote them,
+    and an incremental build adds the next generation's records beside the live ones,
+    which readers ignore until the entry says so. `pending` lists records (and parent
+    records) that a published generation superseded; they are deleted once no reader can
+    still be on the generation before (after a grace period)."""
+
+    strategy: str
+    embedder: str
+    collection: str
+    dimension: int
+    kind: str
+    params: dict[str, Any]
+    tokenizer: str
+    version: str
+    built_at: str
+    source: list[str]
+    files: int = 0
+    chunks: int = 0
+    avg_tokens: float = 0.0
+    max_tokens: int = 0
+    parents: str = ""  # companion collection holding parent chunks (parent-child strategies)
+    build_seconds: float = 0.0
+    generation: int = 1
+    pending: list[dict[str, Any]] = field(default_factory=list)  # [{"at": epoch, "ids": [...], "parents": [...]}]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return entry_key(self.strategy, self.embedder)
+
+    @property
+    def pending_ids(self) -> set[str]:
+        return {i for p in self.pending for i in p.get("ids", ())}
+
+    @property
+    def pending_parents(self) -> set[str]:
+        return {i for p in self.pending for i in p.get("parents", ())}
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Entry:
+        data = json.loads(text)
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})

@@ -1,0 +1,153 @@
+"""The Chroma client (embedded in the index folder, or a server by URL) and the one place
+where Chroma's exceptions become our one-line errors."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from ..errors import CollectionNotFound, IndexerError, StoreError
+
+_MISSING = ("does not exist", "not found")
+_DISK_FULL = ("database or disk is full", "no space left", "disk full")
+_READ_ONLY = ("readonly database", "read-only", "read only file system", "permission denied")
+_CONNECTION = ("connection refused", "connecterror", "connection reset", "remoteprotocolerror", "timed out",
+               "server disconnected", "could not connect", "readerror", "connection aborted")
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else exc.__class__.__name__
+
+
+def translate(exc: BaseException, where: str, what: str = "") -> IndexerError:
+    """The IndexerError that says what a Chroma (or file system) failure means to a user."""
+    if isinstance(exc, IndexerError):
+        return exc
+    name = exc.__class__.__name__.lower()
+    text = f"{name} {exc}".lower()
+    doing = f" while {what}" if what else ""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or any(s in text for s in _DISK_FULL):
+        return StoreError(f"the disk holding {where} is full{doing}; free some space and run it again "
+                          "(the previous version of the index is untouched)")
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or any(s in text for s in _READ_ONLY):
+        return StoreError(f"{where} is read-only{doing}: building needs write access (querying does not)")
+    if "notfound" in name or any(s in text for s in _MISSING):
+        return CollectionNotFound(f"{what or 'a collection'} is missing from {where}; rebuild the strategy")
+    if any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name:
+        return StoreError(f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
+                          "running and run the command again (the previous version of the index is untouched)")
+    return StoreError(f"Chroma at {where} failed{doing}: {first_line(exc)}")
+
+
+class Chroma:
+    """A Chroma client whose every call goes through `call`, so that no Chroma exception
+    reaches the user as a traceback."""
+
+    def __init__(self, path: Path, url: str | None) -> None:
+        self.path = path  # the embedded database folder (unused with a server)
+        self.url = url
+        self._handles: dict[str, Any] = {}
+
+    @property
+    def where(self) -> str:
+        return self.url or str(self.path.parent)
+
+    @cached_property
+    def client(self):
+        from chromadb.config import Settings as ChromaSettings
+
+        settings = ChromaSettings(anonymized_telemetry=False)
+        import chromadb
+
+        if self.url:
+            parsed = urlparse(self.url if "://" in self.url else f"http://{self.url}")
+            host = parsed.hostname or "127.0.0.1"
+            port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+            try:
+                client = chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https", settings=settings)
+                client.heartbeat()
+            except Exception:
+                raise StoreError(
+                    f"cannot reach the Chroma server at {self.url}: start one with "
+                    "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
+                ) from None
+            return client
+        try:
+            client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+            client.list_collections(limit=1)
+        except Exception as exc:  # chroma raises many kinds here
+            error = translate(exc, str(self.path))
+            if isinstance(error, StoreError) and "read-only" in str(error):
+                raise error from None
+            raise StoreError(
+                f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
+                "if it is corrupt, move the folder away and rebuild"
+            ) from None
+        return client
+
+    def close(self) -> None:
+        """Drop the client (so its folder can be removed)."""
+        self._handles.clear()
+        client = self.__dict__.pop("client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client._system.stop()
+
+    def call(self, fn, what: str = ""):
+        try:
+            return fn()
+        except IndexerError:
+            raise
+        except Exception as exc:
+            raise translate(exc, self.where, what) from None
+
+    # -- collections -----------------------------------------------------------------------
+    def collection(self, name: str):
+        """A handle on a collection (cached); CollectionNotFound when it is gone."""
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = self.call(lambda: self.client.get_collection(name, embedding_function=None),
+                               f"collection {name}")
+            self._handles[name] = handle
+        return handle
+
+    def forget(self, name: str) -> None:
+        self._handles.pop(name, None)
+
+    def create(self, name: str, metadata: dict[str, Any]):
+        handle = self.call(
+            lambda: self.client.create_collection(
+                name, embedding_function=None, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}
+            ),
+            f"creating collection {name}",
+        )
+        self._handles[name] = handle
+        return handle
+
+    def get_or_create(self, name: str, metadata: dict[str, Any]):
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = self.call(lambda: self.client.get_or_create_collection(name, embedding_function=None,
+                                                                            metadata=metadata))
+            self._handles[name] = handle
+        return handle
+
+    def delete(self, name: str) -> None:
+        self.forget(name)
+        with contextlib.suppress(Exception):
+            self.client.delete_collection(name)
+
+    def listing(self) -> list[tuple[str, dict]]:
+        """(name, metadata) of every collection."""
+        out = []
+        for col in self.call(self.client.list_collections, "listing collections"):
+            if isinstance(col, str):
+                out.append((col, self.collection(col).metadata or {}))
+            else:
+                out.append((col.name, col.metadata or {}))
+        return out

@@ -1,0 +1,118 @@
+"""Garbage collection: keep an index that is rebuilt daily within the size of one build.
+
+Chroma leaves a deleted collection's vector-index folder on disk (chroma-core/chroma
+#5259, #5520), so a rebuilt index grows by a whole vector index per full rebuild. What
+is collected here: collections no build published (a killed build's), records of an
+unpublished generation, superseded records past their grace period, side files of
+collections or generations no longer live, and vector-segment folders that Chroma's own
+catalogue no longer lists (in the embedded database, or in a server's data folder given
+by path on the server's machine).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import LockTimeout, StoreError
+from .staging import PREFIX
+
+_SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+@dataclass
+class GcReport:
+    removed: list[str] = field(default_factory=list)
+    bytes_freed: int = 0
+
+    def add(self, what: str, size: int = 0) -> None:
+        self.removed.append(what)
+        self.bytes_freed += size
+
+
+def folder_size(path: Path) -> int:
+    total = 0
+    for p in path.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def orphan_segments(chroma_path: Path, min_age: float = 5.0) -> list[Path]:
+    """Vector-segment folders in a Chroma data folder that its catalogue no longer lists
+    (left behind by deleted collections)."""
+    database = chroma_path / "chroma.sqlite3"
+    if not database.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
+            live = {row[0] for row in conn.execute("SELECT id FROM segments")}
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read Chroma's catalogue in {database} ({exc}); is it a Chroma data folder?") from None
+    now = time.time()
+    out = []
+    for child in chroma_path.iterdir():
+        if child.is_dir() and _SEGMENT_DIR.match(child.name) and child.name not in live:
+            try:
+                if now - child.stat().st_mtime >= min_age:
+                    out.append(child)
+            except OSError:
+                pass
+    return out
+
+
+def remove_orphan_segments(chroma_path: Path, report: GcReport) -> None:
+    for folder in orphan_segments(chroma_path):
+        size = folder_size(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        report.add(f"vector segment {folder.name} (deleted collection)", size)
+
+
+def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
+    """Everything above, for every collection in the index (each under its lease)."""
+    from .store import GRACE
+
+    report = GcReport()
+    grace = GRACE if grace is None else grace
+    say = on_message or (lambda _m: None)
+    entries = store.entries()
+    for entry in entries:
+        with store.lease(entry.strategy, entry.embedder, on_wait=say):
+            before = folder_size(store.side_dir(entry.collection))
+            _, removed = store.prepare(entry.strategy, entry.embedder, grace)
+            after = folder_size(store.side_dir(entry.collection))
+            for what in removed:
+                report.add(what)
+            report.bytes_freed += max(before - after, 0)
+    live = {e.collection for e in store.entries()} | {e.parents for e in store.entries()}
+    orphans: dict[str, list[str]] = {}
+    for name, meta in store.chroma.listing():
+        if name.startswith(PREFIX) and name not in live and meta.get("indexer_key"):
+            orphans.setdefault(meta["indexer_key"], []).append(name)
+    for key, names in orphans.items():
+        strategy, _, embedder = key.rpartition("@")
+        try:
+            with store.lease(strategy, embedder, wait=False):
+                for name in names:
+                    store.chroma.delete(name)
+                    report.add(f"collection {name} (never published)")
+        except LockTimeout:
+            say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
+    side = store.db / "indexes"
+    if side.is_dir():
+        for folder in side.iterdir():
+            if folder.is_dir() and folder.name not in live:
+                size = folder_size(folder)
+                shutil.rmtree(folder, ignore_errors=True)
+                report.add(f"side files of {folder.name} (not live)", size)
+    path = chroma_path or (None if store.url else store.db / "chroma")
+    if path is not None and path.is_dir():
+        remove_orphan_segments(path, report)
+    return report

@@ -1,0 +1,131 @@
+"""Exclusive build leases per (strategy, embedder).
+
+With the embedded database every builder shares the index folder, so a file lock there
+is enough. With a Chroma server, builders on other machines (with other --db folders)
+share only the server: the lease is a record in the server's catalogue naming its owner
+and an expiry that a heartbeat thread keeps pushing forward. A lease whose owner died
+expires and is taken over; two builders racing for a free lease both write it, wait a
+moment and read it back: the one whose name is there holds it, the other waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from ..errors import LockTimeout
+from .catalog import slug
+
+TTL = 30.0  # seconds a server lease lives without a heartbeat
+SETTLE = 0.4  # seconds between writing a lease and reading it back
+
+
+def _busy(strategy: str, embedder: str, where: str, owner: str = "") -> LockTimeout:
+    by = f" ({owner})" if owner else ""
+    return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
+                       "wait for it, or drop --no-wait to queue behind it")
+
+
+@contextlib.contextmanager
+def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: bool = True, on_wait=None):
+    """A lock file in the index folder (embedded database)."""
+    from filelock import FileLock, Timeout
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / f"{slug(strategy)}--{slug(embedder)}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if not wait:
+            raise _busy(strategy, embedder, where) from None
+        if on_wait:
+            on_wait(f"waiting for another build of {strategy} ({embedder}) to finish...")
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+class ServerLease:
+    """A lease record in the catalogue of a Chroma server."""
+
+    def __init__(self, catalog, chroma, key: str, strategy: str, embedder: str, ttl: float = TTL) -> None:
+        self.catalog, self.chroma = catalog, chroma
+        self.id = f"lease:{key}"
+        self.strategy, self.embedder = strategy, embedder
+        self.ttl = ttl
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _read(self) -> dict | None:
+        got = self.chroma.call(lambda: self.catalog.get(ids=[self.id], include=["documents"]), "reading a build lease")
+        docs = got.get("documents") or []
+        if not docs or not docs[0]:
+            return None
+        try:
+            return json.loads(docs[0])
+        except ValueError:
+            return None
+
+    def _write(self) -> None:
+        record = {"owner": self.owner, "until": time.time() + self.ttl, "strategy": self.strategy,
+                  "embedder": self.embedder, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self.chroma.call(lambda: self.catalog.upsert(ids=[self.id], embeddings=[[0.0]], documents=[json.dumps(record)],
+                                                     metadatas=[{"kind": "lease"}]), "writing a build lease")
+
+    def acquire(self, wait: bool = True, on_wait=None) -> None:
+        told = False
+        while True:
+            current = self._read()
+            if current is None or current.get("until", 0) < time.time() or current.get("owner") == self.owner:
+                self._write()
+                time.sleep(SETTLE)
+                current = self._read()
+                if current and current.get("owner") == self.owner:
+                    break
+            if not wait:
+                raise _busy(self.strategy, self.embedder, self.chroma.where, (current or {}).get("owner", ""))
+            if on_wait and not told:
+                on_wait(f"waiting for another build of {self.strategy} ({self.embedder}) to finish "
+                        f"(held by {(current or {}).get('owner', '?')})...")
+                told = True
+            time.sleep(1.0)
+        self._thread = threading.Thread(target=self._beat, name="indexer-lease", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                current = self._read()
+                if current and current.get("owner") == self.owner:
+                    self._write()
+            except Exception:  # the build itself will report a lost server
+                pass
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with contextlib.suppress(Exception):
+            current = self._read()
+            if current and current.get("owner") == self.owner:
+                self.chroma.call(lambda: self.catalog.delete(ids=[self.id]))
+
+
+@contextlib.contextmanager
+def server_lease(catalog, chroma, key: str, strategy: str, embedder: str, wait: bool = True, on_wait=None,
+                 ttl: float = TTL):
+    lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl)
+    lease.acquire(wait, on_wait)
+    try:
+        yield lease
+    finally:
+        lease.release()

@@ -1,0 +1,167 @@
+"""One build of one (strategy, embedder) in progress, invisible to readers until published.
+
+A *full* build writes a new physical collection (vectors of unchanged text come from the
+embedding cache) and switches the catalogue to it. A *delta* build writes into the
+live collection: records of the next generation, which readers ignore until the catalogue
+entry says that generation is live; the records it supersedes stay readable until then
+and are deleted after a grace period. Either way a kill at any point leaves the previous
+version answering, and the next build removes what the killed one wrote.
+
+Writes run in a background thread while the caller embeds the next batch; one write is
+in flight at a time, so order and memory stay bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..types import Chunk
+from .catalog import Entry, entry_key, slug
+from .records import chunk_metadata
+
+PREFIX = "ix-"
+LIVE_BATCH_DOCS = 64
+
+
+class Staging:
+    def __init__(self, store, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
+                 timer=None, checkpoint=None) -> None:
+        self.store = store
+        self.chroma = store.chroma
+        self.strategy, self.embedder = strategy, embedder
+        self.old = old
+        self.full = full or old is None
+        self.generation = (old.generation + 1) if old else 1
+        self.timer = timer
+        self.checkpoint = checkpoint or (lambda _name: None)
+        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": __version__, **meta}
+        if self.full:
+            stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
+            self.name = f"{PREFIX}{slug(strategy)}--{slug(embedder)}--{stamp}"[:500]
+            self.collection = self.chroma.create(self.name, self.meta)
+        else:
+            self.name = old.collection
+            self.collection = self.chroma.collection(old.collection)
+        self.parents_name = "" if self.full else old.parents
+        self._parents = None
+        self.retired: list[str] = []
+        self.retired_parents: list[str] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
+        self._inflight = None
+        self.write_seconds = 0.0
+
+    @property
+    def side(self) -> Path:
+        """Where this version's side files (BM25 index, manifest) go."""
+        return self.store.side_dir(self.name, self.generation)
+
+    # -- what is live --------------------------------------------------------------------
+    def live(self, doc_ids: list[str]) -> dict[str, tuple[set[str], set[str]]]:
+        """For a delta build: {doc_id: (live record ids, live parent ids)} of the given files."""
+        out: dict[str, tuple[set[str], set[str]]] = {d: (set(), set()) for d in doc_ids}
+        if self.full or not doc_ids:
+            return out
+        pending, pending_parents = self.old.pending_ids, self.old.pending_parents
+        for i in range(0, len(doc_ids), LIVE_BATCH_DOCS):
+            batch = doc_ids[i : i + LIVE_BATCH_DOCS]
+            where = {"$and": [{"doc_id": {"$in": batch}}, {"gen": {"$lte": self.old.generation}}]}
+            got = self.chroma.call(lambda: self.collection.get(where=where, include=["metadatas"]), "reading records")
+            for cid, meta in zip(got["ids"], got["metadatas"]):
+                if cid not in pending:
+                    out[meta["doc_id"]][0].add(cid)
+                    if meta.get("parent_id") and meta["parent_id"] not in pending_parents:
+                        out[meta["doc_id"]][1].add(meta["parent_id"])
+        return out
+
+    # -- writing -------------------------------------------------------------------------
+    def add(self, chunks: list[Chunk], vectors) -> None:
+        """Write chunks with their vectors (in the background; the previous write is
+        waited for first, so at most one is in flight)."""
+        if not chunks:
+            return
+        self.wait()
+        metas = [chunk_metadata(c, self.generation) for c in chunks]
+        self._inflight = self._pool.submit(self._write, self.collection, chunks, vectors, metas)
+
+    def add_parents(self, chunks: list[Chunk]) -> None:
+        """Parent records are fetched by id, never searched: a placeholder vector."""
+        if not chunks:
+            return
+        self.wait()
+        metas = [chunk_metadata(c, self.generation) for c in chunks]
+        self._inflight = self._pool.submit(self._write, self.parents_collection(), chunks, [[1.0]] * len(chunks),
+                                           metas)
+
+    def parents_collection(self):
+        if self._parents is None:
+            if not self.parents_name:
+                self.parents_name = f"{self.name}-p" if self.full else f"{self.name}-p{uuid.uuid4().hex[:6]}"
+                self._parents = self.chroma.create(self.parents_name, {**self.meta, "role": "parents"})
+            else:
+                self._parents = self.chroma.collection(self.parents_name)
+        return self._parents
+
+    def _write(self, collection, chunks: list[Chunk], vectors, metas) -> None:
+        t0 = time.perf_counter()
+        self.chroma.call(lambda: collection.add(
+            ids=[c.id for c in chunks], embeddings=vectors, documents=[c.text for c in chunks], metadatas=metas,
+        ), "writing records")
+        self.write_seconds += time.perf_counter() - t0
+
+    def wait(self) -> None:
+        if self._inflight is not None:
+            future, self._inflight = self._inflight, None
+            future.result()
+            self.checkpoint("embedding")
+
+    def retire(self, ids, parent_ids=()) -> None:
+        """A delta build: records the new version no longer has (deleted after publishing,
+        once no reader can be on the previous version)."""
+        self.retired.extend(ids)
+        self.retired_parents.extend(parent_ids)
+
+    # -- ending ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Wait for the last write; raise its error, if any."""
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def publish(self, entry: Entry) -> None:
+        """The switch: from here on readers see this version."""
+        entry.collection, entry.parents, entry.generation = self.name, self.parents_name, self.generation
+        if self.full:
+            entry.pending = []
+        else:
+            entry.pending = list(self.old.pending)
+            if self.retired or self.retired_parents:
+                entry.pending.append({"at": time.time(), "ids": sorted(set(self.retired)),
+                                      "parents": sorted(set(self.retired_parents))})
+        self.checkpoint("publish")
+        self.store.publish(entry)
+        self.checkpoint("published")
+        if self.full and self.old is not None:
+            self.store.remove_collections(self.old)
+
+    def abandon(self) -> None:
+        """Undo what this build wrote (best effort: the next build repairs the rest)."""
+        with contextlib.suppress(Exception):
+            self.wait()
+        self._pool.shutdown(wait=True)
+        with contextlib.suppress(Exception):
+            if self.full:
+                self.chroma.delete(self.name)
+                if self.parents_name:
+                    self.chroma.delete(self.parents_name)
+                shutil.rmtree(self.store.side_dir(self.name), ignore_errors=True)
+            else:
+                self.store.drop_generations_after(self.old)
+                shutil.rmtree(self.side, ignore_errors=True)

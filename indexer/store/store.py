@@ -1,0 +1,315 @@
+"""The index: Chroma (embedded in the index folder, or a server) plus local side files.
+
+Each (strategy, embedder) has one live physical collection (`ix-<strategy>--<embedder>--
+<stamp>`) and a generation number, both recorded in a catalogue — a small collection in
+the same Chroma — which readers resolve names through, so they only ever see published
+versions. Side files (BM25 index, file manifest) sit in `<db>/indexes/<collection>/g<N>/`,
+named by the collection and generation they belong to; a machine that lacks them rebuilds
+them from the stored records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import CollectionNotFound, StoreError
+from ..settings import Settings, settings_for
+from ..types import Chunk
+from .catalog import Entry, collection_name, entry_key
+from .chroma import Chroma
+from .leases import file_lease, server_lease
+from .records import chunk_from_record
+from .staging import PREFIX, Staging
+
+CATALOG = "indexer-catalog"
+MARKER = "indexer.json"
+STORE_FORMAT = 2
+GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
+SCAN_BATCH = 2000
+
+
+class Store:
+    """The index: a Chroma client (embedded or server) plus the side-file folder."""
+
+    def __init__(self, settings: Settings | str | os.PathLike | None = None, chroma_url: str | None = None, *,
+                 db: str | os.PathLike | None = None, create: bool = False) -> None:
+        """`Store(settings)`, or for short `Store(db_folder[, chroma_url])`."""
+        if settings is not None and not isinstance(settings, Settings):
+            settings, db = None, settings
+        self.settings = settings_for(settings, db=db, chroma_url=chroma_url)
+        self.db = self.settings.db
+        self.url = self.settings.chroma_url
+        self._check_folder(create)
+        self.chroma = Chroma(self.db / "chroma", self.url)
+
+    # -- opening -------------------------------------------------------------------------
+    def _check_folder(self, create: bool) -> None:
+        marker = self.db / MARKER
+        if self.db.exists() and not self.db.is_dir():
+            raise StoreError(f"{self.db} is a file, not an index folder; pass another --db")
+        if self.db.is_dir() and not marker.exists() and any(self.db.iterdir()):
+            raise StoreError(f"{self.db} is not an indexer database (no {MARKER} in it); pass another --db")
+        if not marker.exists():
+            if not create and self.url is None:
+                raise CollectionNotFound(f"no index at {self.db}; build one first: indexer build PATH")
+            if create or self.url is not None:
+                try:
+                    self.db.mkdir(parents=True, exist_ok=True)
+                    marker.write_text(json.dumps({"format": STORE_FORMAT, "tool": "indexer"}) + "\n")
+                except OSError as exc:
+                    raise StoreError(f"cannot create the index folder {self.db} ({exc.strerror}); "
+                                     "pass a writable --db") from None
+            return
+        try:
+            fmt = json.loads(marker.read_text()).get("format")
+        except (OSError, ValueError):
+            raise StoreError(f"{marker} is unreadable; the index folder looks damaged") from None
+        if fmt != STORE_FORMAT:
+            raise StoreError(f"{self.db} was written by another version of indexer (format {fmt}, this one reads "
+                             f"{STORE_FORMAT}); rebuild it: move it away and run indexer build")
+
+    @property
+    def where(self) -> str:
+        return self.url or str(self.db)
+
+    # -- catalogue -----------------------------------------------------------------------
+    @property
+    def catalog(self):
+        return self.chroma.get_or_create(CATALOG, {"indexer": "catalog"})
+
+    def entries(self) -> list[Entry]:
+        got = self.chroma.call(lambda: self.catalog.get(include=["documents"]), "reading the catalogue")
+        out = [Entry.from_json(doc) for cid, doc in zip(got["ids"], got["documents"] or [])
+               if doc and not cid.startswith("lease:")]
+        return sorted(out, key=lambda e: (e.strategy, e.embedder))
+
+    def entry(self, key: str) -> Entry | None:
+        """One live entry by key (one small read: what long-lived readers poll)."""
+        got = self.chroma.call(lambda: self.catalog.get(ids=[key], include=["documents"]), "reading the catalogue")
+        docs = got.get("documents") or []
+        return Entry.from_json(docs[0]) if docs and docs[0] else None
+
+    def find(self, strategy: str, embedder: str | None = None) -> Entry:
+        """The live entry for a strategy — its collection name, or the spec it was built
+        with (`fixed:size=100` finds `fixed-100`); with no embedder given, the only one
+        there is (or the default embedder's when several exist)."""
+        strategy = collection_name(strategy)
+        matches = [e for e in self.entries() if e.strategy == strategy]
+        if embedder is not None:
+            exact = [e for e in matches if e.embedder == embedder]
+            if exact:
+                return exact[0]
+            if matches:
+                built = ", ".join(e.embedder for e in matches)
+                raise CollectionNotFound(
+                    f"strategy {strategy!r} was built with {built}, not {embedder}; query with --embedder "
+                    f"{matches[0].embedder}, or build it: indexer build PATH --strategy {strategy} --embedder {embedder}"
+                )
+        elif len(matches) == 1:
+            return matches[0]
+        elif matches:
+            for e in matches:
+                if e.embedder == self.settings.embedder:
+                    return e
+            built = ", ".join(e.embedder for e in matches)
+            raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder")
+        known = sorted({e.strategy for e in self.entries()})
+        have = f"built: {', '.join(known)}" if known else "nothing is built yet"
+        raise CollectionNotFound(
+            f"no collection for strategy {strategy!r} in {self.where} ({have}); "
+            f"build it: indexer build PATH --strategy {strategy}"
+        )
+
+    def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
+        return self.entry(entry_key(strategy, embedder))
+
+    def publish(self, entry: Entry) -> None:
+        """Make `entry` the live version for its key: one upsert, the switch point."""
+        self.chroma.call(lambda: self.catalog.upsert(
+            ids=[entry.key], embeddings=[[0.0]], documents=[entry.to_json()],
+            metadatas=[{"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}],
+        ), "publishing a build")
+
+    def save_search(self, strategy: str, embedder: str, settings: dict[str, Any] | None) -> Entry:
+        """Store (or, with None, forget) a collection's default search settings: under the
+        build lease, on the live entry, so a build running now keeps them."""
+        with self.lease(strategy, embedder):
+            entry = self.find_or_none(strategy, embedder)
+            if entry is None:
+                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) in {self.where}")
+            if settings:
+                entry.extra["search"] = settings
+            else:
+                entry.extra.pop("search", None)
+            self.publish(entry)
+        return entry
+
+    # -- builds --------------------------------------------------------------------------
+    def lease(self, strategy: str, embedder: str, wait: bool = True, on_wait=None):
+        """An exclusive build lease: a lock file in the index folder, or with a Chroma
+        server a lease in the server's catalogue (so builders on other machines wait too)."""
+        if self.url:
+            return server_lease(self.catalog, self.chroma, entry_key(strategy, embedder), strategy, embedder,
+                                wait, on_wait)
+        return file_lease(self.db / "locks", strategy, embedder, self.where, wait, on_wait)
+
+    def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
+              checkpoint=None) -> Staging:
+        """Start writing a new version (hold the lease)."""
+        return Staging(self, strategy, embedder, meta, old, full, checkpoint=checkpoint)
+
+    def prepare(self, strategy: str, embedder: str, grace: float = GRACE) -> tuple[Entry | None, list[str]]:
+        """Before a build (holding the lease): remove what killed builds left (collections
+        never published, records of an unpublished generation) and superseded records
+        whose grace period is over. Returns the live entry and what was removed."""
+        removed = self._leftover_collections(strategy, embedder)
+        for name in removed:
+            self.chroma.delete(name)
+            shutil.rmtree(self.side_dir(name), ignore_errors=True)
+        entry = self.find_or_none(strategy, embedder)
+        if entry is not None:
+            if self.drop_generations_after(entry):
+                removed.append(f"{entry.collection} records after generation {entry.generation}")
+            if self._expire_pending(entry, grace):
+                removed.append(f"{entry.collection} superseded records")
+            self._prune_side(entry)
+        return entry, removed
+
+    def drop_generations_after(self, entry: Entry) -> int:
+        """Delete records newer than the entry's generation (an unpublished build's)."""
+        count = 0
+        for name in (entry.collection, entry.parents):
+            if not name:
+                continue
+            col = self.chroma.collection(name)
+            where = {"gen": {"$gt": entry.generation}}
+            got = self.chroma.call(lambda: col.get(where=where, include=[]), "reading records")
+            if got["ids"]:
+                self.chroma.call(lambda: col.delete(ids=got["ids"]), "deleting records")
+                count += len(got["ids"])
+        return count
+
+    def _expire_pending(self, entry: Entry, grace: float) -> bool:
+        now = time.time()
+        due = [p for p in entry.pending if now - p.get("at", 0) >= grace]
+        if not due:
+            return False
+        for name, field in ((entry.collection, "ids"), (entry.parents, "parents")):
+            ids = sorted({i for p in due for i in p.get(field, ())})
+            if name and ids:
+                col = self.chroma.collection(name)
+                for i in range(0, len(ids), 5000):
+                    part = ids[i : i + 5000]
+                    self.chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
+        entry.pending = [p for p in entry.pending if p not in due]
+        self.publish(entry)
+        return True
+
+    def _leftover_collections(self, strategy: str, embedder: str) -> list[str]:
+        """Physical collections of this key that are not live: what a killed build left."""
+        key = entry_key(strategy, embedder)
+        live = self.find_or_none(strategy, embedder)
+        keep = {live.collection, live.parents} if live else set()
+        return sorted(name for name, meta in self.chroma.listing()
+                      if name.startswith(PREFIX) and name not in keep and meta.get("indexer_key") == key)
+
+    def remove_collections(self, entry: Entry) -> None:
+        """Delete a replaced version's collections and side files (readers still holding
+        them reopen the live version on their next search)."""
+        for name in (entry.collection, entry.parents):
+            if name:
+                self.chroma.delete(name)
+                shutil.rmtree(self.side_dir(name), ignore_errors=True)
+
+    def drop(self, entry: Entry) -> None:
+        """Remove a collection, its BM25 index and manifest, and whatever builds left."""
+        with self.lease(entry.strategy, entry.embedder):
+            self.chroma.call(lambda: self.catalog.delete(ids=[entry.key]), "dropping a collection")
+            self.remove_collections(entry)
+            for name in self._leftover_collections(entry.strategy, entry.embedder):
+                self.chroma.delete(name)
+
+    def discard_if_empty(self) -> None:
+        """Remove an index folder that holds nothing published (a failed first build)."""
+        with contextlib.suppress(Exception):
+            if not self.url and not self.entries():
+                self.chroma.close()
+                shutil.rmtree(self.db, ignore_errors=True)
+
+    # -- side files ----------------------------------------------------------------------
+    def side_dir(self, collection: str, generation: int | None = None) -> Path:
+        base = self.db / "indexes" / collection
+        return base if generation is None else base / f"g{generation}"
+
+    def _prune_side(self, entry: Entry) -> None:
+        """Keep the live generation's side files and the one before (a reader may still be
+        on it); older ones go."""
+        base = self.side_dir(entry.collection)
+        if not base.is_dir():
+            return
+        for folder in base.iterdir():
+            if folder.name.startswith("g") and folder.name[1:].isdigit() and int(folder.name[1:]) < entry.generation - 1:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    # -- reads ---------------------------------------------------------------------------
+    def nearest(self, entry: Entry, vector, n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of up to n nearest records (live or not: the caller
+        filters by the version it reads)."""
+        col = self.chroma.collection(entry.collection)
+        got = self.chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1), include=["distances"]),
+                               f"searching {entry.strategy}")
+        return [(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
+
+    def records(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
+        """Chunks by id (of the parent collection with `parents`)."""
+        if not ids:
+            return {}
+        col = self.chroma.collection(entry.parents if parents else entry.collection)
+        got = self.chroma.call(lambda: col.get(ids=list(ids), include=["documents", "metadatas"]),
+                               f"reading {entry.strategy}")
+        return {cid: chunk_from_record(cid, doc, meta)
+                for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
+
+    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
+        """Every live record of a version (of one document), with its metadata, in
+        batches; records of other generations and superseded ones are skipped."""
+        col = self.chroma.collection(entry.collection)
+        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        if doc_id:
+            where = {"$and": [where, {"doc_id": doc_id}]}
+        pending = entry.pending_ids
+        offset = 0
+        while True:
+            got = self.chroma.call(lambda: col.get(where=where, include=["documents", "metadatas"],
+                                                   limit=SCAN_BATCH, offset=offset), f"reading {entry.strategy}")
+            if not got["ids"]:
+                return
+            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+                if cid not in pending:
+                    yield chunk_from_record(cid, doc, meta), meta
+            offset += len(got["ids"])
+
+    def count(self, entry: Entry) -> int:
+        col = self.chroma.collection(entry.collection)
+        return self.chroma.call(col.count, f"counting {entry.strategy}")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temporary file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
