@@ -12,7 +12,6 @@ build removes what the killed one left. See `indexer.store` for how.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from .errors import NothingToIndex, UsageError
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file
 from .loaders.files import read_text
-from .search.bm25 import ENGINES, BM25Builder, BM25Index, load_or_rebuild
+from .manifest import MANIFEST_FORMAT, _mtime, file_hash, read_manifest
+from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from .store import Entry, Store, write_json
 from .store.gc import GcReport, remove_orphan_segments
@@ -36,7 +36,6 @@ from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
 CHUNK_FORMAT = 6  # bump when a chunker's output changes for the same parameters
-MANIFEST_FORMAT = 2
 EMBED_BATCH = 256
 
 
@@ -113,21 +112,6 @@ def checkpoint(settings: Settings, name: str) -> None:
             time.sleep(3600)
 
 
-def _mtime(path: Path) -> int:
-    try:
-        return int(path.stat().st_mtime)
-    except OSError:
-        return 0
-
-
-def file_hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
@@ -146,70 +130,6 @@ def _why_full(old: dict, new: dict) -> str:
             else:
                 changed.append(f"{key} changed ({old.get(key)} -> {new.get(key)})")
     return "; ".join(changed) or "settings changed"
-
-
-def read_manifest(store: Store, entry: Entry) -> dict | None:
-    """The file manifest of a live version (None when missing or unreadable)."""
-    path = store.side_dir(entry.collection, entry.generation) / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        return None
-    files = data.get("files")
-    if not isinstance(files, dict) or not all(isinstance(v, dict) and "hash" in v for v in files.values()):
-        return None
-    return data
-
-
-def stale_files(store: Store, entry: Entry, files: list[SourceFile]) -> list[str]:
-    """Files that differ from what `entry` was built from — changed (by content hash) or
-    gone — among the files it holds. Empty without a manifest."""
-    manifest = read_manifest(store, entry)
-    if manifest is None:
-        return []
-    built = manifest["files"]
-    present = {src.doc_id: src for src in files}
-    out = []
-    for doc_id, known in built.items():
-        src = present.get(doc_id)
-        if src is None:
-            out.append(doc_id)
-            continue
-        try:
-            if known.get("hash") != file_hash(src.path):
-                out.append(doc_id)
-        except OSError:
-            pass  # unreadable now: nothing to compare
-    return sorted(out)
-
-
-def quick_stale(store: Store, entry: Entry, limit: int = 20_000) -> list[str]:
-    """Files changed or gone since the build, when the folder it was built from is at
-    hand: sizes and modification times first, content hashes only for files whose size
-    or time moved (so an untouched corpus costs one `stat` a file)."""
-    roots = [Path(p) for p in entry.source if Path(p).is_dir()]
-    if not roots:
-        return []
-    manifest = read_manifest(store, entry)
-    if manifest is None or len(manifest["files"]) > limit:
-        return []
-    out = []
-    for doc_id, known in manifest["files"].items():
-        path = next((r / doc_id for r in roots if (r / doc_id).exists()), None)
-        if path is None:
-            out.append(doc_id)
-            continue
-        try:
-            stat = path.stat()
-            if (stat.st_size, int(stat.st_mtime)) == (known.get("size"), known.get("mtime")):
-                continue
-            if file_hash(path) != known.get("hash"):
-                out.append(doc_id)
-        except OSError:
-            continue
-    return sorted(out)
 
 
 def build(
@@ -508,4 +428,4 @@ class _StrategyBuild:
         )
 
 
-__all__ = ["BM25Index", "BuildReport", "build", "build_settings", "file_hash", "read_manifest"]
+__all__ = ["BuildReport", "build", "build_settings"]

@@ -30,7 +30,7 @@ def _only_strategy(store) -> str:
 def _stale_warning(index) -> None:
     """A quick look (file sizes and times, no hashing) at whether the documents changed
     since the build, when the folder it was built from is at hand."""
-    from ..building import quick_stale
+    from ..manifest import quick_stale
 
     changed = quick_stale(index.store, index.entry)
     if changed:
