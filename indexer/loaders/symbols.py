@@ -16,124 +16,14 @@ ERROR node are still listed).
 
 from __future__ import annotations
 
-import importlib
-import re
-import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
 from ..types import Document
-
-# language name (as the loader spells it) -> (grammar wheel, its loader function)
-WHEELS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-}
-
-_JS = {
-    "function_declaration": ("function", "function"),
-    "generator_function_declaration": ("function", "function"),
-    "class_declaration": ("class", "class"),
-    "class": ("class", "class"),
-    "method_definition": ("function", "method"),
-}
-_TS = {
-    **_JS,
-    "abstract_class_declaration": ("class", "class"),
-    "interface_declaration": ("class", "interface"),
-    "enum_declaration": ("class", "enum"),
-    "type_alias_declaration": ("type", "type"),
-    "internal_module": ("class", "namespace"),
-    "module": ("class", "module"),
-    "method_signature": ("function", "method"),
-    "abstract_method_signature": ("function", "method"),
-}
-# node type -> (category, the word a header uses); categories: function, class, type
-KINDS: dict[str, dict[str, tuple[str, str]]] = {
-    "python": {"function_definition": ("function", "def"), "class_definition": ("class", "class")},
-    "javascript": _JS,
-    "typescript": _TS,
-    "tsx": _TS,
-    "go": {"function_declaration": ("function", "func"), "method_declaration": ("function", "method")},
-    "rust": {
-        "function_item": ("function", "fn"),
-        "function_signature_item": ("function", "fn"),
-        "struct_item": ("class", "struct"),
-        "enum_item": ("class", "enum"),
-        "union_item": ("class", "union"),
-        "trait_item": ("class", "trait"),
-        "impl_item": ("class", "impl"),
-        "mod_item": ("class", "mod"),
-        "type_item": ("type", "type"),
-        "macro_definition": ("function", "macro_rules!"),
-    },
-    "java": {
-        "class_declaration": ("class", "class"),
-        "interface_declaration": ("class", "interface"),
-        "enum_declaration": ("class", "enum"),
-        "record_declaration": ("class", "record"),
-        "annotation_type_declaration": ("class", "@interface"),
-        "method_declaration": ("function", "method"),
-        "constructor_declaration": ("function", "constructor"),
-        "compact_constructor_declaration": ("function", "constructor"),
-    },
-}
-# nodes directly above a definition that belong to it
-ATTACHED = {"comment", "line_comment", "block_comment", "attribute_item", "decorator"}
-# nodes whose children are read as if they were siblings
-TRANSPARENT = {"ERROR", "enum_body_declarations"}
-# containers whose functions stay functions (not methods)
-NAMESPACES = {"namespace", "module", "mod"}
-_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
-_BLOCKS = {"block", "statement_block", "compound_statement"}
-
-
-# -- grammars ------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
-def grammar(language: str):
-    """The tree-sitter Language for a language name, or None when no grammar is installed:
-    the grammar wheel first, then `tree_sitter_language_pack` if that extra is installed."""
-    from tree_sitter import Language
-
-    if language in WHEELS:
-        module, loader = WHEELS[language]
-        try:
-            return Language(getattr(importlib.import_module(module), loader)())
-        except (ImportError, AttributeError, ValueError):  # missing, or built for another ABI
-            pass
-    try:
-        from tree_sitter_language_pack import get_language
-    except ImportError:
-        return None
-    try:
-        lang = get_language(language)
-        return lang if isinstance(lang, Language) else Language(lang)
-    except Exception:  # unknown to the pack (LookupError, KeyError...) or unusable: no grammar
-        return None
-
-
-_local = threading.local()
-
-
-def parser_for(language: str):
-    """A cached parser (one per thread: tree-sitter parsers are not thread-safe)."""
-    parsers = _local.__dict__.setdefault("parsers", {})
-    if language not in parsers:
-        lang = grammar(language) if language else None
-        if lang is None:
-            parsers[language] = None
-        else:
-            from tree_sitter import Parser
-
-            parsers[language] = Parser(lang)
-    return parsers[language]
+from .grammars import (  # noqa: F401 (re-exported: grammar, parser_for)
+    _BLOCKS, _FUNCTION_VALUES, ATTACHED, KINDS, NAMESPACES, TRANSPARENT, WHEELS, grammar, parser_for,
+)
 
 
 # -- offsets -------------------------------------------------------------------------------
@@ -213,6 +103,8 @@ def outline(doc: Document) -> Outline | None:
         root = parser.parse(src.data).root_node
         defs = _scan(src, doc.language, top_level(root), None)
         _name_receivers(defs)
+        from .imports import module_imports
+
         imports, names = module_imports(src, doc.language, root)
         result = Outline(src, defs, imports, names)
     doc.derived.outline, doc.derived.outline_done = result, True
@@ -476,94 +368,3 @@ def symbol_span(doc: Document, symbol: str) -> tuple[int, int] | None:
         if d.symbol == wanted:
             return d.start, d.end
     return None
-
-
-# -- imports -------------------------------------------------------------------------------
-_IMPORT_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
-_NOT_NAMES = frozenset(
-    "import from as use const let var require extern crate self super static type typeof default package * mod pub"
-    .split()
-)
-
-
-def module_imports(src: Source, language: str, root) -> tuple[list[str], dict[str, frozenset[str]]]:
-    """Names of the modules a file imports, in order, without repeats; and per module the
-    identifiers its import statements mention (`from typing import Any` -> typing, Any;
-    `import numpy as np` -> numpy, np), by which a chunk that uses it can be told."""
-    names: list[str] = []
-    words: dict[str, set[str]] = {}
-    for node in children(root):
-        found = _imports_of(src, language, node)
-        if not found:
-            continue
-        mentioned = {w for w in _IMPORT_WORDS.findall(src.node_text(node)) if w not in _NOT_NAMES}
-        for name in found:
-            if name and name not in names:
-                names.append(name)
-            if name:
-                words.setdefault(name, set()).update(mentioned)
-    return names, {k: frozenset(v) for k, v in words.items()}
-
-
-def _imports_of(src: Source, language: str, node) -> list[str]:
-    t = node.type
-    if language == "python":
-        if t == "import_statement":
-            names = node.children_by_field_name("name")
-            return [src.node_text(c if c.type == "dotted_name" else c.child_by_field_name("name")) for c in names]
-        if t == "import_from_statement":
-            module = src.node_text(node.child_by_field_name("module_name"))
-            return [] if module == "__future__" else [module]
-    elif language in ("javascript", "typescript", "tsx"):
-        if t in ("import_statement", "export_statement"):
-            source = node.child_by_field_name("source")
-            if source is None:  # TS `import x = require("y")`
-                clause = next((c for c in node.named_children if c.type == "import_require_clause"), None)
-                source = next((c for c in clause.named_children if c.type == "string"), None) if clause else None
-            return [_string(src, source)] if source is not None else []
-        if t in ("lexical_declaration", "variable_declaration"):
-            return [_string(src, s) for s in _required(node)]
-    elif language == "go" and t == "import_declaration":
-        specs = [c for c in node.named_children if c.type == "import_spec"]
-        for group in node.named_children:
-            if group.type == "import_spec_list":
-                specs.extend(c for c in group.named_children if c.type == "import_spec")
-        return [_string(src, s.child_by_field_name("path")) for s in specs]
-    elif language == "rust":
-        if t == "use_declaration":
-            return [_rust_root(src, node.child_by_field_name("argument"))]
-        if t == "extern_crate_declaration":
-            return [src.node_text(node.child_by_field_name("name"))]
-    elif language == "java" and t == "import_declaration":
-        path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
-        if path is None:
-            return []
-        wildcard = any(c.type == "asterisk" for c in node.named_children)
-        package = path if wildcard or path.type == "identifier" else path.child_by_field_name("scope")
-        return [src.node_text(package or path)]
-    return []
-
-
-def _required(node) -> list:
-    """String arguments of `require("x")` initialisers in a declaration."""
-    out = []
-    for declarator in node.named_children:
-        value = declarator.child_by_field_name("value") if declarator.type == "variable_declarator" else None
-        if value is None or value.type != "call_expression":
-            continue
-        function, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
-        if function is not None and function.type == "identifier" and function.text == b"require" and args:
-            out.extend(c for c in args.named_children[:1] if c.type == "string")
-    return out
-
-
-def _string(src: Source, node) -> str:
-    return src.node_text(node).strip("\"'`") if node is not None else ""
-
-
-def _rust_root(src: Source, node) -> str:
-    """The first path segment of a `use` argument: `std::io::{self, Write}` -> std."""
-    while node is not None and node.type in ("scoped_identifier", "scoped_use_list", "use_as_clause", "use_wildcard"):
-        nxt = node.child_by_field_name("path")
-        node = nxt if nxt is not None else (node.named_children[0] if node.named_children else None)
-    return src.node_text(node) if node is not None and node.type != "use_list" else ""
