@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from indexer.loaders import discover, load_documents, make_document
-from indexer.loaders.files import decode, glob_to_regex, SkipFile
+from indexer.loaders.files import PathFilter, SkipFile, decode
 from indexer.loaders.html import html_to_markdown
 
 MD = "# Kargo ve Teslimat\n\nGiriş.\n\n## Standart Kargo\n\nMetin.\n\n### Alt\n\nDaha.\n"
@@ -98,12 +98,21 @@ def test_indexerignore_file_and_the_index_folder_are_skipped(write_files):
     assert [f.doc_id for f in found.files] == ["keep.md"]
 
 
-def test_glob_semantics():
-    assert glob_to_regex("*.md").match("a/b/c.md")
-    assert not glob_to_regex("docs/*.md").match("docs/x/y.md")
-    assert glob_to_regex("docs/**/*.md").match("docs/x/y.md")
-    assert glob_to_regex("docs/**/*.md").match("docs/y.md")
-    assert glob_to_regex("build/").match("build/x/y.txt")
+def test_gitignore_style_patterns(tmp_path):
+    def keep(include=(), exclude=()):
+        filt = PathFilter(include, exclude)
+        return lambda rel: filt.wanted(rel)
+
+    assert keep(["*.md"])("a/b/c.md") and not keep(["*.md"])("a/b/c.txt")
+    assert not keep(["docs/*.md"])("docs/x/y.md")
+    assert keep(["docs/**/*.md"])("docs/x/y.md") and keep(["docs/**/*.md"])("docs/y.md")
+    assert not keep(exclude=["build/"])("build/x/y.txt") and PathFilter((), ["build/"]).excluded_dir("build")
+    assert not keep(exclude=["draft[0-9].md"])("a/draft3.md") and keep(exclude=["draft[0-9].md"])("a/draftx.md")
+    # `!` takes a file back from a broader exclusion (in .indexerignore as on the command line)
+    for name, text in {"a.md": "# A\n\nx", "b.md": "# B\n\ny", "keep.md": "# K\n\nz"}.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / ".indexerignore").write_text("*.md\n!keep.md\n")
+    assert [f.doc_id for f in discover([tmp_path]).files] == ["keep.md"]
 
 
 def test_decoding_rules():

@@ -43,43 +43,25 @@ class Discovery:
     warnings: list[Skipped] = field(default_factory=list)  # indexed, with a caveat (legacy encoding)
 
 
-def glob_to_regex(pattern: str) -> re.Pattern:
-    """A gitignore-like glob: `*` stays in one folder, `**` crosses folders; a pattern
-    without `/` matches a file or folder name at any depth."""
-    pattern = pattern.strip()
-    anchored = "/" in pattern.rstrip("/")
-    pattern = pattern.strip("/")
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        out.append({"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c))
-        i += 1
-    body = "".join(out)
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{body}(?:/.*)?$")
-
-
 class PathFilter:
+    """`--include` / `--exclude` patterns and `.indexerignore` lines, with gitignore's
+    rules (pathspec): `*` stays in a folder, `**` crosses folders, a pattern without `/`
+    matches a name at any depth, `[abc]` classes, and `!pattern` takes a file back."""
+
     def __init__(self, include=(), exclude=()) -> None:
-        self.include = [glob_to_regex(p) for p in include if p.strip()]
-        self.exclude = [glob_to_regex(p) for p in exclude if p.strip()]
+        from pathspec import GitIgnoreSpec
+
+        include = [p for p in include if p.strip()]
+        self.include = GitIgnoreSpec.from_lines(include) if include else None
+        self.exclude = GitIgnoreSpec.from_lines([p for p in exclude if p.strip()])
 
     def excluded_dir(self, rel: str) -> bool:
-        return any(p.match(rel) for p in self.exclude)
+        return self.exclude.match_file(rel + "/")
 
     def wanted(self, rel: str) -> bool:
-        if any(p.match(rel) for p in self.exclude):
+        if self.exclude.match_file(rel):
             return False
-        return not self.include or any(p.match(rel) for p in self.include)
+        return self.include is None or self.include.match_file(rel)
 
 
 def _read_ignore_file(root: Path) -> list[str]:
