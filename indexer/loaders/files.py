@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
