@@ -105,11 +105,17 @@ class _Timer:
 def checkpoint(settings: Settings, name: str) -> None:
     """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
     environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
-    is killed. Points: locked, embedding, publish, published."""
-    if settings.pause_at == name:
+    is killed (`<name>:<seconds>`: for that long, then goes on). Points: locked,
+    embedding, publish, published."""
+    point, _, seconds = settings.pause_at.partition(":")
+    if point == name:
         Path(settings.pause_file).write_text(name)
-        while True:
-            time.sleep(3600)
+        time.sleep(float(seconds)) if seconds else _forever()
+
+
+def _forever() -> None:
+    while True:
+        time.sleep(3600)
 
 
 def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:

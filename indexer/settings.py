@@ -12,6 +12,7 @@ caches go. It alone reads the environment; the CLI and the library pass it aroun
 | ollama_host | OLLAMA_HOST | http://127.0.0.1:11434 |
 | cache_dir | INDEXER_CACHE_DIR, else $XDG_CACHE_HOME/indexer | ~/.cache/indexer |
 | tiktoken_cache | TIKTOKEN_CACHE_DIR | cache_dir/tiktoken |
+| lease_ttl | INDEXER_LEASE_TTL | 30 (seconds a dead builder's lease on a server lasts) |
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ class Settings:
     ollama_host: str = DEFAULT_OLLAMA_HOST
     cache_dir: Path = Path("~/.cache/indexer").expanduser()
     tiktoken_cache: Path | None = None
+    lease_ttl: float = 30.0  # seconds a build lease on a Chroma server outlives its last heartbeat
     # fault injection for the crash tests: stop at this build checkpoint (locked,
-    # embedding, publish, published) after writing its name to pause_file
+    # embedding, publish, published) after writing its name to pause_file; `name:SECONDS`
+    # waits that long and goes on
     pause_at: str = ""
     pause_file: str = ""
 
@@ -61,6 +64,7 @@ class Settings:
             "ollama_host": env.get(ENV["ollama_host"]) or DEFAULT_OLLAMA_HOST,
             "cache_dir": Path(env.get(ENV["cache_dir"]) or os.path.join(base, "indexer")).expanduser(),
             "tiktoken_cache": Path(env[ENV["tiktoken_cache"]]) if env.get(ENV["tiktoken_cache"]) else None,
+            "lease_ttl": float(env.get("INDEXER_LEASE_TTL") or 30.0),
             "pause_at": env.get("INDEXER_PAUSE_AT", ""),
             "pause_file": env.get("INDEXER_PAUSE_FILE", ""),
         }

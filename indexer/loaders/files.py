@@ -129,6 +129,11 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, max_size, seen_
         path = Path(entry.path)
         if name == IGNORE_FILE:
             continue
+        if not _valid_name(name):  # bytes that are not UTF-8 (os.fsdecode keeps them as surrogates)
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            result.skipped.append(Skipped(f"{rel}/{shown}" if rel else shown,
+                                          "the name is not valid UTF-8; rename it to index it"))
+            continue
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir(follow_symlinks=True)
@@ -159,6 +164,14 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, max_size, seen_
         if name.startswith(".") or not filt.wanted(child_rel):
             continue
         _consider(result, path, child_rel, max_size, seen_ids)
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _consider(result, path: Path, doc_id: str, max_size, seen_ids) -> None:

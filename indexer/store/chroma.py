@@ -44,13 +44,44 @@ def translate(exc: BaseException, where: str, what: str = "") -> IndexerError:
     return StoreError(f"Chroma at {where} failed{doing}: {first_line(exc)}")
 
 
+def writable(folder: Path) -> bool:
+    """Can files be created in `folder`? (root ignores permissions, not read-only mounts)"""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def read_only_view(folder: Path) -> Path:
+    """A private, writable view of a read-only embedded database for reading it: Chroma
+    opens its catalogue database read-write, so the catalogue (chroma.sqlite3, a few MB
+    per 10k chunks) is copied to a temporary folder and the vector segments are linked,
+    not copied. Removed when the process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    view = Path(tempfile.mkdtemp(prefix="indexer-readonly-"))
+    atexit.register(shutil.rmtree, view, True)
+    for item in folder.iterdir():
+        if item.is_dir():
+            (view / item.name).symlink_to(item.resolve(), target_is_directory=True)
+        elif item.name.startswith("chroma.sqlite3"):
+            shutil.copy2(item, view / item.name)
+    return view
+
+
 class Chroma:
     """A Chroma client whose every call goes through `call`, so that no Chroma exception
     reaches the user as a traceback."""
 
-    def __init__(self, path: Path, url: str | None) -> None:
+    def __init__(self, path: Path, url: str | None, read_only_ok: bool = False) -> None:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
+        self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
         self._handles: dict[str, Any] = {}
 
     @property
@@ -77,8 +108,11 @@ class Chroma:
                     "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
                 ) from None
             return client
+        path = self.path
+        if self.read_only_ok and path.is_dir() and not writable(path):
+            path = read_only_view(path)
         try:
-            client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+            client = chromadb.PersistentClient(path=str(path), settings=settings)
             client.list_collections(limit=1)
         except Exception as exc:  # chroma raises many kinds here
             error = translate(exc, str(self.path))

@@ -24,7 +24,7 @@ from ..errors import CollectionNotFound, StoreError
 from ..settings import Settings, settings_for
 from ..types import Chunk
 from .catalog import Entry, collection_name, entry_key
-from .chroma import Chroma
+from .chroma import Chroma, writable
 from .leases import file_lease, server_lease
 from .records import chunk_from_record
 from .staging import PREFIX, Staging
@@ -48,7 +48,7 @@ class Store:
         self.db = self.settings.db
         self.url = self.settings.chroma_url
         self._check_folder(create)
-        self.chroma = Chroma(self.db / "chroma", self.url)
+        self.chroma = Chroma(self.db / "chroma", self.url, read_only_ok=not create)
 
     # -- opening -------------------------------------------------------------------------
     def _check_folder(self, create: bool) -> None:
@@ -75,6 +75,9 @@ class Store:
         if fmt != STORE_FORMAT:
             raise StoreError(f"{self.db} was written by another version of indexer (format {fmt}, this one reads "
                              f"{STORE_FORMAT}); rebuild it: move it away and run indexer build")
+        if create and not writable(self.db):
+            raise StoreError(f"{self.db} is read-only: building needs write access (querying does not); "
+                             "build into a writable --db")
 
     @property
     def where(self) -> str:
@@ -158,7 +161,7 @@ class Store:
         server a lease in the server's catalogue (so builders on other machines wait too)."""
         if self.url:
             return server_lease(self.catalog, self.chroma, entry_key(strategy, embedder), strategy, embedder,
-                                wait, on_wait)
+                                wait, on_wait, self.settings.lease_ttl)
         return file_lease(self.db / "locks", strategy, embedder, self.where, wait, on_wait)
 
     def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
