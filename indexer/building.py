@@ -30,12 +30,12 @@ from .manifest import MANIFEST_FORMAT, _mtime, file_hash, read_manifest
 from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from .store import Entry, Store, write_json
-from .store.gc import GcReport, remove_orphan_segments
+from .store.gc import GcReport, remove_orphan_segments, vacuum
 from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 6  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 7  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
 
 
@@ -161,8 +161,14 @@ def build(
     bm25_engine: str = "rank-bm25",
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
+    changed: set[str] | None = None,
 ) -> list[BuildReport]:
-    """Build (or update) one collection per strategy. See the module docstring."""
+    """Build (or update) one collection per strategy. See the module docstring.
+
+    `changed` (doc_ids, e.g. from file-system events) limits the content hashing of an
+    incremental build: files the manifest lists, not in `changed` and of the same size
+    are taken as unchanged without being read. New and vanished files are still found
+    by walking the folders. None (the default) hashes every file."""
     settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
     if bm25_engine not in ENGINES:
         raise UsageError(f"unknown BM25 engine {bm25_engine!r}; use one of {', '.join(ENGINES)}")
@@ -187,7 +193,7 @@ def build(
             for spec in specs:
                 builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, bm25_engine, encoding,
                                          found, source, progress or _NoProgress, on_message, settings)
-                reports.append(builder.run(full=full, wait=wait))
+                reports.append(builder.run(full=full, wait=wait, changed=changed))
                 if cache.note:
                     reports[-1].notes.append(cache.note)
         finally:
@@ -205,6 +211,17 @@ def _detect(files: list[SourceFile], encoding: str | None) -> str:
         with contextlib.suppress(SkipFile):
             sample.append(read_text(src.path, encoding)[0])
     return detect_language(sample)
+
+
+def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | None]]:
+    """{doc_id: (hash, size)} the manifest records for files not in `changed` (with
+    `changed` None any file may have changed: nothing is trusted)."""
+    if manifest is None or changed is None:
+        return {}
+    out: dict[str, tuple[str, int | None]] = {
+        d: (v.get("hash", ""), None) for d, v in manifest.get("skipped", {}).items() if d not in changed}
+    out.update((d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed)
+    return out
 
 
 @dataclass
@@ -230,16 +247,7 @@ class _StrategyBuild:
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
 
     # -- the plan --------------------------------------------------------------------------
-    def plan(self, old: Entry | None, full: bool) -> _Plan:
-        hashes: dict[str, str] = {}
-        by_id: dict[str, SourceFile] = {}
-        with self.timer("hash"):
-            for src in self.found.files:
-                try:
-                    hashes[src.doc_id] = file_hash(src.path)
-                except OSError:
-                    hashes[src.doc_id] = ""  # unreadable: loading will report it
-                by_id[src.doc_id] = src
+    def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
         manifest = read_manifest(self.store, old) if old else None
         reason = ""
         if full:
@@ -251,6 +259,7 @@ class _StrategyBuild:
             reason = "no readable file manifest beside the previous version"
         elif manifest["settings"] != self.build_settings:
             reason = _why_full(manifest["settings"], self.build_settings)
+        hashes, by_id = self._hashes(trusted_hashes(manifest, changed) if not reason else {})
         if reason:
             return _Plan(reason, list(by_id.values()), [], [], hashes, None)
         old_files: dict[str, dict] = manifest["files"]
@@ -272,8 +281,25 @@ class _StrategyBuild:
         self.report.removed, self.report.unchanged = len(removed), len(unchanged)
         return _Plan("", process, unchanged, removed, hashes, manifest)
 
+    def _hashes(self, trusted: dict[str, tuple[str, int | None]]) -> tuple[dict[str, str], dict[str, SourceFile]]:
+        """Every file's content hash: from `trusted` while its size matches, else read."""
+        hashes: dict[str, str] = {}
+        by_id: dict[str, SourceFile] = {}
+        with self.timer("hash"):
+            for src in self.found.files:
+                known, size = trusted.get(src.doc_id, ("", None))
+                if known and size in (None, src.size):
+                    hashes[src.doc_id] = known
+                else:
+                    try:
+                        hashes[src.doc_id] = file_hash(src.path)
+                    except OSError:
+                        hashes[src.doc_id] = ""  # unreadable: loading will report it
+                by_id[src.doc_id] = src
+        return hashes, by_id
+
     # -- running ---------------------------------------------------------------------------
-    def run(self, full: bool, wait: bool) -> BuildReport:
+    def run(self, full: bool, wait: bool, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report = self.spec, self.store, self.report
         report.skipped.extend(self.found.skipped)  # what discovery turned away (size cap, links...)
@@ -281,7 +307,7 @@ class _StrategyBuild:
         with store.lease(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
             old, report.leftovers_removed = store.prepare(spec.name, self.embedder.name)
             checkpoint(self.settings, "locked")
-            plan = self.plan(old, full)
+            plan = self.plan(old, full, changed)
             if not plan.reason and not plan.process and not plan.removed:
                 self._unchanged(old)
             else:
@@ -318,7 +344,8 @@ class _StrategyBuild:
                               checkpoint=lambda name: checkpoint(self.settings, name))
         report.generation = staging.generation
         files: dict[str, dict] = {} if plan.reason else dict(plan.manifest["files"])
-        skipped: dict[str, dict] = {}
+        skipped: dict[str, dict] = {} if plan.reason else {  # files that still fail as they did: keep the reason
+            d: v for d, v in plan.manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         try:
             if plan.reason:  # a full build still carries nothing over: every file is processed
@@ -348,14 +375,19 @@ class _StrategyBuild:
             report.retired = len(staging.retired)
             for line in filter(None, [chunker.build_summary()]):
                 report.notes.append(line)
-            with self.timer("publish"):
-                staging.publish(entry)  # the switch: readers see the new version from here on
         except BaseException:
             staging.abandon()
             raise
+        # The switch, outside the try: once the catalogue names the new version nothing may
+        # undo it (an interruption after the switch would delete live records); a failure
+        # before the switch leaves unpublished records, which the next build removes.
+        with self.timer("publish"):
+            staging.publish(entry)
         report.collection = staging.name
-        if not store.url and plan.reason:
-            remove_orphan_segments(store.db / "chroma", GcReport())  # what Chroma leaves of replaced versions
+        if not store.url and plan.reason:  # what Chroma leaves of a replaced version
+            gc = GcReport()
+            remove_orphan_segments(store.db / "chroma", gc)
+            vacuum(store.db / "chroma", gc)
 
     def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report

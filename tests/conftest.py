@@ -74,9 +74,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory):
-    """A real Chroma server (`chroma run`) on a free local port, for server-mode tests."""
+def start_chroma(path: Path, port: int | None = None):
+    """A real Chroma server (`chroma run`) on a local port, data in `path`: (process, url)."""
     import shutil
     import subprocess
     import sys
@@ -84,31 +83,41 @@ def chroma_server(tmp_path_factory):
     import urllib.request
 
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    port = free_port()
-    path = tmp_path_factory.mktemp("chroma-server")
-    log = open(path / "server.log", "w")
+    port = port or free_port()
+    path.mkdir(parents=True, exist_ok=True)
+    log = open(path / "server.log", "a")
     proc = subprocess.Popen([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
             urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).read()
-            break
+            return proc, url
         except OSError:
             if proc.poll() is not None:
                 raise RuntimeError("chroma run exited: " + (path / "server.log").read_text()[-2000:])
             time.sleep(0.2)
-    else:
-        proc.kill()
-        raise RuntimeError("chroma run did not come up within 60 s")
-    yield url
+    proc.kill()
+    raise RuntimeError("chroma run did not come up within 60 s")
+
+
+def stop(proc) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except Exception:
         proc.kill()
-    log.close()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (`chroma run`) on a free local port, for server-mode tests."""
+    proc, url = start_chroma(tmp_path_factory.mktemp("chroma-server"))
+    yield url
+    stop(proc)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +47,7 @@ def folder_size(path: Path) -> int:
     return total
 
 
-def orphan_segments(chroma_path: Path, min_age: float = 5.0) -> list[Path]:
+def orphan_segments(chroma_path: Path, min_age: float = 1.0) -> list[Path]:
     """Vector-segment folders in a Chroma data folder that its catalogue no longer lists
     (left behind by deleted collections)."""
     database = chroma_path / "chroma.sqlite3"
@@ -73,6 +75,35 @@ def remove_orphan_segments(chroma_path: Path, report: GcReport) -> None:
         size = folder_size(folder)
         shutil.rmtree(folder, ignore_errors=True)
         report.add(f"vector segment {folder.name} (deleted collection)", size)
+
+
+def free_share(chroma_path: Path) -> float:
+    """The share of Chroma's catalogue database that is free pages (deleted rows)."""
+    database = chroma_path / "chroma.sqlite3"
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as conn:
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            total = conn.execute("PRAGMA page_count").fetchone()[0]
+    except sqlite3.Error:
+        return 0.0
+    return free / total if total else 0.0
+
+
+def vacuum(chroma_path: Path, report: GcReport, threshold: float = 0.3) -> None:
+    """Compact Chroma's catalogue database with Chroma's own `chroma vacuum` when more than
+    `threshold` of it is free pages (each full rebuild frees a collection's rows). Readers
+    in other processes keep working meanwhile (measured); a failure only costs disk."""
+    if free_share(chroma_path) <= threshold:
+        return
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    before = folder_size(chroma_path)
+    try:
+        done = subprocess.run([exe, "vacuum", "--path", str(chroma_path), "--force", "--timeout", "60"],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if done.returncode == 0:
+        report.add("free space in Chroma's catalogue (vacuum)", max(before - folder_size(chroma_path), 0))
 
 
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
@@ -115,4 +146,5 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     path = chroma_path or (None if store.url else store.db / "chroma")
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
+        vacuum(path, report, threshold=0.0 if chroma_path is None else 0.3)
     return report

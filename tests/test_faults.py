@@ -1,0 +1,310 @@
+"""An index that lives for months: bounded disk over rebuilds, leases on a shared Chroma
+server, handles that follow rebuilds, stale-index warnings, read-only indexes, and a
+one-line message (never a traceback) for every fault below — the fault-injection matrix
+beside tests/test_bad_input.py. Builds and queries run as real `indexer` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from indexer.building import build
+from indexer.search import Index
+from indexer.store import Store
+from indexer.store.gc import folder_size
+
+from .conftest import CORPUS, ROOT, start_chroma, stop
+
+QUESTIONS = CORPUS / "questions.jsonl"
+
+
+def env(**extra) -> dict:
+    out = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
+    for key in ("INDEXER_DB", "INDEXER_CHROMA_URL", "INDEXER_PAUSE_AT"):
+        out.pop(key, None) if key not in extra else None
+    return out
+
+
+def indexer(*args, timeout=300, **extra) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "indexer", *map(str, args)], env=env(**extra), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def one_line_error(done: subprocess.CompletedProcess, code: int = 1) -> str:
+    """The command failed with `code` and said why in one line, without a traceback."""
+    assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in done.stderr and len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
+    return lines[0]
+
+
+def copy_corpus(path: Path, names=None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for md in sorted(CORPUS.glob("*.md")):
+        if names is None or md.name in names:
+            shutil.copy(md, path / md.name)
+    return path
+
+
+def paused(args, point: str, marker: Path, **extra) -> subprocess.Popen:
+    """An `indexer` process stopped at a build checkpoint (see building.checkpoint)."""
+    marker.unlink(missing_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=env(INDEXER_PAUSE_AT=point, INDEXER_PAUSE_FILE=str(marker), **extra))
+    deadline = time.time() + 120
+    while not marker.exists():
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise AssertionError(f"never reached {point}: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.fixture
+def built(tmp_path):
+    corpus = copy_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    return corpus, db
+
+
+# -- disk ----------------------------------------------------------------------------------------
+def test_disk_stays_bounded_over_full_rebuilds(built):
+    corpus, db = built
+    one = folder_size(db)
+    for _ in range(6):
+        build([corpus], ["fixed64"], db=db, full=True)
+    segments = [p for p in (db / "chroma").iterdir() if p.is_dir()]
+    assert len(segments) == 2  # the live collection's vector and metadata... of one collection
+    assert folder_size(db) <= 1.3 * one  # what Chroma leaves of replaced versions is collected
+    done = indexer("gc", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert folder_size(db) <= 1.15 * one
+
+
+def test_gc_collects_what_a_killed_first_build_left(built, tmp_path):
+    corpus, db = built
+    proc = paused(["build", corpus, "-s", "headers", "--db", db, "-q"], "embedding", tmp_path / "m")
+    proc.kill()
+    proc.wait()
+    left = [n for n, _ in Store(db).chroma.listing() if n.startswith("ix-headers")]
+    assert left  # a collection nobody published
+    done = indexer("gc", "--db", db)
+    assert done.returncode == 0 and "never published" in done.stdout, done.stdout + done.stderr
+    assert not [n for n, _ in Store(db).chroma.listing() if n.startswith("ix-headers")]
+    assert indexer("query", "kargo", "-s", "fixed64", "--db", db).returncode == 0
+
+
+# -- readers follow rebuilds --------------------------------------------------------------------
+def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
+    corpus, db = built
+    index = Index.open("fixed64", db=db, refresh=0.2)
+    results, errors = [], []
+
+    def reader():
+        for i in range(1000):
+            try:
+                hits = index.search("kargo kaç günde gelir" if i % 2 else "iade süresi", k=3)
+                results.append(len(hits))
+            except Exception as exc:  # noqa: BLE001 - every failure counts
+                errors.append(repr(exc))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    target = corpus / "kargo-ve-teslimat.md"
+    for i in range(5):  # incremental builds and full ones, in another process
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"\n\n## Ek {i}\n\nKargo ek bilgisi {i}: paketler {i + 2} gün içinde gelir.\n")
+        done = indexer("build", corpus, "-s", "fixed64", "--db", db, "-q", *(["--full"] if i % 2 else []))
+        assert done.returncode == 0, done.stderr
+    thread.join(timeout=300)
+    assert errors == [] and len(results) == 1000 and min(results) == 3
+    live = Store(db).find("fixed64")
+    assert index.entry.generation == live.generation  # it followed the last switch
+    assert any("Ek 4" in c.text for c in index.chunks("kargo-ve-teslimat.md"))
+
+
+# -- a Chroma server shared by two machines ---------------------------------------------------------
+def test_builders_on_two_machines_share_one_lease(tmp_path):
+    proc, url = start_chroma(tmp_path / "server")
+    try:
+        corpus = copy_corpus(tmp_path / "corpus")
+        first = paused(["build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "machine-a", "-q"],
+                       "embedding", tmp_path / "m", INDEXER_LEASE_TTL="3")
+        refused = indexer("build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "machine-b",
+                          "--no-wait")
+        line = one_line_error(refused)
+        assert "another build of fixed64 (use-m3) is running on http://127.0.0.1" in line
+        first.kill()  # the first machine dies holding the lease: it expires and is taken over
+        first.wait()
+        second = indexer("build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "machine-b",
+                         INDEXER_LEASE_TTL="3")
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.splitlines()[1].split()[:2] == ["fixed64", "full"]
+        store = Store(tmp_path / "machine-b", url)
+        entry = store.find("fixed64")
+        assert [n for n, _ in store.chroma.listing() if n.startswith("ix-")] == [entry.collection]
+        hits = indexer("query", "kargo", "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "machine-a",
+                       "--json")
+        assert hits.returncode == 0 and len(hits.stdout.splitlines()) == 5
+    finally:
+        stop(proc)
+
+
+def test_a_server_lost_mid_build_is_a_one_line_error_and_loses_nothing(tmp_path):
+    server = tmp_path / "server"
+    proc, url = start_chroma(server)
+    port = int(url.rsplit(":", 1)[1])
+    corpus = copy_corpus(tmp_path / "corpus")
+    try:
+        assert indexer("build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "a", "-q").returncode == 0
+        (corpus / "kargo-ve-teslimat.md").write_text("# Kargo\n\nYeni metin.\n", encoding="utf-8")
+        building = paused(["build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "a"],
+                          "locked:4", tmp_path / "m")
+        stop(proc)  # the server goes away while the build waits at its checkpoint
+        out, err = building.communicate(timeout=120)
+        one_line_error(subprocess.CompletedProcess(building.args, building.returncode, out, err))
+        assert "Chroma" in err or "server" in err
+        proc, url = start_chroma(server, port)  # back up: the previous version answers
+        hits = indexer("query", "kargo kaç gün", "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "a", "--json")
+        assert hits.returncode == 0 and len(hits.stdout.splitlines()) == 5
+    finally:
+        stop(proc)
+
+
+# -- stale indexes --------------------------------------------------------------------------------
+def test_eval_and_query_notice_documents_changed_since_the_build(built, tmp_path):
+    corpus, db = built
+    shutil.copy(QUESTIONS, corpus / "questions.jsonl")
+    fresh = indexer("eval", corpus / "questions.jsonl", "-s", "fixed64", "--db", db, "-m", "bm25", "-q")
+    assert fresh.returncode == 0 and "warning" not in fresh.stderr
+    with open(corpus / "iade-ve-geri-odeme.md", "a", encoding="utf-8") as fh:
+        fh.write("\n\nEk paragraf.\n")
+    stale = indexer("eval", corpus / "questions.jsonl", "-s", "fixed64", "--db", db, "-m", "bm25", "-q")
+    assert stale.returncode == 0
+    assert "warning: fixed64 (use-m3) was built from other versions of 1 file(s) (iade-ve-geri-odeme.md)" in stale.stderr
+    strict = indexer("eval", corpus / "questions.jsonl", "-s", "fixed64", "--db", db, "--require-fresh", "-q")
+    assert "iade-ve-geri-odeme.md" in one_line_error(strict)
+    query = indexer("query", "iade", "-s", "fixed64", "--db", db)
+    assert query.returncode == 0 and "1 file(s) changed since fixed64 was built (iade-ve-geri-odeme.md)" in query.stderr
+
+
+# -- read-only indexes ----------------------------------------------------------------------------
+def _read_only_view(source: Path, view: Path) -> bool:
+    view.mkdir()
+    ok = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True).returncode == 0
+    return ok and subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], capture_output=True).returncode == 0
+
+
+def test_a_read_only_index_answers_queries_and_refuses_builds(built, tmp_path):
+    corpus, db = built
+    view = tmp_path / "ro"
+    if not _read_only_view(db, view):
+        pytest.skip("LOUD SKIP: cannot make a read-only bind mount here (needs root); the read-only path is untested")
+    try:
+        for mode in ("hybrid", "bm25", "embedding"):
+            done = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", view, "-m", mode, "--json")
+            assert done.returncode == 0 and len(done.stdout.splitlines()) == 5, done.stderr
+        line = one_line_error(indexer("build", corpus, "-s", "fixed64", "--db", view))
+        assert line.endswith("is read-only: building needs write access (querying does not); build into a writable --db")
+    finally:
+        subprocess.run(["umount", str(view)])
+
+
+# -- the matrix: damaged side files, caches, manifests, full disks ---------------------------------------
+def _side(db: Path) -> Path:
+    entry = Store(db).find("fixed64")
+    return Store(db).side_dir(entry.collection, entry.generation)
+
+
+@pytest.mark.parametrize("damage", ["vocab.json", "offsets.npy", "terms.npy-empty", "ids.json-short"])
+def test_damaged_bm25_files_are_rebuilt_from_the_records(built, damage):
+    corpus, db = built
+    folder = _side(db) / "bm25"
+    expected = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "-m", "bm25", "--json").stdout
+    name = damage.split("-")[0]
+    if damage.endswith("empty"):
+        (folder / name).write_bytes(b"")
+    elif damage.endswith("short"):
+        (folder / name).write_text(json.dumps(json.loads((folder / name).read_text())[:-3]))
+    else:
+        (folder / name).write_bytes((folder / name).read_bytes()[: 40])
+    query = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "-m", "bm25", "--json")
+    assert query.returncode == 0 and query.stdout == expected  # rebuilt on the fly, same answer
+    (folder / name).write_bytes(b"{")  # damaged again: `build` repairs it and says so
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "rebuilt the BM25 index from the stored records" in done.stdout
+    assert "unchanged" in done.stdout
+
+
+def test_a_damaged_embedding_cache_is_moved_aside_even_on_an_unchanged_rebuild(built):
+    corpus, db = built
+    cache = db / "cache" / "embeddings.sqlite"
+    cache.write_bytes(cache.read_bytes()[:1000])
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr
+    assert "the embedding cache" in done.stdout and "was damaged" in done.stdout
+    assert list((db / "cache").glob("embeddings.sqlite.damaged-*"))
+
+
+def test_a_manifest_entry_without_a_hash_means_a_full_rebuild(built):
+    corpus, db = built
+    path = _side(db) / "manifest.json"
+    data = json.loads(path.read_text())
+    del data["files"]["kargo-ve-teslimat.md"]["hash"]
+    path.write_text(json.dumps(data))
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "full build: no readable file manifest beside the previous version" in done.stdout
+
+
+def test_questions_that_are_not_objects_and_outputs_into_missing_folders(built, tmp_path):
+    corpus, db = built
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('["not", "an", "object"]\n')
+    assert "line 1: a question is a JSON object, not list" in one_line_error(
+        indexer("eval", bad, "-s", "fixed64", "--db", db, "--corpus", corpus))
+    started = time.time()
+    done = indexer("eval", QUESTIONS, "-s", "fixed64", "--db", db, "--plot", tmp_path / "no" / "such" / "p.png")
+    assert done.returncode == 2 and "does not exist" in done.stderr and time.time() - started < 30
+
+
+def test_a_full_disk_is_a_one_line_error_and_leaves_nothing_half_built(tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], capture_output=True).returncode:
+        pytest.skip("LOUD SKIP: cannot mount a small tmpfs here (needs root); the full-disk path is untested")
+    try:
+        corpus = copy_corpus(tmp_path / "corpus")
+        line = one_line_error(indexer("build", corpus, "-s", "fixed64", "--db", small / "db"))
+        assert "full" in line or "space" in line
+        assert not (small / "db").exists() or not any((small / "db").iterdir())  # no empty index left behind
+    finally:
+        subprocess.run(["umount", str(small)])
+
+
+def test_ctrl_c_on_a_first_build_says_nothing_was_built_and_leaves_no_folder(tmp_path):
+    corpus = copy_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    proc = paused(["build", corpus, "-s", "fixed64", "--db", db], "embedding", tmp_path / "m")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().endswith("Error: interrupted; nothing was built"), err
+    assert not db.exists()
+
+
+def test_a_shared_tokenizer_cache_is_readable_by_every_user(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "from indexer.text.tokens import get_tokenizer; get_tokenizer()"],
+                          env=env(INDEXER_CACHE_DIR=str(tmp_path / "cache")), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert files and all(p.stat().st_mode & 0o044 == 0o044 for p in files), [oct(p.stat().st_mode) for p in files]
