@@ -47,7 +47,7 @@ def folder_size(path: Path) -> int:
     return total
 
 
-def orphan_segments(chroma_path: Path, min_age: float = 1.0) -> list[Path]:
+def orphan_segments(chroma_path: Path, min_age: float = 0.0) -> list[Path]:
     """Vector-segment folders in a Chroma data folder that its catalogue no longer lists
     (left behind by deleted collections)."""
     database = chroma_path / "chroma.sqlite3"
@@ -146,5 +146,5 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     path = chroma_path or (None if store.url else store.db / "chroma")
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
-        vacuum(path, report, threshold=0.0 if chroma_path is None else 0.3)
+        vacuum(path, report, threshold=-1.0)  # asked for: always
     return report
