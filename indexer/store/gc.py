@@ -11,11 +11,10 @@ by path on the server's machine).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,33 +76,35 @@ def remove_orphan_segments(chroma_path: Path, report: GcReport) -> None:
         report.add(f"vector segment {folder.name} (deleted collection)", size)
 
 
-def free_share(chroma_path: Path) -> float:
-    """The share of Chroma's catalogue database that is free pages (deleted rows)."""
+def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
+    """Compact Chroma's catalogue database when replaced versions left enough behind in it:
+    free pages (deleted rows), and the segments of its full-text index, which keeps
+    deleted documents until merged (a full rebuild a day grows it by a whole collection's
+    text). FTS5's own `optimize` merges them, SQLite's VACUUM returns the pages. Readers
+    in other processes keep working meanwhile; a busy database just skips it (it only
+    costs disk)."""
     database = chroma_path / "chroma.sqlite3"
+    if not database.exists():
+        return
+    before = database.stat().st_size
     try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as conn:
+        with contextlib.closing(sqlite3.connect(str(database), timeout=30)) as conn:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-            total = conn.execute("PRAGMA page_count").fetchone()[0]
+            pages = conn.execute("PRAGMA page_count").fetchone()[0] or 1
+            fts = "embedding_fulltext_search" in tables and "embedding_fulltext_search_data" in tables
+            segments = conn.execute("SELECT count(*) FROM embedding_fulltext_search_data").fetchone()[0] if fts else 0
+            rows = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] if "embeddings" in tables else 0
+            if not force and free / pages <= 0.3 and segments <= 2 * rows + 200:
+                return
+            if fts:
+                conn.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
+                conn.commit()
+            conn.execute("VACUUM")
     except sqlite3.Error:
-        return 0.0
-    return free / total if total else 0.0
-
-
-def vacuum(chroma_path: Path, report: GcReport, threshold: float = 0.3) -> None:
-    """Compact Chroma's catalogue database with Chroma's own `chroma vacuum` when more than
-    `threshold` of it is free pages (each full rebuild frees a collection's rows). Readers
-    in other processes keep working meanwhile (measured); a failure only costs disk."""
-    if free_share(chroma_path) <= threshold:
         return
-    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    before = folder_size(chroma_path)
-    try:
-        done = subprocess.run([exe, "vacuum", "--path", str(chroma_path), "--force", "--timeout", "60"],
-                              capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return
-    if done.returncode == 0:
-        report.add("free space in Chroma's catalogue (vacuum)", max(before - folder_size(chroma_path), 0))
+    report.add("space in Chroma's catalogue (full-text index merged, vacuumed)",
+               max(before - database.stat().st_size, 0))
 
 
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
@@ -146,5 +147,5 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     path = chroma_path or (None if store.url else store.db / "chroma")
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
-        vacuum(path, report, threshold=-1.0)  # asked for: always
+        vacuum(path, report, force=True)
     return report
