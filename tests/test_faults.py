@@ -317,3 +317,30 @@ def test_a_shared_tokenizer_cache_is_readable_by_every_user(tmp_path):
     assert done.returncode == 0, done.stderr
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert files and all(p.stat().st_mode & 0o044 == 0o044 for p in files), [oct(p.stat().st_mode) for p in files]
+
+
+def test_a_servers_data_folder_is_collected_by_path(tmp_path):
+    proc, url = start_chroma(tmp_path / "server")
+    try:
+        corpus = copy_corpus(tmp_path / "corpus", {"kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"})
+        for _ in range(3):
+            done = indexer("build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "m", "--full", "-q")
+            assert done.returncode == 0, done.stderr
+        data = tmp_path / "server" / "data"
+        before = [p for p in data.iterdir() if p.is_dir()]
+        assert len(before) > 2  # Chroma keeps what it deleted (chroma-core/chroma#5259)
+        done = indexer("gc", "--chroma-url", url, "--db", tmp_path / "m", "--chroma-path", data)
+        assert done.returncode == 0 and "deleted collection" in done.stdout, done.stdout + done.stderr
+        assert len([p for p in data.iterdir() if p.is_dir()]) == 2
+        hits = indexer("query", "kargo", "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "m", "--json")
+        assert hits.returncode == 0 and len(hits.stdout.splitlines()) == 5
+    finally:
+        stop(proc)
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_not_fatal(tmp_path):
+    corpus = copy_corpus(tmp_path / "corpus", {"kargo-ve-teslimat.md"})
+    (corpus / os.fsdecode(b"bad-\xff\xfe-name.md")).write_text("# Bad\n\nText.\n", encoding="utf-8")
+    done = indexer("build", corpus, "-s", "headers", "--db", tmp_path / "db")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "the name is not valid UTF-8; rename it to index it" in done.stdout
