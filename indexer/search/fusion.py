@@ -52,7 +52,7 @@ def weighted(embedding: dict[str, float], bm25: dict[str, float], alpha: float =
 # counted as poor at or below, good at or above)
 ADAPTIVE_DEFAULTS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "use-m3": ((0.1, 0.8), (0.3, 0.6)),
-    "*": ((0.3, 0.8), (0.3, 0.7)),  # e5-small, and any retrieval-trained model (Ollama)
+    "*": ((0.3, 0.8), (0.25, 0.6)),  # e5-small, and any retrieval-trained model (Ollama)
 }
 ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE = ADAPTIVE_DEFAULTS["*"]
 
