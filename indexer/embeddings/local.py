@@ -57,12 +57,11 @@ class USEEmbedder(_LocalModel):
         # one short text: BLAS threads only add synchronisation (and, on a busy machine,
         # waits of tens of milliseconds), so a query runs on one thread
         backend = self.model._model
-        threads = backend.threads
         backend.threads = 1
         try:
             return normalise(self.model.encode([text])[0])
-        finally:
-            backend.threads = threads
+        finally:  # back to the configured count (not to whatever a concurrent query had set)
+            backend.threads = _threads()
 
 
 class E5Embedder(_LocalModel):
