@@ -1,0 +1,120 @@
+"""What stands between the network and the index: bearer-token auth, a cap on request
+bodies, read-only methods, and JSON errors. Plain ASGI middleware, so each check runs
+before any route reads a byte of the body."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+
+MAX_BODY = 64 * 1024  # bytes: a query is at most 20,000 characters
+PUBLIC = ("/api/health", "/api/openapi.json")  # no index data: open for liveness probes and clients
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def error_body(status: int, message: str) -> bytes:
+    return json.dumps({"error": message, "status": status}, ensure_ascii=False).encode("utf-8")
+
+
+async def send_error(send, status: int, message: str, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    body = error_body(status, message)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class TooLarge(Exception):
+    pass
+
+
+def host_name(header: bytes) -> str:
+    """The host of a Host header, without its port (`[::1]:8765` -> `::1`)."""
+    text = header.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[1:text.find("]")] if "]" in text else text
+    return text.split(":", 1)[0]
+
+
+class Guard:
+    """Bearer auth on /api (when a token is set), GET/HEAD/POST/OPTIONS only, request
+    bodies capped at `max_body` bytes (by Content-Length, and while streaming), and with
+    `hosts` (a loopback bind) the Host header checked: a web page must not reach this
+    server through a DNS name rebound to 127.0.0.1."""
+
+    def __init__(self, app, token: str | None = None, max_body: int = MAX_BODY, hosts: list[str] | None = None) -> None:
+        self.app = app
+        self.token = token.encode("utf-8") if token else None
+        self.max_body = max_body
+        self.hosts = {h.strip("[]").lower() for h in hosts} if hosts else None
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if self.hosts is not None:
+            host = host_name(dict(scope["headers"]).get(b"host", b""))
+            if host not in self.hosts:
+                return await send_error(send, 400, f"this server answers to {', '.join(sorted(self.hosts))}, "
+                                        f"not {host[:60]!r}: open it as http://127.0.0.1:<port>/")
+        method = scope["method"]
+        if method not in ("GET", "HEAD", "POST", "OPTIONS"):
+            return await send_error(send, 405, f"{method} is not allowed: the server is read-only",
+                                    [(b"allow", b"GET, HEAD, POST")])
+        path = scope["path"]
+        if self.token and path.startswith("/api/") and path not in PUBLIC and method != "OPTIONS":
+            if not self._authorised(scope):
+                return await send_error(send, 401, "missing or wrong token: send the header "
+                                        "'Authorization: Bearer <token>' (the token given to indexer serve --token)",
+                                        [(b"www-authenticate", b'Bearer realm="indexer"')])
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                return await send_error(send, 400, "the Content-Length header is not a number")
+            if declared > self.max_body:
+                return await send_error(send, 413, self._too_large(declared))
+        return await self._capped(scope, receive, send)
+
+    def _authorised(self, scope) -> bool:
+        header = dict(scope["headers"]).get(b"authorization", b"")
+        scheme, _, given = header.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
+
+    def _too_large(self, size: int) -> str:
+        return f"the request body is {size:,} bytes; the limit is {self.max_body:,} (send a query, not a document)"
+
+    async def _capped(self, scope, receive, send):
+        received = 0
+        started = False
+
+        async def limited_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise TooLarge
+            return message
+
+        async def watched_send(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, watched_send)
+        except TooLarge:
+            if not started:
+                await send_error(send, 413, self._too_large(received))

@@ -1,0 +1,148 @@
+"""The OpenAPI 3.1 description of the JSON API (served at GET /api/openapi.json)."""
+
+from __future__ import annotations
+
+from .guard import MAX_BODY
+from .params import MAX_COLLECTIONS, MAX_K, VIEW_MODES
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _param(name: str, description: str, required: bool = False, repeat: bool = False) -> dict:
+    schema = {"type": "array", "items": {"type": "string"}} if repeat else {"type": "string"}
+    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema,
+            **({"style": "form", "explode": True} if repeat else {})}
+
+
+ERRORS = {
+    "400": _json(_ref("Error"), "the request is malformed (the message names the field)"),
+    "401": _json(_ref("Error"), "missing or wrong bearer token (only when the server has a token)"),
+    "404": _json(_ref("Error"), "no such collection, document or question set"),
+    "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
+}
+
+STRATEGY = "a collection name from GET /api/collections (`headers`, or `headers@e5-small`)"
+
+SCHEMAS = {
+    "Error": {"type": "object", "required": ["error", "status"],
+              "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},
+    "SearchRequest": {
+        "type": "object", "required": ["query", "strategy"], "additionalProperties": False,
+        "properties": {
+            "query": {"type": "string", "maxLength": 20000},
+            "strategy": {"type": "string", "description": STRATEGY},
+            "mode": {"type": "string", "enum": list(VIEW_MODES),
+                     "description": "default: the collection's saved search (indexer tune --save), else hybrid"},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
+            "doc": {"type": "string", "description": "only hits of this document (a doc_id)"},
+        },
+    },
+    "CompareRequest": {
+        "type": "object", "required": ["query", "strategies"], "additionalProperties": False,
+        "properties": {
+            "query": {"type": "string", "maxLength": 20000},
+            "strategies": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLLECTIONS},
+            "modes": {"type": "array", "items": {"type": "string", "enum": list(VIEW_MODES)}},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
+            "question_set": {"type": "string", "description": "a set id from GET /api/questions"},
+            "question": {"type": "string", "description": "a question id of that set: hits get hit/strict/miss marks"},
+        },
+    },
+    "Chunk": {
+        "type": "object",
+        "properties": {name: {"type": kind} for name, kind in (
+            ("id", "string"), ("doc_id", "string"), ("start", "integer"), ("end", "integer"),
+            ("start_line", "integer"), ("end_line", "integer"), ("kind", "string"), ("header", "string"),
+            ("heading_path", "string"), ("n_tokens", "integer"), ("text", "string"), ("indexed_text", "string"),
+            ("parent_id", "string"))},
+    },
+    "Hit": {
+        "type": "object",
+        "properties": {
+            "rank": {"type": "integer"}, "score": {"type": "number"},
+            "collection_rank": {"type": "integer", "description": "with a doc filter: the rank in the whole collection"},
+            "id": {"type": "string"}, "doc_id": {"type": "string"}, "start": {"type": "integer"},
+            "end": {"type": "integer"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
+            "kind": {"type": "string"}, "header": {"type": "string"}, "heading_path": {"type": "string"},
+            "n_tokens": {"type": "integer"}, "text": {"type": "string"},
+            "embedding_rank": {"type": ["integer", "null"]}, "embedding_score": {"type": ["number", "null"]},
+            "bm25_rank": {"type": ["integer", "null"]}, "bm25_score": {"type": ["number", "null"]},
+            "embedding_share": {"type": "number", "description": "hybrid: the embedding side's weight"},
+            "children": {"type": "array", "items": _ref("Chunk"),
+                         "description": "parent-child: the children this parent was found by"},
+            "mark": {"type": "string", "enum": ["strict", "hit", "miss"]},
+        },
+    },
+    "SearchResult": {
+        "type": "object",
+        "properties": {
+            "strategy": {"type": "string"}, "embedder": {"type": "string"}, "mode": {"type": "string"},
+            "search": {"type": "string", "description": "the resolved search, e.g. hybrid adaptive 0.1-0.8 ..."},
+            "k": {"type": "integer"}, "doc": {"type": ["string", "null"]},
+            "ctx_tokens": {"type": "integer", "description": "tokens the hits' texts put in a prompt"},
+            "hits": {"type": "array", "items": _ref("Hit")},
+            "error": {"type": "string"},
+        },
+    },
+}
+
+
+def _get(summary: str, response: dict, params: list | None = None, public: bool = False) -> dict:
+    op = {"summary": summary, "parameters": params or [], "responses": {"200": response, **ERRORS}}
+    if public:
+        op["security"] = []
+    return {"get": op}
+
+
+def _post(summary: str, request: str, response: dict) -> dict:
+    return {"post": {"summary": summary, "requestBody": {"required": True, "content": {
+        "application/json": {"schema": _ref(request)}}}, "responses": {"200": response, **ERRORS}}}
+
+
+def schema(version: str) -> dict:
+    obj = {"type": "object"}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "indexer serve", "version": version,
+                 "description": "Hybrid search (embedding, BM25, fused) over the collections of an indexer "
+                                "database, and the data of the browser views. Read-only."},
+        "components": {"schemas": SCHEMAS,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/api/health": _get("liveness: {status, version}", _json(obj, "the server is up"), public=True),
+            "/api/openapi.json": _get("this document", _json(obj, "OpenAPI 3.1"), public=True),
+            "/api/collections": _get("the built collections: strategy, embedder, sizes, default search",
+                                     _json(obj, "{collections: [...]}")),
+            "/api/documents": _get("doc_ids and their chunk counts per collection", _json(obj, "{documents: [...]}"),
+                                   [_param("strategy", STRATEGY + "; default all", repeat=True)]),
+            "/api/chunks": _get("one document's stored chunks in one collection, in document order (with "
+                                "their parents for parent-child collections)",
+                                _json(obj, "{strategy, doc_id, chunks: [Chunk], parents: [Chunk]}"),
+                                [_param("strategy", STRATEGY, required=True),
+                                 _param("doc", "a doc_id", required=True)]),
+            "/api/view": _get("the documents view: the document rebuilt from stored chunks, each collection's "
+                              "chunks and boundary-quality marks", _json(obj, "{text, lanes: [...]}"),
+                              [_param("doc", "a doc_id", required=True),
+                               _param("strategy", STRATEGY + "; default all", repeat=True)]),
+            "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
+            "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
+                                  _json(obj, "{query, question, results: [SearchResult]}")),
+            "/api/questions": _get("question sets: --questions files and questions*.jsonl next to the corpora",
+                                   _json(obj, "{sets: [{id, name}]}")),
+            "/api/questions/{set}": {"get": {
+                "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
+                "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},
+            "/api/evaluation": _get("indexer eval of a question set: rows with 95% intervals, and the CLI's tables",
+                                    _json(obj, "{rows: [...], table, intervals}"),
+                                    [_param("set", "a set id from GET /api/questions", required=True),
+                                     _param("strategy", STRATEGY + "; default all", repeat=True),
+                                     _param("mode", "embedding, bm25, hybrid; default all three", repeat=True)]),
+        },
+    }

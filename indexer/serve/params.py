@@ -1,0 +1,144 @@
+"""Request bodies and query strings checked into plain values, with a 4xx message that
+names the field and says what is allowed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..search import MODES, SearchOptions
+from ..search.options import MAX_QUERY_CHARS
+
+MAX_K = 100
+MAX_COLLECTIONS = 12
+MAX_DOC_ID = 1000
+DEFAULT_MODE = "default"  # the collection's saved search (`indexer tune --save`), else hybrid
+VIEW_MODES = (*MODES, DEFAULT_MODE)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def bad(message: str) -> ApiError:
+    return ApiError(400, message)
+
+
+def parse_json(raw: bytes) -> dict:
+    if not raw.strip():
+        raise bad("the body is empty; send a JSON object")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise bad(f"the body is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise bad(f"the body must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def check_fields(data: dict, known: tuple[str, ...]) -> None:
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise bad(f"unknown field {unknown[0]!r}; known fields: {', '.join(known)}")
+
+
+def text_field(data: dict, name: str, required: bool = False, limit: int = MAX_DOC_ID) -> str | None:
+    value = data.get(name)
+    if value is None or value == "":
+        if required:
+            raise bad(f"{name} is required")
+        return None
+    if not isinstance(value, str):
+        raise bad(f"{name} must be a string, not {type(value).__name__}")
+    if len(value) > limit:
+        raise bad(f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
+def k_field(data: dict, default: int = 5) -> int:
+    value = data.get("k", default)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad(f"k must be a whole number from 1 to {MAX_K}, not {value!r}")
+    if not 1 <= value <= MAX_K:
+        raise bad(f"k must be from 1 to {MAX_K}, not {value}")
+    return value
+
+
+def mode_field(value, name: str = "mode") -> str | None:
+    """A search mode; None (or "default") is the collection's saved one."""
+    if value in (None, "", DEFAULT_MODE):
+        return None
+    if value not in MODES:
+        raise bad(f"{name} must be one of {', '.join(VIEW_MODES)}, not {str(value)[:40]!r}")
+    return value
+
+
+def list_field(data: dict, name: str, limit: int = MAX_COLLECTIONS) -> list[str]:
+    value = data.get(name) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad(f"{name} must be a list of strings")
+    if len(value) > limit:
+        raise bad(f"{name} lists {len(value)} items; the limit is {limit}")
+    return list(dict.fromkeys(value))
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    strategy: str
+    options: SearchOptions
+    doc: str | None = None
+
+
+SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc")
+
+
+def search_request(data: dict) -> SearchRequest:
+    """POST /api/search: {query, strategy, mode?, k?, doc?}."""
+    check_fields(data, SEARCH_FIELDS)
+    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    strategy = text_field(data, "strategy", required=True, limit=200)
+    options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
+    return SearchRequest(query, strategy, options, text_field(data, "doc"))
+
+
+@dataclass
+class CompareRequest:
+    query: str
+    strategies: list[str]
+    modes: list[str | None]
+    k: int
+    question_set: str | None = None
+    question: str | None = None
+
+
+COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question")
+
+
+def compare_request(data: dict) -> CompareRequest:
+    """POST /api/compare: {query, strategies, modes?, k?, question_set?, question?}."""
+    check_fields(data, COMPARE_FIELDS)
+    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    strategies = list_field(data, "strategies")
+    if not strategies:
+        raise bad("strategies must name at least one collection (GET /api/collections lists them)")
+    modes = [mode_field(m, "modes") for m in list_field(data, "modes", len(VIEW_MODES))] or [None]
+    question_set, question = text_field(data, "question_set", limit=64), text_field(data, "question", limit=200)
+    if bool(question_set) != bool(question):
+        raise bad("question_set and question go together (the set's id and the question's id)")
+    return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question)
+
+
+def query_list(params, name: str) -> list[str]:
+    """A repeatable query-string parameter (`?strategy=a&strategy=b`)."""
+    values = [v for v in params.getlist(name) if v.strip()]
+    if len(values) > MAX_COLLECTIONS:
+        raise bad(f"{name} is given {len(values)} times; the limit is {MAX_COLLECTIONS}")
+    return list(dict.fromkeys(v.strip() for v in values))

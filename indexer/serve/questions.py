@@ -1,0 +1,145 @@
+"""Question sets for `indexer serve`: the files given with `--questions` and the
+`questions*.jsonl` files next to the folders the collections were built from. Requests
+pick a set by its id, never by a path.
+
+A set marks query results hit / strict hit / miss (the evaluator's rules: a hit overlaps
+the expected section, a strict hit contains the whole expected answer), and gives the
+evaluation view its numbers from `indexer.evaluation.evaluate` — the same as `indexer eval`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CollectionNotFound
+from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
+from ..evaluation import report
+from ..evaluation.metrics import contains, overlaps
+from ..evaluation.run import _corpus_root
+from ..loaders import load_documents
+from ..search import MODES
+from ..types import Chunk
+from .library import Library
+
+PATTERN = "questions*.jsonl"
+EVAL_KS = (1, 5)
+
+
+@dataclass
+class QuestionSet:
+    id: str
+    path: Path
+    questions: list[Question] | None = None  # resolved against the corpus on first use
+    error: str = ""
+    evaluations: dict[tuple, dict] = field(default_factory=dict)
+
+
+def set_id(path: Path) -> str:
+    return hashlib.sha1(str(path).encode()).hexdigest()[:10]
+
+
+def display_name(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def judge(question: Question, chunk: Chunk) -> str:
+    """strict (contains the whole answer), hit (overlaps the expected span) or miss."""
+    if chunk.doc_id != question.doc_id:
+        return "miss"
+    if question.answer_span is not None and contains((chunk.start, chunk.end), question.answer_span):
+        return "strict"
+    return "hit" if overlaps((chunk.start, chunk.end), question.target) else "miss"
+
+
+class QuestionSets:
+    def __init__(self, library: Library, explicit: list[str | Path] = ()) -> None:
+        self.library = library
+        self.explicit = [Path(p).expanduser().resolve() for p in explicit]
+        self._sets: dict[str, QuestionSet] = {}
+        self._lock = threading.Lock()
+        self._eval_lock = threading.Lock()  # one evaluation at a time: it keeps both cores busy
+
+    def _discover(self) -> list[Path]:
+        found = list(self.explicit)
+        for entry in self.library.entries():
+            for source in entry.source:
+                folder = Path(source)
+                if folder.is_file():
+                    folder = folder.parent
+                if folder.is_dir():
+                    found += sorted(folder.glob(PATTERN)) + sorted(folder.glob(f"*/{PATTERN}"))
+        return list(dict.fromkeys(p.resolve() for p in found))
+
+    def sets(self) -> list[QuestionSet]:
+        paths = self._discover()
+        with self._lock:
+            for path in paths:
+                self._sets.setdefault(set_id(path), QuestionSet(set_id(path), path))
+            return [self._sets[set_id(p)] for p in paths]
+
+    def listing(self) -> list[dict]:
+        return [{"id": s.id, "name": display_name(s.path), "explicit": s.path in self.explicit} for s in self.sets()]
+
+    def get(self, sid: str) -> QuestionSet:
+        if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
+            raise CollectionNotFound(f"no question set {str(sid)[:40]!r}; GET /api/questions lists them")
+        return self._sets[sid]
+
+    def questions(self, sid: str) -> list[Question]:
+        """The set's questions with their target spans resolved against the corpus."""
+        qs = self.get(sid)
+        if qs.questions is None:
+            questions = load_questions(qs.path)
+            indexes = [self.library.index(name) for name in self.library.names()]
+            root = _corpus_root(qs.path, questions, indexes)
+            _, docs = load_documents([root])
+            resolve(questions, {d.doc_id: d for d in docs})
+            qs.questions = questions
+        return qs.questions
+
+    def question(self, sid: str, qid: str) -> Question:
+        for q in self.questions(sid):
+            if q.id == qid:
+                return q
+        raise CollectionNotFound(f"no question {str(qid)[:40]!r} in {display_name(self.get(sid).path)}")
+
+    def evaluation(self, sid: str, names: list[str], modes: tuple[str, ...] = MODES) -> dict:
+        """`indexer eval` of the set on the named collections × modes, as JSON (cached
+        until one of the collections is rebuilt)."""
+        qs = self.get(sid)
+        indexes = [self.library.index(name) for name in names]
+        for index in indexes:
+            index.follow()
+        key = (tuple(names), tuple(modes), tuple((i.entry.collection, i.entry.generation) for i in indexes))
+        with self._eval_lock:
+            if key not in qs.evaluations:
+                qs.evaluations[key] = self._evaluate(qs, indexes, modes)
+        return qs.evaluations[key]
+
+    def _evaluate(self, qs: QuestionSet, indexes, modes) -> dict:
+        by_embedder: dict[str, list[str]] = {}
+        for index in indexes:
+            by_embedder.setdefault(index.entry.embedder, []).append(index.entry.strategy)
+        parts = [evaluate(qs.path, strategies, modes, EVAL_KS, settings=self.library.store.settings,
+                          embedders=(embedder,)) for embedder, strategies in by_embedder.items()]
+        ev = parts[0]
+        if len(parts) > 1:
+            ev = Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
+                            {k: v for p in parts for k, v in p.stale.items()})
+        rows = report.json_rows(ev)
+        for row in rows:
+            for item in row.get("per_question", ()):
+                item.pop("retrieved", None)
+        return {
+            "set": qs.id, "name": display_name(qs.path), "questions": len(ev.questions), "ks": ev.ks,
+            "ctx_k": ev.ctx_k, "source": ev.source, "rows": rows,
+            "table": report.table(ev), "intervals": report.intervals(ev),
+            "stale": ev.stale,
+        }
+

@@ -1,0 +1,371 @@
+"""`indexer serve`: the JSON API in-process (Starlette's TestClient), its safety cases,
+the documents view rebuilt from stored chunks, boundary-quality marks, and the CLI's
+refusals. One index serves this module and the browser test (tests/test_serve_browser.py):
+the bundled corpus with headers and fixed64 (the session's `built_db`) plus a parent-child
+collection of three documents."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import CORPUS, ROOT
+
+STRATEGIES = ["headers", "fixed64", "parent"]
+PARENT_DOCS = ("garanti-ve-teknik-servis.md", "kargo-ve-teslimat.md", "iade-ve-geri-odeme.md")  # keeps the build short
+TOKEN = "s3cret-token-for-tests-0123456789"
+QUERY = "Van'da bir köyde oturuyorum, kargom kaç günde gelir?"
+_BUILT: dict = {}
+
+
+def serve_db(built_db, tmp_path_factory):
+    """The session's headers + fixed64 index of the bundled corpus, copied, plus a
+    parent-child collection of three of its documents: built once per test session."""
+    if "db" not in _BUILT:
+        import shutil
+
+        from indexer.building import build
+
+        db = tmp_path_factory.mktemp("serve") / "index"
+        shutil.copytree(built_db[0], db)
+        full = bool(os.environ.get("INDEXER_SCREENSHOTS"))  # README's screenshots: every document
+        build([CORPUS], ["parent"], db=db, include=() if full else PARENT_DOCS)
+        _BUILT["db"] = db
+    return _BUILT["db"]
+
+
+@pytest.fixture(scope="module")
+def db(built_db, tmp_path_factory):
+    return serve_db(built_db, tmp_path_factory)
+
+
+def make_client(db, **kw):
+    from starlette.testclient import TestClient
+
+    from indexer.serve.app import create_app
+    from indexer.settings import Settings
+
+    return TestClient(create_app(Settings.load(db=db), **kw), base_url="http://127.0.0.1")
+
+
+@pytest.fixture(scope="module")
+def client(db):
+    return make_client(db)
+
+
+@pytest.fixture(scope="module")
+def question_set(client):
+    sets = client.get("/api/questions").json()["sets"]
+    return next(s["id"] for s in sets if s["name"].endswith("corpus/questions.jsonl"))
+
+
+# -- the API ------------------------------------------------------------------------------------
+def test_health_collections_and_openapi_cover_every_route(client):
+    assert client.get("/api/health").json()["status"] == "ok"
+    collections = {c["name"]: c for c in client.get("/api/collections").json()["collections"]}
+    assert set(collections) == set(STRATEGIES)
+    assert collections["parent"]["parent_child"] and not collections["headers"]["parent_child"]
+    assert collections["headers"]["search"].startswith("hybrid")
+    schema = client.get("/api/openapi.json").json()
+    assert schema["openapi"].startswith("3.")
+    routes = {r.path for r in client.app.app.routes if r.path.startswith("/api/")}
+    assert routes == set(schema["paths"])
+
+
+def test_search_is_the_index_the_cli_uses_with_both_sides(client, db):
+    from indexer.search import Index, SearchOptions
+
+    got = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "mode": "hybrid", "k": 5}).json()
+    want = Index.open("headers", db=db).search(QUERY, SearchOptions(mode="hybrid", k=5))
+    assert [h["id"] for h in got["hits"]] == [h.chunk.id for h in want]
+    assert got["mode"] == "hybrid" and got["search"].startswith("hybrid adaptive")
+    assert got["ctx_tokens"] == sum(h["n_tokens"] for h in got["hits"])
+    first = got["hits"][0]
+    assert {"embedding_rank", "embedding_score", "bm25_rank", "bm25_score", "embedding_share"} <= set(first)
+    bm25 = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "mode": "bm25", "k": 3}).json()
+    assert all(h["embedding_rank"] is None and h["bm25_rank"] == h["rank"] for h in bm25["hits"])
+
+
+def test_search_with_a_doc_filter_ranks_within_the_document(client):
+    doc = "iade-ve-geri-odeme.md"
+    got = client.post("/api/search", json={"query": QUERY, "strategy": "fixed64", "k": 3, "doc": doc}).json()
+    assert [h["rank"] for h in got["hits"]] == [1, 2, 3]
+    assert all(h["doc_id"] == doc for h in got["hits"])
+    assert all(h.get("collection_rank", h["rank"]) >= h["rank"] for h in got["hits"])
+
+
+def test_parent_child_hits_carry_the_children_they_were_found_by(client):
+    got = client.post("/api/search", json={"query": QUERY, "strategy": "parent", "k": 3}).json()
+    assert got["parent_child"] and got["hits"]
+    for hit in got["hits"]:
+        assert hit["children"]
+        for child in hit["children"]:
+            assert hit["start"] <= child["start"] < child["end"] <= hit["end"]
+            assert child["text"] in hit["text"]
+
+
+def test_chunks_are_the_stored_chunks_with_their_parents(client, db):
+    from indexer.search import Index
+
+    doc = "kargo-ve-teslimat.md"
+    got = client.get("/api/chunks", params={"strategy": "fixed64", "doc": doc}).json()
+    assert [c["id"] for c in got["chunks"]] == [c.id for c in Index.open("fixed64", db=db).chunks(doc)]
+    parent = client.get("/api/chunks", params={"strategy": "parent", "doc": doc}).json()
+    assert {c["parent_id"] for c in parent["chunks"]} == {p["id"] for p in parent["parents"]}
+
+
+def test_the_documents_view_rebuilds_the_document_from_stored_chunks_only(client):
+    doc = "kargo-ve-teslimat.md"
+    view = client.get("/api/view", params=[("doc", doc), *(("strategy", s) for s in STRATEGIES)]).json()
+    assert view["text"] == (CORPUS / doc).read_text(encoding="utf-8").rstrip("\n")
+    assert view["conflicts"] == []
+    lanes = {lane["name"]: lane for lane in view["lanes"]}
+    assert lanes["headers"]["quality"]["inside"] == 0 and lanes["headers"]["overlap"] == 0
+    quality = view["quality"]  # the columns of `indexer chunk`
+    assert quality["headers"][:2] == ["inWord", "inSent"] and "inTable" in quality["headers"]
+    assert quality["rows"]["headers"][:3] == ["0%", "0%", "0%"]
+    fixed = lanes["fixed64"]
+    assert fixed["quality"]["sentence"] > 0 and fixed["quality"]["table"] > 0  # blind windows cut both
+    assert fixed["overlap"] > 0
+    assert any(c["cuts"]["start"] for c in fixed["chunks"])
+    assert all(c["indexed_text"].endswith(view["text"][c["start"]:c["end"]]) for c in fixed["chunks"])
+    parent = lanes["parent"]
+    assert parent["parent_child"] and parent["parents"]
+    spans = {p["id"]: (p["start"], p["end"]) for p in parent["parents"]}
+    assert all(spans[c["parent_id"]][0] <= c["start"] and c["end"] <= spans[c["parent_id"]][1] for c in parent["chunks"])
+
+
+def test_boundary_marks_name_what_a_cut_falls_inside():
+    from indexer.serve.marks import cut_marks, rebuilt_document, structure_of
+    from indexer.types import Chunk
+
+    text = ("# T\n\nOne sentence here. Another one follows.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n"
+            "```python\nx = 1\ny = 2\n```\n\n- first item text\n- second item\n")
+    structure = structure_of(rebuilt_document("doc.md", text))
+    at = text.index
+    cuts = [0, at("sentence here"), at(" Another"), at("| 3 |"), at("3 |"), at("y = 2"), at("item text"), at("- second"),
+            at("tem\n") + 1, len(text) - 1]
+    chunks = [Chunk(str(i), "doc.md", text[s:e], s, e, 1, 1, "window") for i, (s, e) in enumerate(zip(cuts, cuts[1:]))]
+    marks, counts = cut_marks(structure, chunks)
+    starts = [sorted(m["start"]) for m in marks[1:]]
+    assert starts == [["sentence"], [], ["table"], ["row", "table"], ["code"], ["item", "sentence"], [],
+                      ["item", "sentence", "word"]]
+    assert counts["cuts"] == 8 and counts["inside"] == 6 and counts["word"] == 1
+    assert marks[0]["start"] == [] and marks[-1]["end"] == []  # the document's own edges are no cuts
+
+
+def test_a_layer_built_from_another_version_is_reported():
+    from indexer.serve.documents import rebuild
+    from indexer.types import Chunk
+
+    def chunk(text, start):
+        return Chunk("x", "d.md", text, start, start + len(text), 1, 1, "window")
+
+    got = rebuild([("new", [chunk("Hello", 0), chunk("world", 6)]), ("old", [chunk("Hallo", 0)])])
+    assert got.text == "Hello\nworld" and got.covered == 10 and got.conflicts == ["old"]
+
+
+def test_compare_marks_hits_against_the_picked_question(client, question_set):
+    questions = client.get(f"/api/questions/{question_set}").json()["questions"]
+    q = questions[0]
+    got = client.post("/api/compare", json={
+        "query": q["question"], "strategies": ["headers", "parent"], "modes": ["bm25", "default"], "k": 5,
+        "question_set": question_set, "question": q["id"]}).json()
+    assert got["question"]["id"] == q["id"]
+    assert [(r["strategy"], r["requested_mode"]) for r in got["results"]] == [
+        ("headers", "bm25"), ("headers", "default"), ("parent", "bm25"), ("parent", "default")]
+    lo, hi = q["answer_span"]
+    for result in got["results"]:
+        for hit in result["hits"]:
+            strict = hit["doc_id"] == q["doc_id"] and hit["start"] <= lo and hi <= hit["end"]
+            assert (hit["mark"] == "strict") == strict
+    assert any(h["mark"] != "miss" for r in got["results"] for h in r["hits"])
+
+
+def test_evaluation_gives_the_numbers_of_indexer_eval(client, db, question_set):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    got = client.get("/api/evaluation", params={"set": question_set, "strategy": "headers", "mode": "bm25"}).json()
+    assert "recall@5" in got["table"] and "95%" in got["intervals"]
+    result = CliRunner().invoke(cli, ["eval", str(CORPUS / "questions.jsonl"), "--strategy", "headers", "--mode", "bm25",
+                                      "--db", str(db), "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    cli_row = json.loads(result.stdout.splitlines()[0])
+    row = got["rows"][0]
+    for key in ("recall@1", "recall@5", "recall@5_ci95", "mrr@10", "mrr@10_ci95", "strict@5", "ctx_tokens@5"):
+        assert row[key] == cli_row[key], key
+
+
+def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
+    from starlette.testclient import TestClient
+
+    from indexer.building import build
+    from indexer.serve.app import create_app
+    from indexer.serve.library import Library
+    from indexer.settings import Settings
+
+    docs = write_files({"a.md": "# Kargo\n\nKargo üç günde gelir.\n"})
+    db = tmp_path / "index"
+    build([docs], ["headers"], db=db)
+    settings = Settings.load(db=db)
+    client = TestClient(create_app(settings, library=Library(settings, refresh=0)), base_url="http://127.0.0.1")
+    body = {"query": "kargo mu iade süresi mi", "strategy": "headers", "mode": "bm25"}
+    assert {h["doc_id"] for h in client.post("/api/search", json=body).json()["hits"]} == {"a.md"}
+    write_files({"b.md": "# İade\n\nİade süresi on dört gündür.\n"}, docs)
+    build([docs], ["headers"], db=db)
+    hits = client.post("/api/search", json=body).json()["hits"]
+    assert hits[0]["doc_id"] == "b.md"
+    assert [d["doc_id"] for d in client.get("/api/documents").json()["documents"]] == ["a.md", "b.md"]
+
+
+# -- safety ------------------------------------------------------------------------------------
+def test_path_traversal_finds_nothing(client):
+    for doc in ("../../etc/passwd", "/etc/passwd", "..%2F..%2Fpyproject.toml", str(ROOT / "pyproject.toml")):
+        r = client.get("/api/chunks", params={"strategy": "headers", "doc": doc})
+        assert r.status_code == 404 and "no document" in r.json()["error"]
+        assert client.get("/api/view", params={"doc": doc}).status_code == 404
+    assert client.get("/api/chunks", params={"strategy": "../../etc", "doc": "x.md"}).status_code == 404
+    for path in ("/static/%2e%2e/%2e%2e/pyproject.toml", "/static/..%2f..%2fcli%2fserve.py", "/static/../app.py"):
+        r = client.get(path)
+        assert r.status_code == 404 and "[project]" not in r.text and "import" not in r.text
+
+
+def test_a_token_is_required_when_set(db):
+    guarded = make_client(db, token=TOKEN)
+    body = {"query": QUERY, "strategy": "headers"}
+    missing = guarded.post("/api/search", json=body)
+    assert missing.status_code == 401 and "Bearer" in missing.json()["error"]
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert guarded.get("/api/collections", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert guarded.post("/api/search", json=body, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert guarded.get("/api/health").status_code == 200  # liveness stays open, it tells nothing
+
+
+def test_an_oversized_body_is_refused(client):
+    big = json.dumps({"query": "a" * 200_000, "strategy": "headers"})
+    r = client.post("/api/search", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "limit" in r.json()["error"]
+
+    def chunks():  # no Content-Length: counted while streaming
+        for _ in range(100):
+            yield b"x" * 4096
+
+    assert client.post("/api/search", content=chunks()).status_code == 413
+
+
+@pytest.mark.parametrize("k, status", [(10**9, 400), (0, 400), (101, 400), ("5x", 400), (True, 400), (100, 200)])
+def test_k_is_capped(client, k, status):
+    r = client.post("/api/search", json={"query": QUERY, "strategy": "fixed64", "k": k})
+    assert r.status_code == status, r.text
+    if status == 400:
+        assert "k must be" in r.json()["error"]
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"{not json", "not JSON"), (b"[1]", "JSON object"), (b"", "empty"),
+    (json.dumps({"query": "x", "strategy": "headers", "rm": 1}).encode(), "unknown field 'rm'"),
+    (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
+    (json.dumps({"query": "x"}).encode(), "strategy is required"),
+    (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
+    (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
+])
+def test_bad_requests_get_one_line_json_errors(client, body, message):
+    r = client.post("/api/search", content=body, headers={"content-type": "application/json"})
+    assert 400 <= r.status_code < 500 and message in r.json()["error"], r.text
+
+
+def test_the_server_is_read_only(client):
+    for method in ("DELETE", "PUT", "PATCH"):
+        r = client.request(method, "/api/collections")
+        assert r.status_code == 405 and "read-only" in r.json()["error"]
+    assert client.post("/api/build", json={}).status_code in (404, 405)
+    assert client.post("/api/drop", json={"strategy": "headers"}).status_code in (404, 405)
+
+
+def test_cors_is_off_unless_an_origin_is_given(client, db):
+    preflight = {"Origin": "http://app.example", "Access-Control-Request-Method": "POST"}
+    assert "access-control-allow-origin" not in client.options("/api/search", headers=preflight).headers
+    assert "access-control-allow-origin" not in client.get("/api/health", headers={"Origin": "http://app.example"}).headers
+    open_to = make_client(db, cors=("http://app.example",), token=TOKEN)
+    r = open_to.options("/api/search", headers=preflight)
+    assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://app.example"
+    r = open_to.options("/api/search", headers={**preflight, "Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in r.headers
+
+
+def test_a_loopback_server_refuses_other_host_names(db):
+    from indexer.serve.guard import LOOPBACK_HOSTS
+
+    local = make_client(db, allowed_hosts=LOOPBACK_HOSTS)
+    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765"):
+        assert local.get("/api/health", headers={"Host": host}).status_code == 200, host
+    refused = local.get("/api/health", headers={"Host": "rebound.example:8765"})
+    assert refused.status_code == 400 and "rebound.example" in refused.json()["error"]
+
+
+def test_the_page_comes_with_a_strict_content_policy(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert client.get("/static/app.js").status_code == 200
+
+
+# -- the command -------------------------------------------------------------------------------
+def test_serve_refuses_a_public_address_without_a_token_and_short_tokens(db):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "--token" in result.output and "0.0.0.0" in result.output
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--host", "0.0.0.0", "--token", "short"])
+    assert result.exit_code == 2 and "at least 16" in result.output
+
+
+def test_serve_reads_a_token_file_and_refuses_two_tokens(db, tmp_path):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    short = tmp_path / "token"
+    short.write_text("abc\n")
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--host", "0.0.0.0", "--token-file", str(short)])
+    assert result.exit_code == 2 and "the token is 3 characters" in result.output
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--token", TOKEN, "--token-file", str(short)])
+    assert result.exit_code == 2 and "not both" in result.output
+
+
+def test_serve_says_when_the_port_is_busy(db):
+    import socket
+
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--port", str(port)])
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_serve_without_an_index_says_to_build_one(tmp_path):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "none")])
+    assert result.exit_code == 1 and "build one first" in result.output
+
+
+def test_help_does_not_import_the_web_stack():
+    code = "import sys; from indexer.cli import cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
