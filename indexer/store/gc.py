@@ -107,6 +107,28 @@ def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
                max(before - database.stat().st_size, 0))
 
 
+def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -> None:
+    """After a full rebuild: compact Chroma's catalogue when it has grown `growth` times
+    past its size after the last compaction (what it kept of replaced versions: free
+    pages and full-text residue), remembered in `gc.json` beside it."""
+    import json
+
+    database, mark = chroma_path / "chroma.sqlite3", chroma_path.parent / "gc.json"
+    if not database.exists():
+        return
+    try:
+        baseline = json.loads(mark.read_text())["catalog_bytes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        baseline = 0
+    size = database.stat().st_size
+    if baseline and size > growth * baseline:
+        vacuum(chroma_path, report, force=True)
+        size = database.stat().st_size
+    if not baseline or size > growth * baseline or size < baseline:
+        with contextlib.suppress(OSError):
+            mark.write_text(json.dumps({"catalog_bytes": size}))
+
+
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
     """Everything above, for every collection in the index (each under its lease)."""
     from .store import GRACE
