@@ -142,6 +142,24 @@ def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
     assert any("Ek 4" in c.text for c in index.chunks("kargo-ve-teslimat.md"))
 
 
+def test_a_long_lived_reader_sees_the_vectors_of_an_incremental_build(built):
+    corpus, db = built
+    index = Index.open("fixed64", db=db, refresh=0.1)
+    assert index.search("kargo", mode="embedding", k=1)  # its vector index is loaded now
+    sentence = "Zürafa kargosu yalnızca salı günleri uçakla gönderilir."
+    with open(corpus / "kargo-ve-teslimat.md", "a", encoding="utf-8") as fh:
+        fh.write(f"\n\n## Zürafa\n\n{sentence}\n")
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db, "-q")  # another process writes the delta
+    assert done.returncode == 0, done.stderr
+    deadline = time.time() + 10
+    while True:  # embedding only: BM25 would find it anyway
+        hits = index.search(sentence, mode="embedding", k=1)
+        if "Zürafa" in hits[0].chunk.text or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert "Zürafa" in hits[0].chunk.text
+
+
 # -- a Chroma server shared by two machines ---------------------------------------------------------
 def test_builders_on_two_machines_share_one_lease(tmp_path):
     proc, url = start_chroma(tmp_path / "server")

@@ -82,6 +82,7 @@ class Index:
             self.entry = latest  # saved search settings may have changed
             return False
         with self._lock:
+            self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
             self._bm25, self._live = None, set()
             self._records.clear()

@@ -111,6 +111,7 @@ class Chroma:
         path = self.path
         if self.read_only_ok and path.is_dir() and not writable(path):
             path = read_only_view(path)
+        self._opened = str(path)
         try:
             client = chromadb.PersistentClient(path=str(path), settings=settings)
             client.list_collections(limit=1)
@@ -123,6 +124,22 @@ class Chroma:
                 "if it is corrupt, move the folder away and rebuild"
             ) from None
         return client
+
+    def reopen(self) -> None:
+        """See what other processes wrote since this client opened the embedded database.
+
+        An embedded Chroma keeps a collection's vector index in memory once loaded and
+        does not notice vectors another process adds to it (an incremental build writes
+        into the live collection), so a long-lived reader reopens when a new version is
+        published. A server needs nothing: it serves every client the same data."""
+        if self.url or "client" not in self.__dict__:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        self._handles.clear()
+        del self.__dict__["client"]
+        # a fresh system for this path; the old one stays with whoever still holds it
+        SharedSystemClient._identifier_to_system.pop(getattr(self, "_opened", str(self.path)), None)
 
     def close(self) -> None:
         """Drop the client (so its folder can be removed)."""
