@@ -1,8 +1,9 @@
 """The `indexer` command line: parse options, call the library, format the result.
 
 Commands live by what they touch: `corpus` (chunk, build, gc), `search` (query, list,
-dump, drop), `measure` (eval, tune). Heavy libraries (chromadb, embedding models) are
-imported inside commands, so `indexer --help` stays fast.
+dump, drop), `measure` (eval, tune), `serve` (the web app and JSON API), `live` (watch,
+mcp). Heavy libraries (chromadb, embedding models, starlette, mcp) are imported inside
+commands, so `indexer --help` stays fast.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import corpus, measure, search
+from . import corpus, live, measure, search, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -20,5 +21,5 @@ def cli():
     embeddings, BM25 or both, and measure which strategy wins on your own questions."""
 
 
-for _module in (corpus, search, measure):
+for _module in (corpus, search, measure, serve, live):
     _module.register(cli)
