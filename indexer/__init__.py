@@ -12,6 +12,8 @@ __version__ = "0.1.0"
 
 _API = {
     "chunk": ("indexer.chunkers.pipeline", "chunk"),
+    "boundaries": ("indexer.chunkers.boundaries", "boundaries"),
+    "stored_boundaries": ("indexer.evaluation.boundaries", "stored_boundaries"),
     "build": ("indexer.building", "build"),
     "search": ("indexer.search", "search"),
     "Index": ("indexer.search", "Index"),

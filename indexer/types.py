@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
@@ -18,6 +19,19 @@ def sha256_hex(text: str) -> str:
 
 def join_path(parts: tuple[str, ...] | list[str]) -> str:
     return PATH_SEP.join(p for p in parts if p)
+
+
+def page_at(page_starts: list[int], offset: int) -> int:
+    """1-based page of a character offset, from where each page's text starts (a page
+    without text starts where the next one does, so it owns no offset)."""
+    return max(1, bisect.bisect_right(page_starts, offset))
+
+
+def pages_label(start_page: int, end_page: int) -> str:
+    """`p.3` or `p.3-4`; empty for a document without pages."""
+    if not start_page:
+        return ""
+    return f"p.{start_page}" if end_page == start_page else f"p.{start_page}-{end_page}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +78,7 @@ class Document:
     language: str = ""  # programming language for code files
     source_path: str = ""
     warnings: list[str] = field(default_factory=list)
+    pages: list[tuple[int, int]] = field(default_factory=list)  # PDF: (start, end) of page i+1 in text
     derived: Derived = field(default_factory=Derived, repr=False)
 
     @cached_property
@@ -88,6 +103,14 @@ class Document:
         if not self.sections:
             return None
         return self.sections[index_at(self._section_starts, offset)]
+
+    @cached_property
+    def _page_starts(self) -> list[int]:
+        return [s for s, _ in self.pages]
+
+    def page_at(self, offset: int) -> int:
+        """1-based page a character offset falls on (0 for a document without pages)."""
+        return page_at(self._page_starts, offset) if self.pages else 0
 
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         section = self.section_at(offset)
@@ -122,6 +145,8 @@ class Chunk:
     language: str = ""
     strategy: str = ""
     hash: str = ""
+    start_page: int = 0  # PDF pages the chunk spans (1-based; 0 for documents without pages)
+    end_page: int = 0
 
     @property
     def indexed_text(self) -> str:
@@ -167,6 +192,8 @@ class Hit:
             "header": c.header,
             "heading_path": c.heading_path,
             "symbol": c.symbol,
+            "start_page": c.start_page,
+            "end_page": c.end_page,
             "n_tokens": c.n_tokens,
             "text": c.text,
             "embedding_rank": self.embedding_rank,

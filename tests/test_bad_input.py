@@ -2,7 +2,8 @@
 
 One folder holds every kind of bad input at once — binary, undecodable, UTF-16, legacy
 Windows-1254, empty, over the size cap, unreadable, symlink loops and links out of the
-folder, odd file names, hostile Markdown and a broken source file. The build must finish,
+folder, odd file names, hostile Markdown, a broken source file, and PDFs that are
+encrypted, truncated, corrupt, scanned (no text layer) or over the page cap. The build must finish,
 name every file it did not index with its reason (in the BuildReport and in the CLI
 output), index the good files so they can be queried back, and keep the chunk
 invariants on the hostile files. Then the query side: every bad request is one line
@@ -32,10 +33,12 @@ from indexer.text.tokens import get_tokenizer
 
 from tests.conftest import write_file
 from tests.test_chunkers import limit_of
+from tests import test_pdf as pdfs
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ["headers", "fixed64", "blocks", "parent", "semantic"]
 MAX_FILE_SIZE = 256 * 1024
+MAX_PDF_PAGES = 3
 AS_ROOT = os.geteuid() == 0
 
 # a 20,000-word paragraph without a single punctuation mark
@@ -66,6 +69,11 @@ GOOD: dict[str, tuple[str | bytes, str]] = {
         "| a | b |\n|---|---|\ndef f(x):\n    return {'{': x}\n\n## hâlâ kodun içinde\n",
         "fındıkkabuğu",
     ),
+    "rapor ğüş.pdf": (
+        pdfs.pdf_bytes(pdfs.one_page_pdf, [["Bu rapor, zerdalibahçesi projesinin ilk çeyrek sonuçlarını", "özetler."],
+                                           ["Sonuçlar beklenenden iyi çıktı."]]),
+        "zerdalibahçesi",
+    ),
     "ragged-table.md": (
         "# Tablo\n\nBölge tablosu portakallık:\n\n| Bölge | Standart | Ekspres |\n|---|---|---|\n"
         "| İlçe ve köyler | 3-5 iş günü |\n| KKTC | 5-8 iş günü | Yok | fazladan | hücre |\n| Van |\n"
@@ -80,7 +88,7 @@ GOOD: dict[str, tuple[str | bytes, str]] = {
         "ayvalıklı",
     ),
 }
-EDGE_CASES = ["unclosed-fence.md", "ragged-table.md", "nested-list.md", "long-paragraph.md", "broken.py"]
+EDGE_CASES = ["unclosed-fence.md", "ragged-table.md", "nested-list.md", "long-paragraph.md", "broken.py", "rapor ğüş.pdf"]
 
 # bad files: doc_id -> the reason the build gives
 SKIPPED_ON_LOAD = {
@@ -89,6 +97,10 @@ SKIPPED_ON_LOAD = {
     "empty.md": "empty or whitespace-only file",
     "blank.txt": "empty or whitespace-only file",
     "secret.md": "unreadable (permission denied); fix its permissions or exclude it",
+    "şifreli.pdf": pdfs.ENCRYPTED,
+    "yarım.pdf": pdfs.TRUNCATED,
+    "bozuk.pdf": pdfs.CORRUPT,
+    "taranmış.pdf": pdfs.NO_TEXT,
 }
 SKIPPED_ON_DISCOVERY = {
     "big.md": "over the size cap (342 KB > 256 KB); raise --max-file-size to include it",
@@ -96,6 +108,7 @@ SKIPPED_ON_DISCOVERY = {
     "loop": "folder already indexed through another path (symlink loop?)",
     "outside-link.md": "symlink points outside the indexed folder (not followed)",
     "outside-dir": "symlink points outside the indexed folder (not followed)",
+    "uzun.pdf": "4 pages, over the cap of 3; raise --max-pdf-pages to include it",
 }
 WARNINGS = {"cp1254.md": "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"}
 
@@ -116,6 +129,11 @@ def corpus():
     write_file(root, "empty.md", "")
     write_file(root, "blank.txt", "  \n\t\n   \n")
     write_file(root, "big.md", "# Büyük\n\n" + "kelime " * 50_000)  # 0.3 MB, over the 256 KB cap
+    write_file(root, "şifreli.pdf", pdfs.encrypted_pdf())
+    write_file(root, "yarım.pdf", pdfs.truncated_pdf())
+    write_file(root, "bozuk.pdf", pdfs.garbage_pdf())
+    write_file(root, "taranmış.pdf", pdfs.pdf_bytes(pdfs.image_only_pdf))
+    write_file(root, "uzun.pdf", pdfs.pdf_bytes(pdfs.make_policy_pdf, n_pages=4))  # over MAX_PDF_PAGES
     write_file(root, "secret.md", "# Gizli\n\ngizlisözcük")
     os.chmod(root / "secret.md", 0o000)
     os.symlink(root, root / "loop")  # a folder link back to the root
@@ -134,7 +152,7 @@ def corpus():
 @pytest.fixture(scope="module")
 def api_build(corpus, tmp_path_factory):
     db = tmp_path_factory.mktemp("bad-input") / "index"
-    reports = build([corpus], STRATEGIES, db=db, max_file_size=MAX_FILE_SIZE)
+    reports = build([corpus], STRATEGIES, db=db, max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
     return db, {r.strategy: r for r in reports}
 
 
@@ -147,7 +165,7 @@ def cli_build(corpus):
     db = home / "index"
     code = "import tests.conftest; from indexer.cli import cli; cli(prog_name='indexer')"
     cmd = [sys.executable, "-c", code, "build", str(corpus), "--db", str(db), "--strategy", "headers",
-           "--max-file-size", "256KB", "--quiet"]
+           "--max-file-size", "256KB", "--max-pdf-pages", str(MAX_PDF_PAGES), "--quiet"]
     if AS_ROOT:
         if not Path("/usr/bin/setpriv").exists():
             pytest.skip("running as root without setpriv: cannot make a file unreadable")
@@ -198,13 +216,13 @@ def test_every_file_skipped_on_load_is_reported_with_its_reason(api_build):
 
 
 def test_discovery_names_every_file_it_leaves_out(corpus):
-    found = discover([corpus], max_file_size=MAX_FILE_SIZE)
+    found = discover([corpus], max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
     assert {s.doc_id: s.reason for s in found.skipped} == SKIPPED_ON_DISCOVERY
     assert {f.doc_id for f in found.files} == set(GOOD) | set(SKIPPED_ON_LOAD)
 
 
 def test_cli_chunk_reports_every_bad_file(corpus):
-    result = run("chunk", corpus, "--strategy", "blocks", "--max-file-size", "256KB")
+    result = run("chunk", corpus, "--strategy", "blocks", "--max-file-size", "256KB", "--max-pdf-pages", MAX_PDF_PAGES)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     expected = {**SKIPPED_ON_DISCOVERY, **SKIPPED_ON_LOAD}
@@ -284,7 +302,7 @@ def test_decoded_files_are_stored_as_text(api_build):
 
 @pytest.fixture(scope="module")
 def documents(corpus):
-    _, docs = load_documents([corpus], max_file_size=MAX_FILE_SIZE)
+    _, docs = load_documents([corpus], max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
     return {d.doc_id: d for d in docs}
 
 

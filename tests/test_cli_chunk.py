@@ -31,9 +31,11 @@ def test_chunk_prints_a_summary_per_strategy(write_files):
     result = run("chunk", str(root), "-s", "headers", "-s", "fixed:size=4,overlap=0")
     assert result.exit_code == 0, result.output
     assert result.output == (
-        "strategy   files  chunks  avgTok  maxTok  kinds\n"
-        "headers        2       3       7       9  section 3\n"
-        "fixed-4-0      2       6       4       4  window 6\n"
+        "strategy   files  chunks  avgTok  maxTok  inWord  inSent  kinds\n"
+        "headers        2       3       7       9      0%      0%  section 3\n"
+        "fixed-4-0      2       6       4       4      0%     33%  window 6\n"
+        "in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
+        "tables/code/items/funcs: kept whole by one chunk\n"
         "ignored unsupported file types: .bin ×1\n"
     )
 
@@ -44,6 +46,8 @@ def test_chunk_json_lines_satisfy_the_chunk_invariant():
     _, docs = load_documents([CORPUS])
     texts = {d.doc_id: d.text for d in docs}
     rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows[-1]["row"] == "summary" and rows[-1]["chunks"] == len(rows) - 1  # then one summary per strategy
+    rows = [r for r in rows if r["row"] == "chunk"]
     assert len(rows) >= 10 and {r["doc_id"] for r in rows} == set(texts)
     for r in rows:
         assert texts[r["doc_id"]][r["start"] : r["end"]] == r["text"]

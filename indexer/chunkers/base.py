@@ -167,6 +167,8 @@ class Chunker(ABC):
             path, self.count(text) if n_tokens is None else n_tokens, "", "", "", "", doc.language, self.name,
             content_hash,
         )
+        if doc.pages:
+            chunk.start_page, chunk.end_page = doc.page_at(start), doc.page_at(max(start, end - 1))
         for key, value in extra.items():
             setattr(chunk, key, value)
         return chunk

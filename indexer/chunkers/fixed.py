@@ -13,6 +13,7 @@ import bisect
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
+from .packing import last_word_edge
 
 
 class FixedChunker(Chunker):
@@ -40,25 +41,36 @@ class FixedChunker(Chunker):
         table_starts = [t[0] for t in tables]
         out: list[Chunk] = []
         new = self.new_chunk
-        size = self.size
-        # window i covers tokens [i*step, i*step + size); the last one reaches the end
-        for i in range(0, max(n - self.overlap, 1), size - self.overlap):
-            j = min(i + size, n)
+        size, overlap = self.size, self.overlap
+        # window i covers tokens [i, i + size), its end moved back to the last token
+        # boundary between words (a word longer than the window is cut); the next one
+        # starts `overlap` tokens before it ends, moved back likewise, and ends later than
+        # it (else it starts where that one ended); the last reaches the end
+        def end_of(start: int) -> int:
+            j = min(start + size, n)
+            return (last_word_edge(text, bounds, j, start) or j) if j < n else j
+
+        i = prev = 0
+        while True:
+            j = end_of(i)
+            if j <= prev:
+                i, j = prev, end_of(prev)
             s, e = int(bounds[i]), int(bounds[j])
             while s < e and text[s].isspace():
                 s += 1
             while e > s and text[e - 1].isspace():
                 e -= 1
-            if s >= e:
-                continue
             header = ""
-            if tables:
+            if tables and s < e:
                 t = bisect.bisect_right(table_starts, s) - 1
                 if t >= 0 and tables[t][0] < s < tables[t][1]:
                     header = tables[t][2]
-            out.append(new(doc, s, e, "window", header, section_path(doc, s), j - i,
-                           bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1)))
-        return out
+            if s < e and not (out and out[-1].start == s and out[-1].end == e):
+                out.append(new(doc, s, e, "window", header, section_path(doc, s), j - i,
+                               bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1)))
+            if j >= n:
+                return out
+            i, prev = (last_word_edge(text, bounds, j - overlap, i) if j - overlap > i else None) or j, j
 
     @staticmethod
     def _tables(doc: Document) -> list[tuple[int, int, str]]:

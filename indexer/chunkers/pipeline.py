@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import StrategySpec, parse_strategy
-from ..settings import DEFAULT_MAX_FILE_SIZE
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents
 from ..types import Chunk, Document
@@ -72,6 +72,7 @@ def iter_chunks(
     encoding: str | None = None,
     skip_dirs: tuple[str | os.PathLike, ...] = (),
     embedder=None,
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> tuple[Discovery, dict[str, ChunkStats], Iterator[tuple[str, Document, list[Chunk]]]]:
     """Stream (strategy name, document, its chunks) for every document and strategy.
 
@@ -79,7 +80,7 @@ def iter_chunks(
     per-strategy stats (filled while streaming) and the stream itself.
     """
     specs = resolve_strategies(strategies)
-    found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding)
+    found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found))
     chunkers = [spec.create(embedder=embedder) for spec in specs]
@@ -112,7 +113,7 @@ def nothing_message(paths, found: Discovery) -> str:
         detail = f" (only unsupported file types: {exts})"
     return (
         f"nothing to index in {where}{detail}; "
-        "point at a folder with Markdown, text, HTML or source files, or check --include/--exclude"
+        "point at a folder with Markdown, text, HTML, PDF or source files, or check --include/--exclude"
     )
 
 

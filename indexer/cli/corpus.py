@@ -6,12 +6,18 @@ from pathlib import Path
 
 import click
 
+from ..settings import DEFAULT_MAX_PDF_PAGES
 from .common import (
     DEFAULT_STRATEGY, ClickProgress, corpus_options, db_options, echo_json, echo_table, fmt_seconds, handle_errors,
     json_option, note_function, quiet_option, settings_from, store_options,
 )
 
 STRATEGY_HELP = f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY})."
+
+
+def max_pdf_pages_option(func):
+    return click.option("--max-pdf-pages", type=click.IntRange(min=1), default=DEFAULT_MAX_PDF_PAGES, show_default=True,
+                        help="Skip PDFs with more pages than this (PDFs are capped by pages, not --max-file-size).")(func)
 
 
 def register(cli: click.Group) -> None:
@@ -34,12 +40,16 @@ def _echo_skipped(found, err: bool = False) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
 @corpus_options
+@max_pdf_pages_option
 @click.option("--embedder", default=None, metavar="NAME",
               help="Embedder for strategies that embed while chunking (semantic) [env INDEXER_EMBEDDER].")
 @json_option
 @handle_errors
-def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder, as_json):
-    """Chunk files without storing them: a summary, or every chunk with --json (JSON lines)."""
+def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_pages, embedder, as_json):
+    """Chunk files without storing them: per strategy, its chunks and where its cuts fall
+    (inside words, sentences, tables, code, list items, functions; what it keeps whole).
+    --json: every chunk, then one summary per strategy (JSON lines)."""
+    from ..chunkers.boundaries import LEGEND, BoundaryStats, columns
     from ..chunkers.pipeline import iter_chunks
     from ..embeddings import get_embedder
 
@@ -48,18 +58,25 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder
     found, stats, stream = iter_chunks(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], include=include, exclude=exclude,
         max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), embedder=model,
+        max_pdf_pages=max_pdf_pages,
     )
-    for _name, _doc, chunks in stream:
+    quality = {name: BoundaryStats(name) for name in stats}
+    for name, doc, chunks in stream:
+        quality[name].add(doc, chunks)
         if as_json:
-            echo_json(c.to_dict() for c in chunks)
+            echo_json({"row": "chunk", **c.to_dict()} for c in chunks)
     if as_json:
+        echo_json({"row": "summary", **st.to_dict(), "boundaries": quality[st.strategy].to_dict()}
+                  for st in stats.values())
         _echo_skipped(found, err=True)
         return
+    headers, cells = columns(list(quality.values()))
     rows = []
-    for st in stats.values():
+    for st, extra in zip(stats.values(), cells):
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(st.kinds.items(), key=lambda kv: -kv[1]))
-        rows.append([st.strategy, st.files, st.chunks, f"{st.avg_tokens:.0f}", st.max_tokens, kinds])
-    echo_table(["strategy", "files", "chunks", "avgTok", "maxTok", "kinds"], rows)
+        rows.append([st.strategy, st.files, st.chunks, f"{st.avg_tokens:.0f}", st.max_tokens, *extra, kinds])
+    echo_table(["strategy", "files", "chunks", "avgTok", "maxTok", *headers, "kinds"], rows)
+    click.echo(LEGEND)
     _echo_skipped(found)
 
 
@@ -69,6 +86,7 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder
 @click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
 @store_options
 @corpus_options
+@max_pdf_pages_option
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of only changed files.")
 @click.option("--no-wait", is_flag=True, help="Fail at once if another build of the strategy is running.")
 @click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default="auto", show_default=True,
@@ -82,7 +100,7 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, embedder
 @json_option
 @handle_errors
 def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size,
-          encoding, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json):
+          encoding, max_pdf_pages, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json):
     """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
 
     Only new and changed files are chunked and embedded again; the previous version
@@ -96,7 +114,7 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
                                settings.chroma_url else "interrupted; nothing was built")
     reports = run_build(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], settings=settings, include=include, exclude=exclude,
-        max_file_size=max_file_size, encoding=encoding, name=name, full=full, wait=not no_wait, lang=lang, stem=stem,
+        max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding, name=name, full=full, wait=not no_wait, lang=lang, stem=stem,
         fold=fold, stopwords=stopwords, bm25_engine=bm25_engine, progress=ClickProgress(quiet),
         on_message=note_function(quiet),
     )

@@ -39,6 +39,9 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--budget", type=int, default=None, metavar="TOKENS",
               help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
+@click.option("--boundaries", "show_boundaries", is_flag=True,
+              help="Also where each collection's stored chunks cut: inside words, sentences, tables, code, "
+                   "list items, functions, and what they keep whole.")
 @click.option("--compare", nargs=2, multiple=True, metavar="A B",
               help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
 @click.option("--require-fresh", is_flag=True,
@@ -51,8 +54,8 @@ def _writable(path: str | None, option: str) -> None:
 @quiet_option
 @handle_errors
 def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
-          rrf_weights, rrf_k, candidates, children_k, budget, by_tag, compare, require_fresh, as_json, csv_path,
-          plot_path, quiet):
+          rrf_weights, rrf_k, candidates, children_k, budget, by_tag, show_boundaries, compare, require_fresh, as_json,
+          csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by."""
     from ..evaluation import evaluate, report
@@ -61,9 +64,10 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
     note = note_function(quiet)
+    settings = settings_from(db, chroma_url, None, ollama_host)
     result = evaluate(
         questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
-        settings=settings_from(db, chroma_url, None, ollama_host), embedders=tuple(embedders) or (None,),
+        settings=settings, embedders=tuple(embedders) or (None,),
         corpus=corpus, budget=budget, require_fresh=require_fresh,
         options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
@@ -72,12 +76,18 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
         click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
                    f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
                    "or pass --require-fresh to make this an error", err=True)
+    quality = None
+    if show_boundaries:
+        from ..evaluation.boundaries import stored_boundaries
+
+        quality = stored_boundaries(list(strategies), result.source, settings=settings,
+                                    embedders=tuple(embedders) or (None,))
     if csv_path:
-        Path(csv_path).write_text(report.to_csv(result), encoding="utf-8")
+        Path(csv_path).write_text(report.to_csv(result, quality), encoding="utf-8")
     if plot_path:
         report.plot(result, plot_path)
     if as_json:
-        echo_json(report.json_rows(result, compare))
+        echo_json(report.json_rows(result, compare, quality))
         return
     click.echo(f"{len(result.questions)} questions from {questions}; documents in {result.source}")
     click.echo(report.table(result))
@@ -87,6 +97,9 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     if extra:
         click.echo()
         click.echo(extra)
+    if quality:
+        click.echo()
+        click.echo(report.boundaries(result, quality))
     if by_tag:
         click.echo()
         click.echo(report.by_tag(result))

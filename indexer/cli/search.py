@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..types import pages_label
 from .common import (
     echo_json, echo_table, handle_errors, json_option, make_options, search_options, settings_from, store_options,
 )
@@ -78,7 +79,9 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
             why.append(f"embedding #{hit.embedding_rank}")
         if hit.bm25_rank is not None:
             why.append(f"bm25 #{hit.bm25_rank}")
-        click.echo(f"#{hit.rank}  {hit.score:.4f}  {c.doc_id}:{c.start_line}-{c.end_line}  [{c.kind}]"
+        where = f"{c.doc_id} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
+            f"{c.doc_id}:{c.start_line}-{c.end_line}"
+        click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]"
                    + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
         if c.header:
             click.echo("    " + c.header.replace("\n", "\n    "))
@@ -130,7 +133,8 @@ def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
         echo_json(c.to_dict() for c in chunks)
         return
     for c in chunks:
-        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line} {c.kind} "
+        pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
+        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
                    f"{c.n_tokens} tok  {c.id}")
         if c.header:
             click.echo("  header: " + c.header.replace("\n", " | "))

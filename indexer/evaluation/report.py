@@ -1,5 +1,5 @@
 """Evaluation reports: the seed's table for people, CSV for spreadsheets, and a plot of
-recall against context cost."""
+recall against context cost; with `--boundaries`, where each collection's cuts fall."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import html
 import io
 from pathlib import Path
 
+from ..chunkers.boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
 from .questions import MRR_METRIC
@@ -104,25 +105,43 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
                   f"paired difference over the same {n} questions, 95% bootstrap interval")
 
 
-def json_rows(ev: Evaluation, compare=()) -> list[dict]:
+Quality = dict[tuple[str, str], BoundaryStats]  # (strategy, embedder) -> boundary quality of its chunks
+
+
+def boundaries(ev: Evaluation, quality: Quality) -> str:
+    """Where each evaluated collection's stored chunks cut (one row per collection)."""
+    several = len({r.embedder for r in ev.rows}) > 1
+    keys = list(dict.fromkeys((r.strategy, r.embedder) for r in ev.rows))
+    headers, cells = columns([quality[k] for k in keys])
+    rows = [[f"{s} ({e})" if several else s, quality[(s, e)].chunks, *c] for (s, e), c in zip(keys, cells)]
+    return render(["strategy", "chunks", *headers], rows, "boundary quality of the stored chunks") + "\n" + LEGEND
+
+
+def json_rows(ev: Evaluation, compare=(), quality: Quality | None = None) -> list[dict]:
     """JSON lines for `eval --json`: one object per row (with per-question results), then
-    one per paired comparison."""
+    one per paired comparison, then (--boundaries) one per collection's boundary quality."""
     rows = [{"row": "result", "source": ev.source, **r.to_dict(ev.questions)} for r in ev.rows]
     for a, b in compare:
         rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
+    for (_strategy, embedder), stats in (quality or {}).items():
+        rows.append({"row": "boundaries", "embedder": embedder, **stats.to_dict()})
     return rows
 
 
-def to_csv(ev: Evaluation) -> str:
+def to_csv(ev: Evaluation, quality: Quality | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
+    b_cols = [f"ends_in_{k}" for k in KINDS] + [f"whole_{k}" for k in WHOLE] if quality else []
     writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, MRR_METRIC,
-                     f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds"])
+                     f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds", *b_cols])
     for r in ev.rows:
         values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]
+        stats = quality.get((r.strategy, r.embedder)) if quality else None
+        extra = ([round(stats.end_share(k), 4) for k in KINDS] + [f"{stats.kept[k]}/{stats.present[k]}" for k in WHOLE]
+                 if stats else [""] * len(b_cols))
         writer.writerow([r.strategy, r.mode, r.embedder, r.n, r.chunks, round(r.avg_tokens, 1), *values,
-                         round(r.mrr, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3)])
+                         round(r.mrr, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3), *extra])
     return out.getvalue()
 
 

@@ -1,4 +1,4 @@
-"""Files to Documents: Markdown, plain text (and reStructuredText), HTML and source code."""
+"""Files to Documents: Markdown, plain text (and reStructuredText), HTML, PDF and source code."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.spans import line_starts
 from ..types import Document
 from .files import Discovery, SkipFile, Skipped, SourceFile, discover, read_text
@@ -15,7 +16,7 @@ from .markdown import Heading, build_sections, first_h1, parse
 
 __all__ = [
     "Discovery", "SkipFile", "Skipped", "SourceFile", "discover", "load_file", "load_documents",
-    "make_document",
+    "make_document", "sample_text",
 ]
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
@@ -87,7 +88,12 @@ def make_document(
 
 
 def load_file(source: SourceFile, encoding: str | None = None) -> Document:
-    """Read and parse one discovered file. Raises SkipFile with the reason on bad input."""
+    """Read and parse one discovered file. Raises SkipFile with the reason on bad input.
+
+    A PDF becomes a Markdown document of its extracted text, with its page map in
+    `pages` (discovery has applied the page cap)."""
+    if source.format == "pdf":
+        return _load_pdf(source)
     text, warning = read_text(source.path, encoding)
     doc = make_document(
         source.doc_id, text, source.format, source.language, str(source.path), [warning] if warning else []
@@ -97,17 +103,43 @@ def load_file(source: SourceFile, encoding: str | None = None) -> Document:
     return doc
 
 
+def _load_pdf(source: SourceFile) -> Document:
+    from .pdf import extract_pdf
+
+    pdf = extract_pdf(source.path, max_pages=None)
+    doc = make_document(source.doc_id, pdf.text, "markdown", source_path=str(source.path), warnings=pdf.warnings,
+                        title=pdf.title)
+    if not doc.text.strip():
+        raise SkipFile("no text but running headers, footers or page numbers")
+    doc.pages = pdf.pages
+    return doc
+
+
+def sample_text(source: SourceFile, encoding: str | None = None) -> str:
+    """Some of a file's text, cheaply (a PDF's first pages without layout; "" when it
+    cannot be read): what telling its language needs."""
+    if source.format == "pdf":
+        from .pdf import sample_text as pdf_sample
+
+        return pdf_sample(source.path)
+    try:
+        return read_text(source.path, encoding)[0]
+    except SkipFile:
+        return ""
+
+
 def load_documents(
     paths: list[str | os.PathLike],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
-    max_file_size: int = 5 * 1024 * 1024,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     skip_dirs: tuple[str | os.PathLike, ...] = (),
     encoding: str | None = None,
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> tuple[Discovery, Iterator[Document]]:
     """Discover files, then load them lazily; files that fail to load are appended to
     `discovery.skipped` as the iterator reaches them."""
-    found = discover(paths, include, exclude, max_file_size, skip_dirs)
+    found = discover(paths, include, exclude, max_file_size, skip_dirs, max_pdf_pages)
 
     def documents() -> Iterator[Document]:
         for source in found.files:

@@ -1,8 +1,9 @@
 """Finding files under a root and decoding them, without ever crashing on bad input.
 
 Every file that is not indexed gets a one-line reason: binary, undecodable, empty, over
-the size cap, unreadable, a symlink loop or a symlink out of the root. Folders such as
-`.git`, `node_modules`, virtual environments and the index folder itself are skipped.
+the size cap (a PDF: over the page cap), unreadable, a symlink loop or a symlink out of
+the root. Folders such as `.git`, `node_modules`, virtual environments and the index
+folder itself are skipped.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
 
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn"}
@@ -91,15 +93,19 @@ def discover(
     paths: list[str | os.PathLike],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
-    max_file_size: int = 5 * 1024 * 1024,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     skip_dirs: tuple[str | os.PathLike, ...] = (),
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Discovery:
     """Every indexable file under `paths` (folders are walked, files taken as they are).
 
     `doc_id` is the path relative to the folder given (or the file name for a file
     given directly), with `/` separators. Symlinks are followed only while they stay
     inside the root; a loop or a link out of the root is reported, not followed.
+    A PDF is capped by its pages (`max_pdf_pages`), not by `max_file_size`: scans and
+    embedded fonts make ordinary PDFs large, while pages are what reading costs.
     """
+    caps = _Caps(max_file_size, max_pdf_pages)
     result = Discovery()
     seen_ids: set[str] = set()
     skip_real = {os.path.realpath(p) for p in skip_dirs}
@@ -109,15 +115,15 @@ def discover(
             result.skipped.append(Skipped(str(given), "no such file or folder"))
             continue
         if root.is_file():
-            _consider(result, root, root.name, max_file_size, seen_ids)
+            _consider(result, root, root.name, caps, seen_ids)
             continue
         real_root = root.resolve()
         filt = PathFilter(include, tuple(exclude) + tuple(_read_ignore_file(root)))
-        _walk(result, root, real_root, "", filt, max_file_size, seen_ids, {str(real_root)}, skip_real)
+        _walk(result, root, real_root, "", filt, caps, seen_ids, {str(real_root)}, skip_real)
     return result
 
 
-def _walk(result, folder: Path, real_root: Path, rel: str, filt, max_size, seen_ids, visited, skip_real) -> None:
+def _walk(result, folder: Path, real_root: Path, rel: str, filt, caps, seen_ids, visited, skip_real) -> None:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -159,11 +165,11 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, max_size, seen_
             if real in visited:
                 result.skipped.append(Skipped(child_rel, "folder already indexed through another path (symlink loop?)"))
                 continue
-            _walk(result, path, real_root, child_rel, filt, max_size, seen_ids, visited | {real}, skip_real)
+            _walk(result, path, real_root, child_rel, filt, caps, seen_ids, visited | {real}, skip_real)
             continue
         if name.startswith(".") or not filt.wanted(child_rel):
             continue
-        _consider(result, path, child_rel, max_size, seen_ids)
+        _consider(result, path, child_rel, caps, seen_ids)
 
 
 def _valid_name(name: str) -> bool:
@@ -174,7 +180,25 @@ def _valid_name(name: str) -> bool:
         return False
 
 
-def _consider(result, path: Path, doc_id: str, max_size, seen_ids) -> None:
+@dataclass(frozen=True, slots=True)
+class _Caps:
+    file_size: int
+    pdf_pages: int
+
+
+def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
+    """Why a file is over its cap ("" when it is not): bytes, or a PDF's pages."""
+    if fmt == "pdf":
+        from .pdf import over_cap, page_count
+
+        pages = page_count(path)  # None: it cannot be opened, and loading it will say why
+        return over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
+    if size > caps.file_size:
+        return "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(size, caps.file_size))
+    return ""
+
+
+def _consider(result, path: Path, doc_id: str, caps: _Caps, seen_ids) -> None:
     fmt, language = format_of(path.name)
     if fmt is None:
         ext = path.suffix.lower() or "(no extension)"
@@ -188,10 +212,9 @@ def _consider(result, path: Path, doc_id: str, max_size, seen_ids) -> None:
     if not stat.S_ISREG(st.st_mode):
         result.skipped.append(Skipped(doc_id, "not a regular file"))
         return
-    if st.st_size > max_size:
-        result.skipped.append(
-            Skipped(doc_id, "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(st.st_size, max_size)))
-        )
+    over = _over_cap(path, fmt, st.st_size, caps)
+    if over:
+        result.skipped.append(Skipped(doc_id, over))
         return
     if doc_id in seen_ids:
         result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))

@@ -1,10 +1,13 @@
-"""Which files we read, and as what: file name -> (format, programming language)."""
+"""Which files we read, and as what: file name -> (format, programming language).
+
+Formats: markdown, text, html, pdf (read as Markdown-shaped text) and code."""
 
 from __future__ import annotations
 
 MARKDOWN = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
 TEXT = {".txt", ".text", ".rst"}
 HTML = {".html", ".htm", ".xhtml"}
+PDF = {".pdf"}
 
 CODE_LANGUAGES = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -39,6 +42,8 @@ def format_of(name: str) -> tuple[str | None, str]:
         return "text", ""
     if ext in HTML:
         return "html", ""
+    if ext in PDF:
+        return "pdf", ""
     if ext in CODE_LANGUAGES:
         return "code", CODE_LANGUAGES[ext]
     return None, ""

@@ -9,9 +9,9 @@ from ..types import Chunk
 
 META_FIELDS = (
     "doc_id", "start", "end", "start_line", "end_line", "kind", "header", "heading_path", "n_tokens",
-    "parent_id", "context", "symbol", "parent_symbol", "language", "strategy", "hash",
+    "parent_id", "context", "symbol", "parent_symbol", "language", "strategy", "hash", "start_page", "end_page",
 )
-_INTS = ("start", "end", "start_line", "end_line", "n_tokens")
+_INTS = ("start", "end", "start_line", "end_line", "n_tokens", "start_page", "end_page")
 
 
 def chunk_metadata(chunk: Chunk, generation: int = 0) -> dict[str, Any]:

@@ -1,0 +1,298 @@
+"""PDF layout, first half: glyphs to lines, in reading order.
+
+A reader gives `Page`s of `Glyph`s and rule segments (indexer.loaders.pdf reads them with
+PDFium; bench/pdf_compare.py feeds other libraries). Glyphs become words, and the words
+of a row become fragments wherever a gap is wider than a gutter (`fragments`). Lines
+repeated at the top or bottom of most pages and bare page numbers are dropped
+(`furniture`). The fragments of a page are read in order: columns left then right, by
+recursive cuts along white gutters (`reading_order`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+__all__ = ["Box", "Glyph", "Page", "fragments", "furniture", "merge_boxes", "page_number_like", "reading_order",
+           "rows_of", "words_of"]
+
+
+@dataclass(slots=True)
+class Glyph:
+    """One character in page display coordinates: points, origin top-left, y downwards;
+    `y` is the baseline."""
+
+    text: str
+    x0: float
+    x1: float
+    y: float
+    size: float
+    bold: bool
+    mono: bool = False  # a fixed-pitch font: code
+
+
+@dataclass(slots=True)
+class Page:
+    width: float
+    height: float
+    glyphs: list[Glyph] = field(default_factory=list)
+    rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1 segments
+    images: int = 0
+
+
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+
+
+@dataclass(slots=True)
+class Box:
+    """A word, a line fragment, a line or a table, in display coordinates."""
+
+    text: str
+    x0: float
+    x1: float
+    y: float  # baseline
+    size: float
+    bold: bool
+    page: int = 0
+    table: str = ""  # Markdown of a table box
+    top_: float = 0.0
+    bottom_: float = 0.0
+    mono: bool = False
+
+    @property
+    def top(self) -> float:
+        return self.top_ if self.table else self.y - 0.8 * self.size
+
+    @property
+    def bottom(self) -> float:
+        return self.bottom_ if self.table else self.y + 0.25 * self.size
+
+
+def words_of(glyphs: list[Glyph], page_no: int) -> list[Box]:
+    """Words from glyphs in content order: a space, a jump back or down, or a gap wider
+    than 0.15 em ends a word."""
+    words: list[Box] = []
+    cur: list[Glyph] = []
+
+    def flush():
+        if cur:
+            text = unicodedata.normalize("NFC", "".join(g.text for g in cur).translate(_LIGATURES)).replace("\u00ad", "")
+            mid = cur[len(cur) // 2]
+            if text:
+                half = len(cur) / 2
+                words.append(Box(
+                    text, cur[0].x0, max(g.x1 for g in cur), mid.y, round(mid.size * 2) / 2,
+                    sum(g.bold for g in cur) > half, page_no, mono=sum(g.mono for g in cur) > half,
+                ))
+            cur.clear()
+
+    for g in glyphs:
+        if g.text.isspace() or not g.text.isprintable() and g.text != "\u00ad":
+            flush()
+            continue
+        if cur:
+            p = cur[-1]
+            em = max(g.size, p.size)
+            if abs(g.y - p.y) > 0.35 * em or g.x0 - p.x1 > 0.15 * em or g.x0 < p.x0 - 0.2 * em:
+                flush()
+        cur.append(g)
+    flush()
+    return words
+
+
+def rows_of(boxes: list[Box]) -> list[list[Box]]:
+    """Boxes grouped by shared baseline (within 0.3 em), top to bottom, each row left to right."""
+    rows: list[list[Box]] = []
+    for b in sorted(boxes, key=lambda b: b.y):
+        if rows and abs(b.y - rows[-1][0].y) <= 0.3 * max(b.size, rows[-1][0].size):
+            rows[-1].append(b)
+        else:
+            rows.append([b])
+    for row in rows:
+        row.sort(key=lambda b: b.x0)
+    return rows
+
+
+def merge_boxes(boxes: list[Box]) -> Box:
+    """Boxes side by side as one: words joined by a space (code keeps its spacing)."""
+    chars = Counter()
+    for b in boxes:
+        chars[b.size] += len(b.text)
+    mono = all(b.mono for b in boxes)
+    if mono and len(boxes) > 1:
+        advance = sum(b.x1 - b.x0 for b in boxes) / max(1, sum(len(b.text) for b in boxes))
+        text = boxes[0].text
+        for a, b in zip(boxes, boxes[1:]):
+            text += " " * max(1, round((b.x0 - a.x1) / advance)) + b.text
+    else:
+        text = " ".join(b.text for b in boxes)
+    return Box(
+        text, boxes[0].x0, max(b.x1 for b in boxes), boxes[0].y,
+        chars.most_common(1)[0][0], all(b.bold for b in boxes), boxes[0].page, mono=mono,
+    )
+
+
+def fragments(words: list[Box], gutter: float) -> list[list[Box]]:
+    """Rows of line fragments: words of a row joined while the gap stays under `gutter`
+    (or both words are code, whose alignment makes wide gaps)."""
+    out = []
+    for row in rows_of(words):
+        frags, cur = [], [row[0]]
+        for w in row[1:]:
+            if w.x0 - cur[-1].x1 >= gutter and not (w.mono and cur[-1].mono):
+                frags.append(merge_boxes(cur))
+                cur = []
+            cur.append(w)
+        frags.append(merge_boxes(cur))
+        out.append(frags)
+    return out
+
+
+_PAGE_NUMBER = re.compile(
+    r"^[-–—~(\[|]*\s*(?:(?:page|sayfa|seite|pág\.?|p\.|s\.)\s*)?\d{1,5}"
+    r"(?:\s*(?:of|/|de|von|\|)\s*\d{1,5})?\s*[-–—~)\]|]*$",
+    re.I,
+)
+_ROMAN = re.compile(r"^[ivxlcdm]{1,7}$", re.I)
+
+
+def page_number_like(text: str) -> bool:
+    """A bare page number: `3`, `- 3 -`, `Page 3 of 10`, `Sayfa 3`, `3 / 10`, `iv`."""
+    t = " ".join(text.split())
+    return bool(_PAGE_NUMBER.match(t) or _ROMAN.match(t))
+
+
+def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: float) -> set[int]:
+    """ids of fragments that are running headers/footers or page numbers.
+
+    Candidates are fragments among the three top and bottom rows of a page, in its outer
+    15%. A candidate repeated (digits aside) on 40% of the pages or more is furniture
+    unless other pages put body text at its place (a heading that recurs at the top of
+    some pages is body text); a bare page number is always furniture. So is a first (or
+    last) row set apart by a blank line's space, no larger than the body font, at the
+    same height on half of the pages or more (a header naming the current chapter)."""
+    candidates: list[tuple[int, str, Box]] = []
+    for p, rows in enumerate(pages_rows):
+        h = heights[p]
+        for where, band in (("top", rows[:3]), ("bottom", rows[-3:])):
+            for row in band:
+                for frag in row:
+                    if (where == "top" and frag.bottom < 0.15 * h) or (where == "bottom" and frag.top > 0.85 * h):
+                        key = where + ":" + re.sub(r"\d+", "#", " ".join(frag.text.lower().split()))
+                        candidates.append((p, key, frag))
+    where_key: dict[str, list[tuple[int, Box]]] = {}
+    for p, key, frag in candidates:
+        where_key.setdefault(key, []).append((p, frag))
+    need = max(2, math.ceil(0.4 * len(pages_rows)))
+    repeated = {k for k, v in where_key.items() if len({p for p, _ in v}) >= need}
+    furniture_ids = {id(f) for k in repeated for _, f in where_key[k]}
+    confirmed: set[str] = set()
+    for key in repeated:
+        frags = [f for _, f in where_key[key]]
+        pages = {p for p, _ in where_key[key]}
+        top = sorted(f.top for f in frags)[len(frags) // 2]
+        bottom = sorted(f.bottom for f in frags)[len(frags) // 2]
+        x0, x1 = min(f.x0 for f in frags), max(f.x1 for f in frags)
+        conflicts = sum(
+            1 for p, rows in enumerate(pages_rows) if p not in pages and any(
+                f.top < bottom and f.bottom > top and f.x0 < x1 and f.x1 > x0 and id(f) not in furniture_ids
+                for row in rows for f in row
+            )
+        )
+        if conflicts * 2 <= len(pages):
+            confirmed.add(key)
+    drop = {id(f) for p, key, f in candidates if key in confirmed or page_number_like(f.text)}
+    for edge in (0, -1):
+        at: dict[int, list[list[Box]]] = {}
+        for p, rows in enumerate(pages_rows):
+            rows = [r for r in rows if not all(id(f) in drop for f in r)]
+            if len(rows) < 2:
+                continue
+            row, near = rows[edge], rows[1 if edge == 0 else -2]
+            gap = near[0].top - row[0].bottom if edge == 0 else row[0].top - near[0].bottom
+            inside = row[0].bottom < 0.15 * heights[p] if edge == 0 else row[0].top > 0.85 * heights[p]
+            if inside and gap >= body and all(f.size <= body * 1.1 for f in row):
+                at.setdefault(round(row[0].y / 2), []).append(row)
+        for rows in at.values():
+            if len(rows) >= max(3, len(pages_rows) / 2):
+                drop.update(id(f) for row in rows for f in row)
+    return drop
+
+
+# ---- reading order
+
+
+def _free(strip: list[Box], lo: float, hi: float, gutter: float) -> list[tuple[float, float]]:
+    gaps, x = [], lo
+    for b in sorted(strip, key=lambda b: b.x0):
+        if b.x0 - x >= gutter:
+            gaps.append((x, b.x0))
+        x = max(x, b.x1)
+    if hi - x >= gutter:
+        gaps.append((x, hi))
+    return gaps
+
+
+def _intersect(a, b, gutter):
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if hi - lo >= gutter:
+                out.append((lo, hi))
+    return out
+
+
+def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: int = 0) -> list[list[Box]]:
+    """Items in reading order, as lines (lists of items side by side).
+
+    Items are cut into strips (runs that overlap vertically); consecutive strips that
+    share a white gutter form a region, which is read as its left part then its right
+    part, each recursively, when the parts stand side by side somewhere (a strip holds
+    both) and both are wide enough to be columns (a column of numbers or labels is not:
+    a table of contents reads row by row). A strip that opens no such region is read as
+    a line, and the search starts again below it."""
+    strips: list[list[Box]] = []
+    bottom = -math.inf
+    for b in sorted(items, key=lambda b: (b.top, b.x0)):
+        if strips and b.top < bottom - 0.5:
+            strips[-1].append(b)
+            bottom = max(bottom, b.bottom)
+        else:
+            strips.append([b])
+            bottom = b.bottom
+    lines: list[list[Box]] = []
+    i = 0
+    while i < len(strips):
+        common = _free(strips[i], lo, hi, gutter)
+        j = i + 1
+        while j < len(strips) and common:
+            nxt = _intersect(common, _free(strips[j], lo, hi, gutter), gutter)
+            if not nxt:
+                break
+            common, j = nxt, j + 1
+        region = [b for s in strips[i:j] for b in s]
+        cut = None
+        narrow = max(7.5 * gutter, 0.12 * (hi - lo))
+        for g0, g1 in sorted(common, key=lambda g: g[0] - g[1]):
+            left = [b for b in region if b.x1 <= g0 + 0.01]
+            right = [b for b in region if b.x0 >= g1 - 0.01]
+            side_by_side = any(
+                any(b.x1 <= g0 + 0.01 for b in strip) and any(b.x0 >= g1 - 0.01 for b in strip) for strip in strips[i:j]
+            )
+            if side_by_side and min(
+                max(b.x1 for b in left) - min(b.x0 for b in left), max(b.x1 for b in right) - min(b.x0 for b in right)
+            ) >= narrow:
+                cut = (g0 + g1) / 2
+                break
+        if cut is not None and depth < 12:
+            lines += reading_order([b for b in region if b.x1 <= cut], lo, cut, gutter, depth + 1)
+            lines += reading_order([b for b in region if b.x0 >= cut], cut, hi, gutter, depth + 1)
+            i = j
+        else:  # no columns from here: read this strip, look again from the next one
+            lines.append(sorted(strips[i], key=lambda b: b.x0))
+            i += 1
+    return lines

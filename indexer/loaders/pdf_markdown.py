@@ -1,0 +1,326 @@
+"""PDF layout, second half: lines to Markdown-shaped text with a page map.
+
+Lines join into paragraphs, list items and code blocks; line-end hyphens are joined
+where the word was split; lines in a larger or bold font become `#`/`##`/`###`
+headings; ruled tables come in as Markdown tables. `layout_markdown(pages)` returns the
+text and, per page, the span of its characters, so a chunk's offsets map to pages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..types import page_at
+from .files import SkipFile
+from .pdf_layout import Box, Page, fragments, furniture, merge_boxes, reading_order, words_of
+from .pdf_tables import ruled_tables
+
+__all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
+
+OCR_HINT = "OCR it first, e.g. with ocrmypdf"
+
+
+@dataclass(slots=True)
+class PdfText:
+    """Markdown-shaped text of a PDF. `pages[i]` is the (start, end) character span of
+    page i+1 within `text` (an empty span where a page has no text)."""
+
+    text: str
+    pages: list[tuple[int, int]]
+    title: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def page_at(self, offset: int) -> int:
+        """1-based number of the page a character offset falls in."""
+        return page_at([s for s, _ in self.pages], offset)
+
+    def page_span(self, start: int, end: int) -> tuple[int, int]:
+        """First and last page (1-based) of the characters start..end."""
+        return self.page_at(start), self.page_at(max(start, end - 1))
+
+
+def page_list(numbers: list[int], limit: int = 8) -> str:
+    shown = ", ".join(str(n) for n in numbers[:limit])
+    return shown + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
+
+
+
+_SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
+_BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
+_NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
+_WORD = re.compile(r"[\w'’-]+")
+_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
+
+
+def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
+    """The joined text when `left` ends with a hyphen that meets `right`, else None.
+    "kulla-" + "nım" -> "kullanım"; "e-" + "posta" -> "e-posta"; "Ar-" + "Ge" -> "Ar-Ge"."""
+    if not left.endswith("-") or len(left) < 2 or not left[-2].isalpha() or not right:
+        return None
+    head = left.rsplit(" ", 1)[-1][:-1]
+    tail = right.split(" ", 1)[0]
+    stem = re.sub(r"^\W+", "", head)
+    second = re.sub(r"\W+$", "", tail)
+    if not right[0].isalpha() or not right[0].islower():
+        return left + right  # "Ar-Ge", "COVID-19": a real hyphen
+    if len(stem.rsplit("-", 1)[-1]) <= 1 or stem.isupper():
+        return left + right  # "e-posta", "SMS-"
+    joined, kept = (stem + second).lower(), (stem + "-" + second).lower()
+    if kept in vocab and joined not in vocab:
+        return left + right
+    return left[:-1] + right
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # paragraph | heading | table | item | code
+    lines: list[Box]
+    level: int = 0
+
+
+def _style_key(line: Box, body: float) -> tuple[str, float] | None:
+    if line.table or line.mono or sum(c.isalpha() for c in line.text) < 2 or _LEADER.search(line.text):
+        return None  # a drop cap or a lone number is no heading
+    if line.size >= body * 1.15:
+        return ("size", line.size)
+    if line.bold and line.size >= body * 0.95:
+        return ("bold", line.size)
+    return None
+
+
+def layout_markdown(pages: list[Page], meta_title: str = "", warnings: list[str] | None = None) -> PdfText:
+    """Markdown-shaped text and page spans from pages of glyphs and rules.
+    Raises SkipFile when no page has text."""
+    warnings = list(warnings or [])
+    words_by_page = [words_of(p.glyphs, i) for i, p in enumerate(pages)]
+    all_words = [w for ws in words_by_page for w in ws]
+    if not all_words:
+        raise SkipFile(f"no text layer (a scanned PDF?); {OCR_HINT}")
+    bad = sum(1 for w in all_words for c in w.text if c == "\ufffd" or "\ue000" <= c <= "\uf8ff")
+    total = sum(len(w.text) for w in all_words)
+    if bad * 2 > total:
+        raise SkipFile(f"text layer cannot be decoded (fonts without a Unicode map); {OCR_HINT} --force-ocr")
+    sizes = Counter()
+    for w in all_words:
+        sizes[w.size] += len(w.text)
+    body = sizes.most_common(1)[0][0]
+    gutter = max(0.8 * body, 4.0)
+
+    empty = [i + 1 for i, ws in enumerate(words_by_page) if not ws]
+    scanned = [n for n in empty if pages[n - 1].images]
+    if scanned:
+        warnings.append(f"page(s) {page_list(scanned)} have no text layer (scanned?); {OCR_HINT} to index them")
+
+    rows_by_page, tables_by_page = [], []
+    for i, ws in enumerate(words_by_page):
+        tables, rest = ruled_tables(pages[i].rules, ws, i)
+        tables_by_page.append(tables)
+        rows_by_page.append(fragments(rest, gutter))
+    drop = furniture(rows_by_page, [p.height for p in pages], body)
+
+    lines: list[Box] = []
+    for i, rows in enumerate(rows_by_page):
+        items = [f for row in rows for f in row if id(f) not in drop] + tables_by_page[i]
+        if not items:
+            continue
+        lo, hi = min(b.x0 for b in items), max(b.x1 for b in items)
+        for group in reading_order(items, lo, hi, gutter):
+            tables = [b for b in group if b.table]
+            lines += tables if tables else [merge_boxes(group)]
+
+    vocab = {m.group().lower() for line in lines if not line.table for m in _WORD.finditer(line.text)}
+    leading, spaced = _leading(lines, body)
+    blocks = _blocks(lines, body, leading, spaced)
+    _heading_levels(blocks, body)
+    text, spans = _render(blocks, len(pages), vocab)
+    title = meta_title if _clean_title(meta_title) else ""
+    if not title:
+        title = next((_plain(b, vocab) for b in blocks if b.kind == "heading" and b.level == 1), "")
+    return PdfText(text, spans, unicodedata.normalize("NFC", title), warnings)
+
+
+def _clean_title(title: str) -> bool:
+    t = title.strip().lower()
+    return bool(t) and any(c.isalpha() for c in t) and not re.search(
+        r"^(untitled|microsoft (word|powerpoint)|document\d*$|slide\s*\d*$)|\.(docx?|pdf|tex|rtf|odt|indd|pptx?)$", t
+    )
+
+
+def _leading(lines: list[Box], body: float) -> tuple[float, bool]:
+    """Typical baseline distance of body lines that follow each other in one column, and
+    whether the document marks paragraphs with extra space (then a short line ending a
+    sentence does not end a paragraph by itself)."""
+    steps = [
+        b.y - a.y for a, b in zip(lines, lines[1:])
+        if a.page == b.page and not a.table and not b.table and a.size == b.size == body
+        and 0 < b.y - a.y < 3 * body and min(a.x1, b.x1) > max(a.x0, b.x0)
+    ]
+    steps.sort()
+    leading = steps[len(steps) // 2] if steps else 1.2 * body
+    spaced = sum(1 for s in steps if s > max(leading * 1.3, leading + 2)) >= 2
+    return leading, spaced
+
+
+def _blocks(lines: list[Box], body: float, leading: float, spaced: bool) -> list[_Block]:
+    """Lines into headings, paragraphs, list items and tables.
+
+    A line continues the block above when it has the same style and either follows it
+    closely in the same column (not after a short line that ends a sentence, nor as an
+    indented first line), or opens the next column or page in the middle of a sentence."""
+    blocks: list[_Block] = []
+    for line in lines:
+        if line.table:
+            blocks.append(_Block("table", [line]))
+            continue
+        key = _style_key(line, body)
+        block = blocks[-1] if blocks and blocks[-1].kind != "table" else None
+        if line.mono:  # code: lines in a fixed-pitch font stay lines
+            prev = block.lines[-1] if block and block.kind == "code" else None
+            if prev and prev.page == line.page and 0 < line.y - prev.y <= 4 * line.size:
+                block.lines.append(line)
+            else:
+                blocks.append(_Block("code", [line]))
+            continue
+        if block is not None and block.kind == "code":
+            block = None
+        bullet = key is None and (_BULLET.match(line.text) or _NUMBERED.match(line.text))
+        if block is None or bullet:
+            blocks.append(_Block("heading" if key else "item" if bullet else "paragraph", [line]))
+            continue
+        prev = block.lines[-1]
+        below = prev.page == line.page and 0 < line.y - prev.y and min(prev.x1, line.x1) > max(prev.x0, line.x0) - body
+        step = line.y - prev.y
+        ends = _SENTENCE_END.search(prev.text) is not None
+        if key != _style_key(prev, body) or abs(line.size - prev.size) > 0.6:
+            same = False
+        elif key is not None:  # a heading wraps onto at most three close lines
+            same = below and step <= 1.6 * line.size and len(block.lines) < 3
+        elif below:
+            right = max(b.x1 for b in block.lines + [line])
+            left = min(b.x0 for b in block.lines[1:] or block.lines)
+            same = (
+                step <= max(leading * 1.3, leading + 2)
+                and not (ends and not spaced and prev.x1 < right - 2 * body)
+                and not (ends and block.kind == "paragraph" and line.x0 > left + 0.8 * body)
+                and not (block.kind == "item" and line.x0 < block.lines[0].x0 + 0.3 * body)
+            )
+        else:  # the next column or page, in the middle of a sentence
+            same = not ends and (line.text[:1].islower() or prev.text.endswith("-"))
+        if same:
+            block.lines.append(line)
+        else:
+            blocks.append(_Block("heading" if key else "paragraph", [line]))
+    for b in blocks:  # a "heading" too long to be one is text in a large or bold font
+        if b.kind == "heading":
+            last = b.lines[-1].text
+            by_weight = _style_key(b.lines[0], body)[0] == "bold"
+            if sum(len(x.text) for x in b.lines) > 200 or by_weight and last.endswith((".", ";", ",")):
+                b.kind = "paragraph"
+    return blocks
+
+
+def _heading_levels(blocks: list[_Block], body: float) -> None:
+    """Largest heading font = level 1; bold headings in the body size come last."""
+    sizes = sorted({b.lines[0].size for b in blocks if b.kind == "heading" and b.lines[0].size >= body * 1.15}, reverse=True)
+    levels: list[float] = []
+    for s in sizes:  # sizes within half a point are one level
+        if not levels or levels[-1] - s > 0.5:
+            levels.append(s)
+    for b in blocks:
+        if b.kind == "heading":
+            s = b.lines[0].size
+            rank = next((k for k, v in enumerate(levels) if abs(v - s) <= 0.5), len(levels)) if s >= body * 1.15 else len(levels)
+            b.level = min(rank + 1, 6)
+
+
+def _pieces(block: _Block, vocab: set[str]) -> list[tuple[str, int | None]]:
+    """The text of a block's lines as (text, page) pieces: lines joined by a space, or
+    without one where a line-end hyphen meets the next line (the hyphen dropped when
+    it only split the word)."""
+    texts = [line.text for line in block.lines]
+    if block.kind == "item":
+        m = _BULLET.match(texts[0])
+        texts[0] = "- " + m.group(2) if m else texts[0]
+    pieces: list[tuple[str, int | None]] = []
+    acc = ""
+    for line, text in zip(block.lines, texts):
+        if acc:
+            joined = _join_hyphen(acc, text, vocab)
+            if joined is None:
+                pieces.append((" ", None))
+                acc += " "
+            elif len(joined) < len(acc) + len(text):
+                prev, page = pieces[-1]
+                pieces[-1] = (prev[:-1], page)
+                acc = acc[:-1]
+        pieces.append((text, line.page))
+        acc += text
+    return pieces
+
+
+def _code_pieces(block: _Block) -> list[tuple[str, int | None]]:
+    """A fenced code block; indentation from the x offset in character widths, and a
+    blank line where the gap between lines is a line or more."""
+    lines = block.lines
+    left = min(b.x0 for b in lines)
+    advance = min((b.x1 - b.x0) / len(b.text) for b in lines if b.text)
+    step = min((b.y - a.y for a, b in zip(lines, lines[1:])), default=0) or 1.2 * lines[0].size
+    fence = "~~~" if any("```" in b.text for b in lines) else "```"
+    pieces: list[tuple[str, int | None]] = [(fence + "\n", None)]
+    for k, b in enumerate(lines):
+        if k:
+            pieces.append(("\n" * max(1, min(3, round((b.y - lines[k - 1].y) / step))), None))
+        pieces.append((" " * round((b.x0 - left) / advance) + b.text, b.page))
+    pieces.append(("\n" + fence, None))
+    return pieces
+
+
+def _plain(block: _Block, vocab: set[str]) -> str:
+    return "".join(t for t, _ in _pieces(block, vocab))
+
+
+def _render(blocks: list[_Block], n_pages: int, vocab: set[str]) -> tuple[str, list[tuple[int, int]]]:
+    parts: list[str] = []
+    first = [-1] * n_pages
+    last = [-1] * n_pages
+    pos = 0
+    for k, block in enumerate(blocks):
+        if block.kind == "table":
+            pieces = [(block.lines[0].table, block.lines[0].page)]
+        elif block.kind == "code":
+            pieces = _code_pieces(block)
+        else:
+            pieces = _pieces(block, vocab)
+            if block.kind == "heading":
+                pieces.insert(0, ("#" * block.level + " ", None))
+            elif block.kind == "paragraph" and pieces[0][0].startswith(("#", ">", "|")):
+                pieces.insert(0, ("\\", None))
+        if k:
+            parts.append("\n\n")
+            pos += 2
+        # a block's marks (`## `, a code fence) belong to the page its text starts or ends on
+        block_start, block_page = pos, None
+        for text, page in pieces:
+            if page is not None and text:
+                if first[page] < 0:
+                    first[page] = block_start if block_page is None else pos
+                last[page] = pos + len(text)
+                block_page = page
+            parts.append(text)
+            pos += len(text)
+        if block_page is not None:
+            last[block_page] = pos
+    parts.append("\n")
+    # a page without text gets an empty span where the next page's text starts, so that
+    # it never owns an offset (bisect lands on the later of equal starts)
+    spans, nxt = [], pos
+    for i in reversed(range(n_pages)):
+        if first[i] < 0:
+            spans.append((nxt, nxt))
+        else:
+            spans.append((first[i], last[i]))
+            nxt = first[i]
+    return "".join(parts), spans[::-1]
