@@ -43,6 +43,30 @@ def read_manifest(store: Store, entry: Entry) -> dict | None:
     return data
 
 
+def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | None]]:
+    """{doc_id: (hash, size)} a manifest records for the files not in `changed` (doc_ids
+    named by file-system events): a build takes them as unchanged while the size matches,
+    without reading them. With `changed` None any file may have changed: none is trusted."""
+    if manifest is None or changed is None:
+        return {}
+    out: dict[str, tuple[str, int | None]] = {
+        d: (v.get("hash", ""), None) for d, v in manifest.get("skipped", {}).items() if d not in changed}
+    out.update((d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed)
+    return out
+
+
+def content_hash(src: SourceFile, trusted: dict[str, tuple[str, int | None]]) -> str:
+    """A file's content hash: the trusted one while the size still matches, else read
+    from the file ("" when it cannot be read: loading it will say why)."""
+    known, size = trusted.get(src.doc_id, ("", None))
+    if known and size in (None, src.size):
+        return known
+    try:
+        return file_hash(src.path)
+    except OSError:
+        return ""
+
+
 def stale_files(store: Store, entry: Entry, files: list[SourceFile]) -> list[str]:
     """Files that differ from what `entry` was built from — changed (by content hash) or
     gone — among the files it holds. Empty without a manifest."""

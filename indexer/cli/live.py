@@ -1,0 +1,168 @@
+"""Commands that keep running: `watch` (collections follow a folder) and `mcp` (the index
+served to coding agents over the Model Context Protocol)."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+import time
+
+import click
+
+from .common import (
+    DEFAULT_STRATEGY, ClickProgress, corpus_options, echo_json, handle_errors, json_option, quiet_option,
+    settings_from, store_options,
+)
+
+STRATEGY_HELP = f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY})."
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(watch)
+    cli.add_command(mcp)
+
+
+class StatusLine:
+    """One line at the bottom of a terminal's stderr, redrawn in place; notes are printed
+    above it. Shown only on a terminal and without --quiet; notes are printed unless
+    --quiet."""
+
+    def __init__(self, label: str, quiet: bool) -> None:
+        self.label = label
+        self.quiet = quiet
+        self.show = not quiet and sys.stderr.isatty()
+        self.text = ""
+
+    def update(self, status) -> None:
+        self.text = render_status(self.label, status)
+        self._draw()
+
+    def note(self, message: str) -> None:
+        if self.quiet:
+            return
+        self._clear()
+        click.echo(message, err=True)
+        self._draw()
+
+    def close(self) -> None:
+        self._clear()
+        self.show = False
+
+    def _draw(self) -> None:
+        if self.show and self.text:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            click.echo("\r\033[K" + self.text[:width], err=True, nl=False)
+
+    def _clear(self) -> None:
+        if self.show:
+            click.echo("\r\033[K", err=True, nl=False)
+
+
+def render_status(label: str, status) -> str:
+    parts = [f"{status.state} {label}"]
+    if status.last_sync:
+        parts.append(f"last sync {time.strftime('%H:%M:%S', time.localtime(status.last_sync))} "
+                     f"({status.last_seconds:.1f}s)")
+    parts.append(f"{status.pending} pending")
+    if status.skipped:
+        parts.append(f"{status.skipped} skipped")
+    if status.error:
+        parts.append(f"error: {status.error}")
+    return " · ".join(parts)
+
+
+def describe_sync(sync) -> str | None:
+    """A log line for a sync that changed something (None for one that did not)."""
+    changed = [r for r in sync.reports if r.mode != "unchanged"]
+    if not changed:
+        return None
+    when = time.strftime("%H:%M:%S", time.localtime(sync.at))
+    each = ", ".join(f"{r.strategy} {r.mode} +{r.added} ~{r.changed} -{r.removed}" for r in changed)
+    return f"{when} synced in {sync.seconds:.1f}s: {each}"
+
+
+def _interrupt(_signum, _frame):
+    raise KeyboardInterrupt
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
+@click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
+@store_options
+@corpus_options
+@click.option("--debounce", type=click.IntRange(1, 60_000), default=100, show_default=True, metavar="MS",
+              help="Quiet time (ms) that closes a batch of file events.")
+@click.option("--max-delay", type=click.IntRange(1, 600_000), default=1600, show_default=True, metavar="MS",
+              help="Longest time (ms) a batch waits for quiet while events keep coming.")
+@click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default=None,
+              help="BM25 analyzer language [default: the collection's, else auto].")
+@quiet_option
+@json_option
+@handle_errors
+def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size, encoding,
+          debounce, max_delay, lang, quiet, as_json):
+    """Keep collections in sync with folders: build, then rebuild changed files as they change.
+
+    File events are batched (--debounce, --max-delay) into incremental builds; a build
+    never interleaves with `indexer build` of the same strategy, and Ctrl-C leaves the
+    last complete version live. --json prints one object per sync on stdout."""
+    import logging
+
+    from ..watching import Watcher
+
+    logging.getLogger("watchfiles").setLevel(logging.ERROR)  # it warns on Ctrl-C; we say "stopped"
+    if max_delay < debounce:
+        raise click.BadParameter(f"--max-delay ({max_delay}) must be at least --debounce ({debounce})",
+                                 param_hint="--max-delay")
+    if name and len(strategies) != 1:
+        raise click.BadParameter("--name applies to a single --strategy", param_hint="--name")
+    settings = settings_from(db, chroma_url, embedder, ollama_host)
+    strategies = list(strategies) or [DEFAULT_STRATEGY]
+    line = StatusLine(f"{' '.join(paths)} · {', '.join(strategies)}", quiet)
+
+    def synced(sync) -> None:
+        if as_json:
+            echo_json([sync.to_dict()])
+        summary = describe_sync(sync)
+        if summary:
+            line.note(summary)
+
+    watcher = Watcher(list(paths), strategies, settings=settings, debounce_ms=debounce, max_delay_ms=max_delay,
+                      lang=lang, on_sync=synced, on_message=line.note, on_status=line.update,
+                      progress=ClickProgress(quiet), include=include, exclude=exclude, max_file_size=max_file_size,
+                      encoding=encoding, name=name)
+    click.get_current_context().meta["interrupted"] = "stopped during a sync; the index keeps its last complete version"
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        watcher.run()
+    finally:
+        line.close()
+    if not quiet:
+        click.echo("stopped", err=True)
+
+
+@click.command()
+@click.option("--strategy", "-s", default=None,
+              help="Collection searched when a tool call names none [default: the only one built, else auto].")
+@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True,
+              help="Default token budget of a tool's result texts.")
+@store_options
+@handle_errors
+def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
+    """Serve the index to coding agents over MCP (stdio): search, compare_strategies,
+    list_collections, get_chunk, get_document_span. Read-only.
+
+    Clients start it themselves; see the README for the JSON to paste into Claude Code
+    or Cursor. Logs go to stderr; stdout carries only the protocol."""
+    try:
+        from ..mcp_server import serve
+
+        serve(settings_from(db, chroma_url, None, ollama_host), strategy, embedder, max_tokens)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        from ..errors import IndexerError
+
+        raise IndexerError("the MCP server needs the mcp package: pip install 'mcp>=1.25,<3'") from None

@@ -1,0 +1,368 @@
+"""A Model Context Protocol server over stdio: coding agents search the index.
+
+    indexer mcp --db .indexer          # what an MCP client (Claude Code, Cursor...) runs
+
+Tools (read-only): `search` (hybrid, embedding or BM25; parent-child collections return
+parent sections), `compare_strategies`, `list_collections`, `get_chunk` and
+`get_document_span` (lines of a document rebuilt from the stored chunk texts, never read
+from the file system). Results are sized for a model's context: every result carries its
+token count and a `max_tokens` budget cuts the list (the first result is shortened to fit
+when it alone is over).
+
+The tools are plain methods of `Tools` (dicts in, dicts out), usable without MCP; `serve`
+wraps them with the official `mcp` SDK. stdout is the protocol's transport: while
+serving, file descriptor 1 points at stderr and `print` writes there too, so nothing but
+protocol messages reaches the client; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from typing import Any, Literal
+
+from .errors import CollectionNotFound, IndexerError, UsageError
+from .settings import Settings, settings_for
+
+DEFAULT_K = 5
+DEFAULT_MAX_TOKENS = 4000
+MAX_K = 50
+AUTO = "auto"
+Mode = Literal["hybrid", "embedding", "bm25"] | None  # tool parameters' schema
+
+INSTRUCTIONS = """Search the documents and code indexed by `indexer` (chunked, embedded and BM25-indexed).
+Start with `search` (hybrid by default); each result gives doc_id, lines, header (where the chunk lives) and
+the exact text. Use `get_document_span` to read more lines around a hit, `get_chunk` to fetch a chunk or
+a parent section by id, `list_collections` to see the chunking strategies built."""
+
+
+class Tools:
+    """The server's tools over one index (read-only). Index handles are opened once per
+    collection and follow rebuilds (an `indexer watch` running beside the server)."""
+
+    def __init__(self, settings: Settings | None = None, strategy: str | None = None, embedder: str | None = None,
+                 max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+        self.settings = settings_for(settings)
+        self.strategy = strategy
+        self.embedder = embedder
+        self.max_tokens = max_tokens
+        self._store = None
+        self._indexes: dict[str, Any] = {}
+
+    @property
+    def store(self):
+        if self._store is None:
+            from .store import Store
+
+            self._store = Store(self.settings)
+        return self._store
+
+    def budget(self, max_tokens: int | None) -> int:
+        if max_tokens is not None and max_tokens < 1:
+            raise UsageError(f"max_tokens must be at least 1, not {max_tokens}")
+        return max_tokens or self.max_tokens
+
+    # -- collections ------------------------------------------------------------------------
+    def default_strategy(self) -> str:
+        """The server's --strategy, else the only collection built, else `auto`'s."""
+        if self.strategy:
+            return self.strategy
+        built = sorted({e.strategy for e in self.store.entries()})
+        if len(built) == 1:
+            return built[0]
+        if AUTO in built:
+            return AUTO
+        if not built:
+            raise CollectionNotFound(f"nothing is built in {self.store.where}; build one: indexer build PATH")
+        raise UsageError(f"several collections are built ({', '.join(built)}); pass strategy")
+
+    def index(self, strategy: str | None = None):
+        from .search import Index
+
+        name = strategy or self.default_strategy()
+        if name not in self._indexes:
+            self._indexes[name] = Index.open(name, store=self.store, settings=self.settings, embedder=self.embedder)
+        return self._indexes[name]
+
+    def list_collections(self) -> dict:
+        from .search import SearchOptions
+
+        out = []
+        for e in self.store.entries():
+            saved = e.extra.get("search")
+            out.append({
+                "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
+                "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
+                "source": e.source, "parent_child": bool(e.parents),
+                "search": SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else ""),
+            })
+        try:
+            default = self.default_strategy()
+        except (CollectionNotFound, UsageError):
+            default = None
+        return {"collections": out, "default_strategy": default}
+
+    # -- searching --------------------------------------------------------------------------
+    def search(self, query: str, strategy: str | None = None, mode: str | None = None, k: int = DEFAULT_K,
+               max_tokens: int | None = None) -> dict:
+        from .search import SearchOptions
+
+        if not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
+        index = self.index(strategy)
+        options = index.options(SearchOptions(mode=mode, k=k))
+        hits = index.search(query, options)
+        results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
+        return {"strategy": index.entry.strategy, "embedder": index.entry.embedder, "mode": options.mode,
+                "results": results, "omitted": omitted, "tokens": tokens}
+
+    def compare_strategies(self, query: str, strategies: list[str] | None = None, mode: str | None = None,
+                           k: int = 3, max_tokens: int | None = None) -> dict:
+        names = strategies or sorted({e.strategy for e in self.store.entries()})
+        return {"query": query, "strategies": [self.search(query, name, mode, k, max_tokens) for name in names]}
+
+    # -- reading ----------------------------------------------------------------------------
+    def get_chunk(self, chunk_id: str, strategy: str | None = None) -> dict:
+        index = self.index(strategy)
+        found = {i: c for i, c in index.fetch([chunk_id]).items() if i in index.live}  # not a superseded record
+        found = found or index.fetch_parents([chunk_id])
+        if chunk_id not in found:
+            raise CollectionNotFound(f"no chunk {chunk_id!r} in {index.entry.strategy}; ids come from search results")
+        return {"strategy": index.entry.strategy, **chunk_dict(found[chunk_id])}
+
+    def get_document_span(self, doc_id: str, start_line: int, end_line: int, strategy: str | None = None,
+                          max_tokens: int | None = None) -> dict:
+        if start_line < 1 or end_line < start_line:
+            raise UsageError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
+        index = self.index(strategy)
+        lines, inexact = document_lines(index.chunks(doc_id))
+        last = len(lines)
+        if start_line > last:
+            raise UsageError(f"{doc_id} has {last} lines in {index.entry.strategy}; start_line {start_line} is past them")
+        wanted = lines[start_line - 1 : min(end_line, last)]
+        wanted, cut = cut_lines(wanted, self.budget(max_tokens))
+        shown_end = start_line + len(wanted) - 1
+        return {
+            "strategy": index.entry.strategy, "doc_id": doc_id, "start_line": start_line, "end_line": shown_end,
+            "lines_in_document": last, "text": "\n".join(wanted), "truncated": cut,
+            "inexact_lines": [[a, b] for a, b in inexact if a <= shown_end and b >= start_line],
+        }
+
+
+# -- results sized for a context window ---------------------------------------------------------
+def chunk_dict(c) -> dict:
+    out = {"id": c.id, "doc_id": c.doc_id, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+           "header": c.header, "n_tokens": c.n_tokens, "text": c.text}
+    if c.symbol:
+        out["symbol"] = c.symbol
+    if c.parent_id:
+        out["parent_id"] = c.parent_id  # a child chunk: get_chunk(parent_id) gives its section
+    return out
+
+
+def hit_dict(hit) -> dict:
+    out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
+    if hit.child_ids:
+        out["matched_children"] = hit.child_ids  # parent-child: the text is the parent section these matched in
+    return out
+
+
+def fit(results: list[dict], budget: int) -> tuple[list[dict], int, int]:
+    """The results in rank order while their texts fit `budget` tokens; the first one is
+    shortened to fit when it alone is over. Returns (results, how many were left out,
+    tokens used)."""
+    kept: list[dict] = []
+    used = 0
+    for r in results:
+        if used + r["n_tokens"] > budget:
+            if not kept and budget > 0:
+                kept.append(shorten(r, budget))
+                used = kept[0]["n_tokens"]
+            break
+        kept.append(r)
+        used += r["n_tokens"]
+    return kept, len(results) - len(kept), used
+
+
+def shorten(result: dict, budget: int) -> dict:
+    """A result whose text is cut after `budget` tokens (at a token boundary; still a
+    prefix of the stored text, with its end line adjusted)."""
+    from .text.tokens import get_tokenizer
+
+    bounds = get_tokenizer().boundaries(result["text"])
+    text = result["text"][: int(bounds[min(budget, len(bounds) - 1)])]
+    return {**result, "text": text, "n_tokens": min(budget, len(bounds) - 1), "truncated": True,
+            "end_line": result["start_line"] + text.count("\n")}
+
+
+def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
+    """The leading lines that fit `budget` tokens (at least one)."""
+    from .text.tokens import get_tokenizer
+
+    tokenizer = get_tokenizer()
+    used = 0
+    for i, line in enumerate(lines):
+        used += tokenizer.count(line + "\n")
+        if used > budget and i > 0:
+            return lines[:i], True
+    return lines, False
+
+
+def document_lines(chunks) -> tuple[list[str], list[tuple[int, int]]]:
+    """A document's lines as far as its stored chunks hold them, and the line ranges they
+    do not hold exactly. Chunk texts are exact slices of the document, so overlapping
+    chunks agree. Between two chunks the line breaks are known (from their line numbers):
+    a gap of line breaks alone is rebuilt exactly; other characters in a gap (indentation,
+    usually) come back as spaces before the next chunk, and the lines the gap spans are
+    listed as not held exactly."""
+    segments: list[list] = []  # [start offset, end offset, text, first line]
+    for c in sorted(chunks, key=lambda c: (c.start, c.end)):
+        if segments and c.start <= segments[-1][1]:
+            last = segments[-1]
+            if c.end > last[1]:
+                last[2] += c.text[last[1] - c.start :]
+                last[1] = c.end
+        else:
+            segments.append([c.start, c.end, c.text, c.start_line])
+    parts: list[str] = []
+    inexact: list[tuple[int, int]] = []
+    line, prev_end = 1, 0
+    for start, end, text, first in segments:
+        breaks = max(first - line, 0)
+        other = max(start - prev_end - breaks, 0)
+        parts.append("\n" * breaks + " " * other)
+        if other:
+            inexact.append((line, first))
+        parts.append(text)
+        line, prev_end = first + text.count("\n"), end
+    return "".join(parts).split("\n"), inexact
+
+
+# -- the MCP server ----------------------------------------------------------------------------
+def sdk():
+    """The SDK's high-level server class and its tool error: `MCPServer` (mcp 2) or
+    `FastMCP` (mcp 1)."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:
+        from mcp.server.fastmcp import FastMCP as MCPServer
+        from mcp.server.fastmcp.exceptions import ToolError
+    return MCPServer, ToolError
+
+
+def create_server(tools: Tools):
+    """An MCP server exposing `tools` (not started). Each tool answers compact JSON text
+    (non-ASCII kept: escapes would cost a model tokens); an error a user can fix (no
+    such collection, chunk or lines) is a tool error with its one-line message."""
+    from mcp.types import ToolAnnotations
+
+    server_cls, tool_error = sdk()
+    server = server_cls("indexer", instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+    def answer(method, *args) -> str:
+        try:
+            return json.dumps(method(*args), ensure_ascii=False, separators=(",", ":"))
+        except IndexerError as exc:
+            raise tool_error(str(exc)) from None
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def search(query: str, strategy: str | None = None, mode: Mode = None, k: int = DEFAULT_K,
+               max_tokens: int | None = None) -> str:
+        """Search the indexed documents. Returns the top k chunks, best first: text (the exact
+        source), doc_id, start_line/end_line, header (document title and section path, or
+        file · class · method for code), score and n_tokens. mode: hybrid (default: BM25 and
+        embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
+        strategy: a collection from list_collections (default: the server's). max_tokens caps
+        the total text returned (default 4000); results that do not fit are counted in
+        `omitted`."""
+        return answer(tools.search, query, strategy, mode, k, max_tokens)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def compare_strategies(query: str, strategies: list[str] | None = None, mode: Mode = None, k: int = 3,
+                           max_tokens: int | None = None) -> str:
+        """Run one query against several collections (default: all) to see which chunking
+        strategy finds what; each gets its own max_tokens budget."""
+        return answer(tools.compare_strategies, query, strategies, mode, k, max_tokens)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def list_collections() -> str:
+        """The collections built (one per chunking strategy and embedder): files, chunks,
+        average tokens per chunk, build time, source folders, default search."""
+        return answer(tools.list_collections)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def get_chunk(chunk_id: str, strategy: str | None = None) -> str:
+        """One chunk (or parent section) by the id a search result gave."""
+        return answer(tools.get_chunk, chunk_id, strategy)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def get_document_span(doc_id: str, start_line: int, end_line: int, strategy: str | None = None,
+                          max_tokens: int | None = None) -> str:
+        """Lines start_line..end_line (1-based, inclusive) of an indexed document, rebuilt
+        from the stored chunks (the index, not the file system). Use it to read around a
+        search hit. Text between chunks that the index does not hold (indentation, usually)
+        comes back as spaces, its lines listed in inexact_lines; a span over max_tokens is cut
+        (truncated: true, end_line says where)."""
+        return answer(tools.get_document_span, doc_id, start_line, end_line, strategy, max_tokens)
+
+    return server
+
+
+class _Stdout:
+    """sys.stdout while serving: `.buffer` is the protocol pipe (what the SDK transport
+    writes to); text printed by anything else goes to stderr."""
+
+    def __init__(self, wire) -> None:
+        self.buffer = wire
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+    def __getattr__(self, name: str):
+        return getattr(sys.stderr, name)
+
+
+@contextlib.contextmanager
+def protocol_stdout():
+    """Keep stdout for the protocol: file descriptor 1 (what C extensions and child
+    processes write to) points at stderr, and sys.stdout writes there too; only the
+    transport holds the real pipe."""
+    sys.stdout.flush()
+    wire_fd = os.dup(1)
+    saved_fd, saved = os.dup(1), sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = _Stdout(os.fdopen(wire_fd, "wb"))
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+
+
+def serve(settings: Settings | None = None, strategy: str | None = None, embedder: str | None = None,
+          max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    """Serve the tools over stdio until the client closes the connection."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="indexer mcp: %(levelname)s %(message)s")
+    tools = Tools(settings, strategy, embedder, max_tokens)
+    tools.store  # fail now (no index at --db) rather than on the first call
+    server = create_server(tools)
+    with protocol_stdout():
+        server.run("stdio")
+
+
+__all__ = ["Tools", "create_server", "document_lines", "fit", "serve"]

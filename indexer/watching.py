@@ -1,0 +1,349 @@
+"""Keep collections in sync with folders: file-system events batched into incremental builds.
+
+    Watcher(["docs"], ["headers"], db=".indexer").run()   # blocks; Ctrl-C or stop.set() ends it
+
+Events come from watchfiles (Rust `notify`: inotify, FSEvents, ReadDirectoryChangesW), which
+groups them: a batch is handed over once no event came for `debounce_ms`, or `max_delay_ms`
+after its first event. Events that arrive while a build runs wait in the watcher and make
+the next batch, so a burst (a `git checkout` of 2,000 files) becomes one build or a few.
+
+The first sync hashes every file (an ordinary incremental build, or the first build); it
+starts once the watch is established, so no edit in between is lost. Later syncs pass the
+changed doc_ids to `build(changed=...)`: only those files are read and hashed, while the
+folder walk still finds new and vanished ones (renames and deleted folders included).
+Each build takes the strategy's build lease, so a watcher and `indexer build` never
+interleave; an interrupted build leaves the previous version live.
+
+Builds keep a collection's BM25 settings (language, stemming, engine) unless others are
+given, so watching a collection built by hand never rebuilds it from scratch. A file that
+cannot be indexed is reported once (again only after it changes); a failed sync is
+reported once per distinct error and retried with a growing pause.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .building import BuildReport, build
+from .errors import CollectionNotFound, IndexerError, NothingToIndex
+from .loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
+from .loaders.formats import format_of
+from .settings import Settings, settings_for
+
+DEBOUNCE_MS = 100  # quiet time that closes a batch
+MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
+TICK_MS = 250  # how often the loop wakes without events (the first sync, retries after a failed one)
+RETRY_SECONDS = (2, 5, 15, 60)
+ANALYZER_KEYS = ("lang", "stem", "fold", "stopwords")
+
+
+@dataclass
+class Sync:
+    """One sync: the build(s) a batch of events started."""
+
+    at: float  # when it ended (epoch seconds)
+    seconds: float
+    files: int | None  # doc_ids named by the batch (None: the first sync, every file hashed)
+    reports: list[BuildReport] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def to_dict(self) -> dict:
+        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)), "seconds": round(self.seconds, 3),
+                "files": self.files, "error": self.error, "reports": [r.to_dict() for r in self.reports]}
+
+
+@dataclass(frozen=True)
+class Status:
+    """What a status line shows."""
+
+    state: str = "starting"  # starting | syncing | waiting (for another build's lease) | watching | stopped
+    pending: int = 0  # files named by the batch being synced, or waiting for a retry
+    last_sync: float | None = None  # epoch seconds of the last successful sync
+    last_seconds: float = 0.0
+    syncs: int = 0
+    skipped: int = 0  # files not indexed (bad input), as of the last sync
+    error: str = ""  # the last sync's error, if it failed
+
+
+class EventPaths:
+    """Which file-system events matter, and the doc_ids they name: the rules of discovery
+    (hidden and vendored folders, include/exclude and .indexerignore patterns, file types)
+    applied to single paths, and the index folder itself left out."""
+
+    def __init__(self, paths: list[str | os.PathLike], db: Path, include=(), exclude=(),
+                 indexed_under: Callable[[str], bool] | None = None) -> None:
+        self.roots = [(Path(p).absolute(), Path(p).is_dir()) for p in paths]
+        self.db = os.path.realpath(db)
+        self.include, self.exclude = tuple(include), tuple(exclude)
+        self.indexed_under = indexed_under or (lambda rel: True)
+        self.filters: dict[Path, PathFilter] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the roots' .indexerignore files."""
+        self.filters = {root: PathFilter(self.include, self.exclude + tuple(_read_ignore_file(root)))
+                        for root, is_dir in self.roots if is_dir}
+
+    def watched(self) -> list[str]:
+        """What to hand the file-system watcher: folders, and a single file's folder (an
+        editor replacing the file on save would end a watch on the file itself)."""
+        return sorted({str(root if is_dir else root.parent) for root, is_dir in self.roots})
+
+    def doc_id(self, path: str) -> str | None:
+        """The doc_id a path has under one of the roots (None outside them)."""
+        p = Path(path)
+        for root, is_dir in self.roots:
+            if not is_dir:
+                if p == root:
+                    return root.name
+            elif p != root and root in p.parents:
+                return p.relative_to(root).as_posix()
+        return None
+
+    def path_of(self, doc_id: str) -> Path | None:
+        """The file a doc_id names (None when no root holds it)."""
+        for root, is_dir in self.roots:
+            if not is_dir and root.name == doc_id:
+                return root
+            if is_dir and (root / doc_id).exists():
+                return root / doc_id
+        return None
+
+    def relevant(self, change, path: str) -> bool:
+        """Whether an event can change what is indexed (the watchfiles filter)."""
+        real = os.path.realpath(path)
+        if real == self.db or real.startswith(self.db + os.sep):
+            return False
+        rel = self.doc_id(path)
+        if rel is None:
+            return False
+        *folders, name = rel.split("/")
+        if any(f.startswith(".") or f in SKIP_DIRS for f in folders):
+            return False
+        if name == IGNORE_FILE:
+            return True
+        if name.startswith("."):
+            return False
+        patterns = next((f for root, f in self.filters.items() if root in Path(path).parents), None)
+        if format_of(name)[0] is not None:
+            return patterns is None or patterns.wanted(rel)
+        if change.name == "added":  # a folder moved in: its files are new
+            return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
+        return change.name == "deleted" and self.indexed_under(rel)  # a folder moved away or deleted
+
+
+class Watcher:
+    """Watch folders and keep one or more strategies' collections in sync with them.
+
+    `debounce_ms`: the quiet time that closes a batch of events; `max_delay_ms`: the
+    longest a batch waits for quiet. BM25 settings left None are the collection's own
+    (else the build defaults). `build_options` go to `indexer.build` as they are
+    (include, exclude, max_file_size, encoding, name). Callbacks: `on_sync(Sync)` after
+    every sync, `on_message(str)` for one-line notes (bad files, errors, waiting for a
+    lease), `on_status(Status)` whenever the status changes. `progress` is used by the
+    first sync only (the one that may build everything)."""
+
+    def __init__(self, paths: list[str | os.PathLike], strategies: list[str], *, settings: Settings | None = None,
+                 db=None, chroma_url: str | None = None, embedder: str | None = None, ollama_host: str | None = None,
+                 debounce_ms: int = DEBOUNCE_MS, max_delay_ms: int = MAX_DELAY_MS, lang: str | None = None,
+                 stem: int | None = None, fold: bool | None = None, stopwords: bool | None = None,
+                 bm25_engine: str | None = None, on_sync: Callable[[Sync], None] | None = None,
+                 on_message: Callable[[str], None] | None = None, on_status: Callable[[Status], None] | None = None,
+                 progress=None, **build_options) -> None:
+        if debounce_ms < 1 or max_delay_ms < debounce_ms:
+            raise ValueError(f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})")
+        self.paths = [Path(p) for p in paths]
+        self.strategies = list(strategies)
+        self.settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
+        self.debounce_ms, self.max_delay_ms = debounce_ms, max_delay_ms
+        self.given = {"lang": lang, "stem": stem, "fold": fold, "stopwords": stopwords, "bm25_engine": bm25_engine}
+        self.build_options = build_options
+        self.on_sync = on_sync or (lambda _sync: None)
+        self.say = on_message or (lambda _msg: None)
+        self.on_status = on_status or (lambda _status: None)
+        self.progress = progress
+        self.events = EventPaths(self.paths, self.settings.db, build_options.get("include", ()),
+                                 build_options.get("exclude", ()), self._indexed_under)
+        self.status = Status()
+        self.syncs: list[Sync] = []
+        self._changed: set[str] | None = None  # doc_ids named since the last sync; None: hash everything
+        self._dirty = True  # a sync is due (the first one, or events that name no doc_id: folders)
+        self._failures = 0
+        self._retry_at = 0.0
+        self._reported: dict[tuple[str, str, str], str] = {}  # (kind, doc_id, reason) told -> the file's hash then
+        self._store_handle = None
+        self._errors_told: set[str] = set()
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self, stop=None) -> None:
+        """Sync, then follow file-system events until `stop` (anything with `is_set()`)
+        is set or Ctrl-C. A KeyboardInterrupt during a build propagates (the build has
+        left the previous version live); while idle it just ends the loop."""
+        import watchfiles
+
+        try:
+            for changes in watchfiles.watch(*self.events.watched(), watch_filter=self.events.relevant,
+                                            debounce=self.max_delay_ms, step=self.debounce_ms, stop_event=stop,
+                                            rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False):
+                self.take(changes)
+                if self._dirty and (changes or not self.syncs or time.monotonic() >= self._retry_at):
+                    self.sync()
+        finally:
+            self._set(state="stopped")
+
+    def take(self, changes) -> None:
+        """Note a batch of (Change, path) events."""
+        for change, path in changes:
+            rel = self.events.doc_id(path)
+            if rel is None:
+                continue
+            name = rel.rsplit("/", 1)[-1]
+            if name == IGNORE_FILE:
+                self.events.reload()
+            elif format_of(name)[0] is not None and self._changed is not None:
+                self._changed.add(rel)
+            self._dirty = True
+        if changes:
+            self._retry_at = 0.0
+            self._set(pending=len(self._changed or ()))
+
+    def sync(self) -> Sync:
+        """Build what the events since the last sync named (everything the first time)."""
+        changed, first = self._changed, not self.syncs
+        self._changed, self._dirty = set(), False
+        self._set(state="syncing", pending=len(changed) if changed is not None else 0)
+        t0 = time.perf_counter()
+        try:
+            reports = self._build(changed, first)
+        except NothingToIndex as exc:  # an empty folder: nothing to do until files appear
+            result = self._failed(str(exc), t0, changed, retry=False)
+        except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
+            if first and getattr(exc, "exit_code", 1) == 2:
+                raise  # a usage error (unknown strategy...) will not heal by waiting
+            result = self._failed(str(exc), t0, changed, retry=True)
+        else:
+            result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
+            self._failures, self._errors_told = 0, set()
+            self._report_bad_files(reports, changed)
+            self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
+                      last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
+                      skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
+        self.syncs.append(result)
+        self.on_sync(result)
+        return result
+
+    # -- building -------------------------------------------------------------------------
+    def _build(self, changed: set[str] | None, first: bool) -> list[BuildReport]:
+        reports: list[BuildReport] = []
+        for options, strategies in self._groups():
+            reports += build(self.paths, strategies, settings=self.settings, changed=changed, on_message=self._waiting,
+                             progress=self.progress if first else None, **options, **self.build_options)
+        return reports
+
+    def _groups(self) -> list[tuple[dict, list[str]]]:
+        """Strategies grouped by the BM25 settings their builds take: the ones given,
+        else the collection's own (so a collection built by hand is not rebuilt)."""
+        from .chunkers.pipeline import resolve_strategies
+        from .embeddings import get_embedder
+
+        store = self._store()
+        embedder = get_embedder(self.settings.embedder, self.settings).name
+        specs = resolve_strategies(self.strategies, self.build_options.get("name"))
+        groups: dict[tuple, list[str]] = {}
+        for strategy, spec in zip(self.strategies, specs):
+            entry = store.find_or_none(spec.name, embedder) if store else None
+            options = saved_build_options(entry.extra if entry else {})
+            options.update({k: v for k, v in self.given.items() if v is not None})
+            groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
+        return [(dict(key), strategies) for key, strategies in groups.items()]
+
+    def _store(self):
+        from .store import Store
+
+        if self._store_handle is None:
+            try:
+                self._store_handle = Store(self.settings)
+            except CollectionNotFound:  # no index yet: the first build creates it
+                return None
+        return self._store_handle
+
+    def _indexed_under(self, folder: str) -> bool:
+        """Whether the live collections hold files under `folder` (a path whose events
+        tell nothing else: a deleted folder)."""
+        from .manifest import read_manifest
+
+        store = self._store()
+        if store is None:
+            return False
+        prefix = folder.rstrip("/") + "/"
+        for entry in store.entries():
+            manifest = read_manifest(store, entry) or {"files": {}}
+            if any(d.startswith(prefix) for d in manifest["files"]):
+                return True
+        return False
+
+    # -- telling --------------------------------------------------------------------------
+    def _failed(self, error: str, t0: float, changed: set[str] | None, retry: bool) -> Sync:
+        if retry:  # keep what the batch named for the next attempt
+            self._changed = None if changed is None or self._changed is None else changed | self._changed
+            self._dirty = True
+            self._retry_at = time.monotonic() + RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            self._failures += 1
+        if error not in self._errors_told:
+            self._errors_told.add(error)
+            self.say(f"sync failed: {error}" + ("" if retry else "; waiting for changes"))
+        self._set(state="watching", pending=len(self._changed or ()), error=error)
+        return Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), error=error)
+
+    def _report_bad_files(self, reports: list[BuildReport], changed: set[str] | None) -> None:
+        """Tell each file that could not be indexed (or was, with a caveat) once: a file
+        is told again only when its content changed and it still fails."""
+        current = {(kind, item.doc_id, item.reason) for r in reports
+                   for kind, items in (("skipped", r.skipped), ("warning", r.warnings)) for item in items}
+        told, self._reported = self._reported, {}
+        for key in sorted(current, key=lambda x: (x[1], x[0])):
+            kind, doc_id, reason = key
+            if key in told and changed is not None and doc_id not in changed:
+                self._reported[key] = told[key]  # not touched since it was told
+                continue
+            digest = self._hash(doc_id)
+            self._reported[key] = digest
+            if told.get(key) != digest:
+                self.say(f"{kind} {doc_id}: {reason}")
+
+    def _hash(self, doc_id: str) -> str:
+        from .manifest import file_hash
+
+        path = self.events.path_of(doc_id)
+        try:
+            return file_hash(path) if path else ""
+        except OSError:
+            return ""
+
+    def _waiting(self, message: str) -> None:
+        self._set(state="waiting")
+        self.say(message)
+
+    def _set(self, **changes) -> None:
+        self.status = replace(self.status, **changes)
+        self.on_status(self.status)
+
+
+def saved_build_options(extra: dict) -> dict:
+    """The BM25 build options a collection was built with (from its catalogue entry)."""
+    analyzer = extra.get("analyzer") or {}
+    options = {k: analyzer[k] for k in ANALYZER_KEYS if k in analyzer}
+    if extra.get("bm25_engine"):
+        options["bm25_engine"] = extra["bm25_engine"]
+    return options
+
+
+__all__ = ["DEBOUNCE_MS", "MAX_DELAY_MS", "EventPaths", "Status", "Sync", "Watcher", "saved_build_options"]

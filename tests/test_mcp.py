@@ -1,0 +1,165 @@
+"""`indexer mcp`: a real MCP client (the official SDK) starts the server as a subprocess and
+talks to it over stdio; results are exact slices of the documents, sized by a token
+budget, and stdout carries nothing but the protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+
+from indexer.mcp_server import Tools, document_lines, fit
+from indexer.settings import settings_for
+from indexer.types import Chunk
+
+from tests.conftest import CORPUS, ROOT
+
+TOOLS = {"search", "compare_strategies", "list_collections", "get_chunk", "get_document_span"}
+
+
+def child_env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def file_lines(doc_id: str, start: int, end: int) -> str:
+    return "\n".join((CORPUS / doc_id).read_text(encoding="utf-8").split("\n")[start - 1 : end])
+
+
+async def talk(db) -> dict:
+    """One client session: everything the test checks, gathered."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "mcp", "--db", str(db)],
+                                   env=child_env())
+
+    async def call(session, name, **arguments):
+        result = await session.call_tool(name, arguments)
+        error = getattr(result, "is_error", None) or getattr(result, "isError", False)
+        text = result.content[0].text
+        return {"error": text} if error else json.loads(text)
+
+    got: dict = {}
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(server, errlog=quiet) as (read, write):
+            async with ClientSession(read, write) as session:
+                got["init"] = await session.initialize()
+                got["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+                got["collections"] = await call(session, "list_collections")
+                got["search"] = await call(session, "search", query="Van'ın köyüne kargo kaç günde gelir?",
+                                           strategy="headers", k=3)
+                hit = got["search"]["results"][0]
+                got["chunk"] = await call(session, "get_chunk", chunk_id=hit["id"], strategy="headers")
+                got["span"] = await call(session, "get_document_span", doc_id=hit["doc_id"], strategy="headers",
+                                         start_line=hit["start_line"], end_line=hit["end_line"])
+                got["budget"] = await call(session, "search", query="kargo", strategy="fixed64", k=10, max_tokens=150)
+                got["no_strategy"] = await call(session, "search", query="kargo")
+                got["missing"] = await call(session, "get_chunk", chunk_id="nope", strategy="headers")
+    return got
+
+
+def test_a_real_client_searches_over_stdio(built_db):
+    db, _ = built_db
+    got = anyio.run(talk, db)
+    assert set(got["tools"]) == TOOLS
+    assert "query" in json.dumps(got["tools"]["search"].model_dump(by_alias=True)["inputSchema"])
+    assert {c["strategy"] for c in got["collections"]["collections"]} == {"headers", "fixed64"}
+
+    result = got["search"]
+    assert result["strategy"] == "headers" and result["mode"] == "hybrid" and len(result["results"]) == 3
+    hit = result["results"][0]
+    assert hit["header"] == "Kargo ve Teslimat › Bölgelere Göre Teslim Süreleri"
+    assert "| İlçe ve köyler | 3-5 iş günü | Yok |" in hit["text"]
+    text = (CORPUS / hit["doc_id"]).read_text(encoding="utf-8")
+    assert hit["text"] in text  # an exact slice of the file...
+    assert file_lines(hit["doc_id"], hit["start_line"], hit["end_line"]).strip() == hit["text"].strip()  # ...at its lines
+    assert hit["n_tokens"] > 0 and result["tokens"] == sum(r["n_tokens"] for r in result["results"])
+
+    assert got["chunk"]["text"] == hit["text"] and got["chunk"]["id"] == hit["id"]
+    span = got["span"]
+    assert span["text"] == file_lines(hit["doc_id"], hit["start_line"], hit["end_line"])
+    assert (span["start_line"], span["end_line"], span["truncated"]) == (hit["start_line"], hit["end_line"], False)
+
+    budget = got["budget"]
+    assert budget["tokens"] <= 150 and budget["omitted"] >= 1 and len(budget["results"]) >= 1
+    assert budget["omitted"] + len(budget["results"]) == 10
+    assert got["no_strategy"]["error"].endswith("several collections are built (fixed64, headers); pass strategy")
+    assert "no chunk 'nope' in headers" in got["missing"]["error"]
+
+
+def test_stdout_is_the_protocol_only():
+    """While serving, prints and writes to file descriptor 1 go to stderr; only the
+    transport's own writes reach stdout."""
+    script = ("import os, sys\n"
+              "from indexer.mcp_server import protocol_stdout\n"
+              "with protocol_stdout():\n"
+              "    print('a print')\n"
+              "    os.write(1, b'a C library write\\n')\n"
+              "    sys.stdout.buffer.write(b'{\"jsonrpc\": \"2.0\"}\\n')\n"
+              "    sys.stdout.buffer.flush()\n"
+              "print('after')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env=child_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"jsonrpc": "2.0"}\nafter\n'
+    assert done.stderr.splitlines() == ["a print", "a C library write"]
+
+
+def test_a_token_budget_cuts_results_in_process(built_db):
+    db, _ = built_db
+    tools = Tools(settings_for(db=db), strategy="fixed64")
+    result = tools.search("iade süresi kaç gün", k=5, max_tokens=10)
+    [only] = result["results"]
+    assert only["truncated"] and only["n_tokens"] == 10 and result["omitted"] == 4
+    full = tools.search("iade süresi kaç gün", k=1)["results"][0]
+    assert full["text"].startswith(only["text"]) and len(only["text"]) < len(full["text"])
+    assert tools.list_collections()["default_strategy"] == "fixed64"
+    span = tools.get_document_span("kargo-ve-teslimat.md", 1, 400, max_tokens=40)
+    assert span["truncated"] and span["end_line"] < span["lines_in_document"]
+    assert span["text"] == file_lines("kargo-ve-teslimat.md", 1, span["end_line"])
+
+
+def test_parent_child_results_are_sections_with_their_matched_children(tmp_path):
+    from indexer.building import build
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"):
+        (docs / name).write_text((CORPUS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    build([docs], ["parent"], db=tmp_path / "db")
+    tools = Tools(settings_for(db=tmp_path / "db"))
+    hit = tools.search("ekspres teslimat ücreti", k=2)["results"][0]
+    assert hit["matched_children"] and "parent_id" not in hit
+    assert hit["text"] in (docs / hit["doc_id"]).read_text(encoding="utf-8")
+    child = tools.get_chunk(hit["matched_children"][0])
+    assert child["parent_id"] == hit["id"] and child["text"] in hit["text"]
+    assert tools.get_chunk(hit["id"])["text"] == hit["text"]
+
+
+def chunk(start, text, line):
+    return Chunk(id=f"c{start}", doc_id="d", text=text, start=start, end=start + len(text), start_line=line,
+                 end_line=line + text.count("\n"), kind="x")
+
+
+def test_document_lines_are_rebuilt_from_chunks():
+    doc = "# T\n\nfirst para\nsecond line\n\n\n## S\n  indented\n"
+    pieces = [chunk(0, "# T", 1), chunk(5, "first para\nsecond", 3), chunk(11, "para\nsecond line", 3),
+              chunk(30, "## S", 7), chunk(35, "  indented", 8)]
+    lines, gaps = document_lines(pieces)
+    assert "\n".join(lines) == doc.rstrip("\n")
+    assert gaps == []  # only line breaks between the chunks: rebuilt exactly
+    lines, gaps = document_lines([chunk(9, "indented", 8)])  # "\n" * 7 + "  indented": the indentation unheld
+    assert lines == [""] * 7 + ["  indented"] and gaps == [(1, 8)]
+
+
+@pytest.mark.parametrize("budget, kept, omitted", [(100, 3, 0), (70, 2, 1), (30, 1, 2), (5, 1, 2)])
+def test_fit_keeps_results_in_rank_order_within_the_budget(budget, kept, omitted):
+    results = [{"text": "kelime " * 30, "n_tokens": 30, "start_line": 1, "end_line": 1} for _ in range(3)]
+    got, left, used = fit(results, budget)
+    assert (len(got), left) == (kept, omitted) and used <= max(budget, 0)
+    if budget < 30:
+        assert got[0]["truncated"] and got[0]["n_tokens"] == budget and results[0]["text"].startswith(got[0]["text"])
