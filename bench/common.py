@@ -97,6 +97,42 @@ def repeated_markdown(megabytes: float, unique: bool = False) -> list[tuple[str,
     return out
 
 
+def english_files(megabytes: float) -> list[tuple[str, str]]:
+    """The Python reference topics (English technical prose), whole topics as files of
+    about 50 KB each, repeated with a copy number to about `megabytes` MB (every copy's
+    text differs, so no two chunks share an embedding)."""
+    import pydoc_data.topics as topics
+
+    keys = sorted(topics.topics)
+    out: list[tuple[str, str]] = []
+    size, copy, part, i = 0, 0, [], 0
+    while size < megabytes * 1024 * 1024:
+        key = keys[i % len(keys)]
+        part.append(f"{key} (copy {copy})\n{'=' * (len(key) + 9 + len(str(copy)))}\n\n{topics.topics[key]}")
+        i += 1
+        copy += i % len(keys) == 0
+        if sum(map(len, part)) > 50_000:
+            text = "\n\n".join(part)
+            out.append((f"en{len(out):04d}.txt", text))
+            size += len(text.encode("utf-8"))
+            part = []
+    return out
+
+
+def big_files(folder: Path, megabytes: float) -> dict[str, Path]:
+    """Two files of about `megabytes` MB made of the Turkish corpus: an ordinary Markdown
+    file, and the same text on one line (no newline at all). Written once per folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"ordinary": folder / "ordinary" / "big.md", "one line": folder / "one-line" / "big.md"}
+    if not all(p.exists() for p in paths.values()):
+        text = "\n\n".join(t for _, t in repeated_markdown(megabytes))
+        text = text.encode("utf-8")[: int(megabytes * 1024 * 1024)].decode("utf-8", "ignore")
+        for kind, path in paths.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text if kind == "ordinary" else text.replace("\n", " "), encoding="utf-8")
+    return paths
+
+
 def python_docs_text() -> str:
     """A larger real text at hand in a package: the Python reference topics shipped with
     the standard library (pydoc_data), ~0.5 MB of English technical prose."""
@@ -114,6 +150,17 @@ def code_files() -> list[tuple[str, str, str]]:
         if path.is_file() and fmt == "code":
             out.append((str(path.relative_to(CORPUS / "code")), path.read_text(encoding="utf-8"), language))
     return out
+
+
+def dist_bytes(dist) -> int:
+    """Bytes on disk of an installed distribution's files (an importlib.metadata.Distribution)."""
+    total = 0
+    for f in dist.files or []:
+        try:
+            total += f.locate().stat().st_size
+        except OSError:
+            pass
+    return total
 
 
 def folder_size(path: Path) -> int:

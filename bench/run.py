@@ -1,12 +1,15 @@
-"""indexer benchmarks: chunking throughput against peers, build cost, query latency,
-memory and scaling. Prints Markdown tables with the date and machine.
+"""indexer benchmarks: throughput, build cost and peak memory of every strategy, the
+pipelines users glue together today (LangChain, LlamaIndex) side by side, embedder speed
+by chunk size, chunking against peers, query latency and scaling. Prints Markdown tables
+with the date and machine.
 
-    python bench/run.py --quick      # under ~2 minutes
-    python bench/run.py              # the full run (20 MB corpora, 100k-chunk collections)
+    python bench/run.py --quick      # about 3 minutes
+    python bench/run.py              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
+    python bench/run.py --only strategies,peers
 
 Our machines are shared and noisy: every time is a median over repeated runs, and each
-comparison is a ratio measured in the same process on the same text. Peers (chonkie,
-LangChain text splitters) come from the `bench` extra: pip install -e ".[bench]".
+comparison is a ratio measured in the same run on the same text. Peers (chonkie,
+LangChain, LlamaIndex) come from the `bench` extra: pip install -e ".[bench]".
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from common import (  # noqa: E402
     CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
     run_peak_rss, table, write_corpus,
 )
+from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers  # noqa: E402
 
 PY = sys.executable
 
@@ -149,9 +153,9 @@ def bench_build(report: Report, quick: bool, work: Path) -> None:
         shutil.rmtree(db, ignore_errors=True)
         cmd = [PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db), "-q", "--json"]
         cold_s, cold_rss, out = run_peak_rss(cmd)
-        [cold] = json.loads(out)
+        cold = json.loads(out.splitlines()[0])  # --json prints JSON lines, one per strategy
         again_s, _, out = run_peak_rss(cmd)
-        [again] = json.loads(out)
+        again = json.loads(out.splitlines()[0])
         t = cold["timings"]
         inside = cold["seconds"]
         embed = t.get("embed", 0.0)
@@ -182,18 +186,18 @@ def bench_build(report: Report, quick: bool, work: Path) -> None:
 # -- query ---------------------------------------------------------------------------------
 
 def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = True) -> None:
-    """A collection of n synthetic chunks (corpus sentences recombined), written with the
-    store and BM25 APIs so `Index.open` serves it like a built one. `vectors` is "real"
-    (embedded with the default model, through the embedding cache) or "random" (unit
-    vectors: latency does not depend on what the vectors mean)."""
+    """A collection of n synthetic chunks (corpus sentences recombined), written through
+    the store's staging API and published, so `Index.open` serves it like a built one.
+    `vectors` is "real" (embedded with the default model, through the embedding cache) or
+    "random" (unit vectors: latency does not depend on what the vectors mean)."""
     import numpy as np
 
     from indexer import __version__
-    from indexer.text.analyzer import Analyzer
-    from indexer.search.bm25 import BM25Builder
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+    from indexer.search.bm25 import BM25Builder
+    from indexer.store import Entry, Store, write_json
+    from indexer.text.analyzer import Analyzer
     from indexer.text.sentences import split_sentences
-    from indexer.store.store import Entry, Store, chunk_metadata, write_json
     from indexer.types import Chunk
 
     sentences = []
@@ -204,8 +208,9 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     strategy = f"synthetic{n}"
     model = get_embedder()
     embedder = CachedEmbedder(model, EmbeddingCache(Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"))
-    col = store.new_collection(strategy, model.name, {"strategy": strategy})
-    bm25 = BM25Builder(Analyzer.for_language("tr"))
+    staging = store.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
+    analyzer = Analyzer.for_language("tr")
+    bm25 = BM25Builder(analyzer)
     step = 2000
     t_write = t_embed = 0.0
     for start in range(0, n, step):
@@ -225,28 +230,28 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
         t_embed += time.perf_counter() - t0
         t0 = time.perf_counter()
         for k in range(0, len(chunks), 1000):
-            part = chunks[k : k + 1000]
-            col.add(ids=[c.id for c in part], embeddings=emb[k : k + 1000], documents=[c.text for c in part],
-                    metadatas=[chunk_metadata(c) for c in part])
+            staging.add(chunks[k : k + 1000], emb[k : k + 1000])
         t_write += time.perf_counter() - t0
         bm25.add([c.id for c in chunks], [c.indexed_text for c in chunks])
-    side = store.side_dir(col.name)
     t0 = time.perf_counter()
-    bm25.finish("bm25s" if engine_files else "rank-bm25").save(side / "bm25")
+    staging.close()
+    t_write += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    bm25.finish("bm25s" if engine_files else "rank-bm25").save(staging.side / "bm25")
     t_bm25 = time.perf_counter() - t0
-    write_json(side / "manifest.json", {"format": 1, "settings": {}, "files": {}, "skipped": {}})
-    store.publish(Entry(strategy=strategy, embedder=model.name, collection=col.name, dimension=model.dimension,
-                        kind="synthetic", params={}, tokenizer="o200k_base", version=__version__,
-                        built_at=time.strftime("%Y-%m-%dT%H:%M:%S"), source=[], files=n // 20, chunks=n,
-                        extra={"analyzer": Analyzer.for_language("tr").to_dict(), "bm25_engine": "bm25s",
-                               "write_seconds": t_write, "bm25_seconds": t_bm25, "embed_seconds": t_embed}))
+    write_json(staging.side / "manifest.json", {"format": 1, "settings": {}, "files": {}, "skipped": {}})
+    staging.publish(Entry(strategy=strategy, embedder=model.name, collection=staging.name, dimension=model.dimension,
+                          kind="synthetic", params={}, tokenizer="o200k_base", version=__version__,
+                          built_at=time.strftime("%Y-%m-%dT%H:%M:%S"), source=[], files=n // 20, chunks=n,
+                          extra={"analyzer": analyzer.to_dict(), "bm25_engine": "bm25s", "write_seconds": t_write,
+                                 "bm25_seconds": t_bm25, "embed_seconds": t_embed}))
 
 
 def bench_query(report: Report, quick: bool, work: Path) -> None:
-    from indexer.search.bm25 import BM25Index
     from indexer.embeddings import get_embedder
-    from indexer.search.index import Index, SearchOptions
-    from indexer.store.store import Store
+    from indexer.search import Index, SearchOptions
+    from indexer.search.bm25 import BM25Index
+    from indexer.store import Store
 
     sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
     questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
@@ -257,18 +262,16 @@ def bench_query(report: Report, quick: bool, work: Path) -> None:
     for n, vectors in sizes:
         db = work / f"query-db-{n}"
         shutil.rmtree(db, ignore_errors=True)
-        t0 = time.perf_counter()
         synthetic_collection(db, n, vectors)
         store = Store(db)
         entry = store.find(f"synthetic{n}")
-        side = store.side_dir(entry.collection) / "bm25"
+        side = store.side_dir(entry.collection, entry.generation) / "bm25"
         for engine in ("rank-bm25", "bm25s"):
             t0 = time.perf_counter()
-            loaded = BM25Index.load(side, engine)
-            loaded.scores("warm up kargo")
+            BM25Index.load(side, engine).scores("warm up kargo")
             load_s = time.perf_counter() - t0
             index = Index(store, entry, bm25_engine=engine)
-            index._bm25 = loaded
+            index.bm25  # loaded here, not inside the first timed query
             for mode in ("embedding", "bm25", "hybrid"):
                 if mode == "embedding" and engine == "bm25s":
                     continue
@@ -331,7 +334,7 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
             # the embedding cache, so this measures what a build holds, not the model
             seconds, rss, out = run_peak_rss(
                 [PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db), "-q", "--json"])
-            [r] = json.loads(out)
+            r = json.loads(out.splitlines()[0])
             rows.append([f"{mb:g} MB", strategy, r["files"], r["chunks"], f"{rss / 1024:.0f}",
                          f"{folder_size(db) / 1e6:.0f}", f"{seconds:.0f}"])
     report.section(
@@ -342,31 +345,47 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
     )
 
 
+SECTIONS = {
+    "strategies": bench_every_strategy,
+    "peers": bench_peers,
+    "embedders": lambda report, quick, _work: bench_embedders(report, quick),
+    "cache": bench_cache,
+    "chunk": lambda report, quick, _work: bench_chunking(report, quick),
+    "build": bench_build,
+    "query": bench_query,
+    "cold": bench_cold_query,
+    "memory": bench_memory,
+}
+
+
+# sections a quick run leaves out unless asked: chunking peers on 1.5 MB and corpus-scale
+# build memory (the strategies section measures chunking and memory of every strategy)
+FULL_ONLY = ("chunk", "memory")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 2 minutes")
-    parser.add_argument("--only", default="chunk,build,query,cold,memory",
-                        help="comma-separated sections: chunk,build,query,cold,memory")
+    parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 3 minutes")
+    parser.add_argument("--only", default=None,
+                        help=f"comma-separated sections: {','.join(SECTIONS)} (--quick: all but {','.join(FULL_ONLY)})")
     parser.add_argument("--out", type=Path, default=None, help="also write the report (Markdown) here")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     report = Report()
     header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {'quick' if args.quick else 'full'} run\n\n{machine()}"
     print(header + "\n", flush=True)
-    only = set(args.only.split(","))
+    only = args.only.split(",") if args.only else [s for s in SECTIONS if not (args.quick and s in FULL_ONLY)]
+    unknown = [name for name in only if name not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section {unknown[0]!r}; use {','.join(SECTIONS)}")
     work = Path(tempfile.mkdtemp(prefix="indexer-bench-"))
     t0 = time.perf_counter()
     try:
-        if "chunk" in only:
-            bench_chunking(report, args.quick)
-        if "build" in only:
-            bench_build(report, args.quick, work)
-        if "query" in only:
-            bench_query(report, args.quick, work)
-        if "cold" in only:
-            bench_cold_query(report, args.quick, work)
-        if "memory" in only:
-            bench_memory(report, args.quick, work)
+        for name in SECTIONS:
+            if name in only:
+                t1 = time.perf_counter()
+                SECTIONS[name](report, args.quick, work)
+                print(f"({name}: {time.perf_counter() - t1:.0f} s)\n", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows = [[name, goal, measured, "yes" if met else "NO"] for name, goal, measured, met in report.targets]

@@ -24,18 +24,18 @@ from .chunkers import ChunkerContext, StrategySpec
 from .chunkers.pipeline import nothing_message, resolve_strategies
 from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from .errors import NothingToIndex, UsageError
-from .loaders import SkipFile, Skipped, SourceFile, discover, load_file
-from .loaders.files import read_text
-from .manifest import MANIFEST_FORMAT, _mtime, file_hash, read_manifest
+from .estimates import estimate_line
+from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
+from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
-from .settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
+from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
-from .store.gc import GcReport, remove_orphan_segments, vacuum
+from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
 from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 7  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 8  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
 
 
@@ -150,6 +150,7 @@ def build(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
     encoding: str | None = None,
     name: str | None = None,
     full: bool = False,
@@ -163,12 +164,8 @@ def build(
     on_message: Callable[[str], None] | None = None,
     changed: set[str] | None = None,
 ) -> list[BuildReport]:
-    """Build (or update) one collection per strategy. See the module docstring.
-
-    `changed` (doc_ids, e.g. from file-system events) limits the content hashing of an
-    incremental build: files the manifest lists, not in `changed` and of the same size
-    are taken as unchanged without being read. New and vanished files are still found
-    by walking the folders. None (the default) hashes every file."""
+    """Build (or update) one collection per strategy. See the module docstring. `changed`
+    (doc_ids, from file-system events) limits hashing to them (see `trusted_hashes`)."""
     settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
     if bm25_engine not in ENGINES:
         raise UsageError(f"unknown BM25 engine {bm25_engine!r}; use one of {', '.join(ENGINES)}")
@@ -178,7 +175,7 @@ def build(
         raise UsageError(f"--stem must be 0 (off) or a prefix length, not {stem}")
     specs = resolve_strategies(list(strategies), name)
     new_folder = not settings.db.exists()
-    found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,))
+    found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found))
     model = get_embedder(settings.embedder, settings)
@@ -206,22 +203,7 @@ def build(
 
 
 def _detect(files: list[SourceFile], encoding: str | None) -> str:
-    sample = []
-    for src in files[:25]:
-        with contextlib.suppress(SkipFile):
-            sample.append(read_text(src.path, encoding)[0])
-    return detect_language(sample)
-
-
-def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | None]]:
-    """{doc_id: (hash, size)} the manifest records for files not in `changed` (with
-    `changed` None any file may have changed: nothing is trusted)."""
-    if manifest is None or changed is None:
-        return {}
-    out: dict[str, tuple[str, int | None]] = {
-        d: (v.get("hash", ""), None) for d, v in manifest.get("skipped", {}).items() if d not in changed}
-    out.update((d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed)
-    return out
+    return detect_language([sample_text(src, encoding) for src in files[:25]])
 
 
 @dataclass
@@ -259,7 +241,10 @@ class _StrategyBuild:
             reason = "no readable file manifest beside the previous version"
         elif manifest["settings"] != self.build_settings:
             reason = _why_full(manifest["settings"], self.build_settings)
-        hashes, by_id = self._hashes(trusted_hashes(manifest, changed) if not reason else {})
+        trusted = trusted_hashes(manifest, changed) if not reason else {}
+        with self.timer("hash"):
+            hashes = {src.doc_id: content_hash(src, trusted) for src in self.found.files}
+        by_id = {src.doc_id: src for src in self.found.files}
         if reason:
             return _Plan(reason, list(by_id.values()), [], [], hashes, None)
         old_files: dict[str, dict] = manifest["files"]
@@ -280,23 +265,6 @@ class _StrategyBuild:
         removed = [d for d in old_files if d not in by_id]
         self.report.removed, self.report.unchanged = len(removed), len(unchanged)
         return _Plan("", process, unchanged, removed, hashes, manifest)
-
-    def _hashes(self, trusted: dict[str, tuple[str, int | None]]) -> tuple[dict[str, str], dict[str, SourceFile]]:
-        """Every file's content hash: from `trusted` while its size matches, else read."""
-        hashes: dict[str, str] = {}
-        by_id: dict[str, SourceFile] = {}
-        with self.timer("hash"):
-            for src in self.found.files:
-                known, size = trusted.get(src.doc_id, ("", None))
-                if known and size in (None, src.size):
-                    hashes[src.doc_id] = known
-                else:
-                    try:
-                        hashes[src.doc_id] = file_hash(src.path)
-                    except OSError:
-                        hashes[src.doc_id] = ""  # unreadable: loading will report it
-                by_id[src.doc_id] = src
-        return hashes, by_id
 
     # -- running ---------------------------------------------------------------------------
     def run(self, full: bool, wait: bool, changed: set[str] | None = None) -> BuildReport:
@@ -378,16 +346,15 @@ class _StrategyBuild:
         except BaseException:
             staging.abandon()
             raise
-        # The switch, outside the try: once the catalogue names the new version nothing may
-        # undo it (an interruption after the switch would delete live records); a failure
-        # before the switch leaves unpublished records, which the next build removes.
+        # the switch, outside the try: nothing may undo a published version (a failure
+        # before the switch leaves unpublished records, which the next build removes)
         with self.timer("publish"):
             staging.publish(entry)
         report.collection = staging.name
         if not store.url and plan.reason:  # what Chroma leaves of a replaced version
             gc = GcReport()
             remove_orphan_segments(store.db / "chroma", gc)
-            vacuum(store.db / "chroma", gc)
+            compact_if_grown(store.db / "chroma", gc)
 
     def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report
@@ -395,11 +362,21 @@ class _StrategyBuild:
         weights: list[float] = []
         hashes = plan.hashes
 
+        parents: list[Chunk] = []  # written with the next batch: one write, not a wait per file
+
         def flush(advance) -> None:
+            if parents:
+                staging.add_parents(list(parents))
+                parents.clear()
             if not batch:
                 return
+            t0 = time.perf_counter()
             with self.timer("embed"):
                 vectors = self.embedder.embed_documents([c.indexed_text for c in batch])
+            if not report.written:  # the first batch: say how long the rest will take, if long
+                line = estimate_line(len(batch), sum(weights), time.perf_counter() - t0, total)
+                if line:
+                    self.say(line)
             with self.timer("write wait"):
                 staging.add(list(batch), vectors)
             report.written += len(batch)
@@ -428,7 +405,7 @@ class _StrategyBuild:
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
                 new = [c for c in chunks if c.id not in old_ids]
                 staging.retire(old_ids - {c.id for c in chunks}, old_parents - {p.id for p in parent_chunks})
-                staging.add_parents([p for p in parent_chunks if p.id not in old_parents])
+                parents.extend(p for p in parent_chunks if p.id not in old_parents)
                 fresh.add([c.id for c in new], [c.indexed_text for c in new])
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
                                      "chunks": len(chunks),

@@ -145,7 +145,9 @@ def test_incremental_build_equals_a_from_scratch_build(tmp_path):
         assert 0 < r.written == r.embedded + r.cache_hits <= touched
         a, b = snapshot(db, name), snapshot(tmp_path / "fresh", name)
         assert a["ids"] == b["ids"] and a["documents"] == b["documents"] and a["metadatas"] == b["metadatas"]
-        assert np.allclose(a["embeddings"], b["embeddings"], atol=1e-5)
+        # vectors pass through the float16 embedding cache: the model's batch-to-batch noise
+        # (~1e-6) can round to a neighbouring float16 (one step is ~3e-5 near 0.05)
+        assert np.allclose(a["embeddings"], b["embeddings"], atol=1e-3)
         assert fresh[name].chunks == r.chunks
 
     [same] = build([corpus], ["headers"], db=db)

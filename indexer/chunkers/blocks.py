@@ -12,6 +12,7 @@ where the chunk starts, and a `sections:` line naming every section that begins 
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
@@ -89,7 +90,9 @@ class BlocksChunker(Chunker):
         """`sections: İade › Süre; Ücretler`: the sections that begin inside a chunk (their
         heading paths without the document title), so a chunk that spans several sections
         says so in its header, not only the section it starts in."""
-        paths = [" › ".join(sec.heading_path[1:]) for sec in doc.sections if start < sec.start < end and sec.level]
+        starts = doc._section_starts  # sorted section starts, cached on the document
+        first, last = bisect.bisect_right(starts, start), bisect.bisect_left(starts, end)
+        paths = [" › ".join(sec.heading_path[1:]) for sec in doc.sections[first:last] if sec.level]
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 

@@ -3,15 +3,19 @@
 Markdown and HTML sections run from a heading to the next heading of any level; a
 heading with no text of its own joins the section after it. A section over `max_tokens`
 becomes token windows with `overlap`, each keeping the section's header. Plain text is
-cut into paragraphs merged up to `min_tokens`; source code into line groups.
+cut into paragraphs merged up to `min_tokens`; source code into line groups. A section's
+size is counted on the document's tokens (`packing.span_tokens`), exactly near the limit.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
+
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document, Section
 from .base import Chunker, Param, header_of
-from .packing import PROSE, fit, lines, pack, windows
+from .packing import PROSE, fit, lines, pack, span_tokens, windows
 
 
 class HeadersChunker(Chunker):
@@ -44,7 +48,7 @@ class HeadersChunker(Chunker):
                 for s, e, n in self._paragraph_groups(doc, start, end):
                     out.append(self.make_chunk(doc, s, e, "section", header, path, n))
                 continue
-            n = self.count(doc.text[start:end])
+            n = span_tokens(self, doc, start, end, self.max_tokens)
             if n <= self.max_tokens:
                 out.append(self.make_chunk(doc, start, end, "section", header, path, n))
             else:
@@ -71,8 +75,13 @@ class HeadersChunker(Chunker):
     def _paragraph_groups(self, doc: Document, start: int, end: int) -> list[tuple[int, int, int]]:
         """Paragraphs merged until each group reaches min_tokens, never over max_tokens."""
         pieces = []
-        for block in blocks_of(doc):
-            if block.end <= start or block.start >= end:
+        blocks = blocks_of(doc)
+        # blocks are in order and do not overlap: start at the first one ending after `start`
+        first = bisect.bisect_right(blocks, start, key=lambda b: b.end)
+        for block in itertools.islice(blocks, first, None):
+            if block.start >= end:
+                break
+            if block.end <= start:
                 continue
             pieces.extend(fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE))
         out: list[tuple[int, int, int]] = []

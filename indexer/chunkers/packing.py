@@ -15,6 +15,7 @@ import numpy as np
 from ..text.sentences import split_sentences
 from ..types import Document
 from ..text.spans import strip_span
+from ..text.words import inside_word
 from .base import Chunker
 
 Span = tuple[int, int, int]  # start, end, n_tokens
@@ -54,6 +55,28 @@ def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def words(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return _regex_spans(_WORD, text, start, end)
+
+
+# A span counted on the document's tokens (those it overlaps) is within a token or two
+# of its count alone: only its two edges can tokenize differently. Within MARGIN of a
+# limit, spans are counted exactly.
+MARGIN = 4
+
+
+def doc_counts(chunker: Chunker, doc: Document, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+    """Tokens of each span doc.text[start:end] counted on the document's tokens: one
+    tokenization of the document serves every span (see MARGIN)."""
+    b = chunker.bounds(doc)
+    # queries of the array's own dtype: mixed dtypes would copy the whole array per call
+    ends_at = np.searchsorted(b, np.asarray(ends, dtype=b.dtype), side="left")
+    return (ends_at - np.searchsorted(b, np.asarray(starts, dtype=b.dtype), side="right") + 1).tolist()
+
+
+def span_tokens(chunker: Chunker, doc: Document, start: int, end: int, limit: int) -> int:
+    """Tokens of doc.text[start:end]: counted on the document's tokens, or exactly when
+    that is within MARGIN of `limit` (so a span reported within the limit is within it)."""
+    [n] = doc_counts(chunker, doc, (start,), (end,))
+    return n if n + MARGIN <= limit or n > 2 * limit + MARGIN else chunker.count(doc.text[start:end])
 
 
 PROSE: tuple[Splitter, ...] = (paragraphs, lines, sentences, words)
@@ -100,7 +123,8 @@ def windows(
     first_limit: int | None = None,
     overlap: int = 0,
 ) -> list[Span]:
-    """Token windows over doc.text[start:end], cut on the document's token boundaries,
+    """Token windows over doc.text[start:end], cut on the document's token boundaries
+    between words (inside a word only when one word is longer than a window),
     each of at most `limit` tokens (the first at most `first_limit`) *as its own text
     tokenizes*: a slice cut out of a long word or an emoji run can take more tokens
     alone than it took inside the document, so a window over its cap is shortened.
@@ -109,31 +133,46 @@ def windows(
     text = doc.text
     b = chunker.bounds(doc)
     i0 = int(np.searchsorted(b, start, side="left"))
-    i1 = int(np.searchsorted(b, end, side="right")) - 1
-    edges = [e for e in b[i0 : i1 + 1].tolist() if start <= e <= end]
-    if not edges or edges[0] != start:
-        edges.insert(0, start)
-    if edges[-1] != end:
-        edges.append(end)
+    i1 = int(np.searchsorted(b, end, side="right"))
+    edges = b[i0:i1]  # a view: a long section costs no Python list of its boundaries
+    head = [start] if not len(edges) or edges[0] != start else []
+    tail = [end] if not len(edges) or edges[-1] != end else []
+    if head or tail:
+        edges = np.concatenate((np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype)))
     n = len(edges) - 1
     out: list[Span] = []
-    i = 0
+    i = prev = 0
     while i < n:
         cap = first_limit if not out else limit
         size = max(cap, 1)
         while True:
             j = min(i + size, n)
-            s, e = strip_span(text, edges[i], edges[j])
+            if j < n:  # windows end between words where they can
+                j = last_word_edge(text, edges, j, i) or j
+            if j <= prev:  # no further than the last window: start where it ended
+                i, size = prev, max(cap, 1)
+                continue
+            s, e = strip_span(text, int(edges[i]), int(edges[j]))
             k = chunker.count(text[s:e]) if s < e else 0
             if k <= cap or j - i == 1:
                 break
-            size = max(min(size - 1, size - (k - cap)), 1)
-        if s < e:
+            size = max(min(j - i - 1, j - i - (k - cap)), 1)
+        if s < e and not (out and out[-1][:2] == (s, e)):
             out.append((s, e, k))
         if j >= n:
             break
-        i = max(j - overlap, i + 1)
+        i, prev = (last_word_edge(text, edges, j - overlap, i) if j - overlap > i else None) or j, j
     return out
+
+
+def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
+    """The largest k in (floor, j] whose boundary edges[k] splits no word, None if every
+    one does (a word longer than the window). Checked lazily, a few characters per
+    window, rather than over every boundary of the document."""
+    k = j
+    while k > floor and inside_word(text, int(edges[k])):
+        k -= 1
+    return k if k > floor else None
 
 
 def pack(chunker: Chunker, doc: Document, pieces: list[Span], limit: int, first_limit: int | None = None) -> list[Span]:

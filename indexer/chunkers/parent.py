@@ -5,6 +5,10 @@ section; each child's header is `Title › Section` and its `parent_id` is its s
 chunk. Parents are the sections exactly as the `headers` strategy cuts them (long
 sections become windows). Children go into the searched collection, parents into a
 companion collection; search maps children to parents (see indexer.searching).
+
+Token counts come from one tokenization of the document (`packing.doc_counts`): a
+child's `n_tokens` is within a token or two of its text's own count, and exact when it
+is near `max_tokens`, so no child's text is over the limit.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ from __future__ import annotations
 import bisect
 
 from ..text.sentences import sentence_units
-from ..types import PATH_SEP, Chunk, Document
+from ..text.spans import strip_span
+from ..types import Chunk, Document
 from .base import Chunker, Param
 from .headers import HeadersChunker
-from .packing import PROSE, fit
+from .packing import MARGIN, PROSE, doc_counts, fit
 
 
 class ParentChunker(Chunker):
@@ -50,38 +55,67 @@ class ParentChunker(Chunker):
         parents = self._parents(doc)
         if not parents:
             return []
-        starts = [p.start for p in parents]
-        groups: dict[int, list[tuple[int, int, int]]] = {}
-        for unit in sentence_units(doc):
-            i = max(bisect.bisect_right(starts, unit.start) - 1, 0)
-            # a unit crossing a parent boundary (a windowed long section) is clipped to
-            # each parent it touches; a unit longer than a parent could be is cut to fit
-            while True:
-                s, e = max(unit.start, parents[i].start), min(unit.end, parents[i].end)
-                if s < e:
-                    pieces = fit(self, doc, s, e, self.max_tokens, PROSE)
-                    groups.setdefault(i, []).extend(pieces)
-                if unit.end <= parents[i].end or i + 1 >= len(parents):
-                    break
-                i += 1
+        groups = self._units_by_parent(doc, parents)
         out: list[Chunk] = []
-        step = self.n - self.overlap
+        kind = "sentence" if self.n == 1 else "sentences"
         for i, units in sorted(groups.items()):
             parent = parents[i]
             header = parent.header.split("\n")[0]
-            j = 0
-            while j < len(units):
-                window = units[j : j + self.n]
-                size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
-                while len(window) > 1 and size > self.max_tokens:
-                    window = window[:-1]  # children stay small: fewer units rather than a big child
-                    size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
-                kind = "sentence" if self.n == 1 else "sentences"
-                out.append(self.make_chunk(doc, window[0][0], window[-1][1], kind, header,
-                                           tuple(parent.heading_path.split(PATH_SEP)), size, parent_id=parent.id))
-                if j + len(window) >= len(units):
+            for s, e, size in self._children(doc, units):
+                out.append(self.new_chunk(doc, s, e, kind, header, parent.heading_path, size, doc.line_of(s),
+                                          doc.line_of(max(s, e - 1)), parent_id=parent.id))
+        return out
+
+    def _units_by_parent(self, doc: Document, parents: list[Chunk]) -> dict[int, list[tuple[int, int, int]]]:
+        """Sentence units grouped by the parent they fall in, as (start, end, tokens).
+
+        A unit crossing a parent boundary (a windowed long section) is clipped to each
+        parent it touches; a unit longer than a parent could be is cut to fit. Tokens are
+        counted on the document's tokens (one tokenization shared by every unit), and
+        exactly for a unit near the limit."""
+        starts = [p.start for p in parents]
+        spans: list[tuple[int, int, int]] = []  # start, end, parent index
+        for unit in sentence_units(doc):
+            i = max(bisect.bisect_right(starts, unit.start) - 1, 0)
+            if unit.end <= parents[i].end and unit.start >= parents[i].start:
+                spans.append((unit.start, unit.end, i))
+                continue
+            while True:
+                s, e = strip_span(doc.text, max(unit.start, parents[i].start), min(unit.end, parents[i].end))
+                if s < e:
+                    spans.append((s, e, i))
+                if unit.end <= parents[i].end or i + 1 >= len(parents):
                     break
-                # the next child starts `overlap` units before this one ends (a full window
-                # steps n - overlap); a shortened window must not leave units uncovered
-                j += max(min(step, len(window) - self.overlap), 1)
+                i += 1
+        counts = doc_counts(self, doc, [s for s, _, _ in spans], [e for _, e, _ in spans])
+        groups: dict[int, list[tuple[int, int, int]]] = {}
+        for (s, e, i), n in zip(spans, counts):
+            if n + MARGIN <= self.max_tokens:
+                groups.setdefault(i, []).append((s, e, n))
+            else:
+                groups.setdefault(i, []).extend(fit(self, doc, s, e, self.max_tokens, PROSE))
+        return groups
+
+    def _children(self, doc: Document, units: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """Windows of n units stepping n - overlap, as (start, end, tokens); a window over
+        max_tokens drops units from its end (children stay small)."""
+        out = []
+        step = self.n - self.overlap
+        ends = [u[1] for u in units]
+        estimates = doc_counts(self, doc, [u[0] for u in units], ends[self.n - 1 :] + ends[-1:] * (self.n - 1))
+        j = 0
+        while j < len(units):
+            window = units[j : j + self.n]
+            size = window[0][2] if len(window) == 1 else estimates[j]
+            if len(window) > 1 and size + MARGIN > self.max_tokens:
+                size = self.count(doc.text[window[0][0] : window[-1][1]])
+                while len(window) > 1 and size > self.max_tokens:
+                    window = window[:-1]  # fewer units rather than a big child
+                    size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
+            out.append((window[0][0], window[-1][1], size))
+            if j + len(window) >= len(units):
+                break
+            # the next child starts `overlap` units before this one ends (a full window
+            # steps n - overlap); a shortened window must not leave units uncovered
+            j += max(min(step, len(window) - self.overlap), 1)
         return out

@@ -20,6 +20,8 @@ from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, fit
 
+EMBED_BATCH = 1024  # sentence units embedded (and held in memory) at a time
+
 
 class SemanticChunker(Chunker):
     kind = "semantic"
@@ -78,12 +80,26 @@ class SemanticChunker(Chunker):
         """breaks[i]: a topic shift between unit i and unit i + 1."""
         if len(units) < 2:
             return []
-        vectors = np.asarray(self._model().embed_documents([doc.text[s:e] for s, e, _ in units]), dtype=np.float32)
-        sims = (vectors[:-1] * vectors[1:]).sum(axis=1)
+        sims = self._similarities(doc, units)
         if self.threshold is not None:
-            return [bool(s < self.threshold) for s in sims]
+            return (sims < self.threshold).tolist()
         cut = float(np.percentile(sims, self.percentile))
-        return [bool(s <= cut) for s in sims]
+        return (sims <= cut).tolist()
+
+    def _similarities(self, doc: Document, units: list[tuple[int, int, int]]) -> np.ndarray:
+        """Cosine similarity of each unit with the next, embedding EMBED_BATCH units at a
+        time: memory holds one batch of vectors, not one per sentence of the document."""
+        model = self._model()
+        sims = np.empty(len(units) - 1, dtype=np.float32)
+        previous = None
+        for i in range(0, len(units), EMBED_BATCH):
+            batch = units[i : i + EMBED_BATCH]
+            vectors = np.asarray(model.embed_documents([doc.text[s:e] for s, e, _ in batch]), dtype=np.float32)
+            if previous is not None:
+                sims[i - 1] = float(previous @ vectors[0])
+            sims[i : i + len(batch) - 1] = np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
+            previous = vectors[-1]
+        return sims
 
     def _flush(self, doc: Document, group: list[tuple[int, int, int]], out: list[Chunk]) -> list:
         """Emit the longest prefix of `group` within max_tokens; return the rest."""

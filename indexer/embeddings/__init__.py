@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import EmbedderError
 from ..settings import DEFAULT_EMBEDDER, Settings, current
 from .base import Embedder, normalise
-from .cache import EmbeddingCache, text_key
+from .cache import EmbeddingCache, stored, text_key
 
 __all__ = [
     "CachedEmbedder", "DEFAULT_EMBEDDER", "Embedder", "EmbeddingCache", "REGISTRY", "canonical_name", "get_embedder",
@@ -125,6 +125,9 @@ class CachedEmbedder:
                 new.extend(zip(batch, vectors))
             if self.cache:
                 self.cache.put_many(self.name, new)
+                # what the cache will return next time (float16): the same vectors whether
+                # computed now or read back, so a rebuild cuts and stores exactly the same
+                new = [(k, stored(v)) for k, v in new]
             found.update(new)
         self.computed += len(missing)
         self.cached += len(texts) - len(missing)

@@ -3,6 +3,13 @@
 Rebuilding a strategy, or building another strategy whose chunks share text with it,
 costs no embedding calls for what was embedded before. SQLite, so that concurrent builds
 and a killed process never corrupt it.
+
+Vectors are stored as float16 in a rowid table (8 KiB pages): about 1.2 KB per 512-d
+vector, where float32 rows in a WITHOUT ROWID table took 4.7 KB (a row over ~1 KB
+spills into an overflow page of its own). Unit vectors lose nothing that matters in
+float16: cosine similarities move by about 1e-4 (bench/RESULTS.md, "Embedder speed by
+chunk size" and the cache note). A cache written by an older version (float32 table
+`embeddings`) is converted when opened.
 """
 
 from __future__ import annotations
@@ -15,6 +22,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+
+STORED = np.float16  # the dtype of vectors on disk
+
+
+def stored(vector: np.ndarray) -> np.ndarray:
+    """A vector as the cache gives it back: rounded to float16, as float32."""
+    return np.asarray(vector, dtype=STORED).astype(np.float32)
 
 
 def text_key(text: str) -> bytes:
@@ -48,14 +63,14 @@ class EmbeddingCache:
             path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
         try:
+            db.execute("PRAGMA page_size=8192")  # takes effect only on a new, empty file
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, key BLOB NOT NULL, "
-                "vector BLOB NOT NULL, PRIMARY KEY (model, key)) WITHOUT ROWID"
-            )
-            db.execute("SELECT count(*) FROM embeddings WHERE model = ''").fetchone()
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, "
+                       "vector BLOB NOT NULL, UNIQUE (model, key))")
+            db.execute("SELECT count(*) FROM vectors WHERE model = ''").fetchone()
             db.commit()
+            _convert_legacy(db)
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -71,10 +86,10 @@ class EmbeddingCache:
                     batch = keys[i : i + 500]
                     marks = ",".join("?" * len(batch))
                     rows = self._db.execute(
-                        f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})", [model, *batch]
+                        f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({marks})", [model, *batch]
                     )
                     for key, blob in rows:
-                        found[key] = np.frombuffer(blob, dtype=np.float32)
+                        found[key] = np.frombuffer(blob, dtype=STORED).astype(np.float32)
             except sqlite3.DatabaseError as exc:  # damaged after opening: compute instead of reading
                 self._fail(exc)
                 return {}
@@ -92,8 +107,8 @@ class EmbeddingCache:
                 return
             try:
                 self._db.executemany(
-                    "INSERT OR REPLACE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
-                    [(model, key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items],
+                    "INSERT OR REPLACE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
+                    [(model, key, np.asarray(vec, dtype=STORED).tobytes()) for key, vec in items],
                 )
                 self._db.commit()
             except sqlite3.DatabaseError as exc:  # a full disk or a damaged file: go on without caching
@@ -102,3 +117,24 @@ class EmbeddingCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _convert_legacy(db: sqlite3.Connection) -> None:
+    """Move the float32 vectors of an older cache (table `embeddings`) into `vectors`,
+    as float16, and drop the old table; one process does it, the others wait for it."""
+    legacy = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'"
+    if db.execute(legacy).fetchone() is None:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute(legacy).fetchone() is not None:
+            rows = db.execute("SELECT model, key, vector FROM embeddings")
+            while batch := rows.fetchmany(2000):
+                db.executemany("INSERT OR IGNORE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
+                               [(m, k, np.frombuffer(v, dtype=np.float32).astype(STORED).tobytes())
+                                for m, k, v in batch])
+            db.execute("DROP TABLE embeddings")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise

@@ -7,6 +7,9 @@ a chunker may use when a block is too large (table rows, list items, code lines)
 
 from __future__ import annotations
 
+import bisect
+import re
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,13 +43,33 @@ def _parser():
     from markdown_it import MarkdownIt
 
     # commonmark's maxNesting of 20 stops parsing inside a list nested ~10 levels deep
-    # (each level opens a list and an item) and swallows the text after it into the list
-    return MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
+    # (each level opens a list and an item) and swallows the text after it into the list.
+    # Only the block structure is needed: inline parsing (emphasis, links...) runs for
+    # headings alone (see `parse`), since on a long paragraph it makes a Python token
+    # per piece of text (a 50 MB single-line file took 2 GB).
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
+    return md.disable(["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True)
 
 
-def _inline_text(token) -> str:
+MAX_TITLE = 200  # characters of a heading's text kept as its title (and in heading paths)
+
+
+def _heading_title(content: str, env: dict) -> str:
+    """A heading's plain text: its content inline-parsed as markdown-it's own `inline`
+    rule would (with the document's link references in `env`). A heading is a title:
+    an absurdly long one (a 50 MB single-line file that starts with `#`) is cut to
+    MAX_TITLE characters, since the heading path goes into the header of every chunk;
+    only its first MAX_TITLE * 4 characters are parsed (the caller cuts `content`)."""
+    md = _parser()
+    children: list = []
+    md.inline.parse(content, md, env, children)
+    title = _inline_text(children)
+    return title if len(title) <= MAX_TITLE else title[:MAX_TITLE].rstrip() + "…"
+
+
+def _inline_text(children: list) -> str:
     parts: list[str] = []
-    for child in token.children or ():
+    for child in children:
         if child.type in ("text", "code_inline", "html_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
@@ -70,21 +93,129 @@ _KIND = {
 }
 
 
+SEGMENT = 1 << 18  # characters of Markdown parsed at a time (see `parse`)
+
+# where a new segment may start: after a blank line, at a line starting with a letter or '#'
+_SPLIT = re.compile(r"\n[ \t]*\n(?=[^\W\d_]|#)")
+# constructs that run across blank lines: fenced code, and HTML blocks of kinds 1-5
+_OPEN = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|(<\?)|(<!\[CDATA\[)|(<![A-Za-z]))",
+                   re.M | re.I)
+_HTML_END = {3: "-->", 4: "?>", 5: "]]>", 6: ">"}
+
+
+def _spanning(text: str) -> tuple[list[int], list[int]]:
+    """Starts and ends of the fenced code blocks and multi-line HTML blocks (comments,
+    <script>, <pre>...) of a text: a blank line inside them ends nothing."""
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    while m := _OPEN.search(text, pos):
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end == -1 else line_end
+        if m.group(1):  # a fence closes at a line of at least as many of the same character
+            fence = m.group(1)
+            if fence[0] == "`" and "`" in text[m.end() : line_end]:
+                pos = line_end  # not a fence: backticks in the info string
+                continue
+            close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+            c = close.search(text, line_end)
+            stop = c.end() if c else len(text)
+        else:
+            kind = next(i for i in range(2, 7) if m.group(i))
+            marker = f"</{m.group(2)}>" if kind == 2 else _HTML_END[kind]
+            found = re.compile(re.escape(marker), re.I).search(text, m.end())
+            stop = found.end() if found else len(text)
+        starts.append(m.start())
+        ends.append(stop)
+        pos = max(stop, m.end())
+    return starts, ends
+
+
+def _segments(text: str, starts: list[int]) -> list[tuple[int, int]]:
+    """Line ranges [first, last) that markdown-it can parse one at a time with the same
+    blocks as the whole text: each begins after a blank line, at a line that starts with
+    a letter or '#' (no list, quote or code continues there) outside fenced code and
+    multi-line HTML. A long text parsed whole keeps a Python token per block, row and cell
+    alive at once (70 MB for 3 MB of Markdown); by segments, one segment's."""
+    if len(text) <= SEGMENT:
+        return [(0, len(starts))]
+    open_at, close_at = _spanning(text)
+    cuts = [0]
+    target = SEGMENT
+    while target < len(text):
+        m = _SPLIT.search(text, target)
+        if m is None:
+            break
+        at = m.end()
+        inside = bisect.bisect_right(open_at, at) - 1
+        if inside >= 0 and at < close_at[inside]:
+            target = close_at[inside]
+            continue
+        cuts.append(bisect.bisect_left(starts, at))
+        target = at + SEGMENT
+    cuts.append(len(starts))
+    return list(zip(cuts, cuts[1:]))
+
+
 def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Block]]:
     """Headings and top-level blocks of a Markdown text, with character spans.
 
     Text that markdown-it does not turn into a block (link reference definitions, say)
-    becomes a paragraph block, so the blocks cover every non-whitespace character.
+    becomes a paragraph block, so the blocks cover every non-whitespace character. A long
+    text is parsed by segments (see `_segments`); heading titles are inline-parsed at the
+    end, with every link reference of the document known.
     """
-    tokens = _parser().parse(text)
+    env: dict = {}
     starts = line_starts(text)
     n_lines = len(starts)
 
     def offset(line: int) -> int:
         return starts[line] if line < n_lines else len(text)
 
-    headings: list[Heading] = []
+    titled: list[tuple[int, str, int, int]] = []  # level, inline content, start, end
     blocks: list[Block] = []
+    for first, last in _segments(text, starts):
+        tokens = _parser().parse(text[offset(first) : offset(last)], env)
+        for tok in tokens:
+            if tok.map:
+                tok.map = [tok.map[0] + first, tok.map[1] + first]
+        packed = _Packed()
+        _collect(tokens, text, offset, max_heading_level, packed, titled)
+        del tokens  # the Blocks are made once the tokens are gone, in the memory they leave
+        blocks.extend(packed.blocks(text))
+    headings = [Heading(level, _heading_title(content, env), start, end) for level, content, start, end in titled]
+    return headings, _fill_gaps(text, blocks)
+
+
+_KINDS = ("heading", "paragraph", "code", "table", "list", "quote", "html", "rule")
+
+
+class _Packed:
+    """Blocks as machine integers while markdown-it's tokens are alive: Python objects
+    made among the tokens would pin their memory pages after the tokens are freed (on a
+    50 MB file, RSS twice what the blocks need)."""
+
+    def __init__(self) -> None:
+        self.values = array("q")  # kind, start, end, level, info start, info end, n parts, parts...
+
+    def add(self, kind: str, start: int, end: int, level: int = 0, parts=(), info: tuple[int, int] = (0, 0)) -> None:
+        self.values.extend((_KINDS.index(kind), start, end, level, *info, len(parts)))
+        for s, e in parts:
+            self.values.extend((s, e))
+
+    def blocks(self, text: str) -> list[Block]:
+        v = self.values.tolist()
+        out, i = [], 0
+        while i < len(v):
+            kind, start, end, level, info0, info1, n = v[i : i + 7]
+            parts = tuple(zip(v[i + 7 : i + 7 + 2 * n : 2], v[i + 8 : i + 8 + 2 * n : 2]))
+            out.append(Block(_KINDS[kind], start, end, level, parts, text[info0:info1]))
+            i += 7 + 2 * n
+        return out
+
+
+def _collect(tokens: list, text: str, offset, max_heading_level: int, blocks: _Packed, titled: list) -> None:
+    """Top-level blocks of one parsed segment (maps already in document lines)."""
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -108,12 +239,11 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
         inner = tokens[i + 1 : j]
         if kind == "heading":
             level = int(tok.tag[1])
-            title = _inline_text(tokens[i + 1])
             if level <= max_heading_level:
-                headings.append(Heading(level, title, start, end))
-                blocks.append(Block("heading", start, end, level=level))
+                titled.append((level, tokens[i + 1].content[: MAX_TITLE * 4], start, end))
+                blocks.add("heading", start, end, level=level)
             else:
-                blocks.append(Block("paragraph", start, end))
+                blocks.add("paragraph", start, end)
         elif kind == "table":
             # parts: the header row with its |---| delimiter line, then each body row
             body = [t for t in inner if t.type == "tbody_open" and t.map]
@@ -123,7 +253,7 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
                 if t.type == "tr_open" and t.map and offset(t.map[0]) >= header_end:
                     s0 = lstrip_start(text, offset(t.map[0]), offset(t.map[1]))
                     rows.append((s0, rstrip_end(text, s0, offset(t.map[1]))))
-            blocks.append(Block("table", start, end, parts=tuple(rows)))
+            blocks.add("table", start, end, parts=rows)
         elif kind == "list":
             items = tuple(
                 (s0, rstrip_end(text, s0, offset(t.map[1])))
@@ -131,15 +261,13 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
                 if t.type == "list_item_open" and t.level == 1 and t.map
                 for s0 in [lstrip_start(text, offset(t.map[0]), offset(t.map[1]))]
             )
-            blocks.append(Block("list", start, end, parts=items))
+            blocks.add("list", start, end, parts=items)
         elif kind == "code":
             lines = _line_spans(text, start, end)
-            info = text[lines[0][0] : lines[0][1]] if tok.type == "fence" and lines else ""
-            blocks.append(Block("code", start, end, parts=lines, info=info))
+            blocks.add("code", start, end, parts=lines, info=lines[0] if tok.type == "fence" and lines else (0, 0))
         else:
-            blocks.append(Block(kind, start, end))
+            blocks.add(kind, start, end)
         i = j if j > i else i + 1
-    return headings, _fill_gaps(text, blocks)
 
 
 def _line_spans(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:

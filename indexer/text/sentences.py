@@ -11,8 +11,9 @@ starts with a lowercase letter (Turkish ordinals: `3. gün`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
+from .spans import index_at
 from ..types import Document
 
 ABBREVIATIONS = {
@@ -27,7 +28,33 @@ ABBREVIATIONS = {
 }
 
 _END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
-_WORD_BEFORE = re.compile(r"([\w.'’-]*)$")
+_WORD_PUNCT = frozenset("_.'’-")
+
+
+def _word_before(text: str, pos: int) -> str:
+    """The run of word characters, `.`, `'`, `’` and `-` that ends at `pos` (or, as a
+    regex `$` would, just before a newline at `pos - 1`). A backward scan: the cost is
+    the word's length, not the distance from the start of the text."""
+    if pos and text[pos - 1] == "\n":
+        pos -= 1
+    i = pos
+    while i and (text[i - 1].isalnum() or text[i - 1] in _WORD_PUNCT):
+        i -= 1
+    return text[i:pos]
+
+
+def _blank_before(text: str, pos: int, upto: int) -> bool:
+    """Is the line holding `pos` blank from its start up to `upto`? Scans back only to
+    the first character that is not whitespace (a single-line file stays linear)."""
+    i = pos - 1
+    while i >= 0:
+        c = text[i]
+        if c == "\n":
+            return True
+        if i < upto and not c.isspace():
+            return False
+        i -= 1
+    return True
 
 
 def _is_boundary(text: str, dot_start: int, end: int) -> bool:
@@ -49,7 +76,7 @@ def _is_boundary(text: str, dot_start: int, end: int) -> bool:
         return False
     if punct != ".":
         return True  # "..." or ".)" followed by a capital
-    word = _WORD_BEFORE.search(text, 0, dot_start).group(1)
+    word = _word_before(text, dot_start)
     bare = word.strip("'’-").lower()
     if not bare:
         return True
@@ -57,10 +84,8 @@ def _is_boundary(text: str, dot_start: int, end: int) -> bool:
         return False
     if len(word) == 1 and word.isalpha() and word.isupper():
         return False  # an initial: "A. Yılmaz"
-    if word.isdigit():
-        line_start = text.rfind("\n", 0, dot_start) + 1
-        if not text[line_start : dot_start - len(word)].strip():
-            return False  # a numbered list marker at the start of a line
+    if word.isdigit() and _blank_before(text, dot_start, dot_start - len(word)):
+        return False  # a numbered list marker at the start of a line
     return True
 
 
@@ -95,8 +120,7 @@ def _append(text: str, spans: list[tuple[int, int]], s: int, e: int) -> None:
         spans.append((s, e))
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
+class Unit(NamedTuple):
     """A sentence-level unit of a document: a prose sentence, a heading, a table row,
     a list item or a code block; `section` indexes `document.sections`."""
 
@@ -113,12 +137,7 @@ def sentence_units(doc: Document) -> list[Unit]:
 
     units: list[Unit] = []
     starts = [s.start for s in doc.sections]
-
-    def section_index(offset: int) -> int:
-        import bisect
-
-        return max(bisect.bisect_right(starts, offset) - 1, 0)
-
+    text = doc.text
     for block in blocks_of(doc):
         if block.kind == "heading":
             pieces = [(block.start, block.end, "heading")]
@@ -128,13 +147,13 @@ def sentence_units(doc: Document) -> list[Unit]:
             pieces = [
                 (s, e, "item")
                 for item_start, item_end in (block.parts or ((block.start, block.end),))
-                for s, e in _item_sentences(doc.text, item_start, item_end)
+                for s, e in _item_sentences(text, item_start, item_end)
             ]
         elif block.kind == "code":
             pieces = [(block.start, block.end, "code")]
         else:
-            pieces = [(s, e, "sentence") for s, e in split_sentences(doc.text, block.start, block.end)]
-        units.extend(Unit(s, e, kind, section_index(s)) for s, e, kind in pieces)
+            pieces = [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
+        units.extend(Unit(s, e, kind, index_at(starts, s)) for s, e, kind in pieces)
     return units
 
 

@@ -1,0 +1,42 @@
+"""Build a folder with each strategy in one process, cold then again with `--full`
+(every vector from the embedding cache), each strategy in its own index folder (so no
+strategy reads another's vectors from the cache). Prints one JSON line per strategy.
+
+    python bench/build_probe.py FOLDER WORKDIR STRATEGY...
+
+The model is loaded before the first build and its loading time printed apart: the
+builds measure chunking, embedding, writing and indexing, not start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    folder, work, strategies = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+    from indexer.building import build
+    from indexer.embeddings import get_embedder
+
+    t0 = time.perf_counter()
+    get_embedder().embed_documents(["warm up"])
+    print(json.dumps({"model_load_s": round(time.perf_counter() - t0, 3)}), flush=True)
+    for strategy in strategies:
+        db = work / f"build-{strategy.replace(':', '-')}"
+        shutil.rmtree(db, ignore_errors=True)
+        [cold] = build([folder], [strategy], db=db)
+        [warm] = build([folder], [strategy], db=db, full=True)
+        disk = sum(p.stat().st_size for p in db.rglob("*") if p.is_file())
+        cache = db / "cache" / "embeddings.sqlite"
+        print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,
+                          "cache_bytes": cache.stat().st_size if cache.exists() else 0}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Chunk one file with one strategy, as a build does, and print what came out: the
+process whose peak RSS `bench/run.py` measures (see common.run_peak_rss). It also prints
+its own peak RSS before reading the file (`baseline_kib`: imports, tokenizer tables and
+parser warmed on a tiny text), the constant the file's memory is measured above.
+
+    python bench/memory_probe.py FILE STRATEGY [--embedder hash|use-m3|...]
+
+`--embedder hash` is a stand-in for semantic's sentence embeddings (a vector from each
+text's hash, no model): memory does not depend on what the vectors mean, and embedding
+the sentences of a 50 MB file with a real model takes an hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+class HashEmbedder:
+    """Unit vectors seeded by each text's hash: fast, deterministic, meaningless."""
+
+    name = "hash"
+    dimension = 512
+    batch_size = 256
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+            out[i] = np.random.default_rng(seed).standard_normal(self.dimension, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file", type=Path)
+    parser.add_argument("strategy")
+    parser.add_argument("--embedder", default="hash")
+    args = parser.parse_args()
+    from indexer.chunkers import parse_strategy
+    from indexer.loaders import discover, load_file
+
+    embedder = None
+    if parse_strategy(args.strategy).uses_embedder:
+        if args.embedder == "hash":
+            embedder = HashEmbedder()
+        else:
+            from indexer.embeddings import get_embedder
+
+            embedder = get_embedder(args.embedder)
+    chunker = parse_strategy(args.strategy).create(embedder=embedder)
+    # the constant: everything imported and warmed (tokenizer tables, parser) on a tiny text
+    from indexer.loaders import make_document
+
+    chunker.chunk(make_document("warm.md", "# Warm\n\nOne sentence. Another one.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"))
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    found = discover([args.file], max_file_size=1 << 40)
+    [source] = found.files
+    t0 = time.perf_counter()
+    doc = load_file(source)
+    loaded = time.perf_counter() - t0
+    chunks = chunker.chunk(doc)
+    parents = chunker.parent_chunks(doc)
+    print(json.dumps({"strategy": args.strategy, "baseline_kib": baseline, "chars": len(doc.text), "chunks": len(chunks), "parents": len(parents),
+                      "load_s": round(loaded, 2), "chunk_s": round(time.perf_counter() - t0 - loaded, 2)}))
+
+
+if __name__ == "__main__":
+    main()

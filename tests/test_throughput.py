@@ -1,0 +1,177 @@
+"""Speed and memory guarantees that a test can hold cheaply: linear-time sentence
+splitting and Markdown parsing on long lines, bounded heading titles, the float16
+embedding cache (and the conversion of an older float32 one), semantic's batched
+similarities, and the build's time estimate."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import numpy as np
+import pytest
+
+from indexer.estimates import estimate_line
+from indexer.chunkers import parse_strategy
+from indexer.embeddings import CachedEmbedder, EmbeddingCache, text_key
+from indexer.embeddings.cache import stored
+from indexer.loaders import make_document
+from indexer.loaders.markdown import MAX_TITLE, parse
+from indexer.text.sentences import split_sentences
+
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def test_sentence_splitting_is_linear_on_one_long_line():
+    # the word before each period used to be found by a regex scanning from the start
+    # of the text, and list markers by looking back to the previous newline: quadratic
+    unit = "Madde 12. Ücret 5.000 TL'dir vb. ürünler. Dr. Kaya 3. gün geldi. "
+    small, large = unit * 500, unit * 5000
+    assert len(split_sentences(large)) == 10 * len(split_sentences(small))
+    ratio = _seconds(lambda: split_sentences(large)) / max(_seconds(lambda: split_sentences(small)), 1e-4)
+    assert ratio < 40  # linear: ~10x (quadratic was ~100x)
+
+
+def test_a_digit_at_the_start_of_a_line_is_still_a_list_marker():
+    text = "Giriş cümlesi burada.\n  12. Madde başlar.\nSon. Bitti 12. Yeni cümle."
+    assert [text[s:e] for s, e in split_sentences(text)] == [
+        "Giriş cümlesi burada.", "12. Madde başlar.", "Son.", "Bitti 12.", "Yeni cümle."]
+
+
+def test_a_giant_heading_is_cut_to_a_title_and_parsed_quickly():
+    text = "# " + "Başlık kelimesi *vurgu* " * 20000 + "\n\nGövde.\n"
+    t0 = time.perf_counter()
+    headings, blocks = parse(text)
+    assert time.perf_counter() - t0 < 5
+    assert len(headings[0].text) <= MAX_TITLE + 1 and headings[0].text.endswith("…")
+    assert [b.kind for b in blocks] == ["heading", "paragraph"]
+
+
+def test_heading_titles_keep_their_inline_text_and_link_references():
+    headings, _ = parse("# [foo] *bar* `x`\n\n[foo]: /url\n\n## Plain **bold**\n")
+    assert [h.text for h in headings] == ["foo bar x", "Plain bold"]
+
+
+def test_the_cache_stores_float16_and_returns_what_it_would_read_back(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    cache = EmbeddingCache(path)
+    vec = np.random.default_rng(1).standard_normal(512).astype(np.float32)
+    vec /= np.linalg.norm(vec)
+    cache.put_many("m", [(text_key("a"), vec)])
+    got = cache.get_many("m", [text_key("a")])[text_key("a")]
+    assert got.dtype == np.float32 and np.array_equal(got, stored(vec))
+    assert abs(float(got @ vec) - 1.0) < 1e-3
+    (blob,) = cache._db.execute("SELECT vector FROM vectors").fetchone()
+    assert len(blob) == 512 * 2
+    cache.close()
+
+
+def test_cached_and_fresh_vectors_are_identical(tmp_path):
+    class Model:
+        name, dimension, batch_size = "fake", 4, 8
+
+        def embed_documents(self, texts):
+            return np.array([[len(t), 1.0, 0.3, 0.1] for t in texts], dtype=np.float32) / 10
+
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    first = CachedEmbedder(Model(), cache).embed_documents(["ab", "abc"])
+    again = CachedEmbedder(Model(), cache).embed_documents(["ab", "abc"])
+    assert np.array_equal(first, again)  # a rebuild cuts and stores exactly the same vectors
+
+
+def test_an_older_float32_cache_is_converted(tmp_path):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE embeddings (model TEXT NOT NULL, key BLOB NOT NULL, vector BLOB NOT NULL, "
+               "PRIMARY KEY (model, key)) WITHOUT ROWID")
+    vec = np.linspace(-1, 1, 8, dtype=np.float32)
+    db.execute("INSERT INTO embeddings VALUES (?, ?, ?)", ("m", text_key("t"), vec.tobytes()))
+    db.commit()
+    db.close()
+    cache = EmbeddingCache(path)
+    assert np.array_equal(cache.get_many("m", [text_key("t")])[text_key("t")], stored(vec))
+    tables = {r[0] for r in cache._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "embeddings" not in tables
+    cache.close()
+
+
+class _Counting:
+    """A deterministic stand-in model that records how many texts each call gets."""
+
+    name, dimension, batch_size = "counting", 16, 64
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def embed_documents(self, texts):
+        self.calls.append(len(texts))
+        rng = [np.random.default_rng(sum(map(ord, t))).standard_normal(16) for t in texts]
+        out = np.array(rng, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+def test_semantic_embeds_sentences_in_batches_with_the_same_cuts(monkeypatch):
+    import indexer.chunkers.semantic as semantic
+
+    text = "# Belge\n\n" + " ".join(f"Cümle numarası {i} burada bitiyor." for i in range(300))
+    doc = make_document("d.md", text)
+    whole = parse_strategy("semantic").create(embedder=_Counting()).chunk(doc)
+    model = _Counting()
+    monkeypatch.setattr(semantic, "EMBED_BATCH", 7)
+    batched = parse_strategy("semantic").create(embedder=model).chunk(make_document("d.md", text))
+    assert max(model.calls) <= 7
+    assert [(c.start, c.end) for c in batched] == [(c.start, c.end) for c in whole]
+
+
+@pytest.mark.parametrize("chunks, done, seconds, total, expected", [
+    (256, 10_000, 2.0, 10_000, None),  # everything embedded already: nothing to announce
+    (256, 10_000, 2.0, 100_000, None),  # ~20 s left: under the threshold
+    (256, 10_000, 2.0, 1_000_000, "embedding ~25,600 chunks, about 3 min at the first batch's rate (128 chunks/s)"),
+    (100, 1_000, 1.0, 40_000, "embedding ~4,000 chunks, about 40 s at the first batch's rate (100 chunks/s)"),
+])
+def test_the_build_estimate_is_one_line_from_the_first_batch(chunks, done, seconds, total, expected):
+    assert estimate_line(chunks, done, seconds, total) == expected
+
+
+def _whole(text: str, max_level: int = 6):
+    """parse() with the whole text as one segment (markdown-it's own view)."""
+    import indexer.loaders.markdown as markdown
+
+    saved, markdown.SEGMENT = markdown.SEGMENT, 1 << 40
+    try:
+        return parse(text, max_level)
+    finally:
+        markdown.SEGMENT = saved
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.test_properties import markdown_text  # noqa: E402
+
+_SPANNING = st.sampled_from([
+    "```\ncode\n\nStill code\n```", "~~~~py\nx = 1\n\nNot a paragraph\n~~~~", "<!--\ncomment\n\nStill comment\n-->",
+    "<pre>\npre\n\nStill pre\n</pre>", "- item\n\n  continued\n\n- loose item", "> quote\n\nAfter quote",
+    "[ref]: /url\n\n# Title [ref]", "Setext title\n===", "| a | b |\n|---|---|\n| 1 | 2 |",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(st.one_of(markdown_text(max_blocks=4), _SPANNING), min_size=2, max_size=8))
+def test_parsing_by_segments_gives_the_blocks_of_the_whole_text(parts):
+    import indexer.loaders.markdown as markdown
+
+    text = "\n\n".join(parts)
+    saved, markdown.SEGMENT = markdown.SEGMENT, 16  # a segment boundary at every chance
+    try:
+        by_segments = parse(text)
+    finally:
+        markdown.SEGMENT = saved
+    assert by_segments == _whole(text)
