@@ -196,6 +196,18 @@ def r_adaptive(how="max", a_lo=0.2, a_hi=0.7, c_lo=0.3, c_hi=0.6, n=50):
     return rule
 
 
+def r_shipped(n=50):
+    """The default search's own rule: min-max fusion with the embedder's adaptive ranges
+    (indexer.search.fusion.ADAPTIVE_DEFAULTS)."""
+    from indexer.search.fusion import adaptive_defaults
+
+    def rule(d, s, q):
+        (a_lo, a_hi), (c_lo, c_hi) = adaptive_defaults(q["embedder"])
+        return r_adaptive("minmax", a_lo, a_hi, c_lo, c_hi, n)(d, s, q)
+    rule.wants_q = True
+    return rule
+
+
 def r_covscale(how="max", alpha=0.5, n=50):
     """BM25's normalised scores scaled by its top coverage, dense normalised, summed."""
     def rule(d, s, q):
@@ -218,6 +230,7 @@ RULES = {
     **{f"z a={a}": r_score("z", a) for a in (0.2, 0.3, 0.4, 0.5)},
     **{f"dbsf a={a}": r_score("dbsf", a) for a in (0.2, 0.3, 0.4, 0.5)},
     **{f"max a={a}": r_score("max", a) for a in (0.2, 0.3, 0.5)},
+    "adaptive (shipped)": r_shipped(),
 }
 
 
@@ -226,6 +239,8 @@ def explore(rules: dict, captures: list[dict], metric_names=("mrr", "r1")) -> No
     results = {}
     for cap in captures:
         key = f"{cap['set']}/{cap['strategy']}/{cap['embedder'][:3]}"
+        for q in cap["questions"]:
+            q.setdefault("embedder", cap["embedder"])
         per_rule = {}
         for name, rule in rules.items():
             ranks = [first_rank(rule(q["dense"], q["sparse"], q) if getattr(rule, "wants_q", False)
@@ -234,6 +249,7 @@ def explore(rules: dict, captures: list[dict], metric_names=("mrr", "r1")) -> No
         results[key] = per_rule
         sides[key] = per_rule
     keys = list(results)
+    summary = []
     print("rule".ljust(22) + "".join(k[:18].rjust(19) for k in keys) + "   worst-lo  mean")
     for m in metric_names:
         print(f"-- {m}: value (diff vs better side, lower CI)")
@@ -250,6 +266,12 @@ def explore(rules: dict, captures: list[dict], metric_names=("mrr", "r1")) -> No
                 diffs.append(mean)
             print(name.ljust(22) + "".join(c.rjust(19) for c in cells)
                   + f"   {min(los):+.3f}  {sum(diffs) / len(diffs):+.3f}")
+            summary.append((m, name, min(diffs), min(los), sum(diffs) / len(diffs), sum(x < 0 for x in diffs)))
+    print(f"\nSummary over {len(keys)} captures (difference to the better single side, per capture)\n")
+    print("| metric | rule | worst difference | worst lower 95% bound | mean difference | captures below |")
+    print("|---|---|---|---|---|---|")
+    for m, name, worst, lo, mean, below in summary:
+        print(f"| {m} | {name} | {worst:+.3f} | {lo:+.3f} | {mean:+.3f} | {below}/{len(keys)} |")
 
 
 def add_features(path: Path) -> None:

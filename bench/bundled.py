@@ -1,0 +1,76 @@
+"""README's tables for the bundled sets: every preset on the Turkish corpus, and code vs
+fixed128 on the code sample, through the real pipeline.
+
+    python bench/bundled.py              # ~3 minutes on 2 cores (semantic and parent embed sentences)
+    python bench/bundled.py --sets code
+
+Builds into a temporary folder (so numbers are cold and never come from another run's
+index), evaluates with `indexer.evaluate`, prints Markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import CORPUS, machine, table  # noqa: E402
+
+from indexer.building import build  # noqa: E402
+from indexer.evaluation import evaluate  # noqa: E402
+
+TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", "semantic", "semantic75", "parent",
+           "parent1", "contextual:llm=extractive"]
+LABELS = {"semantic": "semantic (25% of each document)", "semantic75": "semantic75 (0.75)",
+          "parent": "parent (2 sentences)", "parent1": "parent1 (1 sentence)",
+          "contextual-extractive": "contextual (extractive)"}
+
+
+def rows_of(ev, modes=("embedding", "bm25", "hybrid"), tags=()) -> list[list]:
+    n = len(ev.questions)
+    index = {q.id: i for i, q in enumerate(ev.questions)}
+    out = []
+    for r in ev.rows:
+        if r.mode not in modes:
+            continue
+        row = [LABELS.get(r.strategy, r.strategy), "default" if r.mode == "hybrid" else r.mode, r.chunks,
+               f"{r.avg_tokens:.0f}", *(f"{r.recall(k)}/{n}" for k in ev.ks), f"{r.mrr:.3f}",
+               *(f"{r.recall(k, strict=True)}/{n}" for k in ev.ks), f"{r.ctx_tokens:.0f}"]
+        for tag in tags:
+            qs = [q for q in ev.questions if tag in q.tags]
+            ranks = [r.results[index[q.id]].first_hit for q in qs]
+            row.append(f"{sum(1 / x for x in ranks if x and x <= 10) / len(qs):.2f}")
+        out.append(row)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="tr,code")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="indexer-bundled-"))
+    print(f"bundled sets; {machine()}\n")
+    try:
+        if "tr" in args.sets:
+            build([CORPUS], TURKISH, db=work / "tr")
+            names = [s.replace(":llm=", "-") for s in TURKISH]
+            ev = evaluate(CORPUS / "questions.jsonl", names, ks=(1, 5), db=work / "tr")
+            print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
+                         "strict@5", "ctxTok@5"], rows_of(ev)) + "\n")
+        if "code" in args.sets:
+            build([CORPUS / "code"], ["code", "fixed128"], db=work / "code")
+            ev = evaluate(CORPUS / "code" / "questions.jsonl", ["code", "fixed128"], ks=(1, 8), db=work / "code")
+            print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@8", "MRR@10", "strict@1",
+                         "strict@8", "ctxTok@5", "symbol MRR", "Turkish-question MRR"],
+                        rows_of(ev, tags=("symbol", "tr"))) + "\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
