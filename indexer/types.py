@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import asdict, dataclass, field, fields
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .text.spans import index_at, line_of, line_starts
@@ -18,6 +18,15 @@ def sha256_hex(text: str) -> str:
 
 
 def join_path(parts: tuple[str, ...] | list[str]) -> str:
+    if isinstance(parts, tuple):
+        return _join_tuple(parts)
+    return PATH_SEP.join(p for p in parts if p)
+
+
+@lru_cache(maxsize=4096)
+def _join_tuple(parts: tuple[str, ...]) -> str:
+    """One string per heading path: the chunks of a section share it instead of each
+    holding a copy (a 50 MB file's 700k sentence chunks held 1.3x the file in paths)."""
     return PATH_SEP.join(p for p in parts if p)
 
 

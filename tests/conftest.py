@@ -9,6 +9,13 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (CI must not pass or fail by luck);
+# `pytest --hypothesis-profile=explore` draws new ones and more of them.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", max_examples=2000)
+settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -152,7 +152,7 @@ def _whole(text: str, max_level: int = 6):
 
 
 from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import example, strategies as st  # noqa: E402
 
 from tests.test_properties import markdown_text  # noqa: E402
 
@@ -165,6 +165,8 @@ _SPANNING = st.sampled_from([
 
 @settings(max_examples=150, deadline=None)
 @given(parts=st.lists(st.one_of(markdown_text(max_blocks=4), _SPANNING), min_size=2, max_size=8))
+# a fence line inside an HTML block, then a real fence left open: found by this test in CI
+@example(parts=["kargo\n===\n\n<div>html blok</div>\n```\n\n```", "kargo\n==="])
 def test_parsing_by_segments_gives_the_blocks_of_the_whole_text(parts):
     import indexer.loaders.markdown as markdown
 

@@ -174,8 +174,18 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
 
     titled: list[tuple[int, str, int, int]] = []  # level, inline content, start, end
     blocks: list[Block] = []
-    for first, last in _segments(text, starts):
+    segments = _segments(text, starts)
+    k = 0
+    while k < len(segments):
+        first, last = segments[k]
         tokens = _parser().parse(text[offset(first) : offset(last)], env)
+        if k + 1 < len(segments) and _runs_to_the_end(tokens, last - first):
+            # a fence or HTML block the scan took for closed is still open at the cut
+            # (a fence line inside an HTML block, say): parse it with the next segment
+            segments[k + 1] = (first, segments[k + 1][1])
+            k += 1
+            continue
+        k += 1
         for tok in tokens:
             if tok.map:
                 tok.map = [tok.map[0] + first, tok.map[1] + first]
@@ -185,6 +195,13 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
         blocks.extend(packed.blocks(text))
     headings = [Heading(level, _heading_title(content, env), start, end) for level, content, start, end in titled]
     return headings, _fill_gaps(text, blocks)
+
+
+def _runs_to_the_end(tokens: list, n_lines: int) -> bool:
+    """Does a top-level fence or HTML block of a segment run to its last line? Then the
+    construct was open at the cut, and the whole text would have parsed it on."""
+    return any(tok.level == 0 and tok.type in ("fence", "html_block") and tok.map and tok.map[1] >= n_lines
+               for tok in tokens)
 
 
 _KINDS = ("heading", "paragraph", "code", "table", "list", "quote", "html", "rule")

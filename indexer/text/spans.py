@@ -4,6 +4,7 @@ line starts and line numbers, and which section an offset falls in."""
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Sequence
 
 
@@ -25,9 +26,10 @@ def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, rstrip_end(text, start, end)
 
 
-def line_starts(text: str) -> list[int]:
-    """Offset of the first character of every line."""
-    starts = [0]
+def line_starts(text: str) -> Sequence[int]:
+    """Offset of the first character of every line, as a compact array (8 bytes a line,
+    where a list of ints takes ~36: a million-line file keeps 28 MB less)."""
+    starts = array("q", [0])
     pos = text.find("\n")
     while pos != -1:
         starts.append(pos + 1)
