@@ -19,6 +19,7 @@ import pytest
 
 from indexer.building import build
 from indexer.search import Index
+from indexer.errors import StoreError
 from indexer.store import Store
 from indexer.store.gc import folder_size
 
@@ -362,3 +363,18 @@ def test_a_file_name_that_is_not_utf8_is_skipped_not_fatal(tmp_path):
     done = indexer("build", corpus, "-s", "headers", "--db", tmp_path / "db")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "the name is not valid UTF-8; rename it to index it" in done.stdout
+
+
+def test_a_folder_left_with_only_the_embedding_cache_is_built_in(tmp_path, write_files):
+    # a failed first build removes the index folder, but another process may hold the
+    # embedding cache open: what is left must not make the next build refuse the folder
+    corpus = write_files({"a.md": "# A\n\nBir cümle burada.\n"})
+    db = tmp_path / "db"
+    (db / "cache").mkdir(parents=True)
+    (db / "cache" / "embeddings.sqlite").write_bytes(b"")
+    [report] = build([corpus], ["headers"], db=db)
+    assert report.chunks == 1 and (db / "indexer.json").exists()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="not an indexer database"):
+        build([corpus], ["headers"], db=tmp_path / "other")

@@ -55,7 +55,7 @@ class Store:
         marker = self.db / MARKER
         if self.db.exists() and not self.db.is_dir():
             raise StoreError(f"{self.db} is a file, not an index folder; pass another --db")
-        if self.db.is_dir() and not marker.exists() and any(self.db.iterdir()):
+        if self.db.is_dir() and not marker.exists() and any(not _our_leftover(p) for p in self.db.iterdir()):
             raise StoreError(f"{self.db} is not an indexer database (no {MARKER} in it); pass another --db")
         if not marker.exists():
             if not create and self.url is None:
@@ -316,3 +316,9 @@ def write_json(path: Path, data: Any) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def _our_leftover(path: Path) -> bool:
+    """An embedding cache a failed first build could not remove (another process held it
+    open): a folder holding only it is still ours to build in."""
+    return path.name == "cache" and path.is_dir() and all(p.name.startswith("embeddings.sqlite") for p in path.iterdir())
