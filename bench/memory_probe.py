@@ -1,4 +1,5 @@
-"""Chunk one file with one strategy, as a build does, and print what came out: the
+"""Chunk one file with one strategy, as a build does (chunks streamed in embedding
+batches, their ids kept), and print what came out: the
 process whose peak RSS `bench/run.py` measures (see common.run_peak_rss). It also prints
 its own peak RSS before reading the file (`baseline_kib`: imports, tokenizer tables and
 parser warmed on a tiny text), the constant the file's memory is measured above.
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("strategy")
     parser.add_argument("--embedder", default="hash")
     args = parser.parse_args()
+    from indexer.building import EMBED_BATCH
     from indexer.chunkers import parse_strategy
     from indexer.loaders import discover, load_file
 
@@ -71,9 +73,17 @@ def main() -> None:
     t0 = time.perf_counter()
     doc = load_file(source)
     loaded = time.perf_counter() - t0
-    chunks = chunker.chunk(doc)
+    # as a build does: the parents whole, the chunks streamed in embedding batches of
+    # EMBED_BATCH (their texts handed on, then dropped), every id kept for the manifest
     parents = chunker.parent_chunks(doc)
-    print(json.dumps({"strategy": args.strategy, "baseline_kib": baseline, "chars": len(doc.text), "chunks": len(chunks), "parents": len(parents),
+    ids: set[str] = set()
+    batch: list[str] = []
+    for chunk in chunker.iter_chunks(doc):
+        ids.add(chunk.id)
+        batch.append(chunk.indexed_text)
+        if len(batch) >= EMBED_BATCH:
+            batch.clear()
+    print(json.dumps({"strategy": args.strategy, "baseline_kib": baseline, "chars": len(doc.text), "chunks": len(ids), "parents": len(parents),
                       "load_s": round(loaded, 2), "chunk_s": round(time.perf_counter() - t0 - loaded, 2)}))
 
 

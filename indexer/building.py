@@ -11,7 +11,6 @@ build removes what the killed one left. See `indexer.store` for how.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from .chunkers import ChunkerContext, StrategySpec
 from .chunkers.pipeline import nothing_message, resolve_strategies
 from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from .errors import NothingToIndex, UsageError
-from .estimates import estimate_line
+from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
@@ -87,19 +86,6 @@ class _NoProgress:
 
     def __exit__(self, *exc) -> None:
         return None
-
-
-class _Timer:
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, name: str):
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - t0
 
 
 def checkpoint(settings: Settings, name: str) -> None:
@@ -224,7 +210,7 @@ class _StrategyBuild:
         self.found, self.source, self.progress = found, source, progress
         self.say = on_message or (lambda _msg: None)
         self.settings = settings
-        self.timer = _Timer()
+        self.timer = Timer()
         self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
 
@@ -400,26 +386,31 @@ class _StrategyBuild:
                         continue
                 report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
                 with self.timer("chunk"):
-                    chunks = chunker.chunk(doc)
                     parent_chunks = chunker.parent_chunks(doc)
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
-                new = [c for c in chunks if c.id not in old_ids]
-                staging.retire(old_ids - {c.id for c in chunks}, old_parents - {p.id for p in parent_chunks})
                 parents.extend(p for p in parent_chunks if p.id not in old_parents)
-                fresh.add([c.id for c in new], [c.indexed_text for c in new])
-                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": len(chunks),
-                                     "tokens": sum(c.n_tokens for c in chunks),
-                                     "max_tokens": max((c.n_tokens for c in chunks), default=0)}
-                # progress follows the chunks embedded, so one huge file does not sit at 0%
-                size = sum(c.end - c.start for c in new) or 1
-                for c in new:
+                # the file's chunks stream through in batches: memory holds their ids, not them
+                ids: set[str] = set()
+                tokens = max_tokens = 0
+                done = 0  # characters of the document the chunks so far reach
+                scale = src.size / max(len(doc.text), 1)
+                for c in self.timer.each("chunk", chunker.iter_chunks(doc)):
+                    ids.add(c.id)
+                    tokens += c.n_tokens
+                    max_tokens = max(max_tokens, c.n_tokens)
+                    if c.id in old_ids:
+                        continue
+                    fresh.add([c.id], [c.indexed_text])
                     batch.append(c)
-                    weights.append(src.size * (c.end - c.start) / size)
+                    # progress follows the chunks embedded, so one huge file does not sit at 0%
+                    weights.append(max(c.end - done, 0) * scale)
+                    done = max(done, c.end)
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
-                if not new:
-                    advance(src.size)
+                staging.retire(old_ids - ids, old_parents - {p.id for p in parent_chunks})
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
+                                     "chunks": len(ids), "tokens": tokens, "max_tokens": max_tokens}
+                advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 
     def _entry(self, old: Entry | None, staging, chunker, files: dict, t0: float) -> Entry:

@@ -1,6 +1,46 @@
-"""What a build says about its own duration: one line from the first embedding batch."""
+"""A build's clock: the time of each stage, and one line from the first embedding batch
+saying how long the rest will take."""
 
 from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Timer:
+    """Seconds spent per stage, summed over every time the stage runs."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t0)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.totals[name] = self.totals.get(name, 0.0) + seconds
+
+    def each(self, name: str, items: Iterable[T]) -> Iterator[T]:
+        """The items of a lazy iterable, the time spent making them counted to `name`
+        (not the time the caller spends on each)."""
+        it = iter(items)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                item = next(it)
+            except StopIteration:
+                self.add(name, time.perf_counter() - t0)
+                return
+            self.add(name, time.perf_counter() - t0)
+            yield item
 
 
 def estimate_line(chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0) -> str | None:

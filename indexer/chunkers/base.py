@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hashlib import sha1
 from zlib import crc32
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,9 +102,17 @@ class Chunker(ABC):
         if not condition:
             raise InvalidParameter(message)
 
-    @abstractmethod
     def chunk(self, doc: Document) -> list[Chunk]:
-        """Cut one document into chunks, in document order."""
+        """Cut one document into chunks, in document order. A strategy implements this
+        or `iter_chunks`."""
+        if type(self).iter_chunks is Chunker.iter_chunks:
+            raise NotImplementedError(f"{type(self).__name__} implements neither chunk nor iter_chunks")
+        return list(self.iter_chunks(doc))
+
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
+        """The chunks of one document, made as they are taken: a build holds a batch of
+        them, not a whole file's (the windowed and sentence-level strategies yield)."""
+        return iter(self.chunk(doc))
 
     def parent_chunks(self, doc: Document) -> list[Chunk]:
         """The chunks search returns in place of this strategy's chunks (parent-child

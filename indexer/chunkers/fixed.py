@@ -9,6 +9,7 @@ names) while `text` stays an exact slice.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document
@@ -30,16 +31,16 @@ class FixedChunker(Chunker):
         self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
         self.require(self.overlap < self.size, f"overlap ({self.overlap}) must be smaller than size ({self.size})")
 
-    def chunk(self, doc: Document) -> list[Chunk]:
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         bounds = self.bounds(doc)  # numpy: only two entries per window are read
         n = len(bounds) - 1
         if n <= 0:
-            return []
+            return
         text = doc.text
         line_starts = doc.line_starts
         tables = self._tables(doc) if self.table_header else []
         table_starts = [t[0] for t in tables]
-        out: list[Chunk] = []
+        last = (-1, -1)
         new = self.new_chunk
         size, overlap = self.size, self.overlap
         # window i covers tokens [i, i + size), its end moved back to the last token
@@ -65,11 +66,12 @@ class FixedChunker(Chunker):
                 t = bisect.bisect_right(table_starts, s) - 1
                 if t >= 0 and tables[t][0] < s < tables[t][1]:
                     header = tables[t][2]
-            if s < e and not (out and out[-1].start == s and out[-1].end == e):
-                out.append(new(doc, s, e, "window", header, section_path(doc, s), j - i,
-                               bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1)))
+            if s < e and (s, e) != last:
+                last = (s, e)
+                yield new(doc, s, e, "window", header, section_path(doc, s), j - i,
+                          bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1))
             if j >= n:
-                return out
+                return
             i, prev = (last_word_edge(text, bounds, j - overlap, i) if j - overlap > i else None) or j, j
 
     @staticmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Iterator
 
 from ..loaders.markdown import blocks_of
 from ..types import Chunk, Document, Section
@@ -38,24 +39,23 @@ class HeadersChunker(Chunker):
             f"min_tokens ({self.min_tokens}) must be between 0 and max_tokens ({self.max_tokens})",
         )
 
-    def chunk(self, doc: Document) -> list[Chunk]:
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         if doc.format == "code":
-            return self._code(doc)
-        out: list[Chunk] = []
+            yield from self._code(doc)
+            return
         for path, start, end in self._merged_sections(doc):
             header = header_of(path)
             if doc.format == "text":
                 for s, e, n in self._paragraph_groups(doc, start, end):
-                    out.append(self.make_chunk(doc, s, e, "section", header, path, n))
+                    yield self.make_chunk(doc, s, e, "section", header, path, n)
                 continue
             n = span_tokens(self, doc, start, end, self.max_tokens)
             if n <= self.max_tokens:
-                out.append(self.make_chunk(doc, start, end, "section", header, path, n))
+                yield self.make_chunk(doc, start, end, "section", header, path, n)
             else:
                 # windows whose own text is within max_tokens (see packing.windows)
                 for s, e, k in windows(self, doc, start, end, self.max_tokens, overlap=self.overlap):
-                    out.append(self.make_chunk(doc, s, e, "window", header, path, k))
-        return out
+                    yield self.make_chunk(doc, s, e, "window", header, path, k)
 
     @staticmethod
     def _merged_sections(doc: Document) -> list[tuple[tuple[str, ...], int, int]]:

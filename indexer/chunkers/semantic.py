@@ -13,6 +13,8 @@ other strategy.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..text.sentences import sentence_units
@@ -52,16 +54,16 @@ class SemanticChunker(Chunker):
             self.embedder = get_embedder()
         return self.embedder
 
-    def chunk(self, doc: Document) -> list[Chunk]:
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         units = []
         for u in sentence_units(doc):
             # a unit longer than max_tokens is cut first, so that every piece fits
             for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
                 units.append((s, e, n))
         if not units:
-            return []
+            return
         breaks = self._breaks(doc, units)
-        out: list[Chunk] = []
+        out: list[Chunk] = []  # at most the chunks of one flush
         group: list[tuple[int, int, int]] = []
         size = 0
         for i, unit in enumerate(units):
@@ -70,11 +72,13 @@ class SemanticChunker(Chunker):
             ):
                 group = self._flush(doc, group, out)
                 size = sum(u[2] + 1 for u in group)
+                yield from out
+                out.clear()
             group.append(unit)
             size += unit[2] + (1 if len(group) > 1 else 0)
         while group:
             group = self._flush(doc, group, out)
-        return out
+        yield from out
 
     def _breaks(self, doc: Document, units: list[tuple[int, int, int]]) -> list[bool]:
         """breaks[i]: a topic shift between unit i and unit i + 1."""

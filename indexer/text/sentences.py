@@ -11,6 +11,7 @@ starts with a lowercase letter (Turkish ordinals: `3. gün`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from .spans import index_at
@@ -130,12 +131,12 @@ class Unit(NamedTuple):
     section: int
 
 
-def sentence_units(doc: Document) -> list[Unit]:
-    """Sentences of a document in order. Each heading, table row and list item is a unit
-    of its own; prose is split into sentences; a code block is one unit."""
+def sentence_units(doc: Document) -> Iterator[Unit]:
+    """Sentences of a document in order, made as they are taken. Each heading, table row
+    and list item is a unit of its own; prose is split into sentences; a code block is one
+    unit."""
     from ..loaders.markdown import blocks_of
 
-    units: list[Unit] = []
     starts = [s.start for s in doc.sections]
     text = doc.text
     for block in blocks_of(doc):
@@ -153,8 +154,8 @@ def sentence_units(doc: Document) -> list[Unit]:
             pieces = [(block.start, block.end, "code")]
         else:
             pieces = [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
-        units.extend(Unit(s, e, kind, index_at(starts, s)) for s, e, kind in pieces)
-    return units
+        for s, e, kind in pieces:
+            yield Unit(s, e, kind, index_at(starts, s))
 
 
 def _item_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
