@@ -151,8 +151,9 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
           f" ({model_load:.1f} s, not counted); chunks/s = chunks / build seconds. `rebuild from cache` is the"
           " same build again with `--full`, every vector (chunks and semantic's sentences) read from the cache, as"
           " a share of the cold build: what a build costs besides the model (mostly Chroma's writes, ~1 ms a"
-          " record, which a cold build overlaps with embedding). RSS: peak of one process loading and chunking one {big_mb} MB file, a"
-          " build's work per file (bench/memory_probe.py; semantic with a hash stand-in embedder); the last"
+          " record, which a cold build overlaps with embedding). RSS: peak of one process loading and chunking"
+          f" one {big_mb} MB file as a build does (its chunks streamed in embedding batches; bench/memory_probe.py;"
+          " semantic with a hash stand-in embedder); the last"
           f" column is (peak - the process's own peak before reading the file, about {const / 1024:.0f} MB) /"
           " file size, worst of the two files.",
     )

@@ -389,16 +389,18 @@ class _StrategyBuild:
                     parent_chunks = chunker.parent_chunks(doc)
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
                 parents.extend(p for p in parent_chunks if p.id not in old_parents)
-                # the file's chunks stream through in batches: memory holds their ids, not them
-                ids: set[str] = set()
-                tokens = max_tokens = 0
+                # the file's chunks stream through in batches: memory holds none of them, only
+                # which of the file's previous chunks came again (the others are retired)
+                kept: set[str] = set()
+                count = tokens = max_tokens = 0
                 done = 0  # characters of the document the chunks so far reach
                 scale = src.size / max(len(doc.text), 1)
                 for c in self.timer.each("chunk", chunker.iter_chunks(doc)):
-                    ids.add(c.id)
+                    count += 1
                     tokens += c.n_tokens
                     max_tokens = max(max_tokens, c.n_tokens)
                     if c.id in old_ids:
+                        kept.add(c.id)
                         continue
                     fresh.add([c.id], [c.indexed_text])
                     batch.append(c)
@@ -407,9 +409,9 @@ class _StrategyBuild:
                     done = max(done, c.end)
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
-                staging.retire(old_ids - ids, old_parents - {p.id for p in parent_chunks})
+                staging.retire(old_ids - kept, old_parents - {p.id for p in parent_chunks})
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": len(ids), "tokens": tokens, "max_tokens": max_tokens}
+                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 
