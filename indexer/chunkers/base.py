@@ -111,8 +111,9 @@ class Chunker(ABC):
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         """The chunks of one document, made as they are taken: a build holds a batch of
-        them, not a whole file's (the windowed and sentence-level strategies yield)."""
-        return iter(self.chunk(doc))
+        them, not a whole file's (the windowed and sentence-level strategies yield). A
+        generator, so the work starts when the first chunk is taken (and is timed there)."""
+        yield from self.chunk(doc)
 
     def parent_chunks(self, doc: Document) -> list[Chunk]:
         """The chunks search returns in place of this strategy's chunks (parent-child
