@@ -385,10 +385,15 @@ class _StrategyBuild:
                         advance(src.size)
                         continue
                 report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
-                with self.timer("chunk"):
-                    parent_chunks = chunker.parent_chunks(doc)
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
-                parents.extend(p for p in parent_chunks if p.id not in old_parents)
+                parent_ids: set[str] = set()
+                for p in self.timer.each("chunk", chunker.iter_parent_chunks(doc)):
+                    parent_ids.add(p.id)
+                    if p.id not in old_parents:
+                        parents.append(p)
+                        if len(parents) >= EMBED_BATCH:  # written now: a big file's sections are not held
+                            staging.add_parents(list(parents))
+                            parents.clear()
                 # the file's chunks stream through in batches: memory holds none of them, only
                 # which of the file's previous chunks came again (the others are retired)
                 kept: set[str] = set()
@@ -409,7 +414,7 @@ class _StrategyBuild:
                     done = max(done, c.end)
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
-                staging.retire(old_ids - kept, old_parents - {p.id for p in parent_chunks})
+                staging.retire(old_ids - kept, old_parents - parent_ids)
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
                                      "chunks": count, "tokens": tokens, "max_tokens": max_tokens}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered

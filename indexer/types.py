@@ -72,7 +72,7 @@ class Derived:
     outline_done: bool = False  # outline is None both before parsing and for files without a grammar
     bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
     section_index: tuple[list[int], list[str]] | None = None  # section starts and joined heading paths
-    parents: dict[str, list] = field(default_factory=dict)  # parent chunks, by parent-child strategy name
+    parents: dict[str, list] = field(default_factory=dict)  # parent sections (spans), by parent-child strategy
 
 
 @dataclass(eq=False)

@@ -120,6 +120,10 @@ class Chunker(ABC):
         strategies); none for the others."""
         return []
 
+    def iter_parent_chunks(self, doc: Document) -> Iterator[Chunk]:
+        """`parent_chunks`, made as they are taken (a build writes them in batches)."""
+        yield from self.parent_chunks(doc)
+
     def build_report(self) -> dict | None:
         """What the strategy measured while building (LLM calls and tokens...), if anything."""
         return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from ..text.sentences import sentence_units
 from ..text.spans import strip_span
@@ -23,6 +24,16 @@ from ..types import Chunk, Document
 from .base import Chunker, Param
 from .headers import HeadersChunker
 from .packing import MARGIN, PROSE, doc_counts, fit
+
+
+class ParentSpan(NamedTuple):
+    """A parent section as its children need it: span, id, header line, heading path."""
+
+    start: int
+    end: int
+    id: str
+    header: str
+    heading_path: str
 
 
 class ParentChunker(Chunker):
@@ -39,19 +50,30 @@ class ParentChunker(Chunker):
         self.require(0 <= self.overlap < self.n, f"overlap ({self.overlap}) must be smaller than n ({self.n})")
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
 
-    def _parents(self, doc: Document) -> list[Chunk]:
-        key = self.name
-        if key not in doc.derived.parents:
-            # plain text merges paragraphs up to headers' min_tokens, which must not
-            # exceed a small max_tokens (parent:max_tokens=32 would fail at chunk time)
-            min_tokens = min(HeadersChunker.params["min_tokens"].default, self.max_tokens)
-            headers = HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
-                                     max_tokens=self.max_tokens, overlap=0, min_tokens=min_tokens)
-            doc.derived.parents[key] = headers.chunk(doc)
-        return doc.derived.parents[key]
+    def _headers(self) -> HeadersChunker:
+        # plain text merges paragraphs up to headers' min_tokens, which must not exceed a
+        # small max_tokens (parent:max_tokens=32 would fail at chunk time)
+        min_tokens = min(HeadersChunker.params["min_tokens"].default, self.max_tokens)
+        return HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
+                              max_tokens=self.max_tokens, overlap=0, min_tokens=min_tokens)
+
+    def _parents(self, doc: Document) -> list[ParentSpan]:
+        """Where each parent lies and what its children copy from it (no text: a 50 MB
+        file's sections would be a second copy of the document)."""
+        if self.name not in doc.derived.parents:
+            for _ in self.iter_parent_chunks(doc):
+                pass
+        return doc.derived.parents[self.name]
 
     def parent_chunks(self, doc: Document) -> list[Chunk]:
-        return self._parents(doc)
+        return list(self.iter_parent_chunks(doc))
+
+    def iter_parent_chunks(self, doc: Document) -> Iterator[Chunk]:
+        spans: list[ParentSpan] = []
+        for c in self._headers().iter_chunks(doc):
+            spans.append(ParentSpan(c.start, c.end, c.id, c.header.split("\n")[0], c.heading_path))
+            yield c
+        doc.derived.parents[self.name] = spans
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         parents = self._parents(doc)
@@ -60,12 +82,11 @@ class ParentChunker(Chunker):
         kind = "sentence" if self.n == 1 else "sentences"
         for i, units in self._units_by_parent(doc, parents):
             parent = parents[i]
-            header = parent.header.split("\n")[0]
             for s, e, size in self._children(doc, units):
-                yield self.new_chunk(doc, s, e, kind, header, parent.heading_path, size, doc.line_of(s),
+                yield self.new_chunk(doc, s, e, kind, parent.header, parent.heading_path, size, doc.line_of(s),
                                      doc.line_of(max(s, e - 1)), parent_id=parent.id)
 
-    def _units_by_parent(self, doc: Document, parents: list[Chunk]) -> Iterator[tuple[int, list[tuple[int, int, int]]]]:
+    def _units_by_parent(self, doc: Document, parents: list[ParentSpan]) -> Iterator[tuple[int, list[tuple[int, int, int]]]]:
         """Sentence units grouped by the parent they fall in, as (parent index, [(start,
         end, tokens)]), parent by parent in document order.
 
