@@ -88,7 +88,7 @@ def test_another_strategy_over_the_same_text_reuses_embeddings(built_db, tmp_pat
     shutil.copytree(built_db[0], db)
     # no section is over 512 tokens, so these chunks equal the headers chunks
     [report] = build([CORPUS], ["headers:overlap=32"], db=db)
-    assert report.strategy == "headers-32"
+    assert report.strategy == "headers-overlap-32"
     assert report.embedded == 0 and report.cache_hits == report.chunks
 
 
@@ -137,6 +137,14 @@ def test_a_parameterised_collection_is_found_by_the_spec_it_was_built_with(built
         result = run(*args, "--strategy", "fixed:size=100", "--db", db)
         assert result.exit_code == 0, result.output
     assert "dropped fixed-100" in result.output
+
+
+def test_a_collection_named_before_names_were_canonical_is_still_found(tmp_path, write_files):
+    root = write_files({"a.md": "# Başlık\n\nKısa bir metin burada duruyor.\n"})
+    build([root], ["fixed"], name="fixed", db=tmp_path / "db")  # what `build -s fixed` used to name it
+    assert Index.open("fixed", db=tmp_path / "db").entry.strategy == "fixed"
+    result = run("drop", "--strategy", "fixed", "--db", tmp_path / "db")
+    assert result.exit_code == 0 and result.output.startswith("dropped fixed ")
 
 
 def test_k_larger_than_the_collection_returns_everything(built_db):

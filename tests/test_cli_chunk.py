@@ -30,10 +30,10 @@ def test_chunk_prints_a_summary_per_strategy(write_files):
     root = write_files({"a.md": "# A\n\nBir cümle.\n\n## B\n\nİki cümle.\n", "b.txt": "düz metin", "x.bin": b"\x00"})
     result = run("chunk", str(root), "-s", "headers", "-s", "fixed:size=4,overlap=0")
     assert result.exit_code == 0, result.output
-    assert result.output == (
-        "strategy   files  chunks  avgTok  maxTok  inWord  inSent  kinds\n"
-        "headers        2       3       7       9      0%      0%  section 3\n"
-        "fixed-4-0      2       6       4       4      0%     33%  window 6\n"
+    assert result.output == (  # overlap=0 is fixed's default: the collection is fixed-4, as for fixed:size=4
+        "strategy  files  chunks  avgTok  maxTok  inWord  inSent  kinds\n"
+        "headers       2       3       7       9      0%      0%  section 3\n"
+        "fixed-4       2       6       4       4      0%     33%  window 6\n"
         "in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
         "tables/code/items/funcs: kept whole by one chunk\n"
         "ignored unsupported file types: .bin ×1\n"
