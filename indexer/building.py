@@ -163,7 +163,7 @@ def build(
     new_folder = not settings.db.exists()
     found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages)
     if not found.files:
-        raise NothingToIndex(nothing_message(paths, found))
+        raise NothingToIndex(nothing_message(paths, found), found.skipped)
     model = get_embedder(settings.embedder, settings)
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
@@ -315,7 +315,7 @@ class _StrategyBuild:
                 staging.close()
             if not files:
                 raise NothingToIndex(f"no chunks for strategy {spec.name}: every file was skipped "
-                                     f"({len(report.skipped)} skipped); see the reasons above")
+                                     f"({len(report.skipped)} skipped); see the reasons above", report.skipped)
             with self.timer("bm25"):
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)

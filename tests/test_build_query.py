@@ -147,6 +147,20 @@ def test_a_collection_named_before_names_were_canonical_is_still_found(tmp_path,
     assert result.exit_code == 0 and result.output.startswith("dropped fixed ")
 
 
+def test_names_with_control_characters_are_escaped_in_text_and_exact_in_json(tmp_path, write_files):
+    root = write_files({"satır\nsonu.md": "# Yeni satır\n\nkarpuzlu içerik.\n",
+                        "sekme\tadı.md": "# Sekme\n\nkavunlu içerik.\n"})
+    db = tmp_path / "db"
+    build([root], ["headers"], db=db)
+    result = run("query", "karpuzlu", "--strategy", "headers", "--mode", "bm25", "-k", 1, "--db", db)
+    assert result.output.splitlines()[0].startswith("#1  ") and "  satır\\nsonu.md:1-3  [section]" in result.output
+    result = run("dump", "--strategy", "headers", "--db", db)
+    assert [line.split(" [")[0] for line in result.output.splitlines() if line.startswith("--- ")] == \
+        ["--- satır\\nsonu.md", "--- sekme\\tadı.md"]
+    rows = [json.loads(line) for line in run("dump", "--strategy", "headers", "--db", db, "--json").output.splitlines()]
+    assert [r["doc_id"] for r in rows] == ["satır\nsonu.md", "sekme\tadı.md"]
+
+
 def test_k_larger_than_the_collection_returns_everything(built_db):
     db, reports = built_db
     n = next(r.chunks for r in reports if r.strategy == "headers")

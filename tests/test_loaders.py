@@ -98,6 +98,44 @@ def test_indexerignore_file_and_the_index_folder_are_skipped(write_files):
     assert [f.doc_id for f in found.files] == ["keep.md"]
 
 
+def test_hidden_files_and_folders_are_skipped_with_a_note(write_files):
+    root = write_files({
+        "a.md": "# A\n\nx", ".hidden.md": "# H\n\ny", ".notes/n.md": "# N\n\nz", "sub/.draft.md": "# D\n\nw",
+        ".github/CONTRIBUTING.md": "# C\n\nv", ".env": "SECRET=1", ".gitignore": "*.pyc",  # not indexable anyway
+        ".git/HEAD.md": "# no", ".venv/x.md": "# no", ".cache/y.md": "# no", ".mypy_cache/z.md": "# no",
+    })
+    found = discover([root])
+    assert [f.doc_id for f in found.files] == ["a.md"]
+    assert {s.doc_id: s.reason for s in found.skipped} == {
+        ".github": "hidden folder (index it with --include '.github/')",
+        ".hidden.md": "hidden file (index it with --include '.hidden.md')",
+        ".notes": "hidden folder (index it with --include '.notes/')",
+        "sub/.draft.md": "hidden file (index it with --include 'sub/.draft.md')",
+    }  # version control, virtual environments and tool caches: silently
+    # the hint works, and a pattern naming a hidden path brings it in without narrowing the rest
+    found = discover([root], include=(".hidden.md", ".notes/", "sub/.draft.md"))
+    assert sorted(f.doc_id for f in found.files) == [".hidden.md", ".notes/n.md", "a.md", "sub/.draft.md"]
+    assert [s.doc_id for s in found.skipped] == [".github"]
+    assert sorted(f.doc_id for f in discover([root], include=(".*",)).files) == [
+        ".github/CONTRIBUTING.md", ".hidden.md", ".notes/n.md", "a.md", "sub/.draft.md"]
+    # other include patterns still narrow; exclusions still win; a hidden file named on the command line is read
+    assert sorted(f.doc_id for f in discover([root], include=("sub/**", ".notes/")).files) == [".notes/n.md"]
+    assert [f.doc_id for f in discover([root], include=(".*",), exclude=(".notes/", "**/.draft.md", ".github")).files] \
+        == [".hidden.md", "a.md"]
+    assert [f.doc_id for f in discover([root / ".hidden.md"]).files] == [".hidden.md"]
+    filt = PathFilter([".notes/"], [])
+    assert filt.wanted(".notes/n.md") and filt.wanted("a.md") and not filt.wanted(".hidden.md")
+
+
+def test_size_caps_must_be_positive(write_files):
+    from indexer.errors import UsageError
+
+    root = write_files({"a.md": "# A\n\nx"})
+    for caps in ({"max_file_size": 0}, {"max_file_size": -5}, {"max_pdf_pages": 0}):
+        with pytest.raises(UsageError, match=r"^max_(file_size|pdf_pages) must be positive, not (0|-5)$"):
+            discover([root], **caps)
+
+
 def test_gitignore_style_patterns(tmp_path):
     def keep(include=(), exclude=()):
         filt = PathFilter(include, exclude)
