@@ -139,6 +139,30 @@ def test_a_parameterised_collection_is_found_by_the_spec_it_was_built_with(built
     assert "dropped fixed-100" in result.output
 
 
+def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    spec = "fixed:size=64,overlap=16"  # exactly fixed64
+    result = run("query", VAN, "--strategy", spec, "--mode", "bm25", "--db", db, "--json")
+    assert result.exit_code == 0, result.output
+    assert result.output == run("query", VAN, "--strategy", "fixed64", "--mode", "bm25", "--db", db, "--json").output
+    result = run("dump", "--strategy", spec, "--doc", "kargo-ve-teslimat.md", "--db", db)
+    assert result.exit_code == 0 and result.output.startswith("--- kargo-ve-teslimat.md [0..")
+    result = run("eval", CORPUS / "questions.jsonl", "-s", spec, "-s", "headers", "-m", "bm25", "--db", db, "-q",
+                 "--compare", "fixed:overlap=16,size=64", "headers", "--json")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert [r["strategy"] for r in rows if r["row"] == "result"] == ["fixed64", "headers"]
+    assert {(r["a"], r["b"]) for r in rows if r["row"] == "compare"} == {("fixed64/bm25", "headers/bm25")}
+    assert Index.open(spec, db=db).entry.strategy == "fixed64"  # what tune, serve and mcp open collections with
+    # building the spec builds the preset's collection (here: nothing changed), not a second one
+    [report] = build([CORPUS], ["fixed:overlap=16,size=64"], db=db)
+    assert (report.strategy, report.mode) == ("fixed64", "unchanged")
+    assert sorted(e.strategy for e in Store(db).entries()) == ["fixed64", "headers"]
+    result = run("drop", "--strategy", spec, "--db", db)
+    assert result.exit_code == 0 and result.output.startswith("dropped fixed64 ")
+
+
 def test_a_collection_named_before_names_were_canonical_is_still_found(tmp_path, write_files):
     root = write_files({"a.md": "# Başlık\n\nKısa bir metin burada duruyor.\n"})
     build([root], ["fixed"], name="fixed", db=tmp_path / "db")  # what `build -s fixed` used to name it

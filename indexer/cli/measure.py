@@ -69,7 +69,7 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     result = evaluate(
         questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
         settings=settings, embedders=tuple(embedders) or (None,),
-        corpus=corpus, budget=budget, require_fresh=require_fresh,
+        corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
         options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
