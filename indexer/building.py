@@ -34,7 +34,7 @@ from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 8  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
 
 

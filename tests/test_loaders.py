@@ -136,6 +136,20 @@ def test_size_caps_must_be_positive(write_files):
             discover([root], **caps)
 
 
+def test_a_heading_attribute_list_stays_out_of_heading_paths():
+    """mkdocs / Python-Markdown attr_list and Pandoc header attributes are markup: the
+    heading path loses them, the section's text (an exact slice) keeps them."""
+    text = ("# Kılavuz { #kilavuz }\n\nGiriş.\n\n## Kurulum {: #setup .tab data-x=\"a b\" }\n\nAdımlar.\n\n"
+            "### Ayarlar {-}\n\nDeğerler.\n\n## Sözlük {placeholder} { .wide }\n\nTerimler.\n\n## Use {name}\n\nx\n")
+    doc = make_document("k.md", text)
+    assert doc.title == "Kılavuz"
+    assert [s.path for s in doc.sections] == ["Kılavuz", "Kılavuz › Kurulum", "Kılavuz › Kurulum › Ayarlar",
+                                              "Kılavuz › Sözlük {placeholder}", "Kılavuz › Use {name}"]
+    for section in doc.sections:
+        assert doc.text[section.start:section.end].startswith("#")
+    assert "{: #setup .tab" in doc.text[doc.sections[1].start:doc.sections[1].end]
+
+
 def test_gitignore_style_patterns(tmp_path):
     def keep(include=(), exclude=()):
         filt = PathFilter(include, exclude)
