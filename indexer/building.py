@@ -416,7 +416,8 @@ class _StrategyBuild:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens}
+                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens,
+                                     "newline": doc.newline}  # offsets index the text with \n newlines
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 

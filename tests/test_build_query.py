@@ -185,6 +185,25 @@ def test_names_with_control_characters_are_escaped_in_text_and_exact_in_json(tmp
     assert [r["doc_id"] for r in rows] == ["satır\nsonu.md", "sekme\tadı.md"]
 
 
+def test_dump_says_when_offsets_index_a_file_read_with_its_crlf_as_newlines(tmp_path, write_files):
+    root = write_files({"win.md": "# Windows\r\n\r\nBirinci satır.\r\nİkinci satır.\r\n\r\n## Alt\r\n\r\nSon.\r\n",
+                        "unix.md": "# Unix\n\nSatır.\n"})
+    db = tmp_path / "db"
+    build([root], ["headers"], db=db)
+    rows = [json.loads(line) for line in run("dump", "--strategy", "headers", "--db", db, "--json").output.splitlines()]
+    assert {r["doc_id"]: r["newline"] for r in rows} == {"unix.md": "lf", "win.md": "crlf"}
+    for r in rows:  # offsets index the text as Python's open() reads it (universal newlines)...
+        with open(root / r["doc_id"], encoding="utf-8") as fh:
+            assert fh.read()[r["start"]:r["end"]] == r["text"]
+    with open(root / "win.md", encoding="utf-8", newline="") as fh:  # ...not the file's own \r\n
+        raw = fh.read()
+    assert any(raw[r["start"]:r["end"]] != r["text"] for r in rows if r["doc_id"] == "win.md")
+    text = run("dump", "--strategy", "headers", "--db", db).output.splitlines()
+    assert text.count("=== win.md has CRLF newlines: offsets index its text with each newline read as \\n "
+                      "(as Python's open() reads it)") == 1
+    assert not any(line.startswith("=== unix.md") for line in text)
+
+
 def test_k_larger_than_the_collection_returns_everything(built_db):
     db, reports = built_db
     n = next(r.chunks for r in reports if r.strategy == "headers")

@@ -108,3 +108,11 @@ def test_watch_takes_every_option_build_takes():
     assert set(options) - {p.name for p in build.params} == {"debounce", "max_delay"}
 
 
+def test_chunk_json_says_which_newlines_the_offsets_assume(write_files):
+    root = write_files({"win.md": b"# Windows\r\n\r\nSatir bir.\r\nSatir iki.\r\n", "unix.md": "# Unix\n\nSatır.\n"})
+    rows = [json.loads(line) for line in run("chunk", str(root), "-s", "headers", "--json").output.splitlines()]
+    chunks = [r for r in rows if r["row"] == "chunk"]
+    assert {r["doc_id"]: r["newline"] for r in chunks} == {"win.md": "crlf", "unix.md": "lf"}
+    for r in chunks:
+        with open(root / r["doc_id"], encoding="utf-8") as fh:  # the text as Python reads it (universal newlines)
+            assert fh.read()[r["start"]:r["end"]] == r["text"]

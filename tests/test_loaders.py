@@ -150,6 +150,23 @@ def test_a_heading_attribute_list_stays_out_of_heading_paths():
     assert "{: #setup .tab" in doc.text[doc.sections[1].start:doc.sections[1].end]
 
 
+def test_newlines_are_read_as_python_reads_text_and_the_file_says_which_it_had(tmp_path):
+    from indexer.loaders import SourceFile, load_file
+    from indexer.loaders.files import newline_style
+
+    body = "# Başlık\n\nBir satır.\nİki satır.\n"
+    cases = {"lf.md": body.encode(), "crlf.md": body.replace("\n", "\r\n").encode(),
+             "cr.md": body.replace("\n", "\r").encode(), "mixed.md": b"# A\r\n\nb\rc\n",
+             "bom-crlf.md": b"\xef\xbb\xbf" + body.replace("\n", "\r\n").encode()}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        doc = load_file(SourceFile(tmp_path / name, name, len(data), "markdown"))
+        with open(tmp_path / name, encoding="utf-8-sig") as fh:  # universal newlines
+            assert doc.text == fh.read(), name
+        assert doc.newline == name.split(".")[0].removeprefix("bom-"), name
+    assert newline_style("no newline at all") == "lf"
+
+
 def test_gitignore_style_patterns(tmp_path):
     def keep(include=(), exclude=()):
         filt = PathFilter(include, exclude)

@@ -47,7 +47,7 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     for name, doc, chunks in stream:
         quality[name].add(doc, chunks)
         if as_json:
-            echo_json({"row": "chunk", **c.to_dict()} for c in chunks)
+            echo_json({"row": "chunk", **c.to_dict(), "newline": doc.newline} for c in chunks)
     if as_json:
         echo_json({"row": "summary", **st.to_dict(), "boundaries": quality[st.strategy].to_dict()}
                   for st in stats.values())

@@ -317,7 +317,22 @@ def normalise_newlines(text: str) -> str:
     return text.lstrip("\ufeff")
 
 
-def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None]:
+def newline_style(text: str) -> str:
+    """The newlines of decoded text before `normalise_newlines`: `lf` (also for text
+    without any), `crlf`, `cr` or `mixed`."""
+    if "\r" not in text:
+        return "lf"
+    crlf = text.count("\r\n")
+    cr, lf = text.count("\r") - crlf, text.count("\n") - crlf
+    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None, str]:
+    """A file's text with `\n` newlines and no byte-order mark (what Python's
+    `open(path, encoding=...)` reads, universal newlines), a warning or None, and the
+    file's own newlines (`newline_style`): chunk offsets index this text, so a file
+    whose newlines were `\r\n` says so."""
     try:
         data = path.read_bytes()
     except PermissionError:
@@ -325,7 +340,8 @@ def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None]
     except OSError as exc:
         raise SkipFile(f"unreadable ({exc.strerror or exc})") from None
     text, warning = decode(data, encoding)
+    newline = newline_style(text)
     text = normalise_newlines(text)
     if not text.strip():
         raise SkipFile("empty or whitespace-only file")
-    return text, warning
+    return text, warning, newline
