@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -99,21 +98,26 @@ def find_file(source: Path, name: str) -> Path:
                            "queries.jsonl, qrels/test.tsv)?")
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a text file, gunzipped when it ends in .gz (a UTF-8 BOM is dropped)."""
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-    with raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
-        number = 0
-        try:
-            for number, line in enumerate(text, start=1):
-                yield number, line
-        except (UnicodeDecodeError, OSError, EOFError) as exc:
-            raise QuestionSetError(f"{path}: cannot read past line {number}: {exc}") from None
+def _lines(path: Path, report: BeirImport) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file, gunzipped when it ends in .gz; a line that is not
+    UTF-8 is skipped and reported (a BOM is dropped)."""
+    number = 0
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    report.skip("lines that are not UTF-8", f"{path.name}:{number}")
+                    continue
+                yield number, line.lstrip("\ufeff") if number == 1 else line
+    except (OSError, EOFError) as exc:
+        raise QuestionSetError(f"{path}: cannot read past line {number}: {exc}") from None
 
 
 def _records(path: Path, what: str, report: BeirImport) -> Iterator[dict]:
     """JSON objects of a JSON-lines file; a line that is not one is skipped and reported."""
-    for number, line in _lines(path):
+    for number, line in _lines(path, report):
         if not line.strip():
             continue
         try:
@@ -130,7 +134,7 @@ def read_qrels(path: Path, report: BeirImport) -> dict[str, dict[str, int]]:
     """query id -> {document id: grade}, grades above 0 only. Tab-separated `query-id
     corpus-id score` with a header line (BEIR), or four TREC columns `query 0 doc grade`."""
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in _lines(path):
+    for number, line in _lines(path, report):
         row = next(csv.reader([line.rstrip("\r\n")], delimiter="\t"), [])
         if not row or not "".join(row).strip():
             continue
