@@ -146,6 +146,9 @@ def test_import_writes_the_questions_elsewhere_when_asked(tmp_path):
     again = CliRunner().invoke(cli, ["import-beir", str(src), "-o", str(tmp_path / "new"), "--questions",
                                      str(tmp_path / "q.jsonl")])
     assert again.exit_code == 2 and "exists already" in again.output and not (tmp_path / "new").exists()
+    inside = CliRunner().invoke(cli, ["import-beir", str(src), "-o", str(tmp_path / "new"), "--questions",
+                                      str(tmp_path / "new" / "questions.md")])
+    assert inside.exit_code == 2 and "would be read as a document" in inside.output
 
 
 def test_import_build_and_eval_end_to_end_with_graded_ndcg(tmp_path):

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import QuestionSetError, UsageError
+from ..loaders.formats import format_of
 
 SAFE = frozenset(string.ascii_letters + string.digits + "-_.")
 SUFFIX = ".md"
@@ -91,7 +92,7 @@ def find_file(source: Path, name: str) -> Path:
         if candidate.is_file():
             return candidate
     if name.startswith("qrels/"):
-        splits = sorted(p.name.split(".")[0] for p in (source / "qrels").glob("*.tsv*")) if (source / "qrels").is_dir() else []
+        splits = sorted({p.name.split(".")[0] for p in (source / "qrels").glob("*.tsv*")})
         have = f"; splits there: {', '.join(splits)} (pick one with --split)" if splits else ""
         raise QuestionSetError(f"{source} has no {name} (nor {name}.gz){have}")
     raise QuestionSetError(f"{source} has no {name} (nor {name}.gz): is it a BEIR folder (corpus.jsonl, "
@@ -230,8 +231,11 @@ def import_beir(
     out_questions = Path(questions) if questions else folder / "questions.jsonl"
     if questions and out_questions.exists():
         raise UsageError(f"{out_questions} exists already; remove it or write the questions elsewhere")
-    if out_questions.resolve().parent != folder.resolve() and not out_questions.parent.is_dir():
+    inside = out_questions.resolve().parent == folder.resolve()
+    if not inside and not out_questions.parent.is_dir():
         raise UsageError(f"the folder of {out_questions} does not exist; create it first")
+    if inside and format_of(out_questions.name)[0]:
+        raise UsageError(f"{out_questions} would be read as a document of {folder}; name it .jsonl")
     report = BeirImport(source, folder, out_questions, split)
     qrels = read_qrels(qrels_path, report)
     if not qrels:
@@ -245,13 +249,9 @@ def import_beir(
         lines = _question_lines(asked, qrels, names, report)
         if not lines:
             raise QuestionSetError(f"no question of {split} has a judged document in {corpus_path.name}")
-        inside = out_questions.resolve().parent == folder.resolve()
         target = staging / out_questions.name if inside else out_questions.with_name(f".{out_questions.name}.partial")
-        try:
-            with open(target, "x" if inside else "w", encoding="utf-8", newline="\n") as fh:
-                fh.writelines(lines)
-        except FileExistsError:
-            raise UsageError(f"{out_questions} would replace a document; write the questions elsewhere") from None
+        with open(target, "w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(lines)
         if folder.exists():
             folder.rmdir()
         os.replace(staging, folder)
@@ -259,6 +259,8 @@ def import_beir(
             os.replace(target, out_questions)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if not inside:
+            out_questions.with_name(f".{out_questions.name}.partial").unlink(missing_ok=True)
         raise
     return report
 

@@ -335,7 +335,8 @@ def question_ndcg(q: Question, hits: list[Hit], first_hit: int | None) -> float:
     its first chunk's rank (linear gain = grade, as trec_eval and BEIR). Passage targets:
     binary, the first hit is the one relevant item (ideal DCG 1)."""
     if q.documents:
-        return ndcg(document_gains([h.chunk.doc_id for h in hits[:NDCG_DEPTH]], q.documents), list(q.documents.values()))
+        gains = document_gains([h.chunk.doc_id for h in hits[:NDCG_DEPTH]], q.documents)
+        return ndcg(gains, list(q.documents.values()))
     return first_hit_ndcg(first_hit)
 
 
