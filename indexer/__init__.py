@@ -20,6 +20,7 @@ _API = {
     "SearchOptions": ("indexer.search", "SearchOptions"),
     "evaluate": ("indexer.evaluation", "evaluate"),
     "tune": ("indexer.evaluation.tune", "tune"),
+    "import_beir": ("indexer.evaluation.beir", "import_beir"),
     "Settings": ("indexer.settings", "Settings"),
     "Store": ("indexer.store", "Store"),
     "parse_strategy": ("indexer.chunkers", "parse_strategy"),

@@ -182,13 +182,14 @@ def test_the_evaluation_chart_has_a_point_per_row_with_its_numbers_on_hover(serv
     assert len(points) == len(rows) == 9
     ActionChains(browser).move_to_element(points[0]).perform()
     tip = browser.find_element(By.ID, "tooltip")
-    assert tip.is_displayed() and "recall@5" in tip.text and "95%" in tip.text
+    assert tip.is_displayed() and "recall@5" in tip.text and "95%" in tip.text and "nDCG@10" in tip.text
     first = rows[0].find_elements(By.TAG_NAME, "td")
     data = json.loads(urllib.request.urlopen(server + "api/evaluation?" + "&".join(
         ["set=" + browser.execute_script("return document.getElementById('eval-set').value")]
         + [f"strategy={s}" for s in ("fixed64", "headers", "parent")])).read())
     api_row = data["rows"][0]
     assert first[5].text == f"{api_row['recall@5']}/{data['questions']}"
+    assert first[7].text == f"{api_row['ndcg@10']:.3f}"  # the nDCG@10 column
     assert "indexer eval" in browser.find_element(By.ID, "eval-cli").text
     screenshot(browser, "evaluation")
     assert not js_errors(browser)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from indexer.building import build
 from indexer.cli import cli
-from indexer.evaluation import MRR_METRIC, evaluate
+from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
 from indexer.search import Index, SearchOptions
 from indexer.evaluation.tune import _folds, tune
 
@@ -47,6 +47,7 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
         row = evaluate(QUESTIONS, [cand.strategy], (cand.options.mode,), (1, 5), db=db,
                        options=SearchOptions(**cand.options.settings())).rows[0]
         assert round(row.mrr, 9) == round(cand.mean(MRR_METRIC), 9)
+        assert round(row.ndcg, 9) == round(cand.mean(NDCG_METRIC), 9)  # reported beside MRR@10
         assert row.recall(1) == round(cand.mean("recall@1") * n)
     mean, (lo, hi) = result.versus("bm25")
     assert lo <= mean <= hi
@@ -80,5 +81,7 @@ def test_tune_json_lines_and_usage_errors(built_db):
     rows = [json.loads(line) for line in out.output.splitlines()]
     assert {r["row"] for r in rows} == {"candidate", "summary"} and rows[-1]["row"] == "summary"
     assert rows[-1]["questions"] == 65 and "gain_vs_bm25" in rows[-1]
+    assert set(rows[-1]["cross_validated"]) == {"mrr@10", "ndcg@10", "recall@1", "recall@5"}
+    assert all(0 < r["ndcg@10"] <= 1 for r in rows if r["row"] == "candidate")
     bad = CliRunner().invoke(cli, ["tune", str(QUESTIONS), "-s", "fixed64", "--db", str(db), "--folds", "1"])
     assert bad.exit_code == 2 and "--folds must be at least 2" in bad.output

@@ -127,7 +127,7 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner."""
-    from ..evaluation import MRR_METRIC
+    from ..evaluation import MRR_METRIC, NDCG_METRIC
     from ..evaluation.tune import tune as run_tune
     from ..tables import table
 
@@ -139,14 +139,15 @@ def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama
         return
     n = len(result.questions)
     ranked = sorted(result.candidates, key=lambda c: -c.mean(MRR_METRIC))
-    rows = [[c.label, f"{c.mean(MRR_METRIC):.3f}", f"{round(c.mean('recall@1') * n)}/{n}",
+    rows = [[c.label, f"{c.mean(MRR_METRIC):.3f}", f"{c.mean(NDCG_METRIC):.3f}", f"{round(c.mean('recall@1') * n)}/{n}",
              f"{round(c.mean('recall@5') * n)}/{n}", f"{sum(c.ctx_tokens) / n:.0f}"] for c in ranked[:top]]
-    click.echo(table(["strategy: setting", "MRR@10", "recall@1", "recall@5", "ctxTok@5"], rows,
+    click.echo(table(["strategy: setting", "MRR@10", "nDCG@10", "recall@1", "recall@5", "ctxTok@5"], rows,
                      f"{n} questions; every setting scored on all of them (in-sample):"))
     cv = {m: sum(v) / n for m, v in result.held_out.items()}
     click.echo()
     click.echo(f"cross-validated over {result.folds} folds (chosen on {result.folds - 1}/{result.folds} of the questions, "
-               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, recall@1 {round(cv['recall@1'] * n)}/{n}, "
+               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, nDCG@10 {cv[NDCG_METRIC]:.3f}, "
+               f"recall@1 {round(cv['recall@1'] * n)}/{n}, "
                f"recall@5 {round(cv['recall@5'] * n)}/{n}")
     for name in ("bm25", "embedding", "default"):
         mean, (lo, hi) = result.versus(name)

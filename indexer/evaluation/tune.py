@@ -22,7 +22,7 @@ from ..search import Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..store import Store
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .questions import MRR_METRIC, Question, load_questions, resolve
+from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import _corpus_root, _open_all, _score, _TokenSpans
 
 
@@ -45,6 +45,7 @@ class Candidate:
     embedder: str
     options: SearchOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
+    ndcg: list[float] = field(default_factory=list)  # nDCG@10 per question (reported; MRR@10 chooses)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -54,6 +55,8 @@ class Candidate:
     def values(self, metric: str) -> list[float]:
         if metric == MRR_METRIC:
             return [reciprocal_rank(r) for r in self.ranks]
+        if metric == NDCG_METRIC:
+            return list(self.ndcg)
         k = int(metric.split("@")[1])
         return [1.0 if r is not None and r <= k else 0.0 for r in self.ranks]
 
@@ -66,6 +69,7 @@ class Candidate:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "embedder": self.embedder, "setting": self.options.describe(),
                 "settings": self.options.settings(), MRR_METRIC: round(self.mean(MRR_METRIC), 4),
+                NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
                 "recall@1": round(self.mean("recall@1"), 4), "recall@5": round(self.mean("recall@5"), 4),
                 "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1)}
 
@@ -97,7 +101,7 @@ class TuneResult:
         return out
 
 
-METRICS = (MRR_METRIC, "recall@1", "recall@5")
+METRICS = (MRR_METRIC, NDCG_METRIC, "recall@1", "recall@5")
 
 
 def tune(
@@ -174,6 +178,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
             hits = index.search(q.question, cand.options)  # both sides are searched once per question
             result = _score(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
+            cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
         if progress and (n % 50 == 0 or n == len(questions)):
             progress(f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings")

@@ -84,7 +84,7 @@ def search_json(library: Library, name: str, query: str, options: SearchOptions,
 
 def question_json(q) -> dict:
     return {"id": q.id, "question": q.question, "doc_id": q.doc_id, "section": q.section, "answer": q.answer,
-            "symbol": q.symbol, "tags": q.tags, "target": list(q.target),
+            "symbol": q.symbol, "tags": q.tags, "target": list(q.target), "documents": q.documents,
             "answer_span": list(q.answer_span) if q.answer_span else None}
 
 

@@ -3,7 +3,8 @@
 pick a set by its id, never by a path.
 
 A set marks query results hit / strict hit / miss (the evaluator's rules: a hit overlaps
-the expected section, a strict hit contains the whole expected answer), and gives the
+the expected section or belongs to an expected document, a strict hit contains the whole
+expected answer), and gives the
 evaluation view its numbers from `indexer.evaluation.evaluate` — the same as `indexer eval`.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from ..errors import CollectionNotFound
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
-from ..evaluation.metrics import contains, overlaps
+from ..evaluation.metrics import contains
 from ..evaluation.run import _corpus_root
 from ..loaders import load_documents
 from ..search import MODES
@@ -49,12 +50,12 @@ def display_name(path: Path) -> str:
 
 
 def judge(question: Question, chunk: Chunk) -> str:
-    """strict (contains the whole answer), hit (overlaps the expected span) or miss."""
-    if chunk.doc_id != question.doc_id:
-        return "miss"
-    if question.answer_span is not None and contains((chunk.start, chunk.end), question.answer_span):
+    """strict (contains the whole answer), hit (overlaps the expected span, or belongs to an
+    expected document) or miss."""
+    if (question.answer_span is not None and chunk.doc_id == question.doc_id
+            and contains((chunk.start, chunk.end), question.answer_span)):
         return "strict"
-    return "hit" if overlaps((chunk.start, chunk.end), question.target) else "miss"
+    return "hit" if question.hits(chunk.doc_id, chunk.start, chunk.end) else "miss"
 
 
 class QuestionSets:
