@@ -80,7 +80,7 @@ class Tools:
         raise UsageError(f"several collections are built ({', '.join(built)}); pass strategy")
 
     def index(self, strategy: str | None = None):
-        from .search import Index
+        from .retrieval import Index
 
         name = strategy or self.default_strategy()
         if name not in self._indexes:
@@ -88,7 +88,7 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from .search import SearchOptions
+        from .retrieval import SearchOptions
 
         out = []
         for e in self.store.entries():
@@ -108,7 +108,7 @@ class Tools:
     # -- searching --------------------------------------------------------------------------
     def search(self, query: str, strategy: str | None = None, mode: str | None = None, k: int = DEFAULT_K,
                max_tokens: int | None = None) -> dict:
-        from .search import SearchOptions
+        from .retrieval import SearchOptions
 
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")

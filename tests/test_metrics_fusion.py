@@ -2,7 +2,7 @@
 
 import pytest
 
-from indexer.search.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 from indexer.evaluation.metrics import (
     bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, span_scores,
     union_length,

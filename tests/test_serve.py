@@ -77,7 +77,7 @@ def test_health_collections_and_openapi_cover_every_route(client):
 
 
 def test_search_is_the_index_the_cli_uses_with_both_sides(client, db):
-    from indexer.search import Index, SearchOptions
+    from indexer.retrieval import Index, SearchOptions
 
     got = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "mode": "hybrid", "k": 5}).json()
     want = Index.open("headers", db=db).search(QUERY, SearchOptions(mode="hybrid", k=5))
@@ -109,7 +109,7 @@ def test_parent_child_hits_carry_the_children_they_were_found_by(client):
 
 
 def test_chunks_are_the_stored_chunks_with_their_parents(client, db):
-    from indexer.search import Index
+    from indexer.retrieval import Index
 
     doc = "kargo-ve-teslimat.md"
     got = client.get("/api/chunks", params={"strategy": "fixed64", "doc": doc}).json()

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from indexer.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, evaluate
-from indexer.search import Index, SearchOptions
+from indexer.retrieval import Index, SearchOptions
 from indexer.evaluation.tune import _folds, tune
 
 from tests.conftest import CORPUS

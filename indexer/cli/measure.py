@@ -59,7 +59,7 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by."""
     from ..evaluation import evaluate, report
-    from ..search import MODES
+    from ..retrieval import MODES
 
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")

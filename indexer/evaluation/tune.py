@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..loaders import load_documents
-from ..search import Index, SearchOptions
+from ..retrieval import Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..store import Store
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from .. import __version__
 from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
-from ..search import MODES, SearchOptions
+from ..retrieval import MODES, SearchOptions
 from ..settings import Settings
 from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library

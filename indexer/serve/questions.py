@@ -20,7 +20,7 @@ from ..evaluation import report
 from ..evaluation.metrics import contains, overlaps
 from ..evaluation.run import _corpus_root
 from ..loaders import load_documents
-from ..search import MODES
+from ..retrieval import MODES
 from ..types import Chunk
 from .library import Library
 
