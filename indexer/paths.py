@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 
 
-def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None) -> str:
+def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None, keep: int = 1) -> str:
     """`path` relative to `base` (where the server was started; default the current
     folder) when inside it, POSIX separators; else, or when it is `base` itself, only
-    its last name: `corpus/code`, `corpus`, `docs`."""
+    its last `keep` names: `corpus/code`, `corpus`, `docs` (`code/questions.jsonl` with
+    keep=2, which tells two question files apart)."""
     full = Path(path).expanduser().resolve()
     try:
         inside = full.relative_to(Path(base if base is not None else Path.cwd()).resolve())
@@ -19,4 +20,5 @@ def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None) -
         inside = None
     if inside is not None and inside.parts:
         return inside.as_posix()
-    return full.name or full.anchor.strip("/\\") or "."
+    names = [part for part in full.parts if part != full.anchor][-keep:]
+    return "/".join(names) or "."
