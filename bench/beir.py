@@ -53,7 +53,7 @@ from public_sets import XQUAD_DIR, XQUAD_SHA256, SetError, _clean_with_map, _col
 from indexer.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
-from indexer.search import Index  # noqa: E402
+from indexer.retrieval import Index  # noqa: E402
 
 HOME = Path(__file__).resolve().parent / ".cache" / "beir"
 MODES = ("embedding", "bm25", "hybrid")

@@ -17,7 +17,7 @@ from indexer.cli import cli
 from indexer.errors import QuestionSetError, UsageError
 from indexer.evaluation import evaluate, load_questions
 from indexer.evaluation.beir import doc_file_name, doc_id_of, import_beir
-from indexer.search import Index
+from indexer.retrieval import Index
 
 
 def run(*args):

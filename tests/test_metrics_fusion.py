@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from indexer.search.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 from indexer.evaluation.metrics import (
     bootstrap_interval, contains, dcg, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg, overlaps,
     paired_difference, recall_at, span_scores, union_length,

@@ -59,7 +59,7 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by."""
     from ..evaluation import evaluate, report
-    from ..search import MODES
+    from ..retrieval import MODES
 
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
@@ -116,7 +116,9 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to tune (repeatable: strategies are compared too).")
 @click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
-@click.option("--save", is_flag=True, help="Store each collection's winning setting as its default search.")
+@click.option("--save", is_flag=True,
+              help="Store each collection's winning setting as its default search, where the cross-validation "
+                   "shows it better than the current default (else the default is kept, and the output says why).")
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
@@ -126,9 +128,11 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 @handle_errors
 def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
-    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner."""
+    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
+    where the cross-validation shows it better than the collection's current default."""
     from ..evaluation import MRR_METRIC, NDCG_METRIC
     from ..evaluation.tune import tune as run_tune
+    from ..evaluation.tune import verdict
     from ..tables import table
 
     result = run_tune(questions, list(strategies), settings=settings_from(db, chroma_url, None, ollama_host),
@@ -151,16 +155,18 @@ def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama
                f"recall@5 {round(cv['recall@5'] * n)}/{n}")
     for name in ("bm25", "embedding", "default"):
         mean, (lo, hi) = result.versus(name)
-        verdict = "noise (interval spans 0)" if lo <= 0 <= hi else ("better" if mean > 0 else "worse")
-        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict}")
+        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict(lo, hi)}")
     agree = max(result.chosen.count(label) for label in result.chosen)
     click.echo(f"  the same setting won {agree} of {result.folds} folds")
     click.echo()
     best = result.best
     click.echo(f"best on all questions: {best.label} (MRR@10 {best.mean(MRR_METRIC):.3f}, "
                f"ctxTok@5 {sum(best.ctx_tokens) / n:.0f})")
-    if result.saved:
-        click.echo(f"saved as the default search of {', '.join(result.saved)}: query, eval and the API use it "
-                   "unless told otherwise (indexer list shows it)")
-    else:
-        click.echo("run again with --save to make it the collection's default")
+    for d in result.decisions:
+        if d.saved:
+            click.echo(f"saved as the default search of {d.collection}: {d.reason()}; query, eval and the API "
+                       "use it unless told otherwise (indexer list shows it)")
+        elif d.save:
+            click.echo(f"{d.collection}: run again with --save to make it the default: {d.reason()}")
+        else:
+            click.echo(f"{'kept' if save else '--save would keep'} the current default of {d.collection}: {d.reason()}")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageError
 from ..loaders import load_documents
-from ..search import MODES, Index, SearchOptions
+from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..store import Store
 from ..text.tokens import get_tokenizer
