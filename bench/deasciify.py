@@ -852,7 +852,7 @@ def _retrieval_questions(set_name: str):
 def retrieval(args) -> dict:
     import numpy as np
     from indexer.text.deasciify import deasciify
-    from indexer.search.index import Index
+    from indexer.retrieval.index import Index
 
     lab = Path(args.lab) if args.lab else LAB
     out: dict = {}

@@ -194,7 +194,7 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.search.bm25 import BM25Builder
+    from indexer.retrieval.bm25 import BM25Builder
     from indexer.store import Entry, Store, write_json
     from indexer.text.analyzer import Analyzer
     from indexer.text.sentences import split_sentences
@@ -249,8 +249,8 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
 def bench_query(report: Report, quick: bool, work: Path) -> None:
     from indexer.embeddings import get_embedder
-    from indexer.search import Index, SearchOptions
-    from indexer.search.bm25 import BM25Index
+    from indexer.retrieval import Index, SearchOptions
+    from indexer.retrieval.bm25 import BM25Index
     from indexer.store import Store
 
     sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]

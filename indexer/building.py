@@ -26,7 +26,7 @@ from .errors import NothingToIndex, UsageError
 from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
-from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
 from .store.gc import GcReport, compact_if_grown, remove_orphan_segments

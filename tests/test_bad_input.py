@@ -28,7 +28,7 @@ from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.loaders import discover, load_documents
 from indexer.loaders.markdown import blocks_of
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.text.tokens import get_tokenizer
 
 from tests.conftest import write_file

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from indexer.text.analyzer import Analyzer, detect_language
-from indexer.search.bm25 import BM25Index
+from indexer.retrieval.bm25 import BM25Index
 from indexer.chunkers import parse_strategy
 from indexer.loaders import load_documents
 

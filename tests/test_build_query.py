@@ -12,8 +12,8 @@ from indexer.building import build
 from indexer.chunkers.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.search.fusion import adaptive_alpha, adaptive_defaults, weighted
-from indexer.search import DEFAULTS, Index, SearchOptions, search
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, weighted
+from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
 from tests.conftest import CORPUS

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from indexer.building import build
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.errors import StoreError
 from indexer.store import Store
 from indexer.store.gc import folder_size

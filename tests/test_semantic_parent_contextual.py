@@ -11,7 +11,7 @@ from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
 from indexer.chunkers.llm import extractive_context
 from indexer.loaders import make_document
-from indexer.search import Index, SearchOptions
+from indexer.retrieval import Index, SearchOptions
 from indexer.text.sentences import sentence_units
 
 from tests.conftest import CORPUS

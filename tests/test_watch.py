@@ -17,7 +17,7 @@ import time
 import pytest
 
 from indexer.building import build
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.store import Store
 from indexer.watching import EventPaths, Watcher
 

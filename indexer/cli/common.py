@@ -204,7 +204,7 @@ def search_options(func):
 
 def make_options(k=5, mode=None, fusion=None, alpha=None, rrf_weights=None, rrf_k=None, candidates=None,
                  children_k=None):
-    from ..search import SearchOptions
+    from ..retrieval import SearchOptions
 
     weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
     options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,

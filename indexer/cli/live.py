@@ -136,7 +136,8 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
 @click.command()
 @click.option("--strategy", "-s", default=None,
-              help="Collection searched when a tool call names none [default: the only one built, else auto].")
+              help="Collection searched when a tool call names none [default: auto if built, else the only "
+                   "one built, else the one built most recently].")
 @click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True,
               help="Default token budget of a tool's result texts.")
 @store_options

@@ -56,7 +56,7 @@ def _stale_warning(index) -> None:
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
           chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from ..search import Index, check_query
+    from ..retrieval import Index, check_query
     from ..store import Store
 
     check_query(text)
@@ -97,7 +97,7 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 def list_(db, chroma_url, ollama_host, embedder, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
-    from ..search import SearchOptions
+    from ..retrieval import SearchOptions
     from ..store import Store
 
     entries = Store(settings_from(db, chroma_url, None, ollama_host)).entries()
@@ -126,7 +126,7 @@ def list_(db, chroma_url, ollama_host, embedder, as_json):
 def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from ..manifest import newlines
-    from ..search import Index
+    from ..retrieval import Index
 
     settings = settings_from(db, chroma_url, None, ollama_host)
     index = Index.open(strategy, settings=settings, embedder=embedder)
