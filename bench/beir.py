@@ -10,7 +10,8 @@ npm.tsv for beir, cranfield, nfcorpus, scifact, fiqa, trec-covid, vaswani, cisi,
 medline, qrels, test collection, relevance judgements; the three retrieval-benchmark
 wheels that matched, hydrag-benchmark, rag-ablations and szl-retrieval-bench, hold code
 only; `beir` and `ir-datasets` download their data at run time). So the set is made from
-XQuAD (CC BY-SA 4.0, /work/shared/benchmarks/xquad), written out in BEIR's layout:
+XQuAD (CC BY-SA 4.0; files from --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad),
+written out in BEIR's layout:
 
 - corpus.jsonl.gz: one record per paragraph (240), `_id` = `<article slug>/p<n>` (a slash on
   purpose: file names must stay safe), `title` = the article's title in that language,
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import shutil
 import sys
@@ -47,8 +49,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, table  # noqa: E402
-from public_sets import XQUAD_DIR, XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
+from common import XQUAD_SOURCE, machine, table, xquad_dir  # noqa: E402
+from public_sets import XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
 
 from indexer.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
@@ -65,10 +67,12 @@ MIN_ANSWER = 4  # characters an answer needs to mark another paragraph relevant
 
 def write_xquad_beir(lang: str, out: Path) -> dict:
     """XQuAD in BEIR's layout (see the module's docstring for how grades are made)."""
-    paths = {x: XQUAD_DIR / f"xquad.{x}.json" for x in ("en", lang)}
+    folder = xquad_dir()
+    paths = {x: folder / f"xquad.{x}.json" for x in ("en", lang)}
     for x, path in paths.items():
         if not path.is_file() or _sha256(path) != XQUAD_SHA256[x]:
-            raise SetError(f"{path}: missing or not the pinned copy (set INDEXER_XQUAD_DIR)")
+            raise SetError(f"{path}: missing or not the pinned copy; get {XQUAD_SOURCE} and pass --xquad DIR "
+                           "(or set INDEXER_XQUAD_DIR)")
     english = json.loads(paths["en"].read_text(encoding="utf-8"))["data"]
     data = json.loads(paths[lang].read_text(encoding="utf-8"))["data"]
     corpus, queries, qrels, stats = [], [], [], Counter()
@@ -96,7 +100,7 @@ def write_xquad_beir(lang: str, out: Path) -> dict:
                                        encoding="utf-8")
     (out / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in qrels), encoding="utf-8")
-    shutil.copyfile(XQUAD_DIR / "CC-BY-SA4.0.txt", out / "LICENSE-CC-BY-SA-4.0.txt")
+    shutil.copyfile(folder / "CC-BY-SA4.0.txt", out / "LICENSE-CC-BY-SA-4.0.txt")
     (out / "NOTICE.md").write_text(
         f"XQuAD ({lang}), CC BY-SA 4.0, written in BEIR's layout by bench/beir.py ({VERSION}): paragraphs as "
         "documents, questions as queries, grade 2 for the question's paragraph, grade 1 for other paragraphs of the "
@@ -197,7 +201,12 @@ def main() -> None:
     parser.add_argument("--embedder", default="use-m3")
     parser.add_argument("--force", action="store_true", help="write the BEIR folders and import them again")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
+                        help="folder with xquad.tr.json, xquad.en.json and CC-BY-SA4.0.txt "
+                             "[env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
     args = parser.parse_args()
+    if args.xquad:
+        os.environ["INDEXER_XQUAD_DIR"] = str(args.xquad.resolve())
     print(f"BEIR-layout sets through import-beir, build and eval; {time.strftime('%Y-%m-%d')}, {machine()}\n",
           flush=True)
     results = []

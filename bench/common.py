@@ -14,6 +14,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
+XQUAD_SOURCE = "https://github.com/google-deepmind/xquad (xquad.tr.json, xquad.en.json, CC-BY-SA4.0.txt)"
+
+
+def xquad_dir() -> Path:
+    """Where the XQuAD files are: INDEXER_XQUAD_DIR (the scripts' --xquad sets it), else
+    bench/.cache/xquad (git-ignored) — from XQUAD_SOURCE, never a path of one machine."""
+    return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
 
 
 def machine() -> str:

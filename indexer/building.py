@@ -34,7 +34,7 @@ from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 8  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
 
 
@@ -163,7 +163,7 @@ def build(
     new_folder = not settings.db.exists()
     found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages)
     if not found.files:
-        raise NothingToIndex(nothing_message(paths, found))
+        raise NothingToIndex(nothing_message(paths, found), found.skipped)
     model = get_embedder(settings.embedder, settings)
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
@@ -315,7 +315,7 @@ class _StrategyBuild:
                 staging.close()
             if not files:
                 raise NothingToIndex(f"no chunks for strategy {spec.name}: every file was skipped "
-                                     f"({len(report.skipped)} skipped); see the reasons above")
+                                     f"({len(report.skipped)} skipped); see the reasons above", report.skipped)
             with self.timer("bm25"):
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)
@@ -416,7 +416,8 @@ class _StrategyBuild:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens}
+                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens,
+                                     "newline": doc.newline}  # offsets index the text with \n newlines
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 

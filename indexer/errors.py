@@ -27,7 +27,12 @@ class InvalidParameter(UsageError):
 
 
 class NothingToIndex(IndexerError):
-    pass
+    """No file could be indexed. `skipped` holds every file left out (items with
+    `doc_id` and `reason`), which the message cannot list: a caller shows them."""
+
+    def __init__(self, message: str, skipped=()) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped)
 
 
 class CollectionNotFound(IndexerError):

@@ -97,6 +97,41 @@ def test_question_set_problems_fail_loudly(tmp_path):
         resolve([Question("q1", "?", "k.md", section="Kargo › Yok")], {"k.md": DOC})
 
 
+def test_a_question_file_with_a_byte_order_mark_is_read(tmp_path):
+    line = '{"id": "a", "question": "iade kaç gün", "doc_id": "k.md", "section": "Kargo › İade"}'
+    path = tmp_path / "q.jsonl"
+    second = line.replace('"a"', '"b"')
+    path.write_bytes(b"\xef\xbb\xbf" + f"{line}\r\n{second}\r\n".encode())  # as Windows Notepad saves it
+    assert [q.id for q in load_questions(path)] == ["a", "b"]
+    path.write_bytes(b"\xff\xfe" + line.encode("utf-16-le"))  # UTF-16: a one-line error, not a traceback
+    with pytest.raises(QuestionSetError, match=r"q.jsonl is not UTF-8 text \(byte 0\); save it as UTF-8$"):
+        load_questions(path)
+
+
+def test_compare_operands_are_checked_before_anything_is_evaluated(built_db):
+    from indexer.errors import UsageError
+    from indexer.evaluation.run import compare_pairs
+
+    db, _ = built_db
+    args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", str(db)]
+    result = CliRunner().invoke(cli, [*args, "--compare", "foo", "bar"])
+    # the one line, and nothing before it: no row ran (each says "evaluated headers/bm25 ... in 0.4s")
+    assert result.exit_code == 2 and result.output == result.stderr == (
+        "Error: --compare foo bar: foo and bar name no strategy, mode or row of this evaluation; compare two modes "
+        "(bm25), two strategies (headers, fixed64) or two rows as strategy/mode\n")
+    result = CliRunner().invoke(cli, [*args, "--compare", "hybrid", "bm25"])  # a mode not requested
+    assert result.exit_code == 2 and "hybrid names no strategy, mode or row" in result.output
+    assert len(result.output.splitlines()) == 1
+    with pytest.raises(UsageError, match="they are not of one kind"):  # the library checks first too
+        evaluate(CORPUS / "questions.jsonl", ["headers"], ("bm25", "hybrid"), db=db, compare=(("bm25", "headers"),))
+    assert compare_pairs("fixed:size=64,overlap=16/bm25", "headers/bm25", ["headers", "fixed64"], ["bm25"]) == \
+        [("fixed64/bm25", "headers/bm25")]
+    assert compare_pairs("hybrid", "bm25", ["headers", "fixed64"], ["bm25", "hybrid"]) == \
+        [("headers/hybrid", "headers/bm25"), ("fixed64/hybrid", "fixed64/bm25")]
+    assert compare_pairs("headers", "fixed:size=64,overlap=16", ["headers", "fixed64"], ["bm25", "hybrid"]) == \
+        [("headers/bm25", "fixed64/bm25"), ("headers/hybrid", "fixed64/hybrid")]
+
+
 @pytest.mark.parametrize("folder", [CORPUS, CORPUS / "en"])
 def test_bundled_question_sets_match_their_corpus(folder):
     questions = load_questions(folder / "questions.jsonl")

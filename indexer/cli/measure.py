@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..tables import printable
 from .common import (
     db_options, echo_json, handle_errors, json_option, make_options, note_function, quiet_option, search_options,
     settings_from, store_options,
@@ -68,13 +69,13 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     result = evaluate(
         questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
         settings=settings, embedders=tuple(embedders) or (None,),
-        corpus=corpus, budget=budget, require_fresh=require_fresh,
+        corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
         options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
     for name, files in result.stale.items():
         click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
-                   f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
+                   f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
                    "or pass --require-fresh to make this an error", err=True)
     quality = None
     if show_boundaries:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..tables import printable
 from ..types import pages_label
 from .common import (
     echo_json, echo_table, handle_errors, json_option, make_options, search_options, settings_from, store_options,
@@ -37,7 +38,7 @@ def _stale_warning(index) -> None:
     if changed:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         click.echo(f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
-                   f"({', '.join(changed[:3])}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
+                   f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
 
 
 @click.command()
@@ -79,8 +80,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
             why.append(f"embedding #{hit.embedding_rank}")
         if hit.bm25_rank is not None:
             why.append(f"bm25 #{hit.bm25_rank}")
-        where = f"{c.doc_id} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
-            f"{c.doc_id}:{c.start_line}-{c.end_line}"
+        where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
+            f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
         click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]"
                    + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
         if c.header:
@@ -124,17 +125,25 @@ def list_(db, chroma_url, ollama_host, embedder, as_json):
 @handle_errors
 def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
+    from ..manifest import newlines
     from ..retrieval import Index
 
     settings = settings_from(db, chroma_url, None, ollama_host)
     index = Index.open(strategy, settings=settings, embedder=embedder)
     chunks = index.chunks(doc_id)
+    newline = newlines(index.store, index.entry)
     if as_json:
-        echo_json(c.to_dict() for c in chunks)
+        echo_json({**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
+                  for c in chunks)
         return
+    told = set()
     for c in chunks:
+        if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
+            told.add(c.doc_id)
+            click.echo(f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
+                       "with each newline read as \\n (as Python's open() reads it)")
         pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
-        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
+        click.echo(f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
                    f"{c.n_tokens} tok  {c.id}")
         if c.header:
             click.echo("  header: " + c.header.replace("\n", " | "))

@@ -48,9 +48,11 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
     """Read a JSON-lines question set; every malformed line is reported with its number."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark (Windows editors) is not data
     except OSError as exc:
         raise QuestionSetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise QuestionSetError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     out, problems, seen = [], [], set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -21,7 +21,7 @@ from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageErro
 from ..loaders import load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
-from ..store import Store
+from ..store import Store, collection_name
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (
@@ -175,28 +175,46 @@ class Evaluation:
 
     def _pairs(self, a: str, b: str) -> list[tuple[Row, Row]]:
         rows = {r.label: r for r in self.rows}
-        if a in rows and b in rows:
-            return [(rows[a], rows[b])]
-        if a in MODES and b in MODES:
-            pairs = [(r, rows.get(f"{r.strategy}/{b}")) for r in self.rows if r.mode == a]
-            pairs = [(x, y) for x, y in pairs if y is not None]
-        else:
-            strategies = {r.strategy for r in self.rows}
-            if a in strategies and b in strategies:
-                pairs = [(r, rows.get(f"{b}/{r.mode}")) for r in self.rows if r.strategy == a]
-                pairs = [(x, y) for x, y in pairs if y is not None]
-            else:
-                pairs = []
-        if not pairs:
-            raise UsageError(
-                f"--compare {a} {b}: name two rows as strategy/mode (have: {', '.join(rows)}), two modes, "
-                "or two strategies"
-            )
-        return pairs
+        strategies = list(dict.fromkeys(r.strategy for r in self.rows))
+        modes = list(dict.fromkeys(r.mode for r in self.rows))
+        return [(rows[x], rows[y]) for x, y in compare_pairs(a, b, strategies, modes) if x in rows and y in rows]
 
     def to_dict(self) -> dict[str, Any]:
         return {"questions": len(self.questions), "ks": self.ks, "source": self.source,
                 "rows": [r.to_dict(self.questions) for r in self.rows]}
+
+
+def _operand(name: str) -> str:
+    """A --compare operand in canonical spelling: a mode, a strategy (any spelling of a
+    spec: `fixed:size=64,overlap=16` is `fixed64`) or `strategy/mode`."""
+    if name in MODES:
+        return name
+    strategy, slash, mode = name.rpartition("/")
+    if slash and mode in MODES:
+        return f"{collection_name(strategy)}/{mode}"
+    return collection_name(name)
+
+
+def compare_pairs(a: str, b: str, strategies: list[str], modes: list[str]) -> list[tuple[str, str]]:
+    """The rows (`strategy/mode` labels) that `--compare a b` pairs, given the strategies
+    (collection names) and modes evaluated: two rows; two modes, across every strategy;
+    or two strategies, across every mode. Raises UsageError naming what does not fit —
+    checkable before any evaluation runs."""
+    a, b = _operand(a), _operand(b)
+    rows = [f"{s}/{m}" for s in strategies for m in modes]
+    if a in rows and b in rows:
+        return [(a, b)]
+    if a in modes and b in modes:
+        return [(f"{s}/{a}", f"{s}/{b}") for s in strategies]
+    if a in strategies and b in strategies:
+        return [(f"{a}/{m}", f"{b}/{m}") for m in modes]
+    unknown = [x for x in (a, b) if x not in rows and x not in modes and x not in strategies]
+    what = (f"{' and '.join(unknown)} {'names' if len(unknown) == 1 else 'name'} no strategy, mode or row of this "
+            "evaluation" if unknown else "they are not of one kind")
+    raise UsageError(
+        f"--compare {a} {b}: {what}; compare two modes ({', '.join(modes)}), two strategies ({', '.join(strategies)}) "
+        f"or two rows as strategy/mode"
+    )
 
 
 def evaluate(
@@ -214,11 +232,14 @@ def evaluate(
     budget: int | None = None,
     options: SearchOptions | None = None,
     require_fresh: bool = False,
+    compare: tuple[tuple[str, str], ...] = (),
     progress=None,
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections. Collections built from other versions of the documents than the ones
-    the questions are resolved against are listed in `stale` (`require_fresh` fails)."""
+    the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
+    before anything runs."""
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise UsageError("-k values must be at least 1")
@@ -227,6 +248,8 @@ def evaluate(
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     if budget is not None and budget < 1:
         raise UsageError("--budget must be a positive number of tokens")
+    for a, b in compare:
+        compare_pairs(a, b, list(dict.fromkeys(collection_name(s) for s in strategies)), list(modes))
     questions = load_questions(questions_path)
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)

@@ -104,8 +104,12 @@ class Store:
         """The live entry for a strategy — its collection name, or the spec it was built
         with (`fixed:size=100` finds `fixed-100`); with no embedder given, the only one
         there is (or the default embedder's when several exist)."""
-        strategy = collection_name(strategy)
-        matches = [e for e in self.entries() if e.strategy == strategy]
+        given, strategy = strategy.strip(), collection_name(strategy)
+        entries = self.entries()
+        matches = [e for e in entries if e.strategy == strategy]
+        if not matches and given != strategy:  # a collection named as given (built before names were canonical)
+            matches = [e for e in entries if e.strategy == given]
+            strategy = given if matches else strategy
         if embedder is not None:
             exact = [e for e in matches if e.embedder == embedder]
             if exact:
