@@ -66,6 +66,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
                        bm25_engine=bm25_engine)
     resolved = index.options(options)
     hits = index.search(text, resolved)
+    for line in index.repairs:
+        click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
     if as_json:
         echo_json(hit.to_dict() for hit in hits)
