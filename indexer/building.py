@@ -29,6 +29,7 @@ from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trus
 from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
+from .store.chroma import is_disk_full
 from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
 from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
@@ -181,9 +182,12 @@ def build(
                     reports[-1].notes.append(cache.note)
         finally:
             cache.close()
-    except BaseException:
+    except BaseException as exc:
+        full = store.fault(exc) if is_disk_full(exc) else None  # a side file, the cache: Chroma's are translated
         if new_folder and not reports:  # a failed first build leaves no empty index behind
             store.discard_if_empty()
+        if full is not None:
+            raise full from None
         raise
     return reports
 

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectionNotFound, StoreError
+from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
 from ..types import Chunk
-from .catalog import Entry, collection_name, entry_key
-from .chroma import Chroma, writable
+from .catalog import Entry, collection_name, entry_key, slug
+from .chroma import Chroma, translate, writable
 from .leases import file_lease, server_lease
 from .records import chunk_from_record
 from .staging import PREFIX, Staging
@@ -82,6 +82,10 @@ class Store:
     @property
     def where(self) -> str:
         return self.url or str(self.db)
+
+    def fault(self, exc: BaseException, what: str = "") -> IndexerError:
+        """The one-line error for a failure writing into this index (a full disk...)."""
+        return translate(exc, str(self.db), what, self.db)
 
     # -- catalogue -----------------------------------------------------------------------
     @property
