@@ -92,17 +92,21 @@ class _NoProgress:
 def checkpoint(settings: Settings, name: str) -> None:
     """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
     environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
-    is killed (`<name>:<seconds>`: for that long, then goes on). Points: locked,
-    embedding, publish, published."""
+    is killed or the file is removed (`<name>:<seconds>`: for that long, then goes on).
+    Points: locked, embedding, publish, published."""
     point, _, seconds = settings.pause_at.partition(":")
-    if point == name:
+    if point == name and name not in _paused:  # once: the point may come again (every batch)
+        _paused.add(name)
         Path(settings.pause_file).write_text(name)
-        time.sleep(float(seconds)) if seconds else _forever()
+        time.sleep(float(seconds)) if seconds else _while_exists(Path(settings.pause_file))
 
 
-def _forever() -> None:
-    while True:
-        time.sleep(3600)
+_paused: set[str] = set()
+
+
+def _while_exists(path: Path) -> None:
+    while path.exists():
+        time.sleep(0.05)
 
 
 def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
@@ -306,8 +310,6 @@ class _StrategyBuild:
             d: v for d, v in plan.manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         try:
-            if plan.reason:  # a full build still carries nothing over: every file is processed
-                pass
             for doc_id in plan.removed:
                 files.pop(doc_id, None)
             live = staging.live([s.doc_id for s in plan.process] + plan.removed)
