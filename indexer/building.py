@@ -29,6 +29,7 @@ from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trus
 from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
+from .store.chroma import is_disk_full
 from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
 from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
@@ -91,17 +92,21 @@ class _NoProgress:
 def checkpoint(settings: Settings, name: str) -> None:
     """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
     environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
-    is killed (`<name>:<seconds>`: for that long, then goes on). Points: locked,
-    embedding, publish, published."""
+    is killed or the file is removed (`<name>:<seconds>`: for that long, then goes on).
+    Points: locked, embedding, publish, published."""
     point, _, seconds = settings.pause_at.partition(":")
-    if point == name:
+    if point == name and name not in _paused:  # once: the point may come again (every batch)
+        _paused.add(name)
         Path(settings.pause_file).write_text(name)
-        time.sleep(float(seconds)) if seconds else _forever()
+        time.sleep(float(seconds)) if seconds else _while_exists(Path(settings.pause_file))
 
 
-def _forever() -> None:
-    while True:
-        time.sleep(3600)
+_paused: set[str] = set()
+
+
+def _while_exists(path: Path) -> None:
+    while path.exists():
+        time.sleep(0.05)
 
 
 def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
@@ -181,9 +186,12 @@ def build(
                     reports[-1].notes.append(cache.note)
         finally:
             cache.close()
-    except BaseException:
+    except BaseException as exc:
+        full = store.fault(exc) if is_disk_full(exc) else None  # a side file, the cache: Chroma's are translated
         if new_folder and not reports:  # a failed first build leaves no empty index behind
             store.discard_if_empty()
+        if full is not None:
+            raise full from None
         raise
     return reports
 
@@ -302,8 +310,6 @@ class _StrategyBuild:
             d: v for d, v in plan.manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         try:
-            if plan.reason:  # a full build still carries nothing over: every file is processed
-                pass
             for doc_id in plan.removed:
                 files.pop(doc_id, None)
             live = staging.live([s.doc_id for s in plan.process] + plan.removed)

@@ -47,6 +47,14 @@ class StoreError(IndexerError):
     """The Chroma store cannot be opened or written (unreachable server, corrupt folder)."""
 
 
+class DiskFull(StoreError):
+    """The disk holding the index (or a Chroma server's) has no room left; nothing was lost."""
+
+
+class ReadOnlyIndex(StoreError):
+    """A command that writes into the index was given a read-only one."""
+
+
 class EmbedderError(IndexerError):
     """The embedding backend failed (unreachable Ollama server, missing model)."""
 

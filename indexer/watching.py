@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .building import BuildReport, build
-from .errors import CollectionNotFound, IndexerError, NothingToIndex
+from .errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
 from .loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
 from .loaders.formats import format_of
 from .settings import Settings, settings_for
@@ -228,8 +228,8 @@ class Watcher:
             self._report_bad_files({("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed)
             result = self._failed(str(exc), t0, changed, retry=False)
         except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
-            if first and getattr(exc, "exit_code", 1) == 2:
-                raise  # a usage error (unknown strategy...) will not heal by waiting
+            if first and (getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)):
+                raise  # a usage error (unknown strategy...) or a read-only index will not heal by waiting
             result = self._failed(str(exc), t0, changed, retry=True)
         else:
             result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)

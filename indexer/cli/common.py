@@ -127,17 +127,23 @@ def db_options(func):
     func = click.option("--chroma-url", default=None, metavar="URL",
                         help="Use a Chroma server (http://host:port) instead of the embedded database "
                              "[env INDEXER_CHROMA_URL].")(func)
-    func = click.option("--ollama-host", default=None, metavar="URL",
-                        help="Ollama server for ollama:<model> embedders and LLMs [env OLLAMA_HOST].")(func)
     return func
+
+
+def ollama_option(func):
+    """For commands that embed or call an LLM."""
+    return click.option("--ollama-host", default=None, metavar="URL",
+                        help="Ollama server for ollama:<model> embedders and LLMs [env OLLAMA_HOST].")(func)
+
+
+def embedder_option(func):
+    return click.option("--embedder", default=None, metavar="NAME",
+                        help="use-m3 (default), e5-small, or ollama:<model> [env INDEXER_EMBEDDER].")(func)
 
 
 def store_options(func):
-    """Where the index lives and which embedding model reads and writes it."""
-    func = db_options(func)
-    func = click.option("--embedder", default=None, metavar="NAME",
-                        help="use-m3 (default), e5-small, or ollama:<model> [env INDEXER_EMBEDDER].")(func)
-    return func
+    """Where the index lives, which embedding model reads and writes it, and where Ollama is."""
+    return embedder_option(ollama_option(db_options(func)))
 
 
 # what `build` takes, and `watch` too (a watch is a series of builds): defined once

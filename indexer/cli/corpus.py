@@ -123,17 +123,26 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 @quiet_option
 @json_option
 @handle_errors
-def gc(db, chroma_url, ollama_host, chroma_path, grace, quiet, as_json):
+def gc(db, chroma_url, chroma_path, grace, quiet, as_json):
     """Remove what interrupted builds and replaced versions left behind (builds do this
     for their own collection; gc does it for every one, and for a server's data folder)."""
     from ..store import Store
     from ..store.gc import collect
 
-    store = Store(settings_from(db, chroma_url, None, ollama_host))
+    store = Store(settings_from(db, chroma_url))
     report = collect(store, grace, Path(chroma_path) if chroma_path else None, note_function(quiet))
     if as_json:
-        echo_json([{"removed": report.removed, "bytes_freed": report.bytes_freed}])
+        echo_json([{"removed": report.removed, "bytes_freed": report.bytes_freed, "measured": report.measured}])
+        return
+    if not report.removed:
+        click.echo("nothing to collect")
         return
     for line in report.removed:
         click.echo(f"removed {line}")
-    click.echo(f"freed {report.bytes_freed / 1024 / 1024:.1f} MB" if report.removed else "nothing to collect")
+    server = "; a Chroma server's own disk is collected with --chroma-path on its machine" \
+        if store.url and not chroma_path else ""
+    click.echo(f"freed {_size(report.bytes_freed)} in {' and '.join(report.measured)}{server}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"

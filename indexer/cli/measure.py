@@ -8,8 +8,8 @@ import click
 
 from ..tables import printable
 from .common import (
-    db_options, echo_json, handle_errors, json_option, make_options, note_function, quiet_option, search_options,
-    settings_from, store_options,
+    db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
+    search_options, settings_from, store_options,
 )
 
 
@@ -34,6 +34,7 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--embedder", "embedders", multiple=True, metavar="NAME",
               help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
 @db_options
+@ollama_option
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @search_options

@@ -7,7 +7,8 @@ import click
 from ..tables import printable
 from ..types import pages_label
 from .common import (
-    echo_json, echo_table, handle_errors, json_option, make_options, search_options, settings_from, store_options,
+    db_options, echo_json, echo_table, embedder_option, handle_errors, json_option, make_options, note_function,
+    search_options, settings_from, store_options,
 )
 
 
@@ -67,6 +68,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
                        bm25_engine=bm25_engine)
     resolved = index.options(options)
     hits = index.search(text, resolved)
+    for line in index.repairs:
+        click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
     if as_json:
         echo_json(hit.to_dict() for hit in hits)
@@ -91,16 +94,16 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 
 
 @click.command(name="list")
-@store_options
+@db_options
 @json_option
 @handle_errors
-def list_(db, chroma_url, ollama_host, embedder, as_json):
+def list_(db, chroma_url, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
     from ..retrieval import SearchOptions
     from ..store import Store
 
-    entries = Store(settings_from(db, chroma_url, None, ollama_host)).entries()
+    entries = Store(settings_from(db, chroma_url)).entries()
     if as_json:
         echo_json(e.__dict__ for e in entries)
         return
@@ -120,15 +123,16 @@ def list_(db, chroma_url, ollama_host, embedder, as_json):
 @click.command()
 @click.option("--strategy", "-s", required=True, help="Collection to dump.")
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
-@store_options
+@db_options
+@embedder_option
 @json_option
 @handle_errors
-def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
+def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from ..manifest import newlines
     from ..retrieval import Index
 
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    settings = settings_from(db, chroma_url)
     index = Index.open(strategy, settings=settings, embedder=embedder)
     chunks = index.chunks(doc_id)
     newline = newlines(index.store, index.entry)
@@ -152,15 +156,19 @@ def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
 
 @click.command()
 @click.option("--strategy", "-s", required=True, help="Collection to remove.")
-@store_options
+@db_options
+@embedder_option
+@click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
+@click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors
-def drop(strategy, db, chroma_url, ollama_host, embedder):
-    """Remove a collection (and its BM25 index and manifest)."""
+def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
+    """Remove a collection (and its BM25 index and manifest). A build of it running now is
+    waited for, and the version it publishes is what is dropped."""
     from ..embeddings import canonical_name
     from ..store import Store
 
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    settings = settings_from(db, chroma_url)
     store = Store(settings)
-    entry = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
-    store.drop(entry)
+    found = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
+    entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

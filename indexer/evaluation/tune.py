@@ -191,6 +191,8 @@ def tune(
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
+    if save:  # say it before the work, not after
+        store.require_writable("saving search settings")
     indexes = _open_all(store, strategies, (embedder,), settings)
     root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
