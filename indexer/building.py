@@ -4,9 +4,8 @@ The plan compares the files with the manifest of the live version. A first build
 changed setting (strategy parameters, embedder, analyzer...) or `--full` writes a whole
 new version; otherwise only new and changed files are chunked and embedded, and the store
 applies the difference to the live collection as the next generation (unchanged chunks
-of a changed file keep their records). Either way readers see the new version only when
-it is published, a kill at any point leaves the previous version answering, and the next
-build removes what the killed one left. See `indexer.store` for how.
+of a changed file keep their records). Readers see a new version only when published; a
+kill leaves the previous one answering and the next build removes it (see `indexer.store`).
 """
 
 from __future__ import annotations
