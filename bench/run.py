@@ -6,6 +6,7 @@ with the date and machine.
     python bench/run.py --quick      # about 3 minutes
     python bench/run.py              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
     python bench/run.py --only strategies,peers
+    python bench/run.py --only rss   # peak memory of every strategy on 50 MB files of five shapes
 
 Our machines are shared and noisy: every time is a median over repeated runs, and each
 comparison is a ratio measured in the same run on the same text. Peers (chonkie,
@@ -30,7 +31,8 @@ from common import (  # noqa: E402
     CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
     run_peak_rss, table, write_corpus,
 )
-from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers  # noqa: E402
+import throughput  # noqa: E402
+from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
 
 PY = sys.executable
 
@@ -355,26 +357,35 @@ SECTIONS = {
     "query": bench_query,
     "cold": bench_cold_query,
     "memory": bench_memory,
+    "rss": lambda report, quick, work: memory_by_shape(report, quick, work),
 }
 
 
 # sections a quick run leaves out unless asked: chunking peers on 1.5 MB and corpus-scale
 # build memory (the strategies section measures chunking and memory of every strategy)
 FULL_ONLY = ("chunk", "memory")
+# sections run only when named: `strategies` measures them too (rss: peak memory of every
+# strategy on big files of every shape, alone: python bench/run.py --only rss)
+ON_REQUEST = ("rss",)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 3 minutes")
     parser.add_argument("--only", default=None,
-                        help=f"comma-separated sections: {','.join(SECTIONS)} (--quick: all but {','.join(FULL_ONLY)})")
+                        help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but {','.join(ON_REQUEST)};"
+                             f" --quick: all but {','.join(FULL_ONLY + ON_REQUEST)})")
     parser.add_argument("--out", type=Path, default=None, help="also write the report (Markdown) here")
+    parser.add_argument("--big-mb", type=float, default=None,
+                        help="size of the files the memory of every strategy is measured on (default 50, --quick 2)")
     args = parser.parse_args()
+    throughput.BIG_MB = args.big_mb
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     report = Report()
     header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {'quick' if args.quick else 'full'} run\n\n{machine()}"
     print(header + "\n", flush=True)
-    only = args.only.split(",") if args.only else [s for s in SECTIONS if not (args.quick and s in FULL_ONLY)]
+    only = args.only.split(",") if args.only else [
+        s for s in SECTIONS if s not in ON_REQUEST and not (args.quick and s in FULL_ONLY)]
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; use {','.join(SECTIONS)}")
