@@ -23,7 +23,7 @@ import numpy as np
 from ..text.analyzer import Analyzer
 from ..errors import IndexerError, UsageError
 
-FORMAT = 2  # 2: params.json holds the sha256 of every file (and of itself)
+FORMAT = 3  # 2: params.json holds the sha256 of every file (and of itself); 3: analyzer 2 (codes kept whole)
 ENGINES = ("rank-bm25", "bm25s")
 K1 = 1.5
 B = 0.75
@@ -346,6 +346,14 @@ class BM25Index:
             present = np.isin(known, self.terms[self.offsets[p] : self.offsets[p + 1]])
             out.append(float(idf[present].sum()) / total if total > 0 else 0.0)
         return out
+
+    def holds(self, terms: Sequence[str], positions: Sequence[int]) -> list[int]:
+        """For each chunk position, how many of `terms` (analysed terms, such as a query's
+        exact terms) it contains."""
+        known = np.array([self.term_of[t] for t in dict.fromkeys(terms) if t in self.term_of], dtype=np.int64)
+        if not len(known):
+            return [0 for _ in positions]
+        return [int(np.isin(known, self.terms[self.offsets[p] : self.offsets[p + 1]]).sum()) for p in positions]
 
     def scores(self, query: str) -> np.ndarray:
         """A BM25 score for every chunk (same ranking on both engines)."""
