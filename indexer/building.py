@@ -26,6 +26,7 @@ from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from .retrieval.exact import write_for_build as write_exact
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
 from .store.chroma import is_disk_full
@@ -78,14 +79,9 @@ class BuildReport:
 
 
 class _NoProgress:
-    def __init__(self, *_, **__) -> None:
-        pass
-
-    def __enter__(self):
-        return lambda n=1: None
-
-    def __exit__(self, *exc) -> None:
-        return None
+    def __init__(self, *_, **__) -> None: ...
+    def __enter__(self): return lambda n=1: None  # noqa: E704
+    def __exit__(self, *exc) -> None: ...  # noqa: E704
 
 
 def checkpoint(settings: Settings, name: str) -> None:
@@ -220,6 +216,7 @@ class _StrategyBuild:
         self.timer = Timer()
         self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
+        self.definitions: list[tuple[str, str, str]] = []  # (chunk id, symbol, document) of new chunks
 
     # -- the plan --------------------------------------------------------------------------
     def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
@@ -328,12 +325,13 @@ class _StrategyBuild:
                     previous = load_or_rebuild(store, old)
                     bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
                 bm25.save(staging.side / "bm25")
+                write_exact(store, None if plan.reason else old, staging.retired, self.definitions, files,
+                            self.analyzer, staging.side / "exact.json")
             write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
                                                         "files": files, "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
-            for line in filter(None, [chunker.build_summary()]):
-                report.notes.append(line)
+            report.notes.extend(filter(None, [chunker.build_summary()]))
         except BaseException:
             staging.abandon()
             raise
@@ -413,6 +411,8 @@ class _StrategyBuild:
                         kept.add(c.id)
                         continue
                     fresh.add([c.id], [c.indexed_text])
+                    if c.symbol:
+                        self.definitions.append((c.id, c.symbol, c.doc_id))
                     batch.append(c)
                     # progress follows the chunks embedded, so one huge file does not sit at 0%
                     weights.append(max(c.end - done, 0) * scale)

@@ -25,6 +25,8 @@ from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
+from .exact import ExactIndex, rank_exact
+from .exact import load_or_rebuild as load_exact
 from .fusion import adaptive_alpha, rrf, weighted
 from .options import SearchOptions, check_query
 
@@ -40,6 +42,7 @@ class Index:
         self.entry = entry
         self._embedder = embedder
         self._bm25: BM25Index | None = None
+        self._exact: ExactIndex | None = None
         self._live: set[str] = set()
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
@@ -85,7 +88,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25, self._live = None, set()
+            self._bm25, self._exact, self._live = None, None, set()
             self._records.clear()
             self._recent.clear()
         return True
@@ -104,6 +107,13 @@ class Index:
                 self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
                 self._live = set(self._bm25.ids)
             return self._bm25
+
+    @property
+    def exact(self) -> ExactIndex:
+        with self._lock:
+            if self._exact is None:
+                self._exact = load_exact(self.store, self.entry, self.bm25.analyzer)
+            return self._exact
 
     @property
     def live(self) -> set[str]:
@@ -167,7 +177,34 @@ class Index:
             ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
         else:
             ranked = self._fused(query, n, options)
-        return self._break_ties(ranked)
+        tier = self._tiers(query, ranked) if options.mode != "embedding" else {}
+        return self._break_ties(ranked, tier)
+
+    def _tiers(self, query: str, ranked: list[tuple]) -> dict[str, int]:
+        """The exact-match tier of each candidate (see `exact`); definitions a bare symbol
+        query names, and the first chunks of a file it names, join the candidates (at the
+        end) when they are not among them."""
+        bm25 = self.bm25
+
+        def holds(terms, ids):
+            return bm25.holds(terms, [bm25.position(cid) for cid in ids])
+
+        def doc_of(ids):
+            return {cid: c.doc_id for cid, c in self.fetch(ids).items()}
+
+        def first_chunks(doc):
+            return [c.id for c in self._first_chunks(doc)]
+
+        extra, tier = rank_exact(query, bm25.analyzer, [r[0] for r in ranked], self.exact, holds, doc_of,
+                                 first_chunks, self.live)
+        ranked.extend((cid, 0.0, None, None, None, None) for cid in extra)
+        return tier
+
+    def _first_chunks(self, doc_id: str, n: int = 3) -> list[Chunk]:
+        try:
+            return self.chunks(doc_id)[:n]
+        except CollectionNotFound:
+            return []
 
     def _side(self, side: str, query: str, n: int):
         """One side's candidates (dense: (id, cosine); sparse: (id, BM25 score); coverage:
@@ -191,28 +228,29 @@ class Index:
                 self._recent.popitem(last=False)
         return value
 
-    def _break_ties(self, ranked: list[tuple]) -> list[tuple]:
-        """Equal scores ordered by document, then position (records fetched only for the
-        tied ids), so that the order never depends on how deep a side was searched."""
-        counts: dict[float, int] = {}
+    def _break_ties(self, ranked: list[tuple], tier: dict[str, int]) -> list[tuple]:
+        """Higher exact-match tiers first, then the score; equal scores ordered by document,
+        then position (records fetched only for the tied ids), so that the order never
+        depends on how deep a side was searched."""
+        counts: dict[tuple, int] = {}
         for r in ranked:
-            key = round(r[1], 9)
+            key = (tier.get(r[0], 0), round(r[1], 9))
             counts[key] = counts.get(key, 0) + 1
-        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1]
-        if not tied:
+        tied = [r[0] for r in ranked if counts[(tier.get(r[0], 0), round(r[1], 9))] > 1]
+        chunks = self.fetch(tied) if tied else {}
+        if not tied and not tier:
             return ranked
-        chunks = self.fetch(tied)
 
         def key(r):
             c = chunks.get(r[0])
-            return (-round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
+            return (-tier.get(r[0], 0), -round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
 
-        return sorted(ranked, key=key)
+        return [(*r[:6], tier.get(r[0], 0)) for r in sorted(ranked, key=key)]
 
     def _hits(self, ranked: list[tuple]) -> list[Hit]:
         chunks = self.fetch([r[0] for r in ranked])
         present = [r for r in ranked if r[0] in chunks]
-        return [Hit(i + 1, score, chunks[cid], er, es, br, bs) for i, (cid, score, er, es, br, bs) in enumerate(present)]
+        return [Hit(i + 1, r[1], chunks[r[0]], *r[2:6], exact=r[6] if len(r) > 6 else 0) for i, r in enumerate(present)]
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's embedding. A Turkish collection's query typed without Turkish letters
@@ -291,7 +329,7 @@ class Index:
             if pid in parents:
                 child = best[pid]
                 out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
-                               child.bm25_rank, child.bm25_score, child.child_ids))
+                               child.bm25_rank, child.bm25_score, child.child_ids, exact=child.exact))
         return out
 
     # -- records --------------------------------------------------------------------------

@@ -1,0 +1,194 @@
+"""Exact things are found exactly: codes rank their own page first with a clear gap, and a
+bare symbol query over a library's src and tests returns the definition first."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer import build
+from indexer.retrieval import Index
+from indexer.retrieval.exact import bare_symbol, is_test_file, symbol_keys, tiers
+
+from tests.conftest import write_file
+
+HELP_PAGE = """# Hata kodu {code}: {title}
+
+Ödeme adımında {code} hata kodunu görüyorsanız işleminiz tamamlanmamıştır ve kartınızdan
+herhangi bir tutar çekilmemiştir. Bu hata {cause}.
+
+## Ne yapmalısınız?
+
+Birkaç dakika bekledikten sonra ödemeyi yeniden deneyin. Sorun sürerse farklı bir kartla
+ödeme yapmayı deneyin ya da müşteri hizmetlerine hata kodunu ve sipariş numaranızı iletin.
+
+## Kartımdan para çekildi mi?
+
+Hayır. {code} hatasında provizyon oluşmaz; hesap ekstrenizde bir tutar görürseniz bu bir
+ön provizyondur ve en geç 3 iş günü içinde kendiliğinden iptal edilir.
+"""
+
+PAGES = {
+    "odeme/e4021.md": ("E4021", "Banka yanıt vermedi", "bankanızın ödeme sistemine zamanında ulaşılamadığında görünür"),
+    "odeme/e4025.md": ("E4025", "Kart doğrulanamadı", "kartınızın 3D Secure doğrulaması tamamlanamadığında görünür"),
+    "odeme/e4029.md": ("E4029", "Günlük limit aşıldı", "kartınızın günlük harcama limiti aşıldığında görünür"),
+}
+
+
+@pytest.fixture(scope="module")
+def help_center(tmp_path_factory):
+    base = tmp_path_factory.mktemp("help")
+    docs = base / "docs"
+    for path, (code, title, cause) in PAGES.items():
+        write_file(docs, path, HELP_PAGE.format(code=code, title=title, cause=cause))
+    db = base / "db"
+    build([docs], ["headers"], db=db)
+    return Index.open("headers", db=db)
+
+
+@pytest.mark.parametrize("code", ["E4021", "E4025", "E4029", "e-4029"])
+def test_an_error_code_ranks_its_own_page_first_with_a_clear_gap(help_center, code):
+    page = f"odeme/{code.lower().replace('-', '')}.md"
+    bm25 = help_center.search(code, mode="bm25", k=6)
+    assert bm25[0].chunk.doc_id == page
+    others = [h.score for h in bm25 if h.chunk.doc_id != page]
+    # a term only one page holds: the two other pages score under half of it (they were
+    # within 5% of each other when `E4029` was cut to `e402` like a word)
+    assert not others or max(others) < 0.5 * bm25[0].score
+    default = help_center.search(code, k=6)
+    assert default[0].chunk.doc_id == page and default[0].exact == 1
+    assert all(h.exact == 0 for h in default if h.chunk.doc_id != page)  # ranked below every chunk of the page
+
+
+def test_a_code_inside_a_question_still_finds_its_page(help_center):
+    hits = help_center.search("ödeme yaparken E4025 hatası aldım, kartımdan para çekildi mi?", k=3)
+    assert hits[0].chunk.doc_id == "odeme/e4025.md"
+
+
+LIBRARY = {
+    "src/textkit/slug.py": '''"""Turning titles into URL slugs."""
+
+import re
+import unicodedata
+
+_SEPARATORS = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(title: str, max_length: int = 60) -> str:
+    """Lowercase ASCII words of `title` joined by hyphens, at most `max_length` characters."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = _SEPARATORS.sub("-", ascii_title.lower()).strip("-")
+    return slug[:max_length].rstrip("-")
+
+
+def unique_slug(title: str, taken: set[str]) -> str:
+    """A slug for `title` that is not in `taken`: slugify, then -2, -3, ... until free."""
+    base = slugify(title)
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+''',
+    "src/textkit/wrap.py": '''"""Wrapping text to a width."""
+
+
+def wrap(text: str, width: int = 72) -> list[str]:
+    """Greedy word wrap: lines of at most `width` characters (a longer word gets its own line)."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return lines + ([line] if line else [])
+''',
+    "tests/test_slug.py": '''import pytest
+
+from textkit.slug import slugify, unique_slug
+
+
+def test_slugify_lowercases_and_joins_words_with_hyphens():
+    assert slugify("Hello World") == "hello-world"
+    assert slugify("  Hello,   World!  ") == "hello-world"
+
+
+def test_slugify_drops_accents():
+    assert slugify("Crème Brûlée") == "creme-brulee"
+    assert slugify("Çağrı Merkezi") == "cagri-merkezi"
+
+
+@pytest.mark.parametrize("title", ["", "!!!", "   "])
+def test_slugify_of_nothing_is_empty(title):
+    assert slugify(title) == ""
+
+
+def test_slugify_cuts_at_max_length_without_a_trailing_hyphen():
+    assert slugify("a" * 59 + " b", max_length=60) == "a" * 59
+    assert len(slugify("word " * 40)) <= 60
+
+
+def test_unique_slug_counts_up_past_taken_slugs():
+    assert unique_slug("Hello World", {"hello-world"}) == "hello-world-2"
+    assert unique_slug("Hello World", {"hello-world", "hello-world-2"}) == "hello-world-3"
+    assert unique_slug("Hello World", set()) == slugify("Hello World")
+''',
+    "README.md": """# textkit
+
+Small text helpers: `slugify` turns a title into a URL slug, `unique_slug` finds a free one,
+`wrap` wraps text to a width.
+
+```python
+from textkit.slug import slugify
+slugify("Hello World")  # hello-world
+```
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lib")
+    for path, text in LIBRARY.items():
+        write_file(base / "repo", path, text)
+    build([base / "repo"], ["code"], db=base / "db")
+    return Index.open("code", db=base / "db")
+
+
+@pytest.mark.parametrize("query", ["slugify", "slugify()", "def slugify", "`slugify`"])
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_bare_symbol_returns_its_definition_before_the_tests_that_call_it(library, query, mode):
+    hits = library.search(query, mode=mode, k=5)
+    assert (hits[0].chunk.doc_id, hits[0].chunk.symbol) == ("src/textkit/slug.py", "slugify")
+    assert any(h.chunk.doc_id == "tests/test_slug.py" for h in hits)  # the uses are still there, below
+
+
+def test_bm25_alone_ranks_the_tests_above_the_definition(library):
+    """What the exact-match signal is for: by term counts, the tests win."""
+    ranked = library._side("sparse", "slugify", 10)
+    docs = [library.fetch([cid])[cid].doc_id for cid, _ in ranked]
+    assert docs[0] == "tests/test_slug.py"
+
+
+def test_a_question_with_words_is_not_a_bare_symbol(library):
+    hits = library.search("how do I wrap text to a width", k=3)
+    assert hits[0].chunk.symbol == "wrap"
+    assert all(h.exact == 0 for h in hits)
+
+
+def test_bare_symbols_and_test_files():
+    assert bare_symbol("QueueWorker.drain") == "queueworker.drain"
+    assert bare_symbol(" def drain ") == bare_symbol("`drain()`") == bare_symbol("drain") == "drain"
+    assert bare_symbol("Journal::append") == "journal.append"
+    assert bare_symbol("how to drain") == bare_symbol("drain the queue") == bare_symbol("") == ""
+    assert symbol_keys("QueueWorker.drain") == ["queueworker.drain", "drain"] and symbol_keys("wrap") == ["wrap"]
+    for path in ("tests/test_slug.py", "pkg/tests/x.py", "test_slug.py", "limiter_test.go", "a/b.spec.ts",
+                 "src/__tests__/x.js", "testing/data/E10.py"):
+        assert is_test_file(path), path
+    for path in ("src/textkit/slug.py", "contest/rules.md", "attestation.py", "latest/notes.md"):
+        assert not is_test_file(path), path
+
+
+def test_tiers_count_terms_held_and_put_definitions_outside_tests_first():
+    assert tiers({"a": 1, "b": 0}, {}, []) == {"a": 1}
+    assert tiers({}, {"c": 2}, []) == {"c": 2}
+    assert tiers({"t": 1}, {}, [("d", False), ("t", True)]) == {"t": 2, "d": 2}
