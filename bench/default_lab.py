@@ -63,9 +63,12 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     parents = {pid: [p.doc_id, p.start, p.end, p.n_tokens] for pid, p in index.fetch_parents(parent_ids).items()}
     t1 = time.perf_counter()
     dense = {q.id: [[cid, round(s, 6)] for cid, s in index._dense(q.question, DEPTH)] for q in load_questions(qpath)}
+    synthetic = LAB / "synthetic" / f"{set_name}.jsonl"  # made-up questions (`indexer questions`), for calibration
+    dense_syn = ({q.id: [[cid, round(s, 6)] for cid, s in index._dense(q.question, DEPTH)]
+                  for q in load_questions(synthetic)} if synthetic.exists() else {})
     CAPTURES.mkdir(parents=True, exist_ok=True)
     data = {"set": set_name, "strategy": strategy, "embedder": embedder, "analyzer": index.entry.extra["analyzer"],
-            "chunks": chunks, "texts": texts, "parents": parents, "dense": dense,
+            "chunks": chunks, "texts": texts, "parents": parents, "dense": dense, "dense_syn": dense_syn,
             "build_s": round(built, 1), "search_s": round(time.perf_counter() - t1, 1)}
     with gzip.open(out, "wt", encoding="utf-8") as fh:
         json.dump(data, fh)

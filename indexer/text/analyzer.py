@@ -30,6 +30,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:[.,]\d{3})+$")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){2,}$|^v\d+(?:\.\d+)*$")
 _QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?[^\W\d_]+$|^\d+(?:-\d+)+$")  # 5gb, 12ay, 3-5: not codes
+_ABBREVIATION = re.compile(r"^[^\W\d_]{1,2}(?:\.[^\W\d_]{1,2})+$")  # e.g, i.e, u.s: not codes
 _FOLD = str.maketrans("çğıöşüâîûÇĞÖŞÜÂÎÛ", "cgiosuaiuCGOSUAIU")
 _MAX_SWITCHES = 2  # letter/digit switches past which a token is opaque (a hash, an id): no parts
 
@@ -113,7 +114,7 @@ class Analyzer:
     def exact_terms(self, text: str) -> list[str]:
         """The query's codes, identifiers and versions as whole terms (`E-4021` -> `e4021`,
         `QueueWorker.drain` -> `queueworker.drain`, `v2.3.1`), distinct, in order; not
-        quantities (`5GB`), ranges (`3-5`), plain numbers or words."""
+        quantities (`5GB`), ranges (`3-5`), abbreviations (`e.g.`), plain numbers or words."""
         if not self.codes:
             return []
         out: list[str] = []
@@ -159,7 +160,7 @@ class Analyzer:
         if kind == "word" or kind == "number":
             return ""
         whole = _canonical(self._lower(unit))
-        return "" if _QUANTITY.match(whole) or not whole else whole
+        return "" if not whole or _QUANTITY.match(whole) or _ABBREVIATION.match(whole) else whole
 
     def _word(self, word: str, out: list[str]) -> None:
         token = self._lower(word)
