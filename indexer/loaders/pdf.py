@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..settings import DEFAULT_MAX_PDF_PAGES
 from .files import SkipFile
-from .pdf_layout import Glyph, Page, page_number_like
+from .pdf_furniture import page_number_like
+from .pdf_layout import Glyph, Page
 from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list
 
 __all__ = [

@@ -2,22 +2,20 @@
 
 A reader gives `Page`s of `Glyph`s and rule segments (indexer.loaders.pdf reads them with
 PDFium; bench/pdf_compare.py feeds other libraries). Glyphs become words, and the words
-of a row become fragments wherever a gap is wider than a gutter (`fragments`). Lines
-repeated at the top or bottom of most pages and bare page numbers are dropped
-(`furniture`). The fragments of a page are read in order: columns left then right, by
-recursive cuts along white gutters (`reading_order`).
+of a row become fragments wherever a gap is wider than a gutter (`fragments`); running
+headers, footers and page numbers among them are found by `pdf_furniture`. The fragments
+of a page are read in order: columns left then right, by recursive cuts along white
+gutters (`reading_order`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-__all__ = ["Box", "Glyph", "Page", "fragments", "furniture", "merge_boxes", "page_number_like", "reading_order",
-           "rows_of", "words_of"]
+__all__ = ["Box", "Glyph", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
 
 
 @dataclass(slots=True)
@@ -149,77 +147,6 @@ def fragments(words: list[Box], gutter: float) -> list[list[Box]]:
         frags.append(merge_boxes(cur))
         out.append(frags)
     return out
-
-
-_PAGE_NUMBER = re.compile(
-    r"^[-–—~(\[|]*\s*(?:(?:page|sayfa|seite|pág\.?|p\.|s\.)\s*)?\d{1,5}"
-    r"(?:\s*(?:of|/|de|von|\|)\s*\d{1,5})?\s*[-–—~)\]|]*$",
-    re.I,
-)
-_ROMAN = re.compile(r"^[ivxlcdm]{1,7}$", re.I)
-
-
-def page_number_like(text: str) -> bool:
-    """A bare page number: `3`, `- 3 -`, `Page 3 of 10`, `Sayfa 3`, `3 / 10`, `iv`."""
-    t = " ".join(text.split())
-    return bool(_PAGE_NUMBER.match(t) or _ROMAN.match(t))
-
-
-def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: float) -> set[int]:
-    """ids of fragments that are running headers/footers or page numbers.
-
-    Candidates are fragments among the three top and bottom rows of a page, in its outer
-    15%. A candidate repeated (digits aside) on 40% of the pages or more is furniture
-    unless other pages put body text at its place (a heading that recurs at the top of
-    some pages is body text); a bare page number is always furniture. So is a first (or
-    last) row set apart by a blank line's space, no larger than the body font, at the
-    same height on half of the pages or more (a header naming the current chapter)."""
-    candidates: list[tuple[int, str, Box]] = []
-    for p, rows in enumerate(pages_rows):
-        h = heights[p]
-        for where, band in (("top", rows[:3]), ("bottom", rows[-3:])):
-            for row in band:
-                for frag in row:
-                    if (where == "top" and frag.bottom < 0.15 * h) or (where == "bottom" and frag.top > 0.85 * h):
-                        key = where + ":" + re.sub(r"\d+", "#", " ".join(frag.text.lower().split()))
-                        candidates.append((p, key, frag))
-    where_key: dict[str, list[tuple[int, Box]]] = {}
-    for p, key, frag in candidates:
-        where_key.setdefault(key, []).append((p, frag))
-    need = max(2, math.ceil(0.4 * len(pages_rows)))
-    repeated = {k for k, v in where_key.items() if len({p for p, _ in v}) >= need}
-    furniture_ids = {id(f) for k in repeated for _, f in where_key[k]}
-    confirmed: set[str] = set()
-    for key in repeated:
-        frags = [f for _, f in where_key[key]]
-        pages = {p for p, _ in where_key[key]}
-        top = sorted(f.top for f in frags)[len(frags) // 2]
-        bottom = sorted(f.bottom for f in frags)[len(frags) // 2]
-        x0, x1 = min(f.x0 for f in frags), max(f.x1 for f in frags)
-        conflicts = sum(
-            1 for p, rows in enumerate(pages_rows) if p not in pages and any(
-                f.top < bottom and f.bottom > top and f.x0 < x1 and f.x1 > x0 and id(f) not in furniture_ids
-                for row in rows for f in row
-            )
-        )
-        if conflicts * 2 <= len(pages):
-            confirmed.add(key)
-    drop = {id(f) for p, key, f in candidates if key in confirmed or page_number_like(f.text)}
-    for edge in (0, -1):
-        at: dict[int, list[list[Box]]] = {}
-        for p, rows in enumerate(pages_rows):
-            rows = [r for r in rows if not all(id(f) in drop for f in r)]
-            if len(rows) < 2:
-                continue
-            row, near = rows[edge], rows[1 if edge == 0 else -2]
-            gap = near[0].top - row[0].bottom if edge == 0 else row[0].top - near[0].bottom
-            inside = row[0].bottom < 0.15 * heights[p] if edge == 0 else row[0].top > 0.85 * heights[p]
-            if inside and gap >= body and all(f.size <= body * 1.1 for f in row):
-                at.setdefault(round(row[0].y / 2), []).append(row)
-        for rows in at.values():
-            if len(rows) >= max(3, len(pages_rows) / 2):
-                drop.update(id(f) for row in rows for f in row)
-    return drop
 
 
 # ---- reading order

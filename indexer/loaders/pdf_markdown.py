@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from ..types import page_at
 from .files import SkipFile
-from .pdf_layout import Box, Page, fragments, furniture, merge_boxes, reading_order, words_of
+from .pdf_furniture import furniture
+from .pdf_layout import Box, Page, fragments, merge_boxes, reading_order, words_of
 from .pdf_tables import ruled_tables
 
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
