@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-__all__ = ["Box", "Glyph", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
+__all__ = ["Box", "Glyph", "Packed", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
 
 
-@dataclass(slots=True)
-class Glyph:
+class Glyph(NamedTuple):
     """One character in page display coordinates: points, origin top-left, y downwards;
-    `y` is the baseline."""
+    `y` is the baseline. A reader may hand plain tuples in this field order."""
 
     text: str
     x0: float
@@ -36,7 +37,7 @@ class Glyph:
 class Page:
     width: float
     height: float
-    glyphs: list[Glyph] = field(default_factory=list)
+    glyphs: list[Glyph] = field(default_factory=list)  # in content order
     rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1 segments
     images: int = 0
 
@@ -74,31 +75,60 @@ def words_of(glyphs: list[Glyph], page_no: int) -> list[Box]:
     than 0.15 em ends a word."""
     words: list[Box] = []
     cur: list[Glyph] = []
-
-    def flush():
-        if cur:
-            text = unicodedata.normalize("NFC", "".join(g.text for g in cur).translate(_LIGATURES)).replace("\u00ad", "")
-            mid = cur[len(cur) // 2]
-            if text:
-                half = len(cur) / 2
-                words.append(Box(
-                    text, cur[0].x0, max(g.x1 for g in cur), mid.y, round(mid.size * 2) / 2,
-                    sum(g.bold for g in cur) > half, page_no, mono=sum(g.mono for g in cur) > half,
-                ))
-            cur.clear()
-
+    px0 = px1 = py = psize = 0.0
     for g in glyphs:
-        if g.text.isspace() or not g.text.isprintable() and g.text != "\u00ad":
-            flush()
+        ch, x0, x1, y, size = g[0], g[1], g[2], g[3], g[4]
+        if ch.isspace() or not ch.isprintable() and ch != "\u00ad":
+            if cur:
+                _word(cur, page_no, words)
             continue
         if cur:
-            p = cur[-1]
-            em = max(g.size, p.size)
-            if abs(g.y - p.y) > 0.35 * em or g.x0 - p.x1 > 0.15 * em or g.x0 < p.x0 - 0.2 * em:
-                flush()
+            em = size if size > psize else psize
+            if abs(y - py) > 0.35 * em or x0 - px1 > 0.15 * em or x0 < px0 - 0.2 * em:
+                _word(cur, page_no, words)
         cur.append(g)
-    flush()
+        px0, px1, py, psize = x0, x1, y, size
+    if cur:
+        _word(cur, page_no, words)
     return words
+
+
+def _word(cur: list[Glyph], page_no: int, words: list[Box]) -> None:
+    """The glyphs read so far as a word (appended to `words`); `cur` is emptied."""
+    chars, _, x1s, _, _, bolds, monos = zip(*cur)
+    text = "".join(chars)
+    if not text.isascii():  # ligatures, soft hyphens and composed letters are never ASCII
+        text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
+    if text:
+        mid = cur[len(cur) // 2]
+        half = len(cur) / 2
+        words.append(Box(
+            text, cur[0][1], max(x1s), mid[3], round(mid[4] * 2) / 2, sum(bolds) > half, page_no, mono=sum(monos) > half,
+        ))
+    cur.clear()
+
+
+class Packed:
+    """Boxes of one page held compactly (their text, position, size, weight), so that a
+    document's worth of pages waits for the next pass in a fraction of the memory."""
+
+    __slots__ = ("texts", "numbers", "flags")
+
+    def __init__(self, boxes: list[Box]):
+        self.texts = "\x00".join([b.text for b in boxes])  # no box text holds a NUL (not printable)
+        self.numbers = (
+            array("d", [b.x0 for b in boxes]), array("d", [b.x1 for b in boxes]),
+            array("d", [b.y for b in boxes]), array("d", [b.size for b in boxes]),
+        )
+        self.flags = bytes([b.bold | b.mono << 1 for b in boxes])
+
+    def boxes(self, page_no: int) -> list[Box]:
+        if not self.flags:
+            return []
+        return [
+            Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
+            for text, x0, x1, y, size, f in zip(self.texts.split("\x00"), *self.numbers, self.flags)
+        ]
 
 
 def rows_of(boxes: list[Box]) -> list[list[Box]]:
@@ -116,9 +146,12 @@ def rows_of(boxes: list[Box]) -> list[list[Box]]:
 
 def merge_boxes(boxes: list[Box]) -> Box:
     """Boxes side by side as one: words joined by a space (code keeps its spacing)."""
-    chars = Counter()
-    for b in boxes:
-        chars[b.size] += len(b.text)
+    size = boxes[0].size
+    if any(b.size != size for b in boxes):  # the size most characters have
+        chars = Counter()
+        for b in boxes:
+            chars[b.size] += len(b.text)
+        size = chars.most_common(1)[0][0]
     mono = all(b.mono for b in boxes)
     if mono and len(boxes) > 1:
         advance = sum(b.x1 - b.x0 for b in boxes) / max(1, sum(len(b.text) for b in boxes))
@@ -129,7 +162,7 @@ def merge_boxes(boxes: list[Box]) -> Box:
         text = " ".join(b.text for b in boxes)
     return Box(
         text, boxes[0].x0, max(b.x1 for b in boxes), boxes[0].y,
-        chars.most_common(1)[0][0], all(b.bold for b in boxes), boxes[0].page, mono=mono,
+        size, all(b.bold for b in boxes), boxes[0].page, mono=mono,
     )
 
 
@@ -192,25 +225,28 @@ def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: 
             strips.append([b])
             bottom = b.bottom
     lines: list[list[Box]] = []
+    free = [_free(strip, lo, hi, gutter) for strip in strips]
     i = 0
     while i < len(strips):
-        common = _free(strips[i], lo, hi, gutter)
+        common = free[i]
         j = i + 1
         while j < len(strips) and common:
-            nxt = _intersect(common, _free(strips[j], lo, hi, gutter), gutter)
+            nxt = _intersect(common, free[j], gutter)
             if not nxt:
                 break
             common, j = nxt, j + 1
-        region = [b for s in strips[i:j] for b in s]
+        region = [b for s in strips[i:j] for b in s] if common else []
         cut = None
         narrow = max(7.5 * gutter, 0.12 * (hi - lo))
         for g0, g1 in sorted(common, key=lambda g: g[0] - g[1]):
-            left = [b for b in region if b.x1 <= g0 + 0.01]
-            right = [b for b in region if b.x0 >= g1 - 0.01]
             side_by_side = any(
                 any(b.x1 <= g0 + 0.01 for b in strip) and any(b.x0 >= g1 - 0.01 for b in strip) for strip in strips[i:j]
             )
-            if side_by_side and min(
+            if not side_by_side:
+                continue
+            left = [b for b in region if b.x1 <= g0 + 0.01]
+            right = [b for b in region if b.x0 >= g1 - 0.01]
+            if min(
                 max(b.x1 for b in left) - min(b.x0 for b in left), max(b.x1 for b in right) - min(b.x0 for b in right)
             ) >= narrow:
                 cut = (g0 + g1) / 2
