@@ -1,11 +1,12 @@
 """PDF files to Markdown-shaped text with a page map: the reader, and the API.
 
 `extract_pdf(path)` reads every character with its position, size and weight
-(pypdfium2, PDFium's text layer), and the ruled lines and images of each page, then
-hands the pages to the layout pass (`pdf_layout`, `pdf_tables`, `pdf_markdown`): running
-headers/footers and page numbers dropped, columns read left then right, hyphenated line
-ends joined, headings from font size and weight as `#` levels, ruled tables as Markdown
-tables. `PdfText.pages[i]` is the character span of page i+1 in the text.
+(pypdfium2, PDFium's text layer), and the ruled lines and images of each page, and hands
+the pages, one at a time as they are read, to the layout pass (`pdf_layout`,
+`pdf_tables`, `pdf_furniture`, `pdf_markdown`): running headers/footers and page numbers
+dropped, columns read left then right, hyphenated line ends joined, headings from font
+size and weight as `#` levels, ruled tables as Markdown tables. `PdfText.pages[i]` is the
+character span of page i+1 in the text.
 
 Bad input never raises anything but `SkipFile` with a one-line reason: empty, not a PDF,
 truncated, encrypted, corrupt, over the page cap, or without a text layer (scanned).
@@ -23,7 +24,7 @@ from pathlib import Path
 from ..settings import DEFAULT_MAX_PDF_PAGES
 from .files import SkipFile
 from .pdf_furniture import page_number_like
-from .pdf_layout import Glyph, Page
+from .pdf_layout import Glyph, Glyphs, Page
 from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list
 
 __all__ = [
@@ -217,7 +218,7 @@ def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
             return x - cx0, cy1 - y
 
         w, h = (cy1 - cy0, cx1 - cx0) if rot in (90, 270) else (cx1 - cx0, cy1 - cy0)
-        out = Page(w, h)
+        out = Page(w, h, Glyphs())
         textpage = page.get_textpage()
         try:
             rotated = _read_glyphs(textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes)
@@ -290,8 +291,8 @@ def _runs(kept: list[int], page: int, get_object, per_char: bool):
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
-def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: list[Glyph], ctypes) -> int:
-    """Append the page's upright glyphs (as Glyph tuples) and return how many sideways
+def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes) -> int:
+    """Append the page's upright glyphs to `glyphs` and return how many sideways
     characters were left out. Style and baseline are read once per text object (one
     show-text operator: one font, one size, one baseline); a character whose box leaves
     its object's baseline (vertical writing) gets its own origin."""
@@ -304,6 +305,7 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: list[Glyph], ctype
     page = ctypes.cast(textpage, ctypes.c_void_p).value
     sideways = rot in (90, 270)
     rotated = 0
+    chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
     for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
@@ -318,7 +320,7 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: list[Glyph], ctype
         weight = raw.FPDFText_GetFontWeight(textpage, i)
         bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags.value & (1 << 18))
         mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
-        edge = None
+        before, edge = len(chars), None
         for i in kept[a:b]:
             if not get_box(page, i, rect_at):
                 continue
@@ -327,15 +329,22 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: list[Glyph], ctype
                 raw.FPDFText_GetCharOrigin(textpage, i, ox, oy)
                 y = to_display(ox.value, oy.value)[1]
                 edge = across
-            ch = text[i]
-            if ch == "\x02":
-                ch = "-"  # PDFium's mark for a hyphen at a line end
             left, right = rect.left, rect.right
             if rot == 0 and left <= right:
-                glyphs.append((ch, left - cx0, right - cx0, y, size, bold, mono))
+                x0s.append(left - cx0)
+                x1s.append(right - cx0)
             else:
                 xa, xb = to_display(left, rect.bottom)[0], to_display(right, rect.top)[0]
-                glyphs.append((ch, min(xa, xb), max(xa, xb), y, size, bold, mono))
+                x0s.append(min(xa, xb))
+                x1s.append(max(xa, xb))
+            ys.append(y)
+            chars.append(text[i])
+        added = len(chars) - before
+        glyphs.size += [size] * added
+        glyphs.bold += [bold] * added
+        glyphs.mono += [mono] * added
+    if "\x02" in chars:
+        glyphs.text = ["-" if c == "\x02" else c for c in chars]  # PDFium's mark for a hyphen at a line end
     return rotated
 
 

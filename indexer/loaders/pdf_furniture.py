@@ -153,7 +153,8 @@ def _chain(rows: list[list[Box]], edge: int, height: float, body: float, is_furn
 
 def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: float) -> set[int]:
     """ids of the fragments that are running headers/footers or page numbers (the rules
-    are in the module's docstring)."""
+    are in the module's docstring). A page's rows may be only its first and last five:
+    nothing further from the edge is looked at."""
     n = len(pages_rows)
     need = max(2, math.ceil(SHARE * n))
     seen: dict[tuple[int, str], list[_Seen]] = {}

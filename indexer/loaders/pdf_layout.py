@@ -11,13 +11,15 @@ gutters (`reading_order`).
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
-__all__ = ["Box", "Glyph", "Packed", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
+__all__ = ["Box", "Glyph", "Glyphs", "Packed", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
 
 
 class Glyph(NamedTuple):
@@ -34,14 +36,33 @@ class Glyph(NamedTuple):
 
 
 @dataclass(slots=True)
+class Glyphs:
+    """A page's glyphs as columns, one entry a glyph (what a fast reader hands over:
+    appending to a few lists costs less than a tuple a glyph, and words are found in bulk)."""
+
+    text: list[str] = field(default_factory=list)
+    x0: list[float] = field(default_factory=list)
+    x1: list[float] = field(default_factory=list)
+    y: list[float] = field(default_factory=list)
+    size: list[float] = field(default_factory=list)
+    bold: list[bool] = field(default_factory=list)
+    mono: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, glyphs: list[Glyph]) -> Glyphs:
+        return cls(*(list(map(itemgetter(k), glyphs)) for k in range(7)))
+
+
+@dataclass(slots=True)
 class Page:
     width: float
     height: float
-    glyphs: list[Glyph] = field(default_factory=list)  # in content order
+    glyphs: list[Glyph] | Glyphs = field(default_factory=list)  # in content order
     rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1 segments
     images: int = 0
 
 
+_SPACE = re.compile(r"\s")
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 
 
@@ -70,65 +91,91 @@ class Box:
         return self.bottom_ if self.table else self.y + 0.25 * self.size
 
 
-def words_of(glyphs: list[Glyph], page_no: int) -> list[Box]:
+def words_of(glyphs: list[Glyph] | Glyphs, page_no: int) -> list[Box]:
     """Words from glyphs in content order: a space, a jump back or down, or a gap wider
-    than 0.15 em ends a word."""
-    words: list[Box] = []
-    cur: list[Glyph] = []
-    px0 = px1 = py = psize = 0.0
-    for g in glyphs:
-        ch, x0, x1, y, size = g[0], g[1], g[2], g[3], g[4]
-        if ch.isspace() or not ch.isprintable() and ch != "\u00ad":
-            if cur:
-                _word(cur, page_no, words)
-            continue
-        if cur:
-            em = size if size > psize else psize
-            if abs(y - py) > 0.35 * em or x0 - px1 > 0.15 * em or x0 < px0 - 0.2 * em:
-                _word(cur, page_no, words)
-        cur.append(g)
-        px0, px1, py, psize = x0, x1, y, size
-    if cur:
-        _word(cur, page_no, words)
+    than 0.15 em ends a word. The glyphs of a page are compared in bulk (numpy)."""
+    import numpy as np
+
+    g = glyphs if isinstance(glyphs, Glyphs) else Glyphs.of(glyphs)
+    if not g.text:
+        return []
+    chars = g.text
+    joined = "".join(chars)
+    if len(joined) == len(chars) and joined.isprintable() and not _SPACE.search(joined):
+        skip = np.zeros(len(chars), dtype=bool)  # no blank to skip (the usual page)
+    else:
+        blank = {c: c.isspace() or not c.isprintable() and c != "\u00ad" for c in set(chars)}
+        skip = np.array([blank[c] for c in chars], dtype=bool)
+    x0, x1, y, size = np.array(g.x0, dtype=float), np.array(g.x1, dtype=float), np.array(g.y, dtype=float), np.array(
+        g.size, dtype=float)
+    em = np.maximum(size[1:], size[:-1])
+    start = np.ones(len(chars), dtype=bool)  # a glyph that does not go on with the one before it
+    start[1:] = skip[:-1] | (np.abs(y[1:] - y[:-1]) > 0.35 * em) | (x0[1:] - x1[:-1] > 0.15 * em) | (x0[1:] < x0[:-1] - 0.2 * em)
+    kept = np.flatnonzero(~skip)
+    if not len(kept):
+        return []
+    starts = np.flatnonzero(start[kept])  # word starts, counted among the kept glyphs
+    ends = np.append(starts[1:], len(kept))
+    mids = kept[starts + (ends - starts) // 2]
+    half = (ends - starts) / 2
+    if len(kept) < len(chars):
+        chars = [chars[i] for i in kept.tolist()]
+        joined = "".join(chars)
+    bounds = zip(starts.tolist(), ends.tolist())
+    if len(joined) == len(chars):  # one character a glyph: slice the page's text
+        texts = [joined[a:b] for a, b in bounds]
+    else:
+        texts = ["".join(chars[a:b]) for a, b in bounds]
+    columns = zip(
+        texts, x0[kept[starts]].tolist(), np.maximum.reduceat(x1[kept], starts).tolist(), y[mids].tolist(),
+        (np.round(size[mids] * 2) / 2).tolist(),
+        (np.add.reduceat(np.array(g.bold, dtype=int)[kept], starts) > half).tolist(),
+        (np.add.reduceat(np.array(g.mono, dtype=int)[kept], starts) > half).tolist(),
+    )
+    words = []
+    for text, left, right, base, em_size, heavy, fixed in columns:
+        if not text.isascii():  # ligatures, soft hyphens and composed letters are never ASCII
+            text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
+            if not text:
+                continue
+        words.append(Box(text, left, right, base, em_size, heavy, page_no, mono=fixed))
     return words
 
 
-def _word(cur: list[Glyph], page_no: int, words: list[Box]) -> None:
-    """The glyphs read so far as a word (appended to `words`); `cur` is emptied."""
-    chars, _, x1s, _, _, bolds, monos = zip(*cur)
-    text = "".join(chars)
-    if not text.isascii():  # ligatures, soft hyphens and composed letters are never ASCII
-        text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
-    if text:
-        mid = cur[len(cur) // 2]
-        half = len(cur) / 2
-        words.append(Box(
-            text, cur[0][1], max(x1s), mid[3], round(mid[4] * 2) / 2, sum(bolds) > half, page_no, mono=sum(monos) > half,
-        ))
-    cur.clear()
-
-
 class Packed:
-    """Boxes of one page held compactly (their text, position, size, weight), so that a
-    document's worth of pages waits for the next pass in a fraction of the memory."""
+    """Boxes of one page held compactly (text as UTF-8, position, size, weight), alone or
+    as rows, so that a document's worth of pages waits for the next pass in a fraction of
+    the memory of Box objects."""
 
-    __slots__ = ("texts", "numbers", "flags")
+    __slots__ = ("texts", "numbers", "flags", "lengths")
 
-    def __init__(self, boxes: list[Box]):
-        self.texts = "\x00".join([b.text for b in boxes])  # no box text holds a NUL (not printable)
+    def __init__(self, boxes: list[Box], lengths: list[int] | None = None):
+        self.texts = "\x00".join([b.text for b in boxes]).encode()  # no box text holds a NUL (not printable)
         self.numbers = (
-            array("d", [b.x0 for b in boxes]), array("d", [b.x1 for b in boxes]),
-            array("d", [b.y for b in boxes]), array("d", [b.size for b in boxes]),
+            array("f", [b.x0 for b in boxes]), array("f", [b.x1 for b in boxes]),
+            array("f", [b.y for b in boxes]), array("f", [b.size for b in boxes]),
         )
         self.flags = bytes([b.bold | b.mono << 1 for b in boxes])
+        self.lengths = array("I", lengths or ())
+
+    @classmethod
+    def of_rows(cls, rows: list[list[Box]]) -> Packed:
+        return cls([b for row in rows for b in row], [len(row) for row in rows])
 
     def boxes(self, page_no: int) -> list[Box]:
         if not self.flags:
             return []
         return [
             Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
-            for text, x0, x1, y, size, f in zip(self.texts.split("\x00"), *self.numbers, self.flags)
+            for text, x0, x1, y, size, f in zip(self.texts.decode().split("\x00"), *self.numbers, self.flags)
         ]
+
+    def rows(self, page_no: int) -> list[list[Box]]:
+        boxes, rows, at = self.boxes(page_no), [], 0
+        for n in self.lengths:
+            rows.append(boxes[at : at + n])
+            at += n
+        return rows
 
 
 def rows_of(boxes: list[Box]) -> list[list[Box]]:

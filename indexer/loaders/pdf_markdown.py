@@ -103,7 +103,7 @@ def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[
     a generator: each page is read once and let go (its glyphs become compact words), so a
     long document never holds the glyphs of more than one page. `warnings` is read after
     the pages (a reader may add to it as it goes). Raises SkipFile when no page has text."""
-    doc = _read(pages)
+    doc = _read(pages)  # pass 1: words, tables and the font sizes of every page
     warnings = list(warnings or [])
     if not doc.chars:
         raise SkipFile(f"no text layer (a scanned PDF?); {OCR_HINT}")
@@ -114,15 +114,23 @@ def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[
     if doc.scanned:
         warnings.append(f"page(s) {page_list(doc.scanned)} have no text layer (scanned?); {OCR_HINT} to index them")
 
-    rows_by_page = []
+    # pass 2: fragments, packed again; the rows at each page's edges stay for the furniture
+    rows_by_page: list[Packed | None] = []
+    edges, totals = [], []
     for i, packed in enumerate(doc.words):
-        rows_by_page.append(fragments(packed.boxes(i), gutter))
-        doc.words[i] = None  # let the page's words go as its fragments come
-    drop = furniture(rows_by_page, doc.heights, body)
+        rows = fragments(packed.boxes(i), gutter)
+        doc.words[i] = None  # the page's words go as its fragments come
+        rows_by_page.append(Packed.of_rows(rows))
+        edges.append(rows if len(rows) <= 2 * _EDGE else rows[:_EDGE] + rows[-_EDGE:])
+        totals.append(len(rows))
+    drop = _positions(edges, totals, furniture(edges, doc.heights, body))
+    del edges
 
+    # pass 3: each page in reading order
     lines: list[Box] = []
-    for i, rows in enumerate(rows_by_page):
-        items = [f for row in rows for f in row if id(f) not in drop] + doc.tables[i]
+    for i, packed in enumerate(rows_by_page):
+        items = [f for r, row in enumerate(packed.rows(i)) for k, f in enumerate(row) if (r, k) not in drop[i]]
+        items += doc.tables[i]
         rows_by_page[i] = None
         if not items:
             continue
@@ -141,6 +149,22 @@ def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[
     if not title:
         title = next((_plain(b, vocab) for b in blocks if b.kind == "heading" and b.level == 1), "")
     return PdfText(text, spans, unicodedata.normalize("NFC", title), warnings)
+
+
+_EDGE = 5  # rows kept from each edge of a page for the furniture pass (it looks at four)
+
+
+def _positions(edges: list[list[list[Box]]], totals: list[int], drop: set[int]) -> list[set[tuple[int, int]]]:
+    """Per page, the (row, fragment) positions of the dropped fragments, rows counted on
+    the whole page (`edges` holds its first and last `_EDGE` rows of `totals` rows)."""
+    out = []
+    for rows, total in zip(edges, totals):
+        at = set()
+        for t, row in enumerate(rows):
+            r = t if total == len(rows) or t < _EDGE else total - (len(rows) - t)
+            at.update((r, k) for k, f in enumerate(row) if id(f) in drop)
+        out.append(at)
+    return out
 
 
 @dataclass(slots=True)
