@@ -143,9 +143,9 @@ def words_of(glyphs: list[Glyph] | Glyphs, page_no: int) -> list[Box]:
 
 
 class Packed:
-    """Boxes of one page held compactly (text as UTF-8, position, size, weight), alone or
-    as rows, so that a document's worth of pages waits for the next pass in a fraction of
-    the memory of Box objects."""
+    """Boxes of one page held compactly (text as UTF-8; position and size as float32, the
+    precision PDFium reports them in; weight), alone or as rows, so that a document's
+    worth of pages waits for the next pass in a fraction of the memory of Box objects."""
 
     __slots__ = ("texts", "numbers", "flags", "lengths")
 
