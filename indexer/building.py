@@ -26,6 +26,7 @@ from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from .retrieval.exact import defined_in
 from .retrieval.exact import write_for_build as write_exact
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
@@ -216,7 +217,7 @@ class _StrategyBuild:
         self.timer = Timer()
         self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
-        self.definitions: list[tuple[str, str, str]] = []  # (chunk id, symbol, document) of new chunks
+        self.definitions: list[tuple] = []  # what new chunks define (`exact.defined_in`)
 
     # -- the plan --------------------------------------------------------------------------
     def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
@@ -411,8 +412,7 @@ class _StrategyBuild:
                         kept.add(c.id)
                         continue
                     fresh.add([c.id], [c.indexed_text])
-                    if c.symbol:
-                        self.definitions.append((c.id, c.symbol, c.doc_id))
+                    self.definitions.extend(defined_in(c, self.analyzer))
                     batch.append(c)
                     # progress follows the chunks embedded, so one huge file does not sit at 0%
                     weights.append(max(c.end - done, 0) * scale)

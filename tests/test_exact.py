@@ -192,3 +192,75 @@ def test_tiers_count_terms_held_and_put_definitions_outside_tests_first():
     assert tiers({"a": 1, "b": 0}, {}, []) == {"a": 1}
     assert tiers({}, {"c": 2}, []) == {"c": 2}
     assert tiers({"t": 1}, {}, [("d", False), ("t", True)]) == {"t": 2, "d": 2}
+
+
+def _method(i: int) -> str:
+    body = "\n".join(f"        total += self.weights[{j}] * value  # weight {j} of check {i}" for j in range(6))
+    return f'''    def check_{i}(self, value):
+        """Check {i}: the weighted value against the limit."""
+        total = 0
+{body}
+        return total <= MAX_LINE_LENGTH
+'''
+
+
+LINT = {
+    "src/lint/guide.py": "import re\n\nMAX_LINE_LENGTH = 79\nDEFAULT_IGNORE = 'E121,E123'\n\n\n"
+                         "class StyleGuide:\n    \"\"\"Every check, weighted.\"\"\"\n\n"
+                         + "\n".join(_method(i) for i in range(8)),
+    "tests/test_guide.py": "from lint.guide import DEFAULT_IGNORE, MAX_LINE_LENGTH, StyleGuide\n\n\n"
+                           + "\n\n".join(f"def test_check_{i}():\n    guide = StyleGuide()\n"
+                                         f"    assert guide.check_{i}(MAX_LINE_LENGTH)\n"
+                                         f"    assert StyleGuide().check_{i}(0) and 'E121' in DEFAULT_IGNORE\n"
+                                         for i in range(8)),
+    "docs/incidents.md": """# Incidents
+
+Every incident gets a severity when it is opened; a SEV1 pages the on-call engineer at
+once, and a SEV2 opened at night waits for the morning unless it grows.
+
+## Severity levels
+
+| Level | Meaning | First response |
+|---|---|---|
+| SEV1 | Platform unavailable | 15 minutes |
+| SEV2 | Major feature degraded | 1 hour |
+| SEV3 | Minor issue | 1 business day |
+
+## Credits
+
+A SEV2 that breaks the monthly SLA earns a credit; a SEV2 lasting more than four hours
+earns twice the credit of a SEV2 fixed within the hour, and a SEV2 reopened within a week
+counts as one SEV2.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def lint(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lint")
+    for path, text in LINT.items():
+        write_file(base / "repo", path, text)
+    build([base / "repo"], ["code", "headers"], db=base / "db")
+    return {s: Index.open(s, db=base / "db") for s in ("code", "headers")}
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_class_split_into_methods_and_module_constants_are_definitions(lint, mode):
+    lint = lint["code"]
+    assert not any(c.symbol == "StyleGuide" for c in lint.chunks("src/lint/guide.py"))  # only its methods
+    guide = lint.search("StyleGuide", mode=mode, k=3)[0].chunk
+    assert guide.doc_id == "src/lint/guide.py" and guide.symbol.startswith("StyleGuide")
+    for constant in ("MAX_LINE_LENGTH", "DEFAULT_IGNORE"):
+        top = lint.search(constant, mode=mode, k=3)[0]
+        assert top.chunk.doc_id == "src/lint/guide.py" and f"{constant} = " in top.chunk.text, constant
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_bare_code_finds_the_row_that_defines_it(lint, mode):
+    lint = lint["headers"]
+    ranked = lint._side("sparse", "SEV2", 10)
+    assert "| SEV2 |" not in lint.fetch([ranked[0][0]])[ranked[0][0]].text  # by term counts, the credits win
+    top = lint.search("SEV2", mode=mode, k=3)[0]
+    assert "| SEV2 | Major feature degraded" in top.chunk.text
+    # a question that holds the code is not a bare code: no definition bonus
+    assert lint.search("how much credit does a SEV2 earn", mode=mode, k=1)[0].exact < top.exact

@@ -8,7 +8,12 @@ left as it is), without touching their scores:
   `router.ts`) — in its text or header, or whose file it names, ranks above one that does
   not: one tier per term held;
 - a *bare symbol query* (`chunked`, `QueueWorker.drain`, `def drain`, `expand_indent()`)
-  puts that symbol's definitions first, those outside test files first of all.
+  puts that symbol's definitions first, those outside test files first of all: a chunk the
+  chunker names after it, the first chunk of a class split into its methods, a module-level
+  assignment (`DEFAULT_IGNORE = ...`, `export const MAX_RETRIES = 3`);
+- a *bare code query* (`SEV2`, `error E4021`) puts the chunks that define the code first:
+  the code heads a table row, a heading or a line (`| SEV2 | Major feature...`,
+  `## E4021: ...`, `SEV2: ...`).
 
 Chunks keep the order of the ranking they came with inside a tier. What a collection
 defines and which file names it holds live beside it in `exact.json` (`ExactIndex`),
@@ -27,9 +32,14 @@ from pathlib import Path
 from ..errors import IndexerError
 from ..text.analyzer import Analyzer
 
-FORMAT = 1
+FORMAT = 2
 _KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
+_ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
+    r"^(?:export\s+)?(?:(?:pub(?:\(crate\))?\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?"
+    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)", re.MULTILINE)
+_DEFINIENDUM = re.compile(r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
+                          re.MULTILINE)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$")
 
 
@@ -54,6 +64,36 @@ def symbol_keys(symbol: str) -> list[str]:
     return [whole] if last == whole else [whole, last]
 
 
+def assigned_names(text: str) -> list[str]:
+    """Names a code chunk assigns at the start of a line (module level): `NAME = ...`,
+    `NAME: int = ...`, `export const NAME =`, `var NAME =`, `pub const NAME: u32 =`.
+
+    >>> assigned_names("import os\\nDEFAULT_IGNORE = 'E121'\\n    inner = 1\\nexport const MAX = 3\\nx == y")
+    ['DEFAULT_IGNORE', 'MAX']
+    """
+    return list(dict.fromkeys(_ASSIGNED.findall(text)))
+
+
+def defined_codes(text: str, analyzer: Analyzer) -> list[str]:
+    """The codes a chunk defines: an exact term heading a table row, a heading, a list item
+    or a line followed by a colon (`| SEV2 | ...`, `## E4021: ...`, `SEV2: ...`)."""
+    out: list[str] = []
+    for unit in _DEFINIENDUM.findall(text):
+        for term in analyzer.exact_terms(unit):
+            if term not in out:
+                out.append(term)
+    return out
+
+
+def defined_in(chunk, analyzer: Analyzer) -> list[tuple[str, str, str, list[str], list[str]]]:
+    """What a chunk defines, for `ExactIndex.add`: [(id, its symbol, document, the names a
+    code chunk assigns at module level, the codes a text chunk defines)], or [] for nothing."""
+    code = bool(chunk.language)
+    names = [n for n in assigned_names(chunk.text) if n != chunk.symbol] if code else []
+    codes = [] if code else defined_codes(chunk.text, analyzer)
+    return [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)] if chunk.symbol or names or codes else []
+
+
 def is_test_file(doc_id: str) -> bool:
     """`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, `__tests__/…`."""
     return bool(_TEST_PATH.search(doc_id.lower()))
@@ -66,11 +106,24 @@ class ExactIndex:
 
     symbols: dict[str, list[list[str]]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
+    codes: dict[str, list[str]] = field(default_factory=dict)  # code -> chunk ids that define it
 
-    def add(self, chunk_id: str, symbol: str, doc_id: str) -> None:
-        if symbol:
-            for key in symbol_keys(symbol):
+    def add(self, chunk_id: str, symbol: str, doc_id: str, assigned: Iterable[str] = (),
+            codes: Iterable[str] = ()) -> None:
+        """A chunk's definitions: its symbol (and, for a member, its owner — the first chunk
+        of a class split into methods answers for the class), the names it assigns at
+        module level, the codes it defines."""
+        for name in [symbol, *assigned] if symbol else assigned:
+            for key in symbol_keys(name):
                 self.symbols.setdefault(key, []).append([chunk_id, doc_id])
+        whole = symbol.replace("::", ".").lower()
+        while "." in whole:
+            whole = whole.rsplit(".", 1)[0]
+            for key in symbol_keys(whole):
+                if key not in self.symbols:
+                    self.symbols[key] = [[chunk_id, doc_id]]
+        for code in codes:
+            self.codes.setdefault(code, []).append(chunk_id)
 
     def name_documents(self, doc_ids: Iterable[str], analyzer: Analyzer) -> None:
         """Which documents each exact term of a path names (replacing what was there)."""
@@ -86,7 +139,12 @@ class ExactIndex:
             kept = [d for d in defs if d[0] not in drop]
             if kept:
                 symbols[key] = kept
-        return ExactIndex(symbols, dict(self.names))
+        codes = {}
+        for code, ids in self.codes.items():
+            kept = [cid for cid in ids if cid not in drop]
+            if kept:
+                codes[code] = kept
+        return ExactIndex(symbols, dict(self.names), codes)
 
     def definitions(self, key: str) -> list[tuple[str, bool]]:
         """(chunk id, in a test file) of the definitions a bare symbol query names; for a
@@ -98,7 +156,7 @@ class ExactIndex:
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        body = {"format": FORMAT, "symbols": self.symbols, "names": self.names}
+        body = {"format": FORMAT, "symbols": self.symbols, "names": self.names, "codes": self.codes}
         text = json.dumps(body, ensure_ascii=False, sort_keys=True)
         body["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         path.write_text(json.dumps(body, ensure_ascii=False, sort_keys=True), encoding="utf-8")
@@ -112,7 +170,7 @@ class ExactIndex:
             text = json.dumps(body, ensure_ascii=False, sort_keys=True)
             if body.get("format") != FORMAT or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
                 raise IndexerError(f"{path} is of another format or damaged")
-            return cls(body["symbols"], body["names"])
+            return cls(body["symbols"], body["names"], body["codes"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise IndexerError(f"{path} is unreadable ({exc.__class__.__name__})") from None
 
@@ -127,7 +185,8 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
         pass
     index, docs = ExactIndex(), set()
     for chunk, _meta in store.scan(entry):
-        index.add(chunk.id, chunk.symbol, chunk.doc_id)
+        for definition in defined_in(chunk, analyzer):
+            index.add(*definition)
         docs.add(chunk.doc_id)
     index.name_documents(docs, analyzer)
     try:
@@ -149,6 +208,8 @@ def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex
     if not terms and not key:
         return [], {}
     definitions = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    if terms and len(query.split()) <= 2:  # a bare code (`SEV2`, `error E4021`): where it is defined
+        definitions += [(cid, True) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
     docs: dict[str, int] = {}  # documents whose file names are among the query's exact terms
     for term in terms:
         for doc in exact.names.get(term, ()):
@@ -185,9 +246,9 @@ def write_for_build(store, previous, retired: Iterable[str], definitions: list[t
                     doc_ids: Iterable[str], analyzer: Analyzer, path: Path) -> None:
     """A new version's exact.json: the `previous` version's definitions (an incremental
     build; None for a full one) less the `retired` chunks, plus the new `definitions`
-    (chunk id, symbol, document); file names from every document of the version."""
+    (`defined_in` of each new chunk); file names from every document of the version."""
     index = load_or_rebuild(store, previous, analyzer).without(set(retired)) if previous is not None else ExactIndex()
-    for chunk_id, symbol, doc_id in definitions:
-        index.add(chunk_id, symbol, doc_id)
+    for definition in definitions:
+        index.add(*definition)
     index.name_documents(doc_ids, analyzer)
     index.save(path)
