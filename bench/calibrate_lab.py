@@ -188,17 +188,38 @@ def syn_best(col: dict, his=None, los=None) -> tuple[float, float]:
     return best
 
 
+def by_kind(table: dict):
+    """A rule from a table (embedder, kind) -> alpha range; kind as `fusion.calibrated` sees it."""
+    from indexer.retrieval.fusion import CODE_SHARE
+
+    def rule(col):
+        kind = "code" if col["code_share"] >= CODE_SHARE else "prose"
+        lang = "tr" if col["set"] in ("tr", "xquad-tr") else "en"
+        got = table.get((col["embedder"], kind, lang)) or table.get((col["embedder"], kind))
+        return got[0] if got and isinstance(got[0], tuple) else got  # FUSION_BY_KIND: (alpha, coverage)
+
+    return rule
+
+
 RULES = {
     "default": lambda col: None,
     "syn-grid": lambda col: syn_best(col),
-    "syn-hi": lambda col: syn_best(col, los=None, his=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
+    "code.1-.4": by_kind({("use-m3", "code"): (0.1, 0.4)}),
+    "code.05-.4,prose.05-.8": by_kind({("use-m3", "code"): (0.05, 0.4), ("use-m3", "prose"): (0.05, 0.8)}),
+    "code.1-.4,prose0-.8": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose"): (0.0, 0.8)}),
+    "library": by_kind(__import__("indexer.retrieval.fusion", fromlist=["x"]).FUSION_BY_KIND),
+    "tr.05-.7": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose", "tr"): (0.05, 0.7)}),
+    "tr.1-.6": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose", "tr"): (0.1, 0.6)}),
+    "tr.05-.6": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose", "tr"): (0.05, 0.6)}),
+    "prose.1-.7": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose"): (0.1, 0.7)}),
+    "prose.1-.6": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose"): (0.1, 0.6)}),
+    "prose.05-.6": by_kind({("use-m3", "code"): (0.1, 0.4), ("use-m3", "prose"): (0.05, 0.6)}),
 }
 
 
-def rules(cols: list[dict]) -> None:
+def rules(cols: list[dict], names: list[str]) -> None:
     from indexer.retrieval.fusion import adaptive_defaults
 
-    names = list(RULES)
     held = {n: 0 for n in names}
     for col in cols:
         s = sides(col)
@@ -221,6 +242,7 @@ def main() -> None:
     parser.add_argument("cmd", choices=("prepare", "grid", "rules"))
     parser.add_argument("--pattern", default="*")
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--rules", default="", help="rule names to compare (default: all)")
     args = parser.parse_args()
     if args.cmd == "prepare":
         for p in sorted(CAPTURES.glob(f"{args.pattern}.json.gz")):
@@ -229,7 +251,7 @@ def main() -> None:
     from indexer.retrieval.fusion import adaptive_defaults
 
     if args.cmd == "rules":
-        return rules(load(args.pattern))
+        return rules(load(args.pattern), [r for r in args.rules.split(";") if r] or list(RULES))
     for col in load(args.pattern):
         g = cell_grid(col)
         sy = cell_grid(col, "syn") if col["syn"] else None

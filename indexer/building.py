@@ -26,8 +26,8 @@ from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
-from .retrieval.exact import defined_in
-from .retrieval.exact import write_for_build as write_exact
+from .retrieval.exact import defined_in, write_for_build as write_exact  # noqa: I001
+from .retrieval.fusion import calibrated
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
 from .store.chroma import is_disk_full
@@ -433,7 +433,7 @@ class _StrategyBuild:
         tokens = sum(f.get("tokens", 0) for f in files.values())
         report.avg_tokens = tokens / report.chunks if report.chunks else 0.0
         report.max_tokens = max((f.get("max_tokens", 0) for f in files.values()), default=0)
-        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine}
+        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine, "fusion": calibrated(self.embedder.name, files, self.analyzer.lang)}
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
         if old is not None and old.extra.get("search"):

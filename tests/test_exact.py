@@ -8,6 +8,7 @@ import pytest
 from indexer import build
 from indexer.retrieval import Index
 from indexer.retrieval.exact import bare_symbol, is_test_file, symbol_keys, tiers
+from indexer.retrieval.fusion import FUSION_BY_KIND
 
 from tests.conftest import write_file
 
@@ -160,6 +161,14 @@ def test_a_bare_symbol_returns_its_definition_before_the_tests_that_call_it(libr
     hits = library.search(query, mode=mode, k=5)
     assert (hits[0].chunk.doc_id, hits[0].chunk.symbol) == ("src/textkit/slug.py", "slugify")
     assert any(h.chunk.doc_id == "tests/test_slug.py" for h in hits)  # the uses are still there, below
+
+
+def test_a_library_is_searched_with_the_fusion_calibrated_for_code(library):
+    fusion = library.entry.extra["fusion"]
+    assert fusion["kind"] == "code" and fusion["code_share"] > 0.5
+    assert library.options().alpha_range == tuple(fusion["alpha_range"]) == FUSION_BY_KIND[("use-m3", "code")][0]
+    hits = library.search("how do I wrap text to a width", k=3)
+    assert hits[0].embedding_share <= fusion["alpha_range"][1]
 
 
 def test_bm25_alone_ranks_the_tests_above_the_definition(library):

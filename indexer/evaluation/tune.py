@@ -241,7 +241,7 @@ def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
 
 def _decide(index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int) -> Decision:
     """The collection's own cross-validated choice against its current default search."""
-    current = _key(SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder))
+    current = _key(SearchOptions(k=MRR_DEPTH).for_entry(index.entry))
     default = next(c for c in mine if _key(c.options) == current)
     held_out, _ = _cross_validate(mine, order, folds)
     gain, ci95 = paired_difference(held_out[MRR_METRIC], default.values(MRR_METRIC))
@@ -258,8 +258,8 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     raws = candidates()
     # the collection's current default is always scored (a setting saved by hand or by an
     # older grid may not be among the candidates), last so that ties go to the grid
-    current = SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder)
-    for options in [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder) for raw in raws] + [current]:
+    current = SearchOptions(k=MRR_DEPTH).for_entry(index.entry)
+    for options in [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder, index.entry.extra.get("fusion")) for raw in raws] + [current]:
         key = _key(options)
         if key not in seen:
             seen.add(key)

@@ -133,7 +133,7 @@ class Index:
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
         """`options` (or keyword settings) with every unset value filled from the
         collection's saved settings, then the defaults; checked."""
-        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder)
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder, self.entry.extra.get("fusion"))
         resolved.check()
         return resolved
 
