@@ -27,7 +27,8 @@ from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
 from .exact import ExactIndex, rank_exact
 from .exact import load_or_rebuild as load_exact
-from .fusion import adaptive_alpha, rrf, weighted
+from ..manifest import read_manifest
+from .fusion import adaptive_alpha, calibrated, rrf, weighted
 from .options import SearchOptions, check_query
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
@@ -47,6 +48,7 @@ class Index:
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
+        self._fusion_for: tuple = (None, {})  # (version, fusion) worked out for a version built without one
         self.refresh = refresh
         self._checked = time.monotonic()
         self._lock = threading.RLock()
@@ -130,10 +132,23 @@ class Index:
         """The collection's saved search settings (`indexer tune --save`), if any."""
         return self.entry.extra.get("search") or {}
 
+    @property
+    def fusion(self) -> dict:
+        """The collection's calibrated fusion (`fusion.calibrated`): stored at build time,
+        or worked out from the file manifest for a version built before calibration."""
+        if self.entry.extra.get("fusion"):
+            return self.entry.extra["fusion"]
+        key = (self.entry.collection, self.entry.generation)
+        if self._fusion_for[0] != key:
+            manifest = read_manifest(self.store, self.entry)
+            lang = self.entry.extra.get("analyzer", {}).get("lang", "")
+            self._fusion_for = (key, calibrated(self.entry.embedder, manifest["files"], lang) if manifest else {})
+        return self._fusion_for[1]
+
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
         """`options` (or keyword settings) with every unset value filled from the
-        collection's saved settings, then the defaults; checked."""
-        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder, self.entry.extra.get("fusion"))
+        collection's saved settings, then its calibrated fusion, then the defaults; checked."""
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder, self.fusion)
         resolved.check()
         return resolved
 
