@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import XQUAD_SOURCE, machine, table, xquad_dir  # noqa: E402
 from public_sets import XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
 from indexer.retrieval import Index  # noqa: E402

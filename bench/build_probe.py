@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main() -> None:
     folder, work, strategies = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.embeddings import get_embedder
 
     t0 = time.perf_counter()

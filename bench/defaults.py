@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CORPUS, machine, table  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
 from indexer.retrieval.index import SearchOptions  # noqa: E402
 

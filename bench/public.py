@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine, table  # noqa: E402
 from public_sets import SETS, materialize  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402

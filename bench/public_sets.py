@@ -739,7 +739,7 @@ def summary(name: str) -> dict:
 def check(name: str, ks=(1, 5, 10)) -> dict:
     """Build the set with `auto` and the default embedder into a temporary database and
     evaluate every mode."""
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.evaluation.run import evaluate
 
     folder, qpath = materialize(name)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.errors import StoreError
 from indexer.store import Store

@@ -32,8 +32,8 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     """Chunk files without storing them: per strategy, its chunks and where its cuts fall
     (inside words, sentences, tables, code, list items, functions; what it keeps whole).
     --json: every chunk, then one summary per strategy (JSON lines)."""
-    from ..chunkers.boundaries import LEGEND, BoundaryStats, columns
-    from ..chunkers.pipeline import iter_chunks
+    from ..evaluation.chunk_boundaries import LEGEND, BoundaryStats, columns
+    from ..indexing.pipeline import iter_chunks
     from ..embeddings import get_embedder
 
     settings = settings_from(embedder=embedder)
@@ -74,7 +74,7 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     Only new and changed files are chunked and embedded again; the previous version
     keeps answering queries until the new one is complete. Files left out are listed
     with their reasons (with --quiet too)."""
-    from ..building import build as run_build
+    from ..indexing.building import build as run_build
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
     ctx = click.get_current_context()

@@ -100,7 +100,7 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     keep each collection's own. --json prints one object per sync on stdout."""
     import logging
 
-    from ..watching import Watcher
+    from ..indexing.watching import Watcher
 
     logging.getLogger("watchfiles").setLevel(logging.ERROR)  # it warns on Ctrl-C; we say "stopped"
     if max_delay < debounce:
@@ -149,7 +149,7 @@ def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
     Clients start it themselves; see the README for the JSON to paste into Claude Code
     or Cursor. Logs go to stderr; stdout carries only the protocol."""
     try:
-        from ..mcp_server import serve
+        from ..agents.server import serve
 
         serve(settings_from(db, chroma_url, None, ollama_host), strategy, embedder, max_tokens)
     except ModuleNotFoundError as exc:

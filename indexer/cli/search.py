@@ -33,7 +33,7 @@ def _only_strategy(store) -> str:
 def _stale_warning(index) -> None:
     """A quick look (file sizes and times, no hashing) at whether the documents changed
     since the build, when the folder it was built from is at hand."""
-    from ..manifest import quick_stale
+    from ..indexing.manifest import quick_stale
 
     changed = quick_stale(index.store, index.entry)
     if changed:
@@ -129,7 +129,7 @@ def list_(db, chroma_url, as_json):
 @handle_errors
 def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
-    from ..manifest import newlines
+    from ..indexing.manifest import newlines
     from ..retrieval import Index
 
     settings = settings_from(db, chroma_url)

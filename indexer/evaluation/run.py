@@ -288,7 +288,7 @@ def evaluate(
 def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:
     """Per collection built from this folder, the files whose content differs from what
     it was built from."""
-    from ..manifest import stale_files
+    from ..indexing.manifest import stale_files
 
     out = {}
     for index in indexes:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from . import StrategySpec, parse_strategy
+from ..chunkers import StrategySpec, parse_strategy
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents

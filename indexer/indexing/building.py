@@ -17,22 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .chunkers import ChunkerContext, StrategySpec
-from .chunkers.pipeline import nothing_message, resolve_strategies
-from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from .errors import NothingToIndex, UsageError
+from .. import __version__
+from ..chunkers import ChunkerContext, StrategySpec
+from .pipeline import nothing_message, resolve_strategies
+from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from ..errors import NothingToIndex, UsageError
 from .estimates import Timer, estimate_line
-from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
+from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
-from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
-from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
-from .store import Entry, Store, write_json
-from .store.chroma import is_disk_full
-from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
-from .text.analyzer import Analyzer, detect_language
-from .text.tokens import DEFAULT_ENCODING
-from .types import Chunk
+from ..retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
+from ..store import Entry, Store, write_json
+from ..store.chroma import is_disk_full
+from ..store.gc import GcReport, compact_if_grown, remove_orphan_segments
+from ..text.analyzer import Analyzer, detect_language
+from ..text.tokens import DEFAULT_ENCODING
+from ..types import Chunk
 
 CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256

@@ -7,8 +7,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from .loaders import SourceFile
-from .store import Entry, Store
+from ..loaders import SourceFile
+from ..store import Entry, Store
 
 MANIFEST_FORMAT = 2
 

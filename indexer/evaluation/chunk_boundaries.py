@@ -189,7 +189,7 @@ def measure(docs: Iterable[Document], chunks: Iterable[Chunk], strategy: str = "
 def boundaries(paths, strategies, **options) -> dict[str, BoundaryStats]:
     """Chunk a corpus (as `indexer.chunk` does; same options) and measure every
     strategy's boundary quality: {strategy name: BoundaryStats}."""
-    from .pipeline import iter_chunks
+    from ..indexing.pipeline import iter_chunks
 
     _, stats, stream = iter_chunks(list(paths), list(strategies), **options)
     out = {name: BoundaryStats(name) for name in stats}
