@@ -8,7 +8,7 @@ embedding model) load on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import VERSION as __version__
 
 _API = {
     "chunk": ("indexer.indexing.pipeline", "chunk"),

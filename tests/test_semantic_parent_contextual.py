@@ -12,7 +12,7 @@ from indexer.evaluation import evaluate
 from indexer.embeddings.llm import extractive_context
 from indexer.loaders import make_document
 from indexer.retrieval import Index, SearchOptions
-from indexer.text.sentences import sentence_units
+from indexer.chunkers.units import sentence_units
 
 from tests.conftest import CORPUS
 from tests.ollama_standin import StandInOllama

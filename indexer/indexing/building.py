@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..version import VERSION
 from ..chunkers import ChunkerContext, StrategySpec
 from .pipeline import nothing_message, resolve_strategies
 from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
@@ -441,7 +441,7 @@ class _StrategyBuild:
         return Entry(
             strategy=self.spec.name, embedder=self.embedder.name, collection=staging.name,
             dimension=self.embedder.dimension, kind=self.spec.kind, params=self.spec.params, tokenizer=DEFAULT_ENCODING,
-            version=__version__, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
+            version=VERSION, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
             files=report.files, chunks=report.chunks, avg_tokens=round(report.avg_tokens, 2),
             max_tokens=report.max_tokens, build_seconds=round(time.perf_counter() - t0, 3), extra=extra,
         )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LockTimeout, StoreError
-from .staging import PREFIX
+from .staging import GRACE, PREFIX
 
 _SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -137,8 +137,6 @@ def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
     """Everything above, for every collection in the index (each under its lease). The
     bytes freed are measured: the index folder (and `chroma_path`) before and after."""
-    from .store import GRACE
-
     store.require_writable("collecting garbage")
     report = GcReport()
     grace = GRACE if grace is None else grace

@@ -21,13 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..version import VERSION
 from ..errors import StoreError
 from ..types import Chunk
 from .catalog import Entry, entry_key, slug
 from .records import chunk_metadata
 
 PREFIX = "ix-"
+GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
 LIVE_BATCH_DOCS = 64
 
 
@@ -42,7 +43,7 @@ class Staging:
         self.generation = (old.generation + 1) if old else 1
         self.timer = timer
         self.checkpoint = checkpoint or (lambda _name: None)
-        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": __version__, **meta}
+        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": VERSION, **meta}
         if self.full:
             stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
             self.name = f"{PREFIX}{slug(strategy)}--{slug(embedder)}--{stamp}"[:500]

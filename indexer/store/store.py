@@ -27,12 +27,11 @@ from .catalog import Entry, collection_name, entry_key, slug
 from .chroma import Chroma, translate, writable
 from .leases import file_lease, server_lease
 from .records import chunk_from_record
-from .staging import PREFIX, Staging
+from .staging import GRACE, PREFIX, Staging
 
 CATALOG = "indexer-catalog"
 MARKER = "indexer.json"
 STORE_FORMAT = 2
-GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
 SCAN_BATCH = 2000
 
 
