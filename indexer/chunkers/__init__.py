@@ -11,7 +11,8 @@ from .fixed import FixedChunker
 from .headers import HeadersChunker
 from .parent import ParentChunker
 from .registry import (
-    PRESETS, REGISTRY, StrategySpec, canonical_name, check_name, known_strategies, parse_strategy, register,
+    PRESETS, REGISTRY, StrategySpec, canonical_name, check_name, collection_name, collection_names, known_strategies,
+    parse_strategy, register,
 )
 from .semantic import SemanticChunker
 

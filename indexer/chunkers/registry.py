@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidParameter, UnknownStrategy
+from ..errors import InvalidParameter, UnknownStrategy, UsageError
 from .base import Chunker, ChunkerContext, Param, coerce
 
 REGISTRY: dict[str, type[Chunker]] = {}
@@ -122,6 +122,25 @@ def parse_strategy(text: str, name: str | None = None) -> StrategySpec:
         setattr(probe, key, value)
     probe.validate()
     return StrategySpec(check_name(name if name is not None else canonical_name(kind, values)), kind, values)
+
+
+def collection_names(strategy: str) -> tuple[str, ...]:
+    """The collection names a strategy as a user gives it is looked up by, in order: the
+    name its spec builds, in the canonical spelling (`fixed:size=100` -> `fixed-100`,
+    `fixed:size=64,overlap=16` -> `fixed64`), then the name as given when it differs (a
+    custom `--name`, or a collection built before names were canonical). The store is
+    asked with these: it does not know the strategy syntax."""
+    given = strategy.strip()
+    try:
+        name = parse_strategy(given).name
+    except UsageError:
+        return (given,)
+    return (name,) if name == given else (name, given)
+
+
+def collection_name(strategy: str) -> str:
+    """The collection name a strategy spec builds (see `collection_names`)."""
+    return collection_names(strategy)[0]
 
 
 def _overrides(text: str, arg_text: str) -> dict[str, str]:

@@ -75,10 +75,11 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     keeps answering queries until the new one is complete. Files left out are listed
     with their reasons (with --quiet too)."""
     from ..indexing.building import build as run_build
+    from ..store import Store
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
     ctx = click.get_current_context()
-    existed = (Path(settings.db) / "indexer.json").exists()
+    existed = Store.holds_index(settings.db)
     ctx.meta["interrupted"] = ("interrupted; the previous version of the index is untouched" if existed or
                                settings.chroma_url else "interrupted; nothing was built")
     defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}

@@ -164,11 +164,12 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
 def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
     """Remove a collection (and its BM25 index and manifest). A build of it running now is
     waited for, and the version it publishes is what is dropped."""
+    from ..chunkers import collection_names
     from ..embeddings import canonical_name
     from ..store import Store
 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
-    found = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
+    found = store.find(collection_names(strategy), canonical_name(embedder, settings) if embedder else None)
     entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

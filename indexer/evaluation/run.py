@@ -21,7 +21,8 @@ from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageErro
 from ..loaders import load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
-from ..store import Store, collection_name
+from ..chunkers import collection_name
+from ..store import Store
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (

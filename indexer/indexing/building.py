@@ -26,10 +26,10 @@ from .estimates import Timer, estimate_line
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
 from ..retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from ..retrieval.bm25 import SIDE as BM25_SIDE
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
-from ..store import Entry, Store, write_json
+from ..store import Entry, Store
 from ..store.chroma import is_disk_full
-from ..store.gc import GcReport, compact_if_grown, remove_orphan_segments
 from ..text.analyzer import Analyzer, detect_language
 from ..text.tokens import DEFAULT_ENCODING
 from ..types import Chunk
@@ -172,7 +172,7 @@ def build(
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
     try:
-        cache = EmbeddingCache(store.db / "cache" / "embeddings.sqlite")
+        cache = EmbeddingCache(store.cache_dir / "embeddings.sqlite")
         try:
             lang = _detect(found.files, encoding) if lang == "auto" else lang
             analyzer = Analyzer.for_language(lang, stem=stem, fold=fold, stopwords=stopwords)
@@ -295,7 +295,7 @@ class _StrategyBuild:
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
         spec, store, report = self.spec, self.store, self.report
-        context = ChunkerContext(embedder=self.embedder, cache_dir=store.db / "cache",
+        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir,
                                  ollama_host=self.settings.ollama_host)
         chunker = spec.create(context=context)
         meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
@@ -327,9 +327,9 @@ class _StrategyBuild:
                 else:
                     previous = load_or_rebuild(store, old)
                     bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
-                bm25.save(staging.side / "bm25")
-            write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
-                                                        "files": files, "skipped": skipped})
+                staging.save_side(BM25_SIDE, bm25.save)
+            staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
+                                    "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
             for line in filter(None, [chunker.build_summary()]):
@@ -342,10 +342,8 @@ class _StrategyBuild:
         with self.timer("publish"):
             staging.publish(entry)
         report.collection = staging.name
-        if not store.url and plan.reason:  # what Chroma leaves of a replaced version
-            gc = GcReport()
-            remove_orphan_segments(store.db / "chroma", gc)
-            compact_if_grown(store.db / "chroma", gc)
+        if plan.reason:
+            store.collect_after_full_build()
 
     def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report

@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..chunkers.registry import collection_names
 from ..embeddings import Embedder, canonical_name, get_embedder
 from ..errors import CollectionNotFound, EmbedderMismatch
 from ..settings import Settings, settings_for
@@ -56,7 +57,7 @@ class Index:
         settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
         store = store or Store(settings)
         wanted = canonical_name(embedder, settings) if embedder else None
-        entry = store.find(strategy, wanted)
+        entry = store.find(collection_names(strategy), wanted)
         model = None
         if embedder:
             model = get_embedder(wanted, settings)

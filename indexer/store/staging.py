@@ -17,6 +17,7 @@ import contextlib
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ..version import VERSION
 from ..errors import StoreError
 from ..types import Chunk
 from .catalog import Entry, entry_key, slug
+from .layout import MANIFEST, write_json
 from .records import chunk_metadata
 
 PREFIX = "ix-"
@@ -60,9 +62,17 @@ class Staging:
         self.write_seconds = 0.0
 
     @property
-    def side(self) -> Path:
-        """Where this version's side files (BM25 index, manifest) go."""
+    def _side(self) -> Path:
         return self.store.side_dir(self.name, self.generation)
+
+    def save_side(self, name: str, writer: Callable[[Path], None]) -> None:
+        """Save a side file or folder of this version: `writer(path)` writes it at the path
+        the store gives it (what it writes there is the writer's business)."""
+        writer(self._side / name)
+
+    def write_manifest(self, data: Any) -> None:
+        """Save the version's file manifest (JSON; read back with `Store.read_manifest`)."""
+        write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------
     def live(self, doc_ids: list[str]) -> dict[str, tuple[set[str], set[str]]]:
@@ -195,5 +205,5 @@ class Staging:
                     self.chroma.delete(self.parents_name)
             else:
                 self.store.drop_generations_after(self.old)
-        shutil.rmtree(self.store.side_dir(self.name) if self.full else self.side, ignore_errors=True)
+        shutil.rmtree(self.store.side_dir(self.name) if self.full else self._side, ignore_errors=True)
         self.store.collect_segments()
