@@ -41,7 +41,7 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     found, stats, stream = iter_chunks(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], include=include, exclude=exclude,
         max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), embedder=model,
-        max_pdf_pages=max_pdf_pages,
+        max_pdf_pages=max_pdf_pages, settings=settings,
     )
     quality = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:

@@ -31,7 +31,7 @@ from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, s
 from ..store import Entry, Store
 from ..store.chroma import is_disk_full
 from ..text.analyzer import Analyzer, detect_language
-from ..text.tokens import DEFAULT_ENCODING
+from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 
 CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
@@ -295,8 +295,8 @@ class _StrategyBuild:
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
         spec, store, report = self.spec, self.store, self.report
-        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir,
-                                 ollama_host=self.settings.ollama_host)
+        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir, ollama_host=self.settings.ollama_host,
+                                 tokenizer=get_tokenizer(cache_dir=self.settings.tiktoken_dir))
         chunker = spec.create(context=context)
         meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
                 "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
