@@ -11,7 +11,7 @@ from .fixed import FixedChunker
 from .headers import HeadersChunker
 from .parent import ParentChunker
 from .registry import (
-    PRESETS, REGISTRY, StrategySpec, canonical_name, check_name, collection_name, collection_names, known_strategies,
+    DEFAULT_STRATEGY, PRESETS, REGISTRY, StrategySpec, canonical_name, check_name, collection_name, collection_names, known_strategies,
     parse_strategy, register,
 )
 from .semantic import SemanticChunker
@@ -21,3 +21,10 @@ for _cls in (
     AutoChunker,
 ):
     register(_cls)
+
+__all__ = [
+    "DEFAULT_STRATEGY", "PRESETS", "REGISTRY", "AutoChunker", "BlocksChunker", "Chunker", "ChunkerContext", "CodeChunker",
+    "ContextualChunker", "FixedChunker", "HeadersChunker", "Param", "ParentChunker", "SemanticChunker", "StrategySpec",
+    "canonical_name", "check_name", "collection_name", "collection_names", "known_strategies", "parse_strategy",
+    "register",
+]

@@ -38,6 +38,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "auto": ("auto", {}),
 }
 
+DEFAULT_STRATEGY = "auto"  # code -> code, Markdown/HTML -> blocks, other text -> headers
+
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
 
 
