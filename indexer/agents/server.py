@@ -27,14 +27,13 @@ from typing import Any, Literal
 from pathlib import Path
 
 from ..errors import CollectionNotFound, IndexerError, UsageError
-from .arguments import check_arguments
 from ..paths import shown_path
 from ..settings import Settings, settings_for
+from .arguments import check_arguments
 
 DEFAULT_K = 5
 DEFAULT_MAX_TOKENS = 4000
 MAX_K = 50
-AUTO = "auto"
 Mode = Literal["hybrid", "embedding", "bm25"] | None  # tool parameters' schema
 
 DEFAULT_RULE = ("the server's --strategy if it was started with one, else `auto` if built, else the only "
@@ -90,8 +89,10 @@ class Tools:
         built = {e.strategy for e in entries}
         if not built:
             raise CollectionNotFound(f"nothing is built in {self.store.where}; build one: indexer build PATH")
-        if AUTO in built:
-            return AUTO
+        from ..chunkers.registry import DEFAULT_STRATEGY  # the whole chunkers package: imported when needed
+
+        if DEFAULT_STRATEGY in built:
+            return DEFAULT_STRATEGY
         newest = max(e.built_at for e in entries)
         return min(e.strategy for e in entries if e.built_at == newest)
 

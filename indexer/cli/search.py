@@ -6,6 +6,7 @@ import click
 
 from ..tables import printable
 from ..types import pages_label
+from .library import LibraryChoice, LibraryOption, engines, modes, search_defaults
 from .common import (
     db_options, echo_json, echo_table, embedder_option, handle_errors, json_option, make_options, note_function,
     search_options, settings_from, store_options,
@@ -45,11 +46,12 @@ def _stale_warning(index) -> None:
 @click.command()
 @click.argument("text")
 @click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
-@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default=None,
-              help="Embedding similarity, BM25, or both fused [default: the collection's saved mode, else hybrid].")
-@click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
+@click.option("--mode", "-m", type=LibraryChoice(modes), default=None, cls=LibraryOption,
+              help=lambda: "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
+                           f"{search_defaults().mode}].")
+@click.option("-k", "k", type=int, cls=LibraryOption, default_from=lambda: search_defaults().k, help="Number of results.")
 @search_options
-@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+@click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option
@@ -57,17 +59,15 @@ def _stale_warning(index) -> None:
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
           chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from ..retrieval import Index, check_query
+    from ..retrieval import Index, Query
     from ..store import Store
 
-    check_query(text)
-    options = make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
     settings = settings_from(db, chroma_url, None, ollama_host)
     store = Store(settings)
     index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
                        bm25_engine=bm25_engine)
-    resolved = index.options(options)
-    hits = index.search(text, resolved)
+    hits, resolved = index.lookup(request)
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
