@@ -11,7 +11,7 @@ Test sets
   corpus-tr   the corpus/questions.jsonl questions written with Turkish letters (tag "ascii" left out)
   code-tr     the Turkish questions of corpus/code/questions.jsonl that have Turkish letters
   typed-ascii the 11 corpus questions really typed without Turkish letters, restored against a gold
-              spelling written by hand for this bench (GOLD_TYPED below)
+              spelling written by hand (tests/typed_ascii.json, the test suite's table)
 Damage sets (a deasciifier must leave these alone; we count what it changes)
   xquad-en    the 1,190 English XQuAD questions
   corpus-en   corpus/en/questions.jsonl plus the ASCII questions of corpus/code/questions.jsonl
@@ -76,7 +76,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, xquad_dir  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
+from common import ROOT, parse_args, save_json, xquad_dir, xquad_option  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
 
 # --------------------------------------------------------------------------------------------
 # folding, tokens, data
@@ -96,27 +96,9 @@ def tr_lower(s: str) -> str:
 
 WORD = re.compile(r"\w+")
 
-# The 11 corpus questions typed without Turkish letters, with their spelling restored by hand.
-GOLD_TYPED = {
-    "izmir merkeze hizli teslimat secersem ne zaman gelir":
-        "izmir merkeze hızlı teslimat seçersem ne zaman gelir",
-    "yurtdisina kargo gonderiyor musunuz": "yurtdışına kargo gönderiyor musunuz",
-    "taksitle aldigim urunu iade edersem param nasil geri odenir":
-        "taksitle aldığım ürünü iade edersem param nasıl geri ödenir",
-    "altin uye olmak icin ne kadar harcamam lazim": "altın üye olmak için ne kadar harcamam lazım",
-    "banka kartina taksit yapiliyor mu": "banka kartına taksit yapılıyor mu",
-    "2 yillik ek garanti paketi ne kadar tutuyor": "2 yıllık ek garanti paketi ne kadar tutuyor",
-    "hesabimi kapattiktan sonra uyelik bilgilerim ne kadar tutulur":
-        "hesabımı kapattıktan sonra üyelik bilgilerim ne kadar tutulur",
-    "sifremi birkac kez yanlis girdim hesabim kilitlendi ne yapmaliyim":
-        "şifremi birkaç kez yanlış girdim hesabım kilitlendi ne yapmalıyım",
-    "kargo kuponunu baska bir kuponla beraber kullanabilir miyim":
-        "kargo kuponunu başka bir kuponla beraber kullanabilir miyim",
-    "hediye kartindaki parayi banka hesabima aktarabilir miyim":
-        "hediye kartındaki parayı banka hesabıma aktarabilir miyim",
-    "webhook endpointim en gec kac saniyede cevap vermeli":
-        "webhook endpointim en geç kaç saniyede cevap vermeli",
-}
+# The 11 corpus questions typed without Turkish letters, with their spelling restored by hand
+# (the test suite's table: tests/typed_ascii.json).
+GOLD_TYPED = json.loads((ROOT / "tests" / "typed_ascii.json").read_text(encoding="utf-8"))
 
 PHRASES = [
     "QueueWorker drain timeout",
@@ -971,11 +953,8 @@ def main() -> None:
     ap.add_argument("--retrieval-sets", default="tr,xquad-tr", help="with --retrieval (default: tr,xquad-tr)")
     ap.add_argument("--embedders", default="use-m3,e5-small", help="with --retrieval (default: use-m3,e5-small)")
     ap.add_argument("--lab", help="with --retrieval: folder of the db-<set> stores (default: bench/.cache/lab)")
-    ap.add_argument("--xquad", metavar="DIR", help="folder with xquad.tr.json and xquad.en.json (the sets are "
-                    "skipped without them) [env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
-    args = ap.parse_args()
-    if args.xquad:  # in the environment, so the candidates' worker processes see it too
-        os.environ["INDEXER_XQUAD_DIR"] = str(Path(args.xquad).resolve())
+    xquad_option(ap, "folder with xquad.tr.json and xquad.en.json (the sets are skipped without them)")
+    args = parse_args(ap)  # --xquad in the environment, so the candidates' worker processes see it too
     only = set(args.only.split(",")) if args.only else None
     if args.retrieval:
         sys.path.insert(0, str(ROOT))
@@ -1155,8 +1134,7 @@ def main() -> None:
                 if e[-1]:
                     print(f"  {s}: {e[-1]} calls raised, e.g. {e[0]}")
             print()
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1))
+    save_json(args.json, results)
 
 
 if __name__ == "__main__":
