@@ -26,6 +26,21 @@ def xquad_dir() -> Path:
     return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
 
 
+FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")
+# The 11 corpus questions typed without Turkish letters, with their spelling restored by hand
+# (the test suite's table).
+TYPED_ASCII: dict[str, str] = json.loads((ROOT / "tests" / "typed_ascii.json").read_text(encoding="utf-8"))
+
+
+def fold(s: str) -> str:
+    """What a person on an English keyboard types for a Turkish sentence."""
+    return s.translate(FOLD)
+
+
+def tr_lower(s: str) -> str:
+    return s.replace("I", "ı").replace("İ", "i").lower()
+
+
 def xquad_option(parser: argparse.ArgumentParser, help: str = "folder with xquad.tr.json, xquad.en.json and "
                  "CC-BY-SA4.0.txt") -> None:  # noqa: A002 (argparse's name)
     """`--xquad DIR`; `parse_args` puts it in the environment, where `xquad_dir()` (and
