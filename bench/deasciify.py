@@ -540,8 +540,8 @@ def worker(args) -> None:
             Path(args.out).write_text(json.dumps(res))
             return
     if args.worker == "indexer":
-        import indexer.text.deasciify as m
-        data_file = Path(m.__file__).parent / "data" / "deasciify-patterns.json.gz"
+        import indexer
+        data_file = Path(indexer.__file__).parent / "data" / "deasciify-patterns.json.gz"  # the table it reads
         res["dist"] = {"dist": "indexer.text.deasciify", "version": "-", "licence": "ours + MIT table (Yuret)",
                        "deps": {}, "size_pkg": data_file.stat().st_size, "size_closure": data_file.stat().st_size}
     if args.worker.startswith("yuret"):
