@@ -71,7 +71,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
-    ROOT, TYPED_ASCII, fold, parse_args, save_json, tr_lower, xquad_dir, xquad_option,
+    ROOT, TYPED_ASCII, dist_bytes, fold, parse_args, save_json, tr_lower, xquad_dir, xquad_option,
 )
 from deasciify_table import find_yuret_table  # noqa: E402
 
@@ -473,15 +473,6 @@ def _dist_info(name: str | None) -> dict:
             except (metadata.PackageNotFoundError, AttributeError):
                 pass
 
-    def size(d) -> int:
-        total = 0
-        for f in d.files or []:
-            try:
-                total += f.locate().stat().st_size
-            except OSError:
-                pass
-        return total
-
     def licence(d) -> str:
         md = d.metadata
         parts = []
@@ -518,8 +509,8 @@ def _dist_info(name: str | None) -> dict:
         "licence": lic,
         "deps": {k: v.version for k, v in seen.items() if k != norm(dist.metadata["Name"])},
         "dep_licences": {k: licence(v) for k, v in seen.items() if k != norm(dist.metadata["Name"])},
-        "size_pkg": size(dist),
-        "size_closure": sum(size(v) for v in seen.values()),
+        "size_pkg": dist_bytes(dist),
+        "size_closure": sum(dist_bytes(v) for v in seen.values()),
     }
 
 
