@@ -130,8 +130,7 @@ class Tools:
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
         index = self.index(strategy)
-        options = index.options(SearchOptions(mode=mode, k=k))
-        hits = index.search(query, options)
+        hits, options = index.lookup(query, SearchOptions(mode=mode, k=k))
         results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
         return {"strategy": index.entry.strategy, "embedder": index.entry.embedder, "mode": options.mode,
                 "results": results, "omitted": omitted, "tokens": tokens}
