@@ -45,7 +45,7 @@ def capture_path(set_name: str, strategy: str, embedder: str) -> Path:
 
 
 def capture(set_name: str, strategy: str, embedder: str, force: bool = False) -> Path:
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.evaluation.run import load_questions
     from indexer.retrieval.index import Index
 

@@ -21,7 +21,6 @@ once. The sets come from bench/public_sets.py (XQuAD: --xquad DIR or INDEXER_XQU
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -30,10 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, table  # noqa: E402
+from common import machine, save_json, table  # noqa: E402
 from public_sets import SETS, materialize  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402
@@ -152,8 +151,7 @@ def main() -> None:
             results.extend(measure(name, embedder, strategies_for(name, args.strategies.split(",")),
                                    tune_strategies, args.folds))
             print(f"  {name} / {embedder}: {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
-            if args.json:  # as it goes: a long run keeps what it measured
-                args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+            save_json(args.json, results)  # as it goes: a long run keeps what it measured
     text = report(results)
     print(text)
     if args.markdown:

@@ -33,6 +33,7 @@ from ..errors import IndexerError
 from ..text.analyzer import Analyzer
 
 FORMAT = 2
+SIDE = "exact.json"  # the side file (of each version) the index is saved in
 _KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
@@ -178,7 +179,7 @@ class ExactIndex:
 def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
     """A live version's ExactIndex from its side folder, or rebuilt from its records (a
     version built before exact.json existed, or a damaged file) and saved where possible."""
-    path = store.side_dir(entry.collection, entry.generation) / "exact.json"
+    path = store.side_path(entry, SIDE)
     try:
         return ExactIndex.load(path)
     except IndexerError:
