@@ -4,6 +4,17 @@
     python bench/calibrate_lab.py prepare             # every capture of bench/default_lab.py
     python bench/calibrate_lab.py grid                # per cell: the alpha ranges that hold
     python bench/calibrate_lab.py rules               # candidate calibration rules, side by side
+    python bench/calibrate_lab.py fit --pattern "code--*use-m3;code-pypi--*use-m3" --his 0.2,0.3,0.4,0.5 --los 0.05,0.1
+
+How `indexer.retrieval.fusion.FUSION_BY_KIND` was fitted (`fit`): over every cell of the
+fitting sets of one (embedder, kind[, language]), each alpha range of the grid is scored by
+its worst cell — the default's MRR@10 minus the better single side's — and the range whose
+worst cell is best is kept (maximin: the goal is never to fall below the better side, not
+the best mean). The grids searched: use-m3 code (code + code-pypi) --his 0.2,0.3,0.4,0.5
+--los 0.05,0.1 -> 0.05-0.3; use-m3 Turkish prose (tr + xquad-tr) --his 0.5,0.6,0.7,0.8
+--los 0.05,0.1 -> 0.05-0.5; e5-small code (code) --his 0.4,...,0.8 --los 0.1,0.2,0.3 ->
+0.1-0.7. The highs searched start where the embedding still has a say (a lower ceiling is
+BM25 with a tie-breaker). code-lib2 is held out.
 
 `prepare` turns each capture (bench/default_lab.py: the embedding side through the real
 pipeline, BM25 rebuilt with the collection's analyzer, the exact-match tiers from the
@@ -237,11 +248,32 @@ def rules(cols: list[dict], names: list[str]) -> None:
     print("held:", held, "of", len(cols))
 
 
+def fit(cols: list[dict]) -> None:
+    """Per alpha range: its worst cell (MRR@10 and recall@1 against the better side), its
+    mean MRR@10, the cells it fails; the maximin range last."""
+    worst = {g: [9.0, 9, 0.0, []] for g in GRID}
+    for col in cols:
+        g = cell_grid(col)
+        s = g["sides"]
+        bm, br = max(v[0] for v in s.values()), max(v[1] for v in s.values())
+        for k, (m, r1, ok) in g["grid"].items():
+            w = worst[k]
+            w[0], w[1], w[2] = min(w[0], m - bm), min(w[1], r1 - br), w[2] + m / len(cols)
+            if not ok:
+                w[3].append(f"{col['set']}/{col['strategy']}")
+    for (lo, hi), (dm, dr, mean, fails) in worst.items():
+        print(f"{lo:g}-{hi:g}  worst MRR@10 {dm:+.4f}  worst recall@1 {dr:+d}  mean MRR@10 {mean:.4f}  fails {fails}")
+    best = max(worst, key=lambda k: (round(worst[k][0], 4), worst[k][2]))
+    print(f"maximin over {len(cols)} cells: {best[0]:g}-{best[1]:g}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cmd", choices=("prepare", "grid", "rules"))
+    parser.add_argument("cmd", choices=("prepare", "grid", "rules", "fit"))
     parser.add_argument("--pattern", default="*")
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--his", default="", help="fit: the ceilings searched (default: the whole grid)")
+    parser.add_argument("--los", default="", help="fit: the floors searched")
     parser.add_argument("--rules", default="", help="rule names to compare (default: all)")
     args = parser.parse_args()
     if args.cmd == "prepare":
@@ -250,6 +282,12 @@ def main() -> None:
         return
     from indexer.retrieval.fusion import adaptive_defaults
 
+    if args.cmd == "fit":
+        global GRID
+        his = [float(x) for x in args.his.split(",") if x] or sorted({hi for _, hi in GRID})
+        los = [float(x) for x in args.los.split(",") if x] or sorted({lo for lo, _ in GRID})
+        GRID = [(lo, hi) for hi in his for lo in los if lo <= hi]
+        return fit(sum((load(p) for p in args.pattern.split(";")), []))
     if args.cmd == "rules":
         return rules(load(args.pattern), [r for r in args.rules.split(";") if r] or list(RULES))
     for col in load(args.pattern):
