@@ -175,3 +175,13 @@ def test_saved_settings_come_before_the_calibrated_fusion_and_it_before_the_defa
     assert SearchOptions().resolved({"alpha_range": [0.2, 0.5]}, "use-m3", fusion).alpha_range == (0.2, 0.5)
     assert SearchOptions(alpha_range=(0.0, 1.0)).resolved(None, "use-m3", fusion).alpha_range == (0.0, 1.0)
     assert SearchOptions().resolved(None, "use-m3", None).alpha_range == adaptive_defaults("use-m3")[0]
+
+
+def test_a_stored_calibration_by_kind_follows_the_table_and_others_stay():
+    from indexer.retrieval.fusion import FUSION_BY_KIND, current
+
+    old = {"alpha_range": [0.3, 0.8], "coverage_range": [0.25, 0.6], "kind": "code", "lang": "en"}
+    assert tuple(current("use-m3", old)["alpha_range"]) == FUSION_BY_KIND[("use-m3", "code")][0]
+    assert current("use-m3", old)["kind"] == "code" and current("use-m3", None) is None
+    measured = {**old, "source": "questions"}  # a calibration measured on the collection itself is kept
+    assert current("use-m3", measured) == measured

@@ -95,6 +95,12 @@ FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, fl
 CODE_SHARE = 0.5  # a collection whose text is at least this share source code is code
 
 
+def by_kind(embedder: str, kind: str, lang: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (alpha range, coverage range) for an embedder on a kind of collection."""
+    return (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind))
+            or adaptive_defaults(embedder))
+
+
 def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
     """A collection's fusion, chosen at build time from what it holds: its kind (the share
     of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
@@ -107,7 +113,15 @@ def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
     code = sum(f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code")
     chunks = sum(f.get("chunks", 0) for f in files.values()) or 1
     kind = "code" if code / total >= CODE_SHARE else "prose"
-    alpha, coverage = (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind))
-                       or adaptive_defaults(embedder))
+    alpha, coverage = by_kind(embedder, kind, lang)
     return {"alpha_range": list(alpha), "coverage_range": list(coverage), "kind": kind, "lang": lang,
-            "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1)}
+            "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1), "source": "kind"}
+
+
+def current(embedder: str, stored: dict | None) -> dict | None:
+    """What a stored calibration stands for today: one chosen by kind is looked up again
+    in the table (refitted since the build, it reaches collections without a rebuild)."""
+    if not stored or stored.get("source", "kind") != "kind" or "kind" not in stored:
+        return stored
+    alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""))
+    return {**stored, "alpha_range": list(alpha), "coverage_range": list(coverage)}

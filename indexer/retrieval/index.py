@@ -28,7 +28,7 @@ from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
 from .exact import ExactIndex, rank_exact
 from .exact import load_or_rebuild as load_exact
-from .fusion import adaptive_alpha, calibrated, rrf, weighted
+from .fusion import adaptive_alpha, calibrated, current, rrf, weighted
 from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
@@ -137,7 +137,7 @@ class Index:
         """The collection's calibrated fusion (`fusion.calibrated`): stored at build time,
         or worked out from the file manifest for a version built before calibration."""
         if self.entry.extra.get("fusion"):
-            return self.entry.extra["fusion"]
+            return current(self.entry.embedder, self.entry.extra["fusion"])
         key = (self.entry.collection, self.entry.generation)
         if self._fusion_for[0] != key:
             manifest = self.store.read_manifest(self.entry)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
-from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults, current
 
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
@@ -52,7 +52,7 @@ class SearchOptions:
 
     def for_entry(self, entry) -> SearchOptions:
         """Resolved for a stored collection (its saved settings, then its calibrated fusion)."""
-        return self.resolved(entry.extra.get("search"), entry.embedder, entry.extra.get("fusion"))
+        return self.resolved(entry.extra.get("search"), entry.embedder, current(entry.embedder, entry.extra.get("fusion")))
 
     def settings(self) -> dict[str, Any]:
         """The search settings a collection can save (everything but k and depths)."""
