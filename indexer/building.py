@@ -112,8 +112,13 @@ def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
         "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
-        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(), "bm25_engine": engine,
-    }
+        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(),
+    }  # not the BM25 engine: every engine reads the same files
+
+
+def _settings_differ(old: dict, new: dict) -> bool:
+    """A setting this version no longer records (the BM25 engine) does not count."""
+    return {k: v for k, v in old.items() if k in new} != new
 
 
 def _why_full(old: dict, new: dict) -> str:
@@ -149,7 +154,7 @@ def build(
     stem: int | None = None,
     fold: bool | None = None,
     stopwords: bool | None = None,
-    bm25_engine: str = "rank-bm25",
+    bm25_engine: str = "auto",
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
     changed: set[str] | None = None,
@@ -232,7 +237,7 @@ class _StrategyBuild:
             reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
         elif manifest is None:
             reason = "no readable file manifest beside the previous version"
-        elif manifest["settings"] != self.build_settings:
+        elif _settings_differ(manifest["settings"], self.build_settings):
             reason = _why_full(manifest["settings"], self.build_settings)
         trusted = trusted_hashes(manifest, changed) if not reason else {}
         with self.timer("hash"):
@@ -290,7 +295,7 @@ class _StrategyBuild:
         report.files, report.chunks = old.files, old.chunks
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
-        load_or_rebuild(self.store, old, on_repair=repaired.append)
+        load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
         report.notes.extend(repaired)
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
@@ -325,8 +330,8 @@ class _StrategyBuild:
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)
                 else:
-                    previous = load_or_rebuild(store, old)
-                    bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
+                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh)
+                    bm25.requested = self.engine
                 bm25.save(staging.side / "bm25")
             write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
                                                         "files": files, "skipped": skipped})
@@ -412,7 +417,8 @@ class _StrategyBuild:
                     if c.id in old_ids:
                         kept.add(c.id)
                         continue
-                    fresh.add([c.id], [c.indexed_text])
+                    with self.timer("analyse"):  # BM25's terms
+                        fresh.add([c.id], [c.indexed_text])
                     batch.append(c)
                     # progress follows the chunks embedded, so one huge file does not sit at 0%
                     weights.append(max(c.end - done, 0) * scale)

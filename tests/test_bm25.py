@@ -1,3 +1,4 @@
+import importlib.util
 import json
 
 import numpy as np
@@ -43,15 +44,21 @@ def headers_chunks():
     return [c for d in docs for c in chunker.chunk(d)]
 
 
-def test_both_engines_rank_the_bundled_questions_the_same_way(headers_chunks):
-    pytest.importorskip("bm25s")
+def questions():
+    return [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("engine", ["postings", "bm25s"])
+def test_every_engine_ranks_the_bundled_questions_as_the_reference_does(headers_chunks, engine):
+    if engine == "bm25s":
+        pytest.importorskip("bm25s")
     ids = [c.id for c in headers_chunks]
     texts = [c.indexed_text for c in headers_chunks]
     analyzer = Analyzer.for_language("tr")
     slow = BM25Index.build(ids, texts, analyzer, "rank-bm25")
-    fast = BM25Index.build(ids, texts, analyzer, "bm25s")
-    questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
-    for q in questions:
+    fast = BM25Index.build(ids, texts, analyzer, engine)
+    assert fast.engine == engine
+    for q in questions():
         a, b = slow.scores(q), fast.scores(q)
         assert np.allclose(a, b, rtol=1e-4, atol=1e-5)
         assert [p for p, _ in slow.search(q, 5)] == [p for p, _ in fast.search(q, 5)]
@@ -59,7 +66,7 @@ def test_both_engines_rank_the_bundled_questions_the_same_way(headers_chunks):
 
 def test_save_and_load_without_pickle(headers_chunks, tmp_path):
     ids = [c.id for c in headers_chunks]
-    index = BM25Index.build(ids, [c.indexed_text for c in headers_chunks], Analyzer.for_language("tr"), "bm25s")
+    index = BM25Index.build(ids, [c.indexed_text for c in headers_chunks], Analyzer.for_language("tr"))
     index.save(tmp_path / "bm25")
     files = sorted(p.name for p in (tmp_path / "bm25").iterdir())
     assert all(name.endswith((".npy", ".json")) for name in files)
@@ -67,10 +74,13 @@ def test_save_and_load_without_pickle(headers_chunks, tmp_path):
         if name.endswith(".npy"):
             np.load(tmp_path / "bm25" / name, allow_pickle=False)  # plain arrays only
     params = json.loads((tmp_path / "bm25" / "params.json").read_text())
-    assert params["format"] == 2 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
-    assert set(params["sha256"]) == set(files) - {"params.json"} | {"params"}  # every file, and params itself
+    assert params["format"] == 3 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
+    # every file, and params itself; verified.json is the record of checks, not part of the index
+    assert set(params["sha256"]) == set(files) - {"params.json", "verified.json"} | {"params"}
     query = "hediye kartı bakiyesi ne kadar süre geçerli"
-    for engine in ("rank-bm25", "bm25s"):
+    for engine in ("rank-bm25", "bm25s", "postings"):
+        if engine == "bm25s" and importlib.util.find_spec("bm25s") is None:
+            continue
         loaded = BM25Index.load(tmp_path / "bm25", engine=engine)
         assert loaded.ids == ids
         assert [p for p, _ in loaded.search(query, 5)] == [p for p, _ in index.search(query, 5)]

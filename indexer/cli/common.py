@@ -167,9 +167,9 @@ BUILD_OPTIONS = (
                  help="BM25: fold diacritics (ç→c, ı→i...) [default: per language; watch: the collection's]."),
     click.option("--stopwords/--no-stopwords", default=None,
                  help="BM25: drop common words [default: per language; watch: the collection's]."),
-    click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
-                 help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]') "
-                      "[default: rank-bm25; watch: the collection's, else rank-bm25]."),
+    click.option("--bm25-engine", type=click.Choice(["auto", "postings", "rank-bm25", "bm25s"]), default=None,
+                 help="BM25 engine stored with the collection (auto: postings, our own; rank-bm25 the reference; bm25s: pip install 'indexer[fast]') "
+                      "[default: auto; watch: the collection's, else auto]."),
     quiet_option,
     json_option,
 )

@@ -49,7 +49,7 @@ def _stale_warning(index) -> None:
               help="Embedding similarity, BM25, or both fused [default: the collection's saved mode, else hybrid].")
 @click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
 @search_options
-@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+@click.option("--bm25-engine", type=click.Choice(["auto", "postings", "rank-bm25", "bm25s"]), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option

@@ -40,7 +40,6 @@ class Index:
         self.entry = entry
         self._embedder = embedder
         self._bm25: BM25Index | None = None
-        self._live: set[str] = set()
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
@@ -85,7 +84,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25, self._live = None, set()
+            self._bm25 = None
             self._records.clear()
             self._recent.clear()
         return True
@@ -102,17 +101,16 @@ class Index:
         with self._lock:
             if self._bm25 is None:
                 self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
-                self._live = set(self._bm25.ids)
             return self._bm25
 
     @property
-    def live(self) -> set[str]:
-        """The ids of the version this handle reads."""
-        self.bm25
-        return self._live
+    def live(self) -> BM25Index:
+        """The chunks of the version this handle reads (`chunk_id in index.live`, `len`):
+        its BM25 index lists exactly them, looked up by binary search (no set of every id)."""
+        return self.bm25
 
     def count(self) -> int:
-        return len(self.live)
+        return self.bm25.n
 
     # -- searching ------------------------------------------------------------------------
     @property

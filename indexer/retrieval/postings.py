@@ -1,0 +1,201 @@
+"""BM25 over postings: the engine of our own, for collections of any size.
+
+A *segment* is a set of chunks laid out as arrays a process maps rather than reads: the
+forward index (each chunk's term ids, `terms` + `offsets`) and the postings, sorted by term
+(`keys`: the term ids present, `indptr`: where each one's postings start, `docs`: the
+chunks holding it, `tfs`: how often). A query touches only its terms' postings; nothing is
+loaded whole, so several readers share one copy in the page cache.
+
+An index is a large *base* segment and a small *delta* (the chunks incremental builds
+added since the base was written), minus *deleted* positions (chunks they retired). The
+statistics BM25 needs (chunk count, each term's document frequency, the average length)
+are those of the live chunks, so the scores are exactly those of one index built over
+them: scoring keeps term frequencies, not precomputed weights, and applies the formula at
+query time. `score` is a function of (term ids, term weights) only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+SEGMENT_ARRAYS = ("terms", "offsets", "keys", "indptr", "docs", "tfs")
+
+
+def postings(terms: np.ndarray, offsets: np.ndarray) -> dict[str, np.ndarray]:
+    """The postings of a forward index: for each term id present (`keys`, ascending), the
+    chunks holding it (`docs`, ascending, local to the segment) and how often (`tfs`)."""
+    n_docs = len(offsets) - 1
+    if not len(terms) or n_docs <= 0:
+        return {"keys": np.zeros(0, np.int32), "indptr": np.zeros(1, np.int64), "docs": np.zeros(0, np.int32),
+                "tfs": np.zeros(0, np.uint16)}
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(offsets))
+    pairs, tfs = np.unique(terms.astype(np.int64) * n_docs + doc, return_counts=True)
+    term_of, docs = np.divmod(pairs, n_docs)
+    keys, starts = np.unique(term_of, return_index=True)
+    indptr = np.append(starts, len(pairs)).astype(np.int64)
+    return {"keys": keys.astype(np.int32), "indptr": indptr, "docs": docs.astype(np.int32),
+            "tfs": np.minimum(tfs, np.iinfo(np.uint16).max).astype(np.uint16)}
+
+
+class Segment:
+    """One segment's arrays (in memory or memory-mapped) and where its chunks start."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], first: int = 0) -> None:
+        self.terms, self.offsets = arrays["terms"], arrays["offsets"]
+        self.keys, self.indptr, self.docs, self.tfs = arrays["keys"], arrays["indptr"], arrays["docs"], arrays["tfs"]
+        self.first = first
+        self._lengths: np.ndarray | None = None
+
+    @classmethod
+    def from_forward(cls, terms: np.ndarray, offsets: np.ndarray, first: int = 0) -> Segment:
+        return cls({"terms": terms, "offsets": offsets, **postings(terms, offsets)}, first)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in SEGMENT_ARRAYS}
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each chunk's length in terms (read once, when first needed)."""
+        if self._lengths is None:
+            self._lengths = np.diff(np.asarray(self.offsets)).astype(np.float32)
+        return self._lengths
+
+    def doc_terms(self, local: int) -> np.ndarray:
+        return np.asarray(self.terms[self.offsets[local] : self.offsets[local + 1]])
+
+    def slot(self, term_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each term id, (start, end) of its postings here (empty when absent)."""
+        k = np.searchsorted(self.keys, term_ids)
+        k = np.minimum(k, max(len(self.keys) - 1, 0))
+        found = (np.asarray(self.keys[k]) == term_ids) if len(self.keys) else np.zeros(len(term_ids), bool)
+        start = np.where(found, np.asarray(self.indptr[k]), 0)
+        end = np.where(found, np.asarray(self.indptr[k + found.astype(np.int64)]), 0)
+        return start, end
+
+    def df(self, term_ids: np.ndarray) -> np.ndarray:
+        start, end = self.slot(term_ids)
+        return end - start
+
+
+class Postings:
+    """The engine over a base segment, a delta and deleted positions."""
+
+    def __init__(self, segments: Sequence[Segment], deleted: np.ndarray, k1: float, b: float) -> None:
+        self.segments = list(segments)
+        self.deleted = np.sort(np.asarray(deleted, dtype=np.int64))  # positions of retired chunks
+        self.k1, self.b = k1, b
+        self.size = sum(len(s) for s in self.segments)  # positions, deleted ones included
+        self.n = self.size - len(self.deleted)  # live chunks
+        total = sum(float(np.asarray(s.offsets[-1]) - np.asarray(s.offsets[0])) for s in self.segments if len(s))
+        total -= float(sum(len(self.doc_terms(p)) for p in self.deleted.tolist()))
+        self._gone_keys, self._gone_df = np.unique(self._terms_of(self.deleted), return_counts=True)
+        self.avgdl = total / self.n if self.n > 0 else 0.0
+        self._norm: list[np.ndarray] | None = None
+
+    def is_deleted(self, position: int) -> bool:
+        k = int(np.searchsorted(self.deleted, position))
+        return k < len(self.deleted) and int(self.deleted[k]) == position
+
+    def segment_of(self, position: int) -> tuple[Segment, int]:
+        for seg in self.segments:
+            if seg.first <= position < seg.first + len(seg):
+                return seg, position - seg.first
+        raise IndexError(position)
+
+    def _terms_of(self, positions: np.ndarray) -> np.ndarray:
+        """The term ids of chunks (one entry per distinct term per chunk)."""
+        parts = []
+        for p in positions.tolist():
+            seg, local = self.segment_of(p)
+            parts.append(np.unique(seg.doc_terms(local)))
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def doc_terms(self, position: int) -> np.ndarray:
+        seg, local = self.segment_of(position)
+        return seg.doc_terms(local)
+
+    def df(self, term_ids: np.ndarray) -> np.ndarray:
+        """Document frequency of each term among the live chunks."""
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        out = np.zeros(len(term_ids), dtype=np.int64)
+        for seg in self.segments:
+            out += seg.df(term_ids)
+        if len(self._gone_keys) and len(term_ids):
+            k = np.minimum(np.searchsorted(self._gone_keys, term_ids), len(self._gone_keys) - 1)
+            out -= np.where(self._gone_keys[k] == term_ids, self._gone_df[k], 0)
+        return out
+
+    def idf(self, term_ids: np.ndarray) -> np.ndarray:
+        """Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)): never negative."""
+        df = self.df(term_ids).astype(np.float64)
+        return np.log1p((self.n - df + 0.5) / (df + 0.5))
+
+    def _norms(self) -> list[np.ndarray]:
+        """Per segment, k1 * (1 - b + b * length / avgdl) of every chunk (computed once)."""
+        if self._norm is None:
+            avgdl = self.avgdl or 1.0
+            self._norm = [self.k1 * (1 - self.b + self.b * seg.lengths.astype(np.float64) / avgdl)
+                          for seg in self.segments]
+        return self._norm
+
+    def score(self, term_ids: Sequence[int], weights: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, scores) of the live chunks holding at least one of the terms:
+        sum over terms of weight * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)).
+        Weights are the query's own (how often each term occurs in it, for plain BM25)."""
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        if not len(term_ids) or self.n <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        idf = self.idf(term_ids) * weights
+        positions, scores = [], []
+        for seg, norm in zip(self.segments, self._norms()):
+            start, end = seg.slot(term_ids)
+            for t in np.flatnonzero(end > start).tolist():
+                docs = np.asarray(seg.docs[start[t] : end[t]])
+                tf = np.asarray(seg.tfs[start[t] : end[t]], dtype=np.float64)
+                positions.append(docs.astype(np.int64) + seg.first)
+                scores.append((idf[t] * (self.k1 + 1)) * tf / (tf + norm[docs]))
+        if not positions:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        pos = np.concatenate(positions)
+        if len(positions) == 1:
+            uniq, summed = pos, scores[0].astype(np.float64)
+        elif len(pos) * 16 > self.size:  # many postings: add them up over every position (no sort)
+            summed = np.bincount(pos, weights=np.concatenate(scores), minlength=self.size)
+            uniq = np.flatnonzero(summed)
+            summed = summed[uniq]
+        else:
+            uniq, inverse = np.unique(pos, return_inverse=True)
+            summed = np.bincount(inverse, weights=np.concatenate(scores))
+        if len(self.deleted):
+            keep = ~np.isin(uniq, self.deleted)
+            uniq, summed = uniq[keep], summed[keep]
+        return uniq, summed.astype(np.float32)
+
+    def dense(self, term_ids: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+        """A score for every position (0 for chunks without the terms, and deleted ones)."""
+        out = np.zeros(self.size, dtype=np.float32)
+        pos, scores = self.score(term_ids, weights)
+        out[pos] = scores
+        return out
+
+    def top(self, term_ids: Sequence[int], weights: Sequence[float], k: int) -> list[tuple[int, float]]:
+        """The k best (position, score) pairs with a positive score: score descending,
+        then position (deterministic ties)."""
+        pos, scores = self.score(term_ids, weights)
+        keep = scores > 0
+        pos, scores = pos[keep], scores[keep]
+        if k <= 0 or not len(pos):
+            return []
+        if len(pos) > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            cut = scores[part].min()
+            part = np.flatnonzero(scores >= cut)  # every chunk tied with the k-th, for the tie order
+            pos, scores = pos[part], scores[part]
+        order = np.lexsort((pos, -scores))[:k]
+        return [(int(pos[i]), float(scores[i])) for i in order]
