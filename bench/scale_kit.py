@@ -10,9 +10,9 @@ an upper bound. It is registered by importing this module; `bench/scale_cli.py` 
 
 The corpus is Turkish XQuAD (CC BY-SA 4.0) recombined: its paragraphs' sentences drawn at
 random into Markdown documents of about 50 64-token windows each, under headings; every
-paragraph also carries a few reference codes drawn from a Zipf law over ten million
-(`REF-48213`), so the vocabulary grows with the corpus as a real one does (Heaps' law)
-instead of stopping at XQuAD's.
+paragraph also carries record numbers (two drawn from ten million, one from a Zipf-like
+law), so the vocabulary grows with the corpus as a real one does (numbers are never
+stemmed) instead of stopping at XQuAD's prefix stems.
 """
 
 from __future__ import annotations
@@ -80,15 +80,15 @@ def questions(path: Path, n: int, seed: int = 7) -> list[str]:
 
 def document(rng: random.Random, sentences: list[str], titles: list[str], number: int) -> str:
     """One generated Markdown document (~CHUNKS_PER_FILE fixed64 windows)."""
-    def code() -> str:
-        return f"REF-{int(rng.paretovariate(0.6)) % 10_000_000}"  # Zipf-like: a few common, most rare
+    def codes() -> str:  # a record number drawn from ten million, and a Zipf-like one (a few common, most rare)
+        return f"kayıt {rng.randrange(10_000_000)}, {rng.randrange(10_000_000)}, ref {int(rng.paretovariate(0.6))}"
 
     parts = [f"# {rng.choice(titles)} {number}\n"]
     for section in range(6):
         parts.append(f"## {rng.choice(titles)}: bölüm {section + 1}\n")
         for _ in range(3):
             body = " ".join(rng.choice(sentences) for _ in range(5))
-            parts.append(f"{body} ({code()}, {code()})\n")
+            parts.append(f"{body} ({codes()})\n")
     return "\n".join(parts)
 
 

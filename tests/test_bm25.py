@@ -1,5 +1,6 @@
 import importlib.util
 import json
+import os
 
 import numpy as np
 import pytest
@@ -90,3 +91,91 @@ def test_unknown_terms_and_empty_queries_score_zero(headers_chunks):
     index = BM25Index.build(["a"], ["kargo ücreti"], Analyzer.for_language("tr"))
     assert index.search("zzzz qqqq", 5) == []
     assert index.search("kargo", 5)[0][0] == 0
+
+
+# -- the postings engine: incremental updates, mapped files, checks ---------------------------------------
+def by_id(index, query):
+    return {index.ids[p]: s for p, s in index.search(query, 1000)}
+
+
+def split(chunks, changed):
+    """(chunks of the first build, `changed` of them an incremental build retires, `changed` new ones)."""
+    first = chunks[:-changed]
+    return first, first[5 : 5 + changed], chunks[-changed:]
+
+
+def test_an_incremental_update_scores_as_a_fresh_build_of_the_same_chunks(headers_chunks, tmp_path):
+    from indexer.retrieval.bm25 import BM25Builder
+
+    analyzer = Analyzer.for_language("tr")
+    first, retired, new = split(headers_chunks, 2)  # 4 changes: under a tenth of 63
+    base = BM25Index.build([c.id for c in first], [c.indexed_text for c in first], analyzer)
+    base.save(tmp_path / "g1")
+    fresh = BM25Builder(analyzer)
+    fresh.add([c.id for c in new], [c.indexed_text for c in new])
+    loaded = BM25Index.load(tmp_path / "g1")
+    update = loaded.updated({c.id for c in retired}, fresh)
+    assert len(update.postings.segments) == 2 and len(update.postings.deleted) == len(retired)  # base kept, a delta
+    live = [c for c in first if c not in retired] + new
+    reference = BM25Index.build([c.id for c in live], [c.indexed_text for c in live], analyzer, "rank-bm25")
+    update.save(tmp_path / "g2")
+    again = BM25Index.load(tmp_path / "g2", expected=len(live))
+    for name in ("terms.npy", "docs.npy", "ids.npy"):  # the base is linked, not written again
+        assert (tmp_path / "g2" / name).stat().st_ino == (tmp_path / "g1" / name).stat().st_ino
+    for index in (update, again):
+        assert index.n == len(live) and all(c.id not in index for c in retired) and all(c.id in index for c in new)
+        for q in questions():
+            got, want = by_id(index, q), by_id(reference, q)
+            assert got.keys() == want.keys()
+            assert np.allclose([got[i] for i in want], list(want.values()), rtol=1e-5)
+    # a second update on top of the first rewrites the delta: the first one's new chunks can go too
+    second = BM25Builder(analyzer)
+    second.add(["zz-new"], ["Kargo takip numarası nereden öğrenilir"])
+    twice = again.updated({new[0].id}, second)
+    assert new[0].id not in twice and "zz-new" in twice and twice.n == len(live)
+    assert twice.search("kargo takip numarası", 1)[0][0] == twice.position("zz-new")
+
+
+def test_a_delta_past_a_tenth_of_the_base_is_merged_into_a_new_one(headers_chunks):
+    from indexer.retrieval.bm25 import BM25Builder
+
+    analyzer = Analyzer.for_language("tr")
+    first, retired, new = split(headers_chunks, 5)
+    base = BM25Index.build([c.id for c in first], [c.indexed_text for c in first], analyzer)
+    fresh = BM25Builder(analyzer)
+    fresh.add([c.id for c in new], [c.indexed_text for c in new])
+    merged = base.updated({c.id for c in retired}, fresh)
+    assert len(merged.postings.segments) == 1 and not len(merged.postings.deleted)
+    live = [c for c in first if c not in retired] + new
+    assert sorted(merged.ids) == sorted(c.id for c in live)
+    reference = BM25Index.build([c.id for c in live], [c.indexed_text for c in live], analyzer)
+    used = {t for c in live for t in analyzer(c.indexed_text)}
+    assert set(merged.vocab) == used  # terms of retired chunks only are gone
+    for q in questions():
+        assert by_id(merged, q) == pytest.approx(by_id(reference, q), rel=1e-5)
+
+
+def test_files_are_mapped_and_hashed_again_only_when_their_identity_changes(headers_chunks, tmp_path, monkeypatch):
+    from indexer.errors import IndexerError
+    from indexer.retrieval import bm25_files
+
+    folder = tmp_path / "bm25"
+    BM25Index.build([c.id for c in headers_chunks], [c.indexed_text for c in headers_chunks],
+                    Analyzer.for_language("tr")).save(folder)
+    hashed = []
+    real = bm25_files.sha256_file
+    monkeypatch.setattr(bm25_files, "sha256_file", lambda path: hashed.append(path.name) or real(path))
+    index = BM25Index.load(folder)
+    assert hashed == [] and isinstance(index.postings.segments[0].docs, np.memmap)  # verified when written
+    path = folder / "tfs.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # a bit flipped, same size
+    stat = path.stat()
+    path.write_bytes(bytes(data))
+    with pytest.raises(IndexerError, match="tfs.npy does not match its checksum"):
+        BM25Index.load(folder)  # a new modification time: hashed again
+    assert hashed == ["tfs.npy"]
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the old time forced back: a load trusts the record,
+    BM25Index.load(folder)
+    with pytest.raises(IndexerError, match="tfs.npy does not match its checksum"):
+        BM25Index.load(folder, check_all=True)  # a build checks every file

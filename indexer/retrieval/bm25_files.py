@@ -81,7 +81,7 @@ def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[P
             shutil.copyfile(source, path)
             digest = sha256_file(path)
         sums[name] = digest
-    params = {**params, "format": FORMAT, "sha256": sums}
+    params = {**params, "format": FORMAT, "sha256": dict(sums)}
     params["sha256"]["params"] = params_digest(params)
     _write_json(folder / "params.json", params)
     with contextlib.suppress(OSError):
