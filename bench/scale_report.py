@@ -140,6 +140,8 @@ def measure_all(args, sizes: list[int], xquad: Path) -> None:
     import scale_kit
 
     queries = scale_kit.questions(xquad, 10 + 3 * args.queries)
+    if args.bm25:
+        return bm25_side(args, sizes, xquad, queries)
     results = {"embedded": {}, "server": {}}
     for n in sizes:
         if args.only in (None, "embedded"):
@@ -154,3 +156,18 @@ def measure_all(args, sizes: list[int], xquad: Path) -> None:
     for kind, rows in (("embedded", ROWS), ("server", ROWS + SERVER_ROWS)):
         if results[kind]:
             print(f"{kind}:\n\n{render(results[kind], rows)}\n")
+
+
+def bm25_side(args, sizes: list[int], xquad: Path, queries: list[str]) -> None:
+    import scale_bm25
+    import scale_kit
+
+    measured = {}
+    for n in sizes:
+        corpus = scale_kit.write_corpus(args.data / f"corpus-{label(n)}", n, xquad)
+        measured[n] = scale_bm25.measure(args.data, n, corpus, queries)
+        (args.data / f"results-bm25-{label(n)}.json").write_text(json.dumps(measured[n], indent=1))
+        shutil.rmtree(args.data / f"bm25-{n}", ignore_errors=True)
+    print(f"#### Scale, the BM25 side alone: `{STRATEGY}` chunks of recombined XQuAD-tr, "
+          f"{time.strftime('%Y-%m-%d')}, {machine()}\n")
+    print(scale_bm25.report(measured))

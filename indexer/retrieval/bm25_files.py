@@ -131,7 +131,7 @@ def verify(folder: Path, params: dict, full: bool = False) -> None:
 def mapped(folder: Path, name: str) -> np.ndarray:
     """A `.npy` array mapped read-only (an empty one read, as an empty file cannot be mapped)."""
     path = folder / f"{name}.npy"
-    try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+    try:  # a plain ndarray over the map: slicing a np.memmap costs a Python call each time
+        return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
     except ValueError:
         return np.load(path, allow_pickle=False)

@@ -143,59 +143,49 @@ class Postings:
                           for seg in self.segments]
         return self._norm
 
-    def score(self, term_ids: Sequence[int], weights: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, scores) of the live chunks holding at least one of the terms:
-        sum over terms of weight * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)).
-        Weights are the query's own (how often each term occurs in it, for plain BM25)."""
+    def _accumulate(self, term_ids: Sequence[int], weights: Sequence[float]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Every position's score (an array of them, mostly zeros) and the positions each
+        term's postings touched: sum over terms of weight * idf * tf * (k1 + 1) /
+        (tf + k1 * (1 - b + b * len / avgdl)). Weights are the query's own (how often each
+        term occurs in it, for plain BM25). Only the terms' postings are read."""
         term_ids = np.asarray(term_ids, dtype=np.int64)
-        weights = np.asarray(weights, dtype=np.float64)
+        acc = np.zeros(self.size, dtype=np.float64)
+        touched: list[np.ndarray] = []
         if not len(term_ids) or self.n <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        idf = self.idf(term_ids) * weights
-        positions, scores = [], []
+            return acc, touched
+        factor = self.idf(term_ids) * np.asarray(weights, dtype=np.float64) * (self.k1 + 1)
         for seg, norm in zip(self.segments, self._norms()):
             start, end = seg.slot(term_ids)
             for t in np.flatnonzero(end > start).tolist():
-                docs = np.asarray(seg.docs[start[t] : end[t]])
-                tf = np.asarray(seg.tfs[start[t] : end[t]], dtype=np.float64)
-                positions.append(docs.astype(np.int64) + seg.first)
-                scores.append((idf[t] * (self.k1 + 1)) * tf / (tf + norm[docs]))
-        if not positions:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        pos = np.concatenate(positions)
-        if len(positions) == 1:
-            uniq, summed = pos, scores[0].astype(np.float64)
-        elif len(pos) * 16 > self.size:  # many postings: add them up over every position (no sort)
-            summed = np.bincount(pos, weights=np.concatenate(scores), minlength=self.size)
-            uniq = np.flatnonzero(summed)
-            summed = summed[uniq]
-        else:
-            uniq, inverse = np.unique(pos, return_inverse=True)
-            summed = np.bincount(inverse, weights=np.concatenate(scores))
+                docs = seg.docs[start[t] : end[t]]
+                tf = seg.tfs[start[t] : end[t]].astype(np.float64)
+                where = docs + seg.first if seg.first else docs
+                acc[where] += factor[t] * tf / (tf + norm[docs])  # a term's postings never repeat a chunk
+                touched.append(where)
         if len(self.deleted):
-            keep = ~np.isin(uniq, self.deleted)
-            uniq, summed = uniq[keep], summed[keep]
-        return uniq, summed.astype(np.float32)
+            acc[self.deleted] = 0.0
+        return acc, touched
 
     def dense(self, term_ids: Sequence[int], weights: Sequence[float]) -> np.ndarray:
         """A score for every position (0 for chunks without the terms, and deleted ones)."""
-        out = np.zeros(self.size, dtype=np.float32)
-        pos, scores = self.score(term_ids, weights)
-        out[pos] = scores
-        return out
+        return self._accumulate(term_ids, weights)[0].astype(np.float32)
 
     def top(self, term_ids: Sequence[int], weights: Sequence[float], k: int) -> list[tuple[int, float]]:
         """The k best (position, score) pairs with a positive score: score descending,
-        then position (deterministic ties)."""
-        pos, scores = self.score(term_ids, weights)
-        keep = scores > 0
-        pos, scores = pos[keep], scores[keep]
-        if k <= 0 or not len(pos):
+        then position (deterministic ties). Costs the postings read, not the chunk count."""
+        acc, touched = self._accumulate(term_ids, weights)
+        if k <= 0 or not touched:
             return []
-        if len(pos) > k:
-            part = np.argpartition(-scores, k - 1)[:k]
-            cut = scores[part].min()
-            part = np.flatnonzero(scores >= cut)  # every chunk tied with the k-th, for the tie order
-            pos, scores = pos[part], scores[part]
-        order = np.lexsort((pos, -scores))[:k]
-        return [(int(pos[i]), float(scores[i])) for i in order]
+        cand = np.concatenate(touched) if len(touched) > 1 else touched[0]
+        values = acc[cand].astype(np.float32)  # the float32 scores `dense` gives, ranked alike
+        m = min(len(cand), k * len(touched))  # a chunk is in the list at most once per term
+        if m < len(cand):
+            part = np.argpartition(-values, m - 1)[:m]
+            cut = values[part].min()
+            cand, values = cand[values >= cut], values[values >= cut]  # and every chunk tied with the last
+        cand, first = np.unique(cand, return_index=True)
+        values = values[first]
+        keep = values > 0
+        cand, values = cand[keep], values[keep]
+        order = np.lexsort((cand, -values))[:k]
+        return [(int(cand[i]), float(values[i])) for i in order]
