@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import subprocess
 import sys
 import time
@@ -38,7 +36,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 sys.path.insert(0, str(BENCH))
 
-from common import machine, percentile, run_peak_rss, table, xquad_dir  # noqa: E402
+from common import percentile, run_peak_rss, xquad_dir  # noqa: E402
 from scale_probe import per_mode  # noqa: E402
 
 STRATEGY = "fixed64"

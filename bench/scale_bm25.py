@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from common import percentile
 from scale_probe import rss_mb
 
 COLD = """

@@ -15,7 +15,6 @@ from scale_probe import chroma_server, http_probe, rss_mb, serving
 
 
 def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
-    import scale_kit
 
     run = Run(args.data, n)
     build = run.build(xquad)
@@ -83,7 +82,7 @@ ROWS = [  # (row label, function of a measured size -> number, format)
     *[(f"  {stage} ms / record", (lambda s: lambda m: 1000 * m["build"]["timings"].get(s, 0) / m["build"]["chunks"])(stage),
        "{:.3f}") for stage in ("load", "chunk", "analyse", "embed", "write wait", "write", "bm25", "publish")],
     ("build peak RSS MB", lambda m: m["build"]["rss_mb"], "{:.0f}"),
-    ("index folder MB", lambda m: m["db_mb"] + (m["chroma_mb"] if m.get("readers") is not None else 0), "{:.0f}"),
+    ("index folder (--db) MB", lambda m: m["db_mb"], "{:.0f}"),
     ("  HNSW index MB", lambda m: m["hnsw_mb"], "{:.0f}"),
     ("  BM25 index MB", lambda m: m["bm25_mb"], "{:.1f}"),
     ("  embedding cache MB", lambda m: m["cache_mb"], "{:.0f}"),
@@ -101,6 +100,7 @@ ROWS = [  # (row label, function of a measured size -> number, format)
     ("gc s", lambda m: m["gc_s"], "{:.2f}"),
 ]
 SERVER_ROWS = [
+    ("Chroma server data MB", lambda m: m["chroma_mb"], "{:.0f}"),
     ("Chroma server RSS MB", lambda m: m["chroma_rss"]["rss_mb"], "{:.0f}"),
     *[(f"reader {i}: first query (BM25 rebuilt) s", (lambda j: lambda m: m["readers"][j]["first_s"])(i - 1), "{:.2f}")
       for i in (1, 2)],

@@ -61,9 +61,9 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
             problem = str(exc)
     builder = BM25Builder(Analyzer.from_dict(entry.extra.get("analyzer", {})))
     ids, texts = [], []
-    for chunk, meta in store.scan(entry):
-        ids.append(chunk.id)
-        texts.append(meta.get("indexed_text", ""))
+    for chunk_id, text in store.indexed_texts(entry):
+        ids.append(chunk_id)
+        texts.append(text)
         if len(ids) >= 2000:
             builder.add(ids, texts)
             ids, texts = [], []

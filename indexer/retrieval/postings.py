@@ -11,7 +11,8 @@ added since the base was written), minus *deleted* positions (chunks they retire
 statistics BM25 needs (chunk count, each term's document frequency, the average length)
 are those of the live chunks, so the scores are exactly those of one index built over
 them: scoring keeps term frequencies, not precomputed weights, and applies the formula at
-query time. `score` is a function of (term ids, term weights) only.
+query time. Scoring (`top`, `dense`) is a function of (term ids, term weights) only, so a
+layer that weighs fields or exact matches can sit on top.
 """
 
 from __future__ import annotations

@@ -172,7 +172,9 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     path = chroma_path or (None if store.url else store.db / "chroma")
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
-        vacuum(path, report, force=True)
+        # a VACUUM rewrites the whole database (minutes at a million chunks): when this
+        # run removed something, or when what earlier deletions left is worth it
+        vacuum(path, report, force=bool(report.removed))
     report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
     report.measured = [str(f) for f in folders]
     return report

@@ -349,6 +349,23 @@ class Store:
                     yield chunk_from_record(cid, doc, meta), meta
             offset += len(got["ids"])
 
+    def indexed_texts(self, entry: Entry) -> Iterator[tuple[str, str]]:
+        """(id, indexed_text) of every live record: what a machine lacking a BM25 index
+        rebuilds it from (metadata only: the chunk texts themselves are not transferred)."""
+        col = self.chroma.collection(entry.collection)
+        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        pending = entry.pending_ids
+        offset = 0
+        while True:
+            got = self.chroma.call(lambda: col.get(where=where, include=["metadatas"], limit=SCAN_BATCH,
+                                                   offset=offset), f"reading {entry.strategy}")
+            if not got["ids"]:
+                return
+            for cid, meta in zip(got["ids"], got["metadatas"]):
+                if cid not in pending:
+                    yield cid, (meta or {}).get("indexed_text", "")
+            offset += len(got["ids"])
+
     def count(self, entry: Entry) -> int:
         col = self.chroma.collection(entry.collection)
         return self.chroma.call(col.count, f"counting {entry.strategy}")
