@@ -266,7 +266,11 @@ def test_server_mode_build_and_query(chroma_server, tmp_path):
                  "--db", other, "--json")
     assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
     entry = Index.open("headers", db=other, chroma_url=chroma_server).entry
-    assert (Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json").exists()
+    saved = Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json"
+    assert saved.exists()
+    written = saved.stat().st_mtime_ns
+    again = run("query", VAN, "--strategy", "headers", "--chroma-url", chroma_server, "--db", other, "--json")
+    assert again.output == hybrid.output and saved.stat().st_mtime_ns == written  # found, not rebuilt again
 
 
 def test_unreachable_chroma_server_is_a_one_line_error(tmp_path):
@@ -328,3 +332,27 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     assert {h.embedding_share for h in hits} == {share}
     rows = [json.loads(line) for line in run("query", query, "-s", "headers", "--db", db, "--json").output.splitlines()]
     assert [r["id"] for r in rows] == [h.chunk.id for h in hits] and rows[0]["embedding_share"] == share
+
+
+def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
+    """No full scan on the query path: BM25 is mapped from its files, and Chroma is asked
+    for the nearest vectors and the records of the hits (and of tied candidates) only."""
+    db, _ = built_db
+    index = Index.open("headers", db=db)
+    read: list[list[str]] = []
+    real = Store.records
+
+    def records(self, entry, ids, parents=False):
+        read.append(list(ids))
+        return real(self, entry, ids, parents)
+
+    def scan(*_args, **_kw):
+        raise AssertionError("a full scan on the query path")
+
+    monkeypatch.setattr(Store, "records", records)
+    monkeypatch.setattr(Store, "scan", scan)
+    monkeypatch.setattr(Store, "indexed_texts", scan)
+    for mode in ("embedding", "bm25", "hybrid"):
+        assert len(index.search(VAN, mode=mode, k=5)) == 5
+    assert read and all(len(ids) <= DEFAULTS.candidates for ids in read)
+    assert index.count() == index.entry.chunks and index.bm25.engine == "postings"
