@@ -356,3 +356,30 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
         assert len(index.search(VAN, mode=mode, k=5)) == 5
     assert read and all(len(ids) <= DEFAULTS.candidates for ids in read)
     assert index.count() == index.entry.chunks and index.bm25.engine == "postings"
+
+
+def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(chroma_server, tmp_path, write_files):
+    """A reader of a Chroma server (its own --db) rebuilds BM25 from the stored texts once;
+    after the builder's incremental build it adds the new generation's records and drops
+    the ones it retired (listed per generation in the catalogue) instead of rebuilding."""
+    files = {f"not{i:02d}.md": f"# Not {i}\n\nBu not {i} numaralı kaydı anlatır.\n" for i in range(40)}
+    root = write_files({**files, "kargo.md": "# Kargo\n\nTeslimat üç gün sürer. Kargo ücreti alıcıya aittir.\n",
+                        "iade.md": "# İade\n\nİade on dört gün içinde yapılır.\n",
+                        "garanti.md": "# Garanti\n\nGaranti iki yıldır.\n"})  # one change: under a tenth
+    spec, builder, reader = "fixed:size=24,overlap=0", tmp_path / "builder", tmp_path / "reader"
+    build([root], [spec], db=builder, chroma_url=chroma_server)
+    first = Index.open(spec, db=reader, chroma_url=chroma_server)
+    assert first.search("kargo ücreti", mode="bm25", k=1)[0].chunk.doc_id == "kargo.md"
+    before = Store(reader, chroma_server).side_dir(first.entry.collection, first.entry.generation) / "bm25"
+    (root / "iade.md").write_text("# İade\n\nİade otuz gün içinde yapılır; kargo ücreti iade edilir.\n")
+    [report] = build([root], [spec], db=builder, chroma_url=chroma_server)
+    assert report.mode == "incremental" and report.retired >= 1
+    index = Index.open(spec, db=reader, chroma_url=chroma_server)
+    assert index.entry.generation == first.entry.generation + 1
+    mine = Index.open(spec, db=builder, chroma_url=chroma_server)
+    for query in ("otuz gün", "kargo ücreti", "garanti", "on dört gün"):
+        assert [(h.chunk.id, round(h.score, 5)) for h in index.search(query, mode="bm25")] == \
+            [(h.chunk.id, round(h.score, 5)) for h in mine.search(query, mode="bm25")]
+    after = Store(reader, chroma_server).side_dir(index.entry.collection, index.entry.generation) / "bm25"
+    assert index.count() == report.chunks and len(index.bm25.postings.segments) == 2  # a delta on the old base
+    assert (after / "terms.npy").stat().st_ino == (before / "terms.npy").stat().st_ino  # linked, not rebuilt

@@ -59,6 +59,45 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
             if isinstance(exc, UsageError):
                 raise
             problem = str(exc)
+    index = None if problem else _caught_up(store, entry, engine)
+    if index is None:
+        index = _rebuilt(store, entry, engine)
+    try:
+        index.save(folder)
+        store.prune_side(entry)  # a reader's older generations
+    except OSError:
+        pass  # read-only index: keep it in memory
+    if problem and on_repair:
+        on_repair(f"rebuilt the BM25 index from the stored records ({problem})")
+    return index
+
+
+def _caught_up(store, entry, engine: str | None) -> BM25Index | None:
+    """A reader's index of an earlier generation of the same collection, brought up to date:
+    the records the later generations wrote added, those they retired (the catalogue lists
+    them per generation) dropped — at the cost of the change. None when there is no such
+    index, or the catalogue no longer lists every generation since (a reader that lagged
+    past the grace period), or the result disagrees with the catalogue's chunk count."""
+    earlier = [g for g in store.side_generations(entry.collection) if g < entry.generation]
+    for generation in reversed(earlier):
+        folder = store.side_dir(entry.collection, generation) / "bm25"
+        retired = store.retired_since(entry, generation)
+        if retired is None or not (folder / "params.json").exists():
+            continue
+        try:
+            previous = BM25Index.load(folder, engine)
+        except IndexerError:
+            continue
+        fresh = BM25Builder(previous.analyzer)
+        for chunk_id, text in store.indexed_texts(entry, after=generation):
+            fresh.add([chunk_id], [text])
+        index = previous.updated(retired, fresh)
+        return index if index.n == entry.chunks else None
+    return None
+
+
+def _rebuilt(store, entry, engine: str | None) -> BM25Index:
+    """The index rebuilt from every stored text of the version."""
     builder = BM25Builder(Analyzer.from_dict(entry.extra.get("analyzer", {})))
     ids, texts = [], []
     for chunk_id, text in store.indexed_texts(entry):
@@ -68,14 +107,7 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
             builder.add(ids, texts)
             ids, texts = [], []
     builder.add(ids, texts)
-    index = builder.finish(engine or entry.extra.get("bm25_engine"))
-    try:
-        index.save(folder)
-    except OSError:
-        pass  # read-only index: keep it in memory
-    if problem and on_repair:
-        on_repair(f"rebuilt the BM25 index from the stored records ({problem})")
-    return index
+    return builder.finish(engine or entry.extra.get("bm25_engine"))
 
 
 class BM25Builder:

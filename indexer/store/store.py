@@ -301,6 +301,23 @@ class Store:
             shutil.rmtree(folder, ignore_errors=True)
         return [f"side files of {folder.name} (not live)" for folder in stale]
 
+    def retired_since(self, entry: Entry, generation: int) -> set[str] | None:
+        """The ids the generations after `generation` up to the entry's retired, or None
+        when the catalogue no longer says for each of them (their grace period is over)."""
+        said = {p.get("gen"): p for p in entry.pending}
+        if any(g not in said for g in range(generation + 1, entry.generation + 1)):
+            return None
+        return {i for g in range(generation + 1, entry.generation + 1) for i in said[g].get("ids", ())}
+
+    def side_generations(self, collection: str) -> list[int]:
+        """The generations of a collection this machine has side folders for."""
+        base = self.side_dir(collection)
+        names = [p.name for p in base.iterdir()] if base.is_dir() else []
+        return sorted(int(n[1:]) for n in names if n.startswith("g") and n[1:].isdigit())
+
+    def prune_side(self, entry: Entry) -> None:
+        self._prune_side(entry)
+
     def _prune_side(self, entry: Entry) -> None:
         """Keep the live generation's side files and the one before (a reader may still be
         on it); older ones go."""
@@ -349,11 +366,14 @@ class Store:
                     yield chunk_from_record(cid, doc, meta), meta
             offset += len(got["ids"])
 
-    def indexed_texts(self, entry: Entry) -> Iterator[tuple[str, str]]:
-        """(id, indexed_text) of every live record: what a machine lacking a BM25 index
-        rebuilds it from (metadata only: the chunk texts themselves are not transferred)."""
+    def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
+        """(id, indexed_text) of every live record (written after generation `after`): what
+        a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
+        with (metadata only: the chunk texts themselves are not transferred)."""
         col = self.chroma.collection(entry.collection)
         where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        if after:
+            where = {"$and": [where, {"gen": {"$gt": after}}]}
         pending = entry.pending_ids
         offset = 0
         while True:
