@@ -105,6 +105,21 @@ def split(chunks, changed):
     return first, first[5 : 5 + changed], chunks[-changed:]
 
 
+def assert_top_is_the_prefix_of_the_full_ranking(index, query):
+    """`search` (which skips what cannot reach the top k) against every chunk scored."""
+    scores = index.scores(query)
+    full = [int(p) for p in np.lexsort((np.arange(len(scores)), -scores)) if scores[p] > 0]
+    for k in (1, 2, 3, 5, 10):
+        assert [p for p, _ in index.search(query, k)] == full[:k], (query, k)
+
+
+def test_the_top_k_skips_postings_but_not_results(headers_chunks):
+    index = BM25Index.build([c.id for c in headers_chunks], [c.indexed_text for c in headers_chunks],
+                            Analyzer.for_language("tr"))
+    for q in questions() + ["kargo kargo iade", "ve bir bu", "hediye kartı bakiyesi ne kadar süre geçerli kargo"]:
+        assert_top_is_the_prefix_of_the_full_ranking(index, q)
+
+
 def test_an_incremental_update_scores_as_a_fresh_build_of_the_same_chunks(headers_chunks, tmp_path):
     from indexer.retrieval.bm25 import BM25Builder
 
@@ -129,6 +144,7 @@ def test_an_incremental_update_scores_as_a_fresh_build_of_the_same_chunks(header
             got, want = by_id(index, q), by_id(reference, q)
             assert got.keys() == want.keys()
             assert np.allclose([got[i] for i in want], list(want.values()), rtol=1e-5)
+            assert_top_is_the_prefix_of_the_full_ranking(index, q)
     # a second update on top of the first rewrites the delta: the first one's new chunks can go too
     second = BM25Builder(analyzer)
     second.add(["zz-new"], ["Kargo takip numarası nereden öğrenilir"])

@@ -97,6 +97,7 @@ class Postings:
         self._gone_keys, self._gone_df = np.unique(self._terms_of(self.deleted), return_counts=True)
         self.avgdl = total / self.n if self.n > 0 else 0.0
         self._norm: list[np.ndarray] | None = None
+        self._live: np.ndarray | None = None
 
     def is_deleted(self, position: int) -> bool:
         k = int(np.searchsorted(self.deleted, position))
@@ -173,20 +174,79 @@ class Postings:
 
     def top(self, term_ids: Sequence[int], weights: Sequence[float], k: int) -> list[tuple[int, float]]:
         """The k best (position, score) pairs with a positive score: score descending,
-        then position (deterministic ties). Costs the postings read, not the chunk count."""
-        acc, touched = self._accumulate(term_ids, weights)
-        if k <= 0 or not touched:
+        then position (deterministic ties) — the same as ranking `dense`, at the cost of
+        the postings it must read. Terms are read from the highest bound on their
+        contribution (weight * idf * (k1 + 1)) down; once the bounds of the terms left add
+        up to less than the k-th best score so far, a chunk none of the terms read holds
+        cannot reach the top k, so the rest are only looked up for the chunks already
+        found (MaxScore): a common word's long postings are searched, not scanned."""
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        if k <= 0 or not len(term_ids) or self.n <= 0:
             return []
-        cand = np.concatenate(touched) if len(touched) > 1 else touched[0]
-        values = acc[cand].astype(np.float32)  # the float32 scores `dense` gives, ranked alike
-        m = min(len(cand), k * len(touched))  # a chunk is in the list at most once per term
-        if m < len(cand):
-            part = np.argpartition(-values, m - 1)[:m]
-            cut = values[part].min()
-            cand, values = cand[values >= cut], values[values >= cut]  # and every chunk tied with the last
-        cand, first = np.unique(cand, return_index=True)
-        values = values[first]
+        if (weights <= 0).any():
+            acc, touched = self._accumulate(term_ids, weights)
+            return self._ranked(acc, np.concatenate(touched), k) if touched else []
+        bounds = self.idf(term_ids) * weights * (self.k1 + 1)
+        norms = self._norms()
+        slots = [seg.slot(term_ids) for seg in self.segments]
+        order = [i for i in np.argsort(-bounds, kind="stable").tolist()
+                 if any(end[i] > start[i] for start, end in slots)]
+        acc = np.zeros(self.size, dtype=np.float64)
+        found: list[np.ndarray] = []
+        read = 0.0
+        remaining = float(bounds[order].sum()) if order else 0.0
+        theta, rest = 0.0, []
+        for n, i in enumerate(order):
+            if theta > 0 and remaining < theta:
+                rest = order[n:]  # these alone cannot lift a chunk they hold into the top k
+                break
+            for seg, norm, (start, end) in zip(self.segments, norms, slots):
+                docs = seg.docs[start[i] : end[i]]
+                tf = seg.tfs[start[i] : end[i]].astype(np.float64)
+                where = docs + seg.first if seg.first else docs
+                found.append(where[acc[where] == 0])  # first seen now: every contribution is positive
+                acc[where] += bounds[i] * tf / (tf + norm[docs])
+            read += bounds[i]
+            remaining -= bounds[i]
+            if remaining < read:  # a k-th best score above what is left is possible: find it
+                cand = np.concatenate(found) if len(found) > 1 else found[0]
+                found = [cand]
+                values = acc[cand] * self._alive()[cand]
+                if len(values) >= k:
+                    theta = float(np.partition(values, len(values) - k)[len(values) - k])
+        if not found:
+            return []
+        cand = np.concatenate(found) if len(found) > 1 else found[0]
+        for i in rest:  # looked up for the chunks found, in postings sorted by chunk
+            for seg, norm, (start, end) in zip(self.segments, norms, slots):
+                docs = seg.docs[start[i] : end[i]]
+                if not len(docs):
+                    continue
+                local = cand - seg.first
+                at = np.minimum(np.searchsorted(docs, local), len(docs) - 1)
+                hit = docs[at] == local
+                tf = seg.tfs[start[i] : end[i]][at[hit]].astype(np.float64)
+                acc[cand[hit]] += bounds[i] * tf / (tf + norm[local[hit]])
+        return self._ranked(acc, cand, k, unique=True)
+
+    def _alive(self) -> np.ndarray:
+        """1.0 for a live position, 0.0 for a deleted one."""
+        if self._live is None:
+            self._live = np.ones(self.size, dtype=np.float64)
+            self._live[self.deleted] = 0.0
+        return self._live
+
+    def _ranked(self, acc: np.ndarray, cand: np.ndarray, k: int, unique: bool = False) -> list[tuple[int, float]]:
+        """The k best positions among `cand`, by their float32 score (as `dense` gives
+        it), then position; every chunk tied with the k-th is kept for the tie order."""
+        if not unique:
+            cand = np.unique(cand)
+        values = (acc[cand] * self._alive()[cand]).astype(np.float32)
         keep = values > 0
         cand, values = cand[keep], values[keep]
+        if len(values) > k:
+            kth = np.partition(values, len(values) - k)[len(values) - k]
+            cand, values = cand[values >= kth], values[values >= kth]
         order = np.lexsort((cand, -values))[:k]
         return [(int(cand[i]), float(values[i])) for i in order]
