@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -61,8 +62,23 @@ def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[P
     """Write `arrays` as `<name>.npy`, hard-link (or copy) the `linked` files — {name:
     (path of an identical verified file, its sha256)}: a base segment an incremental build
     did not change — then params.json with every file's sha256, then the record of what
-    was verified."""
-    folder.mkdir(parents=True, exist_ok=True)
+    was verified: into a folder beside `folder` that then takes its place, so a process
+    opening it (another reader of the same --db) never sees it half-written."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    final, folder = folder, folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        _write(folder, arrays, linked, params)
+        if final.exists():  # a damaged index being replaced: out of the way first
+            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
+            os.rename(final, old)
+            shutil.rmtree(old, ignore_errors=True)  # processes that mapped its files keep them
+        os.rename(folder, final)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict) -> None:
+    folder.mkdir()
     sums: dict[str, str] = {}
     for name, array in arrays.items():
         path = folder / f"{name}.npy"
@@ -76,8 +92,6 @@ def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[P
         try:
             os.link(source, path)
         except OSError:  # another file system, or links not allowed: a copy, hashed again
-            import shutil
-
             shutil.copyfile(source, path)
             digest = sha256_file(path)
         sums[name] = digest

@@ -223,6 +223,10 @@ class Postings:
                 docs = seg.docs[start[i] : end[i]]
                 if not len(docs):
                     continue
+                if len(cand) * np.log2(len(docs) + 1) > 4 * len(docs):  # cheaper to read them all
+                    tf = seg.tfs[start[i] : end[i]].astype(np.float64)
+                    acc[docs + seg.first if seg.first else docs] += bounds[i] * tf / (tf + norm[docs])
+                    continue
                 local = cand - seg.first
                 at = np.minimum(np.searchsorted(docs, local), len(docs) - 1)
                 hit = docs[at] == local
