@@ -1,4 +1,4 @@
-"""indexer benchmarks: throughput, build cost and peak memory of every strategy, the
+"""indexer benchmarks: throughput, build cost and peak memory of every strategy (a long PDF too), the
 pipelines users glue together today (LangChain, LlamaIndex) side by side, embedder speed
 by chunk size, chunking against peers, query latency and scaling. Prints Markdown tables
 with the date and machine.
@@ -347,6 +347,18 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
     )
 
 
+def bench_pdf(report: Report, quick: bool, work: Path) -> None:
+    from pdf_long import RSS_TARGET_MB, report as long_pdf
+
+    pages = 200 if quick else 2000
+    text, worst = long_pdf(pages, work)
+    report.section(f"A {pages:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py)", text)
+    report.target(f"peak RSS loading and chunking a {pages:,}-page PDF, every strategy", f"<= {RSS_TARGET_MB} MB",
+                  f"{worst['rss_mb']:.0f} MB", worst["rss_mb"] <= RSS_TARGET_MB)
+    report.target(f"headings found in the {pages:,}-page PDF (one a page)", f"{pages:,}", f"{worst['sections']:,}",
+                  worst["sections"] == pages)
+
+
 SECTIONS = {
     "strategies": bench_every_strategy,
     "peers": bench_peers,
@@ -358,12 +370,14 @@ SECTIONS = {
     "cold": bench_cold_query,
     "memory": bench_memory,
     "rss": lambda report, quick, work: memory_by_shape(report, quick, work),
+    "pdf": bench_pdf,
 }
 
 
-# sections a quick run leaves out unless asked: chunking peers on 1.5 MB and corpus-scale
-# build memory (the strategies section measures chunking and memory of every strategy)
-FULL_ONLY = ("chunk", "memory")
+# sections a quick run leaves out unless asked: chunking peers on 1.5 MB, corpus-scale
+# build memory (the strategies section measures chunking and memory of every strategy) and
+# the long PDF (bench/pdf_long.py: --only pdf --quick runs it at 200 pages)
+FULL_ONLY = ("chunk", "memory", "pdf")
 # sections run only when named: `strategies` measures them too (rss: peak memory of every
 # strategy on big files of every shape, alone: python bench/run.py --only rss)
 ON_REQUEST = ("rss",)

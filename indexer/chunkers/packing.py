@@ -146,8 +146,9 @@ def windows(
     first_limit = limit if first_limit is None else min(first_limit, limit)
     text = doc.text
     b = chunker.bounds(doc)
-    i0 = int(np.searchsorted(b, start, side="left"))
-    i1 = int(np.searchsorted(b, end, side="right"))
+    # keys of the array's own dtype: a Python int would copy the whole array per call
+    i0 = int(np.searchsorted(b, b.dtype.type(start), side="left"))
+    i1 = int(np.searchsorted(b, b.dtype.type(end), side="right"))
     edges = b[i0:i1]  # a view: a long section costs no Python list of its boundaries
     head = [start] if not len(edges) or edges[0] != start else []
     tail = [end] if not len(edges) or edges[-1] != end else []
