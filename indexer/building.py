@@ -116,11 +116,6 @@ def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine
     }  # not the BM25 engine: every engine reads the same files
 
 
-def _settings_differ(old: dict, new: dict) -> bool:
-    """A setting this version no longer records (the BM25 engine) does not count."""
-    return {k: v for k, v in old.items() if k in new} != new
-
-
 def _why_full(old: dict, new: dict) -> str:
     changed = []
     for key in new:
@@ -237,7 +232,7 @@ class _StrategyBuild:
             reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
         elif manifest is None:
             reason = "no readable file manifest beside the previous version"
-        elif _settings_differ(manifest["settings"], self.build_settings):
+        elif {k: v for k, v in manifest["settings"].items() if k in self.build_settings} != self.build_settings:
             reason = _why_full(manifest["settings"], self.build_settings)
         trusted = trusted_hashes(manifest, changed) if not reason else {}
         with self.timer("hash"):
@@ -330,8 +325,7 @@ class _StrategyBuild:
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)
                 else:
-                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh)
-                    bm25.requested = self.engine
+                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, self.engine)
                 bm25.save(staging.side / "bm25")
             write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
                                                         "files": files, "skipped": skipped})

@@ -177,14 +177,18 @@ class BM25Index:
         builder.add(ids, texts)
         return builder.finish(engine, k1, b)
 
-    def updated(self, drop: set[str], fresh: BM25Builder) -> BM25Index:
+    def updated(self, drop: set[str], fresh: BM25Builder, engine: str | None = None) -> BM25Index:
         """This index without the `drop`ped chunks, plus `fresh`'s: the base kept as it is
         (deleted positions marked), the delta rewritten with the new chunks; merged into a
         new base when the delta outgrows MERGE_SHARE of it. Costs the change, not the corpus
         (apart from the rare merge)."""
         from .bm25_update import updated
 
-        return updated(self, drop, fresh, MERGE_SHARE)
+        index = updated(self, drop, fresh, MERGE_SHARE)
+        if engine:  # the engine the build asked for (saved with the index)
+            index.requested, index.engine = engine, engine_for(engine)
+            index._bm25s = index._build_bm25s() if index.engine == "bm25s" else None
+        return index
 
     # -- files -----------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
