@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -80,11 +81,13 @@ class Run:
         if "build" in self.results and (self.db / "indexer.json").exists():
             return self.results["build"]
         scale_kit.write_corpus(self.corpus, self.n, xquad)
+        load_before = os.getloadavg()
         seconds, rss_kib, out = run_peak_rss(cli("build", self.corpus, "-s", STRATEGY, "--embedder", "bench-hash",
                                                  "--lang", "tr", *self.store_args, "--json", "-q"))
         report = json.loads(out.splitlines()[0])
         self.results["build"] = {"seconds": seconds, "rss_mb": rss_kib / 1024, "chunks": report["chunks"],
-                                 "files": report["files"], "timings": report["timings"], "at": time.strftime("%F %T")}
+                                 "files": report["files"], "timings": report["timings"], "at": time.strftime("%F %T"),
+                                 "load": [load_before[0], os.getloadavg()[0]]}
         self.save()
         return self.results["build"]
 

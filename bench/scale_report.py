@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
     build = run.build(xquad)
     if args.build_only:
         return {"build": build}
-    out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(run.db / "chroma")}
+    out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(run.db / "chroma"), "load": [os.getloadavg()[0]]}
     out["chroma_mb"] = folder_mb(run.db / "chroma")
     out["cold"] = cold(run, queries)
     out["warm"] = warm(run, queries)
@@ -29,6 +30,7 @@ def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
         out["serve_rss"] = rss_mb(pid)
     out["update"] = update(run)
     out["gc_s"] = gc_time(run)
+    out["load"].append(os.getloadavg()[0])
     run.results["measured"] = out
     run.save()
     return out
@@ -45,7 +47,7 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
         if args.build_only:
             return {"build": build}
         out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(folder / "chroma" / "data"),
-               "chroma_mb": folder_mb(folder / "chroma" / "data")}
+               "chroma_mb": folder_mb(folder / "chroma" / "data"), "load": [os.getloadavg()[0]]}
         out["cold"] = cold(run, queries)
         out["warm"] = warm(run, queries)
         readers = []
@@ -71,12 +73,15 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
         out["chroma_rss"] = rss_mb(chroma_pid)
         out["update"] = update(run)
         out["gc_s"] = gc_time(run)
+        out["load"].append(os.getloadavg()[0])
         run.results["measured"] = out
         run.save()
     return out
 
 
 ROWS = [  # (row label, function of a measured size -> number, format)
+    ("load average (1 min): build start / end", lambda m: tuple(m["build"]["load"]), "{:.1f} / {:.1f}"),
+    ("load average (1 min): measuring start / end", lambda m: tuple(m["load"]), "{:.1f} / {:.1f}"),
     ("build s", lambda m: m["build"]["seconds"], "{:.0f}"),
     ("build ms / record", lambda m: 1000 * m["build"]["seconds"] / m["build"]["chunks"], "{:.2f}"),
     *[(f"  {stage} ms / record", (lambda s: lambda m: 1000 * m["build"]["timings"].get(s, 0) / m["build"]["chunks"])(stage),
