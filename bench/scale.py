@@ -192,6 +192,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="stop at 100k chunks")
     parser.add_argument("--only", choices=("embedded", "server"), default=None, help="one kind of store")
     parser.add_argument("--build-only", action="store_true", help="build what is not built yet, measure nothing")
+    parser.add_argument("--report", action="store_true", help="print the tables from the figures kept in --data")
     parser.add_argument("--bm25", action="store_true", help="the BM25 side alone (no Chroma): minutes, not hours")
     parser.add_argument("--queries", type=int, default=200, help="timed warm queries per mode")
     parser.add_argument("--xquad", type=Path, default=None, help="the XQuAD folder (xquad.tr.json)")

@@ -118,6 +118,7 @@ def measure(data: Path, n: int, corpus: Path, queries: list[str]) -> dict:
 
 
 ROWS = [
+    ("load average (1 min): start / end", lambda m: tuple(m["load"]), "{:.1f} / {:.1f}"),
     ("chunks", lambda m: m["chunks"], "{:,}"),
     ("vocabulary (terms)", lambda m: m["vocabulary"], "{:,}"),
     ("analyse ms / chunk", lambda m: 1000 * m["analyse_s"] / m["chunks"], "{:.3f}"),

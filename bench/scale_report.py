@@ -136,7 +136,8 @@ def render(measured: dict[int, dict], rows) -> str:
                 values.append(None)
         cells = [(fmt.format(*v) if isinstance(v, tuple) else fmt.format(v)) if v is not None else "-" for v in values]
         exps = [exponent(values[i], values[i + 1], sizes[i], sizes[i + 1])
-                if values[i] is not None and values[i + 1] is not None else "-" for i in range(len(sizes) - 1)]
+                if values[i] is not None and values[i + 1] is not None and not name.startswith("load average")
+                else "-" for i in range(len(sizes) - 1)]
         body.append([name, *cells, *exps])
     return table(headers, body)
 
@@ -144,6 +145,8 @@ def render(measured: dict[int, dict], rows) -> str:
 def measure_all(args, sizes: list[int], xquad: Path) -> None:
     import scale_kit
 
+    if args.report:
+        return saved(args, sizes)
     queries = scale_kit.questions(xquad, 10 + 3 * args.queries)
     if args.bm25:
         return bm25_side(args, sizes, xquad, queries)
@@ -156,11 +159,32 @@ def measure_all(args, sizes: list[int], xquad: Path) -> None:
     if args.build_only:
         print(json.dumps(results, indent=1))
         return
+    print_tables(results)
+
+
+def print_tables(results: dict[str, dict[int, dict]]) -> None:
     print(f"#### Scale: `{STRATEGY}` chunks of recombined XQuAD-tr, `bench-hash` vectors (512-d), "
           f"{time.strftime('%Y-%m-%d')}, {machine()}\n")
     for kind, rows in (("embedded", ROWS), ("server", ROWS + SERVER_ROWS)):
-        if results[kind]:
+        if results.get(kind):
             print(f"{kind}:\n\n{render(results[kind], rows)}\n")
+
+
+def saved(args, sizes: list[int]) -> None:
+    """`--report`: the tables from the figures kept in --data, measuring nothing (sizes or
+    kinds of store not measured yet are left out)."""
+    import scale_bm25
+
+    def kept(kind: str, n: int) -> dict | None:
+        path = args.data / f"results-{kind}-{label(n)}.json"
+        found = json.loads(path.read_text()) if path.exists() else {}
+        return found.get("measured", found) if kind != "bm25" else found or None
+
+    results = {kind: {n: m for n in sizes if (m := kept(kind, n))} for kind in ("embedded", "server", "bm25")}
+    results = {kind: {n: m for n, m in got.items() if kind == "bm25" or "cold" in m} for kind, got in results.items()}
+    print_tables({kind: results[kind] for kind in ("embedded", "server") if args.only in (None, kind)})
+    if results["bm25"] and args.only is None:
+        print(f"the BM25 side alone (`--bm25`):\n\n{scale_bm25.report(results['bm25'])}\n")
 
 
 def bm25_side(args, sizes: list[int], xquad: Path, queries: list[str]) -> None:
@@ -170,7 +194,9 @@ def bm25_side(args, sizes: list[int], xquad: Path, queries: list[str]) -> None:
     measured = {}
     for n in sizes:
         corpus = scale_kit.write_corpus(args.data / f"corpus-{label(n)}", n, xquad)
+        load = os.getloadavg()[0]
         measured[n] = scale_bm25.measure(args.data, n, corpus, queries)
+        measured[n]["load"] = [load, os.getloadavg()[0]]
         (args.data / f"results-bm25-{label(n)}.json").write_text(json.dumps(measured[n], indent=1))
         shutil.rmtree(args.data / f"bm25-{n}", ignore_errors=True)
     print(f"#### Scale, the BM25 side alone: `{STRATEGY}` chunks of recombined XQuAD-tr, "
