@@ -92,8 +92,11 @@ ROWS = [  # (row label, function of a measured size -> number, format)
     ("  BM25 index MB", lambda m: m["bm25_mb"], "{:.1f}"),
     ("  embedding cache MB", lambda m: m["cache_mb"], "{:.0f}"),
     *[(f"cold query {mode} s", (lambda md: lambda m: m["cold"][md])(mode), "{:.2f}") for mode in MODES],
-    *[(f"warm {mode} p50 / p99 ms", (lambda md: lambda m: (m["warm"][md]["p50_ms"], m["warm"][md]["p99_ms"]))(mode),
-       "{:.1f} / {:.1f}") for mode in MODES],
+    *[row for mode in MODES for row in (
+        (f"warm {mode} p50 / p99 ms", lambda m, md=mode: (m["warm"][md]["p50_ms"], m["warm"][md]["p99_ms"]),
+         "{:.1f} / {:.1f}"),
+        ("  its CPU time p50 / p99 ms", lambda m, md=mode: (m["warm"][md]["cpu_p50_ms"], m["warm"][md]["cpu_p99_ms"]),
+         "{:.1f} / {:.1f}"))],
     *[(f"serve {mode} p50 / p99 ms", (lambda md: lambda m: (m["http"][md]["p50_ms"], m["http"][md]["p99_ms"]))(mode),
        "{:.1f} / {:.1f}") for mode in MODES],
     ("serve first request s", lambda m: m["http"]["first_s"], "{:.2f}"),
