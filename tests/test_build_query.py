@@ -358,6 +358,28 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
     assert index.count() == index.entry.chunks and index.bm25.engine == "postings"
 
 
+def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
+    """A one-word query ties many candidates at equal BM25 scores; only the groups of
+    equal scores that reach into the top k are read to order them, not those cut below."""
+    db, _ = built_db
+    index = Index.open("fixed64", db=db)
+    ranking = [(index.bm25.ids[p], round(s, 9)) for p, s in index.bm25.search("kargo", DEFAULTS.candidates)]
+    read: list[str] = []
+    real = Store.records
+
+    def records(self, entry, ids, parents=False):
+        read.extend(ids)
+        return real(self, entry, ids, parents)
+
+    monkeypatch.setattr(Store, "records", records)
+    hits = index.search("kargo", SearchOptions(mode="bm25", k=2))
+    floor = min(round(h.score, 9) for h in hits)
+    below = [cid for cid, s in ranking if s < floor and sum(t == s for _, t in ranking) > 1]
+    assert below, "the corpus should tie candidates below the hits"
+    assert read and not set(read) & set(below)
+    assert [h.chunk.id for h in hits] == [h.chunk.id for h in index.search("kargo", SearchOptions(mode="bm25", k=10))][:2]
+
+
 def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(chroma_server, tmp_path, write_files):
     """A reader of a Chroma server (its own --db) rebuilds BM25 from the stored texts once;
     after the builder's incremental build it adds the new generation's records and drops
