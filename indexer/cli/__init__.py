@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
+from ..version import VERSION as __version__
 from . import corpus, datasets, live, measure, search, serve
 
 

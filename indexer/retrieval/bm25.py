@@ -31,6 +31,7 @@ from .lookup import IdTable, Vocabulary, blob
 from .postings import SEGMENT_ARRAYS, Postings, Segment
 
 ENGINES = ("auto", "postings", "rank-bm25", "bm25s")
+SIDE = "bm25"  # the side folder (of each version) the index is saved in
 K1 = 1.5
 B = 0.75
 MERGE_SHARE = 0.1  # a delta (plus deleted chunks) past this share of the base is merged into it
@@ -50,7 +51,7 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
     (a machine that did not build it: a reader of a Chroma server) or damaged, it is
     rebuilt from the records the version holds and saved there (a read-only index keeps
     it in memory). `check_all`: hash every file (a build does)."""
-    folder = store.side_dir(entry.collection, entry.generation) / "bm25"
+    folder = store.side_path(entry, SIDE)
     problem = ""
     if (folder / "params.json").exists():
         try:
@@ -78,9 +79,7 @@ def _caught_up(store, entry, engine: str | None) -> BM25Index | None:
     them per generation) dropped — at the cost of the change. None when there is no such
     index, or the catalogue no longer lists every generation since (a reader that lagged
     past the grace period), or the result disagrees with the catalogue's chunk count."""
-    earlier = [g for g in store.side_generations(entry.collection) if g < entry.generation]
-    for generation in reversed(earlier):
-        folder = store.side_dir(entry.collection, generation) / "bm25"
+    for generation, folder in store.earlier_side_paths(entry, SIDE):
         retired = store.retired_since(entry, generation)
         if retired is None or not (folder / "params.json").exists():
             continue

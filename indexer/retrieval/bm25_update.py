@@ -18,8 +18,7 @@ from .postings import Postings, Segment
 
 
 def updated(index, drop: set[str], fresh, share: float):
-    from .bm25 import BM25Index
-
+    """`index` (a BM25Index) without the chunks `drop`ped, plus `fresh`'s (a BM25Builder)."""
     base, *rest = index.postings.segments
     base_n, v_base = len(base), index.vocab.base
     dropped = index.ids.positions(sorted(drop)) if drop else np.zeros(0, np.int64)
@@ -61,15 +60,13 @@ def updated(index, drop: set[str], fresh, share: float):
     delta = Segment.from_forward(flat, offsets, first=base_n)
     table = IdTable(index.ids.ids, index.ids.ordered, index.ids.rank, extra=ids)
     vocab = Vocabulary(index.vocab.data, index.vocab.offsets, extra=terms)
-    return BM25Index(table, vocab, Postings([base, delta], deleted, index.k1, index.b), index.analyzer,
-                     index.requested, index.k1, index.b, source=index.source)
+    return type(index)(table, vocab, Postings([base, delta], deleted, index.k1, index.b), index.analyzer,
+                       index.requested, index.k1, index.b, source=index.source)
 
 
 def _merged(index, base: Segment, deleted: np.ndarray, ids: list[str], extra: list[str], flat: np.ndarray,
             offsets: np.ndarray):
     """Everything live in one new base: the base's kept chunks, then the delta's."""
-    from .bm25 import BM25Index
-
     keep = np.ones(len(base), dtype=bool)
     keep[deleted] = False
     lengths = np.diff(np.asarray(base.offsets))
@@ -81,5 +78,5 @@ def _merged(index, base: Segment, deleted: np.ndarray, ids: list[str], extra: li
              for t in used.tolist()]
     renumber = np.searchsorted(used, all_flat).astype(np.int32)
     all_ids = [index.ids[int(p)] for p in np.flatnonzero(keep).tolist()] + ids
-    return BM25Index.from_forward(all_ids, names, renumber, all_offsets, index.analyzer, index.requested,
-                                  index.k1, index.b)
+    return type(index).from_forward(all_ids, names, renumber, all_offsets, index.analyzer, index.requested,
+                                    index.k1, index.b)

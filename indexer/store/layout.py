@@ -1,0 +1,38 @@
+"""The index folder's layout: the names of what the store keeps in it, known here only.
+
+    <db>/indexer.json                  the marker: format, tool
+    <db>/chroma/                       the embedded Chroma database (gc.json beside it)
+    <db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
+    <db>/locks/                        build leases (an embedded database)
+    <db>/cache/                        the embedding cache and the LLM context cache
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+MARKER = "indexer.json"
+CHROMA = "chroma"
+SIDE = "indexes"
+LOCKS = "locks"
+CACHE = "cache"
+MANIFEST = "manifest.json"
+GC_MARK = "gc.json"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temporary file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
