@@ -1,7 +1,8 @@
 """The cost curve from 10k to 1M chunks, on one machine and on a Chroma server.
 
-    python bench/scale.py --data /work/scale-data            # 10k, 100k, 1M (the 1M builds take hours)
-    python bench/scale.py --data /work/scale-data --quick    # 10k and 100k
+    python bench/scale.py --data DIR            # 10k, 100k, 1M (the 1M builds take hours)
+    python bench/scale.py --data DIR --quick    # 10k and 100k
+    python bench/scale.py --data DIR --report   # the tables from the figures kept in DIR
     python bench/scale.py --data DIR --sizes 10000 --only embedded
 
 Per size: a corpus of that many `fixed64` chunks (Turkish XQuAD sentences recombined,
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -94,11 +96,12 @@ class Run:
 
 def side_sizes(run: Run) -> dict:
     """MB on disk: the index folder, its BM25 index, the embedding cache, the HNSW index."""
+    from indexer.retrieval.bm25 import SIDE
     from indexer.store import Store
 
     store = Store(run.db, run.url)
     entry = store.find(STRATEGY)
-    bm25 = store.side_dir(entry.collection, entry.generation) / "bm25"
+    bm25 = store.side_path(entry, SIDE)
     out = {"db_mb": folder_mb(run.db), "bm25_mb": folder_mb(bm25), "cache_mb": folder_mb(run.db / "cache"),
            "chunks": entry.chunks, "collection": entry.collection}
     return out
@@ -110,18 +113,27 @@ def hnsw_mb(chroma_folder: Path) -> float:
     return max(sizes, default=0.0)
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def cold(run: Run, queries: list[str], repeat: int = 3) -> dict:
+    """Median wall time per mode of a new `indexer query` process, and (`<mode> cpu`) its
+    CPU time (user + system), which the machine's load does not change."""
     out = {}
     for mode in MODES:
-        times = []
+        times, cpu = [], []
         for q in queries[:repeat]:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _children_cpu()
             done = subprocess.run(cli("query", q, "-s", STRATEGY, "-m", mode, *run.store_args, "--json"),
                                   capture_output=True, text=True)
             times.append(time.perf_counter() - t0)
+            cpu.append(_children_cpu() - c0)
             if done.returncode != 0:
                 raise RuntimeError(f"query failed: {done.stderr[-1000:]}")
         out[mode] = sorted(times)[len(times) // 2]
+        out[f"{mode} cpu"] = sorted(cpu)[len(cpu) // 2]
     return out
 
 
