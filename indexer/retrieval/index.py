@@ -44,7 +44,6 @@ class Index:
         self._embedder = embedder
         self._bm25: BM25Index | None = None
         self._exact: ExactIndex | None = None
-        self._live: set[str] = set()
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
@@ -90,7 +89,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25, self._exact, self._live = None, None, set()
+            self._bm25, self._exact = None, None
             self._records.clear()
             self._recent.clear()
         return True
@@ -107,7 +106,6 @@ class Index:
         with self._lock:
             if self._bm25 is None:
                 self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
-                self._live = set(self._bm25.ids)
             return self._bm25
 
     @property
@@ -118,13 +116,13 @@ class Index:
             return self._exact
 
     @property
-    def live(self) -> set[str]:
-        """The ids of the version this handle reads."""
-        self.bm25
-        return self._live
+    def live(self) -> BM25Index:
+        """The chunks of the version this handle reads (`chunk_id in index.live`, `len`):
+        its BM25 index lists exactly them, looked up by binary search (no set of every id)."""
+        return self.bm25
 
     def count(self) -> int:
-        return len(self.live)
+        return self.bm25.n
 
     # -- searching ------------------------------------------------------------------------
     @property
@@ -181,7 +179,7 @@ class Index:
         n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
         total = max(len(self.live), 1)
         while True:
-            ranked = self._ranked(query, min(n, total), options)
+            ranked = self._ranked(query, min(n, total), options, None if parent_mode else options.k)
             hits = self._hits(ranked if parent_mode else ranked[: options.k])
             if parent_mode:
                 hits = self._to_parents(hits)
@@ -194,8 +192,9 @@ class Index:
                 hit.embedding_share = share
         return hits[: options.k]
 
-    def _ranked(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
-        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first."""
+    def _ranked(self, query: str, n: int, options: SearchOptions, keep: int | None = None) -> list[tuple]:
+        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first
+        (in tie order up to the `keep`th, when only those are kept)."""
         if options.mode == "embedding":
             ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._side("dense", query, n))]
         elif options.mode == "bm25":
@@ -203,7 +202,7 @@ class Index:
         else:
             ranked = self._fused(query, n, options)
         tier = self._tiers(query, ranked) if options.mode != "embedding" else {}
-        return self._break_ties(ranked, tier)
+        return self._break_ties(ranked, tier, keep)
 
     def _tiers(self, query: str, ranked: list[tuple]) -> dict[str, int]:
         """The exact-match tier of each candidate (see `exact`); definitions a bare symbol
@@ -253,24 +252,35 @@ class Index:
                 self._recent.popitem(last=False)
         return value
 
-    def _break_ties(self, ranked: list[tuple], tier: dict[str, int]) -> list[tuple]:
-        """Higher exact-match tiers first, then the score; equal scores ordered by document,
-        then position (records fetched only for the tied ids), so that the order never
-        depends on how deep a side was searched."""
+    def _break_ties(self, ranked: list[tuple], tier: dict[str, int] | None = None,
+                    keep: int | None = None) -> list[tuple]:
+        """Higher exact-match tiers first, then the score; equal (tier, score) ordered by
+        document, then position (records fetched only for the tied ids), so that the order
+        never depends on how deep a side was searched. With `keep`, only the groups of
+        equals that reach into the first `keep` places are ordered (a corpus with repeated
+        passages ties dozens of candidates below them, whose records would be read for
+        nothing). Rows gain their tier as a seventh field."""
+        tier = tier or {}
+
+        def grade(r):
+            return tier.get(r[0], 0), round(r[1], 9)
+
+        if tier:
+            ranked = sorted(ranked, key=lambda r: (-grade(r)[0], -grade(r)[1]))  # stable: ties keep their order
         counts: dict[tuple, int] = {}
         for r in ranked:
-            key = (tier.get(r[0], 0), round(r[1], 9))
-            counts[key] = counts.get(key, 0) + 1
-        tied = [r[0] for r in ranked if counts[(tier.get(r[0], 0), round(r[1], 9))] > 1]
-        chunks = self.fetch(tied) if tied else {}
-        if not tied and not tier:
-            return ranked
+            counts[grade(r)] = counts.get(grade(r), 0) + 1
+        floor = min(grade(r) for r in ranked[:keep]) if keep and len(ranked) > keep else None
+        tied = [r[0] for r in ranked if counts[grade(r)] > 1 and (floor is None or grade(r) >= floor)]
+        if tied:
+            chunks = self.fetch(tied)
 
-        def key(r):
-            c = chunks.get(r[0])
-            return (-tier.get(r[0], 0), -round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
+            def key(r):
+                c = chunks.get(r[0])
+                return (-grade(r)[0], -grade(r)[1], c.doc_id if c else "", c.start if c else 0, r[0])
 
-        return [(*r[:6], tier.get(r[0], 0)) for r in sorted(ranked, key=key)]
+            ranked = sorted(ranked, key=key)
+        return [(*r[:6], tier.get(r[0], 0)) for r in ranked] if tier else ranked
 
     def _hits(self, ranked: list[tuple]) -> list[Hit]:
         chunks = self.fetch([r[0] for r in ranked])

@@ -107,8 +107,16 @@ class Analyzer:
         if not self.codes:
             return _analyse_v1(self, text)
         out: list[str] = []
+        memo = _memo(self)
         for unit in self._units(text):
-            self._unit_terms(unit, out)
+            terms = memo.get(unit)
+            if terms is None:  # a pure function of the unit: analysing is a look-up for most words
+                if len(memo) >= _MEMO_SIZE:  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                    memo.clear()
+                found: list[str] = []
+                self._unit_terms(unit, found)
+                terms = memo[unit] = tuple(found)
+            out.extend(terms)
         return out
 
     def exact_terms(self, text: str) -> list[str]:
@@ -243,6 +251,18 @@ def _analyse_v1(analyzer: Analyzer, text: str) -> list[str]:
                 token = token[:stem]
             out.append(token)
     return out
+
+
+_MEMO_SIZE = 200_000
+_memos: dict[Analyzer, dict[str, tuple[str, ...]]] = {}
+
+
+def _memo(analyzer: Analyzer) -> dict[str, tuple[str, ...]]:
+    """The unit memo of an analyzer's settings (shared by equal analyzers)."""
+    memo = _memos.get(analyzer)
+    if memo is None:
+        memo = _memos.setdefault(analyzer, {})
+    return memo
 
 
 def identifier_parts(name: str) -> list[str]:
