@@ -265,21 +265,26 @@ def _fetch_more_itertools() -> Path:
     return wheel
 
 
-def _fetch_lodash() -> Path:
+def npm_fetch(package: str, version: str, integrity: str) -> Path:
+    """`npm pack package@version` into the downloads folder (once), its integrity checked."""
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
-    tgz = DOWNLOADS / LODASH_TGZ
+    tgz = DOWNLOADS / f"{package}-{version}.tgz"
     if not tgz.is_file():
         npm = shutil.which("npm")
         if not npm:
-            raise SetError("npm is needed to fetch lodash (npm pack lodash@%s)" % LODASH)
-        proc = subprocess.run([npm, "pack", f"lodash@{LODASH}", "--silent"], cwd=DOWNLOADS,
+            raise SetError(f"npm is needed to fetch {package} (npm pack {package}@{version})")
+        proc = subprocess.run([npm, "pack", f"{package}@{version}", "--silent"], cwd=DOWNLOADS,
                               capture_output=True, text=True)
         if proc.returncode != 0 or not tgz.is_file():
-            raise SetError(f"npm pack lodash@{LODASH} failed: {proc.stderr[-1500:]}")
+            raise SetError(f"npm pack {package}@{version} failed: {proc.stderr[-1500:]}")
     digest = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    if digest != LODASH_INTEGRITY:
-        raise SetError(f"{tgz}: integrity differs from the registry's ({LODASH_INTEGRITY})")
+    if digest != integrity:
+        raise SetError(f"{tgz}: integrity differs from the registry's ({integrity})")
     return tgz
+
+
+def _fetch_lodash() -> Path:
+    return npm_fetch("lodash", LODASH, LODASH_INTEGRITY)
 
 
 @dataclass
@@ -528,9 +533,10 @@ def _js_targets(blanked: str, blocks: list[dict]) -> tuple[list[_Target], Counte
         span = (char(node.start_byte), char(node.end_byte))
         api = (tags.get("name") or [""])[0].split()[0] if tags.get("name") else ""
         kind = "function" if node.type.endswith("function_declaration") else "var"
-        out.append(_Target(name, _first_paragraph_js(desc), span, line.strip(), ["code", "javascript"],
+        signature = blanked[span[0]:span[1]].split("\n")[0].strip()  # the line, without a comment after the code
+        out.append(_Target(name, _first_paragraph_js(desc), span, signature, ["code", "javascript"],
                            tuple(x for x in (name, api) if x), kind))
-        assert blanked[span[0]:span[1]].startswith(line.strip()), name
+        assert line.strip().startswith(signature), name
     return out, skipped
 
 
@@ -559,25 +565,12 @@ def _filter_targets(targets: list[_Target], skipped: Counter) -> list[_Target]:
     return out
 
 
-def _build_code_pypi(out: Path) -> dict:
-    wheel, tgz = _fetch_more_itertools(), _fetch_lodash()
+def _code_set(out: Path, sources: list[tuple[str, str, str]], questions: list[dict],
+              intended: dict[str, list[tuple[int, int, str | None]]], report: dict, targeted=lambda doc_id: True) -> None:
+    """Write each source with its documentation removed into out/corpus and one question per
+    documented public function of the files `targeted` says are the library's (tests are
+    indexed, never targeted); no question may remain in the blanked corpus."""
     corpus = out / "corpus"
-    questions: list[dict] = []
-    intended: dict[str, list[tuple[int, int, str]]] = {}
-    report: dict = {"files": {}, "skipped": {}}
-    sources: list[tuple[str, str, str]] = []  # (doc_id, original, language)
-    with zipfile.ZipFile(wheel) as zf:
-        for name in sorted(zf.namelist()):
-            if name.startswith("more_itertools/") and name.endswith(".py"):  # .pyi stubs, py.typed dropped
-                sources.append((name, zf.read(name).decode("utf-8"), "python"))
-        licence = zf.read(f"more_itertools-{MORE_ITERTOOLS}.dist-info/licenses/LICENSE").decode("utf-8")
-        _write(out / "LICENSE-more-itertools.txt", licence)
-    with tarfile.open(tgz) as tf:
-        # lodash.js only: the one file where the documented API functions share a file (the per-method
-        # modules hold one function each; core.js repeats a subset of lodash.js; lodash.min.js and fp/
-        # are generated).
-        sources.append(("lodash/lodash.js", tf.extractfile("package/lodash.js").read().decode("utf-8"), "javascript"))
-        _write(out / "LICENSE-lodash.txt", tf.extractfile("package/LICENSE").read().decode("utf-8"))
     corpus_text = []
     for doc_id, original, language in sources:
         original = original.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
@@ -588,7 +581,7 @@ def _build_code_pypi(out: Path) -> dict:
         else:
             blanked, blocks = blank_js(original)
             targets, skipped = _js_targets(blanked, blocks)
-        targets = _filter_targets(targets, skipped)
+        targets = _filter_targets(targets, skipped) if targeted(doc_id) else []
         _write(corpus / doc_id, blanked)
         corpus_text.append(_collapse(blanked).lower())
         report["files"][doc_id] = {"language": language, "bytes": len(original.encode("utf-8")),
@@ -607,6 +600,27 @@ def _build_code_pypi(out: Path) -> dict:
     if leaks:
         raise SetError(f"{len(leaks)} question(s) still appear in the blanked corpus: {leaks[:5]}")
     _write_jsonl(out / "questions.jsonl", questions)
+
+
+def _build_code_pypi(out: Path) -> dict:
+    wheel, tgz = _fetch_more_itertools(), _fetch_lodash()
+    questions: list[dict] = []
+    intended: dict[str, list[tuple[int, int, str]]] = {}
+    report: dict = {"files": {}, "skipped": {}}
+    sources: list[tuple[str, str, str]] = []  # (doc_id, original, language)
+    with zipfile.ZipFile(wheel) as zf:
+        for name in sorted(zf.namelist()):
+            if name.startswith("more_itertools/") and name.endswith(".py"):  # .pyi stubs, py.typed dropped
+                sources.append((name, zf.read(name).decode("utf-8"), "python"))
+        licence = zf.read(f"more_itertools-{MORE_ITERTOOLS}.dist-info/licenses/LICENSE").decode("utf-8")
+        _write(out / "LICENSE-more-itertools.txt", licence)
+    with tarfile.open(tgz) as tf:
+        # lodash.js only: the one file where the documented API functions share a file (the per-method
+        # modules hold one function each; core.js repeats a subset of lodash.js; lodash.min.js and fp/
+        # are generated).
+        sources.append(("lodash/lodash.js", tf.extractfile("package/lodash.js").read().decode("utf-8"), "javascript"))
+        _write(out / "LICENSE-lodash.txt", tf.extractfile("package/LICENSE").read().decode("utf-8"))
+    _code_set(out, sources, questions, intended, report)
     _write(out / "NOTICE.md", (
         "# code-pypi\n\n"
         f"- `corpus/more_itertools/*.py`: more-itertools {MORE_ITERTOOLS} (PyPI wheel {MORE_ITERTOOLS_WHEEL}, "
@@ -647,6 +661,8 @@ def _verify(out: Path, intended: dict[str, list[tuple[int, int, str | None]]] | 
     questions = load_questions(out / "questions.jsonl")
     resolve(questions, docs)
     for q in questions:
+        if not (q.span and q.answer_span):
+            continue  # a symbol, an answer alone or a whole document: resolved above
         lo, hi = q.span
         if not (lo <= q.answer_span[0] and q.answer_span[1] <= hi):
             raise SetError(f"{q.id}: answer outside the span")
@@ -716,6 +732,12 @@ SETS: dict[str, PublicSet] = {
     "code-pypi": PublicSet("code-pypi", f"more-itertools {MORE_ITERTOOLS} + lodash.js {LODASH}, docs removed",
                            "PyPI more-itertools, npm lodash; MIT", f"code-1-mi{MORE_ITERTOOLS}-lodash{LODASH}",
                            _build_code_pypi),
+    "code-lib2": PublicSet("code-lib2", "toolz + ramda with toolz's tests, docs removed",
+                           "PyPI toolz (BSD), npm ramda (MIT)", "lib2-1-toolz1.2.0-ramda0.32.0",
+                           lambda out: __import__("library_set").build(out)),
+    "exact": PublicSet("exact", "lookups: codes, symbols, numbers, file names, phrases",
+                       "bundled corpora + PyPI pycodestyle (Expat); questions written here", "exact-1-pycodestyle2.15.0",
+                       lambda out: __import__("exact_set").build(out)),
 }
 
 
@@ -769,7 +791,7 @@ def check(name: str, ks=(1, 5, 10)) -> dict:
 
 
 # sets whose questions fall into parts worth reading apart (the two languages of code-pypi)
-SPLIT_TAGS = {"code-pypi": ("python", "javascript")}
+SPLIT_TAGS = {"code-pypi": ("python", "javascript"), "code-lib2": ("python", "javascript")}
 
 
 def _by_tag(ev, tags, ks) -> list[dict]:

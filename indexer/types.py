@@ -189,6 +189,7 @@ class Hit:
     bm25_score: float | None = None
     child_ids: list[str] = field(default_factory=list)
     embedding_share: float | None = None  # weighted and adaptive fusion: the embedding side's weight
+    exact: int = 0  # exact-match tier: query codes held, +2 for the definition a bare symbol query names
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
@@ -215,4 +216,5 @@ class Hit:
             "bm25_score": self.bm25_score,
             **({"child_ids": self.child_ids} if self.child_ids else {}),
             **({"embedding_share": self.embedding_share} if self.embedding_share is not None else {}),
+            **({"exact": self.exact} if self.exact else {}),
         }

@@ -34,6 +34,40 @@ def test_english_analyzer():
     assert a("İstanbul") == ["istanbul"]
 
 
+def test_codes_and_identifiers_are_whole_unstemmed_terms_with_their_parts():
+    tr, en = Analyzer.for_language("tr"), Analyzer.for_language("en")
+    for a in (tr, en):
+        assert a("E-4021")[0] == a("E4021")[0] == a("e4021")[0] == "e4021"  # never cut to `e402`
+        assert a("E4021'i")[0] == "e4021"  # a Turkish suffix after the apostrophe goes
+        assert a("v2.3.1") == ["v2.3.1", "2.3.1"] and a("1.26.4") == ["1.26.4"]
+        assert a("5GB") == ["5gb", "5", "gb"] and a("5 GB") == ["5", "gb"]  # a quantity meets its parts
+        assert a("3-5 iş")[:3] == ["3-5", "3", "5"]  # a range: not `35`
+        assert a("AES-256")[0] == "aes256" and a("x86_64")[0] == "x8664"
+    assert tr("selamlama499") == ["selamlama499", "sela", "499"]  # the word part is a word, stemmed
+    assert en("QueueWorker.drain") == ["queueworker.drain", "queueworker", "queue", "worke", "drain"]
+    assert en("max_bytes") == ["maxbytes", "max", "bytes"]
+    assert en("router.ts")[0] == "router.ts" and en("os.path.join")[0] == "os.path.join"
+    assert tr("e-posta") == ["e", "post"]  # a hyphen between letters still parts words
+    assert tr("9b2f6c0e41d8a37f5e6b1c2d3a4f5e6b") == ["9b2f6c0e41d8a37f5e6b1c2d3a4f5e6b"]  # opaque: no parts
+    assert tr("Van'ın 5.000 TL") == ["van", "5000", "tl"]
+
+
+def test_exact_terms_are_codes_identifiers_and_versions_not_quantities():
+    a = Analyzer.for_language("tr")
+    assert a.exact_terms("E-4021 hatası nedir") == ["e4021"]
+    assert a.exact_terms("QueueWorker.drain ve max_bytes, v2.3.1") == ["queueworker.drain", "maxbytes", "v2.3.1"]
+    assert a.exact_terms("5GB kota, 3-5 iş günü, 12 ay, 5.000 TL") == []
+    assert a.exact_terms("kargo-ve-teslimat.md") == ["teslimat.md"]
+    assert Analyzer.for_language("tr", codes=False).exact_terms("E4021") == []
+
+
+def test_the_old_analysis_stays_available_for_comparison():
+    old = Analyzer.for_language("tr", codes=False)
+    assert old("E4021 selamlama499") == ["e402", "sela"]  # what version 1 did: the codes cut
+    assert old.describe() == "tr-fold-stem4-stop-v1"
+    assert Analyzer.from_dict(old.to_dict()) == old and old.to_dict()["version"] == 2
+
+
 def test_language_detection():
     assert detect_language(["Siparişiniz kargoya verildiğinde size bir e-posta gönderilir ve takip numarası iletilir."]) == "tr"
     assert detect_language(["The agent sends metrics to the collector and retries with backoff."]) == "en"
@@ -76,7 +110,7 @@ def test_save_and_load_without_pickle(headers_chunks, tmp_path):
         if name.endswith(".npy"):
             np.load(tmp_path / "bm25" / name, allow_pickle=False)  # plain arrays only
     params = json.loads((tmp_path / "bm25" / "params.json").read_text())
-    assert params["format"] == 3 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
+    assert params["format"] == 4 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
     # every file, and params itself; verified.json is the record of checks, not part of the index
     assert set(params["sha256"]) == set(files) - {"params.json", "verified.json"} | {"params"}
     query = "hediye kartı bakiyesi ne kadar süre geçerli"

@@ -12,7 +12,7 @@ from indexer.indexing.building import build
 from indexer.indexing.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, weighted
+from indexer.retrieval.fusion import FUSION_BY_KIND, adaptive_alpha, weighted
 from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
@@ -223,7 +223,7 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
     listing = run("list", "--db", db)
     lines = listing.output.splitlines()
     assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"]
-    assert "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6" in lines[1]
+    assert "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6" in lines[1]
     assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
 
     dumped = run("dump", "--strategy", "fixed64", "--doc", "kargo-ve-teslimat.md", "--db", db, "--json")
@@ -321,10 +321,11 @@ def test_hybrid_hits_say_why_they_ranked(built_db):
 def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
     index = Index.open("headers", db=db)
-    assert index.options().describe() == "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"
+    assert index.options().describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
     dense, sparse = index._dense(query, 50), index._sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
-    share = adaptive_alpha(coverage, *adaptive_defaults("use-m3"))
+    assert index.fusion["kind"] == "prose" and index.fusion["lang"] == "tr"  # calibrated at build time
+    share = adaptive_alpha(coverage, *FUSION_BY_KIND[("use-m3", "prose", "tr")])
     expected = weighted(dict(dense), dict(sparse), share)[:5]
     hits = index.search(query, k=5)
     assert [h.chunk.id for h in hits] == [cid for cid, _ in expected]

@@ -144,3 +144,44 @@ def test_adaptive_alpha_moves_from_the_embedding_side_to_bm25_with_coverage():
     assert adaptive_alpha(0.6, *use) == adaptive_alpha(1.0, *use) == 0.1  # BM25 covers the query: mostly BM25
     assert adaptive_alpha(0.45, *use) == 0.45 and adaptive_alpha(0.375, *use) == 0.625
     assert adaptive_alpha(0.5, alpha=(0.2, 0.8), bounds=(0.4, 0.6)) == 0.5
+
+
+def test_a_collection_is_calibrated_by_its_kind_and_embedder():
+    from indexer.retrieval.fusion import FUSION_BY_KIND, calibrated
+
+    code = {"src/a.py": {"chunks": 8, "tokens": 900}, "src/b.ts": {"chunks": 4, "tokens": 500},
+            "README.md": {"chunks": 1, "tokens": 100}}
+    prose = {"docs/a.md": {"chunks": 3, "tokens": 900}, "tools/x.py": {"chunks": 1, "tokens": 100}}
+    use_code = calibrated("use-m3", code)
+    assert (use_code["kind"], use_code["code_share"], use_code["avg_tokens"]) == ("code", 0.933, 115.4)
+    assert tuple(use_code["alpha_range"]) == FUSION_BY_KIND[("use-m3", "code")][0]
+    assert use_code["alpha_range"][1] < adaptive_defaults("use-m3")[0][1]  # USE weighs less on code
+    assert calibrated("use-m3", prose)["kind"] == "prose" and calibrated("use-m3", {})["kind"] == "prose"
+    assert tuple(calibrated("use-m3", prose, "en")["alpha_range"]) == adaptive_defaults("use-m3")[0]
+    turkish = calibrated("use-m3", prose, "tr")
+    assert tuple(turkish["alpha_range"]) == FUSION_BY_KIND[("use-m3", "prose", "tr")][0] and turkish["lang"] == "tr"
+    assert calibrated("use-m3", code, "tr")["alpha_range"] == use_code["alpha_range"]  # code is code in any language
+    for files in (code, prose):  # an embedder the table does not know keeps its defaults
+        got = calibrated("ollama:nomic-embed-text", files)
+        assert (tuple(got["alpha_range"]), tuple(got["coverage_range"])) == \
+            FUSION_BY_KIND.get(("ollama:nomic-embed-text", got["kind"]), adaptive_defaults("ollama:nomic-embed-text"))
+
+
+def test_saved_settings_come_before_the_calibrated_fusion_and_it_before_the_defaults():
+    from indexer.retrieval.options import SearchOptions
+
+    fusion = {"alpha_range": [0.1, 0.4], "coverage_range": [0.3, 0.6], "kind": "code"}
+    assert SearchOptions().resolved(None, "use-m3", fusion).alpha_range == (0.1, 0.4)
+    assert SearchOptions().resolved({"alpha_range": [0.2, 0.5]}, "use-m3", fusion).alpha_range == (0.2, 0.5)
+    assert SearchOptions(alpha_range=(0.0, 1.0)).resolved(None, "use-m3", fusion).alpha_range == (0.0, 1.0)
+    assert SearchOptions().resolved(None, "use-m3", None).alpha_range == adaptive_defaults("use-m3")[0]
+
+
+def test_a_stored_calibration_by_kind_follows_the_table_and_others_stay():
+    from indexer.retrieval.fusion import FUSION_BY_KIND, current
+
+    old = {"alpha_range": [0.3, 0.8], "coverage_range": [0.25, 0.6], "kind": "code", "lang": "en"}
+    assert tuple(current("use-m3", old)["alpha_range"]) == FUSION_BY_KIND[("use-m3", "code")][0]
+    assert current("use-m3", old)["kind"] == "code" and current("use-m3", None) is None
+    measured = {**old, "source": "questions"}  # a calibration measured on the collection itself is kept
+    assert current("use-m3", measured) == measured

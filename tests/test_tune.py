@@ -37,7 +37,7 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
     assert n == 65 and result.folds == 5 and len(result.chosen) == 5
     labels = [c.label for c in result.candidates]
     assert len(labels) == len(set(labels)) > 40  # two strategies, deduplicated settings
-    assert labels[:3] == ["headers: bm25", "headers: embedding", "headers: hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"]
+    assert labels[:3] == ["headers: bm25", "headers: embedding", "headers: hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"]
     for cand in result.candidates:
         assert len(cand.ranks) == n and all(r is None or 1 <= r <= 10 for r in cand.ranks)
     # the tuned numbers are held-out: each question scored by a setting chosen without it
@@ -57,17 +57,18 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
 
 
 def test_save_keeps_the_default_when_the_cross_validation_calls_the_tuned_setting_worse(built_db, tmp_path):
-    """Issue 22: on the bundled headers collection the tuned setting is worse than the
-    default in cross-validation (-0.030 [-0.065, -0.002]); --save must keep the default."""
+    """Issue 22: on the bundled headers collection the tuned setting is not better than the
+    default in cross-validation (-0.006 [-0.059, +0.044] against the fusion calibrated for
+    Turkish prose; -0.030 [-0.065, -0.002] against the old one); --save must keep the default."""
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
     out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
     assert out.exit_code == 0, out.output
     line = next(x for x in out.output.splitlines() if x.startswith("  tuned vs default "))
-    assert line.endswith("worse")
+    assert line.endswith("noise (interval spans 0)")
     kept = next(x for x in out.output.splitlines() if x.startswith("kept the current default of headers (use-m3): "))
-    assert "vs its default search (hybrid adaptive 0.1-0.8 by coverage 0.3-0.6): MRR@10 -0.030" in kept
-    assert kept.endswith("cross-validated, worse; a setting is saved only when its interval lies above 0")
+    assert "vs its default search (hybrid adaptive 0.05-0.5 by coverage 0.3-0.6): MRR@10 -0.006" in kept
+    assert kept.endswith("a setting is saved only when its interval lies above 0")
     assert "saved as the default search" not in out.output
     assert Index.open("headers", db=db).saved == {}
     assert "(tuned)" not in run("list", "--db", db).output
@@ -75,7 +76,7 @@ def test_save_keeps_the_default_when_the_cross_validation_calls_the_tuned_settin
                          .output.splitlines()[-1])
     assert summary["saved"] == [] and summary["kept"] == ["headers (use-m3)"]
     decision = summary["decisions"][0]
-    assert decision["action"] == "kept" and decision["verdict"] == "worse" and decision["ci95"][1] < 0
+    assert decision["action"] == "kept" and decision["verdict"].startswith("noise") and decision["ci95"][0] < 0
     assert decision["difference"] == summary["gain_vs_default"]["difference"]  # one strategy: the same CV
     assert Index.open("headers", db=db).saved == {}
 
@@ -116,7 +117,7 @@ def test_decision_rule_saves_only_an_interval_above_zero(built_db):
     for d in result.decisions:
         assert d.save == (not d.same and d.ci95[0] > 0) and not d.saved
         assert d.verdict == ("same setting" if d.same else verdict(*d.ci95))
-        assert d.current.options.describe() == "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"
+        assert d.current.options.describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
         assert d.to_dict()["action"] == ("would save" if d.save else "kept")
     assert verdict(0.01, 0.2) == "better" and verdict(-0.2, -0.01) == "worse" and verdict(0.0, 0.1).startswith("noise")
     assert result.saved == [] and not any(Index.open(s, db=db).saved for s in ("headers", "fixed64"))

@@ -114,7 +114,7 @@ class Tools:
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
                 "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
                 "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
-                "search": SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else ""),
+                "search": SearchOptions().for_entry(e).describe() + (" (tuned)" if saved else ""),
             })
         try:
             default = self.default_strategy()

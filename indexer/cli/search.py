@@ -114,7 +114,7 @@ def list_(db, chroma_url, as_json):
     for e in entries:
         params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
         saved = e.extra.get("search")
-        search = SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else "")
+        search = SearchOptions().for_entry(e).describe() + (" (tuned)" if saved else "")
         rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
                      f"{e.kind}:{params}"])
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)

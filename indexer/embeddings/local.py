@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,29 @@ def _threads() -> int:
 
 
 class _LocalModel(Embedder):
-    """An in-process model loaded on first use (once, even with several threads)."""
+    """An in-process model loaded on first use (once, even with several threads). The last
+    few thousand queries are remembered: evaluating or tuning several collections of one
+    corpus asks each question of every collection."""
+
+    QUERIES = 4096
 
     def __init__(self) -> None:
         self._model = None
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    def _remembered(self, text: str, compute) -> np.ndarray:
+        with self._queries_lock:
+            if text in self._queries:
+                self._queries.move_to_end(text)
+                return self._queries[text].copy()
+        vector = compute(text)
+        with self._queries_lock:
+            self._queries[text] = vector.copy()
+            while len(self._queries) > self.QUERIES:
+                self._queries.popitem(last=False)
+        return vector
 
     def _load(self):
         raise NotImplementedError
@@ -60,6 +79,9 @@ class USEEmbedder(_LocalModel):
         return normalise(self.model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
+        return self._remembered(text, self._query)
+
+    def _query(self, text: str) -> np.ndarray:
         # one short text: BLAS threads only add synchronisation (and, on a busy machine,
         # waits of tens of milliseconds), so a query runs on one thread
         backend = self.model._model
@@ -96,4 +118,4 @@ class E5Embedder(_LocalModel):
         return normalise(self.model.passage(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalise(self.model.query(text))
+        return self._remembered(text, lambda t: normalise(self.model.query(t)))

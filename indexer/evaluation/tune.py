@@ -241,7 +241,7 @@ def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
 
 def _decide(index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int) -> Decision:
     """The collection's own cross-validated choice against its current default search."""
-    current = _key(SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder))
+    current = _key(index.options(SearchOptions(k=MRR_DEPTH)))
     default = next(c for c in mine if _key(c.options) == current)
     held_out, _ = _cross_validate(mine, order, folds)
     gain, ci95 = paired_difference(held_out[MRR_METRIC], default.values(MRR_METRIC))
@@ -258,8 +258,9 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     raws = candidates()
     # the collection's current default is always scored (a setting saved by hand or by an
     # older grid may not be among the candidates), last so that ties go to the grid
-    current = SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder)
-    for options in [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder) for raw in raws] + [current]:
+    current = index.options(SearchOptions(k=MRR_DEPTH))
+    grid = [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder, index.fusion) for raw in raws]
+    for options in grid + [current]:
         key = _key(options)
         if key not in seen:
             seen.add(key)

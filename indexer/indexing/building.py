@@ -23,6 +23,10 @@ from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from ..retrieval.bm25 import SIDE as BM25_SIDE
 from ..retrieval.bm25 import BM25Builder, load_or_rebuild
+from ..retrieval.exact import SIDE as EXACT_SIDE
+from ..retrieval.exact import defined_in
+from ..retrieval.exact import write_for_build as write_exact
+from ..retrieval.fusion import calibrated
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..store.chroma import is_disk_full
@@ -79,14 +83,9 @@ class BuildReport:
 
 
 class _NoProgress:
-    def __init__(self, *_, **__) -> None:
-        pass
-
-    def __enter__(self):
-        return lambda n=1: None
-
-    def __exit__(self, *exc) -> None:
-        return None
+    def __init__(self, *_, **__) -> None: ...
+    def __enter__(self): return lambda n=1: None  # noqa: E704
+    def __exit__(self, *exc) -> None: ...  # noqa: E704
 
 
 def checkpoint(settings: Settings, name: str) -> None:
@@ -212,6 +211,7 @@ class _StrategyBuild:
         self.timer = Timer()
         self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
+        self.definitions: list[tuple] = []  # what new chunks define (`exact.defined_in`)
 
     # -- the plan --------------------------------------------------------------------------
     def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
@@ -319,12 +319,13 @@ class _StrategyBuild:
                 else:
                     bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, self.engine)
                 staging.save_side(BM25_SIDE, bm25.save)
+                staging.save_side(EXACT_SIDE, lambda path: write_exact(
+                    store, None if plan.reason else old, staging.retired, self.definitions, files, self.analyzer, path))
             staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
                                     "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
-            for line in filter(None, [chunker.build_summary()]):
-                report.notes.append(line)
+            report.notes.extend(filter(None, [chunker.build_summary()]))
         except BaseException:
             staging.abandon()
             raise
@@ -403,6 +404,7 @@ class _StrategyBuild:
                         continue
                     with self.timer("analyse"):  # BM25's terms
                         fresh.add([c.id], [c.indexed_text])
+                    self.definitions.extend(defined_in(c, self.analyzer))
                     batch.append(c)
                     # progress follows the chunks embedded, so one huge file does not sit at 0%
                     weights.append(max(c.end - done, 0) * scale)
@@ -423,7 +425,8 @@ class _StrategyBuild:
         tokens = sum(f.get("tokens", 0) for f in files.values())
         report.avg_tokens = tokens / report.chunks if report.chunks else 0.0
         report.max_tokens = max((f.get("max_tokens", 0) for f in files.values()), default=0)
-        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine}
+        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine,
+                 "fusion": calibrated(self.embedder.name, files, self.analyzer.lang)}
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
         if old is not None and old.extra.get("search"):

@@ -321,6 +321,14 @@ class BM25Index:
             out.append(float(idf[present].sum()) / total if total > 0 else 0.0)
         return out
 
+    def holds(self, terms: Sequence[str], positions: Sequence[int]) -> list[int]:
+        """For each chunk position, how many of `terms` (analysed terms, such as a query's
+        exact terms) it contains."""
+        known = np.array([t for t in (self.vocab.find(x) for x in dict.fromkeys(terms)) if t >= 0], dtype=np.int64)
+        if not len(known):
+            return [0 for _ in positions]
+        return [int(np.isin(known, self.postings.doc_terms(p)).sum()) for p in positions]
+
     def _weights(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         terms, counts = np.unique(np.array(self.query_terms(query), dtype=np.int64), return_counts=True)
         return terms, counts.astype(np.float64)

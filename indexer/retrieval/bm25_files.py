@@ -25,7 +25,8 @@ import numpy as np
 
 from ..errors import IndexerError
 
-FORMAT = 3  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments
+FORMAT = 4  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments;
+# 4: analyzer 2 (codes, identifiers and versions kept whole and unstemmed): older indexes rebuild
 RECORD = "verified.json"
 
 

@@ -80,3 +80,48 @@ def adaptive_alpha(
         return lo_alpha
     t = (coverage - lo) / (hi - lo)
     return round(hi_alpha + (lo_alpha - hi_alpha) * t, 12)
+
+
+# The fusion a collection is built with: the embedding side's share follows what the
+# embedder is worth on that kind of collection — fitted per embedder, kind (code, prose)
+# and, for prose, language on the public sets (bench/calibrate_lab.py, README "Choosing
+# defaults"), checked on a held-out library. (embedder, kind[, language]) -> (alpha range,
+# coverage range); the most specific key wins, then the embedder's defaults.
+FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {
+    ("use-m3", "code"): ((0.05, 0.3), (0.3, 0.6)),  # USE reads code poorly: BM25 leads even on paraphrases
+    ("use-m3", "prose", "tr"): ((0.05, 0.5), (0.3, 0.6)),  # Turkish BM25 (folded, stemmed) is the stronger side
+    ("e5-small", "code"): ((0.1, 0.7), (0.25, 0.6)),  # on code, a query BM25 covers well is BM25's
+}
+CODE_SHARE = 0.5  # a collection whose text is at least this share source code is code
+
+
+def by_kind(embedder: str, kind: str, lang: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (alpha range, coverage range) for an embedder on a kind of collection."""
+    return (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind))
+            or adaptive_defaults(embedder))
+
+
+def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
+    """A collection's fusion, chosen at build time from what it holds: its kind (the share
+    of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
+    as the manifest lists them), its language (the analyzer's) and the embedder. Stored
+    beside the collection (`Entry.extra["fusion"]`) and used by the default search unless
+    settings were saved (`indexer tune --save`)."""
+    from ..loaders.formats import format_of
+
+    total = sum(f.get("tokens", 0) for f in files.values()) or 1
+    code = sum(f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code")
+    chunks = sum(f.get("chunks", 0) for f in files.values()) or 1
+    kind = "code" if code / total >= CODE_SHARE else "prose"
+    alpha, coverage = by_kind(embedder, kind, lang)
+    return {"alpha_range": list(alpha), "coverage_range": list(coverage), "kind": kind, "lang": lang,
+            "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1), "source": "kind"}
+
+
+def current(embedder: str, stored: dict | None) -> dict | None:
+    """What a stored calibration stands for today: one chosen by kind is looked up again
+    in the table (refitted since the build, it reaches collections without a rebuild)."""
+    if not stored or stored.get("source", "kind") != "kind" or "kind" not in stored:
+        return stored
+    alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""))
+    return {**stored, "alpha_range": list(alpha), "coverage_range": list(coverage)}

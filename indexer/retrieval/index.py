@@ -26,7 +26,9 @@ from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
-from .fusion import adaptive_alpha, rrf, weighted
+from .exact import ExactIndex, rank_exact
+from .exact import load_or_rebuild as load_exact
+from .fusion import adaptive_alpha, calibrated, current, rrf, weighted
 from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
@@ -41,9 +43,11 @@ class Index:
         self.entry = entry
         self._embedder = embedder
         self._bm25: BM25Index | None = None
+        self._exact: ExactIndex | None = None
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
+        self._fusion_for: tuple = (None, {})  # (version, fusion) worked out for a version built without one
         self.refresh = refresh
         self._checked = time.monotonic()
         self._lock = threading.RLock()
@@ -85,7 +89,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25 = None
+            self._bm25, self._exact = None, None
             self._records.clear()
             self._recent.clear()
         return True
@@ -105,6 +109,13 @@ class Index:
             return self._bm25
 
     @property
+    def exact(self) -> ExactIndex:
+        with self._lock:
+            if self._exact is None:
+                self._exact = load_exact(self.store, self.entry, self.bm25.analyzer)
+            return self._exact
+
+    @property
     def live(self) -> BM25Index:
         """The chunks of the version this handle reads (`chunk_id in index.live`, `len`):
         its BM25 index lists exactly them, looked up by binary search (no set of every id)."""
@@ -119,10 +130,24 @@ class Index:
         """The collection's saved search settings (`indexer tune --save`), if any."""
         return self.entry.extra.get("search") or {}
 
+    @property
+    def fusion(self) -> dict:
+        """The collection's calibrated fusion (`fusion.calibrated`): stored at build time,
+        or worked out from the file manifest for a version built before calibration."""
+        if self.entry.extra.get("fusion"):
+            return current(self.entry.embedder, self.entry.extra["fusion"])
+        key = (self.entry.collection, self.entry.generation)
+        if self._fusion_for[0] != key:
+            manifest = self.store.read_manifest(self.entry)
+            files = manifest.get("files") if isinstance(manifest, dict) else None
+            lang = self.entry.extra.get("analyzer", {}).get("lang", "")
+            self._fusion_for = (key, calibrated(self.entry.embedder, files, lang) if isinstance(files, dict) else {})
+        return self._fusion_for[1]
+
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
         """`options` (or keyword settings) with every unset value filled from the
-        collection's saved settings, then the defaults; checked."""
-        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder)
+        collection's saved settings, then its calibrated fusion, then the defaults; checked."""
+        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder, self.fusion)
         resolved.check()
         return resolved
 
@@ -176,7 +201,34 @@ class Index:
             ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
         else:
             ranked = self._fused(query, n, options)
-        return self._break_ties(ranked, keep)
+        tier = self._tiers(query, ranked) if options.mode != "embedding" else {}
+        return self._break_ties(ranked, tier, keep)
+
+    def _tiers(self, query: str, ranked: list[tuple]) -> dict[str, int]:
+        """The exact-match tier of each candidate (see `exact`); definitions a bare symbol
+        query names, and the first chunks of a file it names, join the candidates (at the
+        end) when they are not among them."""
+        bm25 = self.bm25
+
+        def holds(terms, ids):
+            return bm25.holds(terms, [bm25.position(cid) for cid in ids])
+
+        def doc_of(ids):
+            return {cid: c.doc_id for cid, c in self.fetch(ids).items()}
+
+        def first_chunks(doc):
+            return [c.id for c in self._first_chunks(doc)]
+
+        extra, tier = rank_exact(query, bm25.analyzer, [r[0] for r in ranked], self.exact, holds, doc_of,
+                                 first_chunks, self.live)
+        ranked.extend((cid, 0.0, None, None, None, None) for cid in extra)
+        return tier
+
+    def _first_chunks(self, doc_id: str, n: int = 3) -> list[Chunk]:
+        try:
+            return self.chunks(doc_id)[:n]
+        except CollectionNotFound:
+            return []
 
     def _side(self, side: str, query: str, n: int):
         """One side's candidates (dense: (id, cosine); sparse: (id, BM25 score); coverage:
@@ -200,32 +252,40 @@ class Index:
                 self._recent.popitem(last=False)
         return value
 
-    def _break_ties(self, ranked: list[tuple], keep: int | None = None) -> list[tuple]:
-        """Equal scores ordered by document, then position (records fetched only for the
-        tied ids), so that the order never depends on how deep a side was searched. With
-        `keep`, only the groups of equal scores that reach into the first `keep` places are
-        ordered (a corpus with repeated passages ties dozens of candidates below them,
-        whose records would be read for nothing)."""
-        counts: dict[float, int] = {}
+    def _break_ties(self, ranked: list[tuple], tier: dict[str, int] | None = None,
+                    keep: int | None = None) -> list[tuple]:
+        """Higher exact-match tiers first, then the score; equal (tier, score) ordered by
+        document, then position (records fetched only for the tied ids), so that the order
+        never depends on how deep a side was searched. With `keep`, only the groups of
+        equals that reach into the first `keep` places are ordered (a corpus with repeated
+        passages ties dozens of candidates below them, whose records would be read for
+        nothing). Rows gain their tier as a seventh field."""
+        tier = tier or {}
+
+        def grade(r):
+            return tier.get(r[0], 0), round(r[1], 9)
+
+        if tier:
+            ranked = sorted(ranked, key=lambda r: (-grade(r)[0], -grade(r)[1]))  # stable: ties keep their order
+        counts: dict[tuple, int] = {}
         for r in ranked:
-            key = round(r[1], 9)
-            counts[key] = counts.get(key, 0) + 1
-        floor = min(round(r[1], 9) for r in ranked[:keep]) if keep and len(ranked) > keep else None
-        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1 and (floor is None or round(r[1], 9) >= floor)]
-        if not tied:
-            return ranked
-        chunks = self.fetch(tied)
+            counts[grade(r)] = counts.get(grade(r), 0) + 1
+        floor = min(grade(r) for r in ranked[:keep]) if keep and len(ranked) > keep else None
+        tied = [r[0] for r in ranked if counts[grade(r)] > 1 and (floor is None or grade(r) >= floor)]
+        if tied:
+            chunks = self.fetch(tied)
 
-        def key(r):
-            c = chunks.get(r[0])
-            return (-round(r[1], 9), c.doc_id if c else "", c.start if c else 0, r[0])
+            def key(r):
+                c = chunks.get(r[0])
+                return (-grade(r)[0], -grade(r)[1], c.doc_id if c else "", c.start if c else 0, r[0])
 
-        return sorted(ranked, key=key)
+            ranked = sorted(ranked, key=key)
+        return [(*r[:6], tier.get(r[0], 0)) for r in ranked] if tier else ranked
 
     def _hits(self, ranked: list[tuple]) -> list[Hit]:
         chunks = self.fetch([r[0] for r in ranked])
         present = [r for r in ranked if r[0] in chunks]
-        return [Hit(i + 1, score, chunks[cid], er, es, br, bs) for i, (cid, score, er, es, br, bs) in enumerate(present)]
+        return [Hit(i + 1, r[1], chunks[r[0]], *r[2:6], exact=r[6] if len(r) > 6 else 0) for i, r in enumerate(present)]
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's embedding. A Turkish collection's query typed without Turkish letters
@@ -304,7 +364,7 @@ class Index:
             if pid in parents:
                 child = best[pid]
                 out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
-                               child.bm25_rank, child.bm25_score, child.child_ids))
+                               child.bm25_rank, child.bm25_score, child.child_ids, exact=child.exact))
         return out
 
     # -- records --------------------------------------------------------------------------

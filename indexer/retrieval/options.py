@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
-from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults, current
 
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
@@ -32,10 +32,13 @@ class SearchOptions:
 
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
 
-    def resolved(self, saved: dict | None = None, embedder: str = "") -> SearchOptions:
+    def resolved(self, saved: dict | None = None, embedder: str = "", fusion: dict | None = None) -> SearchOptions:
         """Every None filled: from `saved` (a collection's tuned settings), then the
-        defaults (the adaptive fusion's ranges depend on the embedder)."""
+        collection's calibrated fusion (`fusion`, chosen at build time for its embedder and
+        its kind of chunks), then the defaults (the adaptive fusion's ranges per embedder)."""
         alpha_range, coverage_range = adaptive_defaults(embedder)
+        if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
+            alpha_range, coverage_range = tuple(fusion["alpha_range"]), tuple(fusion["coverage_range"])
         defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
         values = {}
         for f in fields(self):
@@ -46,6 +49,10 @@ class SearchOptions:
                 value = defaults.get(f.name, getattr(DEFAULTS, f.name))
             values[f.name] = tuple(value) if isinstance(value, list) else value
         return SearchOptions(**values)
+
+    def for_entry(self, entry) -> SearchOptions:
+        """Resolved for a stored collection (its saved settings, then its calibrated fusion)."""
+        return self.resolved(entry.extra.get("search"), entry.embedder, current(entry.embedder, entry.extra.get("fusion")))
 
     def settings(self) -> dict[str, Any]:
         """The search settings a collection can save (everything but k and depths)."""

@@ -59,7 +59,7 @@ class Library:
             "params": entry.params, "files": entry.files, "chunks": entry.chunks,
             "avg_tokens": round(entry.avg_tokens, 1), "max_tokens": entry.max_tokens, "built_at": entry.built_at,
             "generation": entry.generation, "parent_child": bool(entry.parents),
-            "search": SearchOptions().resolved(saved, entry.embedder).describe(), "tuned": bool(saved),
+            "search": SearchOptions().for_entry(entry).describe(), "tuned": bool(saved),
         }
 
     def index(self, name: str) -> Index:

@@ -4,11 +4,19 @@
   matches `kargo iade`;
 - optional diacritic folding (`ç ğ ı ö ş ü` → `c g i o s u`, and accents in general), so a
   question typed on an English keyboard (`yurtdisina`) matches `yurtdışına`;
-- numbers stay whole (`5.000`, `89,90`); thousands separators are dropped so `5.000`,
-  `5,000` and `5000` meet;
+- numbers stay whole (`5.000`, `89,90`, `1.26.4`); thousands separators are dropped so
+  `5.000`, `5,000` and `5000` meet;
 - a suffix after an apostrophe is an inflection in Turkish (`Van'ın` → `van`);
 - optional prefix stemming: keep the first N characters of each word, a classic stemmer
-  for agglutinative Turkish (`teslimatı`, `teslimat`, `teslim` → `tesli`).
+  for agglutinative Turkish (`teslimatı`, `teslimat`, `teslim` → `tesli`);
+- codes and identifiers are never stemmed: a token that holds digits and letters
+  (`E4021`, `selamlama499`, `5GB`), an identifier (`QueueWorker`, `max_bytes`,
+  `os.path.join`, `router.ts`) or a version (`v2.3.1`) is kept whole, case and `-`/`_`
+  dropped so `E-4021`, `E4021` and `e4021` are one term, and its parts are added beside it
+  as words (`queueworker queue worker`, `5gb 5 gb`). A hyphen binds only a group that
+  holds a digit (`AES-256`, `3-5`); `e-posta` stays two words. Those whole terms (bar
+  quantities such as `5gb` and ranges such as `3-5`) are the query's *exact* terms
+  (`Analyzer.exact_terms`), which the search ranks above fuzzy matches.
 """
 
 from __future__ import annotations
@@ -17,9 +25,16 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['’]\w+)*")
+_SPAN = re.compile(r"\w+(?:[-.,]\w+)*(?:['’]\w+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:[.,]\d{3})+$")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){2,}$|^v\d+(?:\.\d+)*$")
+_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?[^\W\d_]+$|^\d+(?:-\d+)+$")  # 5gb, 12ay, 3-5: not codes
+_ABBREVIATION = re.compile(r"^[^\W\d_]{1,2}(?:\.[^\W\d_]{1,2})+$")  # e.g, i.e, u.s: not codes
 _FOLD = str.maketrans("çğıöşüâîûÇĞÖŞÜÂÎÛ", "cgiosuaiuCGOSUAIU")
+_MAX_SWITCHES = 2  # letter/digit switches past which a token is opaque (a hash, an id): no parts
+
+ANALYZER_VERSION = 2  # 2: codes and identifiers kept whole and unstemmed, with their parts
 
 STOPWORDS = {
     "tr": set(
@@ -47,6 +62,7 @@ class Analyzer:
     fold: bool = True
     stem: int = 5  # keep the first `stem` characters of a word; 0 = off
     stopwords: bool = False
+    codes: bool = True  # codes and identifiers whole and unstemmed (False: version 1's analysis, for comparison)
 
     @classmethod
     def for_language(cls, lang: str, **overrides) -> Analyzer:
@@ -55,11 +71,11 @@ class Analyzer:
         return cls(lang=lang, **values)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "version": ANALYZER_VERSION}
 
     @classmethod
     def from_dict(cls, data: dict) -> Analyzer:
-        return cls(**{k: data[k] for k in ("lang", "fold", "stem", "stopwords") if k in data})
+        return cls(**{k: data[k] for k in ("lang", "fold", "stem", "stopwords", "codes") if k in data})
 
     def describe(self) -> str:
         parts = [self.lang]
@@ -67,6 +83,8 @@ class Analyzer:
         parts.append(f"stem{self.stem}" if self.stem else "nostem")
         if self.stopwords:
             parts.append("stop")
+        if not self.codes:
+            parts.append("v1")
         return "-".join(parts)
 
     def normalise(self, text: str) -> str:
@@ -86,46 +104,153 @@ class Analyzer:
         return text
 
     def __call__(self, text: str) -> list[str]:
+        if not self.codes:
+            return _analyse_v1(self, text)
         out: list[str] = []
         memo = _memo(self)
-        for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
-            raw = match.group()
-            terms = memo.get(raw)
-            if terms is None:
+        for unit in self._units(text):
+            terms = memo.get(unit)
+            if terms is None:  # a pure function of the unit: analysing is a look-up for most words
                 if len(memo) >= _MEMO_SIZE:  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
                     memo.clear()
-                terms = memo[raw] = self._terms(raw)
+                found: list[str] = []
+                self._unit_terms(unit, found)
+                terms = memo[unit] = tuple(found)
             out.extend(terms)
         return out
 
-    def _terms(self, raw: str) -> tuple[str, ...]:
-        """The terms of one token as the tokenizer matched it (a pure function of it, so
-        `__call__` remembers it: analysing is a dictionary look-up for most words)."""
+    def exact_terms(self, text: str) -> list[str]:
+        """The query's codes, identifiers and versions as whole terms (`E-4021` -> `e4021`,
+        `QueueWorker.drain` -> `queueworker.drain`, `v2.3.1`), distinct, in order; not
+        quantities (`5GB`), ranges (`3-5`), abbreviations (`e.g.`), plain numbers or words."""
+        if not self.codes:
+            return []
+        out: list[str] = []
+        for unit in self._units(text):
+            whole = self._whole(unit)
+            if whole and whole not in out:
+                out.append(whole)
+        return out
+
+    # -- the pieces ---------------------------------------------------------------------------
+    def _units(self, text: str):
+        """The units of a text: words, numbers, and codes or identifiers with their dots and
+        digit-bound hyphens, apostrophe suffixes dealt with."""
+        for match in _SPAN.finditer(unicodedata.normalize("NFKC", text)):
+            raw = match.group()
+            base, tail = raw, ""
+            for i, ch in enumerate(raw):
+                if ch in "'’":
+                    base, tail = raw[:i], raw[i:]
+                    break
+            if tail and self.lang != "tr" and base.isalpha():  # English: doesn't -> doesnt, user's -> user
+                base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
+            for piece in re.split(r"(?<!\d),|,(?!\d)", base):  # a comma binds digits only
+                if not piece:
+                    continue
+                if "-" in piece and not any(ch.isdigit() for ch in piece):
+                    yield from (p for p in piece.split("-") if p)  # e-posta, real-time: words
+                else:
+                    yield piece
+
+    def _kind(self, unit: str) -> str:
+        if _VERSION.match(unit) and not _THOUSANDS.match(unit):
+            return "version"
+        if _NUMBER.fullmatch(unit):
+            return "number"
+        if unit.isalpha() and (unit.islower() or unit.isupper() or unit.istitle()):
+            return "word"
+        return "code"
+
+    def _whole(self, unit: str) -> str:
+        """The exact term of a unit ("" when it is a word, a plain number, a quantity or a range)."""
+        kind = self._kind(unit)
+        if kind == "word" or kind == "number":
+            return ""
+        whole = _canonical(self._lower(unit))
+        return "" if not whole or _QUANTITY.match(whole) or _ABBREVIATION.match(whole) else whole
+
+    def _word(self, word: str, out: list[str]) -> None:
+        token = self._lower(word)
+        if not token or (self.stopwords and token in STOPWORDS.get(self.lang, ())):
+            return
+        if self.stem and len(token) > self.stem and not token[0].isdigit():
+            token = token[: self.stem]
+        out.append(token)
+
+    def _unit_terms(self, unit: str, out: list[str]) -> None:
+        kind = self._kind(unit)
+        if kind == "word":
+            self._word(unit, out)
+            return
+        if kind == "number":
+            out.append(unit.replace(".", "").replace(",", "") if _THOUSANDS.match(unit) else unit)
+            return
+        whole = _canonical(self._lower(unit))
+        if not whole:
+            return
+        out.append(whole)
+        if kind == "version":
+            if unit[0] in "vV":
+                out.append(unit[1:])
+            return
+        segments = [seg for seg in re.split(r"[-._]+", unit) if seg]
+        for seg in segments:
+            switches = sum(1 for a, b in zip(seg, seg[1:]) if a.isdigit() != b.isdigit())
+            parts = identifier_parts(seg) if switches <= _MAX_SWITCHES else [seg]
+            if len(segments) > 1 and (len(parts) > 1 or not seg.isalpha()):
+                seg_whole = self._lower(seg)
+                if seg_whole != whole and not seg_whole.isdigit():
+                    out.append(seg_whole)  # QueueWorker of QueueWorker.drain: a term of its own
+            for part in parts:
+                if part.isdigit():
+                    out.append(part)
+                elif part.isalpha() and len(part) > 1 and self._lower(part) != whole:
+                    self._word(part, out)
+                # else: one letter (the `E` of E4021), or an opaque segment kept whole above
+
+
+def _canonical(lowered: str) -> str:
+    """`e-4021` -> `e4021`, `max_bytes` -> `maxbytes`; a hyphen between digits stays (`3-5`),
+    dots stay (`v2.3.1`, `router.ts`)."""
+    lowered = lowered.replace("_", "")
+    return re.sub(r"-(?!(?<=\d-)\d)", "", lowered).strip(".-")
+
+
+_TOKEN_V1 = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['’]\w+)*")
+
+
+def _analyse_v1(analyzer: Analyzer, text: str) -> list[str]:
+    """Version 1's analysis (every word stemmed, codes included): for comparisons only."""
+    out: list[str] = []
+    stop = STOPWORDS.get(analyzer.lang, set()) if analyzer.stopwords else ()
+    stem, lower = analyzer.stem, analyzer._lower
+    for match in _TOKEN_V1.finditer(unicodedata.normalize("NFKC", text)):
+        raw = match.group()
         if raw[0].isdigit():
             if _THOUSANDS.match(raw):
                 raw = raw.replace(".", "").replace(",", "")
-            return (self._lower(raw),)
+            out.append(lower(raw))
+            continue
         if "'" in raw or "’" in raw:
             parts = re.split(r"['’]", raw)
-            if self.lang == "tr":
+            if analyzer.lang == "tr":
                 raw = parts[0]
             else:
                 raw = "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
         pieces = [raw]
         if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
             parts = identifier_parts(raw)
-            if len(parts) > 1:  # QueueWorker, max_bytes: the whole name and its words
+            if len(parts) > 1:
                 pieces = [raw.replace("_", "")] + parts
-        stop = STOPWORDS.get(self.lang, set()) if self.stopwords else ()
-        out = []
         for piece in pieces:
-            token = self._lower(piece)
+            token = lower(piece)
             if not token or token in stop:
                 continue
-            if self.stem and len(token) > self.stem and not token[0].isdigit():
-                token = token[: self.stem]
+            if stem and len(token) > stem and not token[0].isdigit():
+                token = token[:stem]
             out.append(token)
-        return tuple(out)
+    return out
 
 
 _MEMO_SIZE = 200_000
@@ -133,7 +258,7 @@ _memos: dict[Analyzer, dict[str, tuple[str, ...]]] = {}
 
 
 def _memo(analyzer: Analyzer) -> dict[str, tuple[str, ...]]:
-    """The token memo of an analyzer's settings (shared by equal analyzers)."""
+    """The unit memo of an analyzer's settings (shared by equal analyzers)."""
     memo = _memos.get(analyzer)
     if memo is None:
         memo = _memos.setdefault(analyzer, {})

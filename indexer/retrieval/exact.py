@@ -1,0 +1,255 @@
+"""Exact things found exactly: a query's codes and identifiers, and bare symbol names.
+
+Two signals re-rank either side's candidates (`bm25` and `hybrid`; the embedding alone is
+left as it is), without touching their scores:
+
+- a chunk that holds one of the query's *exact terms* — codes, identifiers, versions, kept
+  whole and unstemmed by the analyzer (`E4021`, `QueueWorker.drain`, `v2.3.1`,
+  `router.ts`) — in its text or header, or whose file it names, ranks above one that does
+  not: one tier per term held;
+- a *bare symbol query* (`chunked`, `QueueWorker.drain`, `def drain`, `expand_indent()`)
+  puts that symbol's definitions first, those outside test files first of all: a chunk the
+  chunker names after it, the first chunk of a class split into its methods, a module-level
+  assignment (`DEFAULT_IGNORE = ...`, `export const MAX_RETRIES = 3`);
+- a *bare code query* (`SEV2`, `error E4021`) puts the chunks that define the code first:
+  the code heads a table row, a heading or a line (`| SEV2 | Major feature...`,
+  `## E4021: ...`, `SEV2: ...`).
+
+Chunks keep the order of the ranking they came with inside a tier. What a collection
+defines and which file names it holds live beside it in `exact.json` (`ExactIndex`),
+written at build time and rebuilt from the stored records when missing or damaged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import IndexerError
+from ..text.analyzer import Analyzer
+
+FORMAT = 2
+SIDE = "exact.json"  # the side file (of each version) the index is saved in
+_KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
+_SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
+_ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
+    r"^(?:export\s+)?(?:(?:pub(?:\(crate\))?\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?"
+    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)", re.MULTILINE)
+_DEFINIENDUM = re.compile(r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
+                          re.MULTILINE)
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$")
+
+
+def bare_symbol(query: str) -> str:
+    """The symbol a query names and nothing else (`QueueWorker.drain`, `def drain`,
+    `` `drain()` ``, `Journal::append`), lowercased with `::` and `#` as dots; "" for any
+    other query."""
+    text = query.strip().strip("`'\"").strip()
+    text = re.sub(r"^" + _KEYWORDS, "", text)
+    if text.endswith("()"):
+        text = text[:-2]
+    if not _SYMBOL.fullmatch(text):
+        return ""
+    return text.replace("::", ".").replace("#", ".").lower()
+
+
+def symbol_keys(symbol: str) -> list[str]:
+    """The keys a definition answers to: its whole name and its last part
+    (`QueueWorker.drain` -> `queueworker.drain`, `drain`)."""
+    whole = symbol.replace("::", ".").lower()
+    last = whole.rsplit(".", 1)[-1]
+    return [whole] if last == whole else [whole, last]
+
+
+def assigned_names(text: str) -> list[str]:
+    """Names a code chunk assigns at the start of a line (module level): `NAME = ...`,
+    `NAME: int = ...`, `export const NAME =`, `var NAME =`, `pub const NAME: u32 =`.
+
+    >>> assigned_names("import os\\nDEFAULT_IGNORE = 'E121'\\n    inner = 1\\nexport const MAX = 3\\nx == y")
+    ['DEFAULT_IGNORE', 'MAX']
+    """
+    return list(dict.fromkeys(_ASSIGNED.findall(text)))
+
+
+def defined_codes(text: str, analyzer: Analyzer) -> list[str]:
+    """The codes a chunk defines: an exact term heading a table row, a heading, a list item
+    or a line followed by a colon (`| SEV2 | ...`, `## E4021: ...`, `SEV2: ...`)."""
+    out: list[str] = []
+    for unit in _DEFINIENDUM.findall(text):
+        for term in analyzer.exact_terms(unit):
+            if term not in out:
+                out.append(term)
+    return out
+
+
+def defined_in(chunk, analyzer: Analyzer) -> list[tuple[str, str, str, list[str], list[str]]]:
+    """What a chunk defines, for `ExactIndex.add`: [(id, its symbol, document, the names a
+    code chunk assigns at module level, the codes a text chunk defines)], or [] for nothing."""
+    code = bool(chunk.language)
+    names = [n for n in assigned_names(chunk.text) if n != chunk.symbol] if code else []
+    codes = [] if code else defined_codes(chunk.text, analyzer)
+    return [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)] if chunk.symbol or names or codes else []
+
+
+def is_test_file(doc_id: str) -> bool:
+    """`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, `__tests__/…`."""
+    return bool(_TEST_PATH.search(doc_id.lower()))
+
+
+@dataclass
+class ExactIndex:
+    """Definitions by symbol key (chunk id, document) and documents by the exact terms of
+    their paths (`router.ts`, `001orders.sql`)."""
+
+    symbols: dict[str, list[list[str]]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)
+    codes: dict[str, list[str]] = field(default_factory=dict)  # code -> chunk ids that define it
+
+    def add(self, chunk_id: str, symbol: str, doc_id: str, assigned: Iterable[str] = (),
+            codes: Iterable[str] = ()) -> None:
+        """A chunk's definitions: its symbol (and, for a member, its owner — the first chunk
+        of a class split into methods answers for the class), the names it assigns at
+        module level, the codes it defines."""
+        for name in [symbol, *assigned] if symbol else assigned:
+            for key in symbol_keys(name):
+                self.symbols.setdefault(key, []).append([chunk_id, doc_id])
+        whole = symbol.replace("::", ".").lower()
+        while "." in whole:
+            whole = whole.rsplit(".", 1)[0]
+            for key in symbol_keys(whole):
+                if key not in self.symbols:
+                    self.symbols[key] = [[chunk_id, doc_id]]
+        for code in codes:
+            self.codes.setdefault(code, []).append(chunk_id)
+
+    def name_documents(self, doc_ids: Iterable[str], analyzer: Analyzer) -> None:
+        """Which documents each exact term of a path names (replacing what was there)."""
+        self.names = {}
+        for doc_id in sorted(set(doc_ids)):
+            for term in analyzer.exact_terms(doc_id.rsplit("/", 1)[-1]):
+                self.names.setdefault(term, []).append(doc_id)
+
+    def without(self, drop: set[str]) -> ExactIndex:
+        """A copy without the definitions of the `drop`ped chunk ids (an incremental build)."""
+        symbols = {}
+        for key, defs in self.symbols.items():
+            kept = [d for d in defs if d[0] not in drop]
+            if kept:
+                symbols[key] = kept
+        codes = {}
+        for code, ids in self.codes.items():
+            kept = [cid for cid in ids if cid not in drop]
+            if kept:
+                codes[code] = kept
+        return ExactIndex(symbols, dict(self.names), codes)
+
+    def definitions(self, key: str) -> list[tuple[str, bool]]:
+        """(chunk id, in a test file) of the definitions a bare symbol query names; for a
+        member no chunk of its own defines (`Journal.append` inside `impl Journal`), its
+        owner's."""
+        while key and key not in self.symbols and "." in key:
+            key = key.rsplit(".", 1)[0]
+        return [(cid, is_test_file(doc)) for cid, doc in self.symbols.get(key, [])]
+
+    # -- files ----------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        body = {"format": FORMAT, "symbols": self.symbols, "names": self.names, "codes": self.codes}
+        text = json.dumps(body, ensure_ascii=False, sort_keys=True)
+        body["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        path.write_text(json.dumps(body, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> ExactIndex:
+        """Raises IndexerError when the file is missing, of another format or damaged."""
+        try:
+            body = json.loads(path.read_text(encoding="utf-8"))
+            digest = body.pop("sha256")
+            text = json.dumps(body, ensure_ascii=False, sort_keys=True)
+            if body.get("format") != FORMAT or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+                raise IndexerError(f"{path} is of another format or damaged")
+            return cls(body["symbols"], body["names"], body["codes"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise IndexerError(f"{path} is unreadable ({exc.__class__.__name__})") from None
+
+
+def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
+    """A live version's ExactIndex from its side folder, or rebuilt from its records (a
+    version built before exact.json existed, or a damaged file) and saved where possible."""
+    path = store.side_path(entry, SIDE)
+    try:
+        return ExactIndex.load(path)
+    except IndexerError:
+        pass
+    index, docs = ExactIndex(), set()
+    for chunk, _meta in store.scan(entry):
+        for definition in defined_in(chunk, analyzer):
+            index.add(*definition)
+        docs.add(chunk.doc_id)
+    index.name_documents(docs, analyzer)
+    try:
+        index.save(path)
+    except OSError:
+        pass  # read-only index: keep it in memory
+    return index
+
+
+def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex, holds, doc_of, first_chunks,
+               live) -> tuple[list[str], dict[str, int]]:
+    """The exact-match tiers of a query's candidates `ids` (best first): (ids to add at the
+    end — definitions the query names, or the first chunks of a file it names when no
+    candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
+    terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
+    a document's first chunk ids, `live` says which ids the version has."""
+    terms = analyzer.exact_terms(query)
+    key = bare_symbol(query)
+    if not terms and not key:
+        return [], {}
+    definitions = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    if terms and len(query.split()) <= 2:  # a bare code (`SEV2`, `error E4021`): where it is defined
+        definitions += [(cid, True) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
+    docs: dict[str, int] = {}  # documents whose file names are among the query's exact terms
+    for term in terms:
+        for doc in exact.names.get(term, ()):
+            docs[doc] = docs.get(doc, 0) + 1
+    extra = [cid for cid, _ in definitions]
+    if docs and not any(doc in docs for doc in doc_of(ids).values()):
+        extra += [cid for doc in docs for cid in first_chunks(doc)]
+    seen = set(ids)
+    extra = [cid for cid in dict.fromkeys(extra) if cid not in seen and cid in live]
+    everything = ids + extra
+    held = dict(zip(everything, holds(terms, everything))) if terms else {}
+    named = {cid: docs.get(doc, 0) for cid, doc in doc_of(everything).items()} if docs else {}
+    return extra, tiers(held, named, definitions)
+
+
+def tiers(held: dict[str, int], named: dict[str, int], definitions: list[tuple[str, bool]]) -> dict[str, int]:
+    """Each candidate's tier: the exact terms its text holds or its file name has (`held`,
+    `named`: chunk id -> count, the larger counts), plus 2 for a definition the query
+    names outside test files (1 inside them). Only ids with a tier above 0 are listed.
+
+    >>> tiers({"a": 1, "b": 1}, {"c": 1}, [("d", False), ("b", True)])
+    {'a': 1, 'b': 2, 'c': 1, 'd': 2}
+    """
+    out = {cid: max(n, named.get(cid, 0)) for cid, n in held.items() if n}
+    for cid, n in named.items():
+        if n and cid not in out:
+            out[cid] = n
+    for cid, in_tests in definitions:
+        out[cid] = out.get(cid, 0) + (1 if in_tests else 2)
+    return out
+
+
+def write_for_build(store, previous, retired: Iterable[str], definitions: list[tuple[str, str, str]],
+                    doc_ids: Iterable[str], analyzer: Analyzer, path: Path) -> None:
+    """A new version's exact.json: the `previous` version's definitions (an incremental
+    build; None for a full one) less the `retired` chunks, plus the new `definitions`
+    (`defined_in` of each new chunk); file names from every document of the version."""
+    index = load_or_rebuild(store, previous, analyzer).without(set(retired)) if previous is not None else ExactIndex()
+    for definition in definitions:
+        index.add(*definition)
+    index.name_documents(doc_ids, analyzer)
+    index.save(path)
