@@ -128,8 +128,8 @@ def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Documen
         pools["passage"], pools["noise"] = pools["noise"], {}
     shares = {"passage": knobs.passage, "context": 1 - knobs.passage - knobs.noise, "noise": knobs.noise}
     shares["context"] = max(shares["context"], 0.25)  # a developer names what they look for
-    chosen = draw(rng, pools, shares, query_length(rng, knobs.length))
-    if len(chosen) < 2:
+    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
+    if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
     if pools["context"] and not any(source == "context" for source, _ in chosen):
         # a developer names what they look for: one word of the name at least

@@ -38,11 +38,12 @@ class Knobs:
     noise: float = 0.2  # ... from the rest of the document; the remainder from the context
     discrimination: float = 0.5  # term weight tf × idf^discrimination
     length: float = 4.0  # mean number of content terms
+    phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
     question: float = 0.5  # share of queries wrapped in a question frame (Turkish, English)
     section_words: int = 150  # target: a section this short as a whole, else the passage's paragraph/table/list
     # how people type (fixed, not tuned)
     ascii: float = 0.2  # Turkish typed without ç ğ ı ö ş ü
-    shuffle: float = 0.5  # terms in another order than the text's
+    shuffle: float = 0.5  # terms (phrases stay whole) in another order than the text's
     inflect: float = 0.3  # a term's inflection dropped
     symbol: float = 0.35  # code: share of queries that are a symbol name as typed
 
@@ -53,8 +54,9 @@ class Knobs:
 @dataclass(frozen=True, slots=True)
 class Term:
     key: str  # the analyzer's form (what BM25 matches)
-    surface: str  # the word as written, lowercased
+    surface: str  # the word as written, lowercased (a phrase: the words)
     weight: float
+    follow: tuple[str, str] | None = None  # (key, surface) of the content word after it in its text
 
 
 class Vocabulary:
@@ -111,24 +113,25 @@ def pool(vocab: Vocabulary, text: str, lang: str, d: float, boost: float = 1.0,
     """Candidate terms of a text with their weights (tf × idf^d × boost); `weights` gives a
     weight per word position (a table row's key cell counts more than its values)."""
     found: dict[str, list] = {}
-    for i, (key, surface) in enumerate(vocab.terms(text, lang)):
-        if key in vocab.common:
-            continue
+    terms = [(key, surface) for key, surface in vocab.terms(text, lang) if key not in vocab.common]
+    for i, (key, surface) in enumerate(terms):
         w = (weights[i] if weights and i < len(weights) else 1.0) * (NUMBER_WEIGHT if surface[0].isdigit() else 1.0)
         if key in found:
             found[key][1] += w
         else:
-            found[key] = [surface, w]
-    return {k: Term(k, s, tf * boost * max(vocab.idf(k), 0.05) ** d) for k, (s, tf) in found.items()}
+            found[key] = [surface, w, terms[i + 1] if i + 1 < len(terms) else None]
+    return {k: Term(k, s, tf * boost * max(vocab.idf(k), 0.05) ** d, nxt) for k, (s, tf, nxt) in found.items()}
 
 
-def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int
-         ) -> list[tuple[str, Term]]:
-    """k distinct terms, each from a source chosen by its share (among the sources that
-    still have terms), then a term of that source by weight."""
+def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int,
+         phrase: float = 0.0) -> list[tuple[str, Term]]:
+    """k distinct words, each from a source chosen by its share (among the sources that
+    still have terms), then a term of that source by weight; with probability `phrase` a
+    term brings the word that follows it in its text (people remember phrases)."""
     taken: set[str] = set()
     out = []
-    for _ in range(k):
+    words = 0
+    while words < k:
         live = [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
         if not live:
             break
@@ -136,6 +139,11 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
         terms = [t for key, t in pools[source].items() if key not in taken]
         term = rng.choices(terms, [t.weight for t in terms])[0]
         taken.add(term.key)
+        words += 1
+        if term.follow and words < k and term.follow[0] not in taken and rng.random() < phrase:
+            taken.add(term.follow[0])
+            words += 1
+            term = Term(term.key, f"{term.surface} {term.follow[1]}", term.weight)
         out.append((source, term))
     return out
 
@@ -204,7 +212,8 @@ def frame(rng: random.Random, terms: str, passage: str, lang: str) -> str:
     else:
         kind = "time" if _TIME[lang].search(passage) and rng.random() < 0.3 else "other"
     text = rng.choice(frames[kind]).format(q=terms)
-    return text[0].upper() + text[1:]
+    first = "İ" if text[0] == "i" and lang == "tr" else text[0].upper()
+    return first + text[1:]
 
 
 def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
@@ -220,7 +229,7 @@ def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], pa
     inflected = False
     for i, w in enumerate(words):
         if rng.random() < knobs.inflect:
-            new = uninflect(w, lang)
+            new = " ".join(uninflect(part, lang) for part in w.split(" "))
             inflected |= new != w
             words[i] = new
     if inflected:
@@ -282,8 +291,8 @@ def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passag
     near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
     pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, d, near)}
     shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
-    chosen = draw(rng, pools, shares, query_length(rng, knobs.length))
-    if len(chosen) < 2 or all(source == "noise" for source, _ in chosen):
+    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
+    if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
         return None
     order = {k: i for i, k in enumerate(list(context) + list(own))}  # as the words come (heading first)
     chosen.sort(key=lambda st: order.get(st[1].key, len(order)))

@@ -1,0 +1,171 @@
+"""Tuning the question generator's knobs by agreement (see questions_agreement.py).
+
+Every candidate set of knobs makes a question set per real set (the real set's size, capped
+by --cap for the two 1,190-question XQuAD sets), scored through `Mirror`s; the rankings of
+strategy × mode rows are compared with the real questions' (`indexer.evaluate`, cached).
+Leave-one-set-out: for each set, the knobs with the best mean tau-b on the other six are
+scored on it. `--check` first compares each mirror with `indexer.evaluate` on the real
+questions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from dataclasses import replace
+
+from agreement_mirror import Mirror, first_hits, mrr
+from questions_agreement import (
+    MODES, OUT, REGRET_OK, agreement, ensure_built, real_count, real_scores, set_paths, strategies_for,
+)
+
+from indexer.evaluation.generate import make_questions
+from indexer.evaluation.questions import Question, load_questions, resolve
+from indexer.evaluation.run import _TokenSpans
+from indexer.evaluation.simulate import Knobs
+from indexer.loaders import load_documents
+
+GRID = {
+    "passage": (0.3, 0.5, 0.7, 0.9),
+    "noise": (0.0, 0.2, 0.4),
+    "discrimination": (0.0, 0.5, 1.0, 2.0),
+    "length": (3.0, 4.5),
+}
+
+
+class SetLab:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.folder, self.questions_path = set_paths(name)
+        db = ensure_built(name)
+        self.real = real_scores(name, db)
+        self.n = real_count(name)
+        self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
+        _, docs = load_documents([self.folder])
+        self.docs = {d.doc_id: d for d in docs}
+        self.spans = _TokenSpans(self.docs)
+
+    def score(self, questions: list[Question]) -> dict[str, float]:
+        resolve(questions, self.docs)
+        out = {}
+        for strategy, mirror in self.mirrors.items():
+            ranks = first_hits(mirror, questions, self.spans, MODES)
+            out.update({f"{strategy}/{m}": mrr(ranks[m]) for m in MODES})
+        return out
+
+    def made(self, knobs: Knobs, seed: int, cap: int) -> list[Question]:
+        made = make_questions(self.folder, min(self.n, cap), seed=seed, knobs=knobs)
+        return [Question(q["id"], q["question"], q["doc_id"], answer=q["answer"], tags=q["tags"],
+                         span=tuple(q["span"])) for q in made.questions]
+
+
+def check(labs: list[SetLab]) -> None:
+    for lab in labs:
+        mine = lab.score(load_questions(lab.questions_path))
+        worst = max(abs(mine[k] - lab.real[k]) for k in lab.real)
+        print(f"{lab.name}: mirror vs indexer.evaluate on the real questions, largest MRR@10 difference {worst:.4f}")
+
+
+def configs() -> list[Knobs]:
+    keys = list(GRID)
+    return [replace(Knobs(), **dict(zip(keys, values))) for values in itertools.product(*(GRID[k] for k in keys))
+            if values[keys.index("passage")] + values[keys.index("noise")] <= 1.0 + 1e-9]
+
+
+def main(names: list[str], args) -> None:
+    labs = [SetLab(n) for n in names]
+    if args.check:
+        check(labs)
+        return
+    cap = getattr(args, "cap", 300)
+    results = {}
+    cache = OUT / "tune.jsonl"
+    if cache.is_file():
+        for line in cache.read_text().splitlines():
+            row = json.loads(line)
+            results[(row["set"], row["config"], row["seed"])] = row
+    seeds = list(range(args.seeds))
+    with open(cache, "a") as fh:
+        for knobs in configs():
+            config = json.dumps(knobs.to_dict(), sort_keys=True)
+            for lab in labs:
+                for seed in seeds:
+                    if (lab.name, config, seed) in results:
+                        continue
+                    t0 = time.perf_counter()
+                    made = lab.score(lab.made(knobs, seed, cap))
+                    row = {"set": lab.name, "config": config, "seed": seed, "made": made,
+                           "seconds": round(time.perf_counter() - t0, 1)}
+                    results[(lab.name, config, seed)] = row
+                    fh.write(json.dumps(row) + "\n")
+                    fh.flush()
+            print(f"  {config}: done", file=sys.stderr, flush=True)
+    report(labs, results, seeds)
+
+
+def report(labs: list[SetLab], results: dict, seeds: list[int]) -> None:
+    real = {lab.name: lab.real for lab in labs}
+    names = [lab.name for lab in labs]
+    by_config: dict[str, dict[str, dict]] = {}
+    for (name, config, seed), row in results.items():
+        if name in real and seed in seeds:
+            by_config.setdefault(config, {}).setdefault(name, []).append(row["made"])
+    per: dict[str, dict[str, dict]] = {}
+    for config, sets in by_config.items():
+        if set(sets) != set(names):
+            continue
+        per[config] = {}
+        for name, runs in sets.items():
+            made = {k: sum(r[k] for r in runs) / len(runs) for k in real[name]}
+            per[config][name] = agreement(real[name], made)
+
+    def mean_tau(config, among):
+        return sum(per[config][n]["tau"] for n in among) / len(among)
+
+    ranked = sorted(per, key=lambda c: -mean_tau(c, names))
+    print("\nbest knobs in-sample (mean tau-b over all sets):")
+    for config in ranked[:10]:
+        taus = " ".join(f"{n} {per[config][n]['tau']:+.2f}" for n in names)
+        ok = sum(1 for n in names if per[config][n]["same_winner"] or per[config][n]["regret"] <= REGRET_OK)
+        print(f"  {mean_tau(config, names):+.3f} ok {ok}/{len(names)} {config}  [{taus}]")
+    print("\nleave-one-set-out:")
+    held = []
+    for name in names:
+        others = [n for n in names if n != name]
+        pick = max(per, key=lambda c: mean_tau(c, others))
+        a = per[pick][name]
+        held.append(a)
+        print(f"  {name}: tau {a['tau']:+.2f} same winner {a['same_winner']} regret {a['regret']:.3f}  knobs {pick}")
+    ok = sum(1 for a in held if a["same_winner"] or a["regret"] <= REGRET_OK)
+    print(f"  held-out mean tau-b {sum(a['tau'] for a in held) / len(held):+.3f}; same winner or regret <= "
+          f"{REGRET_OK}: {ok}/{len(held)}")
+
+
+def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) -> None:
+    """Score a few knob settings (each a dict of overrides) and print agreement per set."""
+    labs = [SetLab(n) for n in names]
+    for overrides in trials:
+        knobs = replace(Knobs(), **overrides)
+        taus, line = [], []
+        for lab in labs:
+            runs = [lab.score(lab.made(knobs, seed, cap)) for seed in seeds]
+            made = {k: sum(r[k] for r in runs) / len(runs) for k in lab.real}
+            a = agreement(lab.real, made)
+            taus.append(a["tau"])
+            bias = " ".join(f"{m[:1]}{a['modes'][m][1] - a['modes'][m][0]:+.2f}" for m in MODES)
+            line.append(f"{lab.name} {a['tau']:+.2f} r{a['regret']:.3f} [{bias}]")
+        print(f"{sum(taus) / len(taus):+.3f} {json.dumps(overrides)}\n    " + "\n    ".join(line), flush=True)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default="tr,en,code,pdf")
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--cap", type=int, default=300)
+    parser.add_argument("trials", nargs="+", help="JSON dicts of knob overrides")
+    args = parser.parse_args()
+    explore(args.sets.split(","), [json.loads(t) for t in args.trials], list(range(args.seeds)), args.cap)
