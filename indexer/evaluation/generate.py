@@ -30,7 +30,7 @@ from ..text.analyzer import detect_language
 from ..types import Document
 from .code_questions import Symbol, code_query, symbols
 from .passages import Passage, boilerplate_reason, passages
-from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
+from .simulate import Knobs, Vocabulary, prose_query
 
 GENERATOR_VERSION = 1
 GENERATORS = ("extractive", "ollama:<model>")
@@ -115,39 +115,19 @@ def make_questions(
                              f"{left_out[0].doc_id} is {left_out[0].reason.split(': ', 1)[1]}")
     targets = {doc.doc_id: passages(doc, knobs.section_words) or symbols(doc) for doc in docs}
     vocab = _vocabulary(docs, targets)
-    counts = allocate({d.doc_id: sum(t.end - t.start for t in targets[d.doc_id]) for d in docs},
-                      {d.doc_id: len(targets[d.doc_id]) for d in docs}, n)
+    sizes = {d.doc_id: sum(t.end - t.start for t in targets[d.doc_id]) for d in docs}
+    makers = {d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs}
     out: list[dict] = []
     seen: set[str] = set()
-    for doc in docs:
-        want = counts.get(doc.doc_id, 0)
-        if not want:
-            continue
-        rng = random.Random(f"{seed}\0{doc.doc_id}")
-        made = 0
-        lang = detect_language([doc.text[:20000]])
-        doc_terms = None
-        for target in spread(rng, targets[doc.doc_id]):
-            if made >= want:
-                break
-            if asker is not None:
-                got = asker.ask(doc, target, lang)
-            elif isinstance(target, Symbol):
-                got = code_query(rng, vocab, knobs, doc, target)
-            else:
-                doc_terms = doc_terms or DocumentTerms(vocab, doc.text, lang)
-                got = prose_query(rng, vocab, knobs, doc, target, lang, doc_terms)
-            if got is None:
-                continue
-            question, tags = got[0], got[1]
-            key = " ".join(question.casefold().split())
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(_record(doc, target, question, tags, asker, got[2] if len(got) > 2 else None))
-            made += 1
-        if progress:
-            progress(doc.doc_id, made)
+    while len(out) < n:  # a document that fails to fill its share passes the rest on to the others
+        counts = allocate(sizes, {k: m.left for k, m in makers.items()}, n - len(out))
+        if not any(counts.values()):
+            break
+        for doc in docs:
+            if counts.get(doc.doc_id):
+                out.extend(makers[doc.doc_id].make(counts[doc.doc_id], seen))
+                if progress:
+                    progress(doc.doc_id, makers[doc.doc_id].made)
     out.sort(key=lambda q: (q["doc_id"], q["span"][0]))
     for i, q in enumerate(out, start=1):
         q["id"] = f"g{i:04d}"
@@ -157,6 +137,45 @@ def make_questions(
         result.notes.append(asker.stats.summary())
     result.seconds = time.perf_counter() - t0
     return result
+
+
+class _DocumentMaker:
+    """Questions from one document's candidates, tried in `spread` order, as asked for."""
+
+    def __init__(self, doc: Document, found: list, seed: int, vocab: Vocabulary, knobs: Knobs, asker) -> None:
+        self.doc, self.vocab, self.knobs, self.asker = doc, vocab, knobs, asker
+        self.rng = random.Random(f"{seed}\0{doc.doc_id}")
+        self.queue = spread(self.rng, found)
+        self.next = 0
+        self.lang = detect_language([doc.text[:20000]])
+        self.made = 0
+
+    @property
+    def left(self) -> int:
+        return len(self.queue) - self.next
+
+    def make(self, want: int, seen: set[str]) -> list[dict]:
+        out: list[dict] = []
+        while len(out) < want and self.next < len(self.queue):
+            target = self.queue[self.next]
+            self.next += 1
+            got = self._ask(target)
+            if got is None:
+                continue
+            key = " ".join(got[0].casefold().split())
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(_record(self.doc, target, got[0], got[1], self.asker, got[2] if len(got) > 2 else None))
+        self.made += len(out)
+        return out
+
+    def _ask(self, target):
+        if self.asker is not None:
+            return self.asker.ask(self.doc, target, self.lang)
+        if isinstance(target, Symbol):
+            return code_query(self.rng, self.vocab, self.knobs, self.doc, target)
+        return prose_query(self.rng, self.vocab, self.knobs, self.doc, target, self.lang)
 
 
 def _asker(llm: str, settings: Settings):
