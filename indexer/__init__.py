@@ -20,6 +20,8 @@ _API = {
     "SearchOptions": ("indexer.search", "SearchOptions"),
     "evaluate": ("indexer.evaluation", "evaluate"),
     "tune": ("indexer.evaluation.tune", "tune"),
+    "make_questions": ("indexer.evaluation.generate", "make_questions"),
+    "cached_questions": ("indexer.evaluation.generate", "cached_questions"),
     "Settings": ("indexer.settings", "Settings"),
     "Store": ("indexer.store", "Store"),
     "parse_strategy": ("indexer.chunkers", "parse_strategy"),

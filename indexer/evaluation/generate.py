@@ -30,7 +30,7 @@ from ..text.analyzer import detect_language
 from ..types import Document
 from .code_questions import Symbol, code_query, symbols
 from .passages import Passage, boilerplate_reason, passages
-from .simulate import Knobs, Vocabulary, prose_query
+from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
 GENERATOR_VERSION = 1
 GENERATORS = ("extractive", "ollama:<model>")
@@ -148,6 +148,7 @@ class _DocumentMaker:
         self.queue = spread(self.rng, found)
         self.next = 0
         self.lang = detect_language([doc.text[:20000]])
+        self.terms: DocumentTerms | None = None
         self.made = 0
 
     @property
@@ -175,7 +176,8 @@ class _DocumentMaker:
             return self.asker.ask(self.doc, target, self.lang)
         if isinstance(target, Symbol):
             return code_query(self.rng, self.vocab, self.knobs, self.doc, target)
-        return prose_query(self.rng, self.vocab, self.knobs, self.doc, target, self.lang)
+        self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
+        return prose_query(self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms)
 
 
 def _asker(llm: str, settings: Settings):

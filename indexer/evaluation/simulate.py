@@ -3,9 +3,9 @@
 passage they know is there.
 
 Each term is drawn from one of three sources — the answer passage itself, its context (the
-heading path and the neighbouring text) or the corpus at large by how often it uses a word
-(the background model: words a searcher brings that are not in the target at all, as a
-paraphrasing user's are) — passage and context terms with a weight `tf × idf^d`: d = 0 picks
+heading path and the neighbouring text) or the rest of its document (words that are not in
+the target at all, as a paraphrasing user's are; the corpus at large, the literature's
+background model, agreed worse: see README) — with a weight `tf × idf^d`: d = 0 picks
 popular terms (what a person who does not know the exact wording remembers), larger d the
 discriminative ones. Then what people do to a query: word order changed, inflection
 dropped, Turkish typed without its letters, a question frame around the terms.
@@ -36,7 +36,7 @@ class Knobs:
     """What shapes a made-up query. The tuned ones first (see the module docstring)."""
 
     passage: float = 0.5  # share of terms drawn from the answer passage ...
-    noise: float = 0.2  # ... from the corpus at large (background); the remainder from the context
+    noise: float = 0.2  # ... from the rest of the document; the remainder from the context
     discrimination: float = 0.5  # term weight tf × idf^discrimination
     length: float = 4.0  # mean number of content terms
     phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
@@ -66,10 +66,7 @@ class Vocabulary:
 
     def __init__(self) -> None:
         self.df: Counter = Counter()
-        self.cf: Counter = Counter()  # occurrences in the whole corpus
-        self.surface: dict[str, str] = {}
         self.units = 0
-        self._background: tuple[list[str], list[int]] | None = None
         self._analyzers: dict[str, Analyzer] = {}
         self._lower: dict[str, Analyzer] = {}
         self.common: set[str] = set()
@@ -101,35 +98,11 @@ class Vocabulary:
     def add(self, text: str, lang: str) -> None:
         """Count one passage (block) of the corpus."""
         self.units += 1
-        terms = self.terms(text, lang)
-        self.df.update({k for k, _ in terms})
-        self.cf.update(k for k, _ in terms)
-        for k, w in terms:
-            self.surface.setdefault(k, w)
+        self.df.update({k for k, _ in self.terms(text, lang)})
 
     def freeze(self) -> None:
         if self.units >= 20:
             self.common = {k for k, n in self.df.items() if n > COMMON_SHARE * self.units}
-
-    def background(self, rng: random.Random, exclude: set[str], n: int) -> dict[str, Term]:
-        """n words of the corpus drawn by how often it uses them (the background model of
-        simulated queries: words a searcher brings that are not in the target), none of `exclude`."""
-        if self._background is None:
-            keys = [k for k in self.cf if k not in self.common and not k[0].isdigit()]
-            total, cum = 0, []
-            for k in keys:
-                total += self.cf[k]
-                cum.append(total)
-            self._background = (keys, cum)
-        keys, cum = self._background
-        out: dict[str, Term] = {}
-        for _ in range(4 * n):
-            if len(out) >= n or not keys:
-                break
-            key = rng.choices(keys, cum_weights=cum)[0]
-            if key not in exclude:
-                out[key] = Term(key, self.surface[key], 1.0)
-        return out
 
     def idf(self, key: str) -> float:
         n = self.units or 1
@@ -277,8 +250,24 @@ def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], pa
 CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
 
 
-def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passage, lang: str
-                ) -> tuple[str, list[str]] | None:
+class DocumentTerms:
+    """A document's term counts, made once: the pool off-target words are drawn from."""
+
+    def __init__(self, vocab: Vocabulary, text: str, lang: str) -> None:
+        self.counts: Counter = Counter()
+        self.surface: dict[str, str] = {}
+        for key, word in vocab.terms(text, lang):
+            if key not in vocab.common:
+                self.counts[key] += 1
+                self.surface.setdefault(key, word)
+
+    def pool(self, vocab: Vocabulary, d: float, exclude: set[str]) -> dict[str, Term]:
+        return {k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
+                for k, n in self.counts.items() if k not in exclude}
+
+
+def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passage, lang: str,
+                doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
     """A known-item query for a passage (see the module docstring), and the tags saying
     how it was made; None when the passage gives too few terms."""
     text = doc.text
@@ -300,7 +289,7 @@ def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passag
         context.pop(key, None)
     t0, t1 = passage.target
     near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
-    pools = {"passage": own, "context": context, "noise": vocab.background(rng, near, 8)}
+    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, d, near)}
     shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
