@@ -28,10 +28,10 @@ from indexer.evaluation.simulate import Knobs
 from indexer.loaders import load_documents
 
 GRID = {
-    "passage": (0.3, 0.5, 0.7, 0.9),
-    "noise": (0.0, 0.2, 0.4),
-    "discrimination": (0.0, 0.5, 1.0, 2.0),
-    "length": (3.0, 4.5),
+    "passage": (0.35, 0.55, 0.75),
+    "noise": (0.1, 0.25, 0.4),
+    "discrimination": (0.0, 1.0),
+    "length": (4.0, 5.5),
 }
 
 
@@ -71,7 +71,7 @@ def check(labs: list[SetLab]) -> None:
 def configs() -> list[Knobs]:
     keys = list(GRID)
     return [replace(Knobs(), **dict(zip(keys, values))) for values in itertools.product(*(GRID[k] for k in keys))
-            if values[keys.index("passage")] + values[keys.index("noise")] <= 1.0 + 1e-9]
+                    if values[keys.index("passage")] + values[keys.index("noise")] <= 0.95 + 1e-9]
 
 
 def main(names: list[str], args) -> None:
@@ -81,14 +81,17 @@ def main(names: list[str], args) -> None:
         return
     cap = getattr(args, "cap", 300)
     results = {}
-    cache = OUT / "tune.jsonl"
-    if cache.is_file():
+    for cache in OUT.glob("tune*.jsonl"):
         for line in cache.read_text().splitlines():
             row = json.loads(line)
-            results[(row["set"], row["config"], row["seed"])] = row
+            if row.get("cap") == cap:
+                results[(row["set"], row["config"], row["seed"])] = row
     seeds = list(range(args.seeds))
-    with open(cache, "a") as fh:
-        for knobs in configs():
+    worker, workers = (int(x) for x in args.worker.split("/"))
+    with open(OUT / f"tune-{worker}.jsonl", "a") as fh:
+        for i, knobs in enumerate(configs()):
+            if i % workers != worker:
+                continue
             config = json.dumps(knobs.to_dict(), sort_keys=True)
             for lab in labs:
                 for seed in seeds:
@@ -96,13 +99,14 @@ def main(names: list[str], args) -> None:
                         continue
                     t0 = time.perf_counter()
                     made = lab.score(lab.made(knobs, seed, cap))
-                    row = {"set": lab.name, "config": config, "seed": seed, "made": made,
+                    row = {"set": lab.name, "config": config, "seed": seed, "cap": cap, "made": made,
                            "seconds": round(time.perf_counter() - t0, 1)}
                     results[(lab.name, config, seed)] = row
                     fh.write(json.dumps(row) + "\n")
                     fh.flush()
             print(f"  {config}: done", file=sys.stderr, flush=True)
-    report(labs, results, seeds)
+    if workers == 1:
+        report(labs, results, seeds)
 
 
 def report(labs: list[SetLab], results: dict, seeds: list[int]) -> None:

@@ -27,7 +27,12 @@ makes reruns cheap), scores in bench/.cache/agreement/.
 
 from __future__ import annotations
 
-import argparse
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread a process: tuning runs two side by side
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
 import hashlib
 import itertools
 import json
@@ -257,7 +262,8 @@ def main() -> None:
     parser.add_argument("--knobs", default="", help="generator knobs as JSON, e.g. '{\"passage\": 0.4}'")
     parser.add_argument("--tune", action="store_true", help="choose the knobs leave-one-set-out (see agreement_tune.py)")
     parser.add_argument("--check", action="store_true", help="compare the tuning mirror with indexer.evaluate")
-    parser.add_argument("--cap", type=int, default=300, help="--tune: at most this many made-up questions per set")
+    parser.add_argument("--cap", type=int, default=150, help="--tune: at most this many made-up questions per set")
+    parser.add_argument("--worker", default="0/1", help="--tune: this process scores configs i with i %% N == I (I/N)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     names = args.sets.split(",")

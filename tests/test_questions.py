@@ -114,6 +114,17 @@ def test_boilerplate_is_not_asked_about(write_files):
     assert any(s.doc_id == "LICENSE" and "not asked about" in s.reason for s in made.skipped)
 
 
+def test_html_navigation_and_footers_are_not_asked_about(write_files):
+    page = ("<html><body><nav><ul><li><a href='/'>Home</a></li><li><a href='/shop'>Shop</a></li></ul></nav>"
+            "<h1>Returns</h1><p>You can send back any unused item within thirty days of delivery.</p>"
+            "<h2>Damaged items</h2><p>Report a damaged item within two days with a photo of the parcel.</p>"
+            "<footer><p>Copyright 2024 Example Shop. All rights reserved.</p></footer></body></html>")
+    made = make_questions(write_files({"returns.html": page}), 10, seed=0)
+    assert sorted(q["answer"] for q in made.questions) == [
+        "Report a damaged item within two days with a photo of the parcel.",
+        "You can send back any unused item within thirty days of delivery."]
+
+
 def test_a_table_row_is_asked_about_with_its_column_names(write_files):
     folder = write_files({"plans.md": "# Plans\n\n## Prices\n\n| Plan | Monthly price | Seats |\n|---|---|---|\n"
                                       "| Starter tier | 19 dollars | 3 seats |\n| Growth tier | 199 dollars | 25 seats |\n"})

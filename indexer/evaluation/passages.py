@@ -71,14 +71,9 @@ def boilerplate_reason(doc: Document) -> str:
 
 
 def _boilerplate_sections(doc: Document) -> set[int]:
-    """Sections under a boilerplate heading (at any level of their path), or holding licence text."""
-    out = set()
-    for i, s in enumerate(doc.sections):
-        if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.heading_path[1:]):
-            out.add(i)
-        elif _LICENCE_TEXT.search(doc.text, s.body_start, s.end):
-            out.add(i)
-    return out
+    """Sections under a boilerplate heading (at any level of their path)."""
+    return {i for i, s in enumerate(doc.sections)
+            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.heading_path[1:])}
 
 
 def plain_words(text: str) -> list[str]:
@@ -140,7 +135,7 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
         if block.kind in ("heading", "code", "html", "rule"):
             continue
         sec = section_of(block.start)
-        if sec in skip:
+        if sec in skip or _LICENCE_TEXT.search(text, block.start, block.end):  # a licence, a copyright footer
             continue
         span = (block.start, block.end)
         if block.kind == "table":
