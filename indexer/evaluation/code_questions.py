@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..loaders.symbols import outline, walk
 from ..text.analyzer import detect_language, identifier_parts
 from ..types import Document
-from .simulate import Knobs, Vocabulary, draw, pool, query_length, surface
+from .simulate import CONTEXT_CHARS, DocumentTerms, Knobs, Vocabulary, merge, draw, pool, query_length, surface
 
 MIN_LINES = 3
 _CONTAINERS = {"class", "struct", "interface", "trait", "impl", "type", "enum", "object", "module", "record"}
@@ -109,35 +109,40 @@ def identifiers(text: str) -> str:
     return " ".join(words)
 
 
-def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Document, sym: Symbol
-               ) -> tuple[str, list[str]] | None:
-    """A developer's query for a definition, and how it was made (tags)."""
+def code_text(text: str) -> str:
+    """What a piece of code says in words: its comments and its identifiers' words."""
+    return comments(text) + " \n " + identifiers(text)
+
+
+def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Document, sym: Symbol,
+               doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+    """A developer's query for a definition, and how it was made (tags): the symbol as
+    typed, or words drawn like a prose query's — from the definition (its doc comment,
+    its name, the identifiers it uses), its context (the class it belongs to, the file's
+    path, the code around it) and the rest of the file — with one word of its name at least."""
+    if rng.random() < knobs.symbol:
+        return _symbol_query(rng, doc, sym)
     text = doc.text[sym.start : sym.end]
     prose = comments(text)
     lang = detect_language([prose]) if prose else "en"
-    if rng.random() < knobs.symbol:
-        return _symbol_query(rng, doc, sym)
-    name_words = " ".join(p.lower() for p in identifier_parts(sym.name) if p.strip("_"))
-    pools = {
-        "passage": pool(vocab, prose, lang, knobs.discrimination),
-        "context": pool(vocab, name_words + " " + " ".join(identifier_parts(sym.parent)), "en",
-                        knobs.discrimination, boost=2.0),
-        "noise": pool(vocab, identifiers(text), "en", knobs.discrimination),
-    }
-    if not pools["passage"]:  # no comments: the code's own words stand in for them
-        pools["passage"], pools["noise"] = pools["noise"], {}
-    shares = {"passage": knobs.passage, "context": 1 - knobs.passage - knobs.noise, "noise": knobs.noise}
-    shares["context"] = max(shares["context"], 0.25)  # a developer names what they look for
+    d, dc = knobs.discrimination, knobs.context_discrimination
+    name = pool(vocab, " ".join(p.lower() for p in identifier_parts(sym.name) if p.strip("_")), "en", d, boost=2.0)
+    own = merge(merge(pool(vocab, prose, lang, d), pool(vocab, identifiers(text), "en", d, boost=0.5)), name)
+    around = doc.text[max(0, sym.start - CONTEXT_CHARS) : sym.start] + " \n " + doc.text[sym.end : sym.end + CONTEXT_CHARS]
+    where = " ".join(identifier_parts(sym.parent)) + " " + " ".join(re.findall(r"[A-Za-z]+", doc.doc_id.rsplit(".", 1)[0]))
+    context = merge(pool(vocab, where, "en", dc, boost=2.0), pool(vocab, code_text(around), lang, dc))
+    for key in own:
+        context.pop(key, None)
+    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, set(own) | set(context))}
+    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
-    if pools["context"] and not any(source == "context" for source, _ in chosen):
-        # a developer names what they look for: one word of the name at least
-        best = max(pools["context"].values(), key=lambda t: t.weight)
-        chosen[-1] = ("context", best)
+    if name and not any(t.key in name for _, t in chosen):  # a developer names what they look for
+        chosen[-1] = ("passage", max(name.values(), key=lambda t: t.weight))
     question, applied = surface(rng, _code_knobs(knobs, prose), chosen, prose, "code-" + lang)
-    made = "comment" if prose else "identifiers"
-    return question, ["code", made, *applied]
+    sources = sorted({s for s, _ in chosen} - {"passage"})
+    return question, ["code", "comment" if prose else "identifiers", *(f"{s}-terms" for s in sources), *applied]
 
 
 def _code_knobs(knobs: Knobs, prose: str) -> Knobs:

@@ -28,7 +28,7 @@ from ..loaders import Skipped, discover, load_documents
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from ..text.analyzer import detect_language
 from ..types import Document
-from .code_questions import Symbol, code_query, symbols
+from .code_questions import Symbol, code_query, code_text, symbols
 from .passages import Passage, boilerplate_reason, passages
 from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
@@ -175,7 +175,8 @@ class _DocumentMaker:
         if self.asker is not None:
             return self.asker.ask(self.doc, target, self.lang)
         if isinstance(target, Symbol):
-            return code_query(self.rng, self.vocab, self.knobs, self.doc, target)
+            self.terms = self.terms or DocumentTerms(self.vocab, code_text(self.doc.text), "en")
+            return code_query(self.rng, self.vocab, self.knobs, self.doc, target, self.terms)
         self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
         return prose_query(self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms)
 
@@ -198,7 +199,7 @@ def _vocabulary(docs: list[Document], targets: dict[str, list]) -> Vocabulary:
     for doc in docs:
         if doc.format == "code":
             for sym in targets[doc.doc_id]:
-                vocab.add(doc.text[sym.start : sym.end], "en")
+                vocab.add(code_text(doc.text[sym.start : sym.end]), "en")
             continue
         lang = detect_language([doc.text[:20000]])
         for block in blocks_of(doc):

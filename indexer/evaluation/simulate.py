@@ -29,6 +29,7 @@ _FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAI
 COMMON_SHARE = 0.3  # a term in more than this share of a corpus's passages is treated as a stop word
 _MIXED = re.compile(r"\d").search
 NUMBER_WEIGHT = 0.25  # people ask for a number more than they type it
+CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class Knobs:
 
     passage: float = 0.5  # share of terms drawn from the answer passage ...
     noise: float = 0.2  # ... from the rest of the document; the remainder from the context
-    discrimination: float = 0.5  # term weight tf × idf^discrimination
+    discrimination: float = 0.5  # passage term weight tf × idf^discrimination
+    context_discrimination: float = 0.5  # the same for context and off-target terms
     length: float = 4.0  # mean number of content terms
     phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
     question: float = 0.5  # share of queries wrapped in a question frame (Turkish, English)
@@ -247,7 +249,6 @@ def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], pa
 
 
 # -- a query for a prose passage ----------------------------------------------------------------
-CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
 
 
 class DocumentTerms:
@@ -277,19 +278,20 @@ def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passag
     heading = " ".join(section.heading_path) if section else doc.title
     if passage.kind == "row":
         cells = [c.strip() for c in answer.strip().strip("|").split("|")]
-        own = _merge(pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5))
+        own = merge(pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5))
         heading += " " + text[passage.header[0] : passage.header[1]].replace("|", " ")
     else:
         own = pool(vocab, answer, lang, d)
     lo = max(section.body_start if section else 0, passage.start - CONTEXT_CHARS)
     hi = min(section.end if section else len(text), passage.end + CONTEXT_CHARS)
-    context = _merge(pool(vocab, heading, lang, d, boost=2.0),
-                     pool(vocab, text[lo : passage.start] + " \n " + text[passage.end : hi], lang, d))
+    dc = knobs.context_discrimination
+    context = merge(pool(vocab, heading, lang, dc, boost=2.0),
+                     pool(vocab, text[lo : passage.start] + " \n " + text[passage.end : hi], lang, dc))
     for key in own:
         context.pop(key, None)
     t0, t1 = passage.target
     near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
-    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, d, near)}
+    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, near)}
     shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
@@ -301,7 +303,7 @@ def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passag
     return question, [*(f"{s}-terms" for s in sources), *applied]
 
 
-def _merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:
+def merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:
     out = dict(a)
     for k, t in b.items():
         out[k] = Term(k, out[k].surface, out[k].weight + t.weight) if k in out else t
