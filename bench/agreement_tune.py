@@ -1,11 +1,12 @@
 """Tuning the question generator's knobs by agreement (see questions_agreement.py).
 
-Every candidate set of knobs makes a question set per real set (the real set's size, capped
-by --cap for the two 1,190-question XQuAD sets), scored through `Mirror`s; the rankings of
-strategy × mode rows are compared with the real questions' (`indexer.evaluate`, cached).
-Leave-one-set-out: for each set, the knobs with the best mean tau-b on the other six are
-scored on it. `--check` first compares each mirror with `indexer.evaluate` on the real
-questions.
+Every candidate set of knobs (`GRID`) makes a question set per real set (the real set's size,
+capped by --cap for the 1,190-question XQuAD sets and code-pypi), scored through `Mirror`s;
+the rankings of strategy × mode rows are compared with the real questions' (`indexer.evaluate`,
+cached). Two stages: every config on seed 0; then (`--seeds 3`) the shortlisted ones — the
+best SHORTLIST by mean tau-b on the other six sets, for each left-out set — on more seeds,
+whose mean decides. Leave-one-set-out: each set is scored with the knobs both stages chose
+without it. `--check` first compares each mirror with `indexer.evaluate` on the real questions.
 """
 
 from __future__ import annotations
@@ -76,22 +77,66 @@ def configs() -> list[Knobs]:
                     if values[keys.index("passage")] + values[keys.index("noise")] <= 0.95 + 1e-9]
 
 
-def main(names: list[str], args) -> None:
-    labs = [SetLab(n) for n in names]
-    if args.check:
-        check(labs)
-        return
-    cap = getattr(args, "cap", 300)
+SHORTLIST = 8  # stage 2: the best configs of stage 1 (per left-out set) scored on more seeds
+
+
+def _load(cap: int) -> dict:
     results = {}
     for cache in OUT.glob("tune*.jsonl"):
         for line in cache.read_text().splitlines():
             row = json.loads(line)
             if row.get("cap") == cap:
                 results[(row["set"], row["config"], row["seed"])] = row
-    seeds = list(range(args.seeds))
+    return results
+
+
+def _agreements(real: dict, results: dict, seeds: list[int]) -> dict[str, dict[str, dict]]:
+    """config -> set -> agreement of the made-up MRRs averaged over `seeds` (configs scored on
+    every set with every seed only)."""
+    runs: dict[str, dict[str, list]] = {}
+    for (name, config, seed), row in results.items():
+        if name in real and seed in seeds:
+            runs.setdefault(config, {}).setdefault(name, []).append(row["made"])
+    out = {}
+    for config, sets in runs.items():
+        if set(sets) == set(real) and all(len(v) == len(seeds) for v in sets.values()):
+            out[config] = {name: agreement(real[name], {k: sum(r[k] for r in rs) / len(rs) for k in real[name]})
+                           for name, rs in sets.items()}
+    return out
+
+
+def _mean_tau(per: dict, config: str, among: list[str]) -> float:
+    return sum(per[config][n]["tau"] for n in among) / len(among)
+
+
+def shortlists(per: dict, names: list[str]) -> dict[str, list[str]]:
+    """Stage 1: per left-out set (and for all sets, "in-sample"), the SHORTLIST configs with the
+    best mean tau-b on the other sets."""
+    out = {}
+    for left in ["in-sample", *names]:
+        among = [n for n in names if n != left]
+        out[left] = sorted(per, key=lambda c: -_mean_tau(per, c, among))[:SHORTLIST]
+    return out
+
+
+def main(names: list[str], args) -> None:
+    labs = [SetLab(n) for n in names]
+    if args.check:
+        check(labs)
+        return
+    cap = args.cap
+    results = _load(cap)
+    real = {lab.name: lab.real for lab in labs}
+    stage1 = _agreements(real, results, [0])
+    todo = configs()
+    seeds = [0]
+    if args.seeds > 1 and stage1:  # stage 2: more seeds for the shortlisted configs
+        wanted = {c for short in shortlists(stage1, names).values() for c in short}
+        todo = [k for k in configs() if json.dumps(k.to_dict(), sort_keys=True) in wanted]
+        seeds = list(range(args.seeds))
     worker, workers = (int(x) for x in args.worker.split("/"))
     with open(OUT / f"tune-{worker}.jsonl", "a") as fh:
-        for i, knobs in enumerate(configs()):
+        for i, knobs in enumerate(todo):
             if i % workers != worker:
                 continue
             config = json.dumps(knobs.to_dict(), sort_keys=True)
@@ -108,42 +153,41 @@ def main(names: list[str], args) -> None:
                     fh.flush()
             print(f"  {config}: done", file=sys.stderr, flush=True)
     if workers == 1:
-        report(labs, results, seeds)
+        report(names, real, results, list(range(args.seeds)))
 
 
-def report(labs: list[SetLab], results: dict, seeds: list[int]) -> None:
-    real = {lab.name: lab.real for lab in labs}
-    names = [lab.name for lab in labs]
-    by_config: dict[str, dict[str, dict]] = {}
-    for (name, config, seed), row in results.items():
-        if name in real and seed in seeds:
-            by_config.setdefault(config, {}).setdefault(name, []).append(row["made"])
-    per: dict[str, dict[str, dict]] = {}
-    for config, sets in by_config.items():
-        if set(sets) != set(names):
-            continue
-        per[config] = {}
-        for name, runs in sets.items():
-            made = {k: sum(r[k] for r in runs) / len(runs) for k in real[name]}
-            per[config][name] = agreement(real[name], made)
+def _short(config: str) -> str:
+    c, default = json.loads(config), Knobs().to_dict()
+    return json.dumps({k: v for k, v in c.items() if k in GRID or v != default.get(k)})
 
-    def mean_tau(config, among):
-        return sum(per[config][n]["tau"] for n in among) / len(among)
 
-    ranked = sorted(per, key=lambda c: -mean_tau(c, names))
-    print("\nbest knobs in-sample (mean tau-b over all sets):")
-    for config in ranked[:10]:
-        taus = " ".join(f"{n} {per[config][n]['tau']:+.2f}" for n in names)
-        ok = sum(1 for n in names if per[config][n]["same_winner"] or per[config][n]["regret"] <= REGRET_OK)
-        print(f"  {mean_tau(config, names):+.3f} ok {ok}/{len(names)} {config}  [{taus}]")
-    print("\nleave-one-set-out:")
+def report(names: list[str], real: dict, results: dict, seeds: list[int]) -> None:
+    """Stage 1 (seed 0, every config) shortlists; stage 2 (all seeds) chooses among them."""
+    stage1 = _agreements(real, results, [0])
+    final = _agreements(real, results, seeds) if len(seeds) > 1 else stage1
+    lists = shortlists(stage1, names)
+    print(f"\nstage 1: {len(stage1)} configs, seed 0; best mean tau-b over all sets:")
+    for config in lists["in-sample"]:
+        taus = " ".join(f"{n} {stage1[config][n]['tau']:+.2f}" for n in names)
+        print(f"  {_mean_tau(stage1, config, names):+.3f} {_short(config)}  [{taus}]")
+    print(f"\nstage 2: the shortlist on seeds {seeds}, in-sample:")
+    pool = [c for c in lists["in-sample"] if c in final]
+    for config in sorted(pool, key=lambda c: -_mean_tau(final, c, names)):
+        ok = sum(1 for n in names if final[config][n]["same_winner"] or final[config][n]["regret"] <= REGRET_OK)
+        taus = " ".join(f"{n} {final[config][n]['tau']:+.2f}" for n in names)
+        print(f"  {_mean_tau(final, config, names):+.3f} ok {ok}/{len(names)} {_short(config)}  [{taus}]")
+    chosen = {"in-sample": json.loads(max(pool, key=lambda c: _mean_tau(final, c, names)))}
+    print("\nleave-one-set-out (shortlist and choice on the other sets only):")
     held = []
     for name in names:
         others = [n for n in names if n != name]
-        pick = max(per, key=lambda c: mean_tau(c, others))
-        a = per[pick][name]
+        pool = [c for c in lists[name] if c in final]
+        pick = max(pool, key=lambda c: _mean_tau(final, c, others))
+        chosen[name] = json.loads(pick)
+        a = final[pick][name]
         held.append(a)
-        print(f"  {name}: tau {a['tau']:+.2f} same winner {a['same_winner']} regret {a['regret']:.3f}  knobs {pick}")
+        print(f"  {name}: tau {a['tau']:+.2f} same winner {a['same_winner']} regret {a['regret']:.3f}  {_short(pick)}")
+    (OUT / "loso.json").write_text(json.dumps(chosen, indent=1))
     ok = sum(1 for a in held if a["same_winner"] or a["regret"] <= REGRET_OK)
     print(f"  held-out mean tau-b {sum(a['tau'] for a in held) / len(held):+.3f}; same winner or regret <= "
           f"{REGRET_OK}: {ok}/{len(held)}")

@@ -217,13 +217,17 @@ def summary(results: list[dict]) -> str:
     rows = []
     for r in results:
         a = r["agreement"]
-        rows.append([r["set"], r["n"], f"{a['tau']:+.2f}", "yes" if a["same_winner"] else "no", f"{a['regret']:.3f}",
-                     a["real_best"], a["pick"],
+        spread = (f"{min(r['real'].values()):.2f}-{max(r['real'].values()):.2f} / "
+                  f"{min(r['made'].values()):.2f}-{max(r['made'].values()):.2f}")
+        seeds = r["per_seed"]
+        rows.append([r["set"], r["n"], f"{a['tau']:+.2f}", f"{min(seeds):+.2f} to {max(seeds):+.2f}",
+                     "yes" if a["same_winner"] else "no", f"{a['regret']:.3f}", a["real_best"], a["pick"], spread,
                      " ".join(f"{m[:3]} {a['modes'][m][1] - a['modes'][m][0]:+.2f}" for m in MODES)])
     taus = [r["agreement"]["tau"] for r in results]
     ok = sum(1 for r in results if r["agreement"]["same_winner"] or r["agreement"]["regret"] <= REGRET_OK)
-    text = table(["set", "questions", "Kendall tau-b", "same winner", "regret MRR@10", "real best", "made-up pick",
-                  "bias (made-up - real MRR@10 per mode)"], rows)
+    text = table(["set", "questions", "Kendall tau-b", "tau-b of each seed", "same winner", "regret MRR@10",
+                  "real best", "made-up pick", "MRR@10 range real / made-up", "bias (made-up - real MRR@10 per mode)"],
+                 rows)
     text += (f"\n\nmean tau-b {sum(taus) / len(taus):+.2f}; same winner or regret <= {REGRET_OK}: "
              f"{ok}/{len(results)}")
     rows = [[r["set"], f"{r['overlap']['real']['length']:.1f}", f"{r['overlap']['made']['length']:.1f}",
@@ -234,14 +238,15 @@ def summary(results: list[dict]) -> str:
                "made-up"], rows)
 
 
-def run(names: list[str], seeds: list[int], knobs: Knobs, show_tables: bool) -> list[dict]:
+def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], show_tables: bool) -> list[dict]:
     results = []
     for name in names:
+        set_knobs = knobs[name] if isinstance(knobs, dict) else knobs
         t0 = time.perf_counter()
         db = ensure_built(name)
         real = real_scores(name, db)
         n = real_count(name)
-        runs = [made_scores(name, db, n, seed, knobs) for seed in seeds]
+        runs = [made_scores(name, db, n, seed, set_knobs) for seed in seeds]
         made = {k: sum(s[k] for s, _ in runs) / len(runs) for k in real}
         folder, questions = set_paths(name)
         result = {"set": name, "n": n, "real": real, "made": made, "agreement": agreement(real, made),
@@ -262,6 +267,8 @@ def main() -> None:
     parser.add_argument("--knobs", default="", help="generator knobs as JSON, e.g. '{\"passage\": 0.4}'")
     parser.add_argument("--tune", action="store_true", help="choose the knobs leave-one-set-out (see agreement_tune.py)")
     parser.add_argument("--check", action="store_true", help="compare the tuning mirror with indexer.evaluate")
+    parser.add_argument("--held-out", action="store_true",
+                        help="each set with the knobs --tune chose on the other six (bench/.cache/agreement/loso.json)")
     parser.add_argument("--cap", type=int, default=150, help="--tune: at most this many made-up questions per set")
     parser.add_argument("--worker", default="0/1", help="--tune: this process scores configs i with i %% N == I (I/N)")
     parser.add_argument("--json", type=Path, default=None)
@@ -274,7 +281,15 @@ def main() -> None:
         return
     knobs = replace(Knobs(), **json.loads(args.knobs)) if args.knobs else Knobs()
     print(f"made-up vs real questions on {', '.join(names)}; {time.strftime('%Y-%m-%d')}, {machine()}")
-    print(f"generator: extractive, knobs {knobs.to_dict()}, seeds 0..{args.seeds - 1}\n")
+    if args.held_out:
+        chosen = json.loads((OUT / "loso.json").read_text())
+        knobs = {name: replace(Knobs(), **chosen[name]) for name in names}
+        print("generator: extractive, each set with the knobs chosen on the other six (leave-one-set-out):")
+        for name in names:
+            print(f"  {name}: {json.dumps({k: v for k, v in chosen[name].items() if v != getattr(Knobs(), k)})}")
+        print(f"seeds 0..{args.seeds - 1}\n")
+    else:
+        print(f"generator: extractive, knobs {knobs.to_dict()}, seeds 0..{args.seeds - 1}\n")
     results = run(names, list(range(args.seeds)), knobs, show_tables=True)
     print(summary(results))
     if args.json:

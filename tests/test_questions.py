@@ -150,11 +150,14 @@ def test_a_folder_too_small_writes_what_it_could_and_says_so(write_files, tmp_pa
     (["{folder}", "-o", "{out}", "--llm", "gpt"], 2, "--llm must be extractive or ollama:<model>, not 'gpt'"),
     (["{folder}", "-o", "{nowhere}"], 2, "the folder of"),
     (["{binary}", "-o", "{out}"], 1, "no documents to ask about"),
+    (["{headings}", "-o", "{out}"], 1, "no passage worth a question in"),
 ])
 def test_bad_input_is_one_line(write_files, tmp_path, args, code, message):
     folder = write_files({"a.md": "# A\n\nParcels to the islands take five working days by sea.\n"})
     binary = write_files({"blob.bin": b"\x00\x01\x02" * 100}, tmp_path / "binary")
-    values = {"missing": str(tmp_path / "missing"), "out": str(tmp_path / "q.jsonl"), "folder": str(folder),
+    headings = write_files({"toc.md": "# Guide\n\n## Contents\n\n- [Setup](#setup)\n\n## Setup\n\n```sh\nmake\n```\n"},
+                           tmp_path / "headings")
+    values = {"headings": str(headings), "missing": str(tmp_path / "missing"), "out": str(tmp_path / "q.jsonl"), "folder": str(folder),
               "nowhere": str(tmp_path / "no" / "q.jsonl"), "binary": str(binary)}
     result = CliRunner().invoke(cli, ["questions", *(a.format(**values) for a in args)])
     assert result.exit_code == code

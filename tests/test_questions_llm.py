@@ -77,9 +77,12 @@ def test_questions_from_the_llm_are_validated_and_cached(folder, tmp_path):
 def test_replies_that_fail_validation_are_rejected(folder, tmp_path, reply, reason):
     with StandInOllama(chat_reply=reply) as server:
         made = make_questions(folder, 2, llm="ollama:gemma3:4b", ollama_host=server.url, db=tmp_path / "idx")
-    assert made.questions == []
-    assert f"rejected: 2 {reason}" in made.notes[0]
-    assert made.shortfall.startswith("made 0 of the 2 questions")
+        assert made.questions == []
+        assert f"rejected: 2 {reason}" in made.notes[0]
+        assert made.shortfall.startswith("made 0 of the 2 questions")
+        result = CliRunner().invoke(cli, ["questions", str(folder), "-o", str(tmp_path / "q.jsonl"), "--llm",
+                                          "ollama:gemma3:4b", "--ollama-host", server.url, "--db", str(tmp_path / "idx")])
+        assert result.exit_code == 1 and "nothing written" in result.output and not (tmp_path / "q.jsonl").exists()
 
 
 def test_an_unreachable_ollama_is_a_one_line_error(folder, tmp_path):

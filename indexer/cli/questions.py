@@ -47,6 +47,8 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
     note = note_function(quiet)
     made = make_questions(list(paths), count, seed=seed, llm=llm, include=include, exclude=exclude,
                           max_file_size=max_file_size, encoding=encoding, db=db, ollama_host=ollama_host)
+    if not made.questions:
+        raise click.ClickException(f"{made.shortfall}; nothing written" + "".join(f" ({n})" for n in made.notes))
     made.write(target)
     kinds = Counter(q["tags"][2] for q in made.questions)
     summary = {"output": str(target), "questions": len(made.questions), "requested": count, "seed": seed,
@@ -63,7 +65,8 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
     for line in made.notes:
         note(line)
     listing = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
-    click.echo(f"wrote {len(made.questions)} questions ({listing}) from {made.documents} documents to {output} "
+    documents = f"{made.documents} document{'s' if made.documents != 1 else ''}"
+    click.echo(f"wrote {len(made.questions)} questions ({listing}) from {documents} to {output} "
                f"in {made.seconds:.1f}s (seed {seed}, {llm})")
     where = paths[0] if len(paths) == 1 else "FOLDER"
     note(f"score strategies on them: indexer eval {output} --strategy S --corpus {where}")

@@ -33,7 +33,6 @@ from .passages import Passage, boilerplate_reason, passages
 from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
 GENERATOR_VERSION = 1
-GENERATORS = ("extractive", "ollama:<model>")
 
 
 @dataclass
@@ -89,8 +88,9 @@ def make_questions(
     progress=None,
 ) -> QuestionSet:
     """Make `n` questions from the documents under `paths` (see the module docstring).
-    Fewer come back when the documents hold fewer passages worth a question
-    (`QuestionSet.shortfall` says so); none at all is an error."""
+    Fewer come back when the documents hold fewer passages worth a question, or when an
+    LLM's replies fail validation (`QuestionSet.shortfall` says so); documents without a
+    single passage worth a question are an error."""
     t0 = time.perf_counter()
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not isinstance(n, int) or n < 1:
@@ -114,6 +114,9 @@ def make_questions(
                              if not left_out else f"no documents to ask about in {where}: "
                              f"{left_out[0].doc_id} is {left_out[0].reason.split(': ', 1)[1]}")
     targets = {doc.doc_id: passages(doc, knobs.section_words) or symbols(doc) for doc in docs}
+    if not any(targets.values()):
+        raise NothingToIndex(f"no passage worth a question in {where}: {len(docs)} document(s), but only headings, "
+                             "code blocks, link lists, licence text or test code")
     vocab = _vocabulary(docs, targets)
     sizes = {d.doc_id: sum(t.end - t.start for t in targets[d.doc_id]) for d in docs}
     makers = {d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs}
