@@ -20,7 +20,7 @@ from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
 from indexer.evaluation.questions import Question
 from indexer.evaluation.run import _score, _TokenSpans
-from indexer.search import Index, SearchOptions
+from indexer.retrieval import Index, SearchOptions
 from indexer.store import Store
 
 _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}

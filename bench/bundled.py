@@ -28,7 +28,7 @@ TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", 
            "parent1", "contextual:llm=extractive"]
 LABELS = {"semantic": "semantic (25% of each document)", "semantic75": "semantic75 (0.75)",
           "parent": "parent (2 sentences)", "parent1": "parent1 (1 sentence)",
-          "contextual-extractive": "contextual (extractive)"}
+          "contextual-llm-extractive": "contextual (extractive)"}
 
 
 def rows_of(ev, modes=("embedding", "bm25", "hybrid"), tags=()) -> list[list]:
@@ -58,8 +58,7 @@ def main() -> None:
     try:
         if "tr" in args.sets:
             build([CORPUS], TURKISH, db=work / "tr")
-            names = [s.replace(":llm=", "-") for s in TURKISH]
-            ev = evaluate(CORPUS / "questions.jsonl", names, ks=(1, 5), db=work / "tr")
+            ev = evaluate(CORPUS / "questions.jsonl", TURKISH, ks=(1, 5), db=work / "tr")  # specs find their collections
             print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
                          "strict@5", "ctxTok@5"], rows_of(ev)) + "\n")
         if "code" in args.sets:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -14,6 +15,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
+XQUAD_SOURCE = "https://github.com/google-deepmind/xquad (xquad.tr.json, xquad.en.json, CC-BY-SA4.0.txt)"
+
+
+def xquad_dir() -> Path:
+    """Where the XQuAD files are: INDEXER_XQUAD_DIR (the scripts' --xquad sets it), else
+    bench/.cache/xquad (git-ignored) — from XQUAD_SOURCE, never a path of one machine."""
+    return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
 
 
 def machine() -> str:
@@ -119,17 +127,37 @@ def english_files(megabytes: float) -> list[tuple[str, str]]:
     return out
 
 
-def big_files(folder: Path, megabytes: float) -> dict[str, Path]:
-    """Two files of about `megabytes` MB made of the Turkish corpus: an ordinary Markdown
-    file, and the same text on one line (no newline at all). Written once per folder."""
+SHAPES = ("ordinary", "one line", "words", "table row", "commas")
+
+
+def big_files(folder: Path, megabytes: float, shapes: tuple[str, ...] = SHAPES) -> dict[str, Path]:
+    """Files of about `megabytes` MB made of the Turkish corpus, one per shape: `ordinary`
+    Markdown; and four single-line files (no newline at all): `one line`, the same
+    Markdown with every newline a space (a single heading); `words`, its words with no
+    punctuation; `table row`, its words as the cells of one table row; `commas`, one
+    "sentence" of four-word phrases separated by commas. Written once per folder."""
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"ordinary": folder / "ordinary" / "big.md", "one line": folder / "one-line" / "big.md"}
-    if not all(p.exists() for p in paths.values()):
-        text = "\n\n".join(t for _, t in repeated_markdown(megabytes))
-        text = text.encode("utf-8")[: int(megabytes * 1024 * 1024)].decode("utf-8", "ignore")
-        for kind, path in paths.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text if kind == "ordinary" else text.replace("\n", " "), encoding="utf-8")
+    paths = {kind: folder / kind.replace(" ", "-") / "big.md" for kind in shapes}
+    missing = [kind for kind, path in paths.items() if not path.exists()]
+    if missing:
+        size = int(megabytes * 1024 * 1024)
+        source = "\n\n".join(t for _, t in repeated_markdown(megabytes * 1.2))  # enough words for every shape
+        text = source.encode("utf-8")[:size].decode("utf-8", "ignore")
+        words = re.findall(r"\w+", source)
+        phrases = (" ".join(words[i : i + 4]) for i in range(0, len(words), 4))
+        made = {
+            "ordinary": lambda: text,
+            "one line": lambda: text.replace("\n", " "),
+            "words": lambda: " ".join(words),
+            "table row": lambda: "| " + " | ".join(words) + " |",
+            "commas": lambda: ", ".join(phrases),
+        }
+        for kind in missing:
+            body = made[kind]()
+            if len(body.encode("utf-8")) > size:  # the same size as the others, still one line
+                body = body.encode("utf-8")[:size].decode("utf-8", "ignore").rstrip()
+            paths[kind].parent.mkdir(parents=True, exist_ok=True)
+            paths[kind].write_text(body, encoding="utf-8")
     return paths
 
 

@@ -7,7 +7,7 @@ restores them with each candidate, and measures how much comes back, how much is
 costs, and whether it stays offline.
 
 Test sets
-  xquad-tr    the 1,190 Turkish XQuAD questions (shared/benchmarks/xquad/xquad.tr.json)
+  xquad-tr    the 1,190 Turkish XQuAD questions (xquad.tr.json in --xquad DIR)
   corpus-tr   the corpus/questions.jsonl questions written with Turkish letters (tag "ascii" left out)
   code-tr     the Turkish questions of corpus/code/questions.jsonl that have Turkish letters
   typed-ascii the 11 corpus questions really typed without Turkish letters, restored against a gold
@@ -75,10 +75,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-XQUAD = ROOT.parent / "shared" / "benchmarks" / "xquad"
-if not XQUAD.exists():  # CI clones main elsewhere with shared/ beside it
-    XQUAD = Path("/work/shared/benchmarks/xquad")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, xquad_dir  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
 
 # --------------------------------------------------------------------------------------------
 # folding, tokens, data
@@ -167,8 +165,8 @@ def load_sets() -> dict[str, dict]:
     """name -> {"kind": "tr"|"en", "gold": [...], "input": [...]}"""
     sets: dict[str, dict] = {}
     tr_re = re.compile(r"[çğıöşüÇĞİÖŞÜâîûÂÎÛ]")
-    if (XQUAD / "xquad.tr.json").exists():
-        g = _squad_questions(XQUAD / "xquad.tr.json")
+    if (xquad_dir() / "xquad.tr.json").exists():
+        g = _squad_questions(xquad_dir() / "xquad.tr.json")
         sets["xquad-tr"] = {"kind": "tr", "gold": g, "input": [fold(q) for q in g]}
     qs = _jsonl(ROOT / "corpus" / "questions.jsonl")
     g = [q["question"] for q in qs if "ascii" not in q.get("tags", [])]
@@ -178,8 +176,8 @@ def load_sets() -> dict[str, dict]:
     sets["code-tr"] = {"kind": "tr", "gold": g, "input": [fold(q) for q in g]}
     typed = [q["question"] for q in qs if "ascii" in q.get("tags", [])]
     sets["typed-ascii"] = {"kind": "tr", "gold": [GOLD_TYPED.get(q, q) for q in typed], "input": typed}
-    if (XQUAD / "xquad.en.json").exists():
-        e = _squad_questions(XQUAD / "xquad.en.json")
+    if (xquad_dir() / "xquad.en.json").exists():
+        e = _squad_questions(xquad_dir() / "xquad.en.json")
         sets["xquad-en"] = {"kind": "en", "gold": e, "input": e}
     e = [q["question"] for q in _jsonl(ROOT / "corpus" / "en" / "questions.jsonl")]
     e += [q["question"] for q in code_qs if not tr_re.search(q["question"]) and q["question"].isascii()]
@@ -443,7 +441,7 @@ def build_vocab(sets_dir: Path | None = None) -> list[str]:
     texts = [f.read_text(encoding="utf-8", errors="replace") for f in sorted((ROOT / "corpus").rglob("*"))
              if f.is_file() and f.suffix != ".jsonl"]
     for lang in ("tr", "en"):
-        p = XQUAD / f"xquad.{lang}.json"
+        p = xquad_dir() / f"xquad.{lang}.json"
         if p.exists():
             data = json.loads(p.read_text(encoding="utf-8"))
             texts += [par["context"] for art in data["data"] for par in art["paragraphs"]]
@@ -854,7 +852,7 @@ def _retrieval_questions(set_name: str):
 def retrieval(args) -> dict:
     import numpy as np
     from indexer.text.deasciify import deasciify
-    from indexer.search.index import Index
+    from indexer.retrieval.index import Index
 
     lab = Path(args.lab) if args.lab else LAB
     out: dict = {}
@@ -973,7 +971,11 @@ def main() -> None:
     ap.add_argument("--retrieval-sets", default="tr,xquad-tr", help="with --retrieval (default: tr,xquad-tr)")
     ap.add_argument("--embedders", default="use-m3,e5-small", help="with --retrieval (default: use-m3,e5-small)")
     ap.add_argument("--lab", help="with --retrieval: folder of the db-<set> stores (default: bench/.cache/lab)")
+    ap.add_argument("--xquad", metavar="DIR", help="folder with xquad.tr.json and xquad.en.json (the sets are "
+                    "skipped without them) [env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
     args = ap.parse_args()
+    if args.xquad:  # in the environment, so the candidates' worker processes see it too
+        os.environ["INDEXER_XQUAD_DIR"] = str(Path(args.xquad).resolve())
     only = set(args.only.split(",")) if args.only else None
     if args.retrieval:
         sys.path.insert(0, str(ROOT))

@@ -27,7 +27,7 @@ from common import CORPUS, machine, table  # noqa: E402
 
 from indexer.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
-from indexer.search.index import SearchOptions  # noqa: E402
+from indexer.retrieval.index import SearchOptions  # noqa: E402
 
 SETS = {
     "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),

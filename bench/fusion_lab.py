@@ -41,7 +41,7 @@ def capture(set_name: str, strategy: str, embedder: str) -> Path:
     from indexer.building import build
     from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
-    from indexer.search.index import Index
+    from indexer.retrieval.index import Index
 
     out = LAB / f"cands--{set_name}--{strategy}--{embedder}.json"
     if out.exists():
@@ -198,8 +198,8 @@ def r_adaptive(how="max", a_lo=0.2, a_hi=0.7, c_lo=0.3, c_hi=0.6, n=50):
 
 def r_shipped(n=50):
     """The default search's own rule: min-max fusion with the embedder's adaptive ranges
-    (indexer.search.fusion.ADAPTIVE_DEFAULTS)."""
-    from indexer.search.fusion import adaptive_defaults
+    (indexer.retrieval.fusion.ADAPTIVE_DEFAULTS)."""
+    from indexer.retrieval.fusion import adaptive_defaults
 
     def rule(d, s, q):
         (a_lo, a_hi), (c_lo, c_hi) = adaptive_defaults(q["embedder"])
@@ -281,7 +281,7 @@ def add_features(path: Path) -> None:
 
     import numpy as np
 
-    from indexer.search.index import Index
+    from indexer.retrieval.index import Index
 
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("features") == 1:

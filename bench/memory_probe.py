@@ -2,7 +2,9 @@
 batches), and print what came out: the
 process whose peak RSS `bench/run.py` measures (see common.run_peak_rss). It also prints
 its own peak RSS before reading the file (`baseline_kib`: imports, tokenizer tables and
-parser warmed on a tiny text), the constant the file's memory is measured above.
+parser warmed on a tiny text), the constant the file's memory is measured above; load and
+chunk seconds, wall and CPU; and the loaded document's sections (those under a heading)
+and pages.
 
     python bench/memory_probe.py FILE STRATEGY [--embedder hash|use-m3|...]
 
@@ -70,9 +72,9 @@ def main() -> None:
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     found = discover([args.file], max_file_size=1 << 40)
     [source] = found.files
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     doc = load_file(source)
-    loaded = time.perf_counter() - t0
+    loaded, loaded_cpu = time.perf_counter() - t0, time.process_time() - c0
     # as a build does: the parents, then the chunks, streamed in embedding batches of
     # EMBED_BATCH (their texts handed on, then dropped), counted for the manifest
     parents = 0
@@ -86,7 +88,9 @@ def main() -> None:
         if len(batch) >= EMBED_BATCH:
             batch.clear()
     print(json.dumps({"strategy": args.strategy, "baseline_kib": baseline, "chars": len(doc.text), "chunks": count, "parents": parents,
-                      "load_s": round(loaded, 2), "chunk_s": round(time.perf_counter() - t0 - loaded, 2)}))
+                      "load_s": round(loaded, 2), "chunk_s": round(time.perf_counter() - t0 - loaded, 2),
+                      "load_cpu_s": round(loaded_cpu, 2), "chunk_cpu_s": round(time.process_time() - c0 - loaded_cpu, 2),
+                      "sections": sum(1 for s in doc.sections if s.level > 0), "pages": len(doc.pages or ())}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Which PDF library should indexer read PDFs with? Measured, not guessed.
 
-    python bench/pdf_compare.py             # ~1-2 minutes on 2 cores
+    python bench/pdf_compare.py             # ~15 minutes on 2 cores, most of it the 2,000-page PDF
+    python bench/pdf_compare.py --long 0    # without it: ~1-2 minutes
     python bench/pdf_compare.py --pages 30  # a shorter speed run
 
 The PDFs are drawn by the test fixture (tests/test_pdf.py: reportlab, DejaVu): a
@@ -28,7 +29,11 @@ the 100-page PDF; `install` the size of the package and its dependencies on disk
 A second table follows indexer's own extraction document by document: the fixture, the
 bundled sample (corpus/pdf, made by its script, so its text is known too), and any
 real-world PDFs given with --real (default: the manuals Debian ships in /usr/share/doc, if
-there): pages/s (median of 3 runs), CER, headings and table rows found where known.
+there): pages/s (median of 3 runs), CER, headings and table rows found where known. A third
+checks the furniture pass on documents that repeat their layout on every page (invoices,
+forms, statements, slides: tests/pdf_documents.py), and the last loads and chunks a
+2,000-page PDF with every strategy (bench/pdf_long.py: peak RSS, seconds per 1,000 pages,
+headings found).
 """
 
 from __future__ import annotations
@@ -366,12 +371,32 @@ def per_document(work: Path, real: list[str]) -> list[list[object]]:
     return rows
 
 
+def repeated_layouts(work: Path) -> list[list[object]]:
+    """Invoices, forms, statements, slides: every line that differs between pages (and a
+    line the same on every page but in the body) must come back; running titles, page
+    numbers and confidentiality footers must not."""
+    from tests import pdf_documents as docs
+
+    rows = []
+    for make in (docs.invoice_pdf, docs.chapters_pdf, docs.letterhead_invoice_pdf, docs.form_pdf, docs.statement_pdf,
+                 docs.slides_pdf):
+        path = work / f"{make.__name__}.pdf"
+        drawn = make(path)
+        flat = " ".join(extract_pdf(path).text.split())
+        lines = [" ".join(line.split()) for page in drawn.body for line in page]
+        rows.append([make.__name__.removesuffix("_pdf"), len(drawn.body), f"{sum(line in flat for line in lines)}/{len(lines)}",
+                     f"{sum(f not in flat for f in drawn.furniture)}/{len(drawn.furniture)}"])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=100, help="pages of the speed PDF (default 100)")
     parser.add_argument("--show", metavar="NAME", help="print what one extractor makes of the 3-page PDF")
     parser.add_argument("--real", nargs="*", default=REAL, metavar="PDF",
                         help="real-world PDFs for the per-document table (default: Debian's manuals, if present)")
+    parser.add_argument("--long", type=int, default=2000, metavar="PAGES",
+                        help="pages of the long PDF loaded and chunked by every strategy (default 2,000; 0: skip)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="pdf_compare_"))
@@ -425,6 +450,15 @@ def main() -> None:
     print("indexer's extraction (pypdfium2 + layout pass) per document:")
     print(table(["document", "pages", "pages/s", "CER", "headings", "table rows", "characters"],
                 per_document(work, args.real)))
+    print()
+    print("Documents that repeat their layout on every page (tests/pdf_documents.py): body lines kept, furniture left out:")
+    print(table(["document", "pages", "body lines kept", "furniture left out"], repeated_layouts(work)))
+    if args.long:
+        from pdf_long import report as long_pdf
+
+        print()
+        print(f"A {args.long:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py):")
+        print(long_pdf(args.long, work)[0])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ format, plus the three bundled sets, behind one name each.
 
 Sets (in this order):
 - `tr`, `en`, `code`: the bundled sets (corpus/, corpus/en, corpus/code), listed, not copied.
-- `xquad-tr`, `xquad-en`: XQuAD (CC BY-SA 4.0, /work/shared/benchmarks/xquad): 48 Wikipedia
+- `xquad-tr`, `xquad-en`: XQuAD (CC BY-SA 4.0; its files are read from --xquad DIR, env
+  INDEXER_XQUAD_DIR, else bench/.cache/xquad): 48 Wikipedia
   articles as Markdown documents (`# Title`, then the 5 paragraphs), 1,190 questions per
   language; the same doc_ids and question ids in both languages. Target span = the
   question's paragraph, answer = its first answer text.
@@ -50,13 +51,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, table  # noqa: E402
+from common import CORPUS, XQUAD_SOURCE, machine, table, xquad_dir  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 CACHE = BENCH / ".cache"
 SETS_DIR = CACHE / "sets"
 DOWNLOADS = CACHE / "downloads"
-XQUAD_DIR = Path(os.environ.get("INDEXER_XQUAD_DIR", BENCH.parent.parent / "shared" / "benchmarks" / "xquad"))
 
 # pinned sources (hashes checked after download)
 MORE_ITERTOOLS = "10.8.0"
@@ -172,10 +172,12 @@ _MD_BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|\||<[a-zA-Z/!?
 
 
 def _build_xquad(lang: str, out: Path) -> dict:
-    paths = {x: XQUAD_DIR / f"xquad.{x}.json" for x in ("en", lang)}
+    folder = xquad_dir()
+    paths = {x: folder / f"xquad.{x}.json" for x in ("en", lang)}
     for x, path in paths.items():
         if not path.is_file():
-            raise SetError(f"XQuAD file missing: {path} (set INDEXER_XQUAD_DIR)")
+            raise SetError(f"XQuAD file missing: {path}; get {XQUAD_SOURCE} and pass --xquad DIR "
+                           "(or set INDEXER_XQUAD_DIR)")
         if _sha256(path) != XQUAD_SHA256[x]:
             raise SetError(f"{path}: unexpected content (sha256 differs from the pinned copy)")
     english = json.loads(paths["en"].read_text(encoding="utf-8"))["data"]
@@ -229,7 +231,7 @@ def _build_xquad(lang: str, out: Path) -> dict:
                 })
         _write(corpus / doc_id, text + "\n")
     _write_jsonl(out / "questions.jsonl", questions)
-    shutil.copyfile(XQUAD_DIR / "CC-BY-SA4.0.txt", out / "LICENSE-CC-BY-SA-4.0.txt")
+    shutil.copyfile(folder / "CC-BY-SA4.0.txt", out / "LICENSE-CC-BY-SA-4.0.txt")
     _write(out / "NOTICE.md", (
         f"# xquad-{lang}\n\nDocuments and questions: XQuAD (Artetxe, Ruder, Yogatama, 2020), "
         "google-deepmind/xquad, commit 7d30520c71752400, from the SQuAD v1.1 paragraphs of Wikipedia "
@@ -789,7 +791,12 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="build each set with `auto` and evaluate it")
     parser.add_argument("--force", action="store_true", help="rebuild generated sets even if stamped")
     parser.add_argument("--json", type=Path, default=None, help="write every number to this file")
+    parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
+                        help="folder with xquad.tr.json, xquad.en.json and CC-BY-SA4.0.txt "
+                             "[env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
     args = parser.parse_args()
+    if args.xquad:
+        os.environ["INDEXER_XQUAD_DIR"] = str(args.xquad.resolve())
     names = [n.strip() for n in args.sets.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETS]
     if unknown:

@@ -1,4 +1,4 @@
-"""indexer benchmarks: throughput, build cost and peak memory of every strategy, the
+"""indexer benchmarks: throughput, build cost and peak memory of every strategy (a long PDF too), the
 pipelines users glue together today (LangChain, LlamaIndex) side by side, embedder speed
 by chunk size, chunking against peers, query latency and scaling. Prints Markdown tables
 with the date and machine.
@@ -6,6 +6,7 @@ with the date and machine.
     python bench/run.py --quick      # about 3 minutes
     python bench/run.py              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
     python bench/run.py --only strategies,peers
+    python bench/run.py --only rss   # peak memory of every strategy on 50 MB files of five shapes
 
 Our machines are shared and noisy: every time is a median over repeated runs, and each
 comparison is a ratio measured in the same run on the same text. Peers (chonkie,
@@ -30,7 +31,8 @@ from common import (  # noqa: E402
     CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
     run_peak_rss, table, write_corpus,
 )
-from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers  # noqa: E402
+import throughput  # noqa: E402
+from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
 
 PY = sys.executable
 
@@ -194,7 +196,7 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.search.bm25 import BM25Builder
+    from indexer.retrieval.bm25 import BM25Builder
     from indexer.store import Entry, Store, write_json
     from indexer.text.analyzer import Analyzer
     from indexer.text.sentences import split_sentences
@@ -249,8 +251,8 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
 def bench_query(report: Report, quick: bool, work: Path) -> None:
     from indexer.embeddings import get_embedder
-    from indexer.search import Index, SearchOptions
-    from indexer.search.bm25 import BM25Index
+    from indexer.retrieval import Index, SearchOptions
+    from indexer.retrieval.bm25 import BM25Index
     from indexer.store import Store
 
     sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
@@ -345,6 +347,18 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
     )
 
 
+def bench_pdf(report: Report, quick: bool, work: Path) -> None:
+    from pdf_long import RSS_TARGET_MB, report as long_pdf
+
+    pages = 200 if quick else 2000
+    text, worst = long_pdf(pages, work)
+    report.section(f"A {pages:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py)", text)
+    report.target(f"peak RSS loading and chunking a {pages:,}-page PDF, every strategy", f"<= {RSS_TARGET_MB} MB",
+                  f"{worst['rss_mb']:.0f} MB", worst["rss_mb"] <= RSS_TARGET_MB)
+    report.target(f"headings found in the {pages:,}-page PDF (one a page)", f"{pages:,}", f"{worst['sections']:,}",
+                  worst["sections"] == pages)
+
+
 SECTIONS = {
     "strategies": bench_every_strategy,
     "peers": bench_peers,
@@ -355,26 +369,37 @@ SECTIONS = {
     "query": bench_query,
     "cold": bench_cold_query,
     "memory": bench_memory,
+    "rss": lambda report, quick, work: memory_by_shape(report, quick, work),
+    "pdf": bench_pdf,
 }
 
 
-# sections a quick run leaves out unless asked: chunking peers on 1.5 MB and corpus-scale
-# build memory (the strategies section measures chunking and memory of every strategy)
-FULL_ONLY = ("chunk", "memory")
+# sections a quick run leaves out unless asked: chunking peers on 1.5 MB, corpus-scale
+# build memory (the strategies section measures chunking and memory of every strategy) and
+# the long PDF (bench/pdf_long.py: --only pdf --quick runs it at 200 pages)
+FULL_ONLY = ("chunk", "memory", "pdf")
+# sections run only when named: `strategies` measures them too (rss: peak memory of every
+# strategy on big files of every shape, alone: python bench/run.py --only rss)
+ON_REQUEST = ("rss",)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 3 minutes")
     parser.add_argument("--only", default=None,
-                        help=f"comma-separated sections: {','.join(SECTIONS)} (--quick: all but {','.join(FULL_ONLY)})")
+                        help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but {','.join(ON_REQUEST)};"
+                             f" --quick: all but {','.join(FULL_ONLY + ON_REQUEST)})")
     parser.add_argument("--out", type=Path, default=None, help="also write the report (Markdown) here")
+    parser.add_argument("--big-mb", type=float, default=None,
+                        help="size of the files the memory of every strategy is measured on (default 50, --quick 2)")
     args = parser.parse_args()
+    throughput.BIG_MB = args.big_mb
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     report = Report()
     header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {'quick' if args.quick else 'full'} run\n\n{machine()}"
     print(header + "\n", flush=True)
-    only = args.only.split(",") if args.only else [s for s in SECTIONS if not (args.quick and s in FULL_ONLY)]
+    only = args.only.split(",") if args.only else [
+        s for s in SECTIONS if s not in ON_REQUEST and not (args.quick and s in FULL_ONLY)]
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; use {','.join(SECTIONS)}")

@@ -16,6 +16,7 @@ from common import big_files, english_files, folder_size, repeated_markdown, run
 PY = sys.executable
 HERE = Path(__file__).resolve().parent
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
+BIG_MB: float | None = None  # size of the memory files (bench/run.py --big-mb); else 2 MB quick, 50 MB full
 
 
 def _timed(setup, fn, repeat: int) -> tuple[float, float]:
@@ -94,16 +95,57 @@ def memory_peaks(files: dict[str, Path], strategies: list[str]) -> tuple[dict[st
     constant is the same process's peak before it reads the file. Also the detail rows."""
     peaks: dict[str, dict[str, tuple[int, int]]] = {}
     rows = []
-    mb = max(p.stat().st_size for p in files.values()) / 1024 / 1024
     for strategy in strategies:
         for kind, path in files.items():
             wall, rss, out = run_peak_rss([PY, str(HERE / "memory_probe.py"), str(path), strategy])
             probe = json.loads(out)
             peaks.setdefault(strategy, {})[kind] = (rss, probe["baseline_kib"])
             rows.append([strategy, kind, probe["chunks"] + probe["parents"], f"{probe['baseline_kib'] / 1024:.0f}",
-                         f"{rss / 1024:.0f}", f"{(rss - probe['baseline_kib']) / 1024 / mb:.1f}",
+                         f"{rss / 1024:.0f}", f"{_multiple(rss, probe['baseline_kib'], path):.1f}",
                          f"{probe['load_s']:.1f}", f"{probe['chunk_s']:.1f}"])
     return peaks, rows
+
+
+def _multiple(rss_kib: int, const_kib: int, path: Path) -> float:
+    """(peak - constant) / file size."""
+    return (rss_kib - const_kib) * 1024 / path.stat().st_size
+
+
+def memory_by_shape(report, quick: bool, work: Path) -> tuple[float, dict[str, dict[str, tuple[int, int]]], dict]:
+    """Peak RSS of every strategy on one big file of each shape (common.big_files: an
+    ordinary Markdown file and four single-line ones), as multiples of the file; prints
+    the table by shape, the detail, and one target per strategy. Its own section
+    (`--only rss`) and part of `strategies`."""
+    big_mb = BIG_MB or (2 if quick else 50)
+    files = big_files(work / "big", big_mb)
+    peaks, rows = memory_peaks(files, STRATEGIES)
+    multiples = {name: {kind: _multiple(*peaks[name][kind], path) for kind, path in files.items()} for name in STRATEGIES}
+    single = [kind for kind in files if kind != "ordinary"]
+    by_shape = []
+    for name in STRATEGIES:
+        worst = max(multiples[name].values())
+        by_shape.append([name, *(f"{multiples[name][kind]:.1f}" for kind in files), f"{worst:.1f}",
+                         f"{max(peaks[name][kind][0] for kind in single) / 1024:.0f}"])
+        report.target(f"peak RSS, {name}, {big_mb:g} MB files of {len(files)} shapes", "<= 10x file + constant",
+                      f"{worst:.1f}x", worst <= 10)
+    const = max(c for per in peaks.values() for _, c in per.values())
+    report.section(
+        f"Memory by file shape: (peak RSS - constant) / file, {big_mb:g} MB files",
+        table(["strategy", *files, "worst", "peak MB, worst single line"], by_shape)
+        + f"\n\nOne process per cell (bench/memory_probe.py) loads one {big_mb:g} MB file and chunks it as a build does"
+          " (its chunks streamed in embedding batches; semantic with a hash stand-in embedder); the constant is"
+          f" that process's own peak after imports and a warm-up on a tiny text (about {const / 1024:.0f} MB)."
+          " Shapes, all made of the bundled Turkish corpus: `ordinary` Markdown; and single-line files with no"
+          " newline at all: `one line`, the same Markdown with every newline a space (a single heading); `words`,"
+          " its words without punctuation; `table row`, its words as the cells of one table row; `commas`, one"
+          " \"sentence\" of four-word phrases separated by commas.",
+    )
+    report.section(
+        f"Memory: peak RSS chunking one {big_mb:g} MB file",
+        table(["strategy", "file", "chunks (+parents)", "constant MB", "peak MB", "(peak - constant) / file",
+               "load s", "chunk s"], rows),
+    )
+    return big_mb, peaks, multiples
 
 
 def bench_every_strategy(report, quick: bool, work: Path) -> None:
@@ -111,22 +153,19 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
     corpus_mb = 0.03 if quick else 0.5
     corpus = write_corpus(work / "strategy-corpus", repeated_markdown(corpus_mb, unique=True))
     builds, model_load = build_speed(corpus, work, STRATEGIES)
-    big_mb = 2 if quick else 50
-    files = big_files(work / "big", big_mb)
-    peaks, memory_rows = memory_peaks(files, STRATEGIES)
-    file_kib = max(p.stat().st_size for p in files.values()) / 1024
+    big_mb, peaks, multiples = memory_by_shape(report, quick, work)
     rows = []
     ceiling = speeds["tiktoken encode (ceiling)"]
     for name in STRATEGIES:
         cold, warm = builds[name]["cold"], builds[name]["warm"]
-        ratio = max((peak - const) / file_kib for peak, const in peaks[name].values())
+        ratio = max(multiples[name].values())
+        one_line = max(rss for kind, (rss, _) in peaks[name].items() if kind != "ordinary")
         rows.append([
             name, f"{speeds[name]['Turkish'][0]:.2f}", f"{speeds[name]['English'][0]:.2f}",
             f"{speeds[name]['Turkish'][1]:.2f}", f"{speeds[name]['English'][1]:.2f}",
             cold["chunks"], f"{cold['chunks'] / cold['seconds']:.0f}", f"{100 * warm['seconds'] / cold['seconds']:.0f}%",
-            f"{peaks[name]['one line'][0] / 1024:.0f}", f"{peaks[name]['ordinary'][0] / 1024:.0f}", f"{ratio:.1f}",
+            f"{one_line / 1024:.0f}", f"{peaks[name]['ordinary'][0] / 1024:.0f}", f"{ratio:.1f}",
         ])
-        report.target(f"peak RSS, {name}, {big_mb} MB files", "<= 10x file + constant", f"{ratio:.1f}x", ratio <= 10)
     tr, en = speeds["parent"]["Turkish"], speeds["parent"]["English"]
     report.target("parent chunking, MB/s wall (CPU), Turkish / English", ">= 2 MB/s",
                   f"{tr[0]:.2f} ({tr[1]:.2f}) / {en[0]:.2f} ({en[1]:.2f})", min(tr[1], en[1]) >= 2)
@@ -141,7 +180,7 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
     report.section(
         "Throughput of every strategy",
         table(["strategy", "chunk MB/s tr", "chunk MB/s en", "CPU MB/s tr", "CPU MB/s en", "build chunks",
-               "build chunks/s", "rebuild from cache", f"RSS MB {big_mb} MB one line", f"RSS MB {big_mb} MB ordinary",
+               "build chunks/s", "rebuild from cache", f"RSS MB {big_mb:g} MB one line", f"RSS MB {big_mb:g} MB ordinary",
                "(RSS - const) / file"], rows)
         + f"\n\nChunking: MB/s by wall and CPU time on {_sizes(quick)} of unique Turkish Markdown and English"
           " text (Python reference topics), documents already loaded; semantic's sentence vectors come from a warm"
@@ -153,10 +192,9 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
           " same build again with `--full`, every vector (chunks and semantic's sentences) read from the cache, as"
           " a share of the cold build: what a build costs besides the model (mostly Chroma's writes, ~1 ms a"
           " record, which a cold build overlaps with embedding). RSS: peak of one process loading and chunking"
-          f" one {big_mb} MB file as a build does (its chunks streamed in embedding batches; bench/memory_probe.py;"
-          " semantic with a hash stand-in embedder); the last"
-          f" column is (peak - the process's own peak before reading the file, about {const / 1024:.0f} MB) /"
-          " file size, worst of the two files.",
+          f" one {big_mb:g} MB file as a build does (bench/memory_probe.py, the table by shape below): `one line` is"
+          " the worst of the four single-line shapes; the last column is (peak - the process's own peak before"
+          f" reading the file, about {const / 1024:.0f} MB) / file size, worst of the five shapes.",
     )
     detail = [[n, c["files"], c["chunks"], f"{c['seconds']:.1f}", f"{c['timings'].get('chunk', 0):.2f}",
                f"{c['timings'].get('embed', 0):.1f}", f"{w['seconds']:.1f}", f"{w['timings'].get('chunk', 0):.2f}",
@@ -169,14 +207,6 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
                      " left is its own work (splitting, packing, similarities, cache reads). Its cache holds every"
                      " sentence vector too (float16).")
     report.section("Chunking throughput by stage (MB/s)", table(["text", "stage", "MB/s wall", "MB/s CPU"], chunk_rows))
-    report.section(
-        f"Memory: peak RSS chunking one {big_mb} MB file",
-        table(["strategy", "file", "chunks (+parents)", "constant MB", "peak MB", "(peak - constant) / file",
-               "load s", "chunk s"], memory_rows)
-        + "\n\nOne process per row (bench/memory_probe.py): the constant is its own peak after imports and a"
-          " warm-up on a tiny text; then it loads the file and chunks it, as a build does with each file."
-          " `one line` is the same Markdown with every newline replaced by a space (a single 50 MB heading).",
-    )
 
 
 def _sizes(quick: bool) -> str:

@@ -113,7 +113,7 @@ READERS = {  # name: (a long-lived handle?, search mode, seconds of patience)
 
 def poll_forever(db: str, reader: str) -> None:
     """The reader process (`--poll DB READER`)."""
-    from indexer.search import Index
+    from indexer.retrieval import Index
 
     long_lived, mode, patience = READERS[reader]
     held = Index.open("headers", db=db) if long_lived else None

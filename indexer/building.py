@@ -4,9 +4,8 @@ The plan compares the files with the manifest of the live version. A first build
 changed setting (strategy parameters, embedder, analyzer...) or `--full` writes a whole
 new version; otherwise only new and changed files are chunked and embedded, and the store
 applies the difference to the live collection as the next generation (unchanged chunks
-of a changed file keep their records). Either way readers see the new version only when
-it is published, a kill at any point leaves the previous version answering, and the next
-build removes what the killed one left. See `indexer.store` for how.
+of a changed file keep their records). Readers see a new version only when published; a
+kill leaves the previous one answering and the next build removes it (see `indexer.store`).
 """
 
 from __future__ import annotations
@@ -26,15 +25,16 @@ from .errors import NothingToIndex, UsageError
 from .estimates import Timer, estimate_line
 from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
-from .search.bm25 import ENGINES, BM25Builder, load_or_rebuild
+from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
 from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from .store import Entry, Store, write_json
+from .store.chroma import is_disk_full
 from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
 from .text.analyzer import Analyzer, detect_language
 from .text.tokens import DEFAULT_ENCODING
 from .types import Chunk
 
-CHUNK_FORMAT = 8  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
 
 
@@ -91,17 +91,21 @@ class _NoProgress:
 def checkpoint(settings: Settings, name: str) -> None:
     """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
     environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
-    is killed (`<name>:<seconds>`: for that long, then goes on). Points: locked,
-    embedding, publish, published."""
+    is killed or the file is removed (`<name>:<seconds>`: for that long, then goes on).
+    Points: locked, embedding, publish, published."""
     point, _, seconds = settings.pause_at.partition(":")
-    if point == name:
+    if point == name and name not in _paused:  # once: the point may come again (every batch)
+        _paused.add(name)
         Path(settings.pause_file).write_text(name)
-        time.sleep(float(seconds)) if seconds else _forever()
+        time.sleep(float(seconds)) if seconds else _while_exists(Path(settings.pause_file))
 
 
-def _forever() -> None:
-    while True:
-        time.sleep(3600)
+_paused: set[str] = set()
+
+
+def _while_exists(path: Path) -> None:
+    while path.exists():
+        time.sleep(0.05)
 
 
 def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
@@ -163,7 +167,7 @@ def build(
     new_folder = not settings.db.exists()
     found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages)
     if not found.files:
-        raise NothingToIndex(nothing_message(paths, found))
+        raise NothingToIndex(nothing_message(paths, found), found.skipped)
     model = get_embedder(settings.embedder, settings)
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
@@ -181,9 +185,12 @@ def build(
                     reports[-1].notes.append(cache.note)
         finally:
             cache.close()
-    except BaseException:
+    except BaseException as exc:
+        full = store.fault(exc) if is_disk_full(exc) else None  # a side file, the cache: Chroma's are translated
         if new_folder and not reports:  # a failed first build leaves no empty index behind
             store.discard_if_empty()
+        if full is not None:
+            raise full from None
         raise
     return reports
 
@@ -302,8 +309,6 @@ class _StrategyBuild:
             d: v for d, v in plan.manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         try:
-            if plan.reason:  # a full build still carries nothing over: every file is processed
-                pass
             for doc_id in plan.removed:
                 files.pop(doc_id, None)
             live = staging.live([s.doc_id for s in plan.process] + plan.removed)
@@ -315,7 +320,7 @@ class _StrategyBuild:
                 staging.close()
             if not files:
                 raise NothingToIndex(f"no chunks for strategy {spec.name}: every file was skipped "
-                                     f"({len(report.skipped)} skipped); see the reasons above")
+                                     f"({len(report.skipped)} skipped); see the reasons above", report.skipped)
             with self.timer("bm25"):
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)
@@ -416,7 +421,8 @@ class _StrategyBuild:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens}
+                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens,
+                                     "newline": doc.newline}  # offsets index the text with \n newlines
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 

@@ -27,7 +27,12 @@ class InvalidParameter(UsageError):
 
 
 class NothingToIndex(IndexerError):
-    pass
+    """No file could be indexed. `skipped` holds every file left out (items with
+    `doc_id` and `reason`), which the message cannot list: a caller shows them."""
+
+    def __init__(self, message: str, skipped=()) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped)
 
 
 class CollectionNotFound(IndexerError):
@@ -40,6 +45,14 @@ class EmbedderMismatch(IndexerError):
 
 class StoreError(IndexerError):
     """The Chroma store cannot be opened or written (unreachable server, corrupt folder)."""
+
+
+class DiskFull(StoreError):
+    """The disk holding the index (or a Chroma server's) has no room left; nothing was lost."""
+
+
+class ReadOnlyIndex(StoreError):
+    """A command that writes into the index was given a read-only one."""
 
 
 class EmbedderError(IndexerError):

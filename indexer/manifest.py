@@ -43,6 +43,13 @@ def read_manifest(store: Store, entry: Entry) -> dict | None:
     return data
 
 
+def newlines(store: Store, entry: Entry) -> dict[str, str]:
+    """{doc_id: the newlines of the file as read (`lf`, `crlf`, `cr`, `mixed`)} for the
+    files of a live version that recorded them; offsets index each text with `\n`."""
+    manifest = read_manifest(store, entry) or {"files": {}}
+    return {d: v["newline"] for d, v in manifest["files"].items() if v.get("newline")}
+
+
 def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | None]]:
     """{doc_id: (hash, size)} a manifest records for the files not in `changed` (doc_ids
     named by file-system events): a build takes them as unchanged while the size matches,

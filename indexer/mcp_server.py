@@ -24,7 +24,11 @@ import os
 import sys
 from typing import Any, Literal
 
+from pathlib import Path
+
 from .errors import CollectionNotFound, IndexerError, UsageError
+from .mcp_arguments import check_arguments
+from .paths import shown_path
 from .settings import Settings, settings_for
 
 DEFAULT_K = 5
@@ -33,10 +37,14 @@ MAX_K = 50
 AUTO = "auto"
 Mode = Literal["hybrid", "embedding", "bm25"] | None  # tool parameters' schema
 
-INSTRUCTIONS = """Search the documents and code indexed by `indexer` (chunked, embedded and BM25-indexed).
+DEFAULT_RULE = ("the server's --strategy if it was started with one, else `auto` if built, else the only "
+                "collection built, else the one built most recently (list_collections names it as default_strategy)")
+
+INSTRUCTIONS = f"""Search the documents and code indexed by `indexer` (chunked, embedded and BM25-indexed).
 Start with `search` (hybrid by default); each result gives doc_id, lines, header (where the chunk lives) and
 the exact text. Use `get_document_span` to read more lines around a hit, `get_chunk` to fetch a chunk or
-a parent section by id, `list_collections` to see the chunking strategies built."""
+a parent section by id, `list_collections` to see the chunking strategies built. A call that names no
+strategy uses {DEFAULT_RULE}; every answer says which strategy it used."""
 
 
 class Tools:
@@ -49,6 +57,7 @@ class Tools:
         self.strategy = strategy
         self.embedder = embedder
         self.max_tokens = max_tokens
+        self.base = Path.cwd()  # source folders are shown relative to it (never as absolute server paths)
         self._store = None
         self._indexes: dict[str, Any] = {}
 
@@ -67,20 +76,27 @@ class Tools:
 
     # -- collections ------------------------------------------------------------------------
     def default_strategy(self) -> str:
-        """The server's --strategy, else the only collection built, else `auto`'s."""
+        """The collection a call that names none searches: the server's --strategy, else
+        `auto` if built, else the only one built, else the one built most recently (ties:
+        the first by name). With --embedder, only that embedder's collections count."""
         if self.strategy:
             return self.strategy
-        built = sorted({e.strategy for e in self.store.entries()})
-        if len(built) == 1:
-            return built[0]
-        if AUTO in built:
-            return AUTO
+        entries = self.store.entries()
+        if self.embedder:
+            from .embeddings import canonical_name
+
+            wanted = canonical_name(self.embedder, self.settings)
+            entries = [e for e in entries if e.embedder == wanted]
+        built = {e.strategy for e in entries}
         if not built:
             raise CollectionNotFound(f"nothing is built in {self.store.where}; build one: indexer build PATH")
-        raise UsageError(f"several collections are built ({', '.join(built)}); pass strategy")
+        if AUTO in built:
+            return AUTO
+        newest = max(e.built_at for e in entries)
+        return min(e.strategy for e in entries if e.built_at == newest)
 
     def index(self, strategy: str | None = None):
-        from .search import Index
+        from .retrieval import Index
 
         name = strategy or self.default_strategy()
         if name not in self._indexes:
@@ -88,7 +104,7 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from .search import SearchOptions
+        from .retrieval import SearchOptions
 
         out = []
         for e in self.store.entries():
@@ -96,19 +112,19 @@ class Tools:
             out.append({
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
                 "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
-                "source": e.source, "parent_child": bool(e.parents),
+                "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
                 "search": SearchOptions().resolved(saved, e.embedder).describe() + (" (tuned)" if saved else ""),
             })
         try:
             default = self.default_strategy()
-        except (CollectionNotFound, UsageError):
+        except IndexerError:
             default = None
-        return {"collections": out, "default_strategy": default}
+        return {"collections": out, "default_strategy": default, "default_rule": DEFAULT_RULE}
 
     # -- searching --------------------------------------------------------------------------
     def search(self, query: str, strategy: str | None = None, mode: str | None = None, k: int = DEFAULT_K,
                max_tokens: int | None = None) -> dict:
-        from .search import SearchOptions
+        from .retrieval import SearchOptions
 
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
@@ -254,15 +270,41 @@ def sdk():
     return MCPServer, ToolError
 
 
+def checked_server(server_cls, tool_error, functions: dict):
+    """The SDK's server class with every call's arguments checked first (`mcp_arguments`):
+    unknown ones rejected with the accepted list, a wrong type in one line. `call_tool` is
+    the method both SDK majors dispatch tool calls to."""
+
+    class Server(server_cls):
+        async def call_tool(self, name, arguments, *rest, **kw):
+            if name in functions:
+                try:
+                    check_arguments(name, functions[name], arguments or {})
+                except UsageError as exc:
+                    raise tool_error(str(exc)) from None
+            return await super().call_tool(name, arguments, *rest, **kw)
+
+    return Server
+
+
 def create_server(tools: Tools):
     """An MCP server exposing `tools` (not started). Each tool answers compact JSON text
     (non-ASCII kept: escapes would cost a model tokens); an error a user can fix (no
-    such collection, chunk or lines) is a tool error with its one-line message."""
+    such collection, chunk or lines, a bad or unknown argument) is a tool error with its
+    one-line message."""
     from mcp.types import ToolAnnotations
 
     server_cls, tool_error = sdk()
-    server = server_cls("indexer", instructions=INSTRUCTIONS, log_level="WARNING")
+    functions: dict = {}
+    server = checked_server(server_cls, tool_error, functions)("indexer", instructions=INSTRUCTIONS,
+                                                               log_level="WARNING")
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+    def tool(fn):
+        fn.__doc__ = fn.__doc__.replace("DEFAULT_RULE", DEFAULT_RULE)
+        functions[fn.__name__] = fn
+        server.tool(annotations=read_only, structured_output=False)(fn)
+        return fn
 
     def answer(method, *args) -> str:
         try:
@@ -270,46 +312,52 @@ def create_server(tools: Tools):
         except IndexerError as exc:
             raise tool_error(str(exc)) from None
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def search(query: str, strategy: str | None = None, mode: Mode = None, k: int = DEFAULT_K,
                max_tokens: int | None = None) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
         file · class · method for code), score and n_tokens. mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
-        strategy: a collection from list_collections (default: the server's). max_tokens caps
-        the total text returned (default 4000); results that do not fit are counted in
+        strategy: a collection from list_collections; when omitted, DEFAULT_RULE. max_tokens
+        caps the total text returned (default 4000); results that do not fit are counted in
         `omitted`."""
         return answer(tools.search, query, strategy, mode, k, max_tokens)
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def compare_strategies(query: str, strategies: list[str] | None = None, mode: Mode = None, k: int = 3,
                            max_tokens: int | None = None) -> str:
         """Run one query against several collections (default: all) to see which chunking
         strategy finds what; each gets its own max_tokens budget."""
         return answer(tools.compare_strategies, query, strategies, mode, k, max_tokens)
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def list_collections() -> str:
         """The collections built (one per chunking strategy and embedder): files, chunks,
-        average tokens per chunk, build time, source folders, default search."""
+        average tokens per chunk, build time, source folders (relative to the server's
+        folder, else their names), default search; and default_strategy, the collection a
+        call without strategy uses (DEFAULT_RULE)."""
         return answer(tools.list_collections)
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def get_chunk(chunk_id: str, strategy: str | None = None) -> str:
-        """One chunk (or parent section) by the id a search result gave."""
+        """One chunk (or parent section) by the id a search result gave; strategy: the
+        collection it came from (when omitted, the same default as search)."""
         return answer(tools.get_chunk, chunk_id, strategy)
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def get_document_span(doc_id: str, start_line: int, end_line: int, strategy: str | None = None,
                           max_tokens: int | None = None) -> str:
         """Lines start_line..end_line (1-based, inclusive) of an indexed document, rebuilt
         from the stored chunks (the index, not the file system). Use it to read around a
         search hit. Text between chunks that the index does not hold (indentation, usually)
         comes back as spaces, its lines listed in inexact_lines; a span over max_tokens is cut
-        (truncated: true, end_line says where)."""
+        (truncated: true, end_line says where). strategy: when omitted, as in search."""
         return answer(tools.get_document_span, doc_id, start_line, end_line, strategy, max_tokens)
 
+    manager = getattr(server, "_tool_manager", None)  # the same in both SDK majors; absent, schemas stay as made
+    for name in functions if manager else ():  # the schemas say what calls enforce: no arguments beyond these
+        manager.get_tool(name).parameters["additionalProperties"] = False
     return server
 
 

@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
+
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))  # embeddings, overrides, isolates
+
+
+def printable(text: str) -> str:
+    """A name (a file name, a doc_id) as one line for people: control characters, line
+    and paragraph separators and bidi overrides become escapes (`\\n`, `\\t`, `\\x1b`,
+    `\\u2028`), so a name cannot break a table's or a listing's layout. JSON output stays
+    exact; this is for text meant to be read."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _SHORT:
+            out.append(_SHORT[ch])
+        elif unicodedata.category(ch) in ("Cc", "Zl", "Zp") or code in _BIDI:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _numeric(text: str) -> bool:
@@ -13,8 +36,8 @@ def _numeric(text: str) -> bool:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: str = "") -> str:
     """Columns padded to their widest cell; numbers (and `12/65`-style counts) aligned
-    right, text left; two spaces between columns."""
-    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
+    right, text left; two spaces between columns; control characters in a cell escaped."""
+    cells = [[("" if c is None else printable(str(c))) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells if i < len(r)]) for i, h in enumerate(headers)]
     right = [bool(cells) and all(_numeric(r[i]) or not r[i] for r in cells if i < len(r)) for i in range(len(headers))]
 

@@ -77,7 +77,10 @@ class Derived:
 
 @dataclass(eq=False)
 class Document:
-    """One source file, decoded and normalised (newlines are `\\n`)."""
+    """One source file, decoded and normalised: newlines are `\\n` and a byte-order mark
+    is dropped, as Python's `open(path, encoding=...).read()` gives it; `newline` says
+    what the file itself has (`lf`, `crlf`, `cr`, `mixed`; "" for a PDF's extracted text).
+    Chunk offsets index `text`."""
 
     doc_id: str
     text: str
@@ -88,6 +91,7 @@ class Document:
     source_path: str = ""
     warnings: list[str] = field(default_factory=list)
     pages: list[tuple[int, int]] = field(default_factory=list)  # PDF: (start, end) of page i+1 in text
+    newline: str = "lf"
     derived: Derived = field(default_factory=Derived, repr=False)
 
     @cached_property

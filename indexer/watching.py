@@ -29,10 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .building import BuildReport, build
-from .errors import CollectionNotFound, IndexerError, NothingToIndex
+from .errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
 from .loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
 from .loaders.formats import format_of
 from .settings import Settings, settings_for
+from .tables import printable
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
@@ -126,14 +127,12 @@ class EventPaths:
         if rel is None:
             return False
         *folders, name = rel.split("/")
-        if any(f.startswith(".") or f in SKIP_DIRS for f in folders):
+        if any(f in SKIP_DIRS for f in folders):
             return False
         if name == IGNORE_FILE:
             return True
-        if name.startswith("."):
-            return False
         patterns = next((f for root, f in self.filters.items() if root in Path(path).parents), None)
-        if format_of(name)[0] is not None:
+        if format_of(name)[0] is not None:  # a file given as a root, or one the patterns want (hidden: if named)
             return patterns is None or patterns.wanted(rel)
         if change.name == "added":  # a folder moved in: its files are new
             return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
@@ -146,7 +145,8 @@ class Watcher:
     `debounce_ms`: the quiet time that closes a batch of events; `max_delay_ms`: the
     longest a batch waits for quiet. BM25 settings left None are the collection's own
     (else the build defaults). `build_options` go to `indexer.build` as they are
-    (include, exclude, max_file_size, encoding, name). Callbacks: `on_sync(Sync)` after
+    (include, exclude, max_file_size, max_pdf_pages, encoding, name, wait), but `full`,
+    which applies to the first sync only. Callbacks: `on_sync(Sync)` after
     every sync, `on_message(str)` for one-line notes (bad files, errors, waiting for a
     lease), `on_status(Status)` whenever the status changes. `progress` is used by the
     first sync only (the one that may build everything)."""
@@ -165,6 +165,7 @@ class Watcher:
         self.settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
         self.debounce_ms, self.max_delay_ms = debounce_ms, max_delay_ms
         self.given = {"lang": lang, "stem": stem, "fold": fold, "stopwords": stopwords, "bm25_engine": bm25_engine}
+        self.full = bool(build_options.pop("full", False))  # `--full`: the first sync rebuilds from scratch
         self.build_options = build_options
         self.on_sync = on_sync or (lambda _sync: None)
         self.say = on_message or (lambda _msg: None)
@@ -224,15 +225,17 @@ class Watcher:
         try:
             reports = self._build(changed, first)
         except NothingToIndex as exc:  # an empty folder: nothing to do until files appear
+            self._report_bad_files({("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed)
             result = self._failed(str(exc), t0, changed, retry=False)
         except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
-            if first and getattr(exc, "exit_code", 1) == 2:
-                raise  # a usage error (unknown strategy...) will not heal by waiting
+            if first and (getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)):
+                raise  # a usage error (unknown strategy...) or a read-only index will not heal by waiting
             result = self._failed(str(exc), t0, changed, retry=True)
         else:
             result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
             self._failures, self._errors_told = 0, set()
-            self._report_bad_files(reports, changed)
+            self._report_bad_files({(kind, item.doc_id, item.reason) for r in reports for kind, items in
+                                    (("skipped", r.skipped), ("warning", r.warnings)) for item in items}, changed)
             self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
                       last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
                       skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
@@ -245,7 +248,9 @@ class Watcher:
         reports: list[BuildReport] = []
         for options, strategies in self._groups():
             reports += build(self.paths, strategies, settings=self.settings, changed=changed, on_message=self._waiting,
-                             progress=self.progress if first else None, **options, **self.build_options)
+                             progress=self.progress if first else None, full=self.full, **options,
+                             **self.build_options)
+        self.full = False  # once every strategy was rebuilt: later syncs are incremental
         return reports
 
     def _groups(self) -> list[tuple[dict, list[str]]]:
@@ -303,11 +308,10 @@ class Watcher:
         self._set(state="watching", pending=len(self._changed or ()), error=error)
         return Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), error=error)
 
-    def _report_bad_files(self, reports: list[BuildReport], changed: set[str] | None) -> None:
+    def _report_bad_files(self, current: set[tuple[str, str, str]], changed: set[str] | None) -> None:
         """Tell each file that could not be indexed (or was, with a caveat) once: a file
-        is told again only when its content changed and it still fails."""
-        current = {(kind, item.doc_id, item.reason) for r in reports
-                   for kind, items in (("skipped", r.skipped), ("warning", r.warnings)) for item in items}
+        is told again only when its content changed and it still fails. `current`:
+        (skipped | warning, doc_id, reason) of the last sync."""
         told, self._reported = self._reported, {}
         for key in sorted(current, key=lambda x: (x[1], x[0])):
             kind, doc_id, reason = key
@@ -317,7 +321,7 @@ class Watcher:
             digest = self._hash(doc_id)
             self._reported[key] = digest
             if told.get(key) != digest:
-                self.say(f"{kind} {doc_id}: {reason}")
+                self.say(f"{kind} {printable(doc_id)}: {reason}")
 
     def _hash(self, doc_id: str) -> str:
         from .manifest import file_hash

@@ -28,7 +28,7 @@ from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.loaders import discover, load_documents
 from indexer.loaders.markdown import blocks_of
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.text.tokens import get_tokenizer
 
 from tests.conftest import write_file
@@ -415,9 +415,65 @@ def test_db_folder_that_is_not_ours_is_a_runtime_error(tmp_path):
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]  # left untouched
 
 
-def test_a_folder_of_only_bad_files_is_a_runtime_error(tmp_path):
+def _furniture_only_pdf(path: Path) -> None:
+    """Three pages of nothing but a running header and a page-number footer."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    pdfs._fonts()
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    for n in (1, 2, 3):
+        pdfs._furniture(c, n, 3, "Sayfa {n} / {total}")
+        c.showPage()
+    c.save()
+
+
+ONLY_BAD = {  # doc_id -> (content, the reason the build gives)
+    "binary.md": (b"\x00\x01", "binary file (contains NUL bytes)"),
+    "empty.md": ("", "empty or whitespace-only file"),
+    "invalid-utf8.md": (b"abc \x81\x8d\x90 def", SKIPPED_ON_LOAD["invalid-utf8.md"]),
+    "kenar.pdf": (pdfs.pdf_bytes(_furniture_only_pdf), "no text but running headers, footers or page numbers"),
+    "şifreli.pdf": (pdfs.encrypted_pdf(), pdfs.ENCRYPTED),
+    "taranmış.pdf": (pdfs.pdf_bytes(pdfs.image_only_pdf), pdfs.NO_TEXT),
+    "big.md": ("# Büyük\n\n" + "kelime " * 50_000, SKIPPED_ON_DISCOVERY["big.md"]),
+    ".gizli.md": ("# Gizli\n\nmetin", "hidden file (index it with --include '.gizli.md')"),
+}
+
+
+@pytest.mark.parametrize("quiet", [[], ["--quiet"], ["--json"]])
+def test_a_folder_of_only_bad_files_names_every_file_then_fails_in_one_line(tmp_path, quiet):
     root = tmp_path / "bad"
+    for rel, (content, _) in ONLY_BAD.items():
+        write_file(root, rel, content)
+    result = run("build", root, "--db", tmp_path / "db", "--strategy", "headers", "--max-file-size", "256KB", *quiet)
+    assert result.exit_code == 1 and result.stdout == ""
+    *reasons, error = result.stderr.splitlines()
+    assert sorted(reasons) == sorted(f"skipped {rel}: {reason}" for rel, (_, reason) in ONLY_BAD.items())
+    assert error == f"Error: no chunks for strategy headers: every file was skipped ({len(ONLY_BAD)} skipped); " \
+                    "see the reasons above"
+
+
+def test_a_folder_where_discovery_left_everything_out_names_every_file(tmp_path):
+    root = tmp_path / "bad"
+    write_file(root, "big.md", "# Büyük\n\n" + "kelime " * 50_000)
+    write_file(root, ".gizli.md", "# Gizli\n\nmetin")
+    for command in (["build", "--db", tmp_path / "db"], ["chunk"]):
+        result = run(command[0], root, "--max-file-size", "256KB", *command[1:])
+        assert result.exit_code == 1 and result.stdout == ""
+        assert result.stderr.splitlines() == [
+            "skipped .gizli.md: hidden file (index it with --include '.gizli.md')",
+            f"skipped big.md: {SKIPPED_ON_DISCOVERY['big.md']}",
+            f"Error: nothing to index in {root} (2 skipped; see the reasons above); point at a folder with Markdown, "
+            "text, HTML, PDF or source files, or check --include/--exclude",
+        ]
+
+
+def test_files_left_out_of_a_build_are_listed_with_quiet_too(tmp_path):
+    root = tmp_path / "some"
+    write_file(root, "good.md", "# İyi\n\nBu dosya düzgün.\n")
     write_file(root, "binary.md", b"\x00\x01")
-    write_file(root, "empty.md", "")
-    line = one_line_error(run("build", root, "--db", tmp_path / "db", "--strategy", "headers"), 1)
-    assert line.startswith("Error: no chunks for strategy headers: every file was skipped (2 skipped)")
+    for flags in ([], ["--quiet"]):
+        result = run("build", root, "--db", tmp_path / "db", "--strategy", "headers", *flags)
+        assert result.exit_code == 0, result.output
+        assert "skipped binary.md: binary file (contains NUL bytes)" in result.stdout.splitlines()
+    assert result.stderr == ""  # --quiet: no progress, no notes

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from indexer.text.analyzer import Analyzer, detect_language
-from indexer.search.bm25 import BM25Index
+from indexer.retrieval.bm25 import BM25Index
 from indexer.chunkers import parse_strategy
 from indexer.loaders import load_documents
 
@@ -67,7 +67,8 @@ def test_save_and_load_without_pickle(headers_chunks, tmp_path):
         if name.endswith(".npy"):
             np.load(tmp_path / "bm25" / name, allow_pickle=False)  # plain arrays only
     params = json.loads((tmp_path / "bm25" / "params.json").read_text())
-    assert params["format"] == 1 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
+    assert params["format"] == 2 and params["analyzer"]["stem"] == 4 and params["analyzer"]["stopwords"]
+    assert set(params["sha256"]) == set(files) - {"params.json"} | {"params"}  # every file, and params itself
     query = "hediye kartı bakiyesi ne kadar süre geçerli"
     for engine in ("rank-bm25", "bm25s"):
         loaded = BM25Index.load(tmp_path / "bm25", engine=engine)

@@ -12,8 +12,8 @@ from indexer.building import build
 from indexer.chunkers.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.search.fusion import adaptive_alpha, adaptive_defaults, weighted
-from indexer.search import DEFAULTS, Index, SearchOptions, search
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, weighted
+from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Store
 
 from tests.conftest import CORPUS
@@ -88,7 +88,7 @@ def test_another_strategy_over_the_same_text_reuses_embeddings(built_db, tmp_pat
     shutil.copytree(built_db[0], db)
     # no section is over 512 tokens, so these chunks equal the headers chunks
     [report] = build([CORPUS], ["headers:overlap=32"], db=db)
-    assert report.strategy == "headers-32"
+    assert report.strategy == "headers-overlap-32"
     assert report.embedded == 0 and report.cache_hits == report.chunks
 
 
@@ -137,6 +137,71 @@ def test_a_parameterised_collection_is_found_by_the_spec_it_was_built_with(built
         result = run(*args, "--strategy", "fixed:size=100", "--db", db)
         assert result.exit_code == 0, result.output
     assert "dropped fixed-100" in result.output
+
+
+def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    spec = "fixed:size=64,overlap=16"  # exactly fixed64
+    result = run("query", VAN, "--strategy", spec, "--mode", "bm25", "--db", db, "--json")
+    assert result.exit_code == 0, result.output
+    assert result.output == run("query", VAN, "--strategy", "fixed64", "--mode", "bm25", "--db", db, "--json").output
+    result = run("dump", "--strategy", spec, "--doc", "kargo-ve-teslimat.md", "--db", db)
+    assert result.exit_code == 0 and result.output.startswith("--- kargo-ve-teslimat.md [0..")
+    result = run("eval", CORPUS / "questions.jsonl", "-s", spec, "-s", "headers", "-m", "bm25", "--db", db, "-q",
+                 "--compare", "fixed:overlap=16,size=64", "headers", "--json")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert [r["strategy"] for r in rows if r["row"] == "result"] == ["fixed64", "headers"]
+    assert {(r["a"], r["b"]) for r in rows if r["row"] == "compare"} == {("fixed64/bm25", "headers/bm25")}
+    assert Index.open(spec, db=db).entry.strategy == "fixed64"  # what tune, serve and mcp open collections with
+    # building the spec builds the preset's collection (here: nothing changed), not a second one
+    [report] = build([CORPUS], ["fixed:overlap=16,size=64"], db=db)
+    assert (report.strategy, report.mode) == ("fixed64", "unchanged")
+    assert sorted(e.strategy for e in Store(db).entries()) == ["fixed64", "headers"]
+    result = run("drop", "--strategy", spec, "--db", db)
+    assert result.exit_code == 0 and result.output.startswith("dropped fixed64 ")
+
+
+def test_a_collection_named_before_names_were_canonical_is_still_found(tmp_path, write_files):
+    root = write_files({"a.md": "# Başlık\n\nKısa bir metin burada duruyor.\n"})
+    build([root], ["fixed"], name="fixed", db=tmp_path / "db")  # what `build -s fixed` used to name it
+    assert Index.open("fixed", db=tmp_path / "db").entry.strategy == "fixed"
+    result = run("drop", "--strategy", "fixed", "--db", tmp_path / "db")
+    assert result.exit_code == 0 and result.output.startswith("dropped fixed ")
+
+
+def test_names_with_control_characters_are_escaped_in_text_and_exact_in_json(tmp_path, write_files):
+    root = write_files({"satır\nsonu.md": "# Yeni satır\n\nkarpuzlu içerik.\n",
+                        "sekme\tadı.md": "# Sekme\n\nkavunlu içerik.\n"})
+    db = tmp_path / "db"
+    build([root], ["headers"], db=db)
+    result = run("query", "karpuzlu", "--strategy", "headers", "--mode", "bm25", "-k", 1, "--db", db)
+    assert result.output.splitlines()[0].startswith("#1  ") and "  satır\\nsonu.md:1-3  [section]" in result.output
+    result = run("dump", "--strategy", "headers", "--db", db)
+    assert [line.split(" [")[0] for line in result.output.splitlines() if line.startswith("--- ")] == \
+        ["--- satır\\nsonu.md", "--- sekme\\tadı.md"]
+    rows = [json.loads(line) for line in run("dump", "--strategy", "headers", "--db", db, "--json").output.splitlines()]
+    assert [r["doc_id"] for r in rows] == ["satır\nsonu.md", "sekme\tadı.md"]
+
+
+def test_dump_says_when_offsets_index_a_file_read_with_its_crlf_as_newlines(tmp_path, write_files):
+    root = write_files({"win.md": "# Windows\r\n\r\nBirinci satır.\r\nİkinci satır.\r\n\r\n## Alt\r\n\r\nSon.\r\n",
+                        "unix.md": "# Unix\n\nSatır.\n"})
+    db = tmp_path / "db"
+    build([root], ["headers"], db=db)
+    rows = [json.loads(line) for line in run("dump", "--strategy", "headers", "--db", db, "--json").output.splitlines()]
+    assert {r["doc_id"]: r["newline"] for r in rows} == {"unix.md": "lf", "win.md": "crlf"}
+    for r in rows:  # offsets index the text as Python's open() reads it (universal newlines)...
+        with open(root / r["doc_id"], encoding="utf-8") as fh:
+            assert fh.read()[r["start"]:r["end"]] == r["text"]
+    with open(root / "win.md", encoding="utf-8", newline="") as fh:  # ...not the file's own \r\n
+        raw = fh.read()
+    assert any(raw[r["start"]:r["end"]] != r["text"] for r in rows if r["doc_id"] == "win.md")
+    text = run("dump", "--strategy", "headers", "--db", db).output.splitlines()
+    assert text.count("=== win.md has CRLF newlines: offsets index its text with each newline read as \\n "
+                      "(as Python's open() reads it)") == 1
+    assert not any(line.startswith("=== unix.md") for line in text)
 
 
 def test_k_larger_than_the_collection_returns_everything(built_db):

@@ -228,3 +228,41 @@ def test_parse_strategy_names_and_errors():
         parse_strategy("fixed:sise=3")
     with pytest.raises(UnknownStrategy, match="unknown strategy 'fixd'; presets: fixed64"):
         parse_strategy("fixd")
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_spelling_of_a_preset_names_the_preset(preset):
+    """A spec that resolves to a preset's kind and values is that preset's collection,
+    however it is written: in full, in another order, over another preset, or the kind alone."""
+    kind, values = PRESETS[preset]
+    spec = parse_strategy(preset)
+    spellings = [f"{kind}:" + ",".join(f"{k}={v}" for k, v in spec.params.items() if v is not None),
+                 f"{kind}:" + ",".join(f"{k}={v}" for k, v in reversed(values.items())),
+                 f"{preset}:" + ",".join(f"{k}={v}" for k, v in values.items())]
+    for text in spellings:
+        assert parse_strategy(text).name == preset, text
+        assert parse_strategy(text).params == spec.params
+
+
+def test_derived_names_depend_on_the_values_not_the_spelling():
+    assert parse_strategy("fixed").name == "fixed128"  # the kind's defaults are the fixed128 preset
+    assert parse_strategy("fixed:size=64,overlap=16").name == "fixed64"
+    assert parse_strategy("semantic:threshold=0.7").name == "semantic70"
+    assert parse_strategy("fixed:overlap=8,size=32").name == parse_strategy("fixed:size=32,overlap=8").name \
+        == "fixed-32-8"
+    assert parse_strategy("fixed:size=100,overlap=0").name == parse_strategy("fixed:size=100").name == "fixed-100"
+    assert parse_strategy("fixed:size=64,overlap=16,table_header=true").name == "fixed64-table_header"
+    assert parse_strategy("fixed:size=256,overlap=16").name == parse_strategy("fixed256:overlap=16").name \
+        == "fixed256-overlap-16"
+    # two different strategies never share a name (a value after a gap carries its key)
+    assert parse_strategy("fixed:size=16").name == "fixed-16"
+    assert parse_strategy("fixed:overlap=16").name == "fixed-overlap-16"
+    assert parse_strategy("headers:overlap=32").name != parse_strategy("headers:min_tokens=32").name
+    assert parse_strategy("fixed:size=32", name="mine").name == "mine"
+
+
+def test_a_parameter_given_twice_is_an_error_naming_it():
+    for text in ("fixed:size=64,size=32", "fixed:size=64, size = 64", "fixed64:overlap=8,size=32,overlap=4"):
+        key = "size" if "size=64" in text else "overlap"
+        with pytest.raises(InvalidParameter, match=rf"^parameter '{key}' is given twice in .*; give it once$"):
+            parse_strategy(text)

@@ -296,7 +296,7 @@ def test_parameters_are_validated_with_named_messages():
     with pytest.raises(InvalidParameter, match=r"^min_bytes \(500\) must be between 0 and max_bytes \(300\)$"):
         CodeChunker(min_bytes=500, max_bytes=300)
     spec = chunkers.parse_strategy("code:max_bytes=1000")
-    assert spec.params == {"min_bytes": 200, "max_bytes": 1000, "imports": "used"} and spec.name == "code-1000"
+    assert spec.params == {"min_bytes": 200, "max_bytes": 1000, "imports": "used"} and spec.name == "code-max_bytes-1000"
 
 
 # -- routing -------------------------------------------------------------------------------

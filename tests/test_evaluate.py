@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -37,6 +38,53 @@ def test_hit_and_strict_hit_rules_on_hand_made_spans():
     assert budget.budget_hit is None and budget.budget_tokens == 10  # the second hit would exceed 12 tokens
 
 
+def test_document_targets_are_hit_by_any_chunk_and_scored_with_graded_ndcg(tmp_path):
+    other = make_document("o.md", "# Other\n\nNothing about cargo.\n")
+    third = make_document("t.md", "# Third\n\nMore.\n")
+    docs = {"k.md": DOC, "o.md": other, "t.md": third}
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"id": "g", "question": "?", "targets": [{"doc_id": "o.md", "grade": 1}, {"doc_id": "k.md", "grade": 2}]}\n'
+        '{"id": "w", "question": "?", "doc_id": "t.md"}\n'  # a bare doc_id: the whole document, grade 1
+        '{"id": "p", "question": "?", "doc_id": "k.md", "section": "Kargo › İade"}\n', encoding="utf-8")
+    graded, whole, passage = load_questions(path)
+    resolve([graded, whole, passage], docs)
+    assert (graded.doc_id, graded.documents) == ("k.md", {"k.md": 2, "o.md": 1})  # the best grade first
+    assert whole.documents == {"t.md": 1} and passage.documents == {}
+    assert graded.target == (0, len(DOC.text)) and graded.hits("o.md", 0, 1) and not graded.hits("t.md", 0, 1)
+    k1, k2, o1, t1 = chunk(0, 10), chunk(20, 40), chunk(0, 5, other), chunk(0, 5, third)
+    spans = _TokenSpans(docs)
+    # ranks: t (not relevant), k (grade 2), k again (counts once), o (grade 1)
+    r = _score(graded, [Hit(1, 1, t1), Hit(2, 1, k1), Hit(3, 1, k2), Hit(4, 1, o1)], 5, None, spans)
+    assert (r.first_hit, r.first_strict) == (2, None)
+    log2 = math.log2
+    assert r.ndcg == pytest.approx((2 / log2(3) + 1 / log2(5)) / (2 / log2(2) + 1 / log2(3)))
+    assert _score(whole, [Hit(1, 1, k1), Hit(2, 1, t1)], 5, None, spans).ndcg == pytest.approx(1 / log2(3))
+    # a passage target: binary, the first hit is the relevant item (ideal DCG 1)
+    iade = DOC.text.index("## İade")
+    r = _score(passage, [Hit(1, 1, k1), Hit(2, 1, o1), Hit(3, 1, chunk(iade, iade + 9)), Hit(4, 1, chunk(iade, iade + 5))],
+               5, None, spans)
+    assert r.first_hit == 3 and r.ndcg == pytest.approx(1 / log2(4))
+    with pytest.raises(QuestionSetError, match=r"g: no document 'o.md'"):
+        resolve(load_questions(path)[:1], {"k.md": DOC})
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"id": "a", "question": "?", "targets": []}', "targets must be a non-empty list"),
+    ('{"id": "a", "question": "?", "targets": [{"grade": 1}]}', "each target needs a doc_id"),
+    ('{"id": "a", "question": "?", "targets": [{"doc_id": "k.md", "grade": 0}]}', "grade of 'k.md' must be a whole number"),
+    ('{"id": "a", "question": "?", "targets": [{"doc_id": "k.md", "grade": 1.5}]}', "grade of 'k.md' must be a whole"),
+    ('{"id": "a", "question": "?", "targets": [{"doc_id": "k.md"}, {"doc_id": "k.md"}]}', "target 'k.md' is listed twice"),
+    ('{"id": "a", "question": "?", "doc_id": "k.md", "answer": "x", "targets": [{"doc_id": "k.md"}]}',
+     "targets name whole documents"),
+])
+def test_bad_document_targets_are_named(tmp_path, line, problem):
+    path = tmp_path / "q.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(QuestionSetError, match=f"line 1: {problem}"):
+        load_questions(path)
+
+
 def test_question_set_problems_fail_loudly(tmp_path):
     bad = tmp_path / "q.jsonl"
     bad.write_text('{"id": "a", "question": "x"}\nnot json\n{"id": "a", "question": "y", "doc_id": "k.md", "answer": "z"}\n')
@@ -47,6 +95,41 @@ def test_question_set_problems_fail_loudly(tmp_path):
         resolve([q], {"k.md": DOC})
     with pytest.raises(QuestionSetError, match=r"no section 'Kargo › Yok'"):
         resolve([Question("q1", "?", "k.md", section="Kargo › Yok")], {"k.md": DOC})
+
+
+def test_a_question_file_with_a_byte_order_mark_is_read(tmp_path):
+    line = '{"id": "a", "question": "iade kaç gün", "doc_id": "k.md", "section": "Kargo › İade"}'
+    path = tmp_path / "q.jsonl"
+    second = line.replace('"a"', '"b"')
+    path.write_bytes(b"\xef\xbb\xbf" + f"{line}\r\n{second}\r\n".encode())  # as Windows Notepad saves it
+    assert [q.id for q in load_questions(path)] == ["a", "b"]
+    path.write_bytes(b"\xff\xfe" + line.encode("utf-16-le"))  # UTF-16: a one-line error, not a traceback
+    with pytest.raises(QuestionSetError, match=r"q.jsonl is not UTF-8 text \(byte 0\); save it as UTF-8$"):
+        load_questions(path)
+
+
+def test_compare_operands_are_checked_before_anything_is_evaluated(built_db):
+    from indexer.errors import UsageError
+    from indexer.evaluation.run import compare_pairs
+
+    db, _ = built_db
+    args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", str(db)]
+    result = CliRunner().invoke(cli, [*args, "--compare", "foo", "bar"])
+    # the one line, and nothing before it: no row ran (each says "evaluated headers/bm25 ... in 0.4s")
+    assert result.exit_code == 2 and result.output == result.stderr == (
+        "Error: --compare foo bar: foo and bar name no strategy, mode or row of this evaluation; compare two modes "
+        "(bm25), two strategies (headers, fixed64) or two rows as strategy/mode\n")
+    result = CliRunner().invoke(cli, [*args, "--compare", "hybrid", "bm25"])  # a mode not requested
+    assert result.exit_code == 2 and "hybrid names no strategy, mode or row" in result.output
+    assert len(result.output.splitlines()) == 1
+    with pytest.raises(UsageError, match="they are not of one kind"):  # the library checks first too
+        evaluate(CORPUS / "questions.jsonl", ["headers"], ("bm25", "hybrid"), db=db, compare=(("bm25", "headers"),))
+    assert compare_pairs("fixed:size=64,overlap=16/bm25", "headers/bm25", ["headers", "fixed64"], ["bm25"]) == \
+        [("fixed64/bm25", "headers/bm25")]
+    assert compare_pairs("hybrid", "bm25", ["headers", "fixed64"], ["bm25", "hybrid"]) == \
+        [("headers/hybrid", "headers/bm25"), ("fixed64/hybrid", "fixed64/bm25")]
+    assert compare_pairs("headers", "fixed:size=64,overlap=16", ["headers", "fixed64"], ["bm25", "hybrid"]) == \
+        [("headers/bm25", "fixed64/bm25"), ("headers/hybrid", "fixed64/hybrid")]
 
 
 @pytest.mark.parametrize("folder", [CORPUS, CORPUS / "en"])
@@ -94,8 +177,8 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
     result = CliRunner().invoke(cli, [*args, "--csv", str(out_csv), "--plot", str(out_html), "--by-tag"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
-                                "strict@5", "ctxTok@5", "sections@5", "time"]
+    assert lines[1].split() == ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "nDCG@10",
+                                "strict@1", "strict@5", "ctxTok@5", "sections@5", "time"]
     assert [line.split()[:2] for line in lines[2:6]] == [["headers", "embedding"], ["headers", "hybrid"],
                                                         ["fixed64", "embedding"], ["fixed64", "hybrid"]]
     assert "95% bootstrap intervals over 65 questions" in result.output
@@ -103,11 +186,16 @@ def test_eval_command_prints_the_table_and_writes_files(built_db, tmp_path):
     assert "recall@5 and MRR@10 by question tag" in result.output
     # --json: JSON lines, one object per row, then one per comparison
     rows = [json.loads(line) for line in CliRunner().invoke(cli, [*args, "--json"]).output.splitlines()]
-    assert [r["row"] for r in rows] == ["result"] * 4 + ["compare"] * 3
+    assert [r["row"] for r in rows] == ["result"] * 4 + ["compare"] * 4
     row = rows[0]
     assert row["questions"] == 65 and len(row["per_question"]) == 65
-    assert set(row) >= {"recall@1", "recall@5", "mrr@10", "mrr@10_ci95", "strict@1", "ctx_tokens@5", "sections@5"}
-    assert {r["metric"] for r in rows[4:]} == {"recall@1", "recall@5", "mrr@10"}
+    assert set(row) >= {"recall@1", "recall@5", "mrr@10", "mrr@10_ci95", "ndcg@10", "ndcg@10_ci95", "strict@1",
+                        "ctx_tokens@5", "sections@5"}
+    assert {r["metric"] for r in rows[4:]} == {"recall@1", "recall@5", "mrr@10", "ndcg@10"}
+    # passage targets: binary nDCG@10, the first hit the one relevant item
+    for q in row["per_question"]:
+        assert q["ndcg@10"] == round(1 / math.log2(q["first_hit"] + 1) if q["first_hit"] and q["first_hit"] <= 10 else 0, 4)
+    assert "ndcg@10" in out_csv.read_text().splitlines()[0].split(",")
     # an output into a missing folder fails before the evaluation runs
     missing = CliRunner().invoke(cli, [*args, "--plot", str(tmp_path / "nowhere" / "p.svg")])
     assert missing.exit_code == 2 and "the folder of" in missing.output and "does not exist" in missing.output

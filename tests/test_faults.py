@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -15,60 +16,19 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from indexer.building import build
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.errors import StoreError
 from indexer.store import Store
 from indexer.store.gc import folder_size
 
-from .conftest import CORPUS, ROOT, start_chroma, stop
+from .conftest import CORPUS, start_chroma, stop
+from .faultkit import copy_corpus, env, fill, indexer, one_line_error, paused, read_only_view, small_disk
 
 QUESTIONS = CORPUS / "questions.jsonl"
-
-
-def env(**extra) -> dict:
-    out = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-    for key in ("INDEXER_DB", "INDEXER_CHROMA_URL", "INDEXER_PAUSE_AT"):
-        out.pop(key, None) if key not in extra else None
-    return out
-
-
-def indexer(*args, timeout=300, **extra) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "indexer", *map(str, args)], env=env(**extra), capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def one_line_error(done: subprocess.CompletedProcess, code: int = 1) -> str:
-    """The command failed with `code` and said why in one line, without a traceback."""
-    assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert "Traceback" not in done.stderr and len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
-    return lines[0]
-
-
-def copy_corpus(path: Path, names=None) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    for md in sorted(CORPUS.glob("*.md")):
-        if names is None or md.name in names:
-            shutil.copy(md, path / md.name)
-    return path
-
-
-def paused(args, point: str, marker: Path, **extra) -> subprocess.Popen:
-    """An `indexer` process stopped at a build checkpoint (see building.checkpoint)."""
-    marker.unlink(missing_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env=env(INDEXER_PAUSE_AT=point, INDEXER_PAUSE_FILE=str(marker), **extra))
-    deadline = time.time() + 120
-    while not marker.exists():
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            raise AssertionError(f"never reached {point}: {proc.stderr.read()[-2000:]}")
-        time.sleep(0.05)
-    return proc
 
 
 @pytest.fixture
@@ -227,16 +187,10 @@ def test_eval_and_query_notice_documents_changed_since_the_build(built, tmp_path
 
 
 # -- read-only indexes ----------------------------------------------------------------------------
-def _read_only_view(source: Path, view: Path) -> bool:
-    view.mkdir()
-    ok = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True).returncode == 0
-    return ok and subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], capture_output=True).returncode == 0
-
-
 def test_a_read_only_index_answers_queries_and_refuses_builds(built, tmp_path):
     corpus, db = built
     view = tmp_path / "ro"
-    if not _read_only_view(db, view):
+    if not read_only_view(db, view):
         pytest.skip("LOUD SKIP: cannot make a read-only bind mount here (needs root); the read-only path is untested")
     try:
         for mode in ("hybrid", "bm25", "embedding"):
@@ -254,11 +208,15 @@ def _side(db: Path) -> Path:
     return Store(db).side_dir(entry.collection, entry.generation)
 
 
+BM25_QUERY = ("query", "kargo kaç gün", "-s", "fixed64", "-m", "bm25", "--json")
+REBUILT = "warning: rebuilt the BM25 index from the stored records"
+
+
 @pytest.mark.parametrize("damage", ["vocab.json", "offsets.npy", "terms.npy-empty", "ids.json-short"])
 def test_damaged_bm25_files_are_rebuilt_from_the_records(built, damage):
     corpus, db = built
     folder = _side(db) / "bm25"
-    expected = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "-m", "bm25", "--json").stdout
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
     name = damage.split("-")[0]
     if damage.endswith("empty"):
         (folder / name).write_bytes(b"")
@@ -266,12 +224,40 @@ def test_damaged_bm25_files_are_rebuilt_from_the_records(built, damage):
         (folder / name).write_text(json.dumps(json.loads((folder / name).read_text())[:-3]))
     else:
         (folder / name).write_bytes((folder / name).read_bytes()[: 40])
-    query = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "-m", "bm25", "--json")
+    query = indexer(*BM25_QUERY, "--db", db)
     assert query.returncode == 0 and query.stdout == expected  # rebuilt on the fly, same answer
+    assert query.stderr.count(REBUILT) == 1, query.stderr  # and said so, in one line
     (folder / name).write_bytes(b"{")  # damaged again: `build` repairs it and says so
     done = indexer("build", corpus, "-s", "fixed64", "--db", db)
     assert done.returncode == 0 and "rebuilt the BM25 index from the stored records" in done.stdout
     assert "unchanged" in done.stdout
+
+
+def test_well_formed_but_wrong_bm25_files_fail_their_checksums_and_are_rebuilt(built):
+    corpus, db = built
+    folder = _side(db) / "bm25"
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
+
+    def swap_top_id(path):  # consistent with the other files, but the top hit's id traded with another's
+        ids = json.loads(path.read_text())
+        top = ids.index(json.loads(expected.splitlines()[0])["id"])
+        ids[top], ids[-1] = ids[-1], ids[top]
+        path.write_text(json.dumps(ids))
+
+    def shuffle(path):  # a valid array of the same terms, in another order
+        np.save(path, np.random.default_rng(0).permutation(np.load(path)), allow_pickle=False)
+
+    def other_k1(path):  # another valid setting
+        path.write_text(json.dumps({**json.loads(path.read_text()), "k1": 0.2}))
+
+    for name, damage in (("ids.json", swap_top_id), ("terms.npy", shuffle), ("params.json", other_k1)):
+        damage(folder / name)
+        query = indexer(*BM25_QUERY, "--db", db)
+        assert query.returncode == 0 and query.stdout == expected, name  # the records' answer, not the file's
+        lines = [line for line in query.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith(REBUILT) and f"{name} does not match its checksum" in lines[0]
+    again = indexer(*BM25_QUERY, "--db", db)
+    assert again.stdout == expected and REBUILT not in again.stderr  # the rebuilt files were saved
 
 
 def test_a_damaged_embedding_cache_is_moved_aside_even_on_an_unchanged_rebuild(built):
@@ -307,14 +293,40 @@ def test_questions_that_are_not_objects_and_outputs_into_missing_folders(built, 
 
 def test_a_full_disk_is_a_one_line_error_and_leaves_nothing_half_built(tmp_path):
     small = tmp_path / "small"
-    small.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], capture_output=True).returncode:
+    if not small_disk(small, "1m"):
         pytest.skip("LOUD SKIP: cannot mount a small tmpfs here (needs root); the full-disk path is untested")
     try:
         corpus = copy_corpus(tmp_path / "corpus")
         line = one_line_error(indexer("build", corpus, "-s", "fixed64", "--db", small / "db"))
         assert "full" in line or "space" in line
         assert not (small / "db").exists() or not any((small / "db").iterdir())  # no empty index left behind
+    finally:
+        subprocess.run(["umount", str(small)])
+
+
+def test_a_full_disk_is_told_apart_from_a_damaged_index_and_loses_nothing(tmp_path):
+    small = tmp_path / "small"
+    if not small_disk(small, "16m"):
+        pytest.skip("LOUD SKIP: cannot mount a small tmpfs here (needs root); the full-disk path is untested")
+    try:
+        corpus, db = copy_corpus(tmp_path / "corpus"), small / "db"
+        assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
+        ask = ("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "--json")
+        expected = indexer(*ask).stdout
+        told = re.compile(rf"Error: the disk holding {re.escape(str(db))} is full \(\d+\.\d MB free\); "
+                          r"free space and retry — nothing was lost")
+        filler = fill(small)  # no byte left: SQLite says "database or disk is full"
+        for args in (ask, ("build", corpus, "-s", "fixed64", "--db", db, "--full"),
+                     ("build", corpus, "-s", "headers", "--db", db), ("gc", "--db", db)):
+            line = one_line_error(indexer(*args))
+            assert told.fullmatch(line), line  # never "corrupt, move the folder away"
+        filler.unlink()
+        filler = fill(small, leave=700 * 1024)  # a little room: Chroma's own failure names no disk
+        line = one_line_error(indexer("build", corpus, "-s", "fixed64", "--db", db, "--full"))
+        assert told.fullmatch(line), line
+        filler.unlink()
+        assert indexer(*ask).stdout == expected  # space freed: the same answers
+        assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
     finally:
         subprocess.run(["umount", str(small)])
 

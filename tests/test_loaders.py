@@ -98,6 +98,75 @@ def test_indexerignore_file_and_the_index_folder_are_skipped(write_files):
     assert [f.doc_id for f in found.files] == ["keep.md"]
 
 
+def test_hidden_files_and_folders_are_skipped_with_a_note(write_files):
+    root = write_files({
+        "a.md": "# A\n\nx", ".hidden.md": "# H\n\ny", ".notes/n.md": "# N\n\nz", "sub/.draft.md": "# D\n\nw",
+        ".github/CONTRIBUTING.md": "# C\n\nv", ".env": "SECRET=1", ".gitignore": "*.pyc",  # not indexable anyway
+        ".git/HEAD.md": "# no", ".venv/x.md": "# no", ".cache/y.md": "# no", ".mypy_cache/z.md": "# no",
+    })
+    found = discover([root])
+    assert [f.doc_id for f in found.files] == ["a.md"]
+    assert {s.doc_id: s.reason for s in found.skipped} == {
+        ".github": "hidden folder (index it with --include '.github/')",
+        ".hidden.md": "hidden file (index it with --include '.hidden.md')",
+        ".notes": "hidden folder (index it with --include '.notes/')",
+        "sub/.draft.md": "hidden file (index it with --include 'sub/.draft.md')",
+    }  # version control, virtual environments and tool caches: silently
+    # the hint works, and a pattern naming a hidden path brings it in without narrowing the rest
+    found = discover([root], include=(".hidden.md", ".notes/", "sub/.draft.md"))
+    assert sorted(f.doc_id for f in found.files) == [".hidden.md", ".notes/n.md", "a.md", "sub/.draft.md"]
+    assert [s.doc_id for s in found.skipped] == [".github"]
+    assert sorted(f.doc_id for f in discover([root], include=(".*",)).files) == [
+        ".github/CONTRIBUTING.md", ".hidden.md", ".notes/n.md", "a.md", "sub/.draft.md"]
+    # other include patterns still narrow; exclusions still win; a hidden file named on the command line is read
+    assert sorted(f.doc_id for f in discover([root], include=("sub/**", ".notes/")).files) == [".notes/n.md"]
+    assert [f.doc_id for f in discover([root], include=(".*",), exclude=(".notes/", "**/.draft.md", ".github")).files] \
+        == [".hidden.md", "a.md"]
+    assert [f.doc_id for f in discover([root / ".hidden.md"]).files] == [".hidden.md"]
+    filt = PathFilter([".notes/"], [])
+    assert filt.wanted(".notes/n.md") and filt.wanted("a.md") and not filt.wanted(".hidden.md")
+
+
+def test_size_caps_must_be_positive(write_files):
+    from indexer.errors import UsageError
+
+    root = write_files({"a.md": "# A\n\nx"})
+    for caps in ({"max_file_size": 0}, {"max_file_size": -5}, {"max_pdf_pages": 0}):
+        with pytest.raises(UsageError, match=r"^max_(file_size|pdf_pages) must be positive, not (0|-5)$"):
+            discover([root], **caps)
+
+
+def test_a_heading_attribute_list_stays_out_of_heading_paths():
+    """mkdocs / Python-Markdown attr_list and Pandoc header attributes are markup: the
+    heading path loses them, the section's text (an exact slice) keeps them."""
+    text = ("# Kılavuz { #kilavuz }\n\nGiriş.\n\n## Kurulum {: #setup .tab data-x=\"a b\" }\n\nAdımlar.\n\n"
+            "### Ayarlar {-}\n\nDeğerler.\n\n## Sözlük {placeholder} { .wide }\n\nTerimler.\n\n## Use {name}\n\nx\n")
+    doc = make_document("k.md", text)
+    assert doc.title == "Kılavuz"
+    assert [s.path for s in doc.sections] == ["Kılavuz", "Kılavuz › Kurulum", "Kılavuz › Kurulum › Ayarlar",
+                                              "Kılavuz › Sözlük {placeholder}", "Kılavuz › Use {name}"]
+    for section in doc.sections:
+        assert doc.text[section.start:section.end].startswith("#")
+    assert "{: #setup .tab" in doc.text[doc.sections[1].start:doc.sections[1].end]
+
+
+def test_newlines_are_read_as_python_reads_text_and_the_file_says_which_it_had(tmp_path):
+    from indexer.loaders import SourceFile, load_file
+    from indexer.loaders.files import newline_style
+
+    body = "# Başlık\n\nBir satır.\nİki satır.\n"
+    cases = {"lf.md": body.encode(), "crlf.md": body.replace("\n", "\r\n").encode(),
+             "cr.md": body.replace("\n", "\r").encode(), "mixed.md": b"# A\r\n\nb\rc\n",
+             "bom-crlf.md": b"\xef\xbb\xbf" + body.replace("\n", "\r\n").encode()}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        doc = load_file(SourceFile(tmp_path / name, name, len(data), "markdown"))
+        with open(tmp_path / name, encoding="utf-8-sig") as fh:  # universal newlines
+            assert doc.text == fh.read(), name
+        assert doc.newline == name.split(".")[0].removeprefix("bom-"), name
+    assert newline_style("no newline at all") == "lf"
+
+
 def test_gitignore_style_patterns(tmp_path):
     def keep(include=(), exclude=()):
         filt = PathFilter(include, exclude)

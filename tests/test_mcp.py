@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import anyio
 import pytest
 
+from indexer.errors import CollectionNotFound
 from indexer.mcp_server import Tools, document_lines, fit
 from indexer.settings import settings_for
 from indexer.types import Chunk
@@ -29,13 +32,25 @@ def file_lines(doc_id: str, start: int, end: int) -> str:
     return "\n".join((CORPUS / doc_id).read_text(encoding="utf-8").split("\n")[start - 1 : end])
 
 
+@pytest.fixture(scope="module")
+def rebuilt_db(built_db, tmp_path_factory):
+    """headers and fixed64, no `auto`, headers rebuilt last (so built most recently)."""
+    from indexer.building import build
+
+    db = tmp_path_factory.mktemp("mcp") / "index"
+    shutil.copytree(built_db[0], db)
+    time.sleep(1.1)  # built_at has whole seconds
+    build([CORPUS], ["headers"], db=db, full=True)
+    return db
+
+
 async def talk(db) -> dict:
     """One client session: everything the test checks, gathered."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     server = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "mcp", "--db", str(db)],
-                                   env=child_env())
+                                   env=child_env(), cwd=str(ROOT))
 
     async def call(session, name, **arguments):
         result = await session.call_tool(name, arguments)
@@ -57,17 +72,26 @@ async def talk(db) -> dict:
                 got["span"] = await call(session, "get_document_span", doc_id=hit["doc_id"], strategy="headers",
                                          start_line=hit["start_line"], end_line=hit["end_line"])
                 got["budget"] = await call(session, "search", query="kargo", strategy="fixed64", k=10, max_tokens=150)
-                got["no_strategy"] = await call(session, "search", query="kargo")
+                got["no_strategy"] = await call(session, "search", query="Van'ın köyüne kargo kaç günde gelir?")
+                got["chunk_no_strategy"] = await call(session, "get_chunk", chunk_id=got["no_strategy"]["results"][0]["id"])
                 got["missing"] = await call(session, "get_chunk", chunk_id="nope", strategy="headers")
+                got["bad_type"] = await call(session, "search", query="kargo", k="five")
+                got["bad_mode"] = await call(session, "search", query="kargo", mode="fuzzy")
+                got["unknown"] = await call(session, "search", query="kargo", stratgy="headers")
+                got["no_query"] = await call(session, "search", k=3)
+                got["bad_lines"] = await call(session, "get_document_span", doc_id="x.md", start_line="one", end_line=2)
     return got
 
 
-def test_a_real_client_searches_over_stdio(built_db):
-    db, _ = built_db
+def test_a_real_client_searches_over_stdio(rebuilt_db):
+    db = rebuilt_db
     got = anyio.run(talk, db)
     assert set(got["tools"]) == TOOLS
     assert "query" in json.dumps(got["tools"]["search"].model_dump(by_alias=True)["inputSchema"])
     assert {c["strategy"] for c in got["collections"]["collections"]} == {"headers", "fixed64"}
+    # the folder the collections were built from, relative to the server's folder: no absolute server path
+    assert {tuple(c["source"]) for c in got["collections"]["collections"]} == {("corpus",)}
+    assert str(ROOT) not in json.dumps(got["collections"])
 
     result = got["search"]
     assert result["strategy"] == "headers" and result["mode"] == "hybrid" and len(result["results"]) == 3
@@ -87,8 +111,57 @@ def test_a_real_client_searches_over_stdio(built_db):
     budget = got["budget"]
     assert budget["tokens"] <= 150 and budget["omitted"] >= 1 and len(budget["results"]) >= 1
     assert budget["omitted"] + len(budget["results"]) == 10
-    assert got["no_strategy"]["error"].endswith("several collections are built (fixed64, headers); pass strategy")
+    # several collections, no auto, no strategy: the most recently built one answers, and says so
+    assert got["collections"]["default_strategy"] == "headers"
+    assert got["no_strategy"]["strategy"] == "headers" and got["no_strategy"]["results"][0]["id"] == hit["id"]
+    assert got["chunk_no_strategy"]["id"] == hit["id"]
+    schema = got["tools"]["search"].model_dump(by_alias=True)
+    assert "strategy" not in schema["inputSchema"].get("required", [])
+    assert "else the one built most recently" in schema["description"]
+    assert all(t.model_dump(by_alias=True)["inputSchema"]["additionalProperties"] is False for t in got["tools"].values())
     assert "no chunk 'nope' in headers" in got["missing"]["error"]
+    # argument errors: one line naming the argument and what it takes; unknown ones listed
+    accepted = "accepted: query, strategy, mode, k, max_tokens"
+    assert got["bad_type"] == {"error": 'search: argument \'k\' must be an integer, not "five"'}
+    assert got["bad_mode"] == {"error": "search: argument 'mode' must be one of \"hybrid\", \"embedding\", "
+                                        "\"bm25\" or null, not \"fuzzy\""}
+    assert got["unknown"] == {"error": f"search: unknown argument 'stratgy'; {accepted}"}
+    assert got["no_query"] == {"error": f"search: missing argument 'query' (a string); {accepted}"}
+    assert got["bad_lines"]["error"] == 'get_document_span: argument \'start_line\' must be an integer, not "one"'
+    for key in ("bad_type", "bad_mode", "unknown", "no_query", "bad_lines"):
+        assert "\n" not in got[key]["error"] and "pydantic" not in got[key]["error"]
+
+
+def test_the_default_collection_is_auto_then_the_only_then_the_newest(tmp_path, rebuilt_db):
+    from indexer.building import build
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kargo-ve-teslimat.md").write_text((CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8"),
+                                               encoding="utf-8")
+    build([docs], ["headers"], db=tmp_path / "db")
+    tools = Tools(settings_for(db=tmp_path / "db"))
+    assert tools.default_strategy() == "headers"  # the only one
+    build([docs], ["fixed64"], db=tmp_path / "db")
+    build([docs], ["auto"], db=tmp_path / "db")
+    time.sleep(1.1)
+    build([docs], ["fixed64"], db=tmp_path / "db", full=True)
+    assert tools.default_strategy() == "auto"  # auto wins over the newer fixed64
+    assert tools.search("ekspres teslimat")["strategy"] == "auto"
+    assert Tools(settings_for(db=rebuilt_db)).default_strategy() == "headers"  # newest, no auto
+    assert Tools(settings_for(db=rebuilt_db), strategy="fixed64").default_strategy() == "fixed64"
+    with pytest.raises(CollectionNotFound, match="nothing is built"):
+        Tools(settings_for(db=rebuilt_db), embedder="e5-small").default_strategy()  # only its collections count
+
+
+def test_sources_are_never_absolute_server_paths(rebuilt_db, tmp_path):
+    tools = Tools(settings_for(db=rebuilt_db))
+    for base, shown in ((ROOT, "corpus"), (ROOT.parent, f"{ROOT.name}/corpus"), (tmp_path, "corpus"),
+                        (CORPUS, "corpus")):
+        tools.base = base
+        listing = tools.list_collections()
+        assert {tuple(c["source"]) for c in listing["collections"]} == {(shown,)}
+        assert str(CORPUS) not in json.dumps(listing)
 
 
 def test_stdout_is_the_protocol_only():

@@ -1,11 +1,15 @@
-"""Metric and fusion functions against arithmetic written out by hand."""
+"""Metric and fusion functions against arithmetic written out by hand (nDCG also against
+trec_eval's, through pytrec_eval, when it is installed)."""
+
+import math
+import random
 
 import pytest
 
-from indexer.search.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 from indexer.evaluation.metrics import (
-    bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at, span_scores,
-    union_length,
+    bootstrap_interval, contains, dcg, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg, overlaps,
+    paired_difference, recall_at, span_scores, union_length,
 )
 
 
@@ -21,6 +25,63 @@ def test_recall_and_first_hit():
     assert recall_at(ranks, 5) == 4
     assert first_hit_rank([False, False, True, True]) == 3
     assert first_hit_rank([False]) is None
+
+
+def test_dcg_and_ndcg_by_hand():
+    log2 = math.log2
+    assert dcg([3, 2, 0, 1]) == pytest.approx(3 / 1 + 2 / log2(3) + 0 + 1 / log2(5))
+    # ranked gains 0, 2, 0, 1 against three relevant documents graded 2, 1, 1 (linear gain = grade)
+    assert ndcg([0, 2, 0, 1], [1, 2, 1]) == pytest.approx((2 / log2(3) + 1 / log2(5)) / (2 + 1 / log2(3) + 1 / log2(4)))
+    assert ndcg([2, 1, 1], [1, 2, 1]) == pytest.approx(1.0)  # the ideal order
+    assert ndcg([0] * 10 + [2], [2]) == 0.0  # below the cut
+    assert ndcg([1] * 10, [1] * 12) == pytest.approx(1.0)  # the ideal DCG is cut at 10 too
+    assert ndcg([0, 0], []) == 0.0 and ndcg([0, 1], [0, 1]) == pytest.approx(1 / log2(3))  # grade 0 is not relevant
+    assert ndcg([0, 1, 1], [1, 1], depth=2) == pytest.approx((1 / log2(3)) / (1 + 1 / log2(3)))
+
+
+def test_document_gains_count_a_document_once_at_its_first_chunk():
+    assert document_gains(["a", "b", "a", "c", "b", "c"], {"a": 2, "c": 1}) == [2, 0, 0, 1, 0, 0]
+    assert document_gains([], {"a": 1}) == []
+
+
+def test_binary_ndcg_of_a_first_hit():
+    assert first_hit_ndcg(1) == 1.0
+    assert first_hit_ndcg(3) == pytest.approx(0.5)  # 1 / log2(4)
+    assert first_hit_ndcg(10) == pytest.approx(1 / math.log2(11))
+    assert first_hit_ndcg(11) == 0.0 and first_hit_ndcg(None) == 0.0
+    assert first_hit_ndcg(2) == pytest.approx(ndcg([0, 1], [1]))
+
+
+def test_ndcg_matches_trec_eval():
+    """Random chunk rankings (documents repeated, several graded targets) scored by our
+    functions and by trec_eval's ndcg_cut.10 through pytrec_eval, exactly as BEIR calls it
+    (`pip install ir-measures` brings it; skipped without). A repeated chunk of a counted
+    document stands in the run as a non-relevant item of its own."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = random.Random(7)
+    qrels, run, ours = {}, {}, {}
+    for q in range(300):
+        qid = f"q{q}"
+        docs = [f"d{i}" for i in range(rng.randint(3, 25))]
+        grades = {d: rng.randint(1, 3) for d in rng.sample(docs, rng.randint(1, min(len(docs), 14)))}
+        ranked = [rng.choice(docs) for _ in range(rng.randint(0, 15))]
+        ours[qid] = ndcg(document_gains(ranked, grades), list(grades.values()))
+        qrels[qid] = grades
+        run[qid], seen = {}, set()
+        for rank, d in enumerate(ranked, start=1):
+            run[qid][d if d not in seen else f"{d}#again{rank}"] = 100.0 - rank
+            seen.add(d)
+    theirs = {q: m["ndcg_cut_10"] for q, m in pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run).items()}
+    # trec_eval leaves out queries with nothing retrieved: their nDCG is 0 for us
+    assert {q: v for q, v in ours.items() if q in theirs} == pytest.approx(theirs, abs=1e-9)
+    assert all(ours[q] == 0.0 for q in ours.keys() - theirs.keys())
+    assert len(theirs) > 250 and sum(1 for v in theirs.values() if 0 < v < 1) > 150
+    # a passage target: one relevant item, the first hit (ideal DCG 1)
+    one = {f"r{r}": {f"c{i}": 100.0 - i for i in range(1, 13)} for r in range(1, 13)}
+    marked = {f"r{r}": {f"c{r}": 1} for r in range(1, 13)}
+    binary = pytrec_eval.RelevanceEvaluator(marked, {"ndcg_cut.10"}).evaluate(one)
+    assert {q: m["ndcg_cut_10"] for q, m in binary.items()} == pytest.approx(
+        {f"r{r}": first_hit_ndcg(r) for r in range(1, 13)}, abs=1e-9)
 
 
 def test_span_rules():

@@ -16,7 +16,7 @@ from indexer.cli import cli
 from indexer.evaluation import evaluate
 from indexer.loaders import discover, load_documents
 from indexer.loaders.pdf import extract_pdf
-from indexer.search import Index
+from indexer.retrieval import Index
 
 from tests.conftest import CORPUS
 from tests.test_chunkers import ALL

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from indexer.building import build
-from indexer.search import Index, search
+from indexer.retrieval import Index, search
 from indexer.store import Store
 from indexer.store.store import CATALOG
 

@@ -11,7 +11,7 @@ from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
 from indexer.chunkers.llm import extractive_context
 from indexer.loaders import make_document
-from indexer.search import Index, SearchOptions
+from indexer.retrieval import Index, SearchOptions
 from indexer.text.sentences import sentence_units
 
 from tests.conftest import CORPUS
@@ -155,7 +155,7 @@ def test_ollama_contextualizer_through_the_stand_in_server(tmp_path, write_files
             user = body["messages"][1]["content"]
             assert user.startswith("<document>\n" + DOC.text) and "<chunk>\n" in user
         assert first.notes and "3 LLM calls, 0 cached" in first.notes[0]
-        index = Index.open("contextual-ollama-gemma3-4b", db=tmp_path / "db")
+        index = Index.open("contextual", db=tmp_path / "db")  # that llm is the preset's: the collection is its
         stored = index.chunks()
         assert all(c.context.startswith("Bu bölüm şu konuyu anlatır: ") for c in stored)
         assert all(c.context not in c.text for c in stored)
@@ -176,7 +176,7 @@ def test_a_reply_that_repeats_the_chunk_falls_back_to_extractive(tmp_path, write
     with StandInOllama(chat_reply=echo) as server:
         [report] = build([root], ["contextual:llm=ollama:gemma3:4b"], db=tmp_path / "db", ollama_host=server.url)
     assert "3 fallbacks to extractive" in report.notes[0]
-    stored = Index.open("contextual-ollama-gemma3-4b", db=tmp_path / "db").chunks()
+    stored = Index.open("contextual:llm=ollama:gemma3:4b", db=tmp_path / "db").chunks()
     assert stored[1].context == "Kargo › Puanlar: Puanlar nakde çevrilemez."
 
 

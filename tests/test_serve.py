@@ -59,8 +59,10 @@ def client(db):
 
 @pytest.fixture(scope="module")
 def question_set(client):
-    sets = client.get("/api/questions").json()["sets"]
-    return next(s["id"] for s in sets if s["name"].endswith("corpus/questions.jsonl"))
+    from indexer.serve.questions import set_id
+
+    wanted = set_id((CORPUS / "questions.jsonl").resolve())
+    return next(s["id"] for s in client.get("/api/questions").json()["sets"] if s["id"] == wanted)
 
 
 # -- the API ------------------------------------------------------------------------------------
@@ -77,7 +79,7 @@ def test_health_collections_and_openapi_cover_every_route(client):
 
 
 def test_search_is_the_index_the_cli_uses_with_both_sides(client, db):
-    from indexer.search import Index, SearchOptions
+    from indexer.retrieval import Index, SearchOptions
 
     got = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "mode": "hybrid", "k": 5}).json()
     want = Index.open("headers", db=db).search(QUERY, SearchOptions(mode="hybrid", k=5))
@@ -109,7 +111,7 @@ def test_parent_child_hits_carry_the_children_they_were_found_by(client):
 
 
 def test_chunks_are_the_stored_chunks_with_their_parents(client, db):
-    from indexer.search import Index
+    from indexer.retrieval import Index
 
     doc = "kargo-ve-teslimat.md"
     got = client.get("/api/chunks", params={"strategy": "fixed64", "doc": doc}).json()
@@ -200,6 +202,28 @@ def test_evaluation_gives_the_numbers_of_indexer_eval(client, db, question_set):
     row = got["rows"][0]
     for key in ("recall@1", "recall@5", "recall@5_ci95", "mrr@10", "mrr@10_ci95", "strict@5", "ctx_tokens@5"):
         assert row[key] == cli_row[key], key
+
+
+def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_set, monkeypatch, tmp_path):
+    """Paths are relative to where serve started when inside it, else only their last
+    names (issue 22: /api/evaluation gave the corpus's absolute path)."""
+    for base, source in ((ROOT, "corpus"), (ROOT.parent, f"{ROOT.name}/corpus"), (tmp_path, "corpus")):
+        monkeypatch.chdir(base)
+        client = make_client(db)
+        sets = client.get("/api/questions").json()["sets"]
+        got = client.get("/api/evaluation", params={"set": question_set, "strategy": "headers", "mode": "bm25"})
+        assert got.status_code == 200, got.text
+        assert got.json()["source"] == source, base
+        expected_name = "corpus/questions.jsonl" if base != ROOT.parent else f"{ROOT.name}/corpus/questions.jsonl"
+        assert got.json()["name"] == expected_name
+        assert expected_name in {s["name"] for s in sets}
+        collections = client.get("/api/collections")
+        unknown = client.post("/api/search", json={"query": "kargo", "strategy": "nope"})
+        compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["nope"]})
+        assert unknown.status_code == 404 and "no collection for strategy 'nope' in " in unknown.json()["error"]
+        for text in (got.text, json.dumps(sets), collections.text, unknown.text, compared.text):
+            assert str(ROOT) not in text and str(tmp_path) not in text and str(db) not in text
+        assert collections.json()["where"] == db.name  # outside every base: its name only
 
 
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):

@@ -164,12 +164,47 @@ def test_the_query_view_compares_strategies_and_marks_hits(server, browser):
     assert "emb #" in cells[-1].text and "bm25 #" in cells[-1].text and "prompt:" in cells[-1].text
     assert browser.find_elements(By.CSS_SELECTOR, ".cell[data-strategy='parent'] .snippet mark"), \
         "parent hits do not show the children they were found by"
+    check_cards_show_whole_lines(browser)
     Select(browser.find_element(By.ID, "query-question")).select_by_index(1)
     marks = wait_for(browser, ".hit .mark", 9)
     assert {m.text.lower() for m in marks} <= {"strict hit", "hit", "miss"}
     assert any(m.text.lower() != "miss" for m in marks)
     screenshot(browser, "query")
     assert not js_errors(browser)
+
+
+SNIPPETS = """return [...document.querySelectorAll('#query-results .snippet')].map((pre) => {
+  const box = pre.getBoundingClientRect(), more = pre.nextElementSibling;
+  return {height: box.height, line: parseFloat(getComputedStyle(pre).lineHeight), full: pre.scrollHeight,
+          shown: pre.clientHeight, toggle: more && more.classList.contains('more') && !more.hidden ? more.textContent : null};
+});"""
+
+
+def check_cards_show_whole_lines(browser):
+    """Issue 22: a card clipped its text at a fixed height, through the middle of a line.
+    Every snippet's height is a whole number of lines; a clamped one shows 4 lines and a
+    "more" toggle that opens it to its full height (and "less" closes it again)."""
+    from selenium.webdriver.common.by import By
+
+    cards = browser.execute_script(SNIPPETS)
+    assert len(cards) >= 9
+    for card in cards:
+        lines = card["height"] / card["line"]
+        assert abs(lines - round(lines)) * card["line"] < 1.0, f"a card cuts a line: {card}"
+        clamped = card["full"] > card["shown"] + 1
+        assert (card["toggle"] == "more") == clamped, card
+        assert round(lines) == 4 if clamped else round(lines) <= 4, card
+    assert any(c["toggle"] == "more" for c in cards), "no card long enough to be clamped: the check proves nothing"
+    index = next(i for i, c in enumerate(cards) if c["toggle"] == "more")
+    button = browser.find_elements(By.CSS_SELECTOR, "#query-results .snippet")[index].find_element(
+        By.XPATH, "following-sibling::button[1]")
+    button.click()
+    opened = browser.execute_script(SNIPPETS)[index]
+    assert opened["toggle"] == "less" and abs(opened["height"] - opened["full"]) <= 1 < opened["full"] - cards[index]["height"]
+    lines = opened["height"] / opened["line"]
+    assert abs(lines - round(lines)) * opened["line"] < 1.0
+    button.click()
+    assert browser.execute_script(SNIPPETS)[index]["height"] == cards[index]["height"]
 
 
 def test_the_evaluation_chart_has_a_point_per_row_with_its_numbers_on_hover(server, browser):
@@ -182,13 +217,14 @@ def test_the_evaluation_chart_has_a_point_per_row_with_its_numbers_on_hover(serv
     assert len(points) == len(rows) == 9
     ActionChains(browser).move_to_element(points[0]).perform()
     tip = browser.find_element(By.ID, "tooltip")
-    assert tip.is_displayed() and "recall@5" in tip.text and "95%" in tip.text
+    assert tip.is_displayed() and "recall@5" in tip.text and "95%" in tip.text and "nDCG@10" in tip.text
     first = rows[0].find_elements(By.TAG_NAME, "td")
     data = json.loads(urllib.request.urlopen(server + "api/evaluation?" + "&".join(
         ["set=" + browser.execute_script("return document.getElementById('eval-set').value")]
         + [f"strategy={s}" for s in ("fixed64", "headers", "parent")])).read())
     api_row = data["rows"][0]
     assert first[5].text == f"{api_row['recall@5']}/{data['questions']}"
+    assert first[7].text == f"{api_row['ndcg@10']:.3f}"  # the nDCG@10 column
     assert "indexer eval" in browser.find_element(By.ID, "eval-cli").text
     screenshot(browser, "evaluation")
     assert not js_errors(browser)

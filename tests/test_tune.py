@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 from indexer.building import build
 from indexer.cli import cli
-from indexer.evaluation import MRR_METRIC, evaluate
-from indexer.search import Index, SearchOptions
-from indexer.evaluation.tune import _folds, tune
+from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
+from indexer.retrieval import Index, SearchOptions
+from indexer.evaluation.tune import _folds, tune, verdict
+from indexer.store import Store
 
 from tests.conftest import CORPUS
 
@@ -47,6 +48,7 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
         row = evaluate(QUESTIONS, [cand.strategy], (cand.options.mode,), (1, 5), db=db,
                        options=SearchOptions(**cand.options.settings())).rows[0]
         assert round(row.mrr, 9) == round(cand.mean(MRR_METRIC), 9)
+        assert round(row.ndcg, 9) == round(cand.mean(NDCG_METRIC), 9)  # reported beside MRR@10
         assert row.recall(1) == round(cand.mean("recall@1") * n)
     mean, (lo, hi) = result.versus("bm25")
     assert lo <= mean <= hi
@@ -54,15 +56,44 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
     assert set(summary["winners"]) == {"headers", "fixed64"} and summary["saved"] == []
 
 
-def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built_db, tmp_path):
+def test_save_keeps_the_default_when_the_cross_validation_calls_the_tuned_setting_worse(built_db, tmp_path):
+    """Issue 22: on the bundled headers collection the tuned setting is worse than the
+    default in cross-validation (-0.030 [-0.065, -0.002]); --save must keep the default."""
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
+    out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith("  tuned vs default "))
+    assert line.endswith("worse")
+    kept = next(x for x in out.output.splitlines() if x.startswith("kept the current default of headers (use-m3): "))
+    assert "vs its default search (hybrid adaptive 0.1-0.8 by coverage 0.3-0.6): MRR@10 -0.030" in kept
+    assert kept.endswith("cross-validated, worse; a setting is saved only when its interval lies above 0")
+    assert "saved as the default search" not in out.output
+    assert Index.open("headers", db=db).saved == {}
+    assert "(tuned)" not in run("list", "--db", db).output
+    summary = json.loads(run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "--json", "-q")
+                         .output.splitlines()[-1])
+    assert summary["saved"] == [] and summary["kept"] == ["headers (use-m3)"]
+    decision = summary["decisions"][0]
+    assert decision["action"] == "kept" and decision["verdict"] == "worse" and decision["ci95"][1] < 0
+    assert decision["difference"] == summary["gain_vs_default"]["difference"]  # one strategy: the same CV
+    assert Index.open("headers", db=db).saved == {}
+
+
+def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built_db, tmp_path):
+    """A current default the questions show worse (embedding alone, saved earlier) is
+    replaced by the tuned winner, which then serves query, list and rebuilds."""
+    db = tmp_path / "db"
+    shutil.copytree(built_db[0], db)
+    Store(db).save_search("headers", "use-m3", {"mode": "embedding"})
+    assert Index.open("headers", db=db).options().describe() == "embedding"
     out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
     assert out.exit_code == 0, out.output
     assert "cross-validated over 5 folds" in out.output and "tuned vs bm25" in out.output
     winner = next(line for line in out.output.splitlines() if line.startswith("best on all questions: "))
     setting = winner.split("headers: ", 1)[1].split(" (MRR@10")[0]
-    assert "saved as the default search of headers (use-m3)" in out.output
+    saved = next(x for x in out.output.splitlines() if x.startswith("saved as the default search of headers (use-m3): "))
+    assert f"{setting} vs its tuned search (embedding): MRR@10 +" in saved and "cross-validated, better" in saved
     index = Index.open("headers", db=db)
     assert index.saved and index.options().describe() == setting
     assert index.options(mode="bm25").describe() == "bm25"  # an explicit choice still wins
@@ -72,6 +103,23 @@ def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built
     assert Index.open("headers", db=db).options().describe() == setting
     rows = [json.loads(line) for line in run("list", "--db", db, "--json").output.splitlines()]
     assert {r["strategy"]: bool(r["extra"].get("search")) for r in rows} == {"fixed64": False, "headers": True}
+    # tuning again compares against the saved winner: the same setting, nothing to change
+    again = tune(QUESTIONS, ["headers"], db=db, save=True)
+    assert again.saved == [] and again.decisions[0].verdict == "same setting"
+    assert "already the best setting" in again.decisions[0].reason()
+
+
+def test_decision_rule_saves_only_an_interval_above_zero(built_db):
+    db, _ = built_db
+    result = tune(QUESTIONS, ["headers", "fixed64"], db=db)  # no --save: nothing written
+    assert [d.collection for d in result.decisions] == ["headers (use-m3)", "fixed64 (use-m3)"]
+    for d in result.decisions:
+        assert d.save == (not d.same and d.ci95[0] > 0) and not d.saved
+        assert d.verdict == ("same setting" if d.same else verdict(*d.ci95))
+        assert d.current.options.describe() == "hybrid adaptive 0.1-0.8 by coverage 0.3-0.6"
+        assert d.to_dict()["action"] == ("would save" if d.save else "kept")
+    assert verdict(0.01, 0.2) == "better" and verdict(-0.2, -0.01) == "worse" and verdict(0.0, 0.1).startswith("noise")
+    assert result.saved == [] and not any(Index.open(s, db=db).saved for s in ("headers", "fixed64"))
 
 
 def test_tune_json_lines_and_usage_errors(built_db):
@@ -80,5 +128,7 @@ def test_tune_json_lines_and_usage_errors(built_db):
     rows = [json.loads(line) for line in out.output.splitlines()]
     assert {r["row"] for r in rows} == {"candidate", "summary"} and rows[-1]["row"] == "summary"
     assert rows[-1]["questions"] == 65 and "gain_vs_bm25" in rows[-1]
+    assert set(rows[-1]["cross_validated"]) == {"mrr@10", "ndcg@10", "recall@1", "recall@5"}
+    assert all(0 < r["ndcg@10"] <= 1 for r in rows if r["row"] == "candidate")
     bad = CliRunner().invoke(cli, ["tune", str(QUESTIONS), "-s", "fixed64", "--db", str(db), "--folds", "1"])
     assert bad.exit_code == 2 and "--folds must be at least 2" in bad.output

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from indexer.building import build
-from indexer.search import Index
+from indexer.retrieval import Index
 from indexer.store import Store
 from indexer.watching import EventPaths, Watcher
 
@@ -209,6 +209,31 @@ def test_a_collection_built_by_hand_keeps_its_bm25_settings(tmp_path, running):
     assert sync.reports[0].mode == "incremental" and sync.reports[0].analyzer == hand.analyzer
 
 
+def test_full_rebuilds_at_the_first_sync_only(tmp_path, running):
+    corpus, db = make_corpus(tmp_path / "docs"), tmp_path / "db"
+    build([corpus], ["headers"], db=db)
+    r = running(corpus, db, full=True, max_pdf_pages=5, wait=False)  # `watch --full --max-pdf-pages 5 --no-wait`
+    [first] = r.settle(0)
+    assert (first.reports[0].mode, first.reports[0].reason) == ("full", "--full")
+    before = len(r.watcher.syncs)
+    (corpus / "yeni.md").write_text("# Yeni\n\nYeni belge.\n", encoding="utf-8")
+    [sync] = r.settle(before)
+    assert sync.reports[0].mode == "incremental"
+
+
+def test_a_folder_with_nothing_indexable_tells_why_each_file_was_left_out(tmp_path, running):
+    corpus, db = tmp_path / "docs", tmp_path / "db"
+    corpus.mkdir()
+    (corpus / "bozuk.md").write_bytes(b"\x00\x01binary")
+    (corpus / ".gizli.md").write_text("# Gizli\n\nmetin\n", encoding="utf-8")
+    r = running(corpus, db)
+    [sync] = r.settle(0)
+    assert not sync.ok and sync.error.startswith("no chunks for strategy headers: every file was skipped (2 skipped)")
+    assert r.messages == ["skipped .gizli.md: hidden file (index it with --include '.gizli.md')",
+                          "skipped bozuk.md: binary file (contains NUL bytes)",
+                          f"sync failed: {sync.error}; waiting for changes"]
+
+
 def test_events_outside_what_is_indexed_are_ignored(tmp_path):
     from watchfiles import Change
 
@@ -224,6 +249,10 @@ def test_events_outside_what_is_indexed_are_ignored(tmp_path):
     ]}
     assert [name for name, keep in relevant.items() if keep] == ["a.md", "src/x.py", ".indexerignore", "old"]
     assert events.doc_id(str(corpus / "src" / "x.py")) == "src/x.py" and events.doc_id("/elsewhere/a.md") is None
+    # a hidden file or folder named by --include is watched as it is indexed
+    events = EventPaths([corpus], corpus / ".idx", include=(".hidden.md", ".notes/"))
+    assert [name for name in (".hidden.md", ".notes/n.md", ".other.md", "a.md", ".git/HEAD.md")
+            if events.relevant(Change.modified, str(corpus / name))] == [".hidden.md", ".notes/n.md", "a.md"]
 
 
 def cli_env(**extra):

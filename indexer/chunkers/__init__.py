@@ -101,20 +101,14 @@ def known_strategies() -> str:
 def parse_strategy(text: str, name: str | None = None) -> StrategySpec:
     """`fixed64`, `fixed:size=32,overlap=8` or `fixed64:table_header=true` -> StrategySpec.
 
-    The collection name is the preset name, or for parameterised strategies one derived
-    from the values given (`fixed-32-8`), unless `name` is passed.
+    The collection name is `name` when given, else `canonical_name` of the resolved
+    kind and values: every spelling of the same strategy names the same collection
+    (`fixed:size=64,overlap=16` is `fixed64`).
     """
     text = text.strip()
     base, _, arg_text = text.partition(":")
     base = base.strip()
-    overrides: dict[str, str] = {}
-    if arg_text.strip():
-        for pair in arg_text.split(","):
-            key, eq, value = pair.partition("=")
-            key = key.strip()
-            if not key or not eq:
-                raise InvalidParameter(f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})")
-            overrides[key] = value.strip()
+    overrides = _overrides(text, arg_text)
     if base in PRESETS:
         kind, preset_values = PRESETS[base]
     elif base in REGISTRY:
@@ -130,14 +124,62 @@ def parse_strategy(text: str, name: str | None = None) -> StrategySpec:
             )
     values = {k: p.default for k, p in params.items()}
     values.update(preset_values)
-    given = {k: coerce(k, params[k], v) for k, v in overrides.items()}
-    values.update(given)
-    if name is None:
-        name = base if not given else "-".join([base] + [_slug(k, v) for k, v in given.items()])
+    values.update({k: coerce(k, params[k], v) for k, v in overrides.items()})
     # validate the values now so a bad parameter fails before any work starts
     probe = object.__new__(cls)
     probe.values = values
     for key, value in values.items():
         setattr(probe, key, value)
     probe.validate()
-    return StrategySpec(check_name(name), kind, values)
+    return StrategySpec(check_name(name if name is not None else canonical_name(kind, values)), kind, values)
+
+
+def _overrides(text: str, arg_text: str) -> dict[str, str]:
+    """`key=value,key=value` -> {key: value}; a key given twice is an error, not a guess."""
+    overrides: dict[str, str] = {}
+    if not arg_text.strip():
+        return overrides
+    for pair in arg_text.split(","):
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not key or not eq:
+            raise InvalidParameter(f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})")
+        if key in overrides:
+            raise InvalidParameter(f"parameter {key!r} is given twice in {text!r}; give it once")
+        overrides[key] = value.strip()
+    return overrides
+
+
+def canonical_name(kind: str, values: dict[str, Any]) -> str:
+    """The collection name of a resolved strategy, whatever spelling resolved to it.
+
+    The preset with exactly these values (`fixed:size=64,overlap=16` -> `fixed64`); else
+    the nearest base (the kind or one of its presets: the fewest differing parameters,
+    then the latest-differing, then the kind) followed by the values that differ from it,
+    in the kind's parameter order: bare while they run from the first parameter on
+    (`fixed:overlap=8,size=32` -> `fixed-32-8`), named after a gap (`fixed:overlap=16` ->
+    `fixed-overlap-16`, so it is not `fixed:size=16`'s `fixed-16`)."""
+    params = list(REGISTRY[kind].params)
+    defaults = {k: p.default for k, p in REGISTRY[kind].params.items()}
+    bases = [(name, {**defaults, **preset}) for name, (k, preset) in PRESETS.items() if k == kind]
+    for name, base_values in bases:
+        if base_values == values:
+            return name
+    if kind not in PRESETS:
+        bases.insert(0, (kind, defaults))
+
+    def differing(base_values: dict[str, Any]) -> list[int]:
+        return [i for i, k in enumerate(params) if values.get(k) != base_values.get(k)]
+
+    def rank(item: tuple[int, tuple[str, dict]]) -> tuple:
+        order, (name, base_values) = item
+        diff = differing(base_values)
+        return (len(diff), [-i for i in diff], name != kind, order)
+
+    _, (name, base_values) = min(enumerate(bases), key=rank)
+    parts = [name]
+    for n, i in enumerate(differing(base_values)):
+        key = params[i]
+        slug = _slug(key, values[key])
+        parts.append(slug if n == i or isinstance(values[key], bool) else f"{key}-{slug}")
+    return "-".join(parts)

@@ -13,12 +13,13 @@ where the chunk starts, and a `sections:` line naming every section that begins 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
-from .packing import PROSE, ROWS, fit, lines, pack, sentences, words
+from .packing import PROSE, ROWS, fit, fit_each, lines, pack, sentences, words
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,28 +49,27 @@ class BlocksChunker(Chunker):
         )
         self.require(0 <= self.section_level <= 6, f"section_level ({self.section_level}) must be between 0 and 6")
 
-    def chunk(self, doc: Document) -> list[Chunk]:
-        units = self._units(doc)
-        out: list[Chunk] = []
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
+        """Chunks made as they are taken: a build holds a batch of them, not a file's
+        (on a 50 MB file, a list of every chunk is another copy of its text)."""
         buf: list[Unit] = []
         estimate = 0
-        for unit in units:
+        for unit in self._units(doc):
             new_section = self.section_level and unit.level and unit.level <= self.section_level
             if buf and (unit.extra_header or new_section):
                 while buf:  # a continuation part or a new section starts a chunk
-                    self._flush(doc, buf, out)
+                    yield self._flush(doc, buf)
                 estimate = 0
             elif buf and estimate + unit.n + 1 > self.target:
-                self._flush(doc, buf, out)
+                yield self._flush(doc, buf)
                 estimate = sum(u.n + 1 for u in buf)
             buf.append(unit)
             estimate += unit.n + (1 if len(buf) > 1 else 0)
         while buf:
-            self._flush(doc, buf, out)
-        return out
+            yield self._flush(doc, buf)
 
-    def _flush(self, doc: Document, buf: list[Unit], out: list[Chunk]) -> None:
-        """Emit the longest prefix of `buf` that fits hard_max; leave the rest in `buf`."""
+    def _flush(self, doc: Document, buf: list[Unit]) -> Chunk:
+        """The chunk of the longest prefix of `buf` that fits hard_max; the rest stays in `buf`."""
         take = len(buf)
         while True:
             s, e = buf[0].start, buf[take - 1].end
@@ -83,7 +83,7 @@ class BlocksChunker(Chunker):
         kind = kinds.pop() if len(kinds) == 1 else "block"
         path = doc.heading_path_at(s)
         header = header_of(path, units[0].extra_header, self._sections_inside(doc, s, e) if self.name_sections else "")
-        out.append(self.make_chunk(doc, s, e, kind, header, path, n))
+        return self.make_chunk(doc, s, e, kind, header, path, n)
 
     @staticmethod
     def _sections_inside(doc: Document, start: int, end: int) -> str:
@@ -154,10 +154,7 @@ class BlocksChunker(Chunker):
         continuation = ""
         if block.kind in ("table", "code", "list") and block.parts:
             levels = ROWS if block.kind != "list" else (lines, sentences, words)
-            pieces = []
-            for s, e in block.parts:
-                pieces.extend(fit(self, doc, s, e, limit, levels, first_limit=limit if pieces else first_limit))
-            spans = pack(self, doc, pieces, limit, first_limit)
+            spans = pack(self, doc, fit_each(self, doc, block.parts, limit, levels, first_limit), limit, first_limit)
             if block.kind == "table":
                 head_start, head_end = block.parts[0]
                 continuation = text[head_start:head_end].split("\n", 1)[0]

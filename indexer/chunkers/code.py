@@ -22,6 +22,7 @@ imports, as before; `none`: no line); `text` is the code only, an exact slice.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from ..loaders.symbols import Definition, Source, outline
@@ -82,6 +83,10 @@ class CodeChunker(Chunker):
     def route(self, doc: Document) -> Chunker:
         """The chunker that handles `doc`: this one for code, blocks or headers for prose."""
         return self if doc.format == "code" else _prose_chunker(self, doc)
+
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
+        chunker = self.route(doc)
+        yield from chunker.iter_chunks(doc) if chunker is not self else self.chunk(doc)
 
     def chunk(self, doc: Document) -> list[Chunk]:
         chunker = self.route(doc)
@@ -236,3 +241,6 @@ class AutoChunker(Chunker):
 
     def chunk(self, doc: Document) -> list[Chunk]:
         return self.route(doc).chunk(doc)
+
+    def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
+        yield from self.route(doc).iter_chunks(doc)  # streamed as the routed strategy streams

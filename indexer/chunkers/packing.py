@@ -3,58 +3,57 @@
 `fit` cuts a span into pieces of at most `limit` tokens, trying the split levels in
 order (paragraphs, lines, sentences, words) and falling back to token windows only when
 a single word is too long; adjacent pieces are then packed back together up to the limit.
+Splitters yield their spans and pieces stream into the packer, so only the packed spans
+are ever held: a single-line file of 25 MB is four million words, and a list of their
+spans (and another of their pieces) took 34 times the file.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..text.sentences import split_sentences
+from ..text.sentences import iter_sentences
 from ..types import Document
 from ..text.spans import strip_span
 from ..text.words import inside_word
 from .base import Chunker
 
 Span = tuple[int, int, int]  # start, end, n_tokens
-Splitter = Callable[[str, int, int], list[tuple[int, int]]]
+Splitter = Callable[[str, int, int], Iterable[tuple[int, int]]]  # spans in order, made as taken
 
 _WORD = re.compile(r"\S+")
 
 
-def _regex_spans(pattern: re.Pattern, text: str, start: int, end: int) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in pattern.finditer(text, start, end)]
-
-
-def _pieces_between(separator: str, text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _pieces_between(separator: str, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Whitespace-trimmed, non-empty spans of text[start:end] between separators."""
-    out, pos = [], start
+    pos = start
     while pos < end:
         brk = text.find(separator, pos, end)
         stop = end if brk == -1 else brk
         s, e = strip_span(text, pos, stop)
         if s < e:
-            out.append((s, e))
+            yield s, e
         pos = stop + len(separator) if brk != -1 else end
-    return out
 
 
-def paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def paragraphs(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     return _pieces_between("\n\n", text, start, end)
 
 
-def lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     return _pieces_between("\n", text, start, end)
 
 
-def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    return split_sentences(text, start, end)
+def sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    return iter_sentences(text, start, end)
 
 
-def words(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    return _regex_spans(_WORD, text, start, end)
+def words(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    return (m.span() for m in _WORD.finditer(text, start, end))
 
 
 # A span counted on the document's tokens (those it overlaps) is within a token or two
@@ -102,16 +101,31 @@ def fit(
     n = chunker.count(doc.text[start:end]) if n_tokens is None else n_tokens
     if n <= first_limit:
         return [(start, end, n)]
-    pieces: list[Span] = []
     for depth, split in enumerate(levels):
-        spans = split(doc.text, start, end)
-        if len(spans) > 1:
-            for s, e in spans:
-                cap = first_limit if not pieces else limit
-                pieces.extend(fit(chunker, doc, s, e, limit, levels[depth + 1 :], first_limit=cap))
+        spans = iter(split(doc.text, start, end))
+        head = list(itertools.islice(spans, 2))
+        if len(head) > 1:
+            pieces = fit_each(chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit)
             return pack(chunker, doc, pieces, limit, first_limit)
     # one unbreakable run: token windows
     return windows(chunker, doc, start, end, limit, first_limit)
+
+
+def fit_each(
+    chunker: Chunker,
+    doc: Document,
+    spans: Iterable[tuple[int, int]],
+    limit: int,
+    levels: Sequence[Splitter],
+    first_limit: int | None = None,
+) -> Iterator[Span]:
+    """`fit` of each span in turn, the first piece of them all at most `first_limit`
+    tokens: pieces made as they are taken (for `pack`), never a list of them all."""
+    emitted = False
+    for s, e in spans:
+        for piece in fit(chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit):
+            emitted = True
+            yield piece
 
 
 def windows(
@@ -132,8 +146,9 @@ def windows(
     first_limit = limit if first_limit is None else min(first_limit, limit)
     text = doc.text
     b = chunker.bounds(doc)
-    i0 = int(np.searchsorted(b, start, side="left"))
-    i1 = int(np.searchsorted(b, end, side="right"))
+    # keys of the array's own dtype: a Python int would copy the whole array per call
+    i0 = int(np.searchsorted(b, b.dtype.type(start), side="left"))
+    i1 = int(np.searchsorted(b, b.dtype.type(end), side="right"))
     edges = b[i0:i1]  # a view: a long section costs no Python list of its boundaries
     head = [start] if not len(edges) or edges[0] != start else []
     tail = [end] if not len(edges) or edges[-1] != end else []
@@ -175,8 +190,9 @@ def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
     return k if k > floor else None
 
 
-def pack(chunker: Chunker, doc: Document, pieces: list[Span], limit: int, first_limit: int | None = None) -> list[Span]:
-    """Greedily merge adjacent pieces while the merged text stays within the limit."""
+def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, first_limit: int | None = None) -> list[Span]:
+    """Greedily merge adjacent pieces while the merged text stays within the limit. The
+    pieces are taken one at a time: only the group being merged is held."""
     out: list[Span] = []
     group: list[Span] = []
     estimate = 0

@@ -82,7 +82,7 @@ def iter_chunks(
     specs = resolve_strategies(strategies)
     found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages)
     if not found.files:
-        raise NothingToIndex(nothing_message(paths, found))
+        raise NothingToIndex(nothing_message(paths, found), found.skipped)
     chunkers = [spec.create(embedder=embedder) for spec in specs]
     stats = {spec.name: ChunkStats(spec.name, spec.describe()) for spec in specs}
 
@@ -98,7 +98,7 @@ def iter_chunks(
                     st.add(c)
                 yield chunker.name, doc, chunks
         if not loaded:
-            raise NothingToIndex(nothing_message(paths, found))
+            raise NothingToIndex(nothing_message(paths, found), found.skipped)
 
     return found, stats, stream()
 
@@ -107,7 +107,7 @@ def nothing_message(paths, found: Discovery) -> str:
     where = ", ".join(str(p) for p in paths)
     detail = ""
     if found.skipped:
-        detail = f" ({len(found.skipped)} skipped, e.g. {found.skipped[0].doc_id}: {found.skipped[0].reason})"
+        detail = f" ({len(found.skipped)} skipped; see the reasons above)"
     elif found.unsupported:
         exts = ", ".join(sorted(found.unsupported))
         detail = f" (only unsupported file types: {exts})"

@@ -10,9 +10,9 @@ import time
 
 import click
 
-from ..errors import IndexerError
-from ..settings import DEFAULT_MAX_FILE_SIZE, Settings
-from ..tables import table
+from ..errors import IndexerError, NothingToIndex
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings
+from ..tables import printable, table
 
 DEFAULT_STRATEGY = "auto"  # code -> code, Markdown/HTML -> blocks, other text -> headers
 
@@ -34,6 +34,8 @@ def handle_errors(func):
         try:
             return func(*args, **kwargs)
         except IndexerError as exc:
+            if isinstance(exc, NothingToIndex):  # the message says "see the reasons above": here they are
+                echo_skipped(exc.skipped, err=True)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             ctx = click.get_current_context(silent=True)
@@ -63,12 +65,13 @@ class SizeType(click.ParamType):
     name = "SIZE"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
         try:
-            return _parse_size(value)
+            size = value if isinstance(value, int) else _parse_size(value)
         except ValueError:
             self.fail(f"{value!r} is not a size like 5MB or 200KB", param, ctx)
+        if size < 1:
+            self.fail(f"{value!r} is not a positive size like 5MB or 200KB", param, ctx)
+        return size
 
 
 def corpus_options(func):
@@ -82,6 +85,31 @@ def corpus_options(func):
     func = click.option("--encoding", default=None,
                         help="Decode every file with this encoding instead of detecting it.")(func)
     return func
+
+
+class StrategiesOption(click.Option):
+    """`--strategy`, repeatable, whose help lists the presets from the registry: read
+    when help is shown, so `indexer --help` imports no chunker."""
+
+    def get_help_record(self, ctx):
+        from ..chunkers import PRESETS, REGISTRY
+
+        presets = "; ".join(f"{name} = {kind}:{','.join(f'{k}={v}' for k, v in values.items())}" if values else name
+                            for name, (kind, values) in PRESETS.items())
+        self.help = (f"Strategy, repeatable [default: {DEFAULT_STRATEGY}]: a preset, or a kind with parameters "
+                     f"(fixed:size=32,overlap=8; any preset takes them too). Presets: {presets}. "
+                     f"Kinds: {', '.join(REGISTRY)}.")
+        return super().get_help_record(ctx)
+
+
+def strategies_option(func):
+    return click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=StrategiesOption)(func)
+
+
+def max_pdf_pages_option(func):
+    return click.option("--max-pdf-pages", type=click.IntRange(min=1), default=DEFAULT_MAX_PDF_PAGES,
+                        show_default=True,
+                        help="Skip PDFs with more pages than this (PDFs are capped by pages, not --max-file-size).")(func)
 
 
 def json_option(func):
@@ -99,16 +127,58 @@ def db_options(func):
     func = click.option("--chroma-url", default=None, metavar="URL",
                         help="Use a Chroma server (http://host:port) instead of the embedded database "
                              "[env INDEXER_CHROMA_URL].")(func)
-    func = click.option("--ollama-host", default=None, metavar="URL",
-                        help="Ollama server for ollama:<model> embedders and LLMs [env OLLAMA_HOST].")(func)
     return func
 
 
-def store_options(func):
-    """Where the index lives and which embedding model reads and writes it."""
-    func = db_options(func)
-    func = click.option("--embedder", default=None, metavar="NAME",
+def ollama_option(func):
+    """For commands that embed or call an LLM."""
+    return click.option("--ollama-host", default=None, metavar="URL",
+                        help="Ollama server for ollama:<model> embedders and LLMs [env OLLAMA_HOST].")(func)
+
+
+def embedder_option(func):
+    return click.option("--embedder", default=None, metavar="NAME",
                         help="use-m3 (default), e5-small, or ollama:<model> [env INDEXER_EMBEDDER].")(func)
+
+
+def store_options(func):
+    """Where the index lives, which embedding model reads and writes it, and where Ollama is."""
+    return embedder_option(ollama_option(db_options(func)))
+
+
+# what `build` takes, and `watch` too (a watch is a series of builds): defined once
+BUILD_OPTIONS = (
+    strategies_option,
+    click.option("--name", default=None, help="Collection name for a single --strategy (default: derived)."),
+    store_options,
+    corpus_options,
+    max_pdf_pages_option,
+    click.option("--full", is_flag=True,
+                 help="Rebuild from scratch instead of only changed files (watch: at its first sync)."),
+    click.option("--no-wait", is_flag=True,
+                 help="Fail at once if another build of the strategy is running (watch: retry later) "
+                      "instead of waiting for it."),
+    click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default=None,
+                 help="BM25 analyzer language [default: auto, decided from the documents; watch: the "
+                      "collection's, else auto]."),
+    click.option("--stem", type=int, default=None,
+                 help="BM25 prefix stem length, 0 = off [default: per language; watch: the collection's]."),
+    click.option("--fold/--no-fold", default=None,
+                 help="BM25: fold diacritics (ç→c, ı→i...) [default: per language; watch: the collection's]."),
+    click.option("--stopwords/--no-stopwords", default=None,
+                 help="BM25: drop common words [default: per language; watch: the collection's]."),
+    click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+                 help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]') "
+                      "[default: rank-bm25; watch: the collection's, else rank-bm25]."),
+    quiet_option,
+    json_option,
+)
+
+
+def build_options(func):
+    """The options of `build` (and `watch`), in BUILD_OPTIONS order."""
+    for option in reversed(BUILD_OPTIONS):
+        func = option(func)
     return func
 
 
@@ -140,7 +210,7 @@ def search_options(func):
 
 def make_options(k=5, mode=None, fusion=None, alpha=None, rrf_weights=None, rrf_k=None, candidates=None,
                  children_k=None):
-    from ..search import SearchOptions
+    from ..retrieval import SearchOptions
 
     weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
     options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,
@@ -158,6 +228,21 @@ def echo_json(rows) -> None:
 
 def echo_table(headers, rows, title: str = "") -> None:
     click.echo(table(headers, rows, title))
+
+
+def echo_skipped(skipped=(), warnings=(), unsupported=None, err: bool = False) -> None:
+    """One line per file not indexed (`skipped NAME: reason`) or indexed with a caveat
+    (`warning NAME: reason`), each told once, and the file types ignored."""
+    seen = set()
+    for kind, items in (("warning", warnings), ("skipped", skipped)):
+        for item in items:
+            line = f"{kind} {printable(item.doc_id)}: {item.reason}"
+            if line not in seen:
+                seen.add(line)
+                click.echo(line, err=err)
+    if unsupported:
+        listing = ", ".join(f"{printable(ext)} ×{n}" for ext, n in sorted(unsupported.items()))
+        click.echo(f"ignored unsupported file types: {listing}", err=err)
 
 
 def note_function(quiet: bool):

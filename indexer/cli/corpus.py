@@ -6,18 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..settings import DEFAULT_MAX_PDF_PAGES
 from .common import (
-    DEFAULT_STRATEGY, ClickProgress, corpus_options, db_options, echo_json, echo_table, fmt_seconds, handle_errors,
-    json_option, note_function, quiet_option, settings_from, store_options,
+    DEFAULT_STRATEGY, ClickProgress, build_options, corpus_options, db_options, echo_json, echo_skipped, echo_table,
+    fmt_seconds, handle_errors, json_option, max_pdf_pages_option, note_function, quiet_option, settings_from,
+    strategies_option,
 )
-
-STRATEGY_HELP = f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY})."
-
-
-def max_pdf_pages_option(func):
-    return click.option("--max-pdf-pages", type=click.IntRange(min=1), default=DEFAULT_MAX_PDF_PAGES, show_default=True,
-                        help="Skip PDFs with more pages than this (PDFs are capped by pages, not --max-file-size).")(func)
 
 
 def register(cli: click.Group) -> None:
@@ -26,19 +19,9 @@ def register(cli: click.Group) -> None:
     cli.add_command(gc)
 
 
-def _echo_skipped(found, err: bool = False) -> None:
-    for item in found.warnings:
-        click.echo(f"warning {item.doc_id}: {item.reason}", err=err)
-    for item in found.skipped:
-        click.echo(f"skipped {item.doc_id}: {item.reason}", err=err)
-    if found.unsupported:
-        listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(found.unsupported.items()))
-        click.echo(f"ignored unsupported file types: {listing}", err=err)
-
-
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
+@strategies_option
 @corpus_options
 @max_pdf_pages_option
 @click.option("--embedder", default=None, metavar="NAME",
@@ -64,11 +47,11 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     for name, doc, chunks in stream:
         quality[name].add(doc, chunks)
         if as_json:
-            echo_json({"row": "chunk", **c.to_dict()} for c in chunks)
+            echo_json({"row": "chunk", **c.to_dict(), "newline": doc.newline} for c in chunks)
     if as_json:
         echo_json({"row": "summary", **st.to_dict(), "boundaries": quality[st.strategy].to_dict()}
                   for st in stats.values())
-        _echo_skipped(found, err=True)
+        echo_skipped(found.skipped, found.warnings, found.unsupported, err=True)
         return
     headers, cells = columns(list(quality.values()))
     rows = []
@@ -77,34 +60,20 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
         rows.append([st.strategy, st.files, st.chunks, f"{st.avg_tokens:.0f}", st.max_tokens, *extra, kinds])
     echo_table(["strategy", "files", "chunks", "avgTok", "maxTok", *headers, "kinds"], rows)
     click.echo(LEGEND)
-    _echo_skipped(found)
+    echo_skipped(found.skipped, found.warnings, found.unsupported)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
-@click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
-@store_options
-@corpus_options
-@max_pdf_pages_option
-@click.option("--full", is_flag=True, help="Rebuild from scratch instead of only changed files.")
-@click.option("--no-wait", is_flag=True, help="Fail at once if another build of the strategy is running.")
-@click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default="auto", show_default=True,
-              help="BM25 analyzer language (auto decides from the documents).")
-@click.option("--stem", type=int, default=None, help="BM25 prefix stem length (0 = off; default per language).")
-@click.option("--fold/--no-fold", default=None, help="BM25: fold diacritics (ç→c, ı→i...; default per language).")
-@click.option("--stopwords/--no-stopwords", default=None, help="BM25: drop common words (default per language).")
-@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default="rank-bm25", show_default=True,
-              help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]').")
-@quiet_option
-@json_option
+@build_options
 @handle_errors
 def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size,
           encoding, max_pdf_pages, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json):
     """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
 
     Only new and changed files are chunked and embedded again; the previous version
-    keeps answering queries until the new one is complete."""
+    keeps answering queries until the new one is complete. Files left out are listed
+    with their reasons (with --quiet too)."""
     from ..building import build as run_build
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
@@ -112,11 +81,12 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     existed = (Path(settings.db) / "indexer.json").exists()
     ctx.meta["interrupted"] = ("interrupted; the previous version of the index is untouched" if existed or
                                settings.chroma_url else "interrupted; nothing was built")
+    defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}
     reports = run_build(
         list(paths), list(strategies) or [DEFAULT_STRATEGY], settings=settings, include=include, exclude=exclude,
-        max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding, name=name, full=full, wait=not no_wait, lang=lang, stem=stem,
-        fold=fold, stopwords=stopwords, bm25_engine=bm25_engine, progress=ClickProgress(quiet),
-        on_message=note_function(quiet),
+        max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding, name=name, full=full,
+        wait=not no_wait, stem=stem, fold=fold, stopwords=stopwords, progress=ClickProgress(quiet),
+        on_message=note_function(quiet), **defaults_left,
     )
     if as_json:
         echo_json(r.to_dict() for r in reports)
@@ -138,16 +108,10 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
         click.echo(f"{r.strategy}: " + "; ".join(detail))
         for line in r.notes:
             click.echo(f"{r.strategy}: {line}")
-    seen = set()
-    for r in reports:
-        for item in r.warnings + r.skipped:
-            line = f"{'warning' if item in r.warnings else 'skipped'} {item.doc_id}: {item.reason}"
-            if line not in seen:
-                seen.add(line)
-                click.echo(line)
-    if reports and reports[0].unsupported:
-        listing = ", ".join(f"{ext} ×{n}" for ext, n in sorted(reports[0].unsupported.items()))
-        click.echo(f"ignored unsupported file types: {listing}")
+    # what was left out is part of the result: listed with --quiet too (--quiet silences
+    # progress and notes, not files missing from the index)
+    echo_skipped([s for r in reports for s in r.skipped], [w for r in reports for w in r.warnings],
+                 reports[0].unsupported if reports else None)
 
 
 @click.command()
@@ -159,17 +123,26 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 @quiet_option
 @json_option
 @handle_errors
-def gc(db, chroma_url, ollama_host, chroma_path, grace, quiet, as_json):
+def gc(db, chroma_url, chroma_path, grace, quiet, as_json):
     """Remove what interrupted builds and replaced versions left behind (builds do this
     for their own collection; gc does it for every one, and for a server's data folder)."""
     from ..store import Store
     from ..store.gc import collect
 
-    store = Store(settings_from(db, chroma_url, None, ollama_host))
+    store = Store(settings_from(db, chroma_url))
     report = collect(store, grace, Path(chroma_path) if chroma_path else None, note_function(quiet))
     if as_json:
-        echo_json([{"removed": report.removed, "bytes_freed": report.bytes_freed}])
+        echo_json([{"removed": report.removed, "bytes_freed": report.bytes_freed, "measured": report.measured}])
+        return
+    if not report.removed:
+        click.echo("nothing to collect")
         return
     for line in report.removed:
         click.echo(f"removed {line}")
-    click.echo(f"freed {report.bytes_freed / 1024 / 1024:.1f} MB" if report.removed else "nothing to collect")
+    server = "; a Chroma server's own disk is collected with --chroma-path on its machine" \
+        if store.url and not chroma_path else ""
+    click.echo(f"freed {_size(report.bytes_freed)} in {' and '.join(report.measured)}{server}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"

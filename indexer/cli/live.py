@@ -10,12 +10,7 @@ import time
 
 import click
 
-from .common import (
-    DEFAULT_STRATEGY, ClickProgress, corpus_options, echo_json, handle_errors, json_option, quiet_option,
-    settings_from, store_options,
-)
-
-STRATEGY_HELP = f"Preset or kind[:key=value,...], repeatable (default: {DEFAULT_STRATEGY})."
+from .common import DEFAULT_STRATEGY, ClickProgress, build_options, echo_json, handle_errors, settings_from, store_options
 
 
 def register(cli: click.Group) -> None:
@@ -88,26 +83,21 @@ def _interrupt(_signum, _frame):
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", help=STRATEGY_HELP)
-@click.option("--name", default=None, help="Collection name for a single --strategy (default: derived).")
-@store_options
-@corpus_options
+@build_options
 @click.option("--debounce", type=click.IntRange(1, 60_000), default=100, show_default=True, metavar="MS",
               help="Quiet time (ms) that closes a batch of file events.")
 @click.option("--max-delay", type=click.IntRange(1, 600_000), default=1600, show_default=True, metavar="MS",
               help="Longest time (ms) a batch waits for quiet while events keep coming.")
-@click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default=None,
-              help="BM25 analyzer language [default: the collection's, else auto].")
-@quiet_option
-@json_option
 @handle_errors
 def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size, encoding,
-          debounce, max_delay, lang, quiet, as_json):
+          max_pdf_pages, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json, debounce,
+          max_delay):
     """Keep collections in sync with folders: build, then rebuild changed files as they change.
 
-    File events are batched (--debounce, --max-delay) into incremental builds; a build
-    never interleaves with `indexer build` of the same strategy, and Ctrl-C leaves the
-    last complete version live. --json prints one object per sync on stdout."""
+    Takes every option `build` takes. File events are batched (--debounce, --max-delay)
+    into incremental builds; a build never interleaves with `indexer build` of the same
+    strategy, and Ctrl-C leaves the last complete version live. BM25 options left out
+    keep each collection's own. --json prints one object per sync on stdout."""
     import logging
 
     from ..watching import Watcher
@@ -130,9 +120,10 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
             line.note(summary)
 
     watcher = Watcher(list(paths), strategies, settings=settings, debounce_ms=debounce, max_delay_ms=max_delay,
-                      lang=lang, on_sync=synced, on_message=line.note, on_status=line.update,
-                      progress=ClickProgress(quiet), include=include, exclude=exclude, max_file_size=max_file_size,
-                      encoding=encoding, name=name)
+                      lang=lang, stem=stem, fold=fold, stopwords=stopwords, bm25_engine=bm25_engine, on_sync=synced,
+                      on_message=line.note, on_status=line.update, progress=ClickProgress(quiet), include=include,
+                      exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding,
+                      name=name, full=full, wait=not no_wait)
     click.get_current_context().meta["interrupted"] = "stopped during a sync; the index keeps its last complete version"
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -145,7 +136,8 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
 @click.command()
 @click.option("--strategy", "-s", default=None,
-              help="Collection searched when a tool call names none [default: the only one built, else auto].")
+              help="Collection searched when a tool call names none [default: auto if built, else the only "
+                   "one built, else the one built most recently].")
 @click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True,
               help="Default token budget of a tool's result texts.")
 @store_options

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..tables import printable
 from .common import (
-    db_options, echo_json, handle_errors, json_option, make_options, note_function, quiet_option, search_options,
-    settings_from, store_options,
+    db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
+    search_options, settings_from, store_options,
 )
 
 
@@ -33,6 +34,7 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--embedder", "embedders", multiple=True, metavar="NAME",
               help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
 @db_options
+@ollama_option
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @search_options
@@ -59,7 +61,7 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by."""
     from ..evaluation import evaluate, report
-    from ..search import MODES
+    from ..retrieval import MODES
 
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
@@ -68,13 +70,13 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     result = evaluate(
         questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
         settings=settings, embedders=tuple(embedders) or (None,),
-        corpus=corpus, budget=budget, require_fresh=require_fresh,
+        corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
         options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
     for name, files in result.stale.items():
         click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
-                   f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
+                   f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
                    "or pass --require-fresh to make this an error", err=True)
     quality = None
     if show_boundaries:
@@ -116,7 +118,9 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to tune (repeatable: strategies are compared too).")
 @click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
-@click.option("--save", is_flag=True, help="Store each collection's winning setting as its default search.")
+@click.option("--save", is_flag=True,
+              help="Store each collection's winning setting as its default search, where the cross-validation "
+                   "shows it better than the current default (else the default is kept, and the output says why).")
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
@@ -126,9 +130,11 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 @handle_errors
 def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
-    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner."""
-    from ..evaluation import MRR_METRIC
+    cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
+    where the cross-validation shows it better than the collection's current default."""
+    from ..evaluation import MRR_METRIC, NDCG_METRIC
     from ..evaluation.tune import tune as run_tune
+    from ..evaluation.tune import verdict
     from ..tables import table
 
     result = run_tune(questions, list(strategies), settings=settings_from(db, chroma_url, None, ollama_host),
@@ -139,27 +145,30 @@ def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama
         return
     n = len(result.questions)
     ranked = sorted(result.candidates, key=lambda c: -c.mean(MRR_METRIC))
-    rows = [[c.label, f"{c.mean(MRR_METRIC):.3f}", f"{round(c.mean('recall@1') * n)}/{n}",
+    rows = [[c.label, f"{c.mean(MRR_METRIC):.3f}", f"{c.mean(NDCG_METRIC):.3f}", f"{round(c.mean('recall@1') * n)}/{n}",
              f"{round(c.mean('recall@5') * n)}/{n}", f"{sum(c.ctx_tokens) / n:.0f}"] for c in ranked[:top]]
-    click.echo(table(["strategy: setting", "MRR@10", "recall@1", "recall@5", "ctxTok@5"], rows,
+    click.echo(table(["strategy: setting", "MRR@10", "nDCG@10", "recall@1", "recall@5", "ctxTok@5"], rows,
                      f"{n} questions; every setting scored on all of them (in-sample):"))
     cv = {m: sum(v) / n for m, v in result.held_out.items()}
     click.echo()
     click.echo(f"cross-validated over {result.folds} folds (chosen on {result.folds - 1}/{result.folds} of the questions, "
-               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, recall@1 {round(cv['recall@1'] * n)}/{n}, "
+               f"scored on the rest): MRR@10 {cv[MRR_METRIC]:.3f}, nDCG@10 {cv[NDCG_METRIC]:.3f}, "
+               f"recall@1 {round(cv['recall@1'] * n)}/{n}, "
                f"recall@5 {round(cv['recall@5'] * n)}/{n}")
     for name in ("bm25", "embedding", "default"):
         mean, (lo, hi) = result.versus(name)
-        verdict = "noise (interval spans 0)" if lo <= 0 <= hi else ("better" if mean > 0 else "worse")
-        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict}")
+        click.echo(f"  tuned vs {name:<10} MRR@10 {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  {verdict(lo, hi)}")
     agree = max(result.chosen.count(label) for label in result.chosen)
     click.echo(f"  the same setting won {agree} of {result.folds} folds")
     click.echo()
     best = result.best
     click.echo(f"best on all questions: {best.label} (MRR@10 {best.mean(MRR_METRIC):.3f}, "
                f"ctxTok@5 {sum(best.ctx_tokens) / n:.0f})")
-    if result.saved:
-        click.echo(f"saved as the default search of {', '.join(result.saved)}: query, eval and the API use it "
-                   "unless told otherwise (indexer list shows it)")
-    else:
-        click.echo("run again with --save to make it the collection's default")
+    for d in result.decisions:
+        if d.saved:
+            click.echo(f"saved as the default search of {d.collection}: {d.reason()}; query, eval and the API "
+                       "use it unless told otherwise (indexer list shows it)")
+        elif d.save:
+            click.echo(f"{d.collection}: run again with --save to make it the default: {d.reason()}")
+        else:
+            click.echo(f"{'kept' if save else '--save would keep'} the current default of {d.collection}: {d.reason()}")

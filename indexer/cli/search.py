@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ..tables import printable
 from ..types import pages_label
 from .common import (
-    echo_json, echo_table, handle_errors, json_option, make_options, search_options, settings_from, store_options,
+    db_options, echo_json, echo_table, embedder_option, handle_errors, json_option, make_options, note_function,
+    search_options, settings_from, store_options,
 )
 
 
@@ -37,7 +39,7 @@ def _stale_warning(index) -> None:
     if changed:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         click.echo(f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
-                   f"({', '.join(changed[:3])}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
+                   f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
 
 
 @click.command()
@@ -55,7 +57,7 @@ def _stale_warning(index) -> None:
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
           chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from ..search import Index, check_query
+    from ..retrieval import Index, check_query
     from ..store import Store
 
     check_query(text)
@@ -66,6 +68,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
                        bm25_engine=bm25_engine)
     resolved = index.options(options)
     hits = index.search(text, resolved)
+    for line in index.repairs:
+        click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
     if as_json:
         echo_json(hit.to_dict() for hit in hits)
@@ -79,8 +83,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
             why.append(f"embedding #{hit.embedding_rank}")
         if hit.bm25_rank is not None:
             why.append(f"bm25 #{hit.bm25_rank}")
-        where = f"{c.doc_id} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
-            f"{c.doc_id}:{c.start_line}-{c.end_line}"
+        where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
+            f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
         click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]"
                    + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
         if c.header:
@@ -90,16 +94,16 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 
 
 @click.command(name="list")
-@store_options
+@db_options
 @json_option
 @handle_errors
-def list_(db, chroma_url, ollama_host, embedder, as_json):
+def list_(db, chroma_url, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
-    from ..search import SearchOptions
+    from ..retrieval import SearchOptions
     from ..store import Store
 
-    entries = Store(settings_from(db, chroma_url, None, ollama_host)).entries()
+    entries = Store(settings_from(db, chroma_url)).entries()
     if as_json:
         echo_json(e.__dict__ for e in entries)
         return
@@ -119,22 +123,31 @@ def list_(db, chroma_url, ollama_host, embedder, as_json):
 @click.command()
 @click.option("--strategy", "-s", required=True, help="Collection to dump.")
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
-@store_options
+@db_options
+@embedder_option
 @json_option
 @handle_errors
-def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
+def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
-    from ..search import Index
+    from ..manifest import newlines
+    from ..retrieval import Index
 
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    settings = settings_from(db, chroma_url)
     index = Index.open(strategy, settings=settings, embedder=embedder)
     chunks = index.chunks(doc_id)
+    newline = newlines(index.store, index.entry)
     if as_json:
-        echo_json(c.to_dict() for c in chunks)
+        echo_json({**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
+                  for c in chunks)
         return
+    told = set()
     for c in chunks:
+        if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
+            told.add(c.doc_id)
+            click.echo(f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
+                       "with each newline read as \\n (as Python's open() reads it)")
         pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
-        click.echo(f"--- {c.doc_id} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
+        click.echo(f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
                    f"{c.n_tokens} tok  {c.id}")
         if c.header:
             click.echo("  header: " + c.header.replace("\n", " | "))
@@ -143,15 +156,19 @@ def dump(strategy, doc_id, db, chroma_url, ollama_host, embedder, as_json):
 
 @click.command()
 @click.option("--strategy", "-s", required=True, help="Collection to remove.")
-@store_options
+@db_options
+@embedder_option
+@click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
+@click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors
-def drop(strategy, db, chroma_url, ollama_host, embedder):
-    """Remove a collection (and its BM25 index and manifest)."""
+def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
+    """Remove a collection (and its BM25 index and manifest). A build of it running now is
+    waited for, and the version it publishes is what is dropped."""
     from ..embeddings import canonical_name
     from ..store import Store
 
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    settings = settings_from(db, chroma_url)
     store = Store(settings)
-    entry = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
-    store.drop(entry)
+    found = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
+    entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

@@ -6,7 +6,7 @@ import socket
 
 import click
 
-from .common import db_options, handle_errors, note_function, quiet_option, settings_from
+from .common import db_options, handle_errors, note_function, ollama_option, quiet_option, settings_from
 
 MIN_TOKEN = 16
 
@@ -79,6 +79,7 @@ def _imports():
               help="Question set for hit marks and the evaluation view (repeatable; questions*.jsonl files next "
                    "to the indexed folders are offered too).")
 @db_options
+@ollama_option
 @quiet_option
 @handle_errors
 def serve(host, port, token, token_file, cors, questions, db, chroma_url, ollama_host, quiet):

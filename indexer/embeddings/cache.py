@@ -15,6 +15,7 @@ chunk size" and the cache note). A cache written by an older version (float32 ta
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import sqlite3
 import threading
@@ -50,6 +51,8 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             if path is None:
                 raise
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # a full disk damages nothing
+                raise OSError(errno.ENOSPC, f"no space left for the embedding cache {path}") from None
             aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):

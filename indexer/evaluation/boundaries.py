@@ -7,7 +7,7 @@ import os
 
 from ..chunkers.boundaries import BoundaryStats, measure
 from ..loaders import load_documents
-from ..search import Index
+from ..retrieval import Index
 from ..settings import Settings, settings_for
 
 

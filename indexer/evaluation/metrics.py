@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 Span = tuple[int, int]
 
@@ -41,6 +42,40 @@ def mrr(ranks: Sequence[int | None], depth: int = MRR_DEPTH) -> float:
 def recall_at(ranks: Sequence[int | None], k: int) -> int:
     """How many questions have their first hit within the top k."""
     return sum(1 for r in ranks if r is not None and r <= k)
+
+
+NDCG_DEPTH = 10  # nDCG is cut at this rank (nDCG@10), like MRR
+
+
+def dcg(gains: Sequence[float]) -> float:
+    """Discounted cumulative gain of gains listed by rank (1-based): sum of gain / log2(rank + 1)."""
+    return sum(g / math.log2(rank + 1) for rank, g in enumerate(gains, start=1) if g)
+
+
+def ndcg(gains: Sequence[float], relevant: Sequence[float], depth: int = NDCG_DEPTH) -> float:
+    """nDCG@depth: the DCG of the ranked `gains` (0 where nothing relevant stands) over the DCG
+    of the ideal ranking, the `relevant` gains sorted from the largest, both cut at `depth`
+    (trec_eval's ndcg_cut, which BEIR reports). No relevant item gives 0."""
+    ideal = dcg(sorted((g for g in relevant if g > 0), reverse=True)[:depth])
+    return dcg(gains[:depth]) / ideal if ideal else 0.0
+
+
+def first_hit_ndcg(rank: int | None, depth: int = NDCG_DEPTH) -> float:
+    """Binary nDCG of a passage target: the first hit is the one relevant item, so the ideal
+    DCG is 1 and the score is 1 / log2(rank + 1) within `depth`, else 0."""
+    return 1.0 / math.log2(rank + 1) if rank and rank <= depth else 0.0
+
+
+def document_gains(ranked_docs: Sequence[str], grades: Mapping[str, float]) -> list[float]:
+    """Per rank of a chunk list, the gain it brings to a question whose targets are whole
+    documents: a relevant document's grade at its first chunk, 0 for other documents and
+    for later chunks of a document already counted."""
+    seen: set[str] = set()
+    gains = []
+    for doc in ranked_docs:
+        gains.append(grades.get(doc, 0) if doc not in seen else 0)
+        seen.add(doc)
+    return gains
 
 
 def bootstrap_interval(

@@ -1,5 +1,6 @@
 """Question sets: JSON lines of questions with their expected document and section,
-symbol, span or answer, validated and resolved against the corpus into target spans."""
+symbol, span or answer — or whole documents, with graded relevance — validated and
+resolved against the corpus into target spans."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pathlib import Path
 
 from ..errors import QuestionSetError
 from ..types import PATH_SEP, Document
-from .metrics import MRR_DEPTH
+from .metrics import MRR_DEPTH, NDCG_DEPTH
 
-REQUIRED = ("id", "question", "doc_id")
+REQUIRED = ("id", "question")
 MRR_METRIC = f"mrr@{MRR_DEPTH}"
+NDCG_METRIC = f"ndcg@{NDCG_DEPTH}"
+PASSAGE_KEYS = ("section", "answer", "symbol", "span")
 
 
 @dataclass
@@ -26,18 +29,30 @@ class Question:
     symbol: str = ""
     tags: list[str] = field(default_factory=list)
     span: tuple[int, int] | None = None  # [start, end) characters of the expected passage
+    # whole-document targets: doc_id -> grade (1 = relevant, higher = more); empty for a passage
+    documents: dict[str, int] = field(default_factory=dict)
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
+
+    def hits(self, doc_id: str, start: int, end: int) -> bool:
+        """Does a retrieved chunk (document and character span) hit this question's target?
+        A whole-document target is hit by any chunk of one of its documents; a passage
+        target by a chunk of its document that overlaps the target span."""
+        if self.documents:
+            return doc_id in self.documents
+        return doc_id == self.doc_id and start < self.target[1] and self.target[0] < end
 
 
 def load_questions(path: str | os.PathLike) -> list[Question]:
     """Read a JSON-lines question set; every malformed line is reported with its number."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark (Windows editors) is not data
     except OSError as exc:
         raise QuestionSetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise QuestionSetError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     out, problems, seen = [], [], set()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -51,11 +66,14 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
             problems.append(f"line {number}: a question is a JSON object, not {type(data).__name__}")
             continue
         missing = [k for k in REQUIRED if not data.get(k)]
+        if not (data.get("doc_id") or "targets" in data):
+            missing.append("doc_id")
         if missing:
             problems.append(f"line {number}: missing {', '.join(missing)}")
             continue
-        if not (data.get("section") or data.get("answer") or data.get("symbol") or data.get("span")):
-            problems.append(f"line {number}: needs a section, a symbol, a span or an answer")
+        documents, problem = _documents(data)
+        if problem:
+            problems.append(f"line {number}: {problem}")
             continue
         span = data.get("span")
         if span is not None and not (
@@ -68,9 +86,9 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
         seen.add(data["id"])
         tags = data.get("tags") or []
         out.append(Question(
-            str(data["id"]), data["question"], data["doc_id"], data.get("section") or "", data.get("answer") or "",
-            data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
-            tuple(span) if span else None,
+            str(data["id"]), data["question"], data.get("doc_id") or next(iter(documents)), data.get("section") or "",
+            data.get("answer") or "", data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
+            tuple(span) if span else None, documents,
         ))
     if problems:
         raise QuestionSetError(f"{path}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
@@ -79,11 +97,45 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
     return out
 
 
+def _documents(data: dict) -> tuple[dict[str, int], str]:
+    """A record's whole-document targets, best grade first, or a problem. `targets` lists
+    documents with grades; a bare `doc_id` (no section, symbol, span or answer) is one
+    document of grade 1; anything else is a passage target (no documents)."""
+    passage = any(data.get(k) for k in PASSAGE_KEYS)
+    if "targets" not in data:
+        return ({} if passage else {str(data["doc_id"]): 1}), ""
+    if passage or data.get("doc_id"):
+        return {}, "targets name whole documents; a doc_id with a section, symbol, span or answer is the other kind"
+    targets = data["targets"]
+    if not isinstance(targets, list) or not targets:
+        return {}, 'targets must be a non-empty list like [{"doc_id": "a.md", "grade": 2}]'
+    documents: dict[str, int] = {}
+    for t in targets:
+        if not isinstance(t, dict) or not isinstance(t.get("doc_id"), str) or not t["doc_id"]:
+            return {}, 'each target needs a doc_id: {"doc_id": "a.md", "grade": 2}'
+        grade = t.get("grade", 1)
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            return {}, f"grade of {t['doc_id']!r} must be a whole number from 1 (leave non-relevant documents out)"
+        if t["doc_id"] in documents:
+            return {}, f"target {t['doc_id']!r} is listed twice"
+        documents[t["doc_id"]] = grade
+    return dict(sorted(documents.items(), key=lambda item: -item[1])), ""
+
+
 def resolve(questions: list[Question], docs: dict[str, Document]) -> None:
     """Find each question's target span (section or symbol) and answer span in the
-    corpus; fail loudly, naming the questions that do not match."""
+    corpus, or check that its target documents are there; fail loudly, naming the
+    questions that do not match."""
     problems = []
     for q in questions:
+        if q.documents:
+            absent = [d for d in q.documents if d not in docs]
+            if absent:
+                more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
+                problems.append(f"{q.id}: no document {absent[0]!r}{more}")
+                continue
+            q.target = (0, len(docs[q.doc_id].text))
+            continue
         doc = docs.get(q.doc_id)
         if doc is None:
             problems.append(f"{q.id}: no document {q.doc_id!r}")

@@ -11,10 +11,12 @@ from pathlib import Path
 from ..chunkers.boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
-from .questions import MRR_METRIC
+from .questions import MRR_METRIC, NDCG_METRIC
 from .run import Evaluation, Row
 
 MRR_LABEL = MRR_METRIC.upper()  # MRR@10
+NDCG_LABEL = "nDCG" + NDCG_METRIC[4:]  # nDCG@10
+RATE_METRICS = (MRR_METRIC, NDCG_METRIC)  # means of per-question scores, not counts of questions
 
 
 def _label(row: Row, several_embedders: bool) -> str:
@@ -25,12 +27,14 @@ def table(ev: Evaluation) -> str:
     """The main table: one row per strategy × mode (× embedder)."""
     several = len({r.embedder for r in ev.rows}) > 1
     n, kc = len(ev.questions), ev.ctx_k
-    headers = ["strategy", "mode", "chunks", "avgTok", *(f"recall@{k}" for k in ev.ks), MRR_LABEL,
+    headers = ["strategy", "mode", "chunks", "avgTok", *(f"recall@{k}" for k in ev.ks), MRR_LABEL, NDCG_LABEL,
                *(f"strict@{k}" for k in ev.ks), f"ctxTok@{kc}", f"sections@{kc}", "time", *(["build"] if several else [])]
+    answers = any(q.answer for q in ev.questions)  # no answer, no strict hit: a dash, not 0/n
     rows = []
     for r in ev.rows:
+        strict = [f"{r.recall(k, strict=True)}/{n}" if answers else "-" for k in ev.ks]
         rows.append([_label(r, several), r.mode, r.chunks, f"{r.avg_tokens:.0f}", *(f"{r.recall(k)}/{n}" for k in ev.ks),
-                     f"{r.mrr:.3f}", *(f"{r.recall(k, strict=True)}/{n}" for k in ev.ks), f"{r.ctx_tokens:.0f}",
+                     f"{r.mrr:.3f}", f"{r.ndcg:.3f}", *strict, f"{r.ctx_tokens:.0f}",
                      f"{r.sections:.1f}", f"{r.seconds:.1f}s", *([f"{r.build_seconds:.1f}s"] if several else [])])
     return render(headers, rows)
 
@@ -45,10 +49,12 @@ def intervals(ev: Evaluation) -> str:
         for k in ev.ks:
             lo, hi = r.interval(f"recall@{k}")
             cells.append(f"{lo * n:.0f}-{hi * n:.0f}")
-        lo, hi = r.interval(MRR_METRIC)
-        rows.append([_label(r, several), r.mode, *cells, f"{lo:.3f}-{hi:.3f}"])
-    return render(["strategy", "mode", *(f"recall@{k} 95%" for k in ev.ks), f"{MRR_LABEL} 95%"], rows,
-                  f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)")
+        for metric in RATE_METRICS:
+            lo, hi = r.interval(metric)
+            cells.append(f"{lo:.3f}-{hi:.3f}")
+        rows.append([_label(r, several), r.mode, *cells])
+    headers = ["strategy", "mode", *(f"recall@{k} 95%" for k in ev.ks), f"{MRR_LABEL} 95%", f"{NDCG_LABEL} 95%"]
+    return render(headers, rows, f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)")
 
 
 def extras(ev: Evaluation) -> str:
@@ -94,7 +100,7 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
     rows = []
     n = len(ev.questions)
     for c in ev.compare(a, b):
-        scale = n if c["metric"] != MRR_METRIC else 1
+        scale = n if c["metric"] not in RATE_METRICS else 1
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
@@ -134,14 +140,14 @@ def to_csv(ev: Evaluation, quality: Quality | None = None) -> str:
     k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
     b_cols = [f"ends_in_{k}" for k in KINDS] + [f"whole_{k}" for k in WHOLE] if quality else []
     writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, MRR_METRIC,
-                     f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds", *b_cols])
+                     NDCG_METRIC, f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds", *b_cols])
     for r in ev.rows:
         values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]
         stats = quality.get((r.strategy, r.embedder)) if quality else None
         extra = ([round(stats.end_share(k), 4) for k in KINDS] + [f"{stats.kept[k]}/{stats.present[k]}" for k in WHOLE]
                  if stats else [""] * len(b_cols))
         writer.writerow([r.strategy, r.mode, r.embedder, r.n, r.chunks, round(r.avg_tokens, 1), *values,
-                         round(r.mrr, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3), *extra])
+                         round(r.mrr, 4), round(r.ndcg, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3), *extra])
     return out.getvalue()
 
 

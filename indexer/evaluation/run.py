@@ -1,9 +1,10 @@
 """The evaluator: run a question set against stored collections and score every
 strategy × mode the way the seed's chunk-bench did — and more honestly.
 
-A retrieved chunk is a *hit* when it overlaps the expected section (or symbol) span,
-and a *strict hit* when it contains the whole expected answer. Recall@k and MRR come
-with 95% bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
+A retrieved chunk is a *hit* when it overlaps the expected section (or symbol) span, or
+belongs to one of the expected documents of a whole-document target, and a *strict hit*
+when it contains the whole expected answer. Recall@k, MRR@10 and nDCG@10 come with 95%
+bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from typing import Any
 
 from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageError
 from ..loaders import load_documents
-from ..search import MODES, Index, SearchOptions
+from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
-from ..store import Store
+from ..store import Store, collection_name
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (
-    MRR_DEPTH, bootstrap_interval, contains, first_hit_rank, mrr, overlaps, paired_difference, recall_at,
-    reciprocal_rank, span_scores, union_length,
+    MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, contains, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg,
+    paired_difference, recall_at, reciprocal_rank, span_scores, union_length,
 )
-from .questions import MRR_METRIC, Question, load_questions, resolve
+from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
 @dataclass
@@ -38,6 +39,7 @@ class QuestionResult:
     ctx_tokens: int
     sections: int
     retrieved: list[str]
+    ndcg: float = 0.0  # nDCG@10 (graded for whole-document targets, else the first hit's)
     span: tuple[float, float, float] | None = None  # recall, precision, IoU at the context k
     budget_hit: int | None = None
     budget_tokens: int = 0
@@ -72,10 +74,16 @@ class Row:
     def mrr(self) -> float:
         return mrr([r.first_hit for r in self.results])
 
+    @property
+    def ndcg(self) -> float:
+        return sum(r.ndcg for r in self.results) / self.n if self.n else 0.0
+
     def per_question(self, metric: str) -> list[float]:
-        """Per-question values of a metric (`recall@5`, `mrr@10`, `strict@1`), for intervals and pairs."""
+        """Per-question values of a metric (`recall@5`, `mrr@10`, `ndcg@10`, `strict@1`), for intervals and pairs."""
         if metric in ("mrr", MRR_METRIC):
             return [reciprocal_rank(r.first_hit) for r in self.results]
+        if metric in ("ndcg", NDCG_METRIC):
+            return [r.ndcg for r in self.results]
         name, _, k = metric.partition("@")
         k = int(k)
         rank = (lambda r: r.first_strict) if name == "strict" else (lambda r: r.first_hit)
@@ -109,6 +117,7 @@ class Row:
             "strategy": self.strategy, "mode": self.mode, "embedder": self.embedder, "chunks": self.chunks,
             "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, MRR_METRIC: round(self.mrr, 4),
             f"{MRR_METRIC}_ci95": [round(x, 4) for x in self.interval(MRR_METRIC)],
+            NDCG_METRIC: round(self.ndcg, 4), f"{NDCG_METRIC}_ci95": [round(x, 4) for x in self.interval(NDCG_METRIC)],
             f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
             "seconds": round(self.seconds, 3), "build_seconds": self.build_seconds,
         }
@@ -125,7 +134,7 @@ class Row:
         tags = {q.id: q.tags for q in questions}
         data["per_question"] = [
             {"id": r.id, "tags": tags.get(r.id, []), "first_hit": r.first_hit, "first_strict": r.first_strict,
-             "ctx_tokens": r.ctx_tokens, "retrieved": r.retrieved}
+             NDCG_METRIC: round(r.ndcg, 4), "ctx_tokens": r.ctx_tokens, "retrieved": r.retrieved}
             for r in self.results
         ]
         return data
@@ -151,7 +160,7 @@ class Evaluation:
         """Paired differences (a - b) with 95% bootstrap intervals. `a`/`b` name rows as
         `strategy/mode`; a bare mode compares that mode across every strategy, a bare
         strategy compares it across every mode."""
-        metrics = metrics or tuple(f"recall@{k}" for k in self.ks) + (MRR_METRIC,)
+        metrics = metrics or tuple(f"recall@{k}" for k in self.ks) + (MRR_METRIC, NDCG_METRIC)
         out = []
         for row_a, row_b in self._pairs(a, b):
             for metric in metrics:
@@ -166,28 +175,46 @@ class Evaluation:
 
     def _pairs(self, a: str, b: str) -> list[tuple[Row, Row]]:
         rows = {r.label: r for r in self.rows}
-        if a in rows and b in rows:
-            return [(rows[a], rows[b])]
-        if a in MODES and b in MODES:
-            pairs = [(r, rows.get(f"{r.strategy}/{b}")) for r in self.rows if r.mode == a]
-            pairs = [(x, y) for x, y in pairs if y is not None]
-        else:
-            strategies = {r.strategy for r in self.rows}
-            if a in strategies and b in strategies:
-                pairs = [(r, rows.get(f"{b}/{r.mode}")) for r in self.rows if r.strategy == a]
-                pairs = [(x, y) for x, y in pairs if y is not None]
-            else:
-                pairs = []
-        if not pairs:
-            raise UsageError(
-                f"--compare {a} {b}: name two rows as strategy/mode (have: {', '.join(rows)}), two modes, "
-                "or two strategies"
-            )
-        return pairs
+        strategies = list(dict.fromkeys(r.strategy for r in self.rows))
+        modes = list(dict.fromkeys(r.mode for r in self.rows))
+        return [(rows[x], rows[y]) for x, y in compare_pairs(a, b, strategies, modes) if x in rows and y in rows]
 
     def to_dict(self) -> dict[str, Any]:
         return {"questions": len(self.questions), "ks": self.ks, "source": self.source,
                 "rows": [r.to_dict(self.questions) for r in self.rows]}
+
+
+def _operand(name: str) -> str:
+    """A --compare operand in canonical spelling: a mode, a strategy (any spelling of a
+    spec: `fixed:size=64,overlap=16` is `fixed64`) or `strategy/mode`."""
+    if name in MODES:
+        return name
+    strategy, slash, mode = name.rpartition("/")
+    if slash and mode in MODES:
+        return f"{collection_name(strategy)}/{mode}"
+    return collection_name(name)
+
+
+def compare_pairs(a: str, b: str, strategies: list[str], modes: list[str]) -> list[tuple[str, str]]:
+    """The rows (`strategy/mode` labels) that `--compare a b` pairs, given the strategies
+    (collection names) and modes evaluated: two rows; two modes, across every strategy;
+    or two strategies, across every mode. Raises UsageError naming what does not fit —
+    checkable before any evaluation runs."""
+    a, b = _operand(a), _operand(b)
+    rows = [f"{s}/{m}" for s in strategies for m in modes]
+    if a in rows and b in rows:
+        return [(a, b)]
+    if a in modes and b in modes:
+        return [(f"{s}/{a}", f"{s}/{b}") for s in strategies]
+    if a in strategies and b in strategies:
+        return [(f"{a}/{m}", f"{b}/{m}") for m in modes]
+    unknown = [x for x in (a, b) if x not in rows and x not in modes and x not in strategies]
+    what = (f"{' and '.join(unknown)} {'names' if len(unknown) == 1 else 'name'} no strategy, mode or row of this "
+            "evaluation" if unknown else "they are not of one kind")
+    raise UsageError(
+        f"--compare {a} {b}: {what}; compare two modes ({', '.join(modes)}), two strategies ({', '.join(strategies)}) "
+        f"or two rows as strategy/mode"
+    )
 
 
 def evaluate(
@@ -205,11 +232,14 @@ def evaluate(
     budget: int | None = None,
     options: SearchOptions | None = None,
     require_fresh: bool = False,
+    compare: tuple[tuple[str, str], ...] = (),
     progress=None,
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections. Collections built from other versions of the documents than the ones
-    the questions are resolved against are listed in `stale` (`require_fresh` fails)."""
+    the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
+    before anything runs."""
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise UsageError("-k values must be at least 1")
@@ -218,6 +248,8 @@ def evaluate(
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     if budget is not None and budget < 1:
         raise UsageError("--budget must be a positive number of tokens")
+    for a, b in compare:
+        compare_pairs(a, b, list(dict.fromkeys(collection_name(s) for s in strategies)), list(modes))
     questions = load_questions(questions_path)
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
@@ -232,7 +264,7 @@ def evaluate(
         raise StaleIndex(f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
                          f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); rebuild it: indexer build {root}")
     ctx_k = 5 if 5 in ks else ks[-1]
-    depth = max(ks[-1], ctx_k, MRR_DEPTH, 30 if budget else 0)
+    depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0)
     base = options or SearchOptions()
     rows = []
     spans = _TokenSpans(docs)
@@ -321,22 +353,34 @@ class _TokenSpans:
         return (max(bisect.bisect_right(b, start) - 1, 0), bisect.bisect_left(b, end))
 
 
+def question_ndcg(q: Question, hits: list[Hit], first_hit: int | None) -> float:
+    """nDCG@10 of one question. Whole-document targets: graded, a document counted once at
+    its first chunk's rank (linear gain = grade, as trec_eval and BEIR). Passage targets:
+    binary, the first hit is the one relevant item (ideal DCG 1)."""
+    if q.documents:
+        gains = document_gains([h.chunk.doc_id for h in hits[:NDCG_DEPTH]], q.documents)
+        return ndcg(gains, list(q.documents.values()))
+    return first_hit_ndcg(first_hit)
+
+
 def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: _TokenSpans) -> QuestionResult:
     def is_hit(h: Hit) -> bool:
-        return h.chunk.doc_id == q.doc_id and overlaps((h.chunk.start, h.chunk.end), q.target)
+        return q.hits(h.chunk.doc_id, h.chunk.start, h.chunk.end)
 
     def is_strict(h: Hit) -> bool:
         return (q.answer_span is not None and h.chunk.doc_id == q.doc_id
                 and contains((h.chunk.start, h.chunk.end), q.answer_span))
 
     top = hits[:ctx_k]
+    first = first_hit_rank([is_hit(h) for h in hits])
     result = QuestionResult(
         q.id,
-        first_hit_rank([is_hit(h) for h in hits]),
+        first,
         first_hit_rank([is_strict(h) for h in hits]),
         sum(h.chunk.n_tokens for h in top),
         len({(h.chunk.doc_id, h.chunk.heading_path) for h in top}),
         [h.chunk.id for h in hits],
+        question_ndcg(q, hits, first),
     )
     if q.answer_span is not None:
         by_doc: dict[str, list[tuple[int, int]]] = {}

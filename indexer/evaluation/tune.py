@@ -5,7 +5,9 @@ its variants, weighted fusions, RRF — is scored on every question (each side i
 once per question; settings only re-rank). The gain is measured by cross-validation: the
 questions are split into folds, a setting is chosen on all folds but one and scored on
 the one left out, so the reported numbers come from questions the choice did not see.
-The winner on all questions is what `--save` stores on the collection.
+The winner on all questions is what `--save` stores on the collection — only when the
+cross-validation shows it better than the collection's current default (the 95% interval of
+the held-out gain lies above zero); otherwise the default is kept and the result says why.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from typing import Any
 
 from ..errors import UsageError
 from ..loaders import load_documents
-from ..search import Index, SearchOptions
+from ..retrieval import Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..store import Store
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .questions import MRR_METRIC, Question, load_questions, resolve
+from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import _corpus_root, _open_all, _score, _TokenSpans
 
 
@@ -45,6 +47,7 @@ class Candidate:
     embedder: str
     options: SearchOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
+    ndcg: list[float] = field(default_factory=list)  # nDCG@10 per question (reported; MRR@10 chooses)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -54,6 +57,8 @@ class Candidate:
     def values(self, metric: str) -> list[float]:
         if metric == MRR_METRIC:
             return [reciprocal_rank(r) for r in self.ranks]
+        if metric == NDCG_METRIC:
+            return list(self.ndcg)
         k = int(metric.split("@")[1])
         return [1.0 if r is not None and r <= k else 0.0 for r in self.ranks]
 
@@ -66,6 +71,7 @@ class Candidate:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "embedder": self.embedder, "setting": self.options.describe(),
                 "settings": self.options.settings(), MRR_METRIC: round(self.mean(MRR_METRIC), 4),
+                NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
                 "recall@1": round(self.mean("recall@1"), 4), "recall@5": round(self.mean("recall@5"), 4),
                 "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1)}
 
@@ -80,6 +86,7 @@ class TuneResult:
     winners: dict[str, Candidate]  # strategy -> its best candidate on all questions
     best: Candidate  # the best candidate on all questions (over every strategy)
     baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
+    decisions: list[Decision] = field(default_factory=list)  # per collection: save the tuned setting or keep
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
 
     def versus(self, name: str, metric: str = MRR_METRIC) -> tuple[float, tuple[float, float]]:
@@ -90,6 +97,8 @@ class TuneResult:
         n = len(self.questions)
         out = {"questions": n, "folds": self.folds, "chosen_per_fold": self.chosen, "best": self.best.to_dict(),
                "winners": {s: c.to_dict() for s, c in self.winners.items()}, "saved": self.saved,
+               "kept": [d.collection for d in self.decisions if not d.saved],
+               "decisions": [d.to_dict() for d in self.decisions],
                "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()}}
         for name in self.baselines:
             mean, (lo, hi) = self.versus(name)
@@ -97,7 +106,63 @@ class TuneResult:
         return out
 
 
-METRICS = (MRR_METRIC, "recall@1", "recall@5")
+METRICS = (MRR_METRIC, NDCG_METRIC, "recall@1", "recall@5")
+
+
+def verdict(lo: float, hi: float) -> str:
+    """What a paired 95% interval says: `better` above zero, `worse` below, else noise."""
+    return "better" if lo > 0 else "worse" if hi < 0 else "noise (interval spans 0)"
+
+
+@dataclass
+class Decision:
+    """Whether `--save` stores a collection's tuned setting: only when its cross-validated
+    gain over the collection's current default search has an interval above zero. A
+    default that several benchmark sets chose is not replaced on a difference the
+    user's own questions cannot tell from noise, and never by a setting they call worse."""
+
+    current: Candidate  # the collection's default search now (a saved tuned one, or the library's)
+    tuned: Candidate  # the collection's best setting on all questions
+    gain: float  # MRR@10 of its own cross-validated choice minus the current default's
+    ci95: tuple[float, float]
+    tuned_before: bool  # the current default was saved by an earlier tune
+    saved: bool = False
+
+    @property
+    def collection(self) -> str:
+        return f"{self.tuned.strategy} ({self.tuned.embedder})"
+
+    @property
+    def same(self) -> bool:
+        return self.tuned.options.settings() == self.current.options.settings()
+
+    @property
+    def verdict(self) -> str:
+        return "same setting" if self.same else verdict(*self.ci95)
+
+    @property
+    def save(self) -> bool:
+        """Whether the tuned setting should become the default."""
+        return not self.same and self.ci95[0] > 0
+
+    def reason(self) -> str:
+        default = f"{'tuned' if self.tuned_before else 'default'} search ({self.current.options.describe()})"
+        if self.same:
+            return f"its {default} is already the best setting on these questions"
+        lo, hi = self.ci95
+        measured = (f"{self.tuned.options.describe()} vs its {default}: MRR@10 {self.gain:+.3f} "
+                    f"[{lo:+.3f}, {hi:+.3f}] cross-validated, {self.verdict}")
+        if self.save:
+            return measured
+        return measured + "; a setting is saved only when its interval lies above 0"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"collection": self.collection, "strategy": self.tuned.strategy, "embedder": self.tuned.embedder,
+                "current": self.current.options.describe(), "current_is_tuned": self.tuned_before,
+                "tuned": self.tuned.options.describe(), "metric": MRR_METRIC, "difference": round(self.gain, 4),
+                "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)], "verdict": self.verdict,
+                "action": ("saved" if self.saved else "would save") if self.save else "kept",
+                "reason": self.reason()}
 
 
 def tune(
@@ -116,7 +181,9 @@ def tune(
     progress=None,
 ) -> TuneResult:
     """Score every candidate setting on every strategy, cross-validate the choice, and
-    (with `save`) store each strategy's winner as its collection's default search."""
+    (with `save`) store each strategy's winner as its collection's default search where
+    the cross-validation shows it better than the current default (`decisions` says,
+    per collection, what was saved or kept and why)."""
     questions = load_questions(questions_path)
     if folds < 2:
         raise UsageError(f"--folds must be at least 2, not {folds}")
@@ -124,6 +191,8 @@ def tune(
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
+    if save:  # say it before the work, not after
+        store.require_writable("saving search settings")
     indexes = _open_all(store, strategies, (embedder,), settings)
     root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
@@ -134,37 +203,64 @@ def tune(
     for index in indexes:
         scored += _score_all(index, questions, spans, progress)
     order = _folds(len(questions), folds, seed)
-    held_out: dict[str, list[float]] = {m: [0.0] * len(questions) for m in METRICS}
-    chosen = []
-    for fold in range(folds):
-        train = [i for i, f in enumerate(order) if f != fold]
-        test = [i for i, f in enumerate(order) if f == fold]
-        pick = _best(scored, train)
-        chosen.append(pick.label)
-        for metric in METRICS:
-            values = pick.values(metric)
-            for i in test:
-                held_out[metric][i] = values[i]
+    held_out, chosen = _cross_validate(scored, order, folds)
     best = _best(scored)
     winners = {index.entry.strategy: _best([c for c in scored if c.strategy == index.entry.strategy])
                for index in indexes}
     mine = [c for c in scored if c.strategy == best.strategy]
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
     result = TuneResult(questions, scored, folds, held_out, chosen, winners, best, baselines)
+    for index in indexes:
+        result.decisions.append(_decide(index, [c for c in scored if c.strategy == index.entry.strategy],
+                                        winners[index.entry.strategy], order, folds))
     if save:
-        for index in indexes:
-            winner = winners[index.entry.strategy]
-            store.save_search(index.entry.strategy, index.entry.embedder, winner.options.settings())
-            result.saved.append(f"{index.entry.strategy} ({index.entry.embedder})")
+        for decision in result.decisions:
+            if decision.save:
+                store.save_search(decision.tuned.strategy, decision.tuned.embedder, decision.tuned.options.settings())
+                decision.saved = True
+                result.saved.append(decision.collection)
     return result
+
+
+def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
+    """Each question scored by the setting chosen on the folds without it: per-metric
+    held-out values, and the label chosen in each fold."""
+    held_out: dict[str, list[float]] = {m: [0.0] * len(order) for m in METRICS}
+    chosen = []
+    for fold in range(folds):
+        train = [i for i, f in enumerate(order) if f != fold]
+        pick = _best(scored, train)
+        chosen.append(pick.label)
+        for metric in METRICS:
+            values = pick.values(metric)
+            for i, f in enumerate(order):
+                if f == fold:
+                    held_out[metric][i] = values[i]
+    return held_out, chosen
+
+
+def _decide(index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int) -> Decision:
+    """The collection's own cross-validated choice against its current default search."""
+    current = _key(SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder))
+    default = next(c for c in mine if _key(c.options) == current)
+    held_out, _ = _cross_validate(mine, order, folds)
+    gain, ci95 = paired_difference(held_out[MRR_METRIC], default.values(MRR_METRIC))
+    return Decision(default, winner, gain, ci95, tuned_before=bool(index.saved))
+
+
+def _key(options: SearchOptions) -> str:
+    return repr(sorted(options.settings().items()))
 
 
 def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, progress) -> list[Candidate]:
     settings = []
     seen = set()
-    for raw in candidates():
-        options = SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder)
-        key = repr(sorted(options.settings().items()))
+    raws = candidates()
+    # the collection's current default is always scored (a setting saved by hand or by an
+    # older grid may not be among the candidates), last so that ties go to the grid
+    current = SearchOptions(k=MRR_DEPTH).resolved(index.saved, index.entry.embedder)
+    for options in [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder) for raw in raws] + [current]:
+        key = _key(options)
         if key not in seen:
             seen.add(key)
             settings.append(options)
@@ -174,6 +270,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
             hits = index.search(q.question, cand.options)  # both sides are searched once per question
             result = _score(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
+            cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
         if progress and (n % 50 == 0 or n == len(questions)):
             progress(f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings")

@@ -94,12 +94,13 @@ def load_file(source: SourceFile, encoding: str | None = None) -> Document:
     `pages` (discovery has applied the page cap)."""
     if source.format == "pdf":
         return _load_pdf(source)
-    text, warning = read_text(source.path, encoding)
+    text, warning, newline = read_text(source.path, encoding)
     doc = make_document(
         source.doc_id, text, source.format, source.language, str(source.path), [warning] if warning else []
     )
     if not doc.text.strip():
         raise SkipFile("HTML page without visible text")
+    doc.newline = newline
     return doc
 
 
@@ -112,6 +113,7 @@ def _load_pdf(source: SourceFile) -> Document:
     if not doc.text.strip():
         raise SkipFile("no text but running headers, footers or page numbers")
     doc.pages = pdf.pages
+    doc.newline = ""  # offsets index the extracted text, not the file's
     return doc
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,22 @@ from pathlib import Path
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
 
-SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn"}
+# folders skipped without a note: version control, virtual environments, dependencies, and
+# the caches and build output of tools (they hold no documents); any other hidden folder or
+# file (a name starting with ".") is skipped with a note, and an --include naming it brings it in
+SKIP_DIRS = {
+    "node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn", ".bzr", ".jj",
+    ".tox", ".nox", ".eggs", ".cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+    ".ipynb_checkpoints", ".idea", ".vscode", ".indexer", ".next", ".nuxt", ".svelte-kit", ".turbo", ".yarn",
+    ".pnpm-store", ".npm", ".parcel-cache", ".docusaurus", ".gradle", ".terraform",
+}
 IGNORE_FILE = ".indexerignore"
+_HIDDEN_PATTERN = re.compile(r"(?:^|/)\.[^/]")  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
+
+
+def hidden(rel: str) -> bool:
+    """Whether a relative path is hidden: one of its names starts with a dot."""
+    return any(part.startswith(".") for part in rel.split("/"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,22 +62,36 @@ class Discovery:
 class PathFilter:
     """`--include` / `--exclude` patterns and `.indexerignore` lines, with gitignore's
     rules (pathspec): `*` stays in a folder, `**` crosses folders, a pattern without `/`
-    matches a name at any depth, `[abc]` classes, and `!pattern` takes a file back."""
+    matches a name at any depth, `[abc]` classes, and `!pattern` takes a file back.
+
+    Hidden paths (a name starting with ".") are left out unless an include pattern names
+    one (`.drafts/`, `docs/.notes.md`, `.*`); such a pattern brings hidden paths in
+    without narrowing the rest (only the other include patterns do)."""
 
     def __init__(self, include=(), exclude=()) -> None:
         from pathspec import GitIgnoreSpec
 
         include = [p for p in include if p.strip()]
-        self.include = GitIgnoreSpec.from_lines(include) if include else None
+        shown = [p for p in include if _HIDDEN_PATTERN.search(p.strip())]
+        narrowing = [p for p in include if p not in shown]
+        self.include = GitIgnoreSpec.from_lines(narrowing) if narrowing else None
+        self.unhide = GitIgnoreSpec.from_lines(shown) if shown else None
         self.exclude = GitIgnoreSpec.from_lines([p for p in exclude if p.strip()])
 
     def excluded_dir(self, rel: str) -> bool:
         return self.exclude.match_file(rel + "/")
 
     def wanted(self, rel: str) -> bool:
+        """Whether a file (by its path relative to the root) is indexed."""
         if self.exclude.match_file(rel):
             return False
-        return self.include is None or self.include.match_file(rel)
+        if self.unhide is not None and self.unhide.match_file(rel):
+            return True
+        return not hidden(rel) and (self.include is None or self.include.match_file(rel))
+
+    def hidden_only(self, rel: str) -> bool:
+        """Whether a hidden file is left out only for being hidden."""
+        return not self.exclude.match_file(rel) and (self.include is None or self.include.match_file(rel))
 
 
 def _read_ignore_file(root: Path) -> list[str]:
@@ -105,6 +134,11 @@ def discover(
     A PDF is capped by its pages (`max_pdf_pages`), not by `max_file_size`: scans and
     embedded fonts make ordinary PDFs large, while pages are what reading costs.
     """
+    for cap, value in (("max_file_size", max_file_size), ("max_pdf_pages", max_pdf_pages)):
+        if value < 1:
+            from ..errors import UsageError
+
+            raise UsageError(f"{cap} must be positive, not {value}")
     caps = _Caps(max_file_size, max_pdf_pages)
     result = Discovery()
     seen_ids: set[str] = set()
@@ -157,7 +191,7 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, caps, seen_ids,
                 continue
             is_dir = target.is_dir()
         if is_dir:
-            if name.startswith(".") or name in SKIP_DIRS or filt.excluded_dir(child_rel):
+            if name in SKIP_DIRS or filt.excluded_dir(child_rel):
                 continue
             real = os.path.realpath(path)
             if real in skip_real:
@@ -165,9 +199,16 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, caps, seen_ids,
             if real in visited:
                 result.skipped.append(Skipped(child_rel, "folder already indexed through another path (symlink loop?)"))
                 continue
-            _walk(result, path, real_root, child_rel, filt, caps, seen_ids, visited | {real}, skip_real)
+            taken = len(result.files) + len(result.skipped)
+            if not name.startswith(".") or filt.unhide is not None:  # a hidden folder only when a pattern may want it
+                _walk(result, path, real_root, child_rel, filt, caps, seen_ids, visited | {real}, skip_real)
+            if name.startswith(".") and len(result.files) + len(result.skipped) == taken:
+                result.skipped.append(Skipped(child_rel, f"hidden folder (index it with --include '{child_rel}/')"))
             continue
-        if name.startswith(".") or not filt.wanted(child_rel):
+        if not filt.wanted(child_rel):
+            if name.startswith(".") and format_of(name)[0] is not None and filt.hidden_only(child_rel) \
+                    and not hidden(rel):
+                result.skipped.append(Skipped(child_rel, f"hidden file (index it with --include '{child_rel}')"))
             continue
         _consider(result, path, child_rel, caps, seen_ids)
 
@@ -276,7 +317,22 @@ def normalise_newlines(text: str) -> str:
     return text.lstrip("\ufeff")
 
 
-def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None]:
+def newline_style(text: str) -> str:
+    """The newlines of decoded text before `normalise_newlines`: `lf` (also for text
+    without any), `crlf`, `cr` or `mixed`."""
+    if "\r" not in text:
+        return "lf"
+    crlf = text.count("\r\n")
+    cr, lf = text.count("\r") - crlf, text.count("\n") - crlf
+    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None, str]:
+    """A file's text with `\n` newlines and no byte-order mark (what Python's
+    `open(path, encoding=...)` reads, universal newlines), a warning or None, and the
+    file's own newlines (`newline_style`): chunk offsets index this text, so a file
+    whose newlines were `\r\n` says so."""
     try:
         data = path.read_bytes()
     except PermissionError:
@@ -284,7 +340,8 @@ def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None]
     except OSError as exc:
         raise SkipFile(f"unreadable ({exc.strerror or exc})") from None
     text, warning = decode(data, encoding)
+    newline = newline_style(text)
     text = normalise_newlines(text)
     if not text.strip():
         raise SkipFile("empty or whitespace-only file")
-    return text, warning
+    return text, warning, newline

@@ -53,16 +53,30 @@ def _parser():
 
 MAX_TITLE = 200  # characters of a heading's text kept as its title (and in heading paths)
 
+# a trailing attribute list (Python-Markdown's attr_list as mkdocs uses it, Pandoc's header
+# attributes): `## Title { #anchor .class key=value }`, `{: #anchor}`, `{-}`
+_ATTR_LIST = re.compile(
+    r"""[ \t]+\{:?[ \t]*(?:(?:[#.][^\s{}#.="']+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']+)|-)[ \t]*)+\}[ \t]*$"""
+)
+
+
+def strip_attr_list(content: str) -> str:
+    """A heading's content without a trailing attribute list (`Title { #anchor }` ->
+    `Title`); a heading that is nothing but one stays as it is."""
+    m = _ATTR_LIST.search(content)
+    return content[: m.start()] if m and content[: m.start()].strip() else content
+
 
 def _heading_title(content: str, env: dict) -> str:
     """A heading's plain text: its content inline-parsed as markdown-it's own `inline`
-    rule would (with the document's link references in `env`). A heading is a title:
+    rule would (with the document's link references in `env`), without a trailing
+    attribute list (`{ #anchor .class }`: markup, not words). A heading is a title:
     an absurdly long one (a 50 MB single-line file that starts with `#`) is cut to
     MAX_TITLE characters, since the heading path goes into the header of every chunk;
     only its first MAX_TITLE * 4 characters are parsed (the caller cuts `content`)."""
     md = _parser()
     children: list = []
-    md.inline.parse(content, md, env, children)
+    md.inline.parse(strip_attr_list(content), md, env, children)
     title = _inline_text(children)
     return title if len(title) <= MAX_TITLE else title[:MAX_TITLE].rstrip() + "…"
 

@@ -1,11 +1,12 @@
 """PDF files to Markdown-shaped text with a page map: the reader, and the API.
 
 `extract_pdf(path)` reads every character with its position, size and weight
-(pypdfium2, PDFium's text layer), and the ruled lines and images of each page, then
-hands the pages to the layout pass (`pdf_layout`, `pdf_tables`, `pdf_markdown`): running
-headers/footers and page numbers dropped, columns read left then right, hyphenated line
-ends joined, headings from font size and weight as `#` levels, ruled tables as Markdown
-tables. `PdfText.pages[i]` is the character span of page i+1 in the text.
+(pypdfium2, PDFium's text layer), and the ruled lines and images of each page, and hands
+the pages, one at a time as they are read, to the layout pass (`pdf_layout`,
+`pdf_tables`, `pdf_furniture`, `pdf_markdown`): running headers/footers and page numbers
+dropped, columns read left then right, hyphenated line ends joined, headings from font
+size and weight as `#` levels, ruled tables as Markdown tables. `PdfText.pages[i]` is the
+character span of page i+1 in the text.
 
 Bad input never raises anything but `SkipFile` with a one-line reason: empty, not a PDF,
 truncated, encrypted, corrupt, over the page cap, or without a text layer (scanned).
@@ -22,7 +23,8 @@ from pathlib import Path
 
 from ..settings import DEFAULT_MAX_PDF_PAGES
 from .files import SkipFile
-from .pdf_layout import Glyph, Page, page_number_like
+from .pdf_furniture import page_number_like
+from .pdf_layout import Glyph, Glyphs, Page
 from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list
 
 __all__ = [
@@ -39,9 +41,12 @@ _CORRUPT = "corrupt PDF ({}); repair it, e.g. with qpdf, or get a new copy"
 def extract_pdf(path, max_pages: int | None = DEFAULT_MAX_PDF_PAGES) -> PdfText:
     """Text, page spans, title and warnings of a PDF file (`max_pages` None: no cap).
     Raises SkipFile (one-line reason) for encrypted, corrupt, truncated, image-only or
-    over-long PDFs."""
-    pages, meta_title, warnings = read_pages(path, max_pages)
-    return layout_markdown(pages, meta_title, warnings)
+    over-long PDFs. Pages are read one at a time and laid out as they come: memory holds
+    one page's glyphs and the compact words of the others, not every glyph of the file."""
+    _check_file(Path(path))
+    with _PDFIUM, _document(Path(path), max_pages) as pdf:
+        title, warnings = _title(pdf), []
+        return layout_markdown(_pages(pdf, warnings), title, warnings)
 
 
 def over_cap(n_pages: int, max_pages: int) -> str:
@@ -93,10 +98,13 @@ def _opened(path):
 
 
 def read_pages(path, max_pages: int | None = DEFAULT_MAX_PDF_PAGES) -> tuple[list[Page], str, list[str]]:
-    """Glyphs, rules and image counts of every page, the metadata title, and warnings."""
+    """Glyphs, rules and image counts of every page, the metadata title, and warnings
+    (all pages at once: for other layout passes; `extract_pdf` streams them)."""
     _check_file(Path(path))
-    with _PDFIUM:
-        return _read_pages(Path(path), max_pages)
+    with _PDFIUM, _document(Path(path), max_pages) as pdf:
+        warnings: list[str] = []
+        pages = list(_pages(pdf, warnings))
+        return pages, _title(pdf), warnings
 
 
 def _check_file(path: Path) -> None:
@@ -130,7 +138,9 @@ def _contains(fh, marker: bytes, block: int = 1 << 20) -> bool:
     return False
 
 
-def _read_pages(path: Path, max_pages: int | None) -> tuple[list[Page], str, list[str]]:
+@contextlib.contextmanager
+def _document(path: Path, max_pages: int | None):
+    """The PDF open (the caller holds the PDFium lock), or SkipFile with the reason."""
     try:
         import pypdfium2 as pdfium
         import pypdfium2.raw as raw
@@ -154,31 +164,40 @@ def _read_pages(path: Path, max_pages: int | None) -> tuple[list[Page], str, lis
             raise SkipFile(over_cap(n, max_pages))
         if n == 0:
             raise SkipFile(_CORRUPT.format("no pages"))
-        warnings: list[str] = []
-        pages: list[Page] = []
-        failed: list[int] = []
-        rotated = 0
-        for i in range(n):
-            try:
-                page, turned = _read_page(pdf, i, raw)
-            except Exception:  # noqa: BLE001 - one broken page must not lose the others
-                failed.append(i + 1)
-                page, turned = Page(612, 792), 0
-            pages.append(page)
-            rotated += turned
-        if failed and len(failed) == n:
-            raise SkipFile(_CORRUPT.format("no page could be read"))
-        if failed:
-            warnings.append(f"page(s) {page_list(failed)} could not be read and were left out")
-        if rotated:
-            warnings.append(f"{rotated:,} characters of rotated (sideways) text were left out")
-        try:
-            title = (pdf.get_metadata_dict().get("Title") or "").strip()
-        except Exception:  # noqa: BLE001
-            title = ""
-        return pages, title, warnings
+        yield pdf
     finally:
         pdf.close()
+
+
+def _title(pdf) -> str:
+    try:
+        return (pdf.get_metadata_dict().get("Title") or "").strip()
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _pages(pdf, warnings: list[str]):
+    """Each page in turn (a broken one as an empty page); the pages that could not be read
+    and the sideways text left out go to `warnings` at the end."""
+    import pypdfium2.raw as raw
+
+    n = len(pdf)
+    failed: list[int] = []
+    rotated = 0
+    for i in range(n):
+        try:
+            page, turned = _read_page(pdf, i, raw)
+        except Exception:  # noqa: BLE001 - one broken page must not lose the others
+            failed.append(i + 1)
+            page, turned = Page(612, 792), 0
+        rotated += turned
+        yield page
+    if failed and len(failed) == n:
+        raise SkipFile(_CORRUPT.format("no page could be read"))
+    if failed:
+        warnings.append(f"page(s) {page_list(failed)} could not be read and were left out")
+    if rotated:
+        warnings.append(f"{rotated:,} characters of rotated (sideways) text were left out")
 
 
 def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
@@ -199,10 +218,10 @@ def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
             return x - cx0, cy1 - y
 
         w, h = (cy1 - cy0, cx1 - cx0) if rot in (90, 270) else (cx1 - cx0, cy1 - cy0)
-        out = Page(w, h)
+        out = Page(w, h, Glyphs())
         textpage = page.get_textpage()
         try:
-            rotated = _read_glyphs(textpage.raw, raw, to_display, rot, out.glyphs, ctypes)
+            rotated = _read_glyphs(textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes)
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
@@ -211,41 +230,121 @@ def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
         page.close()
 
 
-def _read_glyphs(textpage, raw, to_display, rot, glyphs: list[Glyph], ctypes) -> int:
+_SKIP = frozenset("\r\n \x00")  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
+_FAST: dict[str, object] = {}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fast(raw, ctypes):
+    """PDFium's per-character calls as bare C prototypes (plain ints in and out): the
+    loop below makes two of them per character."""
+    if not _FAST:
+        address = ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value
+        _FAST["object"] = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
+        address = ctypes.cast(raw.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
+        _FAST["box"] = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(address)
+    return _FAST["object"], _FAST["box"]
+
+
+def _page_text(textpage, n: int, raw, ctypes) -> str:
+    """The page's characters, one per index, in one call (per character where UTF-16
+    does not line up: a character outside the BMP, or PDFium's line-end hyphen mark,
+    which the bulk call writes as U+FFFE)."""
+    buf = (ctypes.c_ushort * (n + 1))()
+    raw.FPDFText_GetText(textpage, 0, n, buf)
+    text = bytes(buf)[: 2 * n].decode("utf-16-le", "surrogatepass")
+    if len(text) != n or _SURROGATE.search(text):
+        return "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) for i in range(n))
+    if "\ufffe" in text:
+        text = "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) if c == "\ufffe" else c for i, c in enumerate(text))
+    return text
+
+
+def _runs(kept: list[int], page: int, get_object, per_char: bool):
+    """(start, end, text object) runs of the kept character indices that belong to one
+    text object. PDFium lists an object's characters one after another, so a run's end is
+    found by galloping and bisecting (a few calls a run, not one a character); with
+    `per_char` (right-to-left text, which PDFium reorders) every character is asked."""
+    n, a = len(kept), 0
+    while a < n:
+        obj = get_object(page, kept[a])
+        lo, hi, step = a, n, 1
+        if obj is not None and not per_char:
+            while lo + step < n:
+                if get_object(page, kept[lo + step]) != obj:
+                    hi = lo + step
+                    break
+                lo += step
+                step *= 2
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if get_object(page, kept[mid]) == obj:
+                    lo = mid
+                else:
+                    hi = mid
+        else:
+            hi = a + 1
+        yield a, hi, obj
+        a = hi
+
+
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes) -> int:
+    """Append the page's upright glyphs to `glyphs` and return how many sideways
+    characters were left out. Style and baseline are read once per text object (one
+    show-text operator: one font, one size, one baseline); a character whose box leaves
+    its object's baseline (vertical writing) gets its own origin."""
     rect = raw.FS_RECTF()
+    rect_at = ctypes.addressof(rect)
     ox, oy = ctypes.c_double(), ctypes.c_double()
     name_buf = ctypes.create_string_buffer(256)
     flags = ctypes.c_int()
-    last_obj, size, bold, mono, upright = None, 0.0, False, False, True
+    get_object, get_box = _fast(raw, ctypes)
+    page = ctypes.cast(textpage, ctypes.c_void_p).value
+    sideways = rot in (90, 270)
     rotated = 0
-    for i in range(raw.FPDFText_CountChars(textpage)):
-        code = raw.FPDFText_GetUnicode(textpage, i)
-        if code in (0x0D, 0x0A, 0x20) or code == 0 or code >= 0xFFFE:
-            continue  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
-        obj = raw.FPDFText_GetTextObject(textpage, i)
-        key = ctypes.addressof(obj.contents) if obj else None
-        if key != last_obj or key is None:
-            last_obj = key
-            size = raw.FPDFText_GetFontSize(textpage, i)
-            angle = math.degrees(raw.FPDFText_GetCharAngle(textpage, i))
-            upright = abs(((angle + rot + 180) % 360) - 180) < 3
-            raw.FPDFText_GetFontInfo(textpage, i, name_buf, 256, ctypes.byref(flags))
-            name = name_buf.value.decode("latin-1", "replace")
-            weight = raw.FPDFText_GetFontWeight(textpage, i)
-            bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags.value & (1 << 18))
-            mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
-        if not upright:
-            if not chr(code).isspace():
-                rotated += 1
+    chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
+    text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
+    kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
+    for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
+        i = kept[a]
+        size = raw.FPDFText_GetFontSize(textpage, i) or 1.0
+        angle = math.degrees(raw.FPDFText_GetCharAngle(textpage, i))
+        if abs(((angle + rot + 180) % 360) - 180) >= 3:
+            rotated += b - a  # not upright: sideways text is left out
             continue
-        ch = "-" if code == 0x02 else chr(code)  # 0x02: PDFium's mark for a hyphen at a line end
-        if not raw.FPDFText_GetLooseCharBox(textpage, i, rect):
-            continue
-        raw.FPDFText_GetCharOrigin(textpage, i, ox, oy)
-        xa, _ = to_display(rect.left, rect.bottom)
-        xb, _ = to_display(rect.right, rect.top)
-        _, y = to_display(ox.value, oy.value)
-        glyphs.append(Glyph(ch, min(xa, xb), max(xa, xb), y, size or 1.0, bold, mono))
+        raw.FPDFText_GetFontInfo(textpage, i, name_buf, 256, ctypes.byref(flags))
+        name = name_buf.value.decode("latin-1", "replace")
+        weight = raw.FPDFText_GetFontWeight(textpage, i)
+        bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags.value & (1 << 18))
+        mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
+        before, edge = len(chars), None
+        for i in kept[a:b]:
+            if not get_box(page, i, rect_at):
+                continue
+            across = rect.left if sideways else rect.bottom
+            if across != edge:  # the run's first character, or one off its baseline
+                raw.FPDFText_GetCharOrigin(textpage, i, ox, oy)
+                y = to_display(ox.value, oy.value)[1]
+                edge = across
+            left, right = rect.left, rect.right
+            if rot == 0 and left <= right:
+                x0s.append(left - cx0)
+                x1s.append(right - cx0)
+            else:
+                xa, xb = to_display(left, rect.bottom)[0], to_display(right, rect.top)[0]
+                x0s.append(min(xa, xb))
+                x1s.append(max(xa, xb))
+            ys.append(y)
+            chars.append(text[i])
+        added = len(chars) - before
+        glyphs.size += [size] * added
+        glyphs.bold += [bold] * added
+        glyphs.mono += [mono] * added
+    if "\x02" in chars:
+        glyphs.text = ["-" if c == "\x02" else c for c in chars]  # PDFium's mark for a hyphen at a line end
     return rotated
 
 

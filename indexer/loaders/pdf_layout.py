@@ -2,10 +2,10 @@
 
 A reader gives `Page`s of `Glyph`s and rule segments (indexer.loaders.pdf reads them with
 PDFium; bench/pdf_compare.py feeds other libraries). Glyphs become words, and the words
-of a row become fragments wherever a gap is wider than a gutter (`fragments`). Lines
-repeated at the top or bottom of most pages and bare page numbers are dropped
-(`furniture`). The fragments of a page are read in order: columns left then right, by
-recursive cuts along white gutters (`reading_order`).
+of a row become fragments wherever a gap is wider than a gutter (`fragments`); running
+headers, footers and page numbers among them are found by `pdf_furniture`. The fragments
+of a page are read in order: columns left then right, by recursive cuts along white
+gutters (`reading_order`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import NamedTuple
 
-__all__ = ["Box", "Glyph", "Page", "fragments", "furniture", "merge_boxes", "page_number_like", "reading_order",
-           "rows_of", "words_of"]
+__all__ = ["Box", "Glyph", "Glyphs", "Packed", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
 
 
-@dataclass(slots=True)
-class Glyph:
+class Glyph(NamedTuple):
     """One character in page display coordinates: points, origin top-left, y downwards;
-    `y` is the baseline."""
+    `y` is the baseline. A reader may hand plain tuples in this field order."""
 
     text: str
     x0: float
@@ -35,14 +36,33 @@ class Glyph:
 
 
 @dataclass(slots=True)
+class Glyphs:
+    """A page's glyphs as columns, one entry a glyph (what a fast reader hands over:
+    appending to a few lists costs less than a tuple a glyph, and words are found in bulk)."""
+
+    text: list[str] = field(default_factory=list)
+    x0: list[float] = field(default_factory=list)
+    x1: list[float] = field(default_factory=list)
+    y: list[float] = field(default_factory=list)
+    size: list[float] = field(default_factory=list)
+    bold: list[bool] = field(default_factory=list)
+    mono: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, glyphs: list[Glyph]) -> Glyphs:
+        return cls(*(list(map(itemgetter(k), glyphs)) for k in range(7)))
+
+
+@dataclass(slots=True)
 class Page:
     width: float
     height: float
-    glyphs: list[Glyph] = field(default_factory=list)
+    glyphs: list[Glyph] | Glyphs = field(default_factory=list)  # in content order
     rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1 segments
     images: int = 0
 
 
+_SPACE = re.compile(r"\s")
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 
 
@@ -71,36 +91,91 @@ class Box:
         return self.bottom_ if self.table else self.y + 0.25 * self.size
 
 
-def words_of(glyphs: list[Glyph], page_no: int) -> list[Box]:
+def words_of(glyphs: list[Glyph] | Glyphs, page_no: int) -> list[Box]:
     """Words from glyphs in content order: a space, a jump back or down, or a gap wider
-    than 0.15 em ends a word."""
-    words: list[Box] = []
-    cur: list[Glyph] = []
+    than 0.15 em ends a word. The glyphs of a page are compared in bulk (numpy)."""
+    import numpy as np
 
-    def flush():
-        if cur:
-            text = unicodedata.normalize("NFC", "".join(g.text for g in cur).translate(_LIGATURES)).replace("\u00ad", "")
-            mid = cur[len(cur) // 2]
-            if text:
-                half = len(cur) / 2
-                words.append(Box(
-                    text, cur[0].x0, max(g.x1 for g in cur), mid.y, round(mid.size * 2) / 2,
-                    sum(g.bold for g in cur) > half, page_no, mono=sum(g.mono for g in cur) > half,
-                ))
-            cur.clear()
-
-    for g in glyphs:
-        if g.text.isspace() or not g.text.isprintable() and g.text != "\u00ad":
-            flush()
-            continue
-        if cur:
-            p = cur[-1]
-            em = max(g.size, p.size)
-            if abs(g.y - p.y) > 0.35 * em or g.x0 - p.x1 > 0.15 * em or g.x0 < p.x0 - 0.2 * em:
-                flush()
-        cur.append(g)
-    flush()
+    g = glyphs if isinstance(glyphs, Glyphs) else Glyphs.of(glyphs)
+    if not g.text:
+        return []
+    chars = g.text
+    joined = "".join(chars)
+    if len(joined) == len(chars) and joined.isprintable() and not _SPACE.search(joined):
+        skip = np.zeros(len(chars), dtype=bool)  # no blank to skip (the usual page)
+    else:
+        blank = {c: c.isspace() or not c.isprintable() and c != "\u00ad" for c in set(chars)}
+        skip = np.array([blank[c] for c in chars], dtype=bool)
+    x0, x1, y, size = np.array(g.x0, dtype=float), np.array(g.x1, dtype=float), np.array(g.y, dtype=float), np.array(
+        g.size, dtype=float)
+    em = np.maximum(size[1:], size[:-1])
+    start = np.ones(len(chars), dtype=bool)  # a glyph that does not go on with the one before it
+    start[1:] = skip[:-1] | (np.abs(y[1:] - y[:-1]) > 0.35 * em) | (x0[1:] - x1[:-1] > 0.15 * em) | (x0[1:] < x0[:-1] - 0.2 * em)
+    kept = np.flatnonzero(~skip)
+    if not len(kept):
+        return []
+    starts = np.flatnonzero(start[kept])  # word starts, counted among the kept glyphs
+    ends = np.append(starts[1:], len(kept))
+    mids = kept[starts + (ends - starts) // 2]
+    half = (ends - starts) / 2
+    if len(kept) < len(chars):
+        chars = [chars[i] for i in kept.tolist()]
+        joined = "".join(chars)
+    bounds = zip(starts.tolist(), ends.tolist())
+    if len(joined) == len(chars):  # one character a glyph: slice the page's text
+        texts = [joined[a:b] for a, b in bounds]
+    else:
+        texts = ["".join(chars[a:b]) for a, b in bounds]
+    columns = zip(
+        texts, x0[kept[starts]].tolist(), np.maximum.reduceat(x1[kept], starts).tolist(), y[mids].tolist(),
+        (np.round(size[mids] * 2) / 2).tolist(),
+        (np.add.reduceat(np.array(g.bold, dtype=int)[kept], starts) > half).tolist(),
+        (np.add.reduceat(np.array(g.mono, dtype=int)[kept], starts) > half).tolist(),
+    )
+    words = []
+    for text, left, right, base, em_size, heavy, fixed in columns:
+        if not text.isascii():  # ligatures, soft hyphens and composed letters are never ASCII
+            text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
+            if not text:
+                continue
+        words.append(Box(text, left, right, base, em_size, heavy, page_no, mono=fixed))
     return words
+
+
+class Packed:
+    """Boxes of one page held compactly (text as UTF-8; position and size as float32, the
+    precision PDFium reports them in; weight), alone or as rows, so that a document's
+    worth of pages waits for the next pass in a fraction of the memory of Box objects."""
+
+    __slots__ = ("texts", "numbers", "flags", "lengths")
+
+    def __init__(self, boxes: list[Box], lengths: list[int] | None = None):
+        self.texts = "\x00".join([b.text for b in boxes]).encode()  # no box text holds a NUL (not printable)
+        self.numbers = (
+            array("f", [b.x0 for b in boxes]), array("f", [b.x1 for b in boxes]),
+            array("f", [b.y for b in boxes]), array("f", [b.size for b in boxes]),
+        )
+        self.flags = bytes([b.bold | b.mono << 1 for b in boxes])
+        self.lengths = array("I", lengths or ())
+
+    @classmethod
+    def of_rows(cls, rows: list[list[Box]]) -> Packed:
+        return cls([b for row in rows for b in row], [len(row) for row in rows])
+
+    def boxes(self, page_no: int) -> list[Box]:
+        if not self.flags:
+            return []
+        return [
+            Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
+            for text, x0, x1, y, size, f in zip(self.texts.decode().split("\x00"), *self.numbers, self.flags)
+        ]
+
+    def rows(self, page_no: int) -> list[list[Box]]:
+        boxes, rows, at = self.boxes(page_no), [], 0
+        for n in self.lengths:
+            rows.append(boxes[at : at + n])
+            at += n
+        return rows
 
 
 def rows_of(boxes: list[Box]) -> list[list[Box]]:
@@ -118,9 +193,12 @@ def rows_of(boxes: list[Box]) -> list[list[Box]]:
 
 def merge_boxes(boxes: list[Box]) -> Box:
     """Boxes side by side as one: words joined by a space (code keeps its spacing)."""
-    chars = Counter()
-    for b in boxes:
-        chars[b.size] += len(b.text)
+    size = boxes[0].size
+    if any(b.size != size for b in boxes):  # the size most characters have
+        chars = Counter()
+        for b in boxes:
+            chars[b.size] += len(b.text)
+        size = chars.most_common(1)[0][0]
     mono = all(b.mono for b in boxes)
     if mono and len(boxes) > 1:
         advance = sum(b.x1 - b.x0 for b in boxes) / max(1, sum(len(b.text) for b in boxes))
@@ -131,7 +209,7 @@ def merge_boxes(boxes: list[Box]) -> Box:
         text = " ".join(b.text for b in boxes)
     return Box(
         text, boxes[0].x0, max(b.x1 for b in boxes), boxes[0].y,
-        chars.most_common(1)[0][0], all(b.bold for b in boxes), boxes[0].page, mono=mono,
+        size, all(b.bold for b in boxes), boxes[0].page, mono=mono,
     )
 
 
@@ -149,77 +227,6 @@ def fragments(words: list[Box], gutter: float) -> list[list[Box]]:
         frags.append(merge_boxes(cur))
         out.append(frags)
     return out
-
-
-_PAGE_NUMBER = re.compile(
-    r"^[-–—~(\[|]*\s*(?:(?:page|sayfa|seite|pág\.?|p\.|s\.)\s*)?\d{1,5}"
-    r"(?:\s*(?:of|/|de|von|\|)\s*\d{1,5})?\s*[-–—~)\]|]*$",
-    re.I,
-)
-_ROMAN = re.compile(r"^[ivxlcdm]{1,7}$", re.I)
-
-
-def page_number_like(text: str) -> bool:
-    """A bare page number: `3`, `- 3 -`, `Page 3 of 10`, `Sayfa 3`, `3 / 10`, `iv`."""
-    t = " ".join(text.split())
-    return bool(_PAGE_NUMBER.match(t) or _ROMAN.match(t))
-
-
-def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: float) -> set[int]:
-    """ids of fragments that are running headers/footers or page numbers.
-
-    Candidates are fragments among the three top and bottom rows of a page, in its outer
-    15%. A candidate repeated (digits aside) on 40% of the pages or more is furniture
-    unless other pages put body text at its place (a heading that recurs at the top of
-    some pages is body text); a bare page number is always furniture. So is a first (or
-    last) row set apart by a blank line's space, no larger than the body font, at the
-    same height on half of the pages or more (a header naming the current chapter)."""
-    candidates: list[tuple[int, str, Box]] = []
-    for p, rows in enumerate(pages_rows):
-        h = heights[p]
-        for where, band in (("top", rows[:3]), ("bottom", rows[-3:])):
-            for row in band:
-                for frag in row:
-                    if (where == "top" and frag.bottom < 0.15 * h) or (where == "bottom" and frag.top > 0.85 * h):
-                        key = where + ":" + re.sub(r"\d+", "#", " ".join(frag.text.lower().split()))
-                        candidates.append((p, key, frag))
-    where_key: dict[str, list[tuple[int, Box]]] = {}
-    for p, key, frag in candidates:
-        where_key.setdefault(key, []).append((p, frag))
-    need = max(2, math.ceil(0.4 * len(pages_rows)))
-    repeated = {k for k, v in where_key.items() if len({p for p, _ in v}) >= need}
-    furniture_ids = {id(f) for k in repeated for _, f in where_key[k]}
-    confirmed: set[str] = set()
-    for key in repeated:
-        frags = [f for _, f in where_key[key]]
-        pages = {p for p, _ in where_key[key]}
-        top = sorted(f.top for f in frags)[len(frags) // 2]
-        bottom = sorted(f.bottom for f in frags)[len(frags) // 2]
-        x0, x1 = min(f.x0 for f in frags), max(f.x1 for f in frags)
-        conflicts = sum(
-            1 for p, rows in enumerate(pages_rows) if p not in pages and any(
-                f.top < bottom and f.bottom > top and f.x0 < x1 and f.x1 > x0 and id(f) not in furniture_ids
-                for row in rows for f in row
-            )
-        )
-        if conflicts * 2 <= len(pages):
-            confirmed.add(key)
-    drop = {id(f) for p, key, f in candidates if key in confirmed or page_number_like(f.text)}
-    for edge in (0, -1):
-        at: dict[int, list[list[Box]]] = {}
-        for p, rows in enumerate(pages_rows):
-            rows = [r for r in rows if not all(id(f) in drop for f in r)]
-            if len(rows) < 2:
-                continue
-            row, near = rows[edge], rows[1 if edge == 0 else -2]
-            gap = near[0].top - row[0].bottom if edge == 0 else row[0].top - near[0].bottom
-            inside = row[0].bottom < 0.15 * heights[p] if edge == 0 else row[0].top > 0.85 * heights[p]
-            if inside and gap >= body and all(f.size <= body * 1.1 for f in row):
-                at.setdefault(round(row[0].y / 2), []).append(row)
-        for rows in at.values():
-            if len(rows) >= max(3, len(pages_rows) / 2):
-                drop.update(id(f) for row in rows for f in row)
-    return drop
 
 
 # ---- reading order
@@ -265,25 +272,28 @@ def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: 
             strips.append([b])
             bottom = b.bottom
     lines: list[list[Box]] = []
+    free = [_free(strip, lo, hi, gutter) for strip in strips]
     i = 0
     while i < len(strips):
-        common = _free(strips[i], lo, hi, gutter)
+        common = free[i]
         j = i + 1
         while j < len(strips) and common:
-            nxt = _intersect(common, _free(strips[j], lo, hi, gutter), gutter)
+            nxt = _intersect(common, free[j], gutter)
             if not nxt:
                 break
             common, j = nxt, j + 1
-        region = [b for s in strips[i:j] for b in s]
+        region = [b for s in strips[i:j] for b in s] if common else []
         cut = None
         narrow = max(7.5 * gutter, 0.12 * (hi - lo))
         for g0, g1 in sorted(common, key=lambda g: g[0] - g[1]):
-            left = [b for b in region if b.x1 <= g0 + 0.01]
-            right = [b for b in region if b.x0 >= g1 - 0.01]
             side_by_side = any(
                 any(b.x1 <= g0 + 0.01 for b in strip) and any(b.x0 >= g1 - 0.01 for b in strip) for strip in strips[i:j]
             )
-            if side_by_side and min(
+            if not side_by_side:
+                continue
+            left = [b for b in region if b.x1 <= g0 + 0.01]
+            right = [b for b in region if b.x0 >= g1 - 0.01]
+            if min(
                 max(b.x1 for b in left) - min(b.x0 for b in left), max(b.x1 for b in right) - min(b.x0 for b in right)
             ) >= narrow:
                 cut = (g0 + g1) / 2

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..types import page_at
 from .files import SkipFile
-from .pdf_layout import Box, Page, fragments, furniture, merge_boxes, reading_order, words_of
+from .pdf_furniture import furniture
+from .pdf_layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
 from .pdf_tables import ruled_tables
 
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
@@ -52,6 +54,7 @@ _SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
 _BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
 _NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
 _WORD = re.compile(r"[\w'’-]+")
+_UNDECODED = re.compile("[\ufffd\ue000-\uf8ff]")  # no Unicode map: the replacement character, private use
 _LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
 
 
@@ -82,48 +85,53 @@ class _Block:
 
 
 def _style_key(line: Box, body: float) -> tuple[str, float] | None:
-    if line.table or line.mono or sum(c.isalpha() for c in line.text) < 2 or _LEADER.search(line.text):
-        return None  # a drop cap or a lone number is no heading
+    if line.table or line.mono:
+        return None
     if line.size >= body * 1.15:
-        return ("size", line.size)
-    if line.bold and line.size >= body * 0.95:
-        return ("bold", line.size)
-    return None
+        key = ("size", line.size)
+    elif line.bold and line.size >= body * 0.95:
+        key = ("bold", line.size)
+    else:
+        return None
+    if sum(c.isalpha() for c in line.text) < 2 or _LEADER.search(line.text):
+        return None  # a drop cap or a lone number is no heading
+    return key
 
 
-def layout_markdown(pages: list[Page], meta_title: str = "", warnings: list[str] | None = None) -> PdfText:
-    """Markdown-shaped text and page spans from pages of glyphs and rules.
-    Raises SkipFile when no page has text."""
+def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[str] | None = None) -> PdfText:
+    """Markdown-shaped text and page spans from pages of glyphs and rules. `pages` may be
+    a generator: each page is read once and let go (its glyphs become compact words), so a
+    long document never holds the glyphs of more than one page. `warnings` is read after
+    the pages (a reader may add to it as it goes). Raises SkipFile when no page has text."""
+    doc = _read(pages)  # pass 1: words, tables and the font sizes of every page
     warnings = list(warnings or [])
-    words_by_page = [words_of(p.glyphs, i) for i, p in enumerate(pages)]
-    all_words = [w for ws in words_by_page for w in ws]
-    if not all_words:
+    if not doc.chars:
         raise SkipFile(f"no text layer (a scanned PDF?); {OCR_HINT}")
-    bad = sum(1 for w in all_words for c in w.text if c == "\ufffd" or "\ue000" <= c <= "\uf8ff")
-    total = sum(len(w.text) for w in all_words)
-    if bad * 2 > total:
+    if doc.bad * 2 > doc.chars:
         raise SkipFile(f"text layer cannot be decoded (fonts without a Unicode map); {OCR_HINT} --force-ocr")
-    sizes = Counter()
-    for w in all_words:
-        sizes[w.size] += len(w.text)
-    body = sizes.most_common(1)[0][0]
+    body = doc.sizes.most_common(1)[0][0]  # the document's body font, from every page
     gutter = max(0.8 * body, 4.0)
+    if doc.scanned:
+        warnings.append(f"page(s) {page_list(doc.scanned)} have no text layer (scanned?); {OCR_HINT} to index them")
 
-    empty = [i + 1 for i, ws in enumerate(words_by_page) if not ws]
-    scanned = [n for n in empty if pages[n - 1].images]
-    if scanned:
-        warnings.append(f"page(s) {page_list(scanned)} have no text layer (scanned?); {OCR_HINT} to index them")
+    # pass 2: fragments, packed again; the rows at each page's edges stay for the furniture
+    rows_by_page: list[Packed | None] = []
+    edges, totals = [], []
+    for i, packed in enumerate(doc.words):
+        rows = fragments(packed.boxes(i), gutter)
+        doc.words[i] = None  # the page's words go as its fragments come
+        rows_by_page.append(Packed.of_rows(rows))
+        edges.append(rows if len(rows) <= 2 * _EDGE else rows[:_EDGE] + rows[-_EDGE:])
+        totals.append(len(rows))
+    drop = _positions(edges, totals, furniture(edges, doc.heights, body))
+    del edges
 
-    rows_by_page, tables_by_page = [], []
-    for i, ws in enumerate(words_by_page):
-        tables, rest = ruled_tables(pages[i].rules, ws, i)
-        tables_by_page.append(tables)
-        rows_by_page.append(fragments(rest, gutter))
-    drop = furniture(rows_by_page, [p.height for p in pages], body)
-
+    # pass 3: each page in reading order
     lines: list[Box] = []
-    for i, rows in enumerate(rows_by_page):
-        items = [f for row in rows for f in row if id(f) not in drop] + tables_by_page[i]
+    for i, packed in enumerate(rows_by_page):
+        items = [f for r, row in enumerate(packed.rows(i)) for k, f in enumerate(row) if (r, k) not in drop[i]]
+        items += doc.tables[i]
+        rows_by_page[i] = None
         if not items:
             continue
         lo, hi = min(b.x0 for b in items), max(b.x1 for b in items)
@@ -134,12 +142,63 @@ def layout_markdown(pages: list[Page], meta_title: str = "", warnings: list[str]
     vocab = {m.group().lower() for line in lines if not line.table for m in _WORD.finditer(line.text)}
     leading, spaced = _leading(lines, body)
     blocks = _blocks(lines, body, leading, spaced)
+    del lines
     _heading_levels(blocks, body)
-    text, spans = _render(blocks, len(pages), vocab)
+    text, spans = _render(blocks, len(doc.heights), vocab)
     title = meta_title if _clean_title(meta_title) else ""
     if not title:
         title = next((_plain(b, vocab) for b in blocks if b.kind == "heading" and b.level == 1), "")
     return PdfText(text, spans, unicodedata.normalize("NFC", title), warnings)
+
+
+_EDGE = 5  # rows kept from each edge of a page for the furniture pass (it looks at four)
+
+
+def _positions(edges: list[list[list[Box]]], totals: list[int], drop: set[int]) -> list[set[tuple[int, int]]]:
+    """Per page, the (row, fragment) positions of the dropped fragments, rows counted on
+    the whole page (`edges` holds its first and last `_EDGE` rows of `totals` rows)."""
+    out = []
+    for rows, total in zip(edges, totals):
+        at = set()
+        for t, row in enumerate(rows):
+            r = t if total == len(rows) or t < _EDGE else total - (len(rows) - t)
+            at.update((r, k) for k, f in enumerate(row) if id(f) in drop)
+        out.append(at)
+    return out
+
+
+@dataclass(slots=True)
+class _Read:
+    """What the first pass over the pages keeps: per page its height, ruled tables and
+    compact words; for the document, the characters by font size (the body font), and
+    the counts that tell an undecodable or scanned PDF."""
+
+    heights: list[float] = field(default_factory=list)
+    tables: list[list[Box]] = field(default_factory=list)
+    words: list[Packed | None] = field(default_factory=list)
+    sizes: Counter = field(default_factory=Counter)
+    chars: int = 0
+    bad: int = 0
+    scanned: list[int] = field(default_factory=list)
+
+
+def _read(pages: Iterable[Page]) -> _Read:
+    doc = _Read()
+    for i, page in enumerate(pages):
+        words = words_of(page.glyphs, i)
+        if not words and page.images:
+            doc.scanned.append(i + 1)
+        for w in words:
+            doc.sizes[w.size] += len(w.text)
+        text = "".join([w.text for w in words])
+        doc.chars += len(text)
+        if not text.isascii():
+            doc.bad += len(_UNDECODED.findall(text))
+        tables, rest = ruled_tables(page.rules, words, i)
+        doc.heights.append(page.height)
+        doc.tables.append(tables)
+        doc.words.append(Packed(rest))
+    return doc
 
 
 def _clean_title(title: str) -> bool:

@@ -28,8 +28,9 @@ from starlette.staticfiles import StaticFiles
 
 from .. import __version__
 from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
-from ..search import MODES, SearchOptions
+from ..retrieval import MODES, SearchOptions
 from ..settings import Settings
+from ..paths import shown_path
 from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library
 from .openapi import schema
@@ -84,7 +85,7 @@ def search_json(library: Library, name: str, query: str, options: SearchOptions,
 
 def question_json(q) -> dict:
     return {"id": q.id, "question": q.question, "doc_id": q.doc_id, "section": q.section, "answer": q.answer,
-            "symbol": q.symbol, "tags": q.tags, "target": list(q.target),
+            "symbol": q.symbol, "tags": q.tags, "target": list(q.target), "documents": q.documents,
             "answer_span": list(q.answer_span) if q.answer_span else None}
 
 
@@ -95,6 +96,16 @@ class Api:
         self.library = library
         self.sets = sets
         self.slots = asyncio.Semaphore(SLOTS)
+        store = library.store
+        # the index folder as a client sees it (a Chroma server's URL as is): no absolute server path
+        self.where = store.url or shown_path(store.db, sets.base)
+        self._hide = {p: self.where for p in {str(store.db), str(Path(store.db).resolve())} if not store.url}
+
+    def shown(self, message: str) -> str:
+        """An error message with the index folder's absolute path replaced by its shown form."""
+        for path, shown in self._hide.items():
+            message = message.replace(path, shown)
+        return message
 
     def _names(self, request: Request) -> list[str]:
         return query_list(request.query_params, "strategy") or list(self.library.names())
@@ -115,7 +126,7 @@ class Api:
 
     def collections(self, request: Request):
         return JSONResponse({"collections": [self.library.describe(n, e) for n, e in self.library.names().items()],
-                             "where": self.library.store.where, "modes": list(MODES)})
+                             "where": self.where, "modes": list(MODES)})
 
     def documents(self, request: Request):
         docs = self.library.documents(self._names(request))
@@ -168,7 +179,7 @@ class Api:
                     result = search_json(self.library, name, req.query, SearchOptions(mode=mode, k=req.k),
                                          question=question)
                 except IndexerError as exc:
-                    result = {"strategy": name, "mode": mode, "error": str(exc), "status": status_of(exc)}
+                    result = {"strategy": name, "mode": mode, "error": self.shown(str(exc)), "status": status_of(exc)}
                 result["requested_mode"] = mode or DEFAULT_MODE
                 results.append(result)
         return {"query": req.query, "question": question_json(question) if question else None, "results": results}
@@ -188,7 +199,7 @@ async def on_api_error(request: Request, exc: ApiError):
 
 
 async def on_indexer_error(request: Request, exc: IndexerError):
-    return error(status_of(exc), str(exc))
+    return error(status_of(exc), request.app.state.api.shown(str(exc)))
 
 
 async def on_http_error(request: Request, exc: HTTPException):

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from ..errors import CollectionNotFound, UsageError
-from ..search import Index, SearchOptions
+from ..retrieval import Index, SearchOptions
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit

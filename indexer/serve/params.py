@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..search import MODES, SearchOptions
-from ..search.options import MAX_QUERY_CHARS
+from ..retrieval import MODES, SearchOptions
+from ..retrieval.options import MAX_QUERY_CHARS
 
 MAX_K = 100
 MAX_COLLECTIONS = 12

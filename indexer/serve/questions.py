@@ -3,7 +3,8 @@
 pick a set by its id, never by a path.
 
 A set marks query results hit / strict hit / miss (the evaluator's rules: a hit overlaps
-the expected section, a strict hit contains the whole expected answer), and gives the
+the expected section or belongs to an expected document, a strict hit contains the whole
+expected answer), and gives the
 evaluation view its numbers from `indexer.evaluation.evaluate` — the same as `indexer eval`.
 """
 
@@ -17,10 +18,11 @@ from pathlib import Path
 from ..errors import CollectionNotFound
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
-from ..evaluation.metrics import contains, overlaps
+from ..evaluation.metrics import contains
 from ..evaluation.run import _corpus_root
 from ..loaders import load_documents
-from ..search import MODES
+from ..paths import shown_path
+from ..retrieval import MODES
 from ..types import Chunk
 from .library import Library
 
@@ -41,26 +43,22 @@ def set_id(path: Path) -> str:
     return hashlib.sha1(str(path).encode()).hexdigest()[:10]
 
 
-def display_name(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def judge(question: Question, chunk: Chunk) -> str:
-    """strict (contains the whole answer), hit (overlaps the expected span) or miss."""
-    if chunk.doc_id != question.doc_id:
-        return "miss"
-    if question.answer_span is not None and contains((chunk.start, chunk.end), question.answer_span):
+    """strict (contains the whole answer), hit (overlaps the expected span, or belongs to an
+    expected document) or miss."""
+    if (question.answer_span is not None and chunk.doc_id == question.doc_id
+            and contains((chunk.start, chunk.end), question.answer_span)):
         return "strict"
-    return "hit" if overlaps((chunk.start, chunk.end), question.target) else "miss"
+    return "hit" if question.hits(chunk.doc_id, chunk.start, chunk.end) else "miss"
 
 
 class QuestionSets:
     def __init__(self, library: Library, explicit: list[str | Path] = ()) -> None:
         self.library = library
         self.explicit = [Path(p).expanduser().resolve() for p in explicit]
+        self.base = Path.cwd()  # paths are shown relative to where serve started, never absolute
         self._sets: dict[str, QuestionSet] = {}
         self._lock = threading.Lock()
         self._eval_lock = threading.Lock()  # one evaluation at a time: it keeps both cores busy
@@ -84,7 +82,8 @@ class QuestionSets:
             return [self._sets[set_id(p)] for p in paths]
 
     def listing(self) -> list[dict]:
-        return [{"id": s.id, "name": display_name(s.path), "explicit": s.path in self.explicit} for s in self.sets()]
+        return [{"id": s.id, "name": shown_path(s.path, self.base, keep=2), "explicit": s.path in self.explicit}
+                for s in self.sets()]
 
     def get(self, sid: str) -> QuestionSet:
         if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
@@ -107,7 +106,7 @@ class QuestionSets:
         for q in self.questions(sid):
             if q.id == qid:
                 return q
-        raise CollectionNotFound(f"no question {str(qid)[:40]!r} in {display_name(self.get(sid).path)}")
+        raise CollectionNotFound(f"no question {str(qid)[:40]!r} in {shown_path(self.get(sid).path, self.base, keep=2)}")
 
     def evaluation(self, sid: str, names: list[str], modes: tuple[str, ...] = MODES) -> dict:
         """`indexer eval` of the set on the named collections × modes, as JSON (cached
@@ -132,13 +131,16 @@ class QuestionSets:
         if len(parts) > 1:
             ev = Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
                             {k: v for p in parts for k, v in p.stale.items()})
+        source = shown_path(ev.source, self.base)
         rows = report.json_rows(ev)
         for row in rows:
+            if "source" in row:
+                row["source"] = source
             for item in row.get("per_question", ()):
                 item.pop("retrieved", None)
         return {
-            "set": qs.id, "name": display_name(qs.path), "questions": len(ev.questions), "ks": ev.ks,
-            "ctx_k": ev.ctx_k, "source": ev.source, "rows": rows,
+            "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
+            "ctx_k": ev.ctx_k, "source": source, "rows": rows,
             "table": report.table(ev), "intervals": report.intervals(ev),
             "stale": ev.stale,
         }

@@ -18,10 +18,9 @@ def entry_key(strategy: str, embedder: str) -> str:
 
 
 def collection_name(strategy: str) -> str:
-    """The collection name a strategy spec builds (`fixed:size=100` -> `fixed-100`); a
-    name that is not a spec (a custom `--name`) is returned as it is."""
-    if ":" not in strategy:
-        return strategy.strip()
+    """The collection name a strategy spec builds, in its canonical spelling
+    (`fixed:size=100` -> `fixed-100`, `fixed:size=64,overlap=16` -> `fixed64`); a name
+    that is not a spec (a custom `--name`) is returned as it is."""
     from ..chunkers import parse_strategy
     from ..errors import UsageError
 

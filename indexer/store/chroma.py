@@ -5,18 +5,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import shutil
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import CollectionNotFound, IndexerError, StoreError
+from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
 
 _MISSING = ("does not exist", "not found")
-_DISK_FULL = ("database or disk is full", "no space left", "disk full")
+_DISK_FULL = ("database or disk is full", "no space left", "disk full", "disk quota exceeded")
 _READ_ONLY = ("readonly database", "read-only", "read only file system", "permission denied")
 _CONNECTION = ("connection refused", "connecterror", "connection reset", "remoteprotocolerror", "timed out",
                "server disconnected", "could not connect", "readerror", "connection aborted")
+# Below this much free space, a Chroma or SQLite failure nothing else explains is taken for
+# a full disk: Chroma reports a failed write as "Failed to apply logs to the metadata
+# segment", and the write that failed needed more than what is left.
+DISK_LOW = 64 * 1024 * 1024
+
+
+class ChromaFailure(StoreError):
+    """A Chroma failure that none of the known causes explains."""
 
 
 def first_line(exc: BaseException) -> str:
@@ -24,24 +33,61 @@ def first_line(exc: BaseException) -> str:
     return text[0][:200] if text else exc.__class__.__name__
 
 
-def translate(exc: BaseException, where: str, what: str = "") -> IndexerError:
-    """The IndexerError that says what a Chroma (or file system) failure means to a user."""
+def free_bytes(folder: Path) -> int | None:
+    """Free space on the file system holding `folder` (or its nearest existing parent)."""
+    for path in (folder, *folder.parents):
+        if path.exists():
+            try:
+                return shutil.disk_usage(path).free
+            except OSError:
+                return None
+    return None
+
+
+def disk_full(where: str, folder: Path | None) -> DiskFull:
+    """The one-line message for a full disk: the index's own (with what is left), or a
+    Chroma server's (`folder` None)."""
+    free = free_bytes(folder) if folder is not None else None
+    if free is None:
+        return DiskFull(f"the Chroma server at {where} reports a full disk; free space on its machine and retry "
+                        "— nothing was lost")
+    return DiskFull(f"the disk holding {where} is full ({free / 2**20:.1f} MB free); free space and retry "
+                    "— nothing was lost")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Did a write fail for want of space (an OSError, SQLite's SQLITE_FULL, or their text
+    inside a Chroma error)? Our own errors are already translated."""
+    if isinstance(exc, IndexerError):
+        return False
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if getattr(exc, "sqlite_errorcode", None) == 13:  # SQLITE_FULL
+        return True
+    return any(s in str(exc).lower() for s in _DISK_FULL)
+
+
+def translate(exc: BaseException, where: str, what: str = "", folder: Path | None = None) -> IndexerError:
+    """The IndexerError that says what a Chroma (or file system) failure means to a user.
+    `folder`: the local index folder (None with a server), whose free space tells a full
+    disk from other failures."""
     if isinstance(exc, IndexerError):
         return exc
     name = exc.__class__.__name__.lower()
     text = f"{name} {exc}".lower()
     doing = f" while {what}" if what else ""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or any(s in text for s in _DISK_FULL):
-        return StoreError(f"the disk holding {where} is full{doing}; free some space and run it again "
-                          "(the previous version of the index is untouched)")
+    if is_disk_full(exc):
+        return disk_full(where, folder)
     if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or any(s in text for s in _READ_ONLY):
-        return StoreError(f"{where} is read-only{doing}: building needs write access (querying does not)")
+        return ReadOnlyIndex(f"{where} is read-only{doing}: building needs write access (querying does not)")
     if "notfound" in name or any(s in text for s in _MISSING):
         return CollectionNotFound(f"{what or 'a collection'} is missing from {where}; rebuild the strategy")
     if any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name:
         return StoreError(f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
                           "running and run the command again (the previous version of the index is untouched)")
-    return StoreError(f"Chroma at {where} failed{doing}: {first_line(exc)}")
+    if folder is not None and (free_bytes(folder) or 0) < DISK_LOW and not isinstance(exc, OSError):
+        return disk_full(where, folder)
+    return ChromaFailure(f"Chroma at {where} failed{doing}: {first_line(exc)}")
 
 
 def writable(folder: Path) -> bool:
@@ -88,6 +134,11 @@ class Chroma:
     def where(self) -> str:
         return self.url or str(self.path.parent)
 
+    @property
+    def folder(self) -> Path | None:
+        """The local index folder whose disk holds the database (None with a server)."""
+        return None if self.url else self.path.parent
+
     @cached_property
     def client(self):
         from chromadb.config import Settings as ChromaSettings
@@ -116,8 +167,8 @@ class Chroma:
             client = chromadb.PersistentClient(path=str(path), settings=settings)
             client.list_collections(limit=1)
         except Exception as exc:  # chroma raises many kinds here
-            error = translate(exc, str(self.path))
-            if isinstance(error, StoreError) and "read-only" in str(error):
+            error = translate(exc, self.where, folder=self.folder)
+            if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
                 raise error from None
             raise StoreError(
                 f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
@@ -155,7 +206,7 @@ class Chroma:
         except IndexerError:
             raise
         except Exception as exc:
-            raise translate(exc, self.where, what) from None
+            raise translate(exc, self.where, what, self.folder) from None
 
     # -- collections -----------------------------------------------------------------------
     def collection(self, name: str):
@@ -166,6 +217,16 @@ class Chroma:
                                f"collection {name}")
             self._handles[name] = handle
         return handle
+
+    def exists(self, name: str) -> bool:
+        """Is the collection there now? (Asked of the database, not of the handle cache:
+        another process may have deleted it.)"""
+        try:
+            self.call(lambda: self.client.get_collection(name, embedding_function=None), f"collection {name}")
+        except CollectionNotFound:
+            self.forget(name)
+            return False
+        return True
 
     def forget(self, name: str) -> None:
         self._handles.pop(name, None)

@@ -27,8 +27,12 @@ _SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 
 @dataclass
 class GcReport:
+    """What was removed, and the bytes that freed: `collect` measures its folders before
+    and after (`add`'s sizes serve builds, which only remove segment folders)."""
+
     removed: list[str] = field(default_factory=list)
     bytes_freed: int = 0
+    measured: list[str] = field(default_factory=list)  # the folders whose size was measured
 
     def add(self, what: str, size: int = 0) -> None:
         self.removed.append(what)
@@ -103,8 +107,9 @@ def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
             conn.execute("VACUUM")
     except sqlite3.Error:
         return
-    report.add("space in Chroma's catalogue (full-text index merged, vacuumed)",
-               max(before - database.stat().st_size, 0))
+    freed = before - database.stat().st_size
+    if freed > 0:
+        report.add("space in Chroma's catalogue (full-text index merged, vacuumed)", freed)
 
 
 def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -> None:
@@ -130,21 +135,20 @@ def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -
 
 
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
-    """Everything above, for every collection in the index (each under its lease)."""
+    """Everything above, for every collection in the index (each under its lease). The
+    bytes freed are measured: the index folder (and `chroma_path`) before and after."""
     from .store import GRACE
 
+    store.require_writable("collecting garbage")
     report = GcReport()
     grace = GRACE if grace is None else grace
     say = on_message or (lambda _m: None)
-    entries = store.entries()
-    for entry in entries:
-        with store.lease(entry.strategy, entry.embedder, on_wait=say):
-            before = folder_size(store.side_dir(entry.collection))
+    folders = [store.db] + ([chroma_path] if chroma_path and store.db not in chroma_path.parents else [])
+    before = sum(folder_size(f) for f in folders)
+    for entry in store.entries():
+        with store.lease(entry.strategy, entry.embedder, on_wait=say, doing="collecting garbage", action="gc"):
             _, removed = store.prepare(entry.strategy, entry.embedder, grace)
-            after = folder_size(store.side_dir(entry.collection))
-            for what in removed:
-                report.add(what)
-            report.bytes_freed += max(before - after, 0)
+            report.removed.extend(removed)
     live = {e.collection for e in store.entries()} | {e.parents for e in store.entries()}
     orphans: dict[str, list[str]] = {}
     for name, meta in store.chroma.listing():
@@ -153,9 +157,9 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     for key, names in orphans.items():
         strategy, _, embedder = key.rpartition("@")
         try:
-            with store.lease(strategy, embedder, wait=False):
+            with store.lease(strategy, embedder, wait=False, doing="collecting garbage"):
                 for name in names:
-                    store.chroma.delete(name)
+                    store.remove_physical([name])
                     report.add(f"collection {name} (never published)")
         except LockTimeout:
             say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
@@ -163,11 +167,12 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
     if side.is_dir():
         for folder in side.iterdir():
             if folder.is_dir() and folder.name not in live:
-                size = folder_size(folder)
                 shutil.rmtree(folder, ignore_errors=True)
-                report.add(f"side files of {folder.name} (not live)", size)
+                report.add(f"side files of {folder.name} (not live)")
     path = chroma_path or (None if store.url else store.db / "chroma")
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
         vacuum(path, report, force=True)
+    report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
+    report.measured = [str(f) for f in folders]
     return report

@@ -26,27 +26,43 @@ TTL = 30.0  # seconds a server lease lives without a heartbeat
 SETTLE = 0.4  # seconds between writing a lease and reading it back
 
 
-def _busy(strategy: str, embedder: str, where: str, owner: str = "") -> LockTimeout:
+def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str = "") -> LockTimeout:
+    """`action`: what the refused caller wanted to do (empty: build)."""
     by = f" ({owner})" if owner else ""
+    if action:
+        return LockTimeout(f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
+                           f"and holds its lease; {action} it when the build is done, or without --no-wait to wait")
     return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
                        "wait for it, or drop --no-wait to queue behind it")
 
 
+def _waiting(strategy: str, embedder: str, action: str = "") -> str:
+    if action:
+        return f"waiting for the build of {strategy} ({embedder}) to finish before the {action}..."
+    return f"waiting for another build of {strategy} ({embedder}) to finish..."
+
+
 @contextlib.contextmanager
-def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: bool = True, on_wait=None):
+def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: bool = True, on_wait=None,
+               action: str = ""):
     """A lock file in the index folder (embedded database)."""
     from filelock import FileLock, Timeout
 
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / f"{slug(strategy)}--{slug(embedder)}.lock"))
+    from .chroma import translate
+
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        if not wait:
-            raise _busy(strategy, embedder, where) from None
-        if on_wait:
-            on_wait(f"waiting for another build of {strategy} ({embedder}) to finish...")
-        lock.acquire()
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / f"{slug(strategy)}--{slug(embedder)}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if not wait:
+                raise _busy(strategy, embedder, where, action=action) from None
+            if on_wait:
+                on_wait(_waiting(strategy, embedder, action))
+            lock.acquire()
+    except OSError as exc:  # a lock file cannot be made: a read-only or full disk
+        raise translate(exc, where, "taking a build lease", folder.parent) from None
     try:
         yield
     finally:
@@ -56,10 +72,12 @@ def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: boo
 class ServerLease:
     """A lease record in the catalogue of a Chroma server."""
 
-    def __init__(self, catalog, chroma, key: str, strategy: str, embedder: str, ttl: float = TTL) -> None:
+    def __init__(self, catalog, chroma, key: str, strategy: str, embedder: str, ttl: float = TTL,
+                 action: str = "") -> None:
         self.catalog, self.chroma = catalog, chroma
         self.id = f"lease:{key}"
         self.strategy, self.embedder = strategy, embedder
+        self.action = action
         self.ttl = ttl
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
@@ -92,10 +110,11 @@ class ServerLease:
                 if current and current.get("owner") == self.owner:
                     break
             if not wait:
-                raise _busy(self.strategy, self.embedder, self.chroma.where, (current or {}).get("owner", ""))
+                raise _busy(self.strategy, self.embedder, self.chroma.where, (current or {}).get("owner", ""),
+                            self.action)
             if on_wait and not told:
-                on_wait(f"waiting for another build of {self.strategy} ({self.embedder}) to finish "
-                        f"(held by {(current or {}).get('owner', '?')})...")
+                on_wait(_waiting(self.strategy, self.embedder, self.action)[:-3]
+                        + f" (held by {(current or {}).get('owner', '?')})...")
                 told = True
             time.sleep(1.0)
         self._thread = threading.Thread(target=self._beat, name="indexer-lease", daemon=True)
@@ -122,8 +141,8 @@ class ServerLease:
 
 @contextlib.contextmanager
 def server_lease(catalog, chroma, key: str, strategy: str, embedder: str, wait: bool = True, on_wait=None,
-                 ttl: float = TTL):
-    lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl)
+                 ttl: float = TTL, action: str = ""):
+    lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl, action)
     lease.acquire(wait, on_wait)
     try:
         yield lease

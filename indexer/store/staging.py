@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..errors import StoreError
 from ..types import Chunk
 from .catalog import Entry, entry_key, slug
 from .records import chunk_metadata
@@ -136,7 +137,10 @@ class Staging:
             self._pool.shutdown(wait=True)
 
     def publish(self, entry: Entry) -> None:
-        """The switch: from here on readers see this version."""
+        """The switch: from here on readers see this version. It happens only if the
+        catalogue still points where this build started from and its collections are still
+        there: a drop under it (through a server by a builder whose lease lapsed, or a
+        folder whose lock files do not lock) makes it fail, not report what nobody stores."""
         entry.collection, entry.parents, entry.generation = self.name, self.parents_name, self.generation
         if self.full:
             entry.pending = []
@@ -146,22 +150,49 @@ class Staging:
                 entry.pending.append({"at": time.time(), "ids": sorted(set(self.retired)),
                                       "parents": sorted(set(self.retired_parents))})
         self.checkpoint("publish")
+        self._verify()
         self.store.publish(entry)
+        self._verify(entry)
         self.checkpoint("published")
         if self.full and self.old is not None:
             self.store.remove_collections(self.old)
+
+    def _verify(self, published: Entry | None = None) -> None:
+        """Before the switch (`published` None) the catalogue must still name the version
+        this build started from, after it the version it published, and its collections
+        must still exist. Otherwise what it wrote is removed (unless another version
+        lives in the same collection) and the build fails."""
+        current = self.store.find_or_none(self.strategy, self.embedder)
+        base = published or self.old
+        expected = (base.collection, base.generation) if base else None
+        dangling = False
+        if ((current.collection, current.generation) if current else None) == expected:
+            gone = [n for n in (self.name, self.parents_name) if n and not self.chroma.exists(n)]
+            if not gone:
+                return
+            problem = f"lost its collection {gone[0]}"
+            dangling = published is not None  # the entry it just published names a missing collection
+            if dangling:
+                self.chroma.call(lambda: self.store.catalog.delete(ids=[published.key]), "removing a dangling entry")
+        else:
+            problem = "was dropped" if current is None else "was replaced by another build"
+        if self.full or dangling or current is None or current.collection != self.name:
+            self.abandon()
+        raise StoreError(f"{self.strategy} ({self.embedder}) {problem} in {self.store.where} while this build ran "
+                         "(by a drop or build that did not wait for its lease); nothing of this build is live and "
+                         "what it wrote is removed: build it again")
 
     def abandon(self) -> None:
         """Undo what this build wrote (best effort: the next build repairs the rest)."""
         with contextlib.suppress(Exception):
             self.wait()
         self._pool.shutdown(wait=True)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # its collection may be gone already (dropped under it)
             if self.full:
                 self.chroma.delete(self.name)
                 if self.parents_name:
                     self.chroma.delete(self.parents_name)
-                shutil.rmtree(self.store.side_dir(self.name), ignore_errors=True)
             else:
                 self.store.drop_generations_after(self.old)
-                shutil.rmtree(self.side, ignore_errors=True)
+        shutil.rmtree(self.store.side_dir(self.name) if self.full else self.side, ignore_errors=True)
+        self.store.collect_segments()

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectionNotFound, StoreError
+from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
 from ..types import Chunk
-from .catalog import Entry, collection_name, entry_key
-from .chroma import Chroma, writable
+from .catalog import Entry, collection_name, entry_key, slug
+from .chroma import Chroma, translate, writable
 from .leases import file_lease, server_lease
 from .records import chunk_from_record
 from .staging import PREFIX, Staging
@@ -76,12 +76,16 @@ class Store:
             raise StoreError(f"{self.db} was written by another version of indexer (format {fmt}, this one reads "
                              f"{STORE_FORMAT}); rebuild it: move it away and run indexer build")
         if create and not writable(self.db):
-            raise StoreError(f"{self.db} is read-only: building needs write access (querying does not); "
-                             "build into a writable --db")
+            raise ReadOnlyIndex(f"{self.db} is read-only: building needs write access (querying does not); "
+                                "build into a writable --db")
 
     @property
     def where(self) -> str:
         return self.url or str(self.db)
+
+    def fault(self, exc: BaseException, what: str = "") -> IndexerError:
+        """The one-line error for a failure writing into this index (a full disk...)."""
+        return translate(exc, str(self.db), what, self.db)
 
     # -- catalogue -----------------------------------------------------------------------
     @property
@@ -104,8 +108,12 @@ class Store:
         """The live entry for a strategy — its collection name, or the spec it was built
         with (`fixed:size=100` finds `fixed-100`); with no embedder given, the only one
         there is (or the default embedder's when several exist)."""
-        strategy = collection_name(strategy)
-        matches = [e for e in self.entries() if e.strategy == strategy]
+        given, strategy = strategy.strip(), collection_name(strategy)
+        entries = self.entries()
+        matches = [e for e in entries if e.strategy == strategy]
+        if not matches and given != strategy:  # a collection named as given (built before names were canonical)
+            matches = [e for e in entries if e.strategy == given]
+            strategy = given if matches else strategy
         if embedder is not None:
             exact = [e for e in matches if e.embedder == embedder]
             if exact:
@@ -144,7 +152,7 @@ class Store:
     def save_search(self, strategy: str, embedder: str, settings: dict[str, Any] | None) -> Entry:
         """Store (or, with None, forget) a collection's default search settings: under the
         build lease, on the live entry, so a build running now keeps them."""
-        with self.lease(strategy, embedder):
+        with self.lease(strategy, embedder, doing="saving search settings"):
             entry = self.find_or_none(strategy, embedder)
             if entry is None:
                 raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) in {self.where}")
@@ -156,13 +164,24 @@ class Store:
         return entry
 
     # -- builds --------------------------------------------------------------------------
-    def lease(self, strategy: str, embedder: str, wait: bool = True, on_wait=None):
+    def lease(self, strategy: str, embedder: str, wait: bool = True, on_wait=None, doing: str = "building",
+              action: str = ""):
         """An exclusive build lease: a lock file in the index folder, or with a Chroma
-        server a lease in the server's catalogue (so builders on other machines wait too)."""
+        server a lease in the server's catalogue (so builders on other machines wait too).
+        Whoever takes it writes into the index (`doing`, for the message when the folder is
+        read-only); `action` names what a caller other than a build wants (`drop`), for the
+        messages when a build holds the lease."""
         if self.url:
             return server_lease(self.catalog, self.chroma, entry_key(strategy, embedder), strategy, embedder,
-                                wait, on_wait, self.settings.lease_ttl)
-        return file_lease(self.db / "locks", strategy, embedder, self.where, wait, on_wait)
+                                wait, on_wait, self.settings.lease_ttl, action)
+        self.require_writable(doing)
+        return file_lease(self.db / "locks", strategy, embedder, self.where, wait, on_wait, action)
+
+    def require_writable(self, doing: str) -> None:
+        """Refuse, in one line, to write into a read-only index folder (before any write)."""
+        if not self.url and self.db.is_dir() and not writable(self.db):
+            raise ReadOnlyIndex(f"{self.db} is read-only: {doing} needs write access (query, eval and list do not); "
+                                "run it where the index is writable, or remount it read-write")
 
     def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
               checkpoint=None) -> Staging:
@@ -178,6 +197,7 @@ class Store:
             self.chroma.delete(name)
             shutil.rmtree(self.side_dir(name), ignore_errors=True)
         entry = self.find_or_none(strategy, embedder)
+        removed += self._remove_stale_side(strategy, embedder, entry)
         if entry is not None:
             if self.drop_generations_after(entry):
                 removed.append(f"{entry.collection} records after generation {entry.generation}")
@@ -227,18 +247,37 @@ class Store:
     def remove_collections(self, entry: Entry) -> None:
         """Delete a replaced version's collections and side files (readers still holding
         them reopen the live version on their next search)."""
-        for name in (entry.collection, entry.parents):
+        self.remove_physical([entry.collection, entry.parents])
+
+    def remove_physical(self, names) -> None:
+        """Delete physical collections and their side files."""
+        for name in names:
             if name:
                 self.chroma.delete(name)
                 shutil.rmtree(self.side_dir(name), ignore_errors=True)
 
-    def drop(self, entry: Entry) -> None:
-        """Remove a collection, its BM25 index and manifest, and whatever builds left."""
-        with self.lease(entry.strategy, entry.embedder):
+    def drop(self, strategy: str, embedder: str, wait: bool = True, on_wait=None) -> Entry:
+        """Remove a collection, its BM25 index and manifest, and whatever builds left; a
+        build of it running now is waited for (or, without `wait`, LockTimeout), and what
+        is dropped is the version live once it is done. Returns that version's entry."""
+        with self.lease(strategy, embedder, wait, on_wait, doing="dropping a collection", action="drop"):
+            entry = self.find_or_none(strategy, embedder)
+            if entry is None:
+                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) in {self.where}")
             self.chroma.call(lambda: self.catalog.delete(ids=[entry.key]), "dropping a collection")
             self.remove_collections(entry)
-            for name in self._leftover_collections(entry.strategy, entry.embedder):
-                self.chroma.delete(name)
+            self.remove_physical(self._leftover_collections(strategy, embedder))
+        self.collect_segments()
+        return entry
+
+    def collect_segments(self) -> None:
+        """Embedded database: remove the vector-index folders Chroma leaves of deleted
+        collections (chroma-core/chroma#5259)."""
+        if not self.url:
+            from .gc import GcReport, remove_orphan_segments
+
+            with contextlib.suppress(OSError, StoreError):
+                remove_orphan_segments(self.db / "chroma", GcReport())
 
     def discard_if_empty(self) -> None:
         """Remove an index folder that holds nothing published (a failed first build)."""
@@ -251,6 +290,16 @@ class Store:
     def side_dir(self, collection: str, generation: int | None = None) -> Path:
         base = self.db / "indexes" / collection
         return base if generation is None else base / f"g{generation}"
+
+    def _remove_stale_side(self, strategy: str, embedder: str, live: Entry | None) -> list[str]:
+        """This machine's side folders of a key's versions that are no longer live (with a
+        server, another machine may have dropped or replaced them)."""
+        base, prefix = self.db / "indexes", f"{PREFIX}{slug(strategy)}--{slug(embedder)}--"
+        keep = {live.collection, live.parents} if live else set()
+        stale = [p for p in base.iterdir() if p.name.startswith(prefix) and p.name not in keep] if base.is_dir() else []
+        for folder in stale:
+            shutil.rmtree(folder, ignore_errors=True)
+        return [f"side files of {folder.name} (not live)" for folder in stale]
 
     def _prune_side(self, entry: Entry) -> None:
         """Keep the live generation's side files and the one before (a reader may still be

@@ -95,8 +95,13 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
 
     A blank line always ends a sentence. Text without end punctuation is one sentence.
     """
+    return list(iter_sentences(text, start, end))
+
+
+def iter_sentences(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """`split_sentences`, made as they are taken (a long single-line text has hundreds of
+    thousands of sentences: a caller that packs them needs a few at a time)."""
     end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
     pos = start
     while pos < end:
         # paragraphs: never let a sentence run across a blank line
@@ -105,20 +110,20 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
         cur = pos
         for m in _END.finditer(text, pos, para_end):
             if _is_boundary(text, m.start(), m.end()):
-                _append(text, spans, cur, m.end())
+                if span := _trimmed(text, cur, m.end()):
+                    yield span
                 cur = m.end()
-        _append(text, spans, cur, para_end)
+        if span := _trimmed(text, cur, para_end):
+            yield span
         pos = para_end + 2 if para_end < end else end
-    return spans
 
 
-def _append(text: str, spans: list[tuple[int, int]], s: int, e: int) -> None:
+def _trimmed(text: str, s: int, e: int) -> tuple[int, int] | None:
     while s < e and text[s].isspace():
         s += 1
     while e > s and text[e - 1].isspace():
         e -= 1
-    if s < e:
-        spans.append((s, e))
+    return (s, e) if s < e else None
 
 
 class Unit(NamedTuple):
@@ -140,28 +145,34 @@ def sentence_units(doc: Document) -> Iterator[Unit]:
     starts = [s.start for s in doc.sections]
     text = doc.text
     for block in blocks_of(doc):
-        if block.kind == "heading":
-            pieces = [(block.start, block.end, "heading")]
-        elif block.kind == "table":
-            pieces = [(s, e, "row") for s, e in block.parts]
-        elif block.kind == "list":
-            pieces = [
-                (s, e, "item")
-                for item_start, item_end in (block.parts or ((block.start, block.end),))
-                for s, e in _item_sentences(text, item_start, item_end)
-            ]
-        elif block.kind == "code":
-            pieces = [(block.start, block.end, "code")]
-        else:
-            pieces = [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
-        for s, e, kind in pieces:
+        for s, e, kind in _block_units(text, block):
             yield Unit(s, e, kind, index_at(starts, s))
 
 
-def _item_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _block_units(text: str, block) -> Iterator[tuple[int, int, str]]:
+    """The units of one block as (start, end, kind), made as they are taken."""
+    if block.kind == "heading":
+        yield block.start, block.end, "heading"
+    elif block.kind == "table":
+        for s, e in block.parts:
+            yield s, e, "row"
+    elif block.kind == "list":
+        for item_start, item_end in block.parts or ((block.start, block.end),):
+            for s, e in _item_sentences(text, item_start, item_end):
+                yield s, e, "item"
+    elif block.kind == "code":
+        yield block.start, block.end, "code"
+    else:
+        for s, e in iter_sentences(text, block.start, block.end):
+            yield s, e, "sentence"
+
+
+def _item_sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """A list item is one unit unless it holds several sentences or nested items."""
-    lines = [(m.start() + start, m.end() + start) for m in re.finditer(r"[^\n]+", text[start:end])]
-    spans: list[tuple[int, int]] = []
-    for s, e in lines:
-        spans.extend(split_sentences(text, s, e))
-    return spans
+    pos = start
+    while pos < end:  # each line of the item (no copy of its text)
+        nl = text.find("\n", pos, end)
+        stop = end if nl == -1 else nl
+        if stop > pos:
+            yield from iter_sentences(text, pos, stop)
+        pos = stop + 1

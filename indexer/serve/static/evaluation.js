@@ -37,6 +37,7 @@
     return `${r.strategy} · ${r.mode}` + (r.embedder ? ` · ${r.embedder}` : "")
       + `\nrecall@5 ${r["recall@5"]}/${n} (95% ${ci(r["recall@5_ci95"])})   recall@1 ${r["recall@1"]}/${n}`
       + `\nMRR@10 ${fmt(r["mrr@10"])} (95% ${ci(r["mrr@10_ci95"], 3)})`
+      + `   nDCG@10 ${fmt(r["ndcg@10"])} (95% ${ci(r["ndcg@10_ci95"], 3)})`
       + `\nstrict@5 ${r["strict@5"]}/${n}   ctxTok@${kc} ${r[`ctx_tokens@${kc}`]}   chunks ${r.chunks} (avg ${r.avg_tokens} tok)`;
   }
 
@@ -102,18 +103,18 @@
 
   function table(data) {
     const n = data.questions, kc = data.ctx_k;
-    const heads = ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1", "strict@5",
-      `ctxTok@${kc}`, `sections@${kc}`, "recall@5 95%", "MRR@10 95%"];
+    const heads = ["strategy", "mode", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "nDCG@10", "strict@1",
+      "strict@5", `ctxTok@${kc}`, `sections@${kc}`, "recall@5 95%", "MRR@10 95%", "nDCG@10 95%"];
     const several = new Set(data.rows.map((r) => r.embedder)).size > 1;
     return [el("tr", {}, ...heads.map((h, i) => el("th", {class: i < 2 ? "l" : "", text: h}))),
       ...data.rows.map((r) => {
         const tr = el("tr", {"data-key": key(r)}, el("td", {text: r.strategy + (several ? ` (${r.embedder})` : "")}),
           el("td", {class: "l", text: r.mode}), el("td", {text: r.chunks}), el("td", {text: Math.round(r.avg_tokens)}),
           el("td", {text: `${r["recall@1"]}/${n}`}), el("td", {text: `${r["recall@5"]}/${n}`}),
-          el("td", {text: fmt(r["mrr@10"])}), el("td", {text: `${r["strict@1"]}/${n}`}),
+          el("td", {text: fmt(r["mrr@10"])}), el("td", {text: fmt(r["ndcg@10"])}), el("td", {text: `${r["strict@1"]}/${n}`}),
           el("td", {text: `${r["strict@5"]}/${n}`}), el("td", {text: Math.round(r[`ctx_tokens@${kc}`])}),
           el("td", {text: fmt(r[`sections@${kc}`], 1)}), el("td", {text: ci(r["recall@5_ci95"])}),
-          el("td", {text: ci(r["mrr@10_ci95"], 3)}));
+          el("td", {text: ci(r["mrr@10_ci95"], 3)}), el("td", {text: ci(r["ndcg@10_ci95"], 3)}));
         tr.addEventListener("mouseenter", () => highlight(key(r), true));
         tr.addEventListener("mouseleave", () => highlight(key(r), false));
         return tr;

@@ -18,9 +18,10 @@
     return parts.join(" · ");
   }
 
-  // the parent's text with the children that matched highlighted
+  // the parent's text with the children that matched highlighted; clamped to whole lines
+  // (CSS), with a "more" / "less" toggle that fitToggles() shows only where text is hidden
   function textWithChildren(h) {
-    const pre = el("pre", {class: "snippet", title: "click to expand"});
+    const pre = el("pre", {class: "snippet", title: "click to expand or collapse"});
     const spans = (h.children || []).map((c) => [Math.max(c.start - h.start, 0), Math.min(c.end - h.start, h.text.length)])
       .filter(([s, e]) => s < e).sort((x, y) => x[0] - y[0]);
     let at = 0;
@@ -30,9 +31,22 @@
       at = e;
     }
     pre.append(h.text.slice(at));
-    pre.addEventListener("click", () => pre.classList.toggle("open"));
-    return pre;
+    const more = el("button", {type: "button", class: "more", hidden: true, text: "more"});
+    const toggle = () => {
+      more.textContent = pre.classList.toggle("open") ? "less" : "more";
+    };
+    pre.addEventListener("click", toggle);
+    more.addEventListener("click", toggle);
+    return [pre, more];
   }
+
+  // a toggle is shown where a clamped snippet hides lines (measured once laid out)
+  function fitToggles() {
+    for (const pre of document.querySelectorAll("#query-results .snippet:not(.open)")) {
+      pre.nextElementSibling.hidden = pre.scrollHeight <= pre.clientHeight + 1;
+    }
+  }
+  window.addEventListener("resize", fitToggles);
 
   function hitItem(h) {
     const lines = `${h.doc_id}:${h.start_line}-${h.end_line}`;
@@ -92,6 +106,7 @@
       }
     }
     $("query-results").replaceChildren(...cells);
+    fitToggles();
   }
 
   async function loadQuestions() {

@@ -47,6 +47,7 @@ class Index:
         self.refresh = refresh
         self._checked = time.monotonic()
         self._lock = threading.RLock()
+        self.repairs: list[str] = []  # what was rebuilt on the way (a damaged BM25 index), for a warning
 
     @classmethod
     def open(cls, strategy: str, *, settings: Settings | None = None, db=None, chroma_url: str | None = None,
@@ -100,7 +101,7 @@ class Index:
     def bm25(self) -> BM25Index:
         with self._lock:
             if self._bm25 is None:
-                self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine)
+                self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
                 self._live = set(self._bm25.ids)
             return self._bm25
 

@@ -2,14 +2,16 @@
 
 Local Chroma has no sparse search, so each collection gets its own BM25 index, built
 at build time and saved in the collection's side folder (`params.json` with a format
-version, the vocabulary as JSON, the analysed corpus as `.npy` arrays; loading never
-unpickles anything). Two engines score the same BM25 (Lucene's IDF, which is never
+version and the sha256 of every file, the vocabulary as JSON, the analysed corpus as `.npy`
+arrays; loading checks the sums and never unpickles anything). Two engines score the same BM25 (Lucene's IDF, which is never
 negative): `rank-bm25` (default; loops over documents per query term) and `bm25s`
 (sparse matrices; ~100x faster on large collections).
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import math
 from array import array
@@ -21,7 +23,7 @@ import numpy as np
 from ..text.analyzer import Analyzer
 from ..errors import IndexerError, UsageError
 
-FORMAT = 1
+FORMAT = 2  # 2: params.json holds the sha256 of every file (and of itself)
 ENGINES = ("rank-bm25", "bm25s")
 K1 = 1.5
 B = 0.75
@@ -69,6 +71,35 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None) -> 
     if problem and on_repair:
         on_repair(f"rebuilt the BM25 index from the stored records ({problem})")
     return index
+
+
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+def _params_digest(params: dict) -> str:
+    """The checksum of params.json itself (everything in it but the checksums)."""
+    rest = {k: v for k, v in params.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _verified(folder: Path, name: str, sums: dict, keep: bool = True) -> bytes:
+    """A side file's bytes, checked against the sha256 saved with it (with `keep=False`,
+    hashed in blocks and not kept)."""
+    path = folder / name
+    if keep:
+        data = path.read_bytes()
+        digest = hashlib.sha256(data)
+    else:
+        data, digest = b"", hashlib.sha256()
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 22):
+                digest.update(block)
+    if digest.hexdigest() != sums.get(name):
+        raise IndexerError(f"the BM25 index in {folder} is damaged ({name} does not match its checksum)")
+    return data
 
 
 def document_frequencies(terms: np.ndarray, offsets: np.ndarray, vocabulary: int) -> np.ndarray:
@@ -200,40 +231,54 @@ class BM25Index:
 
     # -- files -----------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
+        """Write the files, then `params.json` with their sha256 (and its own, over the
+        rest of it): a file that is well-formed but not what was written is caught on load."""
         folder.mkdir(parents=True, exist_ok=True)
-        np.save(folder / "terms.npy", self.terms, allow_pickle=False)
-        np.save(folder / "offsets.npy", self.offsets, allow_pickle=False)
-        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False), encoding="utf-8")
-        (folder / "ids.json").write_text(json.dumps(self.ids), encoding="utf-8")
+        files = {"terms.npy": _npy(self.terms), "offsets.npy": _npy(self.offsets),
+                 "vocab.json": json.dumps(self.vocab, ensure_ascii=False).encode("utf-8"),
+                 "ids.json": json.dumps(self.ids).encode("utf-8")}
         if self.engine == "bm25s" and self._bm25s is not None:
-            data = self._bm25s.scores
-            np.save(folder / "bm25s_data.npy", np.asarray(data["data"]), allow_pickle=False)
-            np.save(folder / "bm25s_indices.npy", np.asarray(data["indices"]), allow_pickle=False)
-            np.save(folder / "bm25s_indptr.npy", np.asarray(data["indptr"]), allow_pickle=False)
+            for key in ("data", "indices", "indptr"):
+                files[f"bm25s_{key}.npy"] = _npy(np.asarray(self._bm25s.scores[key]))
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
         params = {
             "format": FORMAT, "engine": self.engine, "k1": self.k1, "b": self.b,
             "analyzer": self.analyzer.to_dict(), "documents": len(self.ids), "vocabulary": len(self.vocab),
         }
+        params["sha256"] = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+        params["sha256"]["params"] = _params_digest(params)
         (folder / "params.json").write_text(json.dumps(params, indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path, engine: str | None = None, expected: int | None = None) -> BM25Index:
         """Load a saved index; `engine` may differ from the one it was built with. Damaged
-        files (unreadable, truncated, inconsistent with each other or with the `expected`
-        number of chunks) raise IndexerError: `load_or_rebuild` then rebuilds them."""
+        files (unreadable, truncated, not matching their checksums, inconsistent with each
+        other or with the `expected` number of chunks) raise IndexerError:
+        `load_or_rebuild` then rebuilds them. Each file is read once and hashed as read
+        (sha256, ~1-2 GB/s)."""
         try:
             params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
             if params.get("format") != FORMAT:
                 raise IndexerError(f"the BM25 index in {folder} has format {params.get('format')}")
-            ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
-            vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-            terms = np.load(folder / "terms.npy", allow_pickle=False)
-            offsets = np.load(folder / "offsets.npy", allow_pickle=False)
+            sums = params["sha256"]
+            if sums.get("params") != _params_digest(params):
+                raise IndexerError(f"the BM25 index in {folder} is damaged (params.json does not match its checksum)")
+            raw = {name: _verified(folder, name, sums) for name in ("ids.json", "vocab.json", "terms.npy", "offsets.npy")}
+            ids = json.loads(raw["ids.json"])
+            vocab = json.loads(raw["vocab.json"])
+            terms = np.load(io.BytesIO(raw.pop("terms.npy")), allow_pickle=False)
+            offsets = np.load(io.BytesIO(raw.pop("offsets.npy")), allow_pickle=False)
             analyzer = Analyzer.from_dict(params["analyzer"])
             k1, b = float(params["k1"]), float(params["b"])
+            index_engine = engine or params["engine"]
+            stored_bm25s = index_engine == "bm25s" and (folder / "bm25s_data.npy").exists()
+            if stored_bm25s:  # memory-mapped below: hashed here, in blocks
+                for key in ("data", "indices", "indptr"):
+                    _verified(folder, f"bm25s_{key}.npy", sums, keep=False)
         except IndexerError:
             raise
-        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError) as exc:
             raise IndexerError(f"the BM25 index in {folder} is damaged ({exc.__class__.__name__})") from None
         consistent = (
             isinstance(ids, list) and isinstance(vocab, list) and offsets.ndim == 1 and terms.ndim == 1
@@ -243,12 +288,9 @@ class BM25Index:
         )
         if not consistent:
             raise IndexerError(f"the BM25 index in {folder} is damaged (its files disagree)")
-        index = cls(ids, vocab, terms, offsets, analyzer, engine or params["engine"], k1, b)
+        index = cls(ids, vocab, terms, offsets, analyzer, index_engine, k1, b)
         if index.engine == "bm25s":
-            if (folder / "bm25s_data.npy").exists():
-                index._bm25s = index._load_bm25s(folder, params)
-            else:
-                index._bm25s = index._build_bm25s()
+            index._bm25s = index._load_bm25s(folder, params) if stored_bm25s else index._build_bm25s()
         return index
 
     def _load_bm25s(self, folder: Path, params: dict):
