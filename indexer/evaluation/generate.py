@@ -10,7 +10,7 @@ Every question carries a span target and an answer that is an exact substring of
 document, so `indexer eval` resolves it like a set people wrote.
 
 `cached_questions(paths, n, cache_dir=...)` reuses a file made earlier for the same
-documents (by path, size and modification time), generator, `n` and seed.
+documents (by content), generator settings, `n` and seed.
 """
 
 from __future__ import annotations
@@ -279,27 +279,31 @@ def cached_questions(
     **kw,
 ) -> tuple[Path, QuestionSet | None]:
     """The path of a question file for these documents, made now (the QuestionSet comes
-    back too) or reused (None) when the documents (paths, sizes, modification times),
-    the generator, `n` and the seed are the same as when it was made."""
+    back too) or reused (None) while the documents' contents (a SHA-256 per file), the
+    generator and its settings, `n` and the seed are the same as when it was made."""
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     found = discover(paths, include, exclude, max_file_size)
     key = json.dumps({
         "version": GENERATOR_VERSION, "n": n, "seed": seed, "llm": llm, "knobs": (knobs or Knobs()).to_dict(),
-        "roots": [str(Path(p).resolve()) for p in paths],
-        "files": sorted((f.doc_id, f.size, _mtime(f.path)) for f in found.files),
+        "files": sorted((f.doc_id, _content_hash(f.path)) for f in found.files),
     }, sort_keys=True)
     path = Path(cache_dir) / f"questions-{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
     if path.is_file():
         return path, None
     made = make_questions(paths, n, seed=seed, llm=llm, knobs=knobs, include=include, exclude=exclude,
                           max_file_size=max_file_size, **kw)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    made.write(path)
+    if made.questions:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made.write(path)
     return path, made
 
 
-def _mtime(path: Path) -> int:
+def _content_hash(path: Path) -> str:
+    h = hashlib.sha256()
     try:
-        return path.stat().st_mtime_ns
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
     except OSError:
-        return 0
+        return ""  # unreadable now: loading it will say why
+    return h.hexdigest()
