@@ -4,6 +4,8 @@
     python bench/questions_agreement.py --sets tr,en --seeds 3
     python bench/questions_agreement.py --tune           # choose the knobs, leave-one-set-out
     python bench/questions_agreement.py --check          # the tuning mirror against indexer.evaluate
+    python bench/questions_agreement.py --held-out --seeds 3 --large-seeds 1   # README's table
+    python bench/questions_agreement.py --summarize      # the table again from the last results
 
 On every set where people wrote the questions (the bundled Turkish, English, code and PDF
 sets; XQuAD tr and en; code-pypi, from bench/public_sets.py) the offline generator
@@ -238,7 +240,11 @@ def summary(results: list[dict]) -> str:
                "made-up"], rows)
 
 
-def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], show_tables: bool) -> list[dict]:
+LARGE = 300  # questions: a set this big is scored on --large-seeds made-up sets (each as big as it is)
+
+
+def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], show_tables: bool,
+        large_seeds: int | None = None) -> list[dict]:
     results = []
     for name in names:
         set_knobs = knobs[name] if isinstance(knobs, dict) else knobs
@@ -246,13 +252,16 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
         db = ensure_built(name)
         real = real_scores(name, db)
         n = real_count(name)
-        runs = [made_scores(name, db, n, seed, set_knobs) for seed in seeds]
+        set_seeds = seeds[:large_seeds] if large_seeds and n > LARGE else seeds
+        runs = [made_scores(name, db, n, seed, set_knobs) for seed in set_seeds]
         made = {k: sum(s[k] for s, _ in runs) / len(runs) for k in real}
         folder, questions = set_paths(name)
         result = {"set": name, "n": n, "real": real, "made": made, "agreement": agreement(real, made),
                   "per_seed": [agreement(real, s)["tau"] for s, _ in runs], "info": [i for _, i in runs],
                   "overlap": {"real": overlap(folder, questions), "made": overlap(folder, Path(runs[0][1]["path"]))}}
         results.append(result)
+        OUT.mkdir(parents=True, exist_ok=True)  # each set as it is done: --summarize prints a table of them
+        (OUT / f"result-{name}.json").write_text(json.dumps({"knobs": set_knobs.to_dict(), **result}, indent=1))
         print(f"  {name}: tau {result['agreement']['tau']:+.2f} (seeds {', '.join(f'{t:+.2f}' for t in result['per_seed'])})"
               f" in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
         if show_tables:
@@ -264,6 +273,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(SET_NAMES))
     parser.add_argument("--seeds", type=int, default=1, help="made-up sets per real set (their MRRs averaged)")
+    parser.add_argument("--large-seeds", type=int, default=None,
+                        help=f"made-up sets per real set of over {LARGE} questions (default: --seeds)")
+    parser.add_argument("--summarize", action="store_true",
+                        help="print the summary of the last result of each set (bench/.cache/agreement/result-*.json)")
     parser.add_argument("--knobs", default="", help="generator knobs as JSON, e.g. '{\"passage\": 0.4}'")
     parser.add_argument("--tune", action="store_true", help="choose the knobs leave-one-set-out (see agreement_tune.py)")
     parser.add_argument("--check", action="store_true", help="compare the tuning mirror with indexer.evaluate")
@@ -279,6 +292,14 @@ def main() -> None:
 
         agreement_tune.main(names, args)
         return
+    if args.summarize:
+        results = [json.loads((OUT / f"result-{name}.json").read_text()) for name in names]
+        for r in results:
+            print(f"{r['set']}: {len(r['per_seed'])} made-up set(s) of {r['n']} questions, knobs "
+                  f"{json.dumps({k: v for k, v in r['knobs'].items() if v != getattr(Knobs(), k)})}")
+        print()
+        print(summary(results))
+        return
     knobs = replace(Knobs(), **json.loads(args.knobs)) if args.knobs else Knobs()
     print(f"made-up vs real questions on {', '.join(names)}; {time.strftime('%Y-%m-%d')}, {machine()}")
     if args.held_out:
@@ -287,10 +308,11 @@ def main() -> None:
         print("generator: extractive, each set with the knobs chosen on the other six (leave-one-set-out):")
         for name in names:
             print(f"  {name}: {json.dumps({k: v for k, v in chosen[name].items() if v != getattr(Knobs(), k)})}")
-        print(f"seeds 0..{args.seeds - 1}\n")
+        print(f"seeds 0..{args.seeds - 1}" + (f" ({args.large_seeds} for sets over {LARGE} questions)"
+                                               if args.large_seeds else "") + "\n")
     else:
         print(f"generator: extractive, knobs {knobs.to_dict()}, seeds 0..{args.seeds - 1}\n")
-    results = run(names, list(range(args.seeds)), knobs, show_tables=True)
+    results = run(names, list(range(args.seeds)), knobs, show_tables=True, large_seeds=args.large_seeds)
     print(summary(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
