@@ -35,7 +35,7 @@ GRID = {
     "context_discrimination": (0.0, 1.0),
     "question": (0.0, 0.5),
 }
-FIXED = {"length": 5.5}  # longer queries agreed better in every setting of the first grid (README)
+FIXED = {"length": 5.5}  # 5.5 terms beat 4 in 10 of 14 pairings of the first grid (README)
 
 
 class SetLab:

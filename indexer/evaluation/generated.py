@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import QuestionSetError, UsageError
-from ..settings import Settings, settings_for
+from ..settings import Settings
 from ..store import Store
 from .generate import QuestionSet, cached_questions
 
@@ -69,8 +69,7 @@ def generated_questions(
     n: int,
     strategies: list[str],
     *,
-    settings: Settings | None = None,
-    db: str | os.PathLike | None = None,
+    settings: Settings,
     embedder: str | None = None,
     corpus: str | os.PathLike | list[str | os.PathLike] | None = None,
     seed: int = 0,
@@ -79,8 +78,8 @@ def generated_questions(
     """`n` made-up questions over the documents of `strategies`' collections (or `corpus`:
     a folder, or the folders a collection was built from),
     made now or reused from `<db>/questions/`. Fewer than `n` when the documents hold fewer
-    passages worth a question (`made.shortfall` says so); none is an error."""
-    settings = settings_for(settings, db=db)
+    passages worth a question (`made.shortfall` says so); none is an error. The front doors
+    (eval, tune, serve) pass their resolved settings."""
     if corpus is None:
         roots = documents_of(strategies, settings, embedder)
     else:
