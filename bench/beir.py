@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import re
 import shutil
 import sys
@@ -49,10 +48,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import XQUAD_SOURCE, machine, table, xquad_dir  # noqa: E402
+from common import XQUAD_SOURCE, machine, parse_args, save_json, table, xquad_dir, xquad_option  # noqa: E402
 from public_sets import XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
 from indexer.retrieval import Index  # noqa: E402
@@ -201,12 +200,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="use-m3")
     parser.add_argument("--force", action="store_true", help="write the BEIR folders and import them again")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
-                        help="folder with xquad.tr.json, xquad.en.json and CC-BY-SA4.0.txt "
-                             "[env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
-    args = parser.parse_args()
-    if args.xquad:
-        os.environ["INDEXER_XQUAD_DIR"] = str(args.xquad.resolve())
+    xquad_option(parser)
+    args = parse_args(parser)
     print(f"BEIR-layout sets through import-beir, build and eval; {time.strftime('%Y-%m-%d')}, {machine()}\n",
           flush=True)
     results = []
@@ -215,8 +210,7 @@ def main() -> None:
         results.append(measure(name, args.embedder, args.force))
         print(f"  {name}: {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
     print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    save_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main() -> None:
     folder, work, strategies = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.embeddings import get_embedder
 
     t0 = time.perf_counter()
@@ -33,7 +33,7 @@ def main() -> None:
         [cold] = build([folder], [strategy], db=db)
         [warm] = build([folder], [strategy], db=db, full=True)
         disk = sum(p.stat().st_size for p in db.rglob("*") if p.is_file())
-        cache = db / "cache" / "embeddings.sqlite"
+        cache = Store(db).cache_dir / "embeddings.sqlite"
         print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,
                           "cache_bytes": cache.stat().st_size if cache.exists() else 0}), flush=True)
 

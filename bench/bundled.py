@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CORPUS, machine, table  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import evaluate  # noqa: E402
 
 TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", "semantic", "semantic75", "parent",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import platform
 import re
@@ -22,6 +24,43 @@ def xquad_dir() -> Path:
     """Where the XQuAD files are: INDEXER_XQUAD_DIR (the scripts' --xquad sets it), else
     bench/.cache/xquad (git-ignored) — from XQUAD_SOURCE, never a path of one machine."""
     return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
+
+
+FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")
+# The 11 corpus questions typed without Turkish letters, with their spelling restored by hand
+# (the test suite's table).
+TYPED_ASCII: dict[str, str] = json.loads((ROOT / "tests" / "typed_ascii.json").read_text(encoding="utf-8"))
+
+
+def fold(s: str) -> str:
+    """What a person on an English keyboard types for a Turkish sentence."""
+    return s.translate(FOLD)
+
+
+def tr_lower(s: str) -> str:
+    return s.replace("I", "ı").replace("İ", "i").lower()
+
+
+def xquad_option(parser: argparse.ArgumentParser, help: str = "folder with xquad.tr.json, xquad.en.json and "
+                 "CC-BY-SA4.0.txt") -> None:  # noqa: A002 (argparse's name)
+    """`--xquad DIR`; `parse_args` puts it in the environment, where `xquad_dir()` (and
+    the script's child processes) read it."""
+    parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
+                        help=f"{help} [env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
+
+
+def parse_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The parsed arguments; a `--xquad DIR` given becomes INDEXER_XQUAD_DIR."""
+    args = parser.parse_args()
+    if getattr(args, "xquad", None):
+        os.environ["INDEXER_XQUAD_DIR"] = str(Path(args.xquad).resolve())
+    return args
+
+
+def save_json(path: str | Path | None, results) -> None:
+    """Every number of a run, for diffing (`--json PATH`; nothing when no path is given)."""
+    if path:
+        Path(path).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
 def machine() -> str:

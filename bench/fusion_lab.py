@@ -38,7 +38,7 @@ def set_paths(name: str) -> tuple[Path, Path]:
 
 
 def capture(set_name: str, strategy: str, embedder: str) -> Path:
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
     from indexer.retrieval.index import Index

@@ -18,7 +18,6 @@ rerun cheap; delete the folder for a cold build). The sets come from bench/publi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -26,10 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, table  # noqa: E402
+from common import machine, save_json, table  # noqa: E402
 from public_sets import SETS, materialize  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402
@@ -121,8 +120,7 @@ def main() -> None:
                                    args.folds))
             print(f"  {name} / {embedder}: {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
     print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    save_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, XQUAD_SOURCE, machine, table, xquad_dir  # noqa: E402
+from common import (  # noqa: E402
+    CORPUS, XQUAD_SOURCE, machine, parse_args, save_json, table, xquad_dir, xquad_option,
+)
 
 BENCH = Path(__file__).resolve().parent
 CACHE = BENCH / ".cache"
@@ -739,7 +741,7 @@ def summary(name: str) -> dict:
 def check(name: str, ks=(1, 5, 10)) -> dict:
     """Build the set with `auto` and the default embedder into a temporary database and
     evaluate every mode."""
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.evaluation.run import evaluate
 
     folder, qpath = materialize(name)
@@ -791,12 +793,8 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="build each set with `auto` and evaluate it")
     parser.add_argument("--force", action="store_true", help="rebuild generated sets even if stamped")
     parser.add_argument("--json", type=Path, default=None, help="write every number to this file")
-    parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
-                        help="folder with xquad.tr.json, xquad.en.json and CC-BY-SA4.0.txt "
-                             "[env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
-    args = parser.parse_args()
-    if args.xquad:
-        os.environ["INDEXER_XQUAD_DIR"] = str(args.xquad.resolve())
+    xquad_option(parser)
+    args = parse_args(parser)
     names = [n.strip() for n in args.sets.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETS]
     if unknown:
@@ -837,8 +835,7 @@ def main() -> None:
         print("\nauto strategy, default embedder, a fresh database per set:\n")
         print(table(["set", "mode", "chunks", "recall@1", "recall@5", "recall@10", "MRR", "strict@1", "ctxTok@5",
                      "build s"], rows + tag_rows))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    save_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import CORPUS, machine, table  # noqa: E402
 from public_sets import SETS, materialize  # noqa: E402
 
-from indexer.building import build  # noqa: E402
+from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.generate import GENERATOR_VERSION, make_questions  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
 from indexer.evaluation.simulate import Knobs  # noqa: E402

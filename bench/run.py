@@ -196,8 +196,8 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.retrieval.bm25 import BM25Builder
-    from indexer.store import Entry, Store, write_json
+    from indexer.retrieval.bm25 import SIDE, BM25Builder
+    from indexer.store import Entry, Store
     from indexer.text.analyzer import Analyzer
     from indexer.text.sentences import split_sentences
     from indexer.types import Chunk
@@ -239,9 +239,9 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     staging.close()
     t_write += time.perf_counter() - t0
     t0 = time.perf_counter()
-    bm25.finish("bm25s" if engine_files else "rank-bm25").save(staging.side / "bm25")
+    staging.save_side(SIDE, bm25.finish("bm25s" if engine_files else "rank-bm25").save)
     t_bm25 = time.perf_counter() - t0
-    write_json(staging.side / "manifest.json", {"format": 1, "settings": {}, "files": {}, "skipped": {}})
+    staging.write_manifest({"format": 1, "settings": {}, "files": {}, "skipped": {}})
     staging.publish(Entry(strategy=strategy, embedder=model.name, collection=staging.name, dimension=model.dimension,
                           kind="synthetic", params={}, tokenizer="o200k_base", version=__version__,
                           built_at=time.strftime("%Y-%m-%dT%H:%M:%S"), source=[], files=n // 20, chunks=n,
@@ -252,7 +252,7 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 def bench_query(report: Report, quick: bool, work: Path) -> None:
     from indexer.embeddings import get_embedder
     from indexer.retrieval import Index, SearchOptions
-    from indexer.retrieval.bm25 import BM25Index
+    from indexer.retrieval.bm25 import SIDE, BM25Index
     from indexer.store import Store
 
     sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
@@ -267,7 +267,7 @@ def bench_query(report: Report, quick: bool, work: Path) -> None:
         synthetic_collection(db, n, vectors)
         store = Store(db)
         entry = store.find(f"synthetic{n}")
-        side = store.side_dir(entry.collection, entry.generation) / "bm25"
+        side = store.side_path(entry, SIDE)
         for engine in ("rank-bm25", "bm25s"):
             t0 = time.perf_counter()
             BM25Index.load(side, engine).scores("warm up kargo")

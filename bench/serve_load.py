@@ -136,7 +136,7 @@ def main() -> None:
         if not url:
             db = args.db
             if db is None:
-                from indexer.building import build
+                from indexer.indexing.building import build
 
                 db = Path(tmp) / "index"
                 print(f"building {CORPUS} ({args.strategy}) in {db} ...", file=sys.stderr)

@@ -175,7 +175,7 @@ def save_to_visible(work: Path, trials: int, debounce: int, max_delay: int) -> t
 
 
 def burst(work: Path, files: int, debounce: int, max_delay: int) -> tuple[list[list], list[list]]:
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     corpus, db = work / "big", work / "bigdb"
     docs = list(corpus_docs().items())

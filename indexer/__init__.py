@@ -8,13 +8,13 @@ embedding model) load on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import VERSION as __version__
 
 _API = {
-    "chunk": ("indexer.chunkers.pipeline", "chunk"),
-    "boundaries": ("indexer.chunkers.boundaries", "boundaries"),
+    "chunk": ("indexer.indexing.pipeline", "chunk"),
+    "boundaries": ("indexer.evaluation.chunk_boundaries", "boundaries"),
     "stored_boundaries": ("indexer.evaluation.boundaries", "stored_boundaries"),
-    "build": ("indexer.building", "build"),
+    "build": ("indexer.indexing.building", "build"),
     "search": ("indexer.retrieval", "search"),
     "Index": ("indexer.retrieval", "Index"),
     "SearchOptions": ("indexer.retrieval", "SearchOptions"),

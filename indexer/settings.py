@@ -89,9 +89,4 @@ class Settings:
 def settings_for(settings: Settings | None = None, **overrides) -> Settings:
     """The settings a library call runs with: `settings` (or the environment's) with any
     explicit keyword values (db=..., embedder=...) on top."""
-    return (settings or current()).with_(**overrides)
-
-
-def current() -> Settings:
-    """The environment's settings (read each time: cheap, and never stale)."""
-    return Settings.load()
+    return (settings or Settings.load()).with_(**overrides)

@@ -130,7 +130,7 @@ def chroma_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def built_db(tmp_path_factory):
     """The bundled Turkish corpus built once with headers and fixed64 (real embedder)."""
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     db = tmp_path_factory.mktemp("db") / "index"
     reports = build([CORPUS], ["headers", "fixed64"], db=db)

@@ -1,37 +1,278 @@
-"""The layout holds: Chroma is reached only through store/, the environment is read only
-by settings.py, and modules stay small enough to have one job."""
+"""The layout holds, as README's architecture section draws it.
+
+The package is a stack of layers; a module imports only from its own layer or the ones
+below, never up, and there is no import circle between packages or between modules
+(imports inside functions count: a lazy import that holds a circle open is still a
+circle). Chroma is reached only through store/, and only the store builds paths inside
+the index folder. The environment is read only by settings.py and written by nobody;
+settings are resolved only where the library is entered. Modules stay small enough to
+have one job, and the CLI reads its choices from the library."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+from functools import cache
 from pathlib import Path
+
+import indexer
 
 PACKAGE = Path(__file__).resolve().parent.parent / "indexer"
 SOURCES = sorted(p for p in PACKAGE.rglob("*.py"))
 
+# lowest first; a package (or top-level module) imports only from its layer or below
+LAYERS = [
+    ("foundation", {"errors", "settings", "version", "types", "text", "tables", "paths"}),
+    ("store", {"store"}),
+    ("plug-ins: files and models", {"loaders", "embeddings"}),
+    ("plug-ins: strategies", {"chunkers"}),
+    ("retrieval", {"retrieval"}),
+    ("use case: indexing", {"indexing"}),
+    ("use case: evaluation", {"evaluation"}),
+    ("front doors", {"cli", "serve", "agents", "__main__", "indexer"}),
+]
+# what only the store may join to an index folder (see store/layout.py)
+INDEX_FOLDER_NAMES = {"indexer.json", "chroma", "indexes", "locks", "cache", "manifest.json", "gc.json", "bm25",
+                      "questions"}
 
-def _code(path: Path) -> str:
-    """The file without comments and docstrings' prose is not needed: imports and calls are
-    matched on whole lines."""
-    return path.read_text(encoding="utf-8")
+
+def _name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+MODULES = {_name(p): p for p in SOURCES}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "indexer"
+
+
+@cache
+def import_graph() -> dict[str, set[str]]:
+    """{module: the package modules it imports}, from every import statement, at the top
+    or inside a function."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        found: set[str] = set()
+        base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(_tree(path)):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    origin = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    origin = node.module or ""
+                targets = [f"{origin}.{a.name}" if f"{origin}.{a.name}" in MODULES else origin for a in node.names]
+            for target in targets:
+                while target not in MODULES and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in MODULES and target != module:
+                    found.add(target)
+        graph[module] = found
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _layer(package: str) -> int:
+    return next(i for i, (_, members) in enumerate(LAYERS) if package in members)
+
+
+def package_graph() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        out.setdefault(_package(module), set()).update(_package(t) for t in targets if _package(t) != _package(module))
+    return out
+
+
+def test_every_package_has_a_layer():
+    placed = [p for _, members in LAYERS for p in members]
+    assert len(placed) == len(set(placed))
+    assert sorted({_package(m) for m in MODULES} - set(placed)) == []
+
+
+def test_no_import_runs_up_a_layer():
+    upward = sorted(f"{module} -> {target} ({LAYERS[_layer(_package(module))][0]} -> {LAYERS[_layer(_package(target))][0]})"
+                    for module, targets in import_graph().items() for target in targets
+                    if _layer(_package(target)) > _layer(_package(module)))
+    assert upward == []
+
+
+def test_no_import_circle_between_packages_or_modules():
+    assert _circles(package_graph()) == []
+    assert _circles(import_graph()) == []
+
+
+def test_the_graph_sees_lazy_imports():
+    """A check that cannot fail is no check: the graph holds imports made inside functions."""
+    graph = import_graph()
+    assert "indexer.indexing.watching" in graph["indexer.cli.live"]  # imported inside the `watch` command
+    assert "indexer.store" in graph["indexer.indexing.building"] and len(graph) > 90
 
 
 def test_only_the_store_imports_chromadb():
-    pattern = re.compile(r"^\s*(import chromadb|from chromadb\b)", re.M)
-    outside = [str(p.relative_to(PACKAGE)) for p in SOURCES
-               if pattern.search(_code(p)) and p.relative_to(PACKAGE).parts[0] != "store"]
+    outside = sorted(_rel(p) for p in SOURCES if _package(_name(p)) != "store" and any(
+        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "chromadb" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "chromadb")
+        for n in ast.walk(_tree(p))))
     assert outside == []
 
 
-def test_only_settings_reads_the_environment():
-    pattern = re.compile(r"os\.environ(\.get|\[)|os\.getenv")
-    readers = [str(p.relative_to(PACKAGE)) for p in SOURCES if pattern.search(_code(p))]
-    # text/tokens.py sets TIKTOKEN_CACHE_DIR for tiktoken (a write, not a read of ours)
-    assert set(readers) <= {"settings.py", "text/tokens.py"}
-    writes = [line for line in (PACKAGE / "text" / "tokens.py").read_text().splitlines() if "os.environ" in line]
-    assert writes and all(re.search(r'os\.environ\["TIKTOKEN_CACHE_DIR"\] = ', line) for line in writes)
+def _index_folder_paths(path: Path) -> list[str]:
+    """`<db> / name` joins and index-folder names outside the store."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = node.left, node.right
+            names_db = (isinstance(left, ast.Attribute) and (left.attr in ("db", "side") or (
+                left.attr == "cache_dir" and "store" in ast.dump(left.value)))) or (
+                isinstance(left, ast.Name) and left.id == "db")
+            names_layout = isinstance(right, ast.Constant) and right.value in INDEX_FOLDER_NAMES
+            if names_db or names_layout:
+                found.append(f"{_rel(path)}:{node.lineno}")
+        elif isinstance(node, ast.Constant) and node.value in ("indexer.json", "manifest.json", "gc.json"):
+            found.append(f"{_rel(path)}:{node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr == "side_dir":
+            found.append(f"{_rel(path)}:{node.lineno}")
+    return found
+
+
+def test_only_the_store_builds_paths_inside_the_index_folder():
+    outside = [hit for p in SOURCES if _package(_name(p)) != "store" for hit in _index_folder_paths(p)]
+    assert outside == []
+    # the check sees such a path where one is written
+    probe = PACKAGE / "store" / "store.py"
+    assert _index_folder_paths(probe)
+
+
+def _environment_uses(path: Path) -> tuple[list[int], list[int]]:
+    """(lines reading, lines writing) the process environment."""
+    reads, writes = [], []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv", "unsetenv", "environb"):
+            reads.append(node.lineno)
+        if isinstance(node, ast.ImportFrom) and node.module == "os" and any(
+                a.name in ("environ", "getenv", "putenv") for a in node.names):
+            reads.append(node.lineno)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            if any(isinstance(t, ast.Subscript) and "environ" in ast.dump(t.value) for t in targets):
+                writes.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ("putenv", "unsetenv") or (
+                node.func.attr in ("update", "setdefault", "pop", "clear") and "environ" in ast.dump(node.func.value))):
+            writes.append(node.lineno)
+    return reads, writes
+
+
+def test_only_settings_reads_the_environment_and_nobody_writes_it():
+    readers = sorted(_rel(p) for p in SOURCES if _environment_uses(p)[0])
+    assert readers == ["settings.py"]
+    assert [(_rel(p), w) for p in SOURCES for w in _environment_uses(p)[1]] == []
+
+
+def test_settings_are_resolved_only_where_the_library_is_entered():
+    """`Settings.load` / `settings_for` (which read the environment) are called by the
+    public entry points (`indexer._API`), the front doors and the watcher; inner modules
+    receive the settings."""
+    entry_modules = {getattr(importlib.import_module(m), a).__module__ for m, a in indexer._API.values()}
+    allowed = entry_modules | {"indexer.settings", "indexer.indexing.watching"}
+    callers = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name == "settings_for" or (name == "load" and isinstance(func, ast.Attribute)
+                                              and getattr(func.value, "id", "") == "Settings"):
+                    callers.add(module)
+    inner = sorted(m for m in callers if m not in allowed and _package(m) not in LAYERS[-1][1])
+    assert inner == []
+    assert "indexer.indexing.building" in callers  # the check sees the calls
+
+
+def test_the_cli_has_no_hard_coded_choice_list():
+    """Choices come from the library's registries and constants (MODES, FUSIONS, ENGINES,
+    PRESETS...), never from a literal list in a command."""
+    literal = []
+    for path in (PACKAGE / "cli").rglob("*.py"):
+        for node in ast.walk(_tree(path)):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "Choice"
+                    and node.args and isinstance(node.args[0], (ast.List, ast.Tuple))):
+                literal.append(f"{_rel(path)}:{node.lineno}")
+    assert literal == []
+
+
+def test_the_cli_writes_no_library_default_in_its_help():
+    """Help naming a default the library owns (a number, a mode, a fusion, an engine, a
+    strategy, an embedder) reads it from the library (`cli/library.py`), so the two
+    cannot drift apart."""
+    written = re.compile(r"default:? (\d|rank-bm25|bm25s|hybrid|embedding|adaptive|weighted|rrf|auto\b|use-m3|e5-small)")
+    literal = []
+    for path in (PACKAGE / "cli").rglob("*.py"):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and written.search(node.value):
+                literal.append(f"{_rel(path)}:{node.lineno}")
+            if isinstance(node, ast.keyword) and node.arg == "show_default" and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, str):
+                literal.append(f"{_rel(path)}:{node.lineno}")
+    assert literal == []
+    assert written.search("[default: 50]") and written.search("(default: hybrid)")  # the check can fail
 
 
 def test_modules_stay_small():
-    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES}
+    sizes = {_rel(p): len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES}
     assert {name: n for name, n in sizes.items() if n > 450} == {}
+
+
+def test_readme_draws_every_package():
+    """README's architecture table names every package of the code, in its layer."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    packages = {_package(m) for m in MODULES} - {"__main__", "indexer"}
+    missing = sorted(p for p in packages if not re.search(rf"`(indexer/)?{re.escape(p)}(/|\.py)?`", section))
+    assert missing == []

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.loaders import discover, load_documents

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import indexer
 from indexer.chunkers import parse_strategy
-from indexer.chunkers.boundaries import BoundaryStats, measure, structure_of
+from indexer.evaluation.chunk_boundaries import BoundaryStats, measure, structure_of
 from indexer.cli import cli
 from indexer.loaders import make_document
 from indexer.text.words import inside_word

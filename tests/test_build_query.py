@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from indexer.building import build
-from indexer.chunkers.pipeline import chunk
+from indexer.indexing.building import build
+from indexer.indexing.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
 from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, weighted

@@ -14,7 +14,8 @@ from indexer.chunkers.code import AutoChunker, CodeChunker
 from indexer.chunkers.headers import HeadersChunker
 from indexer.errors import InvalidParameter
 from indexer.loaders import load_documents, make_document
-from indexer.loaders.symbols import Source, _scan, children, outline, parser_for, symbol_span, walk
+from indexer.loaders.symbols import _scan, outline, parser_for, symbol_span, walk
+from indexer.loaders.syntax import Source, children
 
 from tests.conftest import CORPUS
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.errors import StoreError
 from indexer.store import Store
@@ -343,8 +343,9 @@ def test_ctrl_c_on_a_first_build_says_nothing_was_built_and_leaves_no_folder(tmp
 
 def test_a_shared_tokenizer_cache_is_readable_by_every_user(tmp_path):
     clean = {k: v for k, v in env(INDEXER_CACHE_DIR=str(tmp_path / "cache")).items() if k != "TIKTOKEN_CACHE_DIR"}
-    done = subprocess.run([sys.executable, "-c", "from indexer.text.tokens import get_tokenizer; get_tokenizer()"],
-                          env=clean, capture_output=True, text=True)
+    code = ("from indexer.settings import Settings; from indexer.text.tokens import get_tokenizer; "
+            "get_tokenizer(cache_dir=Settings.load().tiktoken_dir)")
+    done = subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert files and all(p.stat().st_mode & 0o044 == 0o044 for p in files), [oct(p.stat().st_mode) for p in files]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.store import Store
 from indexer.store.gc import folder_size, orphan_segments

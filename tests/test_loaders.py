@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from indexer.loaders import discover, load_documents, make_document
-from indexer.loaders.files import PathFilter, SkipFile, decode
+from indexer.loaders.files import PathFilter, decode
+from indexer.loaders.skips import SkipFile
 from indexer.loaders.html import html_to_markdown
 
 MD = "# Kargo ve Teslimat\n\nGiriş.\n\n## Standart Kargo\n\nMetin.\n\n### Alt\n\nDaha.\n"

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from indexer.errors import CollectionNotFound
-from indexer.mcp_server import Tools, document_lines, fit
+from indexer.agents.server import Tools, document_lines, fit
 from indexer.settings import settings_for
 from indexer.types import Chunk
 
@@ -35,7 +35,7 @@ def file_lines(doc_id: str, start: int, end: int) -> str:
 @pytest.fixture(scope="module")
 def rebuilt_db(built_db, tmp_path_factory):
     """headers and fixed64, no `auto`, headers rebuilt last (so built most recently)."""
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     db = tmp_path_factory.mktemp("mcp") / "index"
     shutil.copytree(built_db[0], db)
@@ -133,7 +133,7 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
 
 
 def test_the_default_collection_is_auto_then_the_only_then_the_newest(tmp_path, rebuilt_db):
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -168,7 +168,7 @@ def test_stdout_is_the_protocol_only():
     """While serving, prints and writes to file descriptor 1 go to stderr; only the
     transport's own writes reach stdout."""
     script = ("import os, sys\n"
-              "from indexer.mcp_server import protocol_stdout\n"
+              "from indexer.agents.server import protocol_stdout\n"
               "with protocol_stdout():\n"
               "    print('a print')\n"
               "    os.write(1, b'a C library write\\n')\n"
@@ -197,7 +197,7 @@ def test_a_token_budget_cuts_results_in_process(built_db):
 
 
 def test_parent_child_results_are_sections_with_their_matched_children(tmp_path):
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -19,7 +19,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
-from indexer.loaders.files import SkipFile
+from indexer.loaders.skips import SkipFile
 from indexer.loaders.pdf import PdfText, extract_pdf, page_number_like
 
 # ------------------------------------------------------------------ the fixture

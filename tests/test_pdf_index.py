@@ -10,7 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.evaluation import evaluate

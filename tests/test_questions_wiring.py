@@ -21,7 +21,7 @@ DOCS = ("billing-and-plans.md", "api-rate-limits-and-errors.md", "sso-and-user-m
 @pytest.fixture(scope="module")
 def own(tmp_path_factory):
     """(documents folder, index folder): no questions*.jsonl anywhere."""
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     root = tmp_path_factory.mktemp("own")
     docs = root / "docs"
@@ -74,7 +74,7 @@ def test_tune_generate_and_the_refusals(own):
 
 
 def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
-    from indexer.building import build
+    from indexer.indexing.building import build
 
     folder = write_files({"returns.md": "# Returns\n\nYou can return an unopened item within 30 days of delivery "
                                         "for a full refund.\n\nRefunds reach the original payment card within five "

@@ -1,7 +1,7 @@
 """What databases promise: a killed build never leaves a half-written index visible,
 rebuilds are incremental and equal to building from scratch, and two builds of the same
 strategy never interleave. Builds run as real `indexer build` subprocesses and are
-killed with SIGKILL at fault-injection points (INDEXER_PAUSE_AT, see building.py)."""
+killed with SIGKILL at fault-injection points (INDEXER_PAUSE_AT, see indexing/building.py)."""
 
 import os
 import shutil
@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.retrieval import Index, search
 from indexer.store import Store
 from indexer.store.store import CATALOG

@@ -5,14 +5,14 @@ and (for the LLM path) the stand-in Ollama server."""
 import numpy as np
 import pytest
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
-from indexer.chunkers.llm import extractive_context
+from indexer.embeddings.llm import extractive_context
 from indexer.loaders import make_document
 from indexer.retrieval import Index, SearchOptions
-from indexer.text.sentences import sentence_units
+from indexer.chunkers.units import sentence_units
 
 from tests.conftest import CORPUS
 from tests.ollama_standin import StandInOllama

@@ -1,7 +1,8 @@
 import pytest
 
 from indexer.loaders import make_document
-from indexer.text.sentences import sentence_units, split_sentences
+from indexer.chunkers.units import sentence_units
+from indexer.text.sentences import split_sentences
 
 
 def sents(text):

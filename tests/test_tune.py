@@ -8,7 +8,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
 from indexer.retrieval import Index, SearchOptions

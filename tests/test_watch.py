@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from indexer.building import build
+from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.store import Store
-from indexer.watching import EventPaths, Watcher
+from indexer.indexing.watching import EventPaths, Watcher
 
 from tests.conftest import CORPUS, ROOT
 
@@ -124,7 +124,7 @@ def test_create_edit_rename_delete_each_end_equal_to_a_fresh_build(tmp_path, run
 
 
 def test_only_the_named_files_are_hashed(tmp_path, running, monkeypatch):
-    import indexer.manifest as manifest
+    import indexer.indexing.manifest as manifest
 
     corpus, db = make_corpus(tmp_path / "docs"), tmp_path / "db"
     r = running(corpus, db)
@@ -290,7 +290,7 @@ def test_cli_syncs_a_save_and_stops_cleanly_on_ctrl_c(tmp_path):
 def test_ctrl_c_during_a_sync_leaves_a_complete_version(tmp_path, running, monkeypatch, point):
     """A KeyboardInterrupt inside a build: before the switch the previous version stays
     live; after it the new one is live and whole (nothing undoes a published version)."""
-    import indexer.building as building
+    import indexer.indexing.building as building
 
     corpus, db, ref = make_corpus(tmp_path / "docs"), tmp_path / "db", tmp_path / "ref"
     build([corpus], ["headers"], db=db)

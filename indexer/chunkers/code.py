@@ -25,7 +25,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ..loaders.symbols import Definition, Source, outline
+from ..loaders.symbols import Definition, outline
+from ..loaders.syntax import Source
 from ..types import Chunk, Document
 from ..text.spans import strip_span
 from .base import Chunker, Param

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from .llm import make_contextualizer
+from ..embeddings.llm import make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
+from .registry import PRESETS, REGISTRY, parse_strategy
 
 
 class ContextualChunker(Chunker):
@@ -27,8 +28,6 @@ class ContextualChunker(Chunker):
     }
 
     def validate(self) -> None:
-        from . import PRESETS, REGISTRY
-
         base = self.base.split(":", 1)[0]
         self.require(base in PRESETS or base in REGISTRY, f"base ({self.base}) is not a known strategy")
         self.require(base not in ("contextual", "parent", "semantic"),
@@ -38,8 +37,6 @@ class ContextualChunker(Chunker):
 
     def _base(self) -> Chunker:
         if getattr(self, "_base_chunker", None) is None:
-            from . import parse_strategy
-
             spec = parse_strategy(self.base)
             self._base_chunker = spec.create(tokenizer=self.tokenizer, name=f"{self.name}.base", context=self.context)
         return self._base_chunker

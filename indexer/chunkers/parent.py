@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from ..text.sentences import sentence_units
+from .units import sentence_units
 from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param

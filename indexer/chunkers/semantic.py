@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..text.sentences import sentence_units
+from .units import sentence_units
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, fit

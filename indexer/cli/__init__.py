@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
+from ..version import VERSION as __version__
 from . import corpus, datasets, live, measure, questions, search, serve
 
 

@@ -11,10 +11,11 @@ import time
 import click
 
 from ..errors import IndexerError, NothingToIndex
-from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings
+from ..settings import DEFAULT_DB_DIR, DEFAULT_EMBEDDER, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings
 from ..tables import printable, table
-
-DEFAULT_STRATEGY = "auto"  # code -> code, Markdown/HTML -> blocks, other text -> headers
+from .library import (
+    LibraryChoice, LibraryOption, build_defaults, default_strategy, engines, fusions, languages, search_defaults,
+)
 
 
 def fail(message: str, code: int) -> None:
@@ -80,7 +81,7 @@ def corpus_options(func):
                         help="Only index files matching this gitignore-style pattern (repeatable).")(func)
     func = click.option("--exclude", multiple=True, metavar="GLOB",
                         help="Skip files or folders matching this gitignore-style pattern (repeatable).")(func)
-    func = click.option("--max-file-size", type=SizeType(), default=DEFAULT_MAX_FILE_SIZE, show_default="5MB",
+    func = click.option("--max-file-size", type=SizeType(), default=DEFAULT_MAX_FILE_SIZE, show_default=f"{DEFAULT_MAX_FILE_SIZE / 1024**2:g}MB",
                         help="Skip files larger than this.")(func)
     func = click.option("--encoding", default=None,
                         help="Decode every file with this encoding instead of detecting it.")(func)
@@ -96,7 +97,7 @@ class StrategiesOption(click.Option):
 
         presets = "; ".join(f"{name} = {kind}:{','.join(f'{k}={v}' for k, v in values.items())}" if values else name
                             for name, (kind, values) in PRESETS.items())
-        self.help = (f"Strategy, repeatable [default: {DEFAULT_STRATEGY}]: a preset, or a kind with parameters "
+        self.help = (f"Strategy, repeatable [default: {default_strategy()}]: a preset, or a kind with parameters "
                      f"(fixed:size=32,overlap=8; any preset takes them too). Presets: {presets}. "
                      f"Kinds: {', '.join(REGISTRY)}.")
         return super().get_help_record(ctx)
@@ -123,7 +124,7 @@ def quiet_option(func):
 def db_options(func):
     """Where the index lives."""
     func = click.option("--db", type=click.Path(file_okay=False), default=None,
-                        help="Index folder [env INDEXER_DB; default ./.indexer].")(func)
+                        help=f"Index folder [env INDEXER_DB; default ./{DEFAULT_DB_DIR}].")(func)
     func = click.option("--chroma-url", default=None, metavar="URL",
                         help="Use a Chroma server (http://host:port) instead of the embedded database "
                              "[env INDEXER_CHROMA_URL].")(func)
@@ -137,8 +138,14 @@ def ollama_option(func):
 
 
 def embedder_option(func):
-    return click.option("--embedder", default=None, metavar="NAME",
-                        help="use-m3 (default), e5-small, or ollama:<model> [env INDEXER_EMBEDDER].")(func)
+    return click.option("--embedder", default=None, metavar="NAME", cls=LibraryOption, help=_embedder_help)(func)
+
+
+def _embedder_help() -> str:
+    from ..embeddings import PREFIXED, REGISTRY
+
+    names = [f"{name} (default)" if name == DEFAULT_EMBEDDER else name for name in REGISTRY if name not in PREFIXED]
+    return f"{', '.join(names)}, or {' / '.join(f'{p}:<model>' for p in sorted(PREFIXED))} [env INDEXER_EMBEDDER]."
 
 
 def store_options(func):
@@ -158,18 +165,19 @@ BUILD_OPTIONS = (
     click.option("--no-wait", is_flag=True,
                  help="Fail at once if another build of the strategy is running (watch: retry later) "
                       "instead of waiting for it."),
-    click.option("--lang", type=click.Choice(["auto", "tr", "en"]), default=None,
-                 help="BM25 analyzer language [default: auto, decided from the documents; watch: the "
-                      "collection's, else auto]."),
+    click.option("--lang", type=LibraryChoice(languages), default=None, cls=LibraryOption,
+                 help=lambda: f"BM25 analyzer language [default: {build_defaults().lang}, decided from the documents; "
+                              f"watch: the collection's, else {build_defaults().lang}]."),
     click.option("--stem", type=int, default=None,
                  help="BM25 prefix stem length, 0 = off [default: per language; watch: the collection's]."),
     click.option("--fold/--no-fold", default=None,
                  help="BM25: fold diacritics (ç→c, ı→i...) [default: per language; watch: the collection's]."),
     click.option("--stopwords/--no-stopwords", default=None,
                  help="BM25: drop common words [default: per language; watch: the collection's]."),
-    click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
-                 help="BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]') "
-                      "[default: rank-bm25; watch: the collection's, else rank-bm25]."),
+    click.option("--bm25-engine", type=LibraryChoice(engines), default=None, cls=LibraryOption,
+                 help=lambda: "BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]') "
+                              f"[default: {build_defaults().bm25_engine}; watch: the collection's, else "
+                              f"{build_defaults().bm25_engine}]."),
     quiet_option,
     json_option,
 )
@@ -193,18 +201,23 @@ def _pair(text: str, option: str) -> tuple[float, float]:
 def search_options(func):
     """How to search; every option left out is the collection's saved setting (`indexer
     tune --save`), else the library default."""
-    func = click.option("--children-k", type=int, default=None,
-                        help="Parent-child: children taken before mapping to parents [default: 30].")(func)
-    func = click.option("--candidates", type=int, default=None,
-                        help="Depth each side is searched to [default: 50].")(func)
-    func = click.option("--rrf-k", type=int, default=None, help="RRF fusion: the k in 1/(k + rank) [default: 10].")(func)
-    func = click.option("--rrf-weights", default=None, metavar="E,B",
-                        help="RRF fusion: weights of the embedding and BM25 sides [default: 1,1].")(func)
-    func = click.option("--alpha", type=float, default=None,
-                        help="Weighted fusion: the embedding side's share [default: 0.5].")(func)
-    func = click.option("--fusion", type=click.Choice(["adaptive", "weighted", "rrf"]), default=None,
-                        help="Hybrid: adaptive (the embedding's share follows how well BM25 covers the query; "
-                             "the default), weighted (min-max scores, --alpha) or rrf.")(func)
+    d = search_defaults
+    func = click.option("--children-k", type=int, default=None, cls=LibraryOption,
+                        help=lambda: f"Parent-child: children taken before mapping to parents "
+                                     f"[default: {d().children_k}].")(func)
+    func = click.option("--candidates", type=int, default=None, cls=LibraryOption,
+                        help=lambda: f"Depth each side is searched to [default: {d().candidates}].")(func)
+    func = click.option("--rrf-k", type=int, default=None, cls=LibraryOption,
+                        help=lambda: f"RRF fusion: the k in 1/(k + rank) [default: {d().rrf_k}].")(func)
+    func = click.option("--rrf-weights", default=None, metavar="E,B", cls=LibraryOption,
+                        help=lambda: "RRF fusion: weights of the embedding and BM25 sides "
+                                     f"[default: {','.join(f'{w:g}' for w in d().weights)}].")(func)
+    func = click.option("--alpha", type=float, default=None, cls=LibraryOption,
+                        help=lambda: f"Weighted fusion: the embedding side's share [default: {d().alpha:g}].")(func)
+    func = click.option("--fusion", type=LibraryChoice(fusions), default=None, cls=LibraryOption,
+                        help=lambda: "Hybrid: adaptive (the embedding's share follows how well BM25 covers the "
+                                     "query), weighted (min-max scores, --alpha) or rrf "
+                                     f"[default: {d().fusion}].")(func)
     return func
 
 
@@ -213,10 +226,8 @@ def make_options(k=5, mode=None, fusion=None, alpha=None, rrf_weights=None, rrf_
     from ..retrieval import SearchOptions
 
     weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
-    options = SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,
-                            candidates=candidates, children_k=children_k)
-    options.check()
-    return options
+    return SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,
+                         candidates=candidates, children_k=children_k)
 
 
 # -- output -----------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from .common import (
-    DEFAULT_STRATEGY, ClickProgress, build_options, corpus_options, db_options, echo_json, echo_skipped, echo_table,
+    ClickProgress, build_options, corpus_options, db_options, echo_json, echo_skipped, echo_table,
     fmt_seconds, handle_errors, json_option, max_pdf_pages_option, note_function, quiet_option, settings_from,
     strategies_option,
 )
+from .library import LibraryOption, strategies_or_default
 
 
 def register(cli: click.Group) -> None:
@@ -32,16 +33,16 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     """Chunk files without storing them: per strategy, its chunks and where its cuts fall
     (inside words, sentences, tables, code, list items, functions; what it keeps whole).
     --json: every chunk, then one summary per strategy (JSON lines)."""
-    from ..chunkers.boundaries import LEGEND, BoundaryStats, columns
-    from ..chunkers.pipeline import iter_chunks
+    from ..evaluation.chunk_boundaries import LEGEND, BoundaryStats, columns
+    from ..indexing.pipeline import iter_chunks
     from ..embeddings import get_embedder
 
     settings = settings_from(embedder=embedder)
     model = get_embedder(settings.embedder, settings) if embedder else None
     found, stats, stream = iter_chunks(
-        list(paths), list(strategies) or [DEFAULT_STRATEGY], include=include, exclude=exclude,
+        list(paths), strategies_or_default(strategies), include=include, exclude=exclude,
         max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), embedder=model,
-        max_pdf_pages=max_pdf_pages,
+        max_pdf_pages=max_pdf_pages, settings=settings,
     )
     quality = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:
@@ -74,20 +75,21 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     Only new and changed files are chunked and embedded again; the previous version
     keeps answering queries until the new one is complete. Files left out are listed
     with their reasons (with --quiet too)."""
-    from ..building import build as run_build
+    from ..indexing.building import build as run_build
+    from ..indexing.options import BuildOptions
+    from ..store import Store
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
     ctx = click.get_current_context()
-    existed = (Path(settings.db) / "indexer.json").exists()
+    existed = Store.holds_index(settings.db)
     ctx.meta["interrupted"] = ("interrupted; the previous version of the index is untouched" if existed or
                                settings.chroma_url else "interrupted; nothing was built")
     defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}
-    reports = run_build(
-        list(paths), list(strategies) or [DEFAULT_STRATEGY], settings=settings, include=include, exclude=exclude,
-        max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding, name=name, full=full,
-        wait=not no_wait, stem=stem, fold=fold, stopwords=stopwords, progress=ClickProgress(quiet),
-        on_message=note_function(quiet), **defaults_left,
-    )
+    options = BuildOptions(include=include, exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages,
+                           encoding=encoding, name=name, full=full, wait=not no_wait, stem=stem, fold=fold,
+                           stopwords=stopwords, **defaults_left)
+    reports = run_build(list(paths), strategies_or_default(strategies), options, settings=settings,
+                        progress=ClickProgress(quiet), on_message=note_function(quiet))
     if as_json:
         echo_json(r.to_dict() for r in reports)
         return
@@ -114,12 +116,18 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
                  reports[0].unsupported if reports else None)
 
 
+def _grace() -> float:
+    from ..store import GRACE
+
+    return GRACE
+
+
 @click.command()
 @db_options
 @click.option("--chroma-path", type=click.Path(exists=True, file_okay=False), default=None,
               help="A Chroma server's data folder (run on the server's machine) to clear of deleted collections.")
-@click.option("--grace", type=float, default=None,
-              help="Seconds superseded records stay readable after a build [default: 60].")
+@click.option("--grace", type=float, default=None, cls=LibraryOption,
+              help=lambda: f"Seconds superseded records stay readable after a build [default: {_grace():g}].")
 @quiet_option
 @json_option
 @handle_errors

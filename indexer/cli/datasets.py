@@ -5,17 +5,24 @@ from __future__ import annotations
 import click
 
 from .common import echo_json, handle_errors, json_option, note_function, quiet_option
+from .library import LibraryOption, parameter_default
 
 
 def register(cli: click.Group) -> None:
     cli.add_command(import_beir)
 
 
+def _default_split() -> str:
+    from ..evaluation.beir import import_beir
+
+    return parameter_default(import_beir, "split")
+
+
 @click.command(name="import-beir")
 @click.argument("source", type=click.Path(exists=True, file_okay=False))
 @click.option("--output", "-o", "folder", required=True, type=click.Path(file_okay=False), metavar="FOLDER",
               help="New or empty folder for the documents (one Markdown file per corpus record).")
-@click.option("--split", default="test", show_default=True, metavar="NAME",
+@click.option("--split", cls=LibraryOption, default_from=_default_split, metavar="NAME",
               help="Judgements to read: qrels/NAME.tsv.")
 @click.option("--questions", "questions_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Where to write the question set [default: FOLDER/questions.jsonl].")

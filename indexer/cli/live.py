@@ -10,7 +10,20 @@ import time
 
 import click
 
-from .common import DEFAULT_STRATEGY, ClickProgress, build_options, echo_json, handle_errors, settings_from, store_options
+from .common import ClickProgress, build_options, echo_json, handle_errors, settings_from, store_options
+from .library import LibraryOption, default_strategy, strategies_or_default
+
+
+def _watching():
+    from ..indexing import watching
+
+    return watching
+
+
+def _max_tokens() -> int:
+    from ..agents.server import DEFAULT_MAX_TOKENS
+
+    return DEFAULT_MAX_TOKENS
 
 
 def register(cli: click.Group) -> None:
@@ -84,9 +97,11 @@ def _interrupt(_signum, _frame):
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @build_options
-@click.option("--debounce", type=click.IntRange(1, 60_000), default=100, show_default=True, metavar="MS",
+@click.option("--debounce", type=click.IntRange(1, 60_000), cls=LibraryOption, default_from=lambda: _watching().DEBOUNCE_MS,
+              metavar="MS",
               help="Quiet time (ms) that closes a batch of file events.")
-@click.option("--max-delay", type=click.IntRange(1, 600_000), default=1600, show_default=True, metavar="MS",
+@click.option("--max-delay", type=click.IntRange(1, 600_000), cls=LibraryOption,
+              default_from=lambda: _watching().MAX_DELAY_MS, metavar="MS",
               help="Longest time (ms) a batch waits for quiet while events keep coming.")
 @handle_errors
 def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size, encoding,
@@ -100,7 +115,7 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     keep each collection's own. --json prints one object per sync on stdout."""
     import logging
 
-    from ..watching import Watcher
+    from ..indexing.watching import Watcher
 
     logging.getLogger("watchfiles").setLevel(logging.ERROR)  # it warns on Ctrl-C; we say "stopped"
     if max_delay < debounce:
@@ -109,7 +124,7 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     if name and len(strategies) != 1:
         raise click.BadParameter("--name applies to a single --strategy", param_hint="--name")
     settings = settings_from(db, chroma_url, embedder, ollama_host)
-    strategies = list(strategies) or [DEFAULT_STRATEGY]
+    strategies = strategies_or_default(strategies)
     line = StatusLine(f"{' '.join(paths)} · {', '.join(strategies)}", quiet)
 
     def synced(sync) -> None:
@@ -135,10 +150,10 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
 
 @click.command()
-@click.option("--strategy", "-s", default=None,
-              help="Collection searched when a tool call names none [default: auto if built, else the only "
-                   "one built, else the one built most recently].")
-@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True,
+@click.option("--strategy", "-s", default=None, cls=LibraryOption,
+              help=lambda: f"Collection searched when a tool call names none [default: {default_strategy()} if "
+                           "built, else the only one built, else the one built most recently].")
+@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), cls=LibraryOption, default_from=_max_tokens,
               help="Default token budget of a tool's result texts.")
 @store_options
 @handle_errors
@@ -148,13 +163,6 @@ def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
 
     Clients start it themselves; see the README for the JSON to paste into Claude Code
     or Cursor. Logs go to stderr; stdout carries only the protocol."""
-    try:
-        from ..mcp_server import serve
+    from ..agents.server import serve
 
-        serve(settings_from(db, chroma_url, None, ollama_host), strategy, embedder, max_tokens)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] != "mcp":
-            raise
-        from ..errors import IndexerError
-
-        raise IndexerError("the MCP server needs the mcp package: pip install 'mcp>=1.25,<3'") from None
+    serve(settings_from(db, chroma_url, None, ollama_host), strategy, embedder, max_tokens)

@@ -11,6 +11,19 @@ from .common import (
     db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
     search_options, settings_from, store_options,
 )
+from .library import LibraryChoice, LibraryOption, modes, parameter_default
+
+
+def _evaluate_default(name: str):
+    from ..evaluation import evaluate
+
+    return parameter_default(evaluate, name)
+
+
+def _tune_default(name: str):
+    from ..evaluation.tune import tune
+
+    return parameter_default(tune, name)
 
 
 def register(cli: click.Group) -> None:
@@ -56,9 +69,11 @@ def _writable(path: str | None, option: str) -> None:
 @generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to evaluate (repeatable).")
-@click.option("--mode", "-m", "modes", multiple=True, type=click.Choice(["embedding", "bm25", "hybrid"]),
+@click.option("--mode", "-m", "modes", multiple=True, type=LibraryChoice(modes),
               help="Search mode (repeatable; default all three).")
-@click.option("-k", "ks", multiple=True, type=int, help="Cut-offs for recall (repeatable; default 1 and 5).")
+@click.option("-k", "ks", multiple=True, type=int, cls=LibraryOption,
+              help=lambda: "Cut-offs for recall (repeatable; default "
+                           f"{' and '.join(map(str, _evaluate_default('ks')))}).")
 @click.option("--embedder", "embedders", multiple=True, metavar="NAME",
               help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
 @db_options
@@ -90,8 +105,9 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
     file? --generate N makes N from the documents."""
     from ..evaluation import evaluate, report
-    from ..retrieval import MODES
 
+    options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    options.check()  # before any work
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
     note = note_function(quiet)
@@ -99,10 +115,10 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
     questions, corpus = _question_file(questions, generate, strategies, settings, (embedders or (None,))[0], corpus,
                                        note)
     result = evaluate(
-        questions, list(strategies), tuple(modes) or MODES, tuple(ks) or (1, 5),
+        questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
         settings=settings, embedders=tuple(embedders) or (None,),
         corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
-        options=make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k),
+        options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
     for name, files in result.stale.items():
@@ -149,7 +165,8 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
 @generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to tune (repeatable: strategies are compared too).")
-@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--folds", type=int, cls=LibraryOption, default_from=lambda: _tune_default("folds"),
+              help="Cross-validation folds.")
 @click.option("--save", is_flag=True,
               help="Store each collection's winning setting as its default search, where the cross-validation "
                    "shows it better than the current default (else the default is kept, and the output says why).")

@@ -6,6 +6,7 @@ import click
 
 from ..tables import printable
 from ..types import pages_label
+from .library import LibraryChoice, LibraryOption, engines, modes, search_defaults
 from .common import (
     db_options, echo_json, echo_table, embedder_option, handle_errors, json_option, make_options, note_function,
     search_options, settings_from, store_options,
@@ -33,7 +34,7 @@ def _only_strategy(store) -> str:
 def _stale_warning(index) -> None:
     """A quick look (file sizes and times, no hashing) at whether the documents changed
     since the build, when the folder it was built from is at hand."""
-    from ..manifest import quick_stale
+    from ..indexing.manifest import quick_stale
 
     changed = quick_stale(index.store, index.entry)
     if changed:
@@ -45,11 +46,12 @@ def _stale_warning(index) -> None:
 @click.command()
 @click.argument("text")
 @click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
-@click.option("--mode", "-m", type=click.Choice(["embedding", "bm25", "hybrid"]), default=None,
-              help="Embedding similarity, BM25, or both fused [default: the collection's saved mode, else hybrid].")
-@click.option("-k", "k", type=int, default=5, show_default=True, help="Number of results.")
+@click.option("--mode", "-m", type=LibraryChoice(modes), default=None, cls=LibraryOption,
+              help=lambda: "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
+                           f"{search_defaults().mode}].")
+@click.option("-k", "k", type=int, cls=LibraryOption, default_from=lambda: search_defaults().k, help="Number of results.")
 @search_options
-@click.option("--bm25-engine", type=click.Choice(["rank-bm25", "bm25s"]), default=None,
+@click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
               help="Override the collection's BM25 engine.")
 @store_options
 @json_option
@@ -57,17 +59,15 @@ def _stale_warning(index) -> None:
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
           chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
-    from ..retrieval import Index, check_query
+    from ..retrieval import Index, Query
     from ..store import Store
 
-    check_query(text)
-    options = make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
     settings = settings_from(db, chroma_url, None, ollama_host)
     store = Store(settings)
     index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
                        bm25_engine=bm25_engine)
-    resolved = index.options(options)
-    hits = index.search(text, resolved)
+    hits, resolved = index.lookup(request)
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
@@ -129,7 +129,7 @@ def list_(db, chroma_url, as_json):
 @handle_errors
 def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
-    from ..manifest import newlines
+    from ..indexing.manifest import newlines
     from ..retrieval import Index
 
     settings = settings_from(db, chroma_url)
@@ -164,11 +164,12 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
 def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
     """Remove a collection (and its BM25 index and manifest). A build of it running now is
     waited for, and the version it publishes is what is dropped."""
+    from ..chunkers import collection_names
     from ..embeddings import canonical_name
     from ..store import Store
 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
-    found = store.find(strategy, canonical_name(embedder, settings) if embedder else None)
+    found = store.find(collection_names(strategy), canonical_name(embedder, settings) if embedder else None)
     entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

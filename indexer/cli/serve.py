@@ -53,17 +53,6 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _imports():
-    from ..errors import UsageError
-
-    try:
-        import starlette  # noqa: F401
-        import uvicorn
-    except ImportError as exc:
-        raise UsageError(f"indexer serve needs {exc.name}: pip install 'starlette>=0.40,<2' 'uvicorn>=0.30,<1'") from None
-    return uvicorn
-
-
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Anything but loopback needs --token.")
@@ -86,7 +75,7 @@ def serve(host, port, token, token_file, cors, questions, db, chroma_url, ollama
     """A local web app over the stored collections — see where each strategy cuts a
     document, compare strategies and search modes on a query side by side, read the
     evaluation chart — and a read-only JSON API (GET /api/openapi.json) for applications."""
-    uvicorn = _imports()
+    import uvicorn
     from ..serve.app import create_app
     from ..serve.guard import LOOPBACK_HOSTS, is_loopback
     from ..serve.library import Library

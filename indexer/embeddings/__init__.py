@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import EmbedderError
-from ..settings import DEFAULT_EMBEDDER, Settings, current
+from ..settings import DEFAULT_EMBEDDER, Settings, settings_for
 from .base import Embedder, normalise
 from .cache import EmbeddingCache, stored, text_key
 
@@ -42,7 +42,7 @@ def register(name: str, prefixed: bool = False):
 def _use(settings: Settings, _arg: str) -> Embedder:
     from .local import USEEmbedder
 
-    return USEEmbedder()
+    return USEEmbedder(settings.cache_dir)
 
 
 @register("e5-small")
@@ -66,7 +66,7 @@ def _known() -> str:
 
 def canonical_name(name: str | None, settings: Settings | None = None) -> str:
     """The canonical embedder name for a user-given one (aliases; None is the settings')."""
-    name = (name or (settings or current()).embedder or DEFAULT_EMBEDDER).strip()
+    name = (name or (settings.embedder if settings else "") or DEFAULT_EMBEDDER).strip()
     prefix = name.split(":", 1)[0]
     if ":" in name and prefix in PREFIXED:
         return name
@@ -82,7 +82,7 @@ _lock = threading.Lock()
 
 def get_embedder(name: str | None = None, settings: Settings | None = None) -> Embedder:
     """An embedder by name; each is created once per process (and per Ollama host)."""
-    settings = settings or current()
+    settings = settings_for(settings)
     name = canonical_name(name, settings)
     prefix, _, arg = name.partition(":") if name.split(":", 1)[0] in PREFIXED else (name, "", "")
     key = (name, settings.ollama_host if prefix in PREFIXED else "")

@@ -38,6 +38,13 @@ def text_key(text: str) -> bytes:
 
 
 class EmbeddingCache:
+    FILE = "embeddings.sqlite"  # its name in the cache folder an index gives it
+
+    @classmethod
+    def in_folder(cls, folder: Path) -> EmbeddingCache:
+        """The cache kept in `folder` (an index's cache folder: `Store.cache_dir`)."""
+        return cls(folder / cls.FILE)
+
     def __init__(self, path: Path | None) -> None:
         """`path=None` keeps the cache in memory (nothing persists). A damaged cache file
         (truncated, not a database) is moved aside and a fresh one started: it is a cache,

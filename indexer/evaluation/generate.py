@@ -108,7 +108,7 @@ def make_questions(
             docs.append(doc)
     where = ", ".join(str(p) for p in paths)
     if not docs:
-        from ..chunkers.pipeline import nothing_message
+        from ..indexing.pipeline import nothing_message
 
         raise NothingToIndex(nothing_message(paths, found).replace("nothing to index", "no documents to ask about")
                              if not left_out else f"no documents to ask about in {where}: "
@@ -190,7 +190,9 @@ def _asker(llm: str, settings: Settings):
     if llm.startswith("ollama:"):
         from .llm_questions import OllamaQuestioner
 
-        return OllamaQuestioner(llm.split(":", 1)[1], settings.ollama_host, settings.db / "cache")
+        from ..store import cache_folder
+
+        return OllamaQuestioner(llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db))
     raise UsageError(f"--llm must be extractive or ollama:<model>, not {llm!r}")
 
 

@@ -12,10 +12,8 @@ from pathlib import Path
 
 from ..errors import QuestionSetError, UsageError
 from ..settings import Settings
-from ..store import Store
+from ..store import Store, questions_folder
 from .generate import QuestionSet, cached_questions
-
-FOLDER = "questions"  # inside the index folder
 
 
 @dataclass
@@ -84,7 +82,7 @@ def generated_questions(
         roots = documents_of(strategies, settings, embedder)
     else:
         roots = [Path(c) for c in corpus] if isinstance(corpus, (list, tuple)) else [Path(corpus)]
-    path, made = cached_questions(roots, n, cache_dir=Path(settings.db) / FOLDER, seed=seed, llm=llm,
+    path, made = cached_questions(roots, n, cache_dir=questions_folder(settings.db), seed=seed, llm=llm,
                                   settings=settings)
     if made is not None and not made.questions:
         raise QuestionSetError(f"no questions made: {made.shortfall}" + "".join(f" ({x})" for x in made.notes))

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..chunkers.llm import LANGUAGE_NAMES, ContextCache
+from ..embeddings.llm import LANGUAGE_NAMES, ContextCache
 from ..types import Document
 from .code_questions import Symbol
 from .passages import Passage

@@ -8,7 +8,7 @@ import html
 import io
 from pathlib import Path
 
-from ..chunkers.boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
+from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
 from .questions import MRR_METRIC, NDCG_METRIC

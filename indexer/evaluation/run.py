@@ -21,7 +21,8 @@ from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageErro
 from ..loaders import load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
-from ..store import Store, collection_name
+from ..chunkers import collection_name
+from ..store import Store
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (
@@ -267,7 +268,7 @@ def evaluate(
     depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0)
     base = options or SearchOptions()
     rows = []
-    spans = _TokenSpans(docs)
+    spans = _TokenSpans(docs, settings.tiktoken_dir)
     for index in indexes:
         for mode in modes:
             opts = SearchOptions(**{**base.__dict__, "mode": mode, "k": depth})
@@ -288,7 +289,7 @@ def evaluate(
 def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:
     """Per collection built from this folder, the files whose content differs from what
     it was built from."""
-    from ..manifest import stale_files
+    from ..indexing.manifest import stale_files
 
     out = {}
     for index in indexes:
@@ -339,14 +340,15 @@ def _corpus_root(questions_path: Path, questions: list[Question], indexes: list[
 class _TokenSpans:
     """Character spans to token spans per document (for token-level span metrics)."""
 
-    def __init__(self, docs: dict[str, Document]) -> None:
+    def __init__(self, docs: dict[str, Document], cache_dir: Path | None = None) -> None:
         self.docs = docs
+        self.cache_dir = cache_dir
         self.bounds: dict[str, list[int]] = {}
 
     def tokens(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
         if doc_id not in self.bounds:
             doc = self.docs.get(doc_id)
-            self.bounds[doc_id] = get_tokenizer().boundaries(doc.text).tolist() if doc else []
+            self.bounds[doc_id] = get_tokenizer(cache_dir=self.cache_dir).boundaries(doc.text).tolist() if doc else []
         b = self.bounds[doc_id]
         if not b:
             return (0, 0)

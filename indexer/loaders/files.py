@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
+from .skips import SkipFile, Skipped
 
 # folders skipped without a note: version control, virtual environments, dependencies, and
 # the caches and build output of tools (they hold no documents); any other hidden folder or
@@ -43,12 +44,6 @@ class SourceFile:
     size: int
     format: str
     language: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    doc_id: str
-    reason: str
 
 
 @dataclass
@@ -262,10 +257,6 @@ def _consider(result, path: Path, doc_id: str, caps: _Caps, seen_ids) -> None:
         return
     seen_ids.add(doc_id)
     result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
-
-
-class SkipFile(Exception):
-    """Raised while reading a file that cannot be indexed; the message is the reason."""
 
 
 _BOMS = (

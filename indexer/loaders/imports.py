@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .symbols import Source, children
+from .syntax import Source, children
 
 _IMPORT_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 _NOT_NAMES = frozenset(

@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 from ..settings import DEFAULT_MAX_PDF_PAGES
-from .files import SkipFile
+from .skips import SkipFile
 from .pdf_furniture import page_number_like
 from .pdf_layout import Glyph, Glyphs, Page
 from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..types import page_at
-from .files import SkipFile
+from .skips import SkipFile
 from .pdf_furniture import furniture
 from .pdf_layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
 from .pdf_tables import ruled_tables

@@ -2,6 +2,6 @@
 the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
 from .index import Index, search
-from .options import DEFAULTS, FUSIONS, MODES, SearchOptions, check_query
+from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query
 
-__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "SearchOptions", "check_query", "search"]
+__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "Query", "SearchOptions", "check_query", "search"]

@@ -25,6 +25,7 @@ from ..errors import IndexerError, UsageError
 
 FORMAT = 2  # 2: params.json holds the sha256 of every file (and of itself)
 ENGINES = ("rank-bm25", "bm25s")
+SIDE = "bm25"  # the side folder (of each version) the index is saved in
 K1 = 1.5
 B = 0.75
 
@@ -45,7 +46,7 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None) -> 
     """The BM25 index of a live version, from its side folder; when the folder is missing
     (a machine that did not build it) or damaged, it is rebuilt from the records the
     version holds, and saved where possible (a read-only index keeps it in memory)."""
-    folder = store.side_dir(entry.collection, entry.generation) / "bm25"
+    folder = store.side_path(entry, SIDE)
     problem = ""
     if (folder / "params.json").exists():
         try:

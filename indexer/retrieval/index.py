@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..chunkers.registry import collection_names
 from ..embeddings import Embedder, canonical_name, get_embedder
 from ..errors import CollectionNotFound, EmbedderMismatch
 from ..settings import Settings, settings_for
@@ -26,7 +27,7 @@ from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
 from .fusion import adaptive_alpha, rrf, weighted
-from .options import SearchOptions, check_query
+from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 
@@ -56,7 +57,7 @@ class Index:
         settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
         store = store or Store(settings)
         wanted = canonical_name(embedder, settings) if embedder else None
-        entry = store.find(strategy, wanted)
+        entry = store.find(collection_names(strategy), wanted)
         model = None
         if embedder:
             model = get_embedder(wanted, settings)
@@ -127,19 +128,28 @@ class Index:
         resolved.check()
         return resolved
 
-    def search(self, query: str, options: SearchOptions | None = None, **kw) -> list[Hit]:
+    def search(self, query: str | Query, options: SearchOptions | None = None, **kw) -> list[Hit]:
         """The top k hits, best first. Every side is searched to a fixed depth (at least
         `candidates`) and ties are broken by document and position, so the top 5 is
         always the prefix of the top 10. Parent-child collections return k distinct
         parents when there are k: more children are taken until there are."""
-        query = check_query(query)
+        return self.lookup(query, options, **kw)[0]
+
+    def lookup(self, query: str | Query, options: SearchOptions | None = None,
+               **kw) -> tuple[list[Hit], SearchOptions]:
+        """`search`, and the options it resolved (the collection's saved settings, then
+        the defaults, filling what `options` left unset). A `Query` was checked where it
+        was made; a string (and its options) is checked here."""
+        request = query if isinstance(query, Query) else Query.checked(query, options or SearchOptions(**kw))
         self.follow()
         try:
-            return self._search(query, self.options(options, **kw))
+            resolved = self.options(request.options)
+            return self._search(request.text, resolved), resolved
         except CollectionNotFound:
             if not self.follow(force=True):  # the version we read was replaced under us
                 raise
-            return self._search(query, self.options(options, **kw))
+            resolved = self.options(request.options)
+            return self._search(request.text, resolved), resolved
 
     def _search(self, query: str, options: SearchOptions) -> list[Hit]:
         parent_mode = bool(self.entry.parents)

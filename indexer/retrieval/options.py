@@ -92,6 +92,23 @@ DEFAULTS = SearchOptions(
 )
 
 
+@dataclass(frozen=True)
+class Query:
+    """A query checked once, where it enters (`Query.checked`): its text stripped and
+    within the limit, its options checked (still unresolved: `Index` fills them from the
+    collection's saved settings when it searches)."""
+
+    text: str
+    options: SearchOptions
+
+    @classmethod
+    def checked(cls, text: str, options: SearchOptions | None = None) -> Query:
+        options = options or SearchOptions()
+        text = check_query(text)
+        options.check()
+        return cls(text, options)
+
+
 def check_query(query: str) -> str:
     """The query, stripped; a usage error when it is empty or absurdly long."""
     query = query.strip()

@@ -26,7 +26,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import __version__
+from ..version import VERSION as __version__
 from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
 from ..retrieval import MODES, SearchOptions
 from ..settings import Settings

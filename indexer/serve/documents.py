@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..chunkers.boundaries import Structure
+from ..evaluation.chunk_boundaries import Structure
 from ..types import Chunk
 from .marks import cut_marks
 

@@ -157,10 +157,10 @@ class Library:
         in the whole collection."""
         index = self.index(name)
         try:
-            resolved = index.options(options)
             if not doc:
-                hits = index.search(query, resolved)
+                hits, resolved = index.lookup(query, options)
                 return index, resolved, hits, [h.rank for h in hits]
+            resolved = index.options(options)
             return (index, resolved, *self._in_doc(index, query, resolved, doc))
         except CollectionNotFound:
             self.forget(name)

@@ -1,7 +1,7 @@
 """Boundary-quality marks for the documents view: which cuts fall inside a word, a
 sentence, a table or one of its rows, a code block, a list item or a function.
 
-The checks are `indexer.chunkers.boundaries` (the ones `indexer chunk` prints), run on
+The checks are `indexer.evaluation.chunk_boundaries` (the ones `indexer chunk` prints), run on
 the document rebuilt from stored chunks: each chunk's start and end gets the kinds of
 structure it falls strictly inside, and each collection the summary columns `indexer
 chunk` shows (share of chunk ends inside each kind; tables, code blocks, list items and
@@ -10,7 +10,7 @@ functions kept whole).
 
 from __future__ import annotations
 
-from ..chunkers.boundaries import KINDS, BoundaryStats, Structure, columns, structure_of
+from ..evaluation.chunk_boundaries import KINDS, BoundaryStats, Structure, columns, structure_of
 from ..loaders import make_document
 from ..loaders.formats import format_of
 from ..types import Chunk, Document

@@ -17,19 +17,6 @@ def entry_key(strategy: str, embedder: str) -> str:
     return f"{strategy}@{embedder}"
 
 
-def collection_name(strategy: str) -> str:
-    """The collection name a strategy spec builds, in its canonical spelling
-    (`fixed:size=100` -> `fixed-100`, `fixed:size=64,overlap=16` -> `fixed64`); a name
-    that is not a spec (a custom `--name`) is returned as it is."""
-    from ..chunkers import parse_strategy
-    from ..errors import UsageError
-
-    try:
-        return parse_strategy(strategy).name
-    except UsageError:
-        return strategy.strip()
-
-
 @dataclass
 class Entry:
     """A live collection as the catalogue records it.

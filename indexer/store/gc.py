@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LockTimeout, StoreError
-from .staging import PREFIX
+from .layout import GC_MARK
+from .staging import GRACE, PREFIX
 
 _SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -118,7 +119,7 @@ def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -
     pages and full-text residue), remembered in `gc.json` beside it."""
     import json
 
-    database, mark = chroma_path / "chroma.sqlite3", chroma_path.parent / "gc.json"
+    database, mark = chroma_path / "chroma.sqlite3", chroma_path.parent / GC_MARK
     if not database.exists():
         return
     try:
@@ -137,8 +138,6 @@ def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -
 def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
     """Everything above, for every collection in the index (each under its lease). The
     bytes freed are measured: the index folder (and `chroma_path`) before and after."""
-    from .store import GRACE
-
     store.require_writable("collecting garbage")
     report = GcReport()
     grace = GRACE if grace is None else grace
@@ -163,13 +162,13 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
                     report.add(f"collection {name} (never published)")
         except LockTimeout:
             say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
-    side = store.db / "indexes"
+    side = store.side_root
     if side.is_dir():
         for folder in side.iterdir():
             if folder.is_dir() and folder.name not in live:
                 shutil.rmtree(folder, ignore_errors=True)
                 report.add(f"side files of {folder.name} (not live)")
-    path = chroma_path or (None if store.url else store.db / "chroma")
+    path = chroma_path or (None if store.url else store.chroma_path)
     if path is not None and path.is_dir():
         remove_orphan_segments(path, report)
         vacuum(path, report, force=True)

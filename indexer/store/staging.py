@@ -17,17 +17,20 @@ import contextlib
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..version import VERSION
 from ..errors import StoreError
 from ..types import Chunk
 from .catalog import Entry, entry_key, slug
+from .layout import MANIFEST, write_json
 from .records import chunk_metadata
 
 PREFIX = "ix-"
+GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
 LIVE_BATCH_DOCS = 64
 
 
@@ -42,7 +45,7 @@ class Staging:
         self.generation = (old.generation + 1) if old else 1
         self.timer = timer
         self.checkpoint = checkpoint or (lambda _name: None)
-        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": __version__, **meta}
+        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": VERSION, **meta}
         if self.full:
             stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
             self.name = f"{PREFIX}{slug(strategy)}--{slug(embedder)}--{stamp}"[:500]
@@ -59,9 +62,17 @@ class Staging:
         self.write_seconds = 0.0
 
     @property
-    def side(self) -> Path:
-        """Where this version's side files (BM25 index, manifest) go."""
+    def _side(self) -> Path:
         return self.store.side_dir(self.name, self.generation)
+
+    def save_side(self, name: str, writer: Callable[[Path], None]) -> None:
+        """Save a side file or folder of this version: `writer(path)` writes it at the path
+        the store gives it (what it writes there is the writer's business)."""
+        writer(self._side / name)
+
+    def write_manifest(self, data: Any) -> None:
+        """Save the version's file manifest (JSON; read back with `Store.read_manifest`)."""
+        write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------
     def live(self, doc_ids: list[str]) -> dict[str, tuple[set[str], set[str]]]:
@@ -194,5 +205,5 @@ class Staging:
                     self.chroma.delete(self.parents_name)
             else:
                 self.store.drop_generations_after(self.old)
-        shutil.rmtree(self.store.side_dir(self.name) if self.full else self.side, ignore_errors=True)
+        shutil.rmtree(self.store.side_dir(self.name) if self.full else self._side, ignore_errors=True)
         self.store.collect_segments()

@@ -6,6 +6,13 @@ the same Chroma — which readers resolve names through, so they only ever see p
 versions. Side files (BM25 index, file manifest) sit in `<db>/indexes/<collection>/g<N>/`,
 named by the collection and generation they belong to; a machine that lacks them rebuilds
 them from the stored records.
+
+The store owns every path in the index folder: the marker, Chroma's folder, the side
+folders, the lock files, the caches. Use cases ask it for them (`side_path`,
+`read_manifest`, `cache_dir`, `Staging.save_side`, `Staging.write_manifest`) and never
+join a name to the folder themselves; what goes into a side folder (the BM25 format) is
+not the store's business: it hands the writer a path. The folder's layout is in
+`layout.py`.
 """
 
 from __future__ import annotations
@@ -15,24 +22,22 @@ import json
 import os
 import shutil
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
 from ..types import Chunk
-from .catalog import Entry, collection_name, entry_key, slug
+from .catalog import Entry, entry_key, slug
 from .chroma import Chroma, translate, writable
+from .layout import CACHE, CHROMA, LOCKS, MANIFEST, MARKER, SIDE
 from .leases import file_lease, server_lease
 from .records import chunk_from_record
-from .staging import PREFIX, Staging
+from .staging import GRACE, PREFIX, Staging
 
 CATALOG = "indexer-catalog"
-MARKER = "indexer.json"
 STORE_FORMAT = 2
-GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
 SCAN_BATCH = 2000
 
 
@@ -48,7 +53,7 @@ class Store:
         self.db = self.settings.db
         self.url = self.settings.chroma_url
         self._check_folder(create)
-        self.chroma = Chroma(self.db / "chroma", self.url, read_only_ok=not create)
+        self.chroma = Chroma(self.chroma_path, self.url, read_only_ok=not create)
 
     # -- opening -------------------------------------------------------------------------
     def _check_folder(self, create: bool) -> None:
@@ -79,9 +84,25 @@ class Store:
             raise ReadOnlyIndex(f"{self.db} is read-only: building needs write access (querying does not); "
                                 "build into a writable --db")
 
+    @staticmethod
+    def holds_index(db: str | os.PathLike) -> bool:
+        """Whether `db` is an index folder already (its marker is there)."""
+        return (Path(db) / MARKER).exists()
+
     @property
     def where(self) -> str:
         return self.url or str(self.db)
+
+    @property
+    def chroma_path(self) -> Path:
+        """The embedded Chroma database's folder (unused with a server)."""
+        return self.db / CHROMA
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where caches of this index live (the embedding cache, the LLM context cache):
+        each names its own file in it."""
+        return self.db / CACHE
 
     def fault(self, exc: BaseException, what: str = "") -> IndexerError:
         """The one-line error for a failure writing into this index (a full disk...)."""
@@ -104,16 +125,20 @@ class Store:
         docs = got.get("documents") or []
         return Entry.from_json(docs[0]) if docs and docs[0] else None
 
-    def find(self, strategy: str, embedder: str | None = None) -> Entry:
-        """The live entry for a strategy — its collection name, or the spec it was built
-        with (`fixed:size=100` finds `fixed-100`); with no embedder given, the only one
-        there is (or the default embedder's when several exist)."""
-        given, strategy = strategy.strip(), collection_name(strategy)
+    def find(self, names: str | Sequence[str], embedder: str | None = None) -> Entry:
+        """The live entry for a collection name, or for the first of several names that has
+        one (`chunkers.collection_names` resolves a strategy spec to them: `fixed:size=100`
+        finds `fixed-100`); with no embedder given, the only one there is (or the default
+        embedder's when several exist)."""
+        names = [n.strip() for n in ([names] if isinstance(names, str) else names)]
         entries = self.entries()
+        strategy = names[0]
         matches = [e for e in entries if e.strategy == strategy]
-        if not matches and given != strategy:  # a collection named as given (built before names were canonical)
-            matches = [e for e in entries if e.strategy == given]
-            strategy = given if matches else strategy
+        for other in names[1:]:
+            if matches:
+                break
+            matches = [e for e in entries if e.strategy == other]
+            strategy = other if matches else strategy
         if embedder is not None:
             exact = [e for e in matches if e.embedder == embedder]
             if exact:
@@ -175,7 +200,7 @@ class Store:
             return server_lease(self.catalog, self.chroma, entry_key(strategy, embedder), strategy, embedder,
                                 wait, on_wait, self.settings.lease_ttl, action)
         self.require_writable(doing)
-        return file_lease(self.db / "locks", strategy, embedder, self.where, wait, on_wait, action)
+        return file_lease(self.db / LOCKS, strategy, embedder, self.where, wait, on_wait, action)
 
     def require_writable(self, doing: str) -> None:
         """Refuse, in one line, to write into a read-only index folder (before any write)."""
@@ -277,7 +302,17 @@ class Store:
             from .gc import GcReport, remove_orphan_segments
 
             with contextlib.suppress(OSError, StoreError):
-                remove_orphan_segments(self.db / "chroma", GcReport())
+                remove_orphan_segments(self.chroma_path, GcReport())
+
+    def collect_after_full_build(self) -> None:
+        """Embedded database: what Chroma leaves of a version a full build replaced (its
+        vector-segment folders; a catalogue grown past its baseline is compacted)."""
+        if not self.url:
+            from .gc import GcReport, compact_if_grown, remove_orphan_segments
+
+            report = GcReport()
+            remove_orphan_segments(self.chroma_path, report)
+            compact_if_grown(self.chroma_path, report)
 
     def discard_if_empty(self) -> None:
         """Remove an index folder that holds nothing published (a failed first build)."""
@@ -287,14 +322,31 @@ class Store:
                 shutil.rmtree(self.db, ignore_errors=True)
 
     # -- side files ----------------------------------------------------------------------
+    @property
+    def side_root(self) -> Path:
+        return self.db / SIDE
+
     def side_dir(self, collection: str, generation: int | None = None) -> Path:
-        base = self.db / "indexes" / collection
+        base = self.side_root / collection
         return base if generation is None else base / f"g{generation}"
+
+    def side_path(self, entry: Entry, name: str) -> Path:
+        """Where the side file or folder `name` of a live version is (it may not exist: a
+        machine that did not build the version)."""
+        return self.side_dir(entry.collection, entry.generation) / name
+
+    def read_manifest(self, entry: Entry) -> Any:
+        """The JSON a version's build saved with `Staging.write_manifest` (None when it is
+        missing or unreadable)."""
+        try:
+            return json.loads(self.side_path(entry, MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def _remove_stale_side(self, strategy: str, embedder: str, live: Entry | None) -> list[str]:
         """This machine's side folders of a key's versions that are no longer live (with a
         server, another machine may have dropped or replaced them)."""
-        base, prefix = self.db / "indexes", f"{PREFIX}{slug(strategy)}--{slug(embedder)}--"
+        base, prefix = self.side_root, f"{PREFIX}{slug(strategy)}--{slug(embedder)}--"
         keep = {live.collection, live.parents} if live else set()
         stale = [p for p in base.iterdir() if p.name.startswith(prefix) and p.name not in keep] if base.is_dir() else []
         for folder in stale:
@@ -354,20 +406,7 @@ class Store:
         return self.chroma.call(col.count, f"counting {entry.strategy}")
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temporary file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
 def _our_leftover(path: Path) -> bool:
     """An embedding cache a failed first build could not remove (another process held it
     open): a folder holding only it is still ours to build in."""
-    return path.name == "cache" and path.is_dir() and all(p.name.startswith("embeddings.sqlite") for p in path.iterdir())
+    return path.name == CACHE and path.is_dir() and all(p.name.startswith("embeddings.sqlite") for p in path.iterdir())

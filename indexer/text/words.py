@@ -1,7 +1,7 @@
 """The one rule for "inside a word": a cut between two word characters (letters, digits,
 `_`, or a combining mark) splits a word. BPE token boundaries often do (`Yen|ilenmiş`),
 so token windows move their edges to the boundaries this rule allows, and boundary
-quality (chunkers.boundaries) counts the cuts that break it."""
+quality (evaluation.chunk_boundaries) counts the cuts that break it."""
 
 from __future__ import annotations
 

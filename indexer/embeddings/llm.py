@@ -149,7 +149,7 @@ class OllamaContextualizer(Contextualizer):
     (temperature 0, fixed seed), with the document and chunk inside delimiters."""
 
     def __init__(self, model: str, host: str | None = None, cache: ContextCache | None = None, tokenizer=None):
-        from ..embeddings.ollama import resolve_host
+        from .ollama import resolve_host
 
         if not model:
             raise UsageError("give the Ollama model: contextual:llm=ollama:gemma3:4b")
@@ -162,7 +162,7 @@ class OllamaContextualizer(Contextualizer):
     def _chat(self, system: str, user: str):
         import ollama
 
-        from ..embeddings.ollama import ollama_errors
+        from .ollama import ollama_errors
 
         if self._client is None:
             self._client = ollama.Client(host=self.host)

@@ -4,11 +4,10 @@ what was skipped; and what it tells about a stale index (documents changed since
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from .loaders import SourceFile
-from .store import Entry, Store
+from ..loaders import SourceFile
+from ..store import Entry, Store
 
 MANIFEST_FORMAT = 2
 
@@ -30,11 +29,7 @@ def file_hash(path: Path) -> str:
 
 def read_manifest(store: Store, entry: Entry) -> dict | None:
     """The file manifest of a live version (None when missing or unreadable)."""
-    path = store.side_dir(entry.collection, entry.generation) / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = store.read_manifest(entry)
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return None
     files = data.get("files")

@@ -5,7 +5,7 @@ Every chunk edge — its end, and its start — is checked against the document'
 | kind | structure (from) |
 |---|---|
 | word | word characters on both sides of the edge (`text.words`) |
-| sentence | a prose sentence, heading or list-item sentence (`text.sentences.sentence_units`) |
+| sentence | a prose sentence, heading or list-item sentence (`chunkers.units.sentence_units`) |
 | table, row | a Markdown table and each of its rows, the header row with its `---` line (`loaders.markdown`) |
 | code | a fenced or indented code block in Markdown |
 | item | a top-level list item |
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..loaders.markdown import blocks_of
-from ..text.sentences import sentence_units
+from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
 
@@ -189,7 +189,7 @@ def measure(docs: Iterable[Document], chunks: Iterable[Chunk], strategy: str = "
 def boundaries(paths, strategies, **options) -> dict[str, BoundaryStats]:
     """Chunk a corpus (as `indexer.chunk` does; same options) and measure every
     strategy's boundary quality: {strategy name: BoundaryStats}."""
-    from .pipeline import iter_chunks
+    from ..indexing.pipeline import iter_chunks
 
     _, stats, stream = iter_chunks(list(paths), list(strategies), **options)
     out = {name: BoundaryStats(name) for name in stats}

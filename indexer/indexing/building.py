@@ -13,26 +13,27 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .chunkers import ChunkerContext, StrategySpec
-from .chunkers.pipeline import nothing_message, resolve_strategies
-from .embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from .errors import NothingToIndex, UsageError
+from ..chunkers import ChunkerContext, StrategySpec
+from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from ..errors import NothingToIndex
+from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
+from ..retrieval.bm25 import SIDE as BM25_SIDE
+from ..retrieval.bm25 import BM25Builder, load_or_rebuild
+from ..settings import Settings, settings_for
+from ..store import Entry, Store
+from ..store.chroma import is_disk_full
+from ..text.analyzer import Analyzer, detect_language
+from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
+from ..types import Chunk
+from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
-from .retrieval.bm25 import ENGINES, BM25Builder, load_or_rebuild
-from .settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
-from .store import Entry, Store, write_json
-from .store.chroma import is_disk_full
-from .store.gc import GcReport, compact_if_grown, remove_orphan_segments
-from .text.analyzer import Analyzer, detect_language
-from .text.tokens import DEFAULT_ENCODING
-from .types import Chunk
+from .options import BUILD_FIELDS, BuildOptions
+from .pipeline import nothing_message, resolve_strategies
 
 CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
 EMBED_BATCH = 256
@@ -131,56 +132,47 @@ def _why_full(old: dict, new: dict) -> str:
 def build(
     paths: list[str | Path],
     strategies: list[str | StrategySpec],
+    options: BuildOptions | None = None,
     *,
     settings: Settings | None = None,
-    db: str | Path | None = None,
-    chroma_url: str | None = None,
-    embedder: str | None = None,
-    ollama_host: str | None = None,
-    include: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
-    encoding: str | None = None,
-    name: str | None = None,
-    full: bool = False,
-    wait: bool = True,
-    lang: str = "auto",
-    stem: int | None = None,
-    fold: bool | None = None,
-    stopwords: bool | None = None,
-    bm25_engine: str = "rank-bm25",
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
     changed: set[str] | None = None,
+    **overrides,
 ) -> list[BuildReport]:
-    """Build (or update) one collection per strategy. See the module docstring. `changed`
+    """Build (or update) one collection per strategy. See the module docstring.
+
+    `options` says how (`BuildOptions`), `settings` where (the index folder or Chroma
+    server, the embedder to build with, Ollama); keyword overrides of either's fields
+    (`db=`, `embedder=`, `full=`, `bm25_engine=`...) are applied on top. `changed`
     (doc_ids, from file-system events) limits hashing to them (see `trusted_hashes`)."""
-    settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
-    if bm25_engine not in ENGINES:
-        raise UsageError(f"unknown BM25 engine {bm25_engine!r}; use one of {', '.join(ENGINES)}")
-    if lang not in ("auto", "tr", "en"):
-        raise UsageError(f"--lang must be tr, en or auto, not {lang!r}")
-    if stem is not None and stem < 0:
-        raise UsageError(f"--stem must be 0 (off) or a prefix length, not {stem}")
-    specs = resolve_strategies(list(strategies), name)
+    unknown = sorted(set(overrides) - BUILD_FIELDS - {f.name for f in fields(Settings)})
+    if unknown:
+        raise TypeError(f"build() got unexpected keyword arguments: {', '.join(unknown)}")
+    given = {k: v for k, v in overrides.items() if k in BUILD_FIELDS}
+    options = replace(options or BuildOptions(), **given)
+    settings = settings_for(settings, **{k: v for k, v in overrides.items() if k not in BUILD_FIELDS})
+    options.check()
+    include, exclude, encoding, lang = options.include, options.exclude, options.encoding, options.lang
+    specs = resolve_strategies(list(strategies), options.name)
     new_folder = not settings.db.exists()
-    found = discover(paths, include, exclude, max_file_size, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages)
+    found = discover(paths, include, exclude, options.max_file_size, skip_dirs=(settings.db,),
+                     max_pdf_pages=options.max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
     model = get_embedder(settings.embedder, settings)
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
     try:
-        cache = EmbeddingCache(store.db / "cache" / "embeddings.sqlite")
+        cache = EmbeddingCache.in_folder(store.cache_dir)
         try:
             lang = _detect(found.files, encoding) if lang == "auto" else lang
-            analyzer = Analyzer.for_language(lang, stem=stem, fold=fold, stopwords=stopwords)
+            analyzer = Analyzer.for_language(lang, stem=options.stem, fold=options.fold, stopwords=options.stopwords)
             source = [str(Path(p).resolve()) for p in paths]
             for spec in specs:
-                builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, bm25_engine, encoding,
-                                         found, source, progress or _NoProgress, on_message, settings)
-                reports.append(builder.run(full=full, wait=wait, changed=changed))
+                builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, options.bm25_engine,
+                                         encoding, found, source, progress or _NoProgress, on_message, settings)
+                reports.append(builder.run(full=options.full, wait=options.wait, changed=changed))
                 if cache.note:
                     reports[-1].notes.append(cache.note)
         finally:
@@ -295,8 +287,8 @@ class _StrategyBuild:
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
         spec, store, report = self.spec, self.store, self.report
-        context = ChunkerContext(embedder=self.embedder, cache_dir=store.db / "cache",
-                                 ollama_host=self.settings.ollama_host)
+        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir, ollama_host=self.settings.ollama_host,
+                                 tokenizer=get_tokenizer(cache_dir=self.settings.tiktoken_dir))
         chunker = spec.create(context=context)
         meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
                 "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
@@ -327,9 +319,9 @@ class _StrategyBuild:
                 else:
                     previous = load_or_rebuild(store, old)
                     bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
-                bm25.save(staging.side / "bm25")
-            write_json(staging.side / "manifest.json", {"format": MANIFEST_FORMAT, "settings": self.build_settings,
-                                                        "files": files, "skipped": skipped})
+                staging.save_side(BM25_SIDE, bm25.save)
+            staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
+                                    "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
             for line in filter(None, [chunker.build_summary()]):
@@ -342,10 +334,8 @@ class _StrategyBuild:
         with self.timer("publish"):
             staging.publish(entry)
         report.collection = staging.name
-        if not store.url and plan.reason:  # what Chroma leaves of a replaced version
-            gc = GcReport()
-            remove_orphan_segments(store.db / "chroma", gc)
-            compact_if_grown(store.db / "chroma", gc)
+        if plan.reason:
+            store.collect_after_full_build()
 
     def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report
@@ -441,10 +431,10 @@ class _StrategyBuild:
         return Entry(
             strategy=self.spec.name, embedder=self.embedder.name, collection=staging.name,
             dimension=self.embedder.dimension, kind=self.spec.kind, params=self.spec.params, tokenizer=DEFAULT_ENCODING,
-            version=__version__, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
+            version=VERSION, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
             files=report.files, chunks=report.chunks, avg_tokens=round(report.avg_tokens, 2),
             max_tokens=report.max_tokens, build_seconds=round(time.perf_counter() - t0, 3), extra=extra,
         )
 
 
-__all__ = ["BuildReport", "build", "build_settings"]
+__all__ = ["BuildOptions", "BuildReport", "build", "build_settings"]

@@ -26,15 +26,14 @@ from typing import Any, Literal
 
 from pathlib import Path
 
-from .errors import CollectionNotFound, IndexerError, UsageError
-from .mcp_arguments import check_arguments
-from .paths import shown_path
-from .settings import Settings, settings_for
+from ..errors import CollectionNotFound, IndexerError, UsageError
+from ..paths import shown_path
+from ..settings import Settings, settings_for
+from .arguments import check_arguments
 
 DEFAULT_K = 5
 DEFAULT_MAX_TOKENS = 4000
 MAX_K = 50
-AUTO = "auto"
 Mode = Literal["hybrid", "embedding", "bm25"] | None  # tool parameters' schema
 
 DEFAULT_RULE = ("the server's --strategy if it was started with one, else `auto` if built, else the only "
@@ -64,7 +63,7 @@ class Tools:
     @property
     def store(self):
         if self._store is None:
-            from .store import Store
+            from ..store import Store
 
             self._store = Store(self.settings)
         return self._store
@@ -83,20 +82,22 @@ class Tools:
             return self.strategy
         entries = self.store.entries()
         if self.embedder:
-            from .embeddings import canonical_name
+            from ..embeddings import canonical_name
 
             wanted = canonical_name(self.embedder, self.settings)
             entries = [e for e in entries if e.embedder == wanted]
         built = {e.strategy for e in entries}
         if not built:
             raise CollectionNotFound(f"nothing is built in {self.store.where}; build one: indexer build PATH")
-        if AUTO in built:
-            return AUTO
+        from ..chunkers.registry import DEFAULT_STRATEGY  # the whole chunkers package: imported when needed
+
+        if DEFAULT_STRATEGY in built:
+            return DEFAULT_STRATEGY
         newest = max(e.built_at for e in entries)
         return min(e.strategy for e in entries if e.built_at == newest)
 
     def index(self, strategy: str | None = None):
-        from .retrieval import Index
+        from ..retrieval import Index
 
         name = strategy or self.default_strategy()
         if name not in self._indexes:
@@ -104,7 +105,7 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from .retrieval import SearchOptions
+        from ..retrieval import SearchOptions
 
         out = []
         for e in self.store.entries():
@@ -124,13 +125,12 @@ class Tools:
     # -- searching --------------------------------------------------------------------------
     def search(self, query: str, strategy: str | None = None, mode: str | None = None, k: int = DEFAULT_K,
                max_tokens: int | None = None) -> dict:
-        from .retrieval import SearchOptions
+        from ..retrieval import SearchOptions
 
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
         index = self.index(strategy)
-        options = index.options(SearchOptions(mode=mode, k=k))
-        hits = index.search(query, options)
+        hits, options = index.lookup(query, SearchOptions(mode=mode, k=k))
         results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
         return {"strategy": index.entry.strategy, "embedder": index.entry.embedder, "mode": options.mode,
                 "results": results, "omitted": omitted, "tokens": tokens}
@@ -206,7 +206,7 @@ def fit(results: list[dict], budget: int) -> tuple[list[dict], int, int]:
 def shorten(result: dict, budget: int) -> dict:
     """A result whose text is cut after `budget` tokens (at a token boundary; still a
     prefix of the stored text, with its end line adjusted)."""
-    from .text.tokens import get_tokenizer
+    from ..text.tokens import get_tokenizer
 
     bounds = get_tokenizer().boundaries(result["text"])
     text = result["text"][: int(bounds[min(budget, len(bounds) - 1)])]
@@ -216,7 +216,7 @@ def shorten(result: dict, budget: int) -> dict:
 
 def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
     """The leading lines that fit `budget` tokens (at least one)."""
-    from .text.tokens import get_tokenizer
+    from ..text.tokens import get_tokenizer
 
     tokenizer = get_tokenizer()
     used = 0
@@ -271,7 +271,7 @@ def sdk():
 
 
 def checked_server(server_cls, tool_error, functions: dict):
-    """The SDK's server class with every call's arguments checked first (`mcp_arguments`):
+    """The SDK's server class with every call's arguments checked first (`arguments`):
     unknown ones rejected with the accepted list, a wrong type in one line. `call_tool` is
     the method both SDK majors dispatch tool calls to."""
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import UsageError
+from ..errors import UsageError
 
 _TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
           "object": "an object", "null": "null"}

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .building import BuildReport, build
-from .errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from .loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
-from .loaders.formats import format_of
-from .settings import Settings, settings_for
-from .tables import printable
+from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
+from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
+from ..loaders.formats import format_of
+from ..settings import Settings, settings_for
+from ..tables import printable
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
@@ -256,8 +256,8 @@ class Watcher:
     def _groups(self) -> list[tuple[dict, list[str]]]:
         """Strategies grouped by the BM25 settings their builds take: the ones given,
         else the collection's own (so a collection built by hand is not rebuilt)."""
-        from .chunkers.pipeline import resolve_strategies
-        from .embeddings import get_embedder
+        from .pipeline import resolve_strategies
+        from ..embeddings import get_embedder
 
         store = self._store()
         embedder = get_embedder(self.settings.embedder, self.settings).name
@@ -271,7 +271,7 @@ class Watcher:
         return [(dict(key), strategies) for key, strategies in groups.items()]
 
     def _store(self):
-        from .store import Store
+        from ..store import Store
 
         if self._store_handle is None:
             try:

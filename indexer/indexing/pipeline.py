@@ -6,10 +6,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from . import StrategySpec, parse_strategy
-from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
+from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents
+from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document
 
 
@@ -73,17 +74,21 @@ def iter_chunks(
     skip_dirs: tuple[str | os.PathLike, ...] = (),
     embedder=None,
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
+    settings: Settings | None = None,
 ) -> tuple[Discovery, dict[str, ChunkStats], Iterator[tuple[str, Document, list[Chunk]]]]:
     """Stream (strategy name, document, its chunks) for every document and strategy.
 
     Returns the discovery report (skipped files are appended while streaming), the
-    per-strategy stats (filled while streaming) and the stream itself.
+    per-strategy stats (filled while streaming) and the stream itself. `settings` gives
+    the tokenizer's cache folder and the Ollama host (contextual's LLM).
     """
+    settings = settings_for(settings)
     specs = resolve_strategies(strategies)
     found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
-    chunkers = [spec.create(embedder=embedder) for spec in specs]
+    context = ChunkerContext(tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir), ollama_host=settings.ollama_host)
+    chunkers = [spec.create(embedder=embedder, context=context) for spec in specs]
     stats = {spec.name: ChunkStats(spec.name, spec.describe()) for spec in specs}
 
     def stream() -> Iterator[tuple[str, Document, list[Chunk]]]:

@@ -1,0 +1,64 @@
+"""The sentence units of a document: what the sentence-based strategies (semantic,
+parent) group and what the boundary measurement checks cuts against. A heading, a table
+row and a list item are units of their own; prose is split into sentences
+(`text.sentences`); a code block is one unit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from ..loaders.markdown import blocks_of
+from ..text.sentences import iter_sentences
+from ..text.spans import index_at
+from ..types import Document
+
+
+class Unit(NamedTuple):
+    """A sentence-level unit of a document: a prose sentence, a heading, a table row,
+    a list item or a code block; `section` indexes `document.sections`."""
+
+    start: int
+    end: int
+    kind: str
+    section: int
+
+
+def sentence_units(doc: Document) -> Iterator[Unit]:
+    """Sentences of a document in order, made as they are taken. Each heading, table row
+    and list item is a unit of its own; prose is split into sentences; a code block is one
+    unit."""
+    starts = [s.start for s in doc.sections]
+    text = doc.text
+    for block in blocks_of(doc):
+        for s, e, kind in _block_units(text, block):
+            yield Unit(s, e, kind, index_at(starts, s))
+
+
+def _block_units(text: str, block) -> Iterator[tuple[int, int, str]]:
+    """The units of one block as (start, end, kind), made as they are taken."""
+    if block.kind == "heading":
+        yield block.start, block.end, "heading"
+    elif block.kind == "table":
+        for s, e in block.parts:
+            yield s, e, "row"
+    elif block.kind == "list":
+        for item_start, item_end in block.parts or ((block.start, block.end),):
+            for s, e in _item_sentences(text, item_start, item_end):
+                yield s, e, "item"
+    elif block.kind == "code":
+        yield block.start, block.end, "code"
+    else:
+        for s, e in iter_sentences(text, block.start, block.end):
+            yield s, e, "sentence"
+
+
+def _item_sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """A list item is one unit unless it holds several sentences or nested items."""
+    pos = start
+    while pos < end:  # each line of the item (no copy of its text)
+        nl = text.find("\n", pos, end)
+        stop = end if nl == -1 else nl
+        if stop > pos:
+            yield from iter_sentences(text, pos, stop)
+        pos = stop + 1

@@ -1,0 +1,45 @@
+"""How a build runs, apart from where (`Settings`): `BuildOptions`, with the library's
+defaults (the CLI shows them, and `watch` passes them on)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ..errors import UsageError
+from ..retrieval.bm25 import ENGINES
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
+from ..text.analyzer import LANGUAGE_DEFAULTS
+
+LANGUAGES = ("auto", *LANGUAGE_DEFAULTS)  # the BM25 analyzer's languages; auto: decided from the documents
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a build runs, apart from where (`Settings`): which files and how they are read,
+    the collection name, the BM25 analyzer and engine, and what to do about a previous or
+    running build. The defaults are the library's (the CLI shows them)."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES
+    encoding: str | None = None  # decode every file with this encoding instead of detecting it
+    name: str | None = None  # collection name for a single strategy
+    full: bool = False  # rebuild from scratch, not only what changed
+    wait: bool = True  # wait for a running build of the strategy (else LockTimeout)
+    lang: str = "auto"  # BM25 analyzer language (LANGUAGES)
+    stem: int | None = None  # BM25 prefix stem length, 0 = off (None: the language's)
+    fold: bool | None = None  # BM25: fold diacritics (None: the language's)
+    stopwords: bool | None = None  # BM25: drop common words (None: the language's)
+    bm25_engine: str = "rank-bm25"  # ENGINES
+
+    def check(self) -> None:
+        if self.bm25_engine not in ENGINES:
+            raise UsageError(f"unknown BM25 engine {self.bm25_engine!r}; use one of {', '.join(ENGINES)}")
+        if self.lang not in LANGUAGES:
+            raise UsageError(f"--lang must be {', '.join(LANGUAGES[1:])} or auto, not {self.lang!r}")
+        if self.stem is not None and self.stem < 0:
+            raise UsageError(f"--stem must be 0 (off) or a prefix length, not {self.stem}")
+
+
+BUILD_FIELDS = {f.name for f in fields(BuildOptions)}

@@ -1,0 +1,50 @@
+"""The index folder's layout: the names of what the store keeps in it, known here only.
+
+    <db>/indexer.json                  the marker: format, tool
+    <db>/chroma/                       the embedded Chroma database (gc.json beside it)
+    <db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
+    <db>/locks/                        build leases (an embedded database)
+    <db>/cache/                        the embedding cache, the LLM context and question caches
+    <db>/questions/                    question sets made from the documents (eval --generate)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+MARKER = "indexer.json"
+CHROMA = "chroma"
+SIDE = "indexes"
+LOCKS = "locks"
+CACHE = "cache"
+MANIFEST = "manifest.json"
+GC_MARK = "gc.json"
+QUESTIONS = "questions"
+
+
+def cache_folder(db: str | os.PathLike) -> Path:
+    """The caches of an index folder (for callers with settings but no open store)."""
+    return Path(db) / CACHE
+
+
+def questions_folder(db: str | os.PathLike) -> Path:
+    """Where made-up question sets of an index folder are kept."""
+    return Path(db) / QUESTIONS
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temporary file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
