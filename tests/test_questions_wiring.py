@@ -104,7 +104,8 @@ def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
     assert [(r["strategy"], r["mode"]) for r in data["rows"]] == [("headers", "bm25"), ("headers", "embedding")]
     assert str(db) not in got.text and str(docs) not in got.text
     listed = client.get("/api/questions").json()["sets"]
-    assert [s["id"] for s in listed] == [data["set"]]
+    assert [s["id"] for s in listed] == [data["set"]] and listed[0]["generated"]
+    assert listed[0]["name"].startswith("20 made-up questions (")
     same = client.get("/api/evaluation", params={"set": data["set"], "strategy": "headers", "mode": ["bm25", "embedding"]})
     assert [r["mrr@10"] for r in same.json()["rows"]] == [r["mrr@10"] for r in data["rows"]]
     again = client.post("/api/evaluation/generate", json=body).json()

@@ -145,8 +145,9 @@ def schema(version: str) -> dict:
             "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
             "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
                                   _json(obj, "{query, question, results: [SearchResult]}")),
-            "/api/questions": _get("question sets: --questions files and questions*.jsonl next to the corpora",
-                                   _json(obj, "{sets: [{id, name}]}")),
+            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora, and sets "
+                                   "made by POST /api/evaluation/generate",
+                                   _json(obj, "{sets: [{id, name, explicit, generated}]}")),
             "/api/questions/{set}": {"get": {
                 "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
                 "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},

@@ -85,8 +85,15 @@ class QuestionSets:
             return [self._sets[set_id(p)] for p in paths]
 
     def listing(self) -> list[dict]:
-        return [{"id": s.id, "name": shown_path(s.path, self.base, keep=2), "explicit": s.path in self.explicit}
-                for s in self.sets()]
+        return [{"id": s.id, "name": self._name(s.path), "explicit": s.path in self.explicit,
+                 "generated": s.path in self.generated} for s in self.sets()]
+
+    def _name(self, path: Path) -> str:
+        shown = shown_path(path, self.base, keep=2)
+        if path not in self.generated:
+            return shown
+        count = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+        return f"{count} made-up questions ({shown})"
 
     def get(self, sid: str) -> QuestionSet:
         if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
