@@ -291,7 +291,7 @@ def add_features(path: Path) -> None:
     bm = index.bm25
     n_docs = len(bm.ids)
     pos_of = {cid: i for i, cid in enumerate(bm.ids)}
-    doc_terms = [set(bm.terms[bm.offsets[i]:bm.offsets[i + 1]].tolist()) for i in range(n_docs)]
+    doc_terms = [set(bm.postings.doc_terms(i).tolist()) for i in range(n_docs)]
     df = np.zeros(len(bm.vocab), dtype=np.int64)
     for terms in doc_terms:
         for t in terms:

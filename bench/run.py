@@ -268,7 +268,7 @@ def bench_query(report: Report, quick: bool, work: Path) -> None:
         store = Store(db)
         entry = store.find(f"synthetic{n}")
         side = store.side_path(entry, SIDE)
-        for engine in ("rank-bm25", "bm25s"):
+        for engine in ("rank-bm25", "bm25s", "postings"):
             t0 = time.perf_counter()
             BM25Index.load(side, engine).scores("warm up kargo")
             load_s = time.perf_counter() - t0

@@ -266,7 +266,11 @@ def test_server_mode_build_and_query(chroma_server, tmp_path):
                  "--db", other, "--json")
     assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
     entry = Index.open("headers", db=other, chroma_url=chroma_server).entry
-    assert (Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json").exists()
+    saved = Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json"
+    assert saved.exists()
+    written = saved.stat().st_mtime_ns
+    again = run("query", VAN, "--strategy", "headers", "--chroma-url", chroma_server, "--db", other, "--json")
+    assert again.output == hybrid.output and saved.stat().st_mtime_ns == written  # found, not rebuilt again
 
 
 def test_unreachable_chroma_server_is_a_one_line_error(tmp_path):
@@ -328,3 +332,76 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     assert {h.embedding_share for h in hits} == {share}
     rows = [json.loads(line) for line in run("query", query, "-s", "headers", "--db", db, "--json").output.splitlines()]
     assert [r["id"] for r in rows] == [h.chunk.id for h in hits] and rows[0]["embedding_share"] == share
+
+
+def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
+    """No full scan on the query path: BM25 is mapped from its files, and Chroma is asked
+    for the nearest vectors and the records of the hits (and of tied candidates) only."""
+    db, _ = built_db
+    index = Index.open("headers", db=db)
+    read: list[list[str]] = []
+    real = Store.records
+
+    def records(self, entry, ids, parents=False):
+        read.append(list(ids))
+        return real(self, entry, ids, parents)
+
+    def scan(*_args, **_kw):
+        raise AssertionError("a full scan on the query path")
+
+    monkeypatch.setattr(Store, "records", records)
+    monkeypatch.setattr(Store, "scan", scan)
+    monkeypatch.setattr(Store, "indexed_texts", scan)
+    for mode in ("embedding", "bm25", "hybrid"):
+        assert len(index.search(VAN, mode=mode, k=5)) == 5
+    assert read and all(len(ids) <= DEFAULTS.candidates for ids in read)
+    assert index.count() == index.entry.chunks and index.bm25.engine == "postings"
+
+
+def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
+    """A one-word query ties many candidates at equal BM25 scores; only the groups of
+    equal scores that reach into the top k are read to order them, not those cut below."""
+    db, _ = built_db
+    index = Index.open("fixed64", db=db)
+    ranking = [(index.bm25.ids[p], round(s, 9)) for p, s in index.bm25.search("kargo", DEFAULTS.candidates)]
+    read: list[str] = []
+    real = Store.records
+
+    def records(self, entry, ids, parents=False):
+        read.extend(ids)
+        return real(self, entry, ids, parents)
+
+    monkeypatch.setattr(Store, "records", records)
+    hits = index.search("kargo", SearchOptions(mode="bm25", k=2))
+    floor = min(round(h.score, 9) for h in hits)
+    below = [cid for cid, s in ranking if s < floor and sum(t == s for _, t in ranking) > 1]
+    assert below, "the corpus should tie candidates below the hits"
+    assert read and not set(read) & set(below)
+    assert [h.chunk.id for h in hits] == [h.chunk.id for h in index.search("kargo", SearchOptions(mode="bm25", k=10))][:2]
+
+
+def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(chroma_server, tmp_path, write_files):
+    """A reader of a Chroma server (its own --db) rebuilds BM25 from the stored texts once;
+    after the builder's incremental build it adds the new generation's records and drops
+    the ones it retired (listed per generation in the catalogue) instead of rebuilding."""
+    files = {f"not{i:02d}.md": f"# Not {i}\n\nBu not {i} numaralı kaydı anlatır.\n" for i in range(40)}
+    root = write_files({**files, "kargo.md": "# Kargo\n\nTeslimat üç gün sürer. Kargo ücreti alıcıya aittir.\n",
+                        "iade.md": "# İade\n\nİade on dört gün içinde yapılır.\n",
+                        "garanti.md": "# Garanti\n\nGaranti iki yıldır.\n"})  # one change: under a tenth
+    spec, builder, reader = "fixed:size=24,overlap=0", tmp_path / "builder", tmp_path / "reader"
+    build([root], [spec], db=builder, chroma_url=chroma_server)
+    first = Index.open(spec, db=reader, chroma_url=chroma_server)
+    assert first.search("kargo ücreti", mode="bm25", k=1)[0].chunk.doc_id == "kargo.md"
+    before = Store(reader, chroma_server).side_dir(first.entry.collection, first.entry.generation) / "bm25"
+    (root / "iade.md").write_text("# İade\n\nİade otuz gün içinde yapılır; kargo ücreti iade edilir.\n")
+    [report] = build([root], [spec], db=builder, chroma_url=chroma_server)
+    assert report.mode == "incremental" and report.retired >= 1
+    index = Index.open(spec, db=reader, chroma_url=chroma_server)
+    assert index.entry.generation == first.entry.generation + 1
+    mine = Index.open(spec, db=builder, chroma_url=chroma_server)
+    for query in ("otuz gün", "kargo ücreti", "garanti", "on dört gün"):
+        assert [(h.chunk.id, round(h.score, 5)) for h in index.search(query, mode="bm25")] == \
+            [(h.chunk.id, round(h.score, 5)) for h in mine.search(query, mode="bm25")]
+    after = Store(reader, chroma_server).side_dir(index.entry.collection, index.entry.generation) / "bm25"
+    assert index.count() == report.chunks and len(index.bm25.postings.segments) == 2  # a delta on the old base
+    assert (after / "terms.npy").stat().st_ino == (before / "terms.npy").stat().st_ino  # linked, not rebuilt

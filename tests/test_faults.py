@@ -212,7 +212,7 @@ BM25_QUERY = ("query", "kargo kaç gün", "-s", "fixed64", "-m", "bm25", "--json
 REBUILT = "warning: rebuilt the BM25 index from the stored records"
 
 
-@pytest.mark.parametrize("damage", ["vocab.json", "offsets.npy", "terms.npy-empty", "ids.json-short"])
+@pytest.mark.parametrize("damage", ["vocab_bytes.npy", "offsets.npy", "terms.npy-empty", "ids.npy-short"])
 def test_damaged_bm25_files_are_rebuilt_from_the_records(built, damage):
     corpus, db = built
     folder = _side(db) / "bm25"
@@ -221,7 +221,7 @@ def test_damaged_bm25_files_are_rebuilt_from_the_records(built, damage):
     if damage.endswith("empty"):
         (folder / name).write_bytes(b"")
     elif damage.endswith("short"):
-        (folder / name).write_text(json.dumps(json.loads((folder / name).read_text())[:-3]))
+        np.save(folder / name, np.load(folder / name)[:-3], allow_pickle=False)
     else:
         (folder / name).write_bytes((folder / name).read_bytes()[: 40])
     query = indexer(*BM25_QUERY, "--db", db)
@@ -239,10 +239,10 @@ def test_well_formed_but_wrong_bm25_files_fail_their_checksums_and_are_rebuilt(b
     expected = indexer(*BM25_QUERY, "--db", db).stdout
 
     def swap_top_id(path):  # consistent with the other files, but the top hit's id traded with another's
-        ids = json.loads(path.read_text())
-        top = ids.index(json.loads(expected.splitlines()[0])["id"])
-        ids[top], ids[-1] = ids[-1], ids[top]
-        path.write_text(json.dumps(ids))
+        ids = np.load(path)
+        top = ids.tolist().index(json.loads(expected.splitlines()[0])["id"].encode())
+        ids[[top, -1]] = ids[[-1, top]]
+        np.save(path, ids, allow_pickle=False)
 
     def shuffle(path):  # a valid array of the same terms, in another order
         np.save(path, np.random.default_rng(0).permutation(np.load(path)), allow_pickle=False)
@@ -250,7 +250,7 @@ def test_well_formed_but_wrong_bm25_files_fail_their_checksums_and_are_rebuilt(b
     def other_k1(path):  # another valid setting
         path.write_text(json.dumps({**json.loads(path.read_text()), "k1": 0.2}))
 
-    for name, damage in (("ids.json", swap_top_id), ("terms.npy", shuffle), ("params.json", other_k1)):
+    for name, damage in (("ids.npy", swap_top_id), ("terms.npy", shuffle), ("params.json", other_k1)):
         damage(folder / name)
         query = indexer(*BM25_QUERY, "--db", db)
         assert query.returncode == 0 and query.stdout == expected, name  # the records' answer, not the file's

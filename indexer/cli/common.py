@@ -175,7 +175,8 @@ BUILD_OPTIONS = (
     click.option("--stopwords/--no-stopwords", default=None,
                  help="BM25: drop common words [default: per language; watch: the collection's]."),
     click.option("--bm25-engine", type=LibraryChoice(engines), default=None, cls=LibraryOption,
-                 help=lambda: "BM25 engine stored with the collection (bm25s: pip install 'indexer[fast]') "
+                 help=lambda: "BM25 engine stored with the collection (auto: postings, our own over mapped files; "
+                              "rank-bm25: the reference; bm25s: pip install 'indexer[fast]') "
                               f"[default: {build_defaults().bm25_engine}; watch: the collection's, else "
                               f"{build_defaults().bm25_engine}]."),
     quiet_option,

@@ -113,8 +113,8 @@ def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
         "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
-        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(), "bm25_engine": engine,
-    }
+        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(),
+    }  # not the BM25 engine: every engine reads the same files
 
 
 def _why_full(old: dict, new: dict) -> str:
@@ -224,7 +224,7 @@ class _StrategyBuild:
             reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
         elif manifest is None:
             reason = "no readable file manifest beside the previous version"
-        elif manifest["settings"] != self.build_settings:
+        elif {k: v for k, v in manifest["settings"].items() if k in self.build_settings} != self.build_settings:
             reason = _why_full(manifest["settings"], self.build_settings)
         trusted = trusted_hashes(manifest, changed) if not reason else {}
         with self.timer("hash"):
@@ -282,7 +282,7 @@ class _StrategyBuild:
         report.files, report.chunks = old.files, old.chunks
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
-        load_or_rebuild(self.store, old, on_repair=repaired.append)
+        load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
         report.notes.extend(repaired)
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
@@ -317,8 +317,7 @@ class _StrategyBuild:
                 if plan.reason:
                     bm25 = fresh.finish(self.engine)
                 else:
-                    previous = load_or_rebuild(store, old)
-                    bm25 = BM25Builder.merged(previous, set(staging.retired), fresh).finish(self.engine)
+                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, self.engine)
                 staging.save_side(BM25_SIDE, bm25.save)
             staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
                                     "skipped": skipped})
@@ -402,7 +401,8 @@ class _StrategyBuild:
                     if c.id in old_ids:
                         kept.add(c.id)
                         continue
-                    fresh.add([c.id], [c.indexed_text])
+                    with self.timer("analyse"):  # BM25's terms
+                        fresh.add([c.id], [c.indexed_text])
                     batch.append(c)
                     # progress follows the chunks embedded, so one huge file does not sit at 0%
                     weights.append(max(c.end - done, 0) * scale)

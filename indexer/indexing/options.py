@@ -31,7 +31,7 @@ class BuildOptions:
     stem: int | None = None  # BM25 prefix stem length, 0 = off (None: the language's)
     fold: bool | None = None  # BM25: fold diacritics (None: the language's)
     stopwords: bool | None = None  # BM25: drop common words (None: the language's)
-    bm25_engine: str = "rank-bm25"  # ENGINES
+    bm25_engine: str = "auto"  # ENGINES (auto: postings)
 
     def check(self) -> None:
         if self.bm25_engine not in ENGINES:

@@ -41,7 +41,6 @@ class Index:
         self.entry = entry
         self._embedder = embedder
         self._bm25: BM25Index | None = None
-        self._live: set[str] = set()
         self._bm25_engine = bm25_engine
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
@@ -86,7 +85,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25, self._live = None, set()
+            self._bm25 = None
             self._records.clear()
             self._recent.clear()
         return True
@@ -103,17 +102,16 @@ class Index:
         with self._lock:
             if self._bm25 is None:
                 self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
-                self._live = set(self._bm25.ids)
             return self._bm25
 
     @property
-    def live(self) -> set[str]:
-        """The ids of the version this handle reads."""
-        self.bm25
-        return self._live
+    def live(self) -> BM25Index:
+        """The chunks of the version this handle reads (`chunk_id in index.live`, `len`):
+        its BM25 index lists exactly them, looked up by binary search (no set of every id)."""
+        return self.bm25
 
     def count(self) -> int:
-        return len(self.live)
+        return self.bm25.n
 
     # -- searching ------------------------------------------------------------------------
     @property
@@ -156,7 +154,7 @@ class Index:
         n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
         total = max(len(self.live), 1)
         while True:
-            ranked = self._ranked(query, min(n, total), options)
+            ranked = self._ranked(query, min(n, total), options, None if parent_mode else options.k)
             hits = self._hits(ranked if parent_mode else ranked[: options.k])
             if parent_mode:
                 hits = self._to_parents(hits)
@@ -169,15 +167,16 @@ class Index:
                 hit.embedding_share = share
         return hits[: options.k]
 
-    def _ranked(self, query: str, n: int, options: SearchOptions) -> list[tuple]:
-        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first."""
+    def _ranked(self, query: str, n: int, options: SearchOptions, keep: int | None = None) -> list[tuple]:
+        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first
+        (in tie order up to the `keep`th, when only those are kept)."""
         if options.mode == "embedding":
             ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._side("dense", query, n))]
         elif options.mode == "bm25":
             ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
         else:
             ranked = self._fused(query, n, options)
-        return self._break_ties(ranked)
+        return self._break_ties(ranked, keep)
 
     def _side(self, side: str, query: str, n: int):
         """One side's candidates (dense: (id, cosine); sparse: (id, BM25 score); coverage:
@@ -201,14 +200,18 @@ class Index:
                 self._recent.popitem(last=False)
         return value
 
-    def _break_ties(self, ranked: list[tuple]) -> list[tuple]:
+    def _break_ties(self, ranked: list[tuple], keep: int | None = None) -> list[tuple]:
         """Equal scores ordered by document, then position (records fetched only for the
-        tied ids), so that the order never depends on how deep a side was searched."""
+        tied ids), so that the order never depends on how deep a side was searched. With
+        `keep`, only the groups of equal scores that reach into the first `keep` places are
+        ordered (a corpus with repeated passages ties dozens of candidates below them,
+        whose records would be read for nothing)."""
         counts: dict[float, int] = {}
         for r in ranked:
             key = round(r[1], 9)
             counts[key] = counts.get(key, 0) + 1
-        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1]
+        floor = min(round(r[1], 9) for r in ranked[:keep]) if keep and len(ranked) > keep else None
+        tied = [r[0] for r in ranked if counts[round(r[1], 9)] > 1 and (floor is None or round(r[1], 9) >= floor)]
         if not tied:
             return ranked
         chunks = self.fetch(tied)

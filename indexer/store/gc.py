@@ -162,6 +162,7 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
                     report.add(f"collection {name} (never published)")
         except LockTimeout:
             say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
+    in_chroma = len(report.removed)  # versions and collections removed from Chroma
     side = store.side_root
     if side.is_dir():
         for folder in side.iterdir():
@@ -170,8 +171,12 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
                 report.add(f"side files of {folder.name} (not live)")
     path = chroma_path or (None if store.url else store.chroma_path)
     if path is not None and path.is_dir():
+        listed = len(report.removed)
         remove_orphan_segments(path, report)
-        vacuum(path, report, force=True)
+        in_chroma += len(report.removed) - listed
+        # a VACUUM rewrites the whole database (minutes at a million chunks): when this
+        # run removed something from Chroma, or when what earlier deletions left is worth it
+        vacuum(path, report, force=in_chroma > 0)
     report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
     report.measured = [str(f) for f in folders]
     return report

@@ -156,10 +156,10 @@ class Staging:
         if self.full:
             entry.pending = []
         else:
-            entry.pending = list(self.old.pending)
-            if self.retired or self.retired_parents:
-                entry.pending.append({"at": time.time(), "ids": sorted(set(self.retired)),
-                                      "parents": sorted(set(self.retired_parents))})
+            entry.pending = list(self.old.pending)  # each generation says what it retired (if only
+            entry.pending.append({"at": time.time(), "gen": self.generation,  # nothing), so a reader can
+                                  "ids": sorted(set(self.retired)),  # bring its BM25 index up to date
+                                  "parents": sorted(set(self.retired_parents))})
         self.checkpoint("publish")
         self._verify()
         self.store.publish(entry)

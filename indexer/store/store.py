@@ -228,7 +228,7 @@ class Store:
                 removed.append(f"{entry.collection} records after generation {entry.generation}")
             if self._expire_pending(entry, grace):
                 removed.append(f"{entry.collection} superseded records")
-            self._prune_side(entry)
+            self.prune_side(entry)
         return entry, removed
 
     def drop_generations_after(self, entry: Entry) -> int:
@@ -353,7 +353,23 @@ class Store:
             shutil.rmtree(folder, ignore_errors=True)
         return [f"side files of {folder.name} (not live)" for folder in stale]
 
-    def _prune_side(self, entry: Entry) -> None:
+    def retired_since(self, entry: Entry, generation: int) -> set[str] | None:
+        """The ids the generations after `generation` up to the entry's retired, or None
+        when the catalogue no longer says for each of them (their grace period is over)."""
+        said = {p.get("gen"): p for p in entry.pending}
+        if any(g not in said for g in range(generation + 1, entry.generation + 1)):
+            return None
+        return {i for g in range(generation + 1, entry.generation + 1) for i in said[g].get("ids", ())}
+
+    def earlier_side_paths(self, entry: Entry, name: str) -> list[tuple[int, Path]]:
+        """(generation, path) of the side file or folder `name` of each generation of the
+        entry's collection before the live one that this machine has, newest first."""
+        base = self.side_dir(entry.collection)
+        names = [p.name for p in base.iterdir()] if base.is_dir() else []
+        generations = sorted((int(n[1:]) for n in names if n.startswith("g") and n[1:].isdigit()), reverse=True)
+        return [(g, self.side_dir(entry.collection, g) / name) for g in generations if g < entry.generation]
+
+    def prune_side(self, entry: Entry) -> None:
         """Keep the live generation's side files and the one before (a reader may still be
         on it); older ones go."""
         base = self.side_dir(entry.collection)
@@ -399,6 +415,26 @@ class Store:
             for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
                 if cid not in pending:
                     yield chunk_from_record(cid, doc, meta), meta
+            offset += len(got["ids"])
+
+    def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
+        """(id, indexed_text) of every live record (written after generation `after`): what
+        a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
+        with (metadata only: the chunk texts themselves are not transferred)."""
+        col = self.chroma.collection(entry.collection)
+        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        if after:
+            where = {"$and": [where, {"gen": {"$gt": after}}]}
+        pending = entry.pending_ids
+        offset = 0
+        while True:
+            got = self.chroma.call(lambda: col.get(where=where, include=["metadatas"], limit=SCAN_BATCH,
+                                                   offset=offset), f"reading {entry.strategy}")
+            if not got["ids"]:
+                return
+            for cid, meta in zip(got["ids"], got["metadatas"]):
+                if cid not in pending:
+                    yield cid, (meta or {}).get("indexed_text", "")
             offset += len(got["ids"])
 
     def count(self, entry: Entry) -> int:

@@ -87,35 +87,57 @@ class Analyzer:
 
     def __call__(self, text: str) -> list[str]:
         out: list[str] = []
-        stop = STOPWORDS.get(self.lang, set()) if self.stopwords else ()
-        stem = self.stem
-        lower = self._lower
+        memo = _memo(self)
         for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
             raw = match.group()
-            if raw[0].isdigit():
-                if _THOUSANDS.match(raw):
-                    raw = raw.replace(".", "").replace(",", "")
-                out.append(lower(raw))
-                continue
-            if "'" in raw or "’" in raw:
-                parts = re.split(r"['’]", raw)
-                if self.lang == "tr":
-                    raw = parts[0]
-                else:
-                    raw = "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
-            pieces = [raw]
-            if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
-                parts = identifier_parts(raw)
-                if len(parts) > 1:  # QueueWorker, max_bytes: the whole name and its words
-                    pieces = [raw.replace("_", "")] + parts
-            for piece in pieces:
-                token = lower(piece)
-                if not token or token in stop:
-                    continue
-                if stem and len(token) > stem and not token[0].isdigit():
-                    token = token[:stem]
-                out.append(token)
+            terms = memo.get(raw)
+            if terms is None:
+                if len(memo) >= _MEMO_SIZE:  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                    memo.clear()
+                terms = memo[raw] = self._terms(raw)
+            out.extend(terms)
         return out
+
+    def _terms(self, raw: str) -> tuple[str, ...]:
+        """The terms of one token as the tokenizer matched it (a pure function of it, so
+        `__call__` remembers it: analysing is a dictionary look-up for most words)."""
+        if raw[0].isdigit():
+            if _THOUSANDS.match(raw):
+                raw = raw.replace(".", "").replace(",", "")
+            return (self._lower(raw),)
+        if "'" in raw or "’" in raw:
+            parts = re.split(r"['’]", raw)
+            if self.lang == "tr":
+                raw = parts[0]
+            else:
+                raw = "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
+        pieces = [raw]
+        if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
+            parts = identifier_parts(raw)
+            if len(parts) > 1:  # QueueWorker, max_bytes: the whole name and its words
+                pieces = [raw.replace("_", "")] + parts
+        stop = STOPWORDS.get(self.lang, set()) if self.stopwords else ()
+        out = []
+        for piece in pieces:
+            token = self._lower(piece)
+            if not token or token in stop:
+                continue
+            if self.stem and len(token) > self.stem and not token[0].isdigit():
+                token = token[: self.stem]
+            out.append(token)
+        return tuple(out)
+
+
+_MEMO_SIZE = 200_000
+_memos: dict[Analyzer, dict[str, tuple[str, ...]]] = {}
+
+
+def _memo(analyzer: Analyzer) -> dict[str, tuple[str, ...]]:
+    """The token memo of an analyzer's settings (shared by equal analyzers)."""
+    memo = _memos.get(analyzer)
+    if memo is None:
+        memo = _memos.setdefault(analyzer, {})
+    return memo
 
 
 def identifier_parts(name: str) -> list[str]:

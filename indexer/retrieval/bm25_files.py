@@ -1,0 +1,151 @@
+"""A BM25 index's folder: `.npy` arrays (memory-mapped on load, never unpickled) and
+`params.json` (format, settings, statistics, the sha256 of every file and of itself).
+
+Checking every file's sha256 on every load would read all of it, which defeats mapping (a
+cold query would pay for the whole index). So a file is hashed in full when it is written
+and again whenever its identity — size, modification time in ns, inode, device — is not
+the one recorded when it was last found to match (`verified.json`, beside the files). A
+file rewritten, truncated, replaced or copied is hashed again and, if it does not match, the
+index is rebuilt; a file changed under the same identity (bytes flipped by the disk, or
+written with its old time forced back) is not seen by a load — `indexer build` hashes
+every file whatever the record says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import IndexerError
+
+FORMAT = 3  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments
+RECORD = "verified.json"
+
+
+def damaged(folder: Path, why: str) -> IndexerError:
+    return IndexerError(f"the BM25 index in {folder} is damaged ({why})")
+
+
+def params_digest(params: dict) -> str:
+    """The checksum of params.json itself (everything in it but the checksums)."""
+    rest = {k: v for k, v in params.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def identity(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _write_json(path: Path, data) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict) -> None:
+    """Write `arrays` as `<name>.npy`, hard-link (or copy) the `linked` files — {name:
+    (path of an identical verified file, its sha256)}: a base segment an incremental build
+    did not change — then params.json with every file's sha256, then the record of what
+    was verified: into a folder beside `folder` that then takes its place, so a process
+    opening it (another reader of the same --db) never sees it half-written."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    final, folder = folder, folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        _write(folder, arrays, linked, params)
+        if final.exists():  # a damaged index being replaced: out of the way first
+            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
+            os.rename(final, old)
+            shutil.rmtree(old, ignore_errors=True)  # processes that mapped its files keep them
+        os.rename(folder, final)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict) -> None:
+    folder.mkdir()
+    sums: dict[str, str] = {}
+    for name, array in arrays.items():
+        path = folder / f"{name}.npy"
+        with open(path, "wb") as fh:
+            np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
+        sums[path.name] = sha256_file(path)
+    for name, (source, digest) in linked.items():
+        path = folder / name
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        try:
+            os.link(source, path)
+        except OSError:  # another file system, or links not allowed: a copy, hashed again
+            shutil.copyfile(source, path)
+            digest = sha256_file(path)
+        sums[name] = digest
+    params = {**params, "format": FORMAT, "sha256": dict(sums)}
+    params["sha256"]["params"] = params_digest(params)
+    _write_json(folder / "params.json", params)
+    with contextlib.suppress(OSError):
+        _write_json(folder / RECORD, {name: [*identity(folder / name), digest] for name, digest in sums.items()})
+
+
+def read_params(folder: Path) -> dict:
+    try:
+        params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise damaged(folder, f"params.json: {exc.__class__.__name__}") from None
+    if not isinstance(params, dict) or params.get("format") != FORMAT:
+        raise IndexerError(f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}")
+    sums = params.get("sha256")
+    if not isinstance(sums, dict) or sums.get("params") != params_digest(params):
+        raise damaged(folder, "params.json does not match its checksum")
+    return params
+
+
+def verify(folder: Path, params: dict, full: bool = False) -> None:
+    """Check each file against its sha256: hashed when `full`, or when its identity is not
+    the one recorded at its last check (then recorded, where the folder is writable)."""
+    sums = {k: v for k, v in params["sha256"].items() if k != "params"}
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        record = record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        record = {}
+    changed = False
+    for name, digest in sums.items():
+        path = folder / name
+        try:
+            now = identity(path)
+        except OSError as exc:
+            raise damaged(folder, f"{name}: {exc.__class__.__name__}") from None
+        if not full and record.get(name) == [*now, digest]:
+            continue
+        if sha256_file(path) != digest:
+            raise damaged(folder, f"{name} does not match its checksum")
+        record[name] = [*now, digest]
+        changed = True
+    if changed:
+        with contextlib.suppress(OSError):
+            _write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
+
+
+def mapped(folder: Path, name: str) -> np.ndarray:
+    """A `.npy` array mapped read-only (an empty one read, as an empty file cannot be mapped)."""
+    path = folder / f"{name}.npy"
+    try:  # a plain ndarray over the map: slicing a np.memmap costs a Python call each time
+        return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+    except ValueError:
+        return np.load(path, allow_pickle=False)

@@ -1,0 +1,82 @@
+"""An incremental build's BM25 index: the previous one without the retired chunks, plus
+the new ones — at the cost of the change, not of the corpus.
+
+The base segment is kept as it is (its retired chunks marked deleted; its files are linked,
+not written), and the delta is rewritten: its chunks that are still live and the new
+ones, their terms numbered in the base's vocabulary or, when the base does not have them,
+after it. Once the delta and the deleted chunks outgrow a share of the base, everything is
+merged into a new base (a full rewrite, so a build pays for it once every tenth of the
+corpus changed), and terms no chunk uses any more leave the vocabulary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lookup import IdTable, Vocabulary
+from .postings import Postings, Segment
+
+
+def updated(index, drop: set[str], fresh, share: float):
+    """`index` (a BM25Index) without the chunks `drop`ped, plus `fresh`'s (a BM25Builder)."""
+    base, *rest = index.postings.segments
+    base_n, v_base = len(base), index.vocab.base
+    dropped = index.ids.positions(sorted(drop)) if drop else np.zeros(0, np.int64)
+    dropped = dropped[dropped >= 0]
+    gone = np.union1d(index.postings.deleted, dropped)
+    deleted = gone[gone < base_n]
+    extra: dict[str, int] = {}  # terms the base lacks -> their id (after the base's)
+
+    def extra_id(term: str) -> int:
+        return extra.setdefault(term, v_base + len(extra))
+
+    ids: list[str] = []
+    parts: list[np.ndarray] = []
+    if rest:  # the delta's chunks still live, renumbered
+        old_extra = index.vocab.extra
+        remap = np.array([extra_id(t) for t in old_extra], dtype=np.int64)
+        for pos in range(base_n, base_n + len(rest[0])):
+            if np.searchsorted(gone, pos) < len(gone) and gone[np.searchsorted(gone, pos)] == pos:
+                continue
+            terms = index.postings.doc_terms(pos).astype(np.int64)
+            high = terms >= v_base
+            if high.any():
+                terms = terms.copy()
+                terms[high] = remap[terms[high] - v_base]
+            parts.append(terms)
+            ids.append(index.ids[pos])
+    fresh_terms, fresh_flat, fresh_offsets = fresh.forward()
+    found = [index.vocab.find(t) for t in fresh_terms]
+    fresh_map = np.array([f if 0 <= f < v_base else extra_id(t) for f, t in zip(found, fresh_terms)], dtype=np.int64)
+    for i in range(len(fresh.ids)):
+        parts.append(fresh_map[fresh_flat[fresh_offsets[i] : fresh_offsets[i + 1]]])
+    ids.extend(fresh.ids)
+    lengths = np.array([len(p) for p in parts], dtype=np.int64)
+    flat = np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, np.int32)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    terms = list(extra)
+    if len(ids) + len(deleted) > share * base_n:
+        return _merged(index, base, deleted, ids, terms, flat, offsets)
+    delta = Segment.from_forward(flat, offsets, first=base_n)
+    table = IdTable(index.ids.ids, index.ids.ordered, index.ids.rank, extra=ids)
+    vocab = Vocabulary(index.vocab.data, index.vocab.offsets, extra=terms)
+    return type(index)(table, vocab, Postings([base, delta], deleted, index.k1, index.b), index.analyzer,
+                       index.requested, index.k1, index.b, source=index.source)
+
+
+def _merged(index, base: Segment, deleted: np.ndarray, ids: list[str], extra: list[str], flat: np.ndarray,
+            offsets: np.ndarray):
+    """Everything live in one new base: the base's kept chunks, then the delta's."""
+    keep = np.ones(len(base), dtype=bool)
+    keep[deleted] = False
+    lengths = np.diff(np.asarray(base.offsets))
+    base_terms = np.asarray(base.terms)[np.repeat(keep, lengths)]
+    all_flat = np.concatenate([base_terms.astype(np.int64), flat.astype(np.int64)])
+    all_offsets = np.concatenate(([0], np.cumsum(np.concatenate([lengths[keep], np.diff(offsets)])))).astype(np.int64)
+    used = np.unique(all_flat)  # terms still in use, by their old id
+    names = [index.vocab.term(int(t)) if t < index.vocab.base else extra[int(t) - index.vocab.base]
+             for t in used.tolist()]
+    renumber = np.searchsorted(used, all_flat).astype(np.int32)
+    all_ids = [index.ids[int(p)] for p in np.flatnonzero(keep).tolist()] + ids
+    return type(index).from_forward(all_ids, names, renumber, all_offsets, index.analyzer, index.requested,
+                                    index.k1, index.b)
