@@ -21,6 +21,8 @@ _API = {
     "evaluate": ("indexer.evaluation", "evaluate"),
     "tune": ("indexer.evaluation.tune", "tune"),
     "import_beir": ("indexer.evaluation.beir", "import_beir"),
+    "make_questions": ("indexer.evaluation.generate", "make_questions"),
+    "cached_questions": ("indexer.evaluation.generate", "cached_questions"),
     "Settings": ("indexer.settings", "Settings"),
     "Store": ("indexer.store", "Store"),
     "parse_strategy": ("indexer.chunkers", "parse_strategy"),

@@ -241,3 +241,29 @@ def test_the_real_server_refuses_traversal_and_writes(server):
     conn = http.client.HTTPConnection(host, int(port), timeout=5)
     conn.request("DELETE", "/api/collections")
     assert conn.getresponse().status == 405
+
+
+def test_the_evaluation_view_makes_questions_from_the_documents_and_evaluates_them(server, browser):
+    """The button for a collection without a question file: made-up questions from the
+    documents the collections were built from, then their evaluation (runs last: it adds a set)."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "#evaluation")
+    wait_for(browser, "#eval-svg .pt", 9, timeout=60)
+    before = len(browser.find_elements(By.CSS_SELECTOR, "#eval-set option"))
+    field = browser.find_element(By.ID, "eval-n")
+    field.clear()
+    field.send_keys("8")
+    browser.find_element(By.ID, "eval-generate").click()
+    deadline = time.time() + 90
+    while "8 questions from" not in browser.find_element(By.ID, "eval-text").get_attribute("textContent"):
+        assert time.time() < deadline, browser.find_element(By.ID, "eval-status").text
+        time.sleep(0.2)
+    status = browser.find_element(By.ID, "eval-status").text
+    assert "made 8 questions" in status or "reused 8 made-up questions" in status
+    options = browser.find_elements(By.CSS_SELECTOR, "#eval-set option")
+    assert len(options) == before + 1
+    chosen = browser.execute_script("return document.getElementById('eval-set').value")
+    assert chosen == options[-1].get_attribute("value")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#eval-svg .pt")) == 9
+    assert not js_errors(browser)

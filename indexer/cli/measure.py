@@ -31,6 +31,33 @@ def register(cli: click.Group) -> None:
     cli.add_command(tune)
 
 
+def generate_option(func):
+    return click.option("--generate", "generate", type=int, default=None, metavar="N",
+                        help="No question file? Make N questions from the documents (offline, see `indexer "
+                             "questions`), kept in the index folder and reused while the documents are "
+                             "unchanged.")(func)
+
+
+def _question_file(questions, generate, strategies, settings, embedder, corpus, note) -> tuple[str, str | None]:
+    """The question file to score on (and the corpus folder): the one given, or made with
+    --generate."""
+    if questions and generate is not None:
+        raise click.UsageError("give a question file or --generate N, not both")
+    if not questions and generate is None:
+        raise click.UsageError("give a question file, or --generate N to make N questions from the documents")
+    if questions:
+        return questions, corpus
+    if generate < 1:
+        raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
+    from ..evaluation.generated import generated_questions
+
+    made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus)
+    note(made.describe())
+    if made.made is not None and made.made.shortfall:
+        click.echo(f"warning: {made.made.shortfall}; scoring on those", err=True)
+    return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus
+
+
 def _writable(path: str | None, option: str) -> None:
     """Check an output file's folder before the work that ends by writing it."""
     if path and not Path(path).expanduser().resolve().parent.is_dir():
@@ -38,7 +65,8 @@ def _writable(path: str | None, option: str) -> None:
 
 
 @click.command(name="eval")
-@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
+@generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to evaluate (repeatable).")
 @click.option("--mode", "-m", "modes", multiple=True, type=LibraryChoice(modes),
@@ -70,11 +98,12 @@ def _writable(path: str | None, option: str) -> None:
               help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
 @quiet_option
 @handle_errors
-def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
+def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
           rrf_weights, rrf_k, candidates, children_k, budget, by_tag, show_boundaries, compare, require_fresh, as_json,
           csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
-    cost, with 95% intervals — the table to choose a chunking strategy by."""
+    cost, with 95% intervals — the table to choose a chunking strategy by. No question
+    file? --generate N makes N from the documents."""
     from ..evaluation import evaluate, report
 
     options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
@@ -83,6 +112,8 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
     _writable(plot_path, "--plot")
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
+    questions, corpus = _question_file(questions, generate, strategies, settings, (embedders or (None,))[0], corpus,
+                                       note)
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
         settings=settings, embedders=tuple(embedders) or (None,),
@@ -130,7 +161,8 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 
 
 @click.command()
-@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
+@generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
               help="Collection to tune (repeatable: strategies are compared too).")
 @click.option("--folds", type=int, cls=LibraryOption, default_from=lambda: _tune_default("folds"),
@@ -145,16 +177,19 @@ def eval_(questions, strategies, modes, ks, embedders, db, chroma_url, ollama_ho
 @json_option
 @quiet_option
 @handle_errors
-def tune(questions, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
+def tune(questions, generate, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
-    where the cross-validation shows it better than the collection's current default."""
+    where the cross-validation shows it better than the collection's current default. No
+    question file? --generate N makes N from the documents."""
     from ..evaluation import MRR_METRIC, NDCG_METRIC
     from ..evaluation.tune import tune as run_tune
     from ..evaluation.tune import verdict
     from ..tables import table
 
-    result = run_tune(questions, list(strategies), settings=settings_from(db, chroma_url, None, ollama_host),
+    settings = settings_from(db, chroma_url, None, ollama_host)
+    questions, corpus = _question_file(questions, generate, strategies, settings, embedder, corpus, note_function(quiet))
+    result = run_tune(questions, list(strategies), settings=settings,
                       embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
     if as_json:
         echo_json([{"row": "candidate", **c.to_dict()} for c in result.candidates]

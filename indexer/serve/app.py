@@ -34,7 +34,9 @@ from ..paths import shown_path
 from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library
 from .openapi import schema
-from .params import DEFAULT_MODE, ApiError, bad, compare_request, parse_json, query_list, search_request
+from .params import (
+    DEFAULT_MODE, ApiError, bad, compare_request, generate_request, parse_json, query_list, search_request,
+)
 from .questions import QuestionSets, judge
 
 STATIC = Path(str(files("indexer.serve") / "static"))
@@ -170,6 +172,11 @@ class Api:
         req = compare_request(await read_json(request))
         return JSONResponse(await self._work(self._compare, req))
 
+    async def generate(self, request: Request):
+        req = generate_request(await read_json(request), MODES)
+        names = req.strategies or list(self.library.names())
+        return JSONResponse(await run_in_threadpool(self.sets.generate, req.n, names, tuple(req.modes)))
+
     def _compare(self, req) -> dict:
         question = self.sets.question(req.question_set, req.question) if req.question else None
         results = []
@@ -245,6 +252,7 @@ def create_app(settings: Settings, *, token: str | None = None, cors: tuple[str,
         Route("/api/questions", api.question_sets),
         Route("/api/questions/{set}", api.questions),
         Route("/api/evaluation", api.evaluation),
+        Route("/api/evaluation/generate", api.generate, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .guard import MAX_BODY
-from .params import MAX_COLLECTIONS, MAX_K, VIEW_MODES
+from .params import MAX_COLLECTIONS, MAX_GENERATE, MAX_K, VIEW_MODES
 
 
 def _ref(name: str) -> dict:
@@ -52,6 +52,16 @@ SCHEMAS = {
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "question_set": {"type": "string", "description": "a set id from GET /api/questions"},
             "question": {"type": "string", "description": "a question id of that set: hits get hit/strict/miss marks"},
+        },
+    },
+    "GenerateRequest": {
+        "type": "object", "required": ["n"], "additionalProperties": False,
+        "properties": {
+            "n": {"type": "integer", "minimum": 1, "maximum": MAX_GENERATE,
+                  "description": "questions to make (fewer when the documents hold fewer passages worth one)"},
+            "strategies": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLLECTIONS,
+                           "description": "collections to evaluate (of one source folder); default all"},
+            "modes": {"type": "array", "items": {"type": "string", "enum": ["embedding", "bm25", "hybrid"]}},
         },
     },
     "Chunk": {
@@ -111,7 +121,8 @@ def schema(version: str) -> dict:
         "openapi": "3.1.0",
         "info": {"title": "indexer serve", "version": version,
                  "description": "Hybrid search (embedding, BM25, fused) over the collections of an indexer "
-                                "database, and the data of the browser views. Read-only."},
+                                "database, and the data of the browser views. Read-only: it changes no collection (made-up "
+                                "question sets are kept in the index folder)."},
         "components": {"schemas": SCHEMAS,
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "security": [{"bearer": []}],
@@ -134,8 +145,9 @@ def schema(version: str) -> dict:
             "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
             "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
                                   _json(obj, "{query, question, results: [SearchResult]}")),
-            "/api/questions": _get("question sets: --questions files and questions*.jsonl next to the corpora",
-                                   _json(obj, "{sets: [{id, name}]}")),
+            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora, and sets "
+                                   "made by POST /api/evaluation/generate",
+                                   _json(obj, "{sets: [{id, name, explicit, generated}]}")),
             "/api/questions/{set}": {"get": {
                 "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
                 "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},
@@ -144,5 +156,10 @@ def schema(version: str) -> dict:
                                     [_param("set", "a set id from GET /api/questions", required=True),
                                      _param("strategy", STRATEGY + "; default all", repeat=True),
                                      _param("mode", "embedding, bm25, hybrid; default all three", repeat=True)]),
+            "/api/evaluation/generate": _post(
+                "no question file? make questions from the collections' documents (offline, as `indexer questions`; "
+                "kept in the index folder, reused while the documents are unchanged), then evaluate them",
+                "GenerateRequest", _json(obj, "the evaluation, its set id, and {generated: {questions, reused, "
+                                              "shortfall, message}}")),
         },
     }

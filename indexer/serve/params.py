@@ -136,6 +136,32 @@ def compare_request(data: dict) -> CompareRequest:
     return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question)
 
 
+MAX_GENERATE = 2000  # made-up questions one request may ask for
+
+
+@dataclass
+class GenerateRequest:
+    n: int
+    strategies: list[str]
+    modes: list[str]
+
+
+GENERATE_FIELDS = ("n", "strategies", "modes")
+
+
+def generate_request(data: dict, modes: tuple[str, ...]) -> GenerateRequest:
+    """POST /api/evaluation/generate: {n, strategies?, modes?}."""
+    check_fields(data, GENERATE_FIELDS)
+    n = data.get("n")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_GENERATE:
+        raise bad(f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}")
+    chosen = list_field(data, "modes", len(modes))
+    for mode in chosen:
+        if mode not in modes:
+            raise bad(f"modes must be among {', '.join(modes)}, not {str(mode)[:40]!r}")
+    return GenerateRequest(n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes))
+
+
 def query_list(params, name: str) -> list[str]:
     """A repeatable query-string parameter (`?strategy=a&strategy=b`)."""
     values = [v for v in params.getlist(name) if v.strip()]

@@ -1,6 +1,7 @@
-"""Question sets for `indexer serve`: the files given with `--questions` and the
-`questions*.jsonl` files next to the folders the collections were built from. Requests
-pick a set by its id, never by a path.
+"""Question sets for `indexer serve`: the files given with `--questions`, the
+`questions*.jsonl` files next to the folders the collections were built from, and sets
+made from the collections' documents on request (`generate`: kept in the index folder,
+reused while the documents are unchanged). Requests pick a set by its id, never by a path.
 
 A set marks query results hit / strict hit / miss (the evaluator's rules: a hit overlaps
 the expected section or belongs to an expected document, a strict hit contains the whole
@@ -60,6 +61,7 @@ class QuestionSets:
         self.explicit = [Path(p).expanduser().resolve() for p in explicit]
         self.base = Path.cwd()  # paths are shown relative to where serve started, never absolute
         self._sets: dict[str, QuestionSet] = {}
+        self.generated: list[Path] = []  # sets made on request, listed after the others
         self._lock = threading.Lock()
         self._eval_lock = threading.Lock()  # one evaluation at a time: it keeps both cores busy
 
@@ -72,6 +74,7 @@ class QuestionSets:
                     folder = folder.parent
                 if folder.is_dir():
                     found += sorted(folder.glob(PATTERN)) + sorted(folder.glob(f"*/{PATTERN}"))
+        found += [p for p in self.generated if p.is_file()]
         return list(dict.fromkeys(p.resolve() for p in found))
 
     def sets(self) -> list[QuestionSet]:
@@ -82,8 +85,15 @@ class QuestionSets:
             return [self._sets[set_id(p)] for p in paths]
 
     def listing(self) -> list[dict]:
-        return [{"id": s.id, "name": shown_path(s.path, self.base, keep=2), "explicit": s.path in self.explicit}
-                for s in self.sets()]
+        return [{"id": s.id, "name": self._name(s.path), "explicit": s.path in self.explicit,
+                 "generated": s.path in self.generated} for s in self.sets()]
+
+    def _name(self, path: Path) -> str:
+        shown = shown_path(path, self.base, keep=2)
+        if path not in self.generated:
+            return shown
+        count = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+        return f"{count} made-up questions ({shown})"
 
     def get(self, sid: str) -> QuestionSet:
         if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
@@ -120,6 +130,28 @@ class QuestionSets:
             if key not in qs.evaluations:
                 qs.evaluations[key] = self._evaluate(qs, indexes, modes)
         return qs.evaluations[key]
+
+    def generate(self, n: int, names: list[str], modes: tuple[str, ...] = MODES) -> dict:
+        """Make `n` questions from the documents the named collections were built from (or
+        reuse the set made earlier for the same documents), then evaluate it like any set."""
+        from ..errors import UsageError
+        from ..evaluation.generated import generated_questions
+
+        indexes = [self.library.index(name) for name in names]
+        sources = list(dict.fromkeys(tuple(i.entry.source) for i in indexes))
+        if len(sources) > 1:
+            raise UsageError("the collections were built from different folders; generate questions for "
+                             "collections of one folder at a time")
+        with self._eval_lock:
+            made = generated_questions(n, [], settings=self.library.store.settings, corpus=list(sources[0]))
+        path = made.path.resolve()
+        if path not in self.generated:
+            self.generated.append(path)
+        result = self.evaluation(set_id(path), names, modes)
+        shown = lambda p: shown_path(p, self.base, keep=2)  # noqa: E731
+        return {**result, "generated": {"requested": n, "questions": made.count, "reused": made.reused,
+                                        "shortfall": made.made.shortfall if made.made else "",
+                                        "message": made.describe(shown)}}
 
     def _evaluate(self, qs: QuestionSet, indexes, modes) -> dict:
         by_embedder: dict[str, list[str]] = {}

@@ -4,7 +4,8 @@
     <db>/chroma/                       the embedded Chroma database (gc.json beside it)
     <db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
     <db>/locks/                        build leases (an embedded database)
-    <db>/cache/                        the embedding cache and the LLM context cache
+    <db>/cache/                        the embedding cache, the LLM context and question caches
+    <db>/questions/                    question sets made from the documents (eval --generate)
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ LOCKS = "locks"
 CACHE = "cache"
 MANIFEST = "manifest.json"
 GC_MARK = "gc.json"
+QUESTIONS = "questions"
+
+
+def cache_folder(db: str | os.PathLike) -> Path:
+    """The caches of an index folder (for callers with settings but no open store)."""
+    return Path(db) / CACHE
+
+
+def questions_folder(db: str | os.PathLike) -> Path:
+    """Where made-up question sets of an index folder are kept."""
+    return Path(db) / QUESTIONS
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -1,6 +1,7 @@
 // The evaluation view: `indexer eval` of a question set on the chosen collections × modes
 // (the server runs the library's evaluator: the same numbers as the CLI), as a table and
 // a chart of recall@5 against the context tokens it costs, with 95% bootstrap intervals.
+// Without a question file, "Make questions" has the server make a set from the documents.
 "use strict";
 
 (function () {
@@ -121,6 +122,31 @@
       })];
   }
 
+  function show(data) {
+    IX.showError(null);
+    $("eval-chart").replaceChildren(chart(data));
+    $("eval-table").replaceChildren(...table(data));
+    $("eval-text").textContent = `${data.questions} questions from ${data.name}; documents in ${data.source}\n`
+      + data.table + "\n\n" + data.intervals;
+    const stale = Object.keys(data.stale || {});
+    const notes = [data.generated ? data.generated.message : "", data.generated ? data.generated.shortfall : "",
+      stale.length ? `warning: ${stale.join(", ")} built from other versions of the documents` : ""];
+    $("eval-status").textContent = notes.filter(Boolean).join("; ");
+  }
+
+  async function busy(message, work) {
+    $("eval-status").textContent = message;
+    $("eval-run").disabled = $("eval-generate").disabled = true;
+    try {
+      show(await work());
+    } catch (error) {
+      $("eval-status").textContent = "";
+      throw error;
+    } finally {
+      $("eval-run").disabled = $("eval-generate").disabled = false;
+    }
+  }
+
   async function run(event) {
     if (event) event.preventDefault();
     const sid = $("eval-set").value, names = pickedNames(), modes = pickedModes();
@@ -128,23 +154,20 @@
     const params = new URLSearchParams({set: sid});
     names.forEach((x) => params.append("strategy", x));
     modes.forEach((x) => params.append("mode", x));
-    $("eval-status").textContent = "evaluating… (each question is searched in every collection × mode)";
-    $("eval-run").disabled = true;
-    try {
-      const data = await api("/api/evaluation?" + params);
-      IX.showError(null);
-      $("eval-chart").replaceChildren(chart(data));
-      $("eval-table").replaceChildren(...table(data));
-      $("eval-text").textContent = `${data.questions} questions from ${data.name}; documents in ${data.source}\n`
-        + data.table + "\n\n" + data.intervals;
-      const stale = Object.keys(data.stale || {});
-      $("eval-status").textContent = stale.length ? `warning: ${stale.join(", ")} built from other versions of the documents` : "";
-    } catch (error) {
-      $("eval-status").textContent = "";
-      throw error;
-    } finally {
-      $("eval-run").disabled = false;
-    }
+    await busy("evaluating… (each question is searched in every collection × mode)", () => api("/api/evaluation?" + params));
+  }
+
+  // no question file of your own: questions made from the collections' documents (offline), then evaluated
+  async function generate() {
+    const names = pickedNames(), modes = pickedModes(), n = parseInt($("eval-n").value, 10);
+    if (!names.length || !modes.length || !(n > 0)) return;
+    await busy(`making ${n} questions from the documents, then evaluating…`, async () => {
+      const data = await api("/api/evaluation/generate", {n, strategies: names, modes});
+      IX.sets = (await api("/api/questions")).sets;
+      IX.fillSets($("eval-set"));
+      $("eval-set").value = data.set;
+      return data;
+    });
   }
 
   IX.views.evaluation = {
@@ -153,8 +176,10 @@
       pickedModes = IX.checks($("eval-modes"), "modes:", Object.keys(SHAPES), Object.keys(SHAPES));
       IX.fillSets($("eval-set"));
       $("eval-form").addEventListener("submit", (e) => run(e).catch(IX.showError));
+      $("eval-generate").addEventListener("click", () => generate().catch(IX.showError));
       if (IX.sets.length) await run();
-      else $("eval-status").textContent = "no question set: start indexer serve with --questions FILE";
+      else $("eval-status").textContent = "no question file: make questions from the documents (the button above), "
+        + "or start indexer serve with --questions FILE";
     },
   };
 })();

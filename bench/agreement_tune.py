@@ -1,0 +1,221 @@
+"""Tuning the question generator's knobs by agreement (see questions_agreement.py).
+
+Every candidate set of knobs (`GRID`) makes a question set per real set (the real set's size,
+capped by --cap for the 1,190-question XQuAD sets and code-pypi), scored through `Mirror`s;
+the rankings of strategy × mode rows are compared with the real questions' (`indexer.evaluate`,
+cached). Two stages: every config on seed 0; then (`--seeds 3`) the shortlisted ones — the
+best SHORTLIST by mean tau-b on the other six sets, for each left-out set — on more seeds,
+whose mean decides. Leave-one-set-out: each set is scored with the knobs both stages chose
+without it. `--check` first compares each mirror with `indexer.evaluate` on the real questions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from dataclasses import replace
+
+from agreement_mirror import Mirror, first_hits, mrr
+from questions_agreement import (
+    MODES, OUT, REGRET_OK, agreement, ensure_built, real_count, real_scores, set_paths, strategies_for,
+)
+
+from indexer.evaluation.generate import make_questions
+from indexer.evaluation.questions import Question, load_questions, resolve
+from indexer.evaluation.run import _TokenSpans
+from indexer.evaluation.simulate import Knobs
+from indexer.loaders import load_documents
+
+GRID = {
+    "passage": (0.35, 0.55, 0.75),
+    "noise": (0.1, 0.25, 0.4),
+    "discrimination": (0.0, 1.0, 2.0),
+    "context_discrimination": (0.0, 1.0),
+    "question": (0.0, 0.5),
+}
+FIXED = {"length": 5.5}  # 5.5 terms beat 4 in 10 of 14 pairings of the first grid (README)
+
+
+class SetLab:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.folder, self.questions_path = set_paths(name)
+        db = ensure_built(name)
+        self.real = real_scores(name, db)
+        self.n = real_count(name)
+        self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
+        _, docs = load_documents([self.folder])
+        self.docs = {d.doc_id: d for d in docs}
+        self.spans = _TokenSpans(self.docs)
+
+    def score(self, questions: list[Question]) -> dict[str, float]:
+        resolve(questions, self.docs)
+        out = {}
+        for strategy, mirror in self.mirrors.items():
+            ranks = first_hits(mirror, questions, self.spans, MODES)
+            out.update({f"{strategy}/{m}": mrr(ranks[m]) for m in MODES})
+        return out
+
+    def made(self, knobs: Knobs, seed: int, cap: int) -> list[Question]:
+        made = make_questions(self.folder, min(self.n, cap), seed=seed, knobs=knobs)
+        return [Question(q["id"], q["question"], q["doc_id"], answer=q["answer"], tags=q["tags"],
+                         span=tuple(q["span"])) for q in made.questions]
+
+
+def check(labs: list[SetLab]) -> None:
+    for lab in labs:
+        mine = lab.score(load_questions(lab.questions_path))
+        worst = max(abs(mine[k] - lab.real[k]) for k in lab.real)
+        print(f"{lab.name}: mirror vs indexer.evaluate on the real questions, largest MRR@10 difference {worst:.4f}")
+
+
+def configs() -> list[Knobs]:
+    keys = list(GRID)
+    return [replace(Knobs(), **FIXED, **dict(zip(keys, values))) for values in itertools.product(*(GRID[k] for k in keys))
+                    if values[keys.index("passage")] + values[keys.index("noise")] <= 0.95 + 1e-9]
+
+
+SHORTLIST = 4  # stage 2: the best configs of stage 1 (per left-out set) scored on more seeds (13 configs in all)
+
+
+def _load(cap: int) -> dict:
+    results = {}
+    for cache in OUT.glob("tune*.jsonl"):
+        for line in cache.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("cap") == cap:
+                results[(row["set"], row["config"], row["seed"])] = row
+    return results
+
+
+def _agreements(real: dict, results: dict, seeds: list[int]) -> dict[str, dict[str, dict]]:
+    """config -> set -> agreement of the made-up MRRs averaged over `seeds` (configs scored on
+    every set with every seed only)."""
+    runs: dict[str, dict[str, list]] = {}
+    for (name, config, seed), row in results.items():
+        if name in real and seed in seeds:
+            runs.setdefault(config, {}).setdefault(name, []).append(row["made"])
+    out = {}
+    for config, sets in runs.items():
+        if set(sets) == set(real) and all(len(v) == len(seeds) for v in sets.values()):
+            out[config] = {name: agreement(real[name], {k: sum(r[k] for r in rs) / len(rs) for k in real[name]})
+                           for name, rs in sets.items()}
+    return out
+
+
+def _mean_tau(per: dict, config: str, among: list[str]) -> float:
+    return sum(per[config][n]["tau"] for n in among) / len(among)
+
+
+def shortlists(per: dict, names: list[str]) -> dict[str, list[str]]:
+    """Stage 1: per left-out set (and for all sets, "in-sample"), the SHORTLIST configs with the
+    best mean tau-b on the other sets."""
+    out = {}
+    for left in ["in-sample", *names]:
+        among = [n for n in names if n != left]
+        out[left] = sorted(per, key=lambda c: -_mean_tau(per, c, among))[:SHORTLIST]
+    return out
+
+
+def main(names: list[str], args) -> None:
+    labs = [SetLab(n) for n in names]
+    if args.check:
+        check(labs)
+        return
+    cap = args.cap
+    results = _load(cap)
+    real = {lab.name: lab.real for lab in labs}
+    stage1 = _agreements(real, results, [0])
+    todo = configs()
+    seeds = [0]
+    if args.seeds > 1 and stage1:  # stage 2: more seeds for the shortlisted configs
+        wanted = {c for short in shortlists(stage1, names).values() for c in short}
+        todo = [k for k in configs() if json.dumps(k.to_dict(), sort_keys=True) in wanted]
+        seeds = list(range(args.seeds))
+    worker, workers = (int(x) for x in args.worker.split("/"))
+    with open(OUT / f"tune-{worker}.jsonl", "a") as fh:
+        for i, knobs in enumerate(todo):
+            if i % workers != worker:
+                continue
+            config = json.dumps(knobs.to_dict(), sort_keys=True)
+            for lab in labs:
+                for seed in seeds:
+                    if (lab.name, config, seed) in results:
+                        continue
+                    t0 = time.perf_counter()
+                    made = lab.score(lab.made(knobs, seed, cap))
+                    row = {"set": lab.name, "config": config, "seed": seed, "cap": cap, "made": made,
+                           "seconds": round(time.perf_counter() - t0, 1)}
+                    results[(lab.name, config, seed)] = row
+                    fh.write(json.dumps(row) + "\n")
+                    fh.flush()
+            print(f"  {config}: done", file=sys.stderr, flush=True)
+    if workers == 1:
+        report(names, real, results, list(range(args.seeds)))
+
+
+def _short(config: str) -> str:
+    c, default = json.loads(config), Knobs().to_dict()
+    return json.dumps({k: v for k, v in c.items() if k in GRID or v != default.get(k)})
+
+
+def report(names: list[str], real: dict, results: dict, seeds: list[int]) -> None:
+    """Stage 1 (seed 0, every config) shortlists; stage 2 (all seeds) chooses among them."""
+    stage1 = _agreements(real, results, [0])
+    final = _agreements(real, results, seeds) if len(seeds) > 1 else stage1
+    lists = shortlists(stage1, names)
+    print(f"\nstage 1: {len(stage1)} configs, seed 0; best mean tau-b over all sets:")
+    for config in lists["in-sample"]:
+        taus = " ".join(f"{n} {stage1[config][n]['tau']:+.2f}" for n in names)
+        print(f"  {_mean_tau(stage1, config, names):+.3f} {_short(config)}  [{taus}]")
+    print(f"\nstage 2: the shortlist on seeds {seeds}, in-sample:")
+    pool = [c for c in lists["in-sample"] if c in final]
+    for config in sorted(pool, key=lambda c: -_mean_tau(final, c, names)):
+        ok = sum(1 for n in names if final[config][n]["same_winner"] or final[config][n]["regret"] <= REGRET_OK)
+        taus = " ".join(f"{n} {final[config][n]['tau']:+.2f}" for n in names)
+        print(f"  {_mean_tau(final, config, names):+.3f} ok {ok}/{len(names)} {_short(config)}  [{taus}]")
+    chosen = {"in-sample": json.loads(max(pool, key=lambda c: _mean_tau(final, c, names)))}
+    print("\nleave-one-set-out (shortlist and choice on the other sets only):")
+    held = []
+    for name in names:
+        others = [n for n in names if n != name]
+        pool = [c for c in lists[name] if c in final]
+        pick = max(pool, key=lambda c: _mean_tau(final, c, others))
+        chosen[name] = json.loads(pick)
+        a = final[pick][name]
+        held.append(a)
+        print(f"  {name}: tau {a['tau']:+.2f} same winner {a['same_winner']} regret {a['regret']:.3f}  {_short(pick)}")
+    (OUT / "loso.json").write_text(json.dumps(chosen, indent=1))
+    ok = sum(1 for a in held if a["same_winner"] or a["regret"] <= REGRET_OK)
+    print(f"  held-out mean tau-b {sum(a['tau'] for a in held) / len(held):+.3f}; same winner or regret <= "
+          f"{REGRET_OK}: {ok}/{len(held)}")
+
+
+def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) -> None:
+    """Score a few knob settings (each a dict of overrides) and print agreement per set."""
+    labs = [SetLab(n) for n in names]
+    for overrides in trials:
+        knobs = replace(Knobs(), **overrides)
+        taus, line = [], []
+        for lab in labs:
+            runs = [lab.score(lab.made(knobs, seed, cap)) for seed in seeds]
+            made = {k: sum(r[k] for r in runs) / len(runs) for k in lab.real}
+            a = agreement(lab.real, made)
+            taus.append(a["tau"])
+            bias = " ".join(f"{m[:1]}{a['modes'][m][1] - a['modes'][m][0]:+.2f}" for m in MODES)
+            line.append(f"{lab.name} {a['tau']:+.2f} r{a['regret']:.3f} [{bias}]")
+        print(f"{sum(taus) / len(taus):+.3f} {json.dumps(overrides)}\n    " + "\n    ".join(line), flush=True)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default="tr,en,code,pdf")
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--cap", type=int, default=300)
+    parser.add_argument("trials", nargs="+", help="JSON dicts of knob overrides")
+    args = parser.parse_args()
+    explore(args.sets.split(","), [json.loads(t) for t in args.trials], list(range(args.seeds)), args.cap)

@@ -1,0 +1,89 @@
+"""Question sets made on demand for `eval --generate N`, `tune --generate N` and serve's
+Evaluation view: made from the documents the collections were built from (or the folder
+given as `corpus`), kept beside the index (`<db>/questions/`), and reused while the
+documents' contents and the generator's settings are unchanged (`cached_questions`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import QuestionSetError, UsageError
+from ..settings import Settings
+from ..store import Store, questions_folder
+from .generate import QuestionSet, cached_questions
+
+
+@dataclass
+class Generated:
+    """A made-up question file and where it came from; `made` is None when an earlier
+    file was reused."""
+
+    path: Path
+    roots: list[Path]
+    made: QuestionSet | None
+
+    @property
+    def reused(self) -> bool:
+        return self.made is None
+
+    @property
+    def count(self) -> int:
+        return sum(1 for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip())
+
+    def describe(self, shown=str) -> str:
+        """One line for the user: made or reused, how many, from where, kept where."""
+        where = ", ".join(shown(r) for r in self.roots)
+        if self.reused:
+            return (f"reused {self.count} made-up questions from {where} (the documents are unchanged), "
+                    f"kept in {shown(self.path)}")
+        made = self.made
+        return (f"made {len(made.questions)} questions from {made.documents} document(s) in {where} in "
+                f"{made.seconds:.1f}s, kept in {shown(self.path)} and reused while the documents are unchanged")
+
+
+def documents_of(strategies: list[str], settings: Settings, embedder: str | None = None) -> list[Path]:
+    """The folders the named collections were built from (they must agree)."""
+    store = Store(settings)
+    sources: dict[tuple[str, ...], list[str]] = {}
+    for strategy in strategies:
+        entry = store.find(strategy, embedder)
+        sources.setdefault(tuple(entry.source), []).append(entry.strategy)
+    if len(sources) > 1:
+        listing = "; ".join(f"{', '.join(names)} from {', '.join(src)}" for src, names in sources.items())
+        raise UsageError(f"the collections were built from different folders ({listing}); "
+                         "pass --corpus DIR to choose the documents to ask about")
+    roots = [Path(p) for p in next(iter(sources))]
+    gone = [str(r) for r in roots if not r.exists()]
+    if gone:
+        raise QuestionSetError(f"the documents the collections were built from are gone ({', '.join(gone)}); "
+                               "pass --corpus DIR")
+    return roots
+
+
+def generated_questions(
+    n: int,
+    strategies: list[str],
+    *,
+    settings: Settings,
+    embedder: str | None = None,
+    corpus: str | os.PathLike | list[str | os.PathLike] | None = None,
+    seed: int = 0,
+    llm: str = "extractive",
+) -> Generated:
+    """`n` made-up questions over the documents of `strategies`' collections (or `corpus`:
+    a folder, or the folders a collection was built from),
+    made now or reused from `<db>/questions/`. Fewer than `n` when the documents hold fewer
+    passages worth a question (`made.shortfall` says so); none is an error. The front doors
+    (eval, tune, serve) pass their resolved settings."""
+    if corpus is None:
+        roots = documents_of(strategies, settings, embedder)
+    else:
+        roots = [Path(c) for c in corpus] if isinstance(corpus, (list, tuple)) else [Path(corpus)]
+    path, made = cached_questions(roots, n, cache_dir=questions_folder(settings.db), seed=seed, llm=llm,
+                                  settings=settings)
+    if made is not None and not made.questions:
+        raise QuestionSetError(f"no questions made: {made.shortfall}" + "".join(f" ({x})" for x in made.notes))
+    return Generated(path, roots, made)

@@ -1,0 +1,177 @@
+"""Passages a made-up question can target: sentences, list items and table rows of prose
+documents, minus boilerplate (tables of contents, link lists, licence text, navigation,
+code), each with the span a hit must overlap (its section when the section is short,
+else its paragraph, table or list).
+
+`passages(doc)` lists a document's candidates in document order; `boilerplate_reason`
+says why a whole file is not worth asking about (a licence, an authors list).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ..loaders.markdown import blocks_of
+from ..text.sentences import split_sentences
+from ..types import Document
+
+# a section under this many words is the target as a whole (like a question set that names
+# the section); a longer one points at the paragraph, table or list holding the answer
+SECTION_WORDS = 150
+MIN_WORDS = 4  # words with letters in a passage
+MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops): cut to the words drawn from
+
+_WORDS = re.compile(r"[^\W\d_][\w'’-]*")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<https?://[^>]*>|https?://\S+|www\.\S+")
+_MARKUP = re.compile(r"[*_`~>#|]+")
+
+# headings of sections nobody asks about (matched on the casefolded heading)
+_BOILERPLATE_HEADINGS = re.compile(
+    r"^\W*(table of contents|contents|toc|index|içindekiler|icindekiler|dizin|licen[cs]e|lisans|copyright|"
+    r"telif( hakkı)?|references|kaynaklar|kaynakça|kaynakca|bibliography|see also|ayrıca bakınız|"
+    r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|navigation|menu|menü|site map|sitemap|"
+    r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes)\W*$"
+)
+_LICENCE_TEXT = re.compile(
+    r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
+    r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
+    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır", re.I)
+_BOILERPLATE_FILES = {"license", "licence", "copying", "notice", "authors", "contributors", "copyright"}
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One candidate answer: `start`/`end` is the answer (an exact slice of the document),
+    `target` the span a retrieved chunk must overlap. For a table row, `header` is the
+    header row's span (its column names say what the row's cells mean)."""
+
+    doc_id: str
+    start: int
+    end: int
+    kind: str  # sentence | item | row
+    section: int  # index into doc.sections
+    target: tuple[int, int]
+    header: tuple[int, int] | None = None
+
+
+def boilerplate_reason(doc: Document) -> str:
+    """Why a whole document is skipped ("" when it is not): licence and authors files,
+    or a document that is mostly licence text."""
+    stem = PurePosixPath(doc.doc_id).name.split(".")[0].lower().replace("-", "_")
+    if stem in _BOILERPLATE_FILES or stem.startswith(("license_", "licence_", "copying_")):
+        return f"{stem.upper()} file"
+    first = next((b for b in blocks_of(doc) if b.kind != "heading"), None) if doc.format != "code" else None
+    if first is not None and _LICENCE_TEXT.search(doc.text, first.start, first.end) and \
+            len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2:  # a licence from the top
+        return "licence text"
+    return ""
+
+
+def _boilerplate_sections(doc: Document) -> set[int]:
+    """Sections under a boilerplate heading (at any level of their path)."""
+    return {i for i, s in enumerate(doc.sections)
+            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.heading_path[1:])}
+
+
+def plain_words(text: str) -> list[str]:
+    """Words with letters of a passage, links reduced to their anchor text and markup dropped."""
+    return _WORDS.findall(_MARKUP.sub(" ", _LINK.sub(r" \1 ", text)))
+
+
+def _link_heavy(text: str) -> bool:
+    """A line that is mostly links (a link list, navigation, a table of contents)."""
+    links = sum(m.end() - m.start() for m in _LINK.finditer(text))
+    anchors = " ".join(m.group(1) or "" for m in _LINK.finditer(text))
+    rest = _LINK.sub(" ", text)
+    return links > 0 and (links > 0.5 * len(text.strip()) or len(_WORDS.findall(rest)) < MIN_WORDS
+                          and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS)
+
+
+def _codelike(text: str) -> bool:
+    symbols = sum(text.count(c) for c in "{}();=<>[]$\\")
+    return symbols > 0.08 * len(text)
+
+
+def _usable(text: str) -> bool:
+    words = plain_words(text)
+    if len(words) < MIN_WORDS or _link_heavy(text) or _codelike(text):
+        return False
+    letters = sum(ch.isalpha() for ch in text)
+    return letters >= 0.5 * len(text.strip())
+
+
+def _cells(text: str) -> list[str]:
+    return [c.strip() for c in text.strip().strip("|").split("|")]
+
+
+def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]:
+    """A prose document's candidate passages in document order (none for code)."""
+    if doc.format == "code" or not doc.text.strip():
+        return []
+    text = doc.text
+    starts = [s.start for s in doc.sections]
+    skip = _boilerplate_sections(doc)
+    section_size: dict[int, int] = {}
+    out: list[Passage] = []
+
+    def section_of(offset: int) -> int:
+        return max(0, bisect.bisect_right(starts, offset) - 1)
+
+    def target_of(sec: int, block: tuple[int, int]) -> tuple[int, int]:
+        if not doc.sections:
+            return block
+        if sec not in section_size:
+            s = doc.sections[sec]
+            section_size[sec] = len(plain_words(text[s.body_start : s.end]))
+        s = doc.sections[sec]
+        if doc.sections[sec].level > 0 and section_size[sec] <= section_words:
+            return (s.start, s.end)
+        return block
+
+    for block in blocks_of(doc):
+        if block.kind in ("heading", "code", "html", "rule"):
+            continue
+        sec = section_of(block.start)
+        if sec in skip or _LICENCE_TEXT.search(text, block.start, block.end):  # a licence, a copyright footer
+            continue
+        span = (block.start, block.end)
+        if block.kind == "table":
+            if len(block.parts) < 2:
+                continue
+            header = block.parts[0]
+            header_line = text[header[0] : header[1]].split("\n")[0]
+            names = [c for c in _cells(header_line) if c]
+            for s, e in block.parts[1:]:
+                cells = [c for c in _cells(text[s:e]) if c]
+                words = plain_words(" ".join(cells))
+                if len(cells) >= 2 and len(words) + len(plain_words(" ".join(names))) >= MIN_WORDS and words:
+                    out.append(Passage(doc.doc_id, s, e, "row", sec, target_of(sec, span),
+                                       (header[0], header[0] + len(header_line))))
+            continue
+        if block.kind == "list":
+            items = block.parts or ((block.start, block.end),)
+            pieces = [(s, e, "item") for a, b in items for line in _lines(text, a, b)
+                      for s, e in split_sentences(text, *line)]
+        else:
+            pieces = [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
+        for s, e, kind in pieces:
+            if _usable(text[s:e]):
+                out.append(Passage(doc.doc_id, s, e, kind, sec, target_of(sec, span)))
+    return _unique(doc, out)
+
+
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(m.start() + start, m.end() + start) for m in re.finditer(r"[^\n]+", text[start:end])]
+
+
+def _unique(doc: Document, found: list[Passage]) -> list[Passage]:
+    """Drop passages whose text occurs more than once in the document (a repeated
+    sentence is no known item: the question could not say which one it means)."""
+    seen: dict[str, int] = {}
+    for p in found:
+        key = " ".join(doc.text[p.start : p.end].split()).casefold()
+        seen[key] = seen.get(key, 0) + 1
+    return [p for p in found if seen[" ".join(doc.text[p.start : p.end].split()).casefold()] == 1]

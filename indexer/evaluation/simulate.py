@@ -1,0 +1,312 @@
+"""Simulated known-item queries (Azzopardi, de Rijke and Balog, SIGIR 2007; Jordan et al.
+2006; Berendsen et al. 2013): a query is a handful of terms a person would type to find a
+passage they know is there.
+
+Each term is drawn from one of three sources — the answer passage itself, its context (the
+heading path and the neighbouring text) or the rest of its document (words that are not in
+the target at all, as a paraphrasing user's are; the corpus at large, the literature's
+background model, agreed worse: see README) — with a weight `tf × idf^d`: d = 0 picks
+popular terms (what a person who does not know the exact wording remembers), larger d the
+discriminative ones. Then what people do to a query: word order changed, inflection
+dropped, Turkish typed without its letters, a question frame around the terms.
+
+The knobs (`Knobs`) were chosen by how well made-up questions rank strategies × search
+modes like questions people wrote, on seven sets (bench/questions_agreement.py).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..text.analyzer import STOPWORDS, Analyzer
+
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")
+_FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAIU")
+COMMON_SHARE = 0.3  # a term in more than this share of a corpus's passages is treated as a stop word
+_MIXED = re.compile(r"\d").search
+NUMBER_WEIGHT = 0.25  # people ask for a number more than they type it
+CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What shapes a made-up query. The tuned ones first: their defaults are the setting
+    with the best mean Kendall tau-b over all seven sets (bench/agreement_tune.py; each
+    set's own number in README comes from the setting chosen without it)."""
+
+    passage: float = 0.55  # share of terms drawn from the answer passage ...
+    noise: float = 0.25  # ... from the rest of the document; the remainder from the context
+    discrimination: float = 1.0  # passage term weight tf × idf^discrimination
+    context_discrimination: float = 1.0  # the same for context and off-target terms
+    length: float = 5.5  # mean number of content terms
+    phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
+    question: float = 0.0  # share of queries wrapped in a question frame (Turkish, English)
+    section_words: int = 150  # target: a section this short as a whole, else the passage's paragraph/table/list
+    # how people type (fixed, not tuned)
+    ascii: float = 0.2  # Turkish typed without ç ğ ı ö ş ü
+    shuffle: float = 0.5  # terms (phrases stay whole) in another order than the text's
+    inflect: float = 0.3  # a term's inflection dropped
+    symbol: float = 0.35  # code: share of queries that are a symbol name as typed
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    key: str  # the analyzer's form (what BM25 matches)
+    surface: str  # the word as written, lowercased (a phrase: the words)
+    weight: float
+    follow: tuple[str, str] | None = None  # (key, surface) of the content word after it in its text
+
+
+class Vocabulary:
+    """Term statistics of a corpus: document frequency over its passages (blocks), per
+    language analyzers, and the corpus's own very common words."""
+
+    def __init__(self) -> None:
+        self.df: Counter = Counter()
+        self.units = 0
+        self._analyzers: dict[str, Analyzer] = {}
+        self._lower: dict[str, Analyzer] = {}
+        self.common: set[str] = set()
+
+    def analyzer(self, lang: str) -> Analyzer:
+        if lang not in self._analyzers:
+            self._analyzers[lang] = Analyzer.for_language(lang)
+            self._lower[lang] = Analyzer(lang=lang, fold=False, stem=0)
+        return self._analyzers[lang]
+
+    def terms(self, text: str, lang: str) -> list[tuple[str, str]]:
+        """(key, surface) of the content words of a text, in order."""
+        analyzer = self.analyzer(lang)
+        lower = self._lower[lang].normalise
+        stop = STOPWORDS.get(lang, set())
+        out = []
+        for m in _TOKEN.finditer(text):
+            raw = m.group()
+            if (len(raw) < 2 and not raw.isdigit()) or len(raw) > 24 or (not raw[0].isdigit() and _MIXED(raw)):
+                continue  # a letter, a hash or a key, an identifier with digits
+            surface = raw if raw.isupper() and len(raw) <= 5 else lower(raw)  # PIN, KKTC, EFT stay
+            if surface.lower() in stop:
+                continue
+            keys = analyzer(raw)
+            if keys:
+                out.append((keys[0], surface))
+        return out
+
+    def add(self, text: str, lang: str) -> None:
+        """Count one passage (block) of the corpus."""
+        self.units += 1
+        self.df.update({k for k, _ in self.terms(text, lang)})
+
+    def freeze(self) -> None:
+        if self.units >= 20:
+            self.common = {k for k, n in self.df.items() if n > COMMON_SHARE * self.units}
+
+    def idf(self, key: str) -> float:
+        n = self.units or 1
+        return math.log((n + 1) / (self.df.get(key, 0) + 0.5))
+
+
+def pool(vocab: Vocabulary, text: str, lang: str, d: float, boost: float = 1.0,
+         weights: list[float] | None = None) -> dict[str, Term]:
+    """Candidate terms of a text with their weights (tf × idf^d × boost); `weights` gives a
+    weight per word position (a table row's key cell counts more than its values)."""
+    found: dict[str, list] = {}
+    terms = [(key, surface) for key, surface in vocab.terms(text, lang) if key not in vocab.common]
+    for i, (key, surface) in enumerate(terms):
+        w = (weights[i] if weights and i < len(weights) else 1.0) * (NUMBER_WEIGHT if surface[0].isdigit() else 1.0)
+        if key in found:
+            found[key][1] += w
+        else:
+            found[key] = [surface, w, terms[i + 1] if i + 1 < len(terms) else None]
+    return {k: Term(k, s, tf * boost * max(vocab.idf(k), 0.05) ** d, nxt) for k, (s, tf, nxt) in found.items()}
+
+
+def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int,
+         phrase: float = 0.0) -> list[tuple[str, Term]]:
+    """k distinct words, each from a source chosen by its share (among the sources that
+    still have terms), then a term of that source by weight; with probability `phrase` a
+    term brings the word that follows it in its text (people remember phrases)."""
+    taken: set[str] = set()
+    out = []
+    words = 0
+    while words < k:
+        live = [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
+        if not live:
+            break
+        source = rng.choices(live, [shares[s] for s in live])[0]
+        terms = [t for key, t in pools[source].items() if key not in taken]
+        term = rng.choices(terms, [t.weight for t in terms])[0]
+        taken.add(term.key)
+        words += 1
+        if term.follow and words < k and term.follow[0] not in taken and rng.random() < phrase:
+            taken.add(term.follow[0])
+            words += 1
+            term = Term(term.key, f"{term.surface} {term.follow[1]}", term.weight)
+        out.append((source, term))
+    return out
+
+
+def query_length(rng: random.Random, mean: float) -> int:
+    return max(2, min(9, round(rng.gauss(mean, 1.0))))
+
+
+# -- how people type -----------------------------------------------------------------------------
+_TR_SUFFIXES = sorted(
+    "lar ler ları leri ların lerin larda lerde lardan lerden larla lerle ında inde unda ünde ından inden undan ünden "
+    "ını ini unu ünü ına ine una üne nın nin nun nün dan den tan ten da de ta te".split(), key=len, reverse=True)
+
+
+def uninflect(word: str, lang: str) -> str:
+    """A word without its last suffix, as people often type it (`teslimatı` → `teslimat`,
+    `deliveries` → `delivery`); unchanged when nothing safe can be cut."""
+    if not word.isalpha():
+        return word.split("'")[0].split("’")[0]
+    if lang == "tr":
+        for suffix in _TR_SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+                return word[: -len(suffix)]
+        return word
+    if lang == "en":  # a plural typed singular (stripping -ed or -ing leaves no word a person types)
+        if word.endswith("ies") and len(word) > 5:
+            return word[:-3] + "y"
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
+            return word[:-1]
+    return word
+
+
+def ascii_fold(text: str) -> str:
+    return text.translate(_FOLD)
+
+
+def tr_lower(text: str) -> str:
+    return text.replace("İ", "i").replace("I", "ı").lower()
+
+
+_NUMBER = re.compile(r"\d|%|₺|\$|€|£|\bTL\b")
+_TIME = {"tr": re.compile(r"\b(gün|saat|hafta|ay|yıl|dakika|süre)\w*", re.I),
+         "en": re.compile(r"\b(days?|hours?|weeks?|months?|years?|minutes?|deadline|period)\b", re.I)}
+QUESTION_FRAMES = {
+    "tr": {"number": ["{q} ne kadar?", "{q} kaç?", "{q} ne kadar olur?"],
+           "time": ["{q} ne zaman?", "{q} kaç gün sürer?", "{q} ne kadar sürer?"],
+           "other": ["{q} nedir?", "{q} nasıl yapılır?", "{q} mümkün mü?", "{q} var mı?", "{q} hakkında bilgi"]},
+    "en": {"number": ["how much is the {q}?", "how many {q}?", "what is the {q}?"],
+           "time": ["how long does {q} take?", "when {q}?", "how long {q}?"],
+           "other": ["what is {q}?", "how do I {q}?", "can I {q}?", "which {q}?", "{q}?"]},
+}
+_CODE_FRAMES = {"code-en": ["how does {q} work?", "where is {q} done?", "which function {q}?", "how is {q} handled?"],
+                "code-tr": ["{q} nasıl çalışıyor?", "{q} nerede yapılıyor?", "{q} hangi fonksiyonda?"]}
+QUESTION_FRAMES.update({k: {"number": v, "time": v, "other": v} for k, v in _CODE_FRAMES.items()})
+
+
+def frame(rng: random.Random, terms: str, passage: str, lang: str) -> str:
+    """The terms inside a question frame that fits what the passage states (an amount,
+    a duration, anything else)."""
+    frames = QUESTION_FRAMES[lang]
+    if lang not in _TIME:
+        kind = "other"
+    elif _NUMBER.search(passage):
+        kind = "time" if _TIME[lang].search(passage) and rng.random() < 0.5 else "number"
+    else:
+        kind = "time" if _TIME[lang].search(passage) and rng.random() < 0.3 else "other"
+    text = rng.choice(frames[kind]).format(q=terms)
+    first = "İ" if text[0] == "i" and lang == "tr" else text[0].upper()
+    return first + text[1:]
+
+
+def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
+            ) -> tuple[str, list[str]]:
+    """The query text of the chosen terms as a person types it, and the noise applied."""
+    applied = []
+    words = [t.surface for _, t in chosen]  # (acronyms keep their capitals: see Vocabulary.terms)
+    if rng.random() < knobs.shuffle and len(words) > 1:
+        before = list(words)
+        rng.shuffle(words)
+        if words != before:
+            applied.append("shuffled")
+    inflected = False
+    for i, w in enumerate(words):
+        if rng.random() < knobs.inflect:
+            new = " ".join(uninflect(part, lang) for part in w.split(" "))
+            inflected |= new != w
+            words[i] = new
+    if inflected:
+        applied.append("inflected")
+    text = " ".join(words)
+    if lang in QUESTION_FRAMES and rng.random() < knobs.question:
+        text = frame(rng, text, passage, lang)
+        applied.append("question")
+    if lang == "tr" and rng.random() < knobs.ascii:
+        lower = tr_lower(text)
+        text = ascii_fold(lower)
+        if text != lower:
+            applied.append("ascii")
+    return text, applied
+
+
+# -- a query for a prose passage ----------------------------------------------------------------
+
+
+class DocumentTerms:
+    """A document's term counts, made once: the pool off-target words are drawn from."""
+
+    def __init__(self, vocab: Vocabulary, text: str, lang: str) -> None:
+        self.counts: Counter = Counter()
+        self.surface: dict[str, str] = {}
+        for key, word in vocab.terms(text, lang):
+            if key not in vocab.common:
+                self.counts[key] += 1
+                self.surface.setdefault(key, word)
+
+    def pool(self, vocab: Vocabulary, d: float, exclude: set[str]) -> dict[str, Term]:
+        return {k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
+                for k, n in self.counts.items() if k not in exclude}
+
+
+def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passage, lang: str,
+                doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+    """A known-item query for a passage (see the module docstring), and the tags saying
+    how it was made; None when the passage gives too few terms."""
+    text = doc.text
+    d = knobs.discrimination
+    answer = text[passage.start : passage.end]
+    section = doc.sections[passage.section] if doc.sections else None
+    heading = " ".join(section.heading_path) if section else doc.title
+    if passage.kind == "row":
+        cells = [c.strip() for c in answer.strip().strip("|").split("|")]
+        own = merge(pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5))
+        heading += " " + text[passage.header[0] : passage.header[1]].replace("|", " ")
+    else:
+        own = pool(vocab, answer, lang, d)
+    lo = max(section.body_start if section else 0, passage.start - CONTEXT_CHARS)
+    hi = min(section.end if section else len(text), passage.end + CONTEXT_CHARS)
+    dc = knobs.context_discrimination
+    context = merge(pool(vocab, heading, lang, dc, boost=2.0),
+                     pool(vocab, text[lo : passage.start] + " \n " + text[passage.end : hi], lang, dc))
+    for key in own:
+        context.pop(key, None)
+    t0, t1 = passage.target
+    near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
+    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, near)}
+    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
+    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
+    if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
+        return None
+    order = {k: i for i, k in enumerate(list(context) + list(own))}  # as the words come (heading first)
+    chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
+    question, applied = surface(rng, knobs, chosen, answer, lang)
+    sources = sorted({s for s, _ in chosen} - {"passage"})
+    return question, [*(f"{s}-terms" for s in sources), *applied]
+
+
+def merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:
+    out = dict(a)
+    for k, t in b.items():
+        out[k] = Term(k, out[k].surface, out[k].weight + t.weight) if k in out else t
+    return out

@@ -1,0 +1,118 @@
+"""Made-up questions wired through: `eval --generate N`, `tune --generate N`, and serve's
+POST /api/evaluation/generate, on a folder with no question file of its own (three of
+the bundled English documents, built once for the module with the real embedder)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.evaluation.questions import load_questions, resolve
+from indexer.loaders import load_documents
+from tests.conftest import CORPUS
+
+DOCS = ("billing-and-plans.md", "api-rate-limits-and-errors.md", "sso-and-user-management.md")
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory):
+    """(documents folder, index folder): no questions*.jsonl anywhere."""
+    from indexer.indexing.building import build
+
+    root = tmp_path_factory.mktemp("own")
+    docs = root / "docs"
+    docs.mkdir()
+    for name in DOCS:
+        shutil.copy(CORPUS / "en" / name, docs / name)
+    db = root / "index"
+    build([docs], ["headers", "fixed64"], db=db)
+    assert not list(root.rglob("questions*.jsonl"))
+    return docs, db
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_eval_generate_makes_keeps_and_reuses_a_set(own):
+    docs, db = own
+    first = _run("eval", "--generate", 24, "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", db, "--json")
+    assert first.exit_code == 0, first.output
+    kept = list((db / "questions").glob("questions-*.jsonl"))
+    assert len(kept) == 1 and f"made 24 questions from 3 document(s) in {docs}" in first.stderr
+    rows = [json.loads(line) for line in first.stdout.splitlines()]
+    assert {r["strategy"] for r in rows} == {"headers", "fixed64"} and all(r["questions"] == 24 for r in rows)
+    questions = load_questions(kept[0])  # a set in the ordinary format, every target resolvable
+    _, loaded = load_documents([docs])
+    resolve(questions, {d.doc_id: d for d in loaded})
+    assert len(questions) == 24 and all(q.tags[0] == "generated" for q in questions)
+    # the same numbers as eval on the kept file
+    direct = _run("eval", kept[0], "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", db, "--corpus", docs,
+                  "--json", "-q")
+    assert [json.loads(line)["mrr@10"] for line in direct.stdout.splitlines()] == [r["mrr@10"] for r in rows]
+    again = _run("eval", "--generate", 24, "-s", "headers", "-m", "bm25", "--db", db)
+    assert again.exit_code == 0, again.output
+    assert "reused 24 made-up questions" in again.stderr and "24 questions from" in again.stdout
+    assert list((db / "questions").glob("questions-*.jsonl")) == kept
+
+
+def test_tune_generate_and_the_refusals(own):
+    docs, db = own
+    tuned = _run("tune", "--generate", 24, "-s", "headers", "--db", db, "--folds", 3)
+    assert tuned.exit_code == 0, tuned.output
+    assert "24 questions; every setting scored" in tuned.stdout and "cross-validated over 3 folds" in tuned.stdout
+    neither = _run("eval", "-s", "headers", "--db", db)
+    assert neither.exit_code != 0 and "--generate N" in neither.output
+    both = _run("eval", CORPUS / "questions.jsonl", "--generate", 5, "-s", "headers", "--db", db)
+    assert both.exit_code != 0 and "not both" in both.output
+    zero = _run("eval", "--generate", 0, "-s", "headers", "--db", db)
+    assert zero.exit_code != 0 and "at least 1" in zero.output
+
+
+def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
+    from indexer.indexing.building import build
+
+    folder = write_files({"returns.md": "# Returns\n\nYou can return an unopened item within 30 days of delivery "
+                                        "for a full refund.\n\nRefunds reach the original payment card within five "
+                                        "business days.\n"})
+    db = tmp_path / "index"
+    build([folder], ["headers"], db=db)
+    got = _run("eval", "--generate", 50, "-s", "headers", "-m", "bm25", "--db", db)
+    assert got.exit_code == 0, got.output
+    assert "made 2 of the 50 questions asked for: the documents hold 2 passages worth a question" in got.stderr
+    assert "2 questions from" in got.stdout
+
+
+def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
+    from starlette.testclient import TestClient
+
+    from indexer.serve.app import create_app
+    from indexer.settings import Settings
+
+    docs, db = own
+    client = TestClient(create_app(Settings.load(db=db)), base_url="http://127.0.0.1")
+    assert client.get("/api/questions").json()["sets"] == []
+    body = {"n": 20, "strategies": ["headers"], "modes": ["bm25", "embedding"]}
+    got = client.post("/api/evaluation/generate", json=body)
+    assert got.status_code == 200, got.text
+    data = got.json()
+    assert data["questions"] == 20 and data["generated"]["questions"] == 20 and not data["generated"]["reused"]
+    assert [(r["strategy"], r["mode"]) for r in data["rows"]] == [("headers", "bm25"), ("headers", "embedding")]
+    assert str(db) not in got.text and str(docs) not in got.text
+    listed = client.get("/api/questions").json()["sets"]
+    assert [s["id"] for s in listed] == [data["set"]] and listed[0]["generated"]
+    assert listed[0]["name"].startswith("20 made-up questions (")
+    same = client.get("/api/evaluation", params={"set": data["set"], "strategy": "headers", "mode": ["bm25", "embedding"]})
+    assert [r["mrr@10"] for r in same.json()["rows"]] == [r["mrr@10"] for r in data["rows"]]
+    again = client.post("/api/evaluation/generate", json=body).json()
+    assert again["generated"]["reused"] and again["set"] == data["set"]
+    for bad, needle in (({"n": 0}, "n must be"), ({"n": "60"}, "n must be"), ({"n": 5, "modes": ["fast"]}, "modes"),
+                        ({"n": 5, "extra": 1}, "unknown field")):
+        refused = client.post("/api/evaluation/generate", json=bad)
+        assert refused.status_code == 400 and needle in refused.json()["error"], bad
+    missing = client.post("/api/evaluation/generate", json={"n": 5, "strategies": ["nope"]})
+    assert missing.status_code == 404
