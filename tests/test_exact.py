@@ -318,3 +318,24 @@ def test_the_bundled_lookups_of_the_exact_set_rank_their_target_first(tmp_path):
     row = evaluate(questions, ["auto"], ("hybrid",), (1,), db=tmp_path / "db", corpus=corpus).rows[0]
     missed = sorted(r.id for r in row.results if r.first_hit != 1)
     assert len(rows) == 30 and row.recall(1) >= 28, missed
+
+
+def test_a_collection_built_before_calibration_shows_the_fusion_its_search_uses(library):
+    """`list`, serve and MCP describe the fusion search will use: for a version stored
+    without a calibration, the one worked out from its manifest, not the embedder's default."""
+    from dataclasses import replace
+
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+    from indexer.retrieval import SearchOptions, entry_fusion
+
+    code_range = FUSION_BY_KIND[("use-m3", "code")][0]
+    old = replace(library.entry, extra={k: v for k, v in library.entry.extra.items() if k != "fusion"})
+    worked_out = entry_fusion(library.store, old)
+    assert worked_out["kind"] == "code" and tuple(worked_out["alpha_range"]) == code_range
+    shown = SearchOptions().for_entry(old, worked_out).describe()
+    assert shown.startswith(f"hybrid adaptive {code_range[0]:g}-{code_range[1]:g} ")
+    assert SearchOptions().for_entry(old).describe() != shown  # what `list` used to show
+    listed = CliRunner().invoke(cli, ["list", "--db", str(library.store.settings.db)])
+    assert listed.exit_code == 0 and f"adaptive {code_range[0]:g}-{code_range[1]:g}" in listed.output

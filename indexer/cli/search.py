@@ -100,10 +100,11 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 def list_(db, chroma_url, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
-    from ..retrieval import SearchOptions
+    from ..retrieval import SearchOptions, entry_fusion
     from ..store import Store
 
-    entries = Store(settings_from(db, chroma_url)).entries()
+    store = Store(settings_from(db, chroma_url))
+    entries = store.entries()
     if as_json:
         echo_json(e.__dict__ for e in entries)
         return
@@ -114,7 +115,7 @@ def list_(db, chroma_url, as_json):
     for e in entries:
         params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
         saved = e.extra.get("search")
-        search = SearchOptions().for_entry(e).describe() + (" (tuned)" if saved else "")
+        search = SearchOptions().for_entry(e, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
         rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
                      f"{e.kind}:{params}"])
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)

@@ -1,7 +1,7 @@
 """Searching stored collections: BM25 beside each collection, rank and score fusion, and
 the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
-from .index import Index, search
+from .index import Index, entry_fusion, search
 from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query
 
-__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "Query", "SearchOptions", "check_query", "search"]
+__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query", "search"]

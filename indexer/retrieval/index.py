@@ -34,6 +34,18 @@ from .options import Query, SearchOptions
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 
 
+
+def entry_fusion(store, entry) -> dict:
+    """A collection's calibrated fusion (`fusion.calibrated`): stored at build time, or
+    worked out from the file manifest for a version built before calibration ({} when
+    neither says). What search uses, so what `list`, serve and MCP show."""
+    if entry.extra.get("fusion"):
+        return current(entry.embedder, entry.extra["fusion"]) or {}
+    manifest = store.read_manifest(entry)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    lang = entry.extra.get("analyzer", {}).get("lang", "")
+    return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
+
 class Index:
     """One live collection, opened for searching (embedder and BM25 loaded on first use)."""
 
@@ -132,16 +144,10 @@ class Index:
 
     @property
     def fusion(self) -> dict:
-        """The collection's calibrated fusion (`fusion.calibrated`): stored at build time,
-        or worked out from the file manifest for a version built before calibration."""
-        if self.entry.extra.get("fusion"):
-            return current(self.entry.embedder, self.entry.extra["fusion"])
+        """The collection's calibrated fusion (`entry_fusion`), worked out once per version."""
         key = (self.entry.collection, self.entry.generation)
         if self._fusion_for[0] != key:
-            manifest = self.store.read_manifest(self.entry)
-            files = manifest.get("files") if isinstance(manifest, dict) else None
-            lang = self.entry.extra.get("analyzer", {}).get("lang", "")
-            self._fusion_for = (key, calibrated(self.entry.embedder, files, lang) if isinstance(files, dict) else {})
+            self._fusion_for = (key, entry_fusion(self.store, self.entry))
         return self._fusion_for[1]
 
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:

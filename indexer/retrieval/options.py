@@ -50,9 +50,12 @@ class SearchOptions:
             values[f.name] = tuple(value) if isinstance(value, list) else value
         return SearchOptions(**values)
 
-    def for_entry(self, entry) -> SearchOptions:
-        """Resolved for a stored collection (its saved settings, then its calibrated fusion)."""
-        return self.resolved(entry.extra.get("search"), entry.embedder, current(entry.embedder, entry.extra.get("fusion")))
+    def for_entry(self, entry, fusion: dict | None = None) -> SearchOptions:
+        """Resolved for a stored collection (its saved settings, then its calibrated fusion:
+        `fusion` as `retrieval.entry_fusion` works it out, else the one stored on it)."""
+        if fusion is None:
+            fusion = current(entry.embedder, entry.extra.get("fusion"))
+        return self.resolved(entry.extra.get("search"), entry.embedder, fusion)
 
     def settings(self) -> dict[str, Any]:
         """The search settings a collection can save (everything but k and depths)."""
