@@ -339,3 +339,29 @@ def test_a_collection_built_before_calibration_shows_the_fusion_its_search_uses(
     assert SearchOptions().for_entry(old).describe() != shown  # what `list` used to show
     listed = CliRunner().invoke(cli, ["list", "--db", str(library.store.settings.db)])
     assert listed.exit_code == 0 and f"adaptive {code_range[0]:g}-{code_range[1]:g}" in listed.output
+
+
+@pytest.fixture(scope="module")
+def windows(tmp_path_factory):
+    """The same library cut by prose strategies: chunks with no symbol of their own."""
+    base = tmp_path_factory.mktemp("lib-windows")
+    for path, text in LIBRARY.items():
+        write_file(base / "repo", path, text)
+    build([base / "repo"], ["fixed64", "headers"], db=base / "db")
+    return {s: Index.open(s, db=base / "db") for s in ("fixed64", "headers")}
+
+
+@pytest.mark.parametrize("strategy", ["fixed64", "headers"])
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_every_strategy_answers_a_bare_symbol_with_the_chunk_its_definition_starts_in(windows, strategy, mode):
+    hits = windows[strategy].search("slugify", mode=mode, k=5)
+    assert hits[0].chunk.doc_id == "src/textkit/slug.py" and "def slugify(" in hits[0].chunk.text
+    assert hits[0].exact >= 2  # the definition tier, not only the term held
+
+
+def test_definition_lines_are_found_at_any_indentation_and_in_several_languages():
+    from indexer.retrieval.exact import definition_lines
+
+    text = ("import os\n    def drain(self):\nclass Queue:\nexport async function load() {}\n"
+            "func (q *Queue) Put(x int) {}\npub fn append(&mut self) {}\n# def not_code\nresult = define(x)\n")
+    assert definition_lines(text) == ["drain", "Queue", "load", "Put", "append"]

@@ -32,13 +32,17 @@ from pathlib import Path
 from ..errors import IndexerError
 from ..text.analyzer import Analyzer
 
-FORMAT = 2
+FORMAT = 3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
 SIDE = "exact.json"  # the side file (of each version) the index is saved in
 _KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
     r"^(?:export\s+)?(?:(?:pub(?:\(crate\))?\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?"
     r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)", re.MULTILINE)
+_DEFINITION_LINE = re.compile(  # a definition's first line, at any indentation
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\(crate\))?\s+)?(?:public\s+|private\s+|protected\s+)?"
+    r"(?:static\s+)?(?:async\s+)?(?:def|class|function\*?|func(?:\s*\([^)\n]*\))?|fn|interface|struct|trait|enum)"
+    r"\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _DEFINIENDUM = re.compile(r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
                           re.MULTILINE)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$")
@@ -86,11 +90,27 @@ def defined_codes(text: str, analyzer: Analyzer) -> list[str]:
     return out
 
 
+def definition_lines(text: str) -> list[str]:
+    """Names whose definition starts on a line of a piece of source code (`def`, `class`,
+    `function`, `func`, `fn`, `interface`, `struct`, `trait`, `enum`), at any indentation.
+
+    >>> definition_lines("x = 1\\n    def drain(self):\\nexport async function load() {}\\nfunc (q *Queue) Put(")
+    ['drain', 'load', 'Put']
+    """
+    return list(dict.fromkeys(_DEFINITION_LINE.findall(text)))
+
+
 def defined_in(chunk, analyzer: Analyzer) -> list[tuple[str, str, str, list[str], list[str]]]:
     """What a chunk defines, for `ExactIndex.add`: [(id, its symbol, document, the names a
-    code chunk assigns at module level, the codes a text chunk defines)], or [] for nothing."""
-    code = bool(chunk.language)
+    code chunk assigns at module level — and, for a chunk of a source file cut by a prose
+    strategy (no symbol of its own), the definitions that start in it — the codes a text
+    chunk defines)], or [] for nothing."""
+    from ..loaders.formats import format_of
+
+    code = bool(chunk.language) or format_of(chunk.doc_id.rsplit("/", 1)[-1])[0] == "code"
     names = [n for n in assigned_names(chunk.text) if n != chunk.symbol] if code else []
+    if code and not chunk.symbol:
+        names += [n for n in definition_lines(chunk.text) if n not in names]
     codes = [] if code else defined_codes(chunk.text, analyzer)
     return [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)] if chunk.symbol or names or codes else []
 
