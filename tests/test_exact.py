@@ -341,11 +341,36 @@ def test_a_collection_built_before_calibration_shows_the_fusion_its_search_uses(
     assert listed.exit_code == 0 and f"adaptive {code_range[0]:g}-{code_range[1]:g}" in listed.output
 
 
+LEDGER = """\
+class Ledger:
+    \"\"\"Entries of an account, in the order they were posted, each kept for audit.\"\"\"
+
+    def __init__(self, account: str) -> None:
+        self.account = account
+        self.entries: list[tuple[str, int]] = []
+        self.voided: set[int] = set()
+
+    def post(self, memo: str, cents: int) -> int:
+        \"\"\"Add an entry and return its number; amounts are whole cents, negative for credits.\"\"\"
+        self.entries.append((memo, cents))
+        return len(self.entries) - 1
+
+    def void(self, number: int) -> None:
+        \"\"\"Cancel an entry without deleting it: it stays in the list, marked, and stops counting.\"\"\"
+        if not 0 <= number < len(self.entries):
+            raise IndexError(f"no entry {number} in {self.account}")
+        self.voided.add(number)
+
+    def balance(self) -> int:
+        return sum(c for i, (_, c) in enumerate(self.entries) if i not in self.voided)
+"""
+
+
 @pytest.fixture(scope="module")
 def windows(tmp_path_factory):
     """The same library cut by prose strategies: chunks with no symbol of their own."""
     base = tmp_path_factory.mktemp("lib-windows")
-    for path, text in LIBRARY.items():
+    for path, text in {**LIBRARY, "src/textkit/ledger.py": LEDGER}.items():
         write_file(base / "repo", path, text)
     build([base / "repo"], ["fixed64", "headers"], db=base / "db")
     return {s: Index.open(s, db=base / "db") for s in ("fixed64", "headers")}
@@ -365,3 +390,9 @@ def test_definition_lines_are_found_at_any_indentation_and_in_several_languages(
     text = ("import os\n    def drain(self):\nclass Queue:\nexport async function load() {}\n"
             "func (q *Queue) Put(x int) {}\npub fn append(&mut self) {}\n# def not_code\nresult = define(x)\n")
     assert definition_lines(text) == ["drain", "Queue", "load", "Put", "append"]
+
+
+@pytest.mark.parametrize("query", ["Ledger.void", "Ledger::void", "void"])
+def test_a_member_query_finds_the_window_its_definition_starts_in(windows, query):
+    hits = windows["fixed64"].search(query, k=5)
+    assert hits[0].chunk.doc_id == "src/textkit/ledger.py" and "def void(" in hits[0].chunk.text

@@ -169,11 +169,18 @@ class ExactIndex:
 
     def definitions(self, key: str) -> list[tuple[str, bool]]:
         """(chunk id, in a test file) of the definitions a bare symbol query names; for a
-        member no chunk of its own defines (`Journal.append` inside `impl Journal`), its
-        owner's."""
+        member no chunk of its own defines (`Journal.append` inside `impl Journal`), the
+        definitions of its last part in the files that define its owner (a window that
+        holds `def append` in journal.py), else its owner's."""
+        member = key.rsplit(".", 1)[-1] if key not in self.symbols and "." in key else ""
         while key and key not in self.symbols and "." in key:
             key = key.rsplit(".", 1)[0]
-        return [(cid, is_test_file(doc)) for cid, doc in self.symbols.get(key, [])]
+        owners = self.symbols.get(key, [])
+        if member:
+            files = {doc for _, doc in owners}
+            found = [(cid, doc) for cid, doc in self.symbols.get(member, []) if doc in files]
+            owners = found or owners
+        return [(cid, is_test_file(doc)) for cid, doc in owners]
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
