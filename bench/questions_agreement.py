@@ -15,8 +15,10 @@ fixed256, headers, blocks, semantic, parent, auto (and code on the code sets), m
 embedding, bm25 and the default (hybrid, adaptive fusion), embedder use-m3 — through the
 real pipeline (`indexer.build`, `indexer.evaluate`). Rows are ranked by MRR@10 under each
 set; reported: Kendall's tau-b between the two rankings, whether the winner is the same,
-the regret (real MRR@10 of the made-up set's winner minus the real best), and the bias
-(mean MRR@10 per mode, made-up minus real).
+the regret (real MRR@10 of the made-up set's winner minus the real best), the advice the
+tool would give on the made-up set by `tune --save`'s rule (its best row only when the
+paired 95% interval of the gain over auto/hybrid is above 0) with that advice's regret, and
+the bias (mean MRR@10 per mode, made-up minus real).
 
 `--tune` scores a small grid of generator knobs on every set through `Mirror` (an
 in-memory copy of each collection that searches with the library's code; `--check` shows
@@ -162,11 +164,33 @@ def ensure_built(name: str) -> Path:
     return db
 
 
-def scores(name: str, questions: Path, db: Path) -> dict[str, float]:
-    """MRR@10 of every strategy/mode row on a question file (`indexer.evaluate`)."""
+def scores(name: str, questions: Path, db: Path, per_question: dict | None = None) -> dict[str, float]:
+    """MRR@10 of every strategy/mode row on a question file (`indexer.evaluate`); with
+    `per_question`, each row's reciprocal ranks are appended to it too."""
     folder, _ = set_paths(name)
     ev = evaluate(questions, list(strategies_for(name)), MODES, (1, 5), db=db, embedders=(EMBEDDER,), corpus=folder)
+    if per_question is not None:
+        for r in ev.rows:
+            per_question.setdefault(f"{r.strategy}/{r.mode}", []).extend(r.per_question("mrr"))
     return {f"{r.strategy}/{r.mode}": r.mrr for r in ev.rows}
+
+
+DEFAULT_ROW = "auto/hybrid"  # what the tool searches with when nobody chose
+
+
+def advised(per_question: dict[str, list[float]]) -> str:
+    """The row the tool would advise on these (made-up) questions, by the rule `tune --save`
+    follows: the best row by MRR@10 only when the paired 95% interval of its gain over the
+    default row is above 0, else the default (made-up rows within noise of each other are
+    no reason to move)."""
+    from indexer.evaluation.metrics import paired_difference
+
+    means = {k: sum(v) / len(v) for k, v in per_question.items()}
+    best = max(means, key=lambda k: (means[k], k == DEFAULT_ROW))
+    if best == DEFAULT_ROW or DEFAULT_ROW not in per_question:
+        return best
+    _, (lo, _hi) = paired_difference(per_question[best], per_question[DEFAULT_ROW])
+    return best if lo > 0 else DEFAULT_ROW
 
 
 def _stamp(path: Path, db: Path) -> str:
@@ -188,7 +212,8 @@ def real_scores(name: str, db: Path) -> dict[str, float]:
     return result
 
 
-def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs) -> tuple[dict[str, float], dict]:
+def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs, per_question: dict | None = None
+                ) -> tuple[dict[str, float], dict]:
     folder, _ = set_paths(name)
     key = hashlib.sha256(json.dumps([GENERATOR_VERSION, n, seed, knobs.to_dict()], sort_keys=True).encode()
                          ).hexdigest()[:12]
@@ -198,7 +223,7 @@ def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs) -> tuple[d
     OUT.mkdir(parents=True, exist_ok=True)
     made.write(path)
     info = {"made": len(made.questions), "generate_s": round(time.perf_counter() - t0, 2), "path": str(path)}
-    return scores(name, path, db), info
+    return scores(name, path, db, per_question), info
 
 
 def real_count(name: str) -> int:
@@ -222,16 +247,20 @@ def summary(results: list[dict]) -> str:
         spread = (f"{min(r['real'].values()):.2f}-{max(r['real'].values()):.2f} / "
                   f"{min(r['made'].values()):.2f}-{max(r['made'].values()):.2f}")
         seeds = r["per_seed"]
+        advice = r.get("advised") or {"row": "–", "regret": float("nan")}
         rows.append([r["set"], r["n"], f"{a['tau']:+.2f}", f"{min(seeds):+.2f} to {max(seeds):+.2f}",
-                     "yes" if a["same_winner"] else "no", f"{a['regret']:.3f}", a["real_best"], a["pick"], spread,
+                     "yes" if a["same_winner"] else "no", f"{a['regret']:.3f}", a["real_best"], a["pick"],
+                     advice["row"], f"{advice['regret']:.3f}", spread,
                      " ".join(f"{m[:3]} {a['modes'][m][1] - a['modes'][m][0]:+.2f}" for m in MODES)])
     taus = [r["agreement"]["tau"] for r in results]
     ok = sum(1 for r in results if r["agreement"]["same_winner"] or r["agreement"]["regret"] <= REGRET_OK)
     text = table(["set", "questions", "Kendall tau-b", "tau-b of each seed", "same winner", "regret MRR@10",
-                  "real best", "made-up pick", "MRR@10 range real / made-up", "bias (made-up - real MRR@10 per mode)"],
-                 rows)
+                  "real best", "made-up pick", "advice (tune's rule)", "its regret", "MRR@10 range real / made-up",
+                  "bias (made-up - real MRR@10 per mode)"], rows)
+    advised_ok = sum(1 for r in results if r.get("advised") and r["advised"]["regret"] <= REGRET_OK)
     text += (f"\n\nmean tau-b {sum(taus) / len(taus):+.2f}; same winner or regret <= {REGRET_OK}: "
-             f"{ok}/{len(results)}")
+             f"{ok}/{len(results)}; the advice by tune's rule (the made-up best only when its gain over "
+             f"{DEFAULT_ROW} is significant) within {REGRET_OK} of the real best: {advised_ok}/{len(results)}")
     rows = [[r["set"], f"{r['overlap']['real']['length']:.1f}", f"{r['overlap']['made']['length']:.1f}",
              f"{r['overlap']['real']['words']:.2f}", f"{r['overlap']['made']['words']:.2f}",
              f"{r['overlap']['real']['idf']:.2f}", f"{r['overlap']['made']['idf']:.2f}"] for r in results]
@@ -253,10 +282,13 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
         real = real_scores(name, db)
         n = real_count(name)
         set_seeds = seeds[:large_seeds] if large_seeds and n > LARGE else seeds
-        runs = [made_scores(name, db, n, seed, set_knobs) for seed in set_seeds]
+        per_question: dict[str, list[float]] = {}
+        runs = [made_scores(name, db, n, seed, set_knobs, per_question) for seed in set_seeds]
         made = {k: sum(s[k] for s, _ in runs) / len(runs) for k in real}
         folder, questions = set_paths(name)
+        advice = advised(per_question)
         result = {"set": name, "n": n, "real": real, "made": made, "agreement": agreement(real, made),
+                  "advised": {"row": advice, "regret": max(real.values()) - real[advice]},
                   "per_seed": [agreement(real, s)["tau"] for s, _ in runs], "info": [i for _, i in runs],
                   "overlap": {"real": overlap(folder, questions), "made": overlap(folder, Path(runs[0][1]["path"]))}}
         results.append(result)
