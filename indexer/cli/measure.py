@@ -49,10 +49,11 @@ def _question_file(questions, generate, strategies, settings, embedder, corpus, 
         return questions, corpus
     if generate < 1:
         raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
-    from ..evaluation.generated import generated_questions
+    from ..evaluation.generated import CAVEAT, generated_questions
 
     made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus)
     note(made.describe())
+    note(f"note: {CAVEAT}")
     if made.made is not None and made.made.shortfall:
         click.echo(f"warning: {made.made.shortfall}; scoring on those", err=True)
     return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus
