@@ -1,5 +1,7 @@
 """Invariants every strategy keeps, parametrised over the registry, plus per-strategy rules."""
 
+import random
+
 import pytest
 
 from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
@@ -172,6 +174,34 @@ def test_headers_long_section_becomes_overlapping_windows_with_same_header():
     windows = [c for c in chunks if c.header == "Zor Belge › Uzun paragraf"]
     assert len(windows) > 3 and all(c.kind == "window" for c in windows)
     assert all(a.end > b.start for a, b in zip(windows, windows[1:]))  # they overlap
+
+
+def indented_code(seed: int = 0) -> str:
+    """A Python file of short lines at mixed indentation with trailing comments, where
+    summing the lines' own token counts undercounts the joined text by a few tokens."""
+    r, out = random.Random(seed), []
+    for i in range(120):
+        out.append(f"def step_{i}(items, limit={i}):")
+        for j in range(r.randint(2, 7)):
+            indent = "    " * r.randint(1, 3)
+            out.append(f"{indent}{r.choice(['total', 'count', 'value'])}_{j} = min(limit, len(items) - {j})  # keep {i}")
+        out += ["", ""]
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("strategy", ["headers:max_tokens=256", "parent:max_tokens=256"])
+def test_source_code_is_cut_into_line_groups_not_single_lines(strategy):
+    """Indentation and line breaks take tokens the stripped lines were not counted with:
+    a group gathered on that estimate runs over the limit, and it must be cut into the
+    longest runs that fit, not into one chunk per line (headers on a Python file gave a
+    median chunk of 6 tokens)."""
+    text = indented_code()
+    doc = make_document("pkg/handlers.py", text, fmt="code", language="python")
+    chunks = by_doc(strategy, doc)
+    total = get_tokenizer().count(text)
+    assert all(c.n_tokens <= 256 for c in chunks)
+    assert len(chunks) <= total // 256 + 2, [c.n_tokens for c in chunks]
+    assert sorted(c.n_tokens for c in chunks)[len(chunks) // 2] > 200
 
 
 def test_blocks_keep_table_code_and_list_whole():

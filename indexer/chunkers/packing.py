@@ -192,28 +192,46 @@ def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
 
 def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, first_limit: int | None = None) -> list[Span]:
     """Greedily merge adjacent pieces while the merged text stays within the limit. The
-    pieces are taken one at a time: only the group being merged is held."""
+    pieces are taken one at a time: only the group being merged is held.
+
+    A group is gathered on an estimate (its pieces' counts plus one per join) and counted
+    exactly before it is emitted. Where the estimate was optimistic — source code, whose
+    indentation and line breaks take tokens the stripped lines did not count — the longest
+    run of its first pieces that fits is emitted and the rest carried on, never the pieces
+    one by one (a 500-token group of code lines must not become 60 one-line chunks)."""
     out: list[Span] = []
     group: list[Span] = []
+
+    def cap() -> int:
+        return limit if out else (first_limit or limit)
+
+    def count(i: int, j: int) -> int:  # tokens of group[i..j], whole pieces
+        return group[i][2] if i == j else chunker.count(doc.text[group[i][0] : group[j][1]])
+
+    def emit_fitting() -> None:
+        """Emit the longest run of the group's first pieces within the cap (at least one)."""
+        nonlocal group, estimate
+        limit_now, last = cap(), len(group) - 1
+        n = count(0, last)
+        if n > limit_now:
+            lo, hi = 0, last - 1  # the largest j whose run group[0..j] fits; group[0] alone always goes
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if count(0, mid) <= limit_now:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            last, n = lo, count(0, lo)
+        out.append((group[0][0], group[last][1], n))
+        group = group[last + 1 :]
+        estimate = sum(p[2] for p in group) + max(len(group) - 1, 0)
+
     estimate = 0
-
-    def close() -> None:
-        if not group:
-            return
-        s, e = group[0][0], group[-1][1]
-        cap = limit if out else (first_limit or limit)
-        exact = chunker.count(doc.text[s:e]) if len(group) > 1 else group[0][2]
-        if exact <= cap:
-            out.append((s, e, exact))
-        else:  # the estimate was optimistic: keep the pieces as they are
-            out.extend(group)
-
     for piece in pieces:
-        cap = limit if out else (first_limit or limit)
-        if group and estimate + piece[2] + 1 > cap:
-            close()
-            group, estimate = [], 0
+        while group and estimate + piece[2] + 1 > cap():
+            emit_fitting()
+        estimate += piece[2] + (1 if group else 0)
         group.append(piece)
-        estimate += piece[2] + (1 if len(group) > 1 else 0)
-    close()
+    while group:
+        emit_fitting()
     return out

@@ -39,7 +39,7 @@ from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trus
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 
-CHUNK_FORMAT = 9  # bump when a chunker's output changes for the same parameters
+CHUNK_FORMAT = 10  # bump when a chunker's output changes for the same parameters (10: code line groups)
 EMBED_BATCH = 256
 
 
