@@ -7,7 +7,7 @@ import pytest
 
 from indexer import build
 from indexer.retrieval import Index
-from indexer.retrieval.exact import bare_symbol, is_test_file, symbol_keys, tiers
+from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys, tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 
 from tests.conftest import CORPUS, write_file
@@ -182,6 +182,20 @@ def test_a_question_with_words_is_not_a_bare_symbol(library):
     hits = library.search("how do I wrap text to a width", k=3)
     assert hits[0].chunk.symbol == "wrap"
     assert all(h.exact == 0 for h in hits)
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_an_identifier_mentioned_in_a_question_does_not_outrank_what_it_asks_for(library, mode):
+    """A question of more than LOOKUP_WORDS words is not a lookup: the identifier it
+    mentions (`unique_slug`) names something else than what is asked for (`wrap`), so the
+    chunks that hold it get no exact-match tier (they came first when they did)."""
+    question = "greedy word wrap into lines of at most width characters, unlike unique_slug it never cuts a word"
+    assert len(question.split()) > LOOKUP_WORDS
+    hits = library.search(question, mode=mode, k=3)
+    assert hits[0].chunk.symbol == "wrap"
+    assert all(h.exact == 0 for h in hits)
+    lookup = library.search("unique_slug taken", mode=mode, k=3)  # a lookup still gets its tier
+    assert lookup[0].chunk.symbol == "unique_slug" and lookup[0].exact >= 1
 
 
 def test_bare_symbols_and_test_files():

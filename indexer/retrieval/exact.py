@@ -1,7 +1,10 @@
 """Exact things found exactly: a query's codes and identifiers, and bare symbol names.
 
 Two signals re-rank either side's candidates (`bm25` and `hybrid`; the embedding alone is
-left as it is), without touching their scores:
+left as it is), without touching their scores, for a *lookup* — a query of at most
+`LOOKUP_WORDS` words. In a longer question an identifier is one of its words, often naming
+something else than what is asked for (`This method is like _.indexOf except that it
+performs a binary search`): BM25 (which keeps it whole) and the embedding weigh it there.
 
 - a chunk that holds one of the query's *exact terms* — codes, identifiers, versions, kept
   whole and unstemmed by the analyzer (`E4021`, `QueueWorker.drain`, `v2.3.1`,
@@ -34,6 +37,7 @@ from ..text.analyzer import Analyzer
 
 FORMAT = 3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
 SIDE = "exact.json"  # the side file (of each version) the index is saved in
+LOOKUP_WORDS = 8  # a longer query is a question, not a lookup: no exact-match tiers
 _KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
@@ -226,11 +230,13 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
 
 def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex, holds, doc_of, first_chunks,
                live) -> tuple[list[str], dict[str, int]]:
-    """The exact-match tiers of a query's candidates `ids` (best first): (ids to add at the
+    """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
     end — definitions the query names, or the first chunks of a file it names when no
     candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
     terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
     a document's first chunk ids, `live` says which ids the version has."""
+    if len(query.split()) > LOOKUP_WORDS:
+        return [], {}
     terms = analyzer.exact_terms(query)
     key = bare_symbol(query)
     if not terms and not key:

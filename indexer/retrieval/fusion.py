@@ -90,7 +90,7 @@ def adaptive_alpha(
 FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {
     ("use-m3", "code"): ((0.05, 0.3), (0.3, 0.6)),  # USE reads code poorly: BM25 leads even on paraphrases
     ("use-m3", "prose", "tr"): ((0.05, 0.5), (0.3, 0.6)),  # Turkish BM25 (folded, stemmed) is the stronger side
-    ("e5-small", "code"): ((0.1, 0.7), (0.25, 0.6)),  # on code, a query BM25 covers well is BM25's
+    ("e5-small", "code"): ((0.4, 0.7), (0.25, 0.6)),  # e5 reads code: it keeps a say even where BM25 covers the query
 }
 CODE_SHARE = 0.5  # a collection whose text is at least this share source code is code
 
