@@ -12,9 +12,14 @@ its worst cell — the default's MRR@10 minus the better single side's — and t
 worst cell is best is kept (maximin: the goal is never to fall below the better side, not
 the best mean). The grids searched: use-m3 code (code + code-pypi) --his 0.2,0.3,0.4,0.5
 --los 0.05,0.1 -> 0.05-0.3; use-m3 Turkish prose (tr + xquad-tr) --his 0.5,0.6,0.7,0.8
---los 0.05,0.1 -> 0.05-0.5; e5-small code (code) --his 0.4,...,0.8 --los 0.1,0.2,0.3 ->
-0.1-0.7. The highs searched start where the embedding still has a say (a lower ceiling is
-BM25 with a tie-breaker). code-lib2 is held out.
+--los 0.05,0.1 -> 0.05-0.5; e5-small code (code + code-pypi, after code line groups were
+fixed and exact-match tiers limited to lookups) --his 0.6,0.7,0.8,0.9,1.0 --los
+0.1,0.2,0.3,0.4,0.5,0.6 -> 0.4-0.7 (first fitted on code alone: 0.1-0.7, which failed
+code-pypi); end to end (bench/public.py) code `fixed256` then fell 0.021 below BM25, and
+collections of long chunks (`fusion.LONG_CHUNKS`) got their own range, 0.3-0.7. The highs
+searched start where the embedding still has a say (a lower ceiling is BM25 with a
+tie-breaker). code-lib2 is held out from the fits, though its end-to-end table was seen
+while the size class was chosen.
 
 `prepare` turns each capture (bench/default_lab.py: the embedding side through the real
 pipeline, BM25 rebuilt with the collection's analyzer, the exact-match tiers from the
@@ -201,12 +206,13 @@ def syn_best(col: dict, his=None, los=None) -> tuple[float, float]:
 
 def by_kind(table: dict):
     """A rule from a table (embedder, kind) -> alpha range; kind as `fusion.calibrated` sees it."""
-    from indexer.retrieval.fusion import CODE_SHARE
+    from indexer.retrieval.fusion import CODE_SHARE, size_of
 
     def rule(col):
         kind = "code" if col["code_share"] >= CODE_SHARE else "prose"
         lang = "tr" if col["set"] in ("tr", "xquad-tr") else "en"
-        got = table.get((col["embedder"], kind, lang)) or table.get((col["embedder"], kind))
+        got = (table.get((col["embedder"], kind, lang)) or table.get((col["embedder"], kind, size_of(col["avg_tokens"])))
+               or table.get((col["embedder"], kind)))
         return got[0] if got and isinstance(got[0], tuple) else got  # FUSION_BY_KIND: (alpha, coverage)
 
     return rule

@@ -167,6 +167,20 @@ def test_a_collection_is_calibrated_by_its_kind_and_embedder():
             FUSION_BY_KIND.get(("ollama:nomic-embed-text", got["kind"]), adaptive_defaults("ollama:nomic-embed-text"))
 
 
+def test_e5_on_code_weighs_the_embedding_less_over_long_chunks():
+    from indexer.retrieval.fusion import FUSION_BY_KIND, LONG_CHUNKS, calibrated, current
+
+    functions = {"src/a.py": {"chunks": 10, "tokens": 1300}}  # 130 tokens a chunk, as `code` cuts
+    sections = {"src/a.py": {"chunks": 2, "tokens": 1000}}  # 500, as `headers` and `blocks` cut
+    short, long = calibrated("e5-small", functions), calibrated("e5-small", sections)
+    assert tuple(short["alpha_range"]) == FUSION_BY_KIND[("e5-small", "code")][0]
+    assert tuple(long["alpha_range"]) == FUSION_BY_KIND[("e5-small", "code", "long")][0]
+    assert long["alpha_range"][0] < short["alpha_range"][0] and long["avg_tokens"] >= LONG_CHUNKS
+    assert calibrated("use-m3", sections)["alpha_range"] == calibrated("use-m3", functions)["alpha_range"]
+    stale = {**long, "alpha_range": [0.1, 0.7]}  # stored before the size class: looked up again
+    assert current("e5-small", stale)["alpha_range"] == long["alpha_range"]
+
+
 def test_saved_settings_come_before_the_calibrated_fusion_and_it_before_the_defaults():
     from indexer.retrieval.options import SearchOptions
 

@@ -84,27 +84,38 @@ def adaptive_alpha(
 
 # The fusion a collection is built with: the embedding side's share follows what the
 # embedder is worth on that kind of collection — fitted per embedder, kind (code, prose)
-# and, for prose, language on the public sets (bench/calibrate_lab.py, README "Choosing
-# defaults"), checked on a held-out library. (embedder, kind[, language]) -> (alpha range,
-# coverage range); the most specific key wins, then the embedder's defaults.
+# and, for prose, language, or for code the size of its chunks, on the public sets
+# (bench/calibrate_lab.py, README "Choosing defaults"), checked on a held-out library.
+# (embedder, kind[, language or size]) -> (alpha range, coverage range); the most specific
+# key wins, then the embedder's defaults.
 FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {
     ("use-m3", "code"): ((0.05, 0.3), (0.3, 0.6)),  # USE reads code poorly: BM25 leads even on paraphrases
     ("use-m3", "prose", "tr"): ((0.05, 0.5), (0.3, 0.6)),  # Turkish BM25 (folded, stemmed) is the stronger side
-    ("e5-small", "code"): ((0.4, 0.7), (0.25, 0.6)),  # e5 reads code: it keeps a say even where BM25 covers the query
+    # e5 reads a function well and keeps a say even where BM25 covers the query; over long
+    # windows its one vector is spread thin and BM25 gets more of the say
+    ("e5-small", "code"): ((0.4, 0.7), (0.25, 0.6)),
+    ("e5-small", "code", "long"): ((0.3, 0.7), (0.25, 0.6)),
 }
 CODE_SHARE = 0.5  # a collection whose text is at least this share source code is code
+LONG_CHUNKS = 192  # a collection whose chunks average at least this many tokens has long chunks
 
 
-def by_kind(embedder: str, kind: str, lang: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
+def size_of(avg_tokens: float) -> str:
+    """A collection's chunk size class: `long` (sections, 256-token windows) or `short`."""
+    return "long" if avg_tokens >= LONG_CHUNKS else "short"
+
+
+def by_kind(embedder: str, kind: str, lang: str = "", size: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
     """The (alpha range, coverage range) for an embedder on a kind of collection."""
-    return (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind))
-            or adaptive_defaults(embedder))
+    return (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind, size))
+            or FUSION_BY_KIND.get((embedder, kind)) or adaptive_defaults(embedder))
 
 
 def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
     """A collection's fusion, chosen at build time from what it holds: its kind (the share
     of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
-    as the manifest lists them), its language (the analyzer's) and the embedder. Stored
+    as the manifest lists them), its language (the analyzer's), its chunks' average size
+    and the embedder. Stored
     beside the collection (`Entry.extra["fusion"]`) and used by the default search unless
     settings were saved (`indexer tune --save`)."""
     from ..loaders.formats import format_of
@@ -113,7 +124,7 @@ def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
     code = sum(f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code")
     chunks = sum(f.get("chunks", 0) for f in files.values()) or 1
     kind = "code" if code / total >= CODE_SHARE else "prose"
-    alpha, coverage = by_kind(embedder, kind, lang)
+    alpha, coverage = by_kind(embedder, kind, lang, size_of(total / chunks))
     return {"alpha_range": list(alpha), "coverage_range": list(coverage), "kind": kind, "lang": lang,
             "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1), "source": "kind"}
 
@@ -123,5 +134,6 @@ def current(embedder: str, stored: dict | None) -> dict | None:
     in the table (refitted since the build, it reaches collections without a rebuild)."""
     if not stored or stored.get("source", "kind") != "kind" or "kind" not in stored:
         return stored
-    alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""))
+    size = size_of(stored["avg_tokens"]) if isinstance(stored.get("avg_tokens"), (int, float)) else ""
+    alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""), size)
     return {**stored, "alpha_range": list(alpha), "coverage_range": list(coverage)}
