@@ -194,8 +194,10 @@ def advised(per_question: dict[str, list[float]]) -> str:
 
 
 def _stamp(path: Path, db: Path) -> str:
-    catalog = sorted(p.name for p in db.glob("*")) if db.is_dir() else []
-    return hashlib.sha256(path.read_bytes() + json.dumps(catalog).encode()).hexdigest()[:16]
+    """The questions and the catalogue of the collections they were scored on: a rebuild
+    (new generations) makes the scores stale."""
+    catalog = db / "indexer.json"
+    return hashlib.sha256(path.read_bytes() + (catalog.read_bytes() if catalog.is_file() else b"")).hexdigest()[:16]
 
 
 def real_scores(name: str, db: Path) -> dict[str, float]:
