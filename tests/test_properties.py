@@ -294,3 +294,45 @@ def test_split_sentences_spans_are_ordered_trimmed_and_cover_the_text(text, data
         prev_end = e
     missing = [i for i in range(start, end) if not text[i].isspace() and not covered[i]]
     assert not missing, (text, start, end, spans)
+
+
+class _Joined:
+    """A stand-in counter for `pack`: a span's count is its pieces' counts plus `extra`
+    tokens per join — more than the one `pack` estimates, as indentation takes in code."""
+
+    def __init__(self, text: str, extra: int) -> None:
+        self.text, self.extra = text, extra
+
+    def count(self, text: str) -> int:
+        words = text.split()
+        return sum(int(w) for w in words) + self.extra * max(len(words) - 1, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(1, 40), min_size=1, max_size=60), extra=st.integers(1, 4),
+       limit=st.integers(40, 160))
+def test_pack_emits_the_longest_fitting_runs_when_the_estimate_is_short(sizes, extra, limit):
+    """Every run fits, runs follow the pieces in order, and no run could have taken the
+    next piece: a group the estimate let grow too long is cut where it fits, never
+    shattered into its pieces."""
+    from indexer.chunkers.packing import pack
+
+    text = " ".join(str(n) for n in sizes)
+    pieces, at = [], 0
+    for n in sizes:
+        s = text.index(str(n), at)
+        pieces.append((s, s + len(str(n)), n))
+        at = s + len(str(n))
+    counter = _Joined(text, extra)
+    doc = make_document("p.txt", text, fmt="text")
+    runs = pack(counter, doc, iter(pieces), limit)
+    assert [r[0] for r in runs][0] == pieces[0][0] and runs[-1][1] == pieces[-1][1]
+    starts = {p[0]: i for i, p in enumerate(pieces)}
+    ends = {p[1]: i for i, p in enumerate(pieces)}
+    for (s, e, n), nxt in zip(runs, runs[1:] + [None]):
+        i, j = starts[s], ends[e]
+        assert n == counter.count(text[s:e])
+        assert n <= limit or i == j  # a piece alone may stand over the limit
+        if nxt is not None:
+            assert starts[nxt[0]] == j + 1  # in order, nothing lost
+            assert counter.count(text[s:pieces[j + 1][1]]) > limit  # it could not take the next one

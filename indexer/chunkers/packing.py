@@ -214,8 +214,13 @@ def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, fi
         limit_now, last = cap(), len(group) - 1
         n = count(0, last)
         if n > limit_now:
-            lo, hi = 0, last - 1  # the largest j whose run group[0..j] fits; group[0] alone always goes
-            while lo < hi:
+            # the largest j whose run group[0..j] fits (group[0] alone always goes): the
+            # estimate is a few tokens short, so gallop back from the end, then bisect
+            hi, step = last - 1, 1
+            while hi > 0 and count(0, hi) > limit_now:
+                hi, step = max(hi - step, 0), step * 2
+            lo, hi = hi, min(hi + step // 2, last - 1) if hi < last - 1 else hi
+            while lo < hi:  # count(0, lo) fits, count(0, hi + 1) does not
                 mid = (lo + hi + 1) // 2
                 if count(0, mid) <= limit_now:
                     lo = mid
