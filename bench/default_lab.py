@@ -21,6 +21,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -31,8 +32,6 @@ from public_sets import SETS, materialize  # noqa: E402
 LAB = Path(__file__).resolve().parent / ".cache" / "lab"
 CAPTURES = LAB / "captures"
 DEPTH = 50  # what Index searches each side to (SearchOptions.candidates)
-CODE_EXT = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".c", ".h", ".cpp",
-            ".cs", ".php", ".kt", ".swift", ".scala", ".sql", ".sh")
 STRATEGIES = ("fixed64", "fixed256", "headers", "blocks", "semantic", "parent", "code", "auto")
 
 
@@ -99,7 +98,7 @@ class Collection:
         from indexer.evaluation.run import load_questions, resolve
         from indexer.loaders import load_documents
         from indexer.retrieval.bm25 import BM25Index
-        from indexer.retrieval.exact import ExactIndex, assigned_names, defined_codes
+        from indexer.retrieval.exact import ExactIndex, defined_in
         from indexer.text.analyzer import Analyzer
 
         with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -111,10 +110,10 @@ class Collection:
         ids = list(data["texts"])
         self.bm25 = BM25Index.build(ids, [data["texts"][i] for i in ids], self.analyzer, engine="bm25s")
         self.exact = ExactIndex()
-        for cid, c in self.chunks.items():  # as `exact.defined_in` (code: a source file's chunk)
-            text, code = data["texts"][cid], c[0].lower().endswith(CODE_EXT)
-            names = [n for n in assigned_names(text) if n != c[5]] if code else []
-            self.exact.add(cid, c[5], c[0], names, [] if code else defined_codes(text, self.analyzer))
+        for cid, c in self.chunks.items():  # what a build records (`exact.defined_in`)
+            chunk = SimpleNamespace(id=cid, symbol=c[5], doc_id=c[0], text=data["texts"][cid], language="")
+            for args in defined_in(chunk, self.analyzer):
+                self.exact.add(*args)
         self.exact.name_documents({c[0] for c in self.chunks.values()}, self.analyzer)
         self.by_doc: dict[str, list[str]] = {}
         for cid, c in sorted(self.chunks.items(), key=lambda kv: (kv[1][0], kv[1][1])):
