@@ -38,9 +38,9 @@ class Knobs:
     with the best mean Kendall tau-b over all seven sets (bench/agreement_tune.py; each
     set's own number in README comes from the setting chosen without it)."""
 
-    passage: float = 0.55  # share of terms drawn from the answer passage ...
-    noise: float = 0.25  # ... from the rest of the document; the remainder from the context
-    discrimination: float = 1.0  # passage term weight tf × idf^discrimination
+    passage: float = 0.45  # share of terms drawn from the answer passage ...
+    noise: float = 0.45  # ... from the rest of the document; the remainder from the context
+    discrimination: float = 0.0  # passage term weight tf × idf^discrimination
     context_discrimination: float = 1.0  # the same for context and off-target terms
     length: float = 5.5  # mean number of content terms
     phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
