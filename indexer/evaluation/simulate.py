@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..text.analyzer import STOPWORDS, Analyzer
 
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")  # 6'sı: one word
 _FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAIU")
 COMMON_SHARE = 0.3  # a term in more than this share of a corpus's passages is treated as a stop word
 _MIXED = re.compile(r"\d").search
