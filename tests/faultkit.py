@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -44,11 +45,18 @@ def copy_corpus(path: Path, names=None) -> Path:
     return path
 
 
+def interruptible() -> None:
+    """Popen's preexec_fn for a child a test sends SIGINT: a suite started in the background
+    (`pytest &` from a script) inherits SIGINT ignored, and Python then installs no Ctrl-C
+    handler, so the child would never see the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def paused(args, point: str, marker: Path, **extra) -> subprocess.Popen:
     """An `indexer` process stopped at a build checkpoint (see building.checkpoint)."""
     marker.unlink(missing_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "indexer", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible,
                             env=env(INDEXER_PAUSE_AT=point, INDEXER_PAUSE_FILE=str(marker), **extra))
     deadline = time.time() + 120
     while not marker.exists():

@@ -22,6 +22,7 @@ from indexer.store import Store
 from indexer.indexing.watching import EventPaths, Watcher
 
 from tests.conftest import CORPUS, ROOT
+from tests.faultkit import interruptible
 
 DOCS = ["kargo-ve-teslimat.md", "hediye-kartlari.md", "iade-ve-geri-odeme.md"]
 QUIET = 0.4  # seconds without a new sync that count as settled (batches close after 50 ms of quiet)
@@ -264,7 +265,8 @@ def cli_env(**extra):
 def start_watch(corpus, db, **env):
     return subprocess.Popen([sys.executable, "-m", "indexer", "watch", str(corpus), "-s", "headers", "--db", str(db),
                              "--debounce", "50", "--json"],
-                            env=cli_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=cli_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
 
 
 def test_cli_syncs_a_save_and_stops_cleanly_on_ctrl_c(tmp_path):
