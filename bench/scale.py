@@ -17,7 +17,8 @@ to build it again). Measured per size:
 - a cold `indexer query` (a new process: start, imports, opening, one query) per mode;
 - warm p50/p99 per mode in-process (`indexer.Index`) and through `indexer serve` (HTTP),
   and the serving process's RSS against its HNSW + BM25 size;
-- one edited file's incremental build, and `indexer gc`;
+- one edited file's incremental build (twice: the first of a large collection makes its
+  delta collection, the next writes into it), and `indexer gc`;
 - with the server: two readers with their own `--db` (BM25 not there yet: rebuilt from the
   stored texts on first use and saved; then a cold query that finds it).
 
@@ -95,14 +96,15 @@ class Run:
 
 
 def side_sizes(run: Run) -> dict:
-    """MB on disk: the index folder, its BM25 index, the embedding cache, the HNSW index."""
-    from indexer.retrieval.bm25 import SIDE
+    """MB on disk: the index folder, its BM25 index, its rows (texts and vectors beside the
+    index), the embedding cache."""
+    from indexer.retrieval import bm25, rows
     from indexer.store import Store
 
     store = Store(run.db, run.url)
     entry = store.find(STRATEGY)
-    bm25 = store.side_path(entry, SIDE)
-    out = {"db_mb": folder_mb(run.db), "bm25_mb": folder_mb(bm25), "cache_mb": folder_mb(run.db / "cache"),
+    out = {"db_mb": folder_mb(run.db), "bm25_mb": folder_mb(store.side_path(entry, bm25.SIDE)),
+           "rows_mb": folder_mb(store.side_path(entry, rows.SIDE)), "cache_mb": folder_mb(run.db / "cache"),
            "chunks": entry.chunks, "collection": entry.collection}
     return out
 

@@ -33,7 +33,7 @@ LAYERS = [
     ("front doors", {"cli", "serve", "agents", "__main__", "indexer"}),
 ]
 # what only the store may join to an index folder (see store/layout.py)
-INDEX_FOLDER_NAMES = {"indexer.json", "chroma", "indexes", "locks", "cache", "manifest.json", "gc.json", "bm25",
+INDEX_FOLDER_NAMES = {"indexer.json", "chroma", "indexes", "locks", "cache", "manifest.json", "gc.json", "bm25", "rows",
                       "questions"}
 
 

@@ -336,21 +336,28 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
 
 
 def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
-    """No full scan on the query path: BM25 is mapped from its files, and Chroma is asked
-    for the nearest vectors and the records of the hits (and of tied candidates) only."""
+    """No full scan on the query path: BM25 is mapped from its files, Chroma is asked for
+    the nearest vectors only, and the records of the hits (and of tied candidates) only are
+    read from the rows mapped beside the index."""
+    from indexer.retrieval.rows import RowStore
+
     db, _ = built_db
     index = Index.open("headers", db=db)
     read: list[list[str]] = []
-    real = Store.records
+    real = RowStore.records
 
-    def records(self, entry, ids, parents=False):
+    def records(self, ids):
         read.append(list(ids))
-        return real(self, entry, ids, parents)
+        return real(self, ids)
 
     def scan(*_args, **_kw):
         raise AssertionError("a full scan on the query path")
 
-    monkeypatch.setattr(Store, "records", records)
+    def from_chroma(*_args, **_kw):
+        raise AssertionError("records read from Chroma, not from the rows beside the index")
+
+    monkeypatch.setattr(RowStore, "records", records)
+    monkeypatch.setattr(Store, "records", from_chroma)
     monkeypatch.setattr(Store, "scan", scan)
     monkeypatch.setattr(Store, "indexed_texts", scan)
     for mode in ("embedding", "bm25", "hybrid"):
@@ -365,14 +372,16 @@ def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
     db, _ = built_db
     index = Index.open("fixed64", db=db)
     ranking = [(index.bm25.ids[p], round(s, 9)) for p, s in index.bm25.search("kargo", DEFAULTS.candidates)]
+    from indexer.retrieval.rows import RowStore
+
     read: list[str] = []
-    real = Store.records
+    real = RowStore.records
 
-    def records(self, entry, ids, parents=False):
+    def records(self, ids):
         read.extend(ids)
-        return real(self, entry, ids, parents)
+        return real(self, ids)
 
-    monkeypatch.setattr(Store, "records", records)
+    monkeypatch.setattr(RowStore, "records", records)
     hits = index.search("kargo", SearchOptions(mode="bm25", k=2))
     floor = min(round(h.score, 9) for h in hits)
     below = [cid for cid, s in ranking if s < floor and sum(t == s for _, t in ranking) > 1]

@@ -193,3 +193,51 @@ def test_a_second_build_waits_or_fails_and_queries_see_the_previous_version(v1, 
     entry, count = live_state(db)
     assert count == entry.chunks and entry.collection == old.collection and entry.generation == old.generation + 1
     assert physical_collections(db) == [entry.collection]
+
+
+def test_a_build_over_an_untouched_folder_reads_no_file_and_sees_a_disguised_edit(tmp_path, monkeypatch):
+    """Files whose identity (size, times in ns, inode) is the one recorded when they were
+    hashed are not read again; an edit that keeps the size and forces the old modification
+    time back still moves the change time, so the file is read and the edit found."""
+    import indexer.indexing.manifest as manifest
+
+    monkeypatch.setattr(manifest, "RACY_NS", 0)  # the test's files were written a moment ago
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    read: list[str] = []
+    real = manifest.file_hash
+    monkeypatch.setattr(manifest, "file_hash", lambda path: read.append(path.name) or real(path))
+    [same] = build([corpus], ["fixed64"], db=db)
+    assert same.mode == "unchanged" and read == []
+
+    target = corpus / "kargo-ve-teslimat.md"
+    before = target.stat()
+    text = target.read_text(encoding="utf-8")
+    i = text.index("gün")
+    target.write_text(text[:i] + "gön" + text[i + 3:], encoding="utf-8")  # same size in bytes: gün -> gön
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (target.stat().st_size, target.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    [changed] = build([corpus], ["fixed64"], db=db)
+    assert read == ["kargo-ve-teslimat.md"]
+    assert changed.mode == "incremental" and changed.changed == 1
+
+
+def test_only_a_killed_delta_build_makes_the_next_one_look_for_its_records(v1, monkeypatch):
+    """A delta build marks its writes in the catalogue until it publishes; the next build
+    scans the collection for an unpublished generation's records only when the mark was
+    left (test_a_killed_build_leaves_a_complete_version covers the killed case)."""
+    corpus, db, _ = v1
+    change_corpus(corpus)
+
+    def scan(*_a, **_kw):
+        raise AssertionError("looked for a dead build's records after a clean one")
+
+    monkeypatch.setattr(Store, "drop_generations_after", scan)
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental"
+    (corpus / "magaza-teslim.md").write_text(NEW_FILE + "\nEk not.\n", encoding="utf-8")
+    [again] = build([corpus], ["fixed64"], db=db)
+    assert again.mode == "incremental"
+    got = Store(db).catalog.get(include=["documents"])
+    assert not [cid for cid in got["ids"] if cid.startswith("writing:")]

@@ -66,7 +66,7 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
     settings = settings_from(db, chroma_url, None, ollama_host)
     store = Store(settings)
     index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
-                       bm25_engine=bm25_engine)
+                       bm25_engine=bm25_engine, one_shot=True)
     hits, resolved = index.lookup(request)
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)

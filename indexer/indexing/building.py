@@ -24,6 +24,7 @@ from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample
 from ..retrieval.bm25 import SIDE as BM25_SIDE
 from ..retrieval.bm25 import BM25Builder, load_or_rebuild
 from ..retrieval.exact import SIDE as EXACT_SIDE
+from ..retrieval import rows as side_rows
 from ..retrieval.exact import defined_in
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
@@ -35,7 +36,7 @@ from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .manifest import MANIFEST_FORMAT, _mtime, content_hash, read_manifest, trusted_hashes
+from .manifest import MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 
@@ -145,8 +146,7 @@ def build(
     server, the embedder to build with, Ollama); keyword overrides of either's fields
     (`db=`, `embedder=`, `full=`, `bm25_engine=`...) are applied on top. `changed`
     (doc_ids, from file-system events) limits hashing to them (see `trusted_hashes`)."""
-    unknown = sorted(set(overrides) - BUILD_FIELDS - {f.name for f in fields(Settings)})
-    if unknown:
+    if unknown := sorted(set(overrides) - BUILD_FIELDS - {f.name for f in fields(Settings)}):
         raise TypeError(f"build() got unexpected keyword arguments: {', '.join(unknown)}")
     given = {k: v for k, v in overrides.items() if k in BUILD_FIELDS}
     options = replace(options or BuildOptions(), **given)
@@ -228,7 +228,8 @@ class _StrategyBuild:
             reason = _why_full(manifest["settings"], self.build_settings)
         trusted = trusted_hashes(manifest, changed) if not reason else {}
         with self.timer("hash"):
-            hashes = {src.doc_id: content_hash(src, trusted) for src in self.found.files}
+            self.stats = {src.doc_id: identity(src.path) for src in self.found.files}  # before reading
+            hashes = {src.doc_id: content_hash(src, trusted, self.stats[src.doc_id]) for src in self.found.files}
         by_id = {src.doc_id: src for src in self.found.files}
         if reason:
             return _Plan(reason, list(by_id.values()), [], [], hashes, None)
@@ -300,10 +301,12 @@ class _StrategyBuild:
         skipped: dict[str, dict] = {} if plan.reason else {  # files that still fail as they did: keep the reason
             d: v for d, v in plan.manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
+        self.rows = side_rows.RowsWriter.for_build(store, old, staging.side_path(side_rows.SIDE),  # beside the index
+                                                   self.embedder.dimension, bool(plan.reason))
         try:
             for doc_id in plan.removed:
                 files.pop(doc_id, None)
-            live = staging.live([s.doc_id for s in plan.process] + plan.removed)
+            live = staging.live([s.doc_id for s in plan.process] + plan.removed, self.rows.previous)
             for doc_id in plan.removed:
                 ids, parent_ids = live.get(doc_id, (set(), set()))
                 staging.retire(ids, parent_ids)
@@ -321,12 +324,15 @@ class _StrategyBuild:
                 staging.save_side(BM25_SIDE, bm25.save)
                 staging.save_side(EXACT_SIDE, lambda path: write_exact(
                     store, None if plan.reason else old, staging.retired, self.definitions, files, self.analyzer, path))
+            with self.timer("rows"):
+                self.rows.finish(staging.retired)
             staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
                                     "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
             report.notes.extend(filter(None, [chunker.build_summary()]))
         except BaseException:
+            self.rows.abandon()
             staging.abandon()
             raise
         # the switch, outside the try: nothing may undo a published version (a failure
@@ -359,7 +365,8 @@ class _StrategyBuild:
                 if line:
                     self.say(line)
             with self.timer("write wait"):
-                staging.add(list(batch), vectors)
+                metas = staging.add(list(batch), vectors)
+            self.rows.add_chunks(batch, metas, vectors)
             report.written += len(batch)
             advance(int(sum(weights)))
             batch.clear()
@@ -413,8 +420,8 @@ class _StrategyBuild:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
                 files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "chunks": count, "tokens": tokens, "max_tokens": max_tokens,
-                                     "newline": doc.newline}  # offsets index the text with \n newlines
+                                     "stat": self.stats.get(doc.doc_id), "chunks": count, "tokens": tokens,
+                                     "max_tokens": max_tokens, "newline": doc.newline}  # offsets: text with \n
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 

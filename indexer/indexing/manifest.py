@@ -4,12 +4,14 @@ what was skipped; and what it tells about a stale index (documents changed since
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 from ..loaders import SourceFile
 from ..store import Entry, Store
 
 MANIFEST_FORMAT = 2
+RACY_NS = 2_000_000_000  # a file changed this recently is not trusted by its identity next time
 
 
 def _mtime(path: Path) -> int:
@@ -45,23 +47,44 @@ def newlines(store: Store, entry: Entry) -> dict[str, str]:
     return {d: v["newline"] for d, v in manifest["files"].items() if v.get("newline")}
 
 
-def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | None]]:
-    """{doc_id: (hash, size)} a manifest records for the files not in `changed` (doc_ids
-    named by file-system events): a build takes them as unchanged while the size matches,
-    without reading them. With `changed` None any file may have changed: none is trusted."""
-    if manifest is None or changed is None:
+def identity(path: Path) -> list[int] | None:
+    """A file's identity — size, modification and change times in ns, inode — recorded in
+    the manifest when it is hashed; None when it changed within RACY_NS of now (it could
+    change again within the clock's granularity unseen: hashed next time, as git treats
+    racily clean files). The change time moves on every write and cannot be set back."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | list | None]]:
+    """{doc_id: (hash, what must still hold)} a manifest records. With `changed` (doc_ids
+    named by file-system events) the files not in it are taken as unchanged while their
+    size matches; with `changed` None any file may have changed, and a file is taken as
+    unchanged, without reading it, only while its identity (`identity`) is the one
+    recorded when it was hashed — so a build over an untouched folder of 10,000 files
+    costs a `stat` each, not reading them all."""
+    if manifest is None:
         return {}
-    out: dict[str, tuple[str, int | None]] = {
+    if changed is None:
+        return {d: (v["hash"], v["stat"]) for d, v in manifest["files"].items() if isinstance(v.get("stat"), list)}
+    out: dict[str, tuple[str, int | list | None]] = {
         d: (v.get("hash", ""), None) for d, v in manifest.get("skipped", {}).items() if d not in changed}
     out.update((d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed)
     return out
 
 
-def content_hash(src: SourceFile, trusted: dict[str, tuple[str, int | None]]) -> str:
-    """A file's content hash: the trusted one while the size still matches, else read
-    from the file ("" when it cannot be read: loading it will say why)."""
-    known, size = trusted.get(src.doc_id, ("", None))
-    if known and size in (None, src.size):
+def content_hash(src: SourceFile, trusted: dict[str, tuple[str, int | list | None]],
+                 stat: list[int] | None = None) -> str:
+    """A file's content hash: the trusted one while what it was trusted on holds (its size,
+    or its identity `stat`, taken before this call), else read from the file ("" when it
+    cannot be read: loading it will say why)."""
+    known, check = trusted.get(src.doc_id, ("", None))
+    if known and (check is None or (check == stat if isinstance(check, list) else check == src.size)):
         return known
     try:
         return file_hash(src.path)

@@ -59,16 +59,18 @@ def _write_json(path: Path, data) -> None:
     os.replace(tmp, path)
 
 
-def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict) -> None:
+def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict,
+          moved: dict[str, Path] | None = None) -> None:
     """Write `arrays` as `<name>.npy`, hard-link (or copy) the `linked` files — {name:
     (path of an identical verified file, its sha256)}: a base segment an incremental build
-    did not change — then params.json with every file's sha256, then the record of what
+    did not change — and move in the `moved` ones ({name: a file written elsewhere on the
+    same file system}), then params.json with every file's sha256, then the record of what
     was verified: into a folder beside `folder` that then takes its place, so a process
     opening it (another reader of the same --db) never sees it half-written."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     final, folder = folder, folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        _write(folder, arrays, linked, params)
+        _write(folder, arrays, linked, params, moved or {})
         if final.exists():  # a damaged index being replaced: out of the way first
             old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
             os.rename(final, old)
@@ -78,9 +80,13 @@ def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[P
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict) -> None:
+def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict,
+           moved: dict[str, Path]) -> None:
     folder.mkdir()
     sums: dict[str, str] = {}
+    for name, source in moved.items():
+        os.replace(source, folder / name)
+        sums[name] = sha256_file(folder / name)
     for name, array in arrays.items():
         path = folder / f"{name}.npy"
         with open(path, "wb") as fh:

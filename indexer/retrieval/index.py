@@ -24,6 +24,7 @@ from ..embeddings import Embedder, canonical_name, get_embedder
 from ..errors import CollectionNotFound, EmbedderMismatch
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
+from .rows import RowStore, open_rows
 from ..types import Chunk, Hit
 from .bm25 import BM25Index, load_or_rebuild
 from .exact import ExactIndex, rank_exact
@@ -32,6 +33,7 @@ from .fusion import adaptive_alpha, calibrated, current, rrf, weighted
 from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
+SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 
 
 
@@ -50,13 +52,15 @@ class Index:
     """One live collection, opened for searching (embedder and BM25 loaded on first use)."""
 
     def __init__(self, store: Store, entry: Entry, embedder: Embedder | None = None, bm25_engine: str | None = None,
-                 refresh: float = REFRESH) -> None:
+                 refresh: float = REFRESH, one_shot: bool = False) -> None:
         self.store = store
         self.entry = entry
         self._embedder = embedder
         self._bm25: BM25Index | None = None
         self._exact: ExactIndex | None = None
+        self._rows: RowStore | None | bool = False  # False: not looked for yet
         self._bm25_engine = bm25_engine
+        self.one_shot = one_shot
         self._records: dict[str, Chunk] = {}
         self._recent: OrderedDict = OrderedDict()
         self._fusion_for: tuple = (None, {})  # (version, fusion) worked out for a version built without one
@@ -68,7 +72,11 @@ class Index:
     @classmethod
     def open(cls, strategy: str, *, settings: Settings | None = None, db=None, chroma_url: str | None = None,
              embedder: str | None = None, ollama_host: str | None = None, bm25_engine: str | None = None,
-             store: Store | None = None, refresh: float = REFRESH) -> Index:
+             store: Store | None = None, refresh: float = REFRESH, one_shot: bool = False) -> Index:
+        """`one_shot`: a process that answers a query or two and exits (`indexer query`):
+        over a collection of SCAN_FROM chunks or more it scans the stored vectors exactly
+        (`retrieval.rows`) rather than wait for Chroma to load its whole HNSW index (seconds at a
+        million chunks); a long-lived handle searches the HNSW index."""
         settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
         store = store or Store(settings)
         wanted = canonical_name(embedder, settings) if embedder else None
@@ -80,7 +88,7 @@ class Index:
                 raise EmbedderMismatch(
                     f"collection {strategy!r} was built with {entry.embedder}; query it with --embedder {entry.embedder}"
                 )
-        return cls(store, entry, model, bm25_engine, refresh)
+        return cls(store, entry, model, bm25_engine, refresh, one_shot)
 
     # -- following rebuilds ----------------------------------------------------------------
     def follow(self, force: bool = False) -> bool:
@@ -101,7 +109,7 @@ class Index:
         with self._lock:
             self.store.chroma.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
-            self._bm25, self._exact = None, None
+            self._bm25, self._exact, self._rows = None, None, False
             self._records.clear()
             self._recent.clear()
         return True
@@ -119,6 +127,14 @@ class Index:
             if self._bm25 is None:
                 self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
             return self._bm25
+
+    @property
+    def rows(self) -> RowStore | None:
+        """The version's rows beside the index (None where this machine has none)."""
+        with self._lock:
+            if self._rows is False:
+                self._rows = open_rows(self.store, self.entry)
+            return self._rows  # type: ignore[return-value]
 
     @property
     def exact(self) -> ExactIndex:
@@ -317,6 +333,8 @@ class Index:
         vector = self.query_vector(query)
         live = self.live
         n = min(n, len(live))
+        if self.one_shot and self.entry.chunks >= SCAN_FROM and self.rows is not None:
+            return self.rows.nearest(vector, n)
         ask = n + len(self.entry.pending_ids) + 8
         while True:
             got = self.store.nearest(self.entry, vector, ask)
@@ -379,7 +397,10 @@ class Index:
         with self._lock:
             missing = [i for i in ids if i not in self._records]
         if missing:
-            got = self.store.records(self.entry, missing)
+            rows = self.rows
+            got = rows.records(missing) if rows is not None else {}
+            if len(got) < len(missing):
+                got.update(self.store.records(self.entry, [i for i in missing if i not in got]))
             with self._lock:
                 if len(self._records) > 20_000:  # a cache, not a copy of the collection
                     self._records.clear()

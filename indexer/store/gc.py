@@ -148,7 +148,7 @@ def collect(store, grace: float | None = None, chroma_path: Path | None = None, 
         with store.lease(entry.strategy, entry.embedder, on_wait=say, doing="collecting garbage", action="gc"):
             _, removed = store.prepare(entry.strategy, entry.embedder, grace)
             report.removed.extend(removed)
-    live = {e.collection for e in store.entries()} | {e.parents for e in store.entries()}
+    live = {name for e in store.entries() for name in (e.collection, e.parents, e.delta)}
     orphans: dict[str, list[str]] = {}
     for name, meta in store.chroma.listing():
         if name.startswith(PREFIX) and name not in live and meta.get("indexer_key"):

@@ -50,9 +50,20 @@ class Staging:
             stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
             self.name = f"{PREFIX}{slug(strategy)}--{slug(embedder)}--{stamp}"[:500]
             self.collection = self.chroma.create(self.name, self.meta)
+            self.delta = ""
         else:
             self.name = old.collection
-            self.collection = self.chroma.collection(old.collection)
+            # a large embedded collection's new records go into its delta collection: writing
+            # into the collection would load its whole HNSW index first (Chroma does, on any
+            # read or write: 6-10 s at a million records; a server holds it loaded already);
+            # `Store.compact` merges them later
+            large = old.chunks >= store.delta_from and not store.url
+            self.delta = old.delta or (f"{old.collection}-d" if large else "")
+            if self.delta and not old.delta:
+                self.collection = self.chroma.create(self.delta, {**self.meta, "role": "delta"})
+            else:
+                self.collection = self.chroma.collection(self.delta or old.collection)
+            store.writing(old)
         self.parents_name = "" if self.full else old.parents
         self._parents = None
         self.retired: list[str] = []
@@ -65,6 +76,10 @@ class Staging:
     def _side(self) -> Path:
         return self.store.side_dir(self.name, self.generation)
 
+    def side_path(self, name: str) -> Path:
+        """Where this version's side file or folder `name` goes."""
+        return self._side / name
+
     def save_side(self, name: str, writer: Callable[[Path], None]) -> None:
         """Save a side file or folder of this version: `writer(path)` writes it at the path
         the store gives it (what it writes there is the writer's business)."""
@@ -75,32 +90,44 @@ class Staging:
         write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------
-    def live(self, doc_ids: list[str]) -> dict[str, tuple[set[str], set[str]]]:
-        """For a delta build: {doc_id: (live record ids, live parent ids)} of the given files."""
+    def live(self, doc_ids: list[str], rows=None) -> dict[str, tuple[set[str], set[str]]]:
+        """For a delta build: {doc_id: (live record ids, live parent ids)} of the given files
+        — from the previous version's `rows` (`retrieval.rows.RowStore.of_documents`) when
+        given, else by a metadata filter on the collection (tens of seconds at 1M)."""
         out: dict[str, tuple[set[str], set[str]]] = {d: (set(), set()) for d in doc_ids}
         if self.full or not doc_ids:
             return out
         pending, pending_parents = self.old.pending_ids, self.old.pending_parents
-        for i in range(0, len(doc_ids), LIVE_BATCH_DOCS):
-            batch = doc_ids[i : i + LIVE_BATCH_DOCS]
-            where = {"$and": [{"doc_id": {"$in": batch}}, {"gen": {"$lte": self.old.generation}}]}
-            got = self.chroma.call(lambda: self.collection.get(where=where, include=["metadatas"]), "reading records")
-            for cid, meta in zip(got["ids"], got["metadatas"]):
-                if cid not in pending:
-                    out[meta["doc_id"]][0].add(cid)
+        if rows is not None:
+            for doc, found in rows.of_documents(doc_ids).items():
+                for cid, meta in found:
+                    out[doc][0].add(cid)
                     if meta.get("parent_id") and meta["parent_id"] not in pending_parents:
-                        out[meta["doc_id"]][1].add(meta["parent_id"])
+                        out[doc][1].add(meta["parent_id"])
+            return out
+        for name in self.store.record_collections(self.old):
+            col = self.chroma.collection(name)
+            for i in range(0, len(doc_ids), LIVE_BATCH_DOCS):
+                batch = doc_ids[i : i + LIVE_BATCH_DOCS]
+                where = {"$and": [{"doc_id": {"$in": batch}}, {"gen": {"$lte": self.old.generation}}]}
+                got = self.chroma.call(lambda: col.get(where=where, include=["metadatas"]), "reading records")
+                for cid, meta in zip(got["ids"], got["metadatas"]):
+                    if cid not in pending:
+                        out[meta["doc_id"]][0].add(cid)
+                        if meta.get("parent_id") and meta["parent_id"] not in pending_parents:
+                            out[meta["doc_id"]][1].add(meta["parent_id"])
         return out
 
     # -- writing -------------------------------------------------------------------------
-    def add(self, chunks: list[Chunk], vectors) -> None:
+    def add(self, chunks: list[Chunk], vectors) -> list[dict[str, Any]]:
         """Write chunks with their vectors (in the background; the previous write is
-        waited for first, so at most one is in flight)."""
+        waited for first, so at most one is in flight). Returns their records' metadata."""
         if not chunks:
-            return
+            return []
         self.wait()
         metas = [chunk_metadata(c, self.generation) for c in chunks]
         self._inflight = self._pool.submit(self._write, self.collection, chunks, vectors, metas)
+        return metas
 
     def add_parents(self, chunks: list[Chunk]) -> None:
         """Parent records are fetched by id, never searched: a placeholder vector."""
@@ -153,6 +180,7 @@ class Staging:
         there: a drop under it (through a server by a builder whose lease lapsed, or a
         folder whose lock files do not lock) makes it fail, not report what nobody stores."""
         entry.collection, entry.parents, entry.generation = self.name, self.parents_name, self.generation
+        entry.delta = self.delta
         if self.full:
             entry.pending = []
         else:
@@ -164,6 +192,8 @@ class Staging:
         self._verify()
         self.store.publish(entry)
         self._verify(entry)
+        if not self.full:
+            self.store.done_writing(self.old)
         self.checkpoint("published")
         if self.full and self.old is not None:
             self.store.remove_collections(self.old)
@@ -178,7 +208,7 @@ class Staging:
         expected = (base.collection, base.generation) if base else None
         dangling = False
         if ((current.collection, current.generation) if current else None) == expected:
-            gone = [n for n in (self.name, self.parents_name) if n and not self.chroma.exists(n)]
+            gone = [n for n in (self.name, self.parents_name, self.delta) if n and not self.chroma.exists(n)]
             if not gone:
                 return
             problem = f"lost its collection {gone[0]}"
@@ -205,5 +235,6 @@ class Staging:
                     self.chroma.delete(self.parents_name)
             else:
                 self.store.drop_generations_after(self.old)
+                self.store.done_writing(self.old)
         shutil.rmtree(self.store.side_dir(self.name) if self.full else self._side, ignore_errors=True)
         self.store.collect_segments()

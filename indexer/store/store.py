@@ -22,27 +22,31 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
-from ..types import Chunk
 from .catalog import Entry, entry_key, slug
 from .chroma import Chroma, translate, writable
 from .layout import CACHE, CHROMA, LOCKS, MANIFEST, MARKER, SIDE
 from .leases import file_lease, server_lease
-from .records import chunk_from_record
+from .reading import Reads
 from .staging import GRACE, PREFIX, Staging
 
 CATALOG = "indexer-catalog"
 STORE_FORMAT = 2
-SCAN_BATCH = 2000
+DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
+COMPACT_SHARE = 0.05  # ...merged into the collection once it (or what it superseded) passes this share
+MERGE_BATCH = 2000
+WRITING = "writing:"  # catalogue ids marking a delta build's writes in progress
 
 
-class Store:
+class Store(Reads):
     """The index: a Chroma client (embedded or server) plus the side-file folder."""
+
+    delta_from = DELTA_FROM
 
     def __init__(self, settings: Settings | str | os.PathLike | None = None, chroma_url: str | None = None, *,
                  db: str | os.PathLike | None = None, create: bool = False) -> None:
@@ -116,7 +120,7 @@ class Store:
     def entries(self) -> list[Entry]:
         got = self.chroma.call(lambda: self.catalog.get(include=["documents"]), "reading the catalogue")
         out = [Entry.from_json(doc) for cid, doc in zip(got["ids"], got["documents"] or [])
-               if doc and not cid.startswith("lease:")]
+               if doc and not cid.startswith(("lease:", WRITING))]
         return sorted(out, key=lambda e: (e.strategy, e.embedder))
 
     def entry(self, key: str) -> Entry | None:
@@ -223,18 +227,40 @@ class Store:
             shutil.rmtree(self.side_dir(name), ignore_errors=True)
         entry = self.find_or_none(strategy, embedder)
         removed += self._remove_stale_side(strategy, embedder, entry)
-        if entry is not None:
+        if entry is not None and self._was_writing(entry):
             if self.drop_generations_after(entry):
                 removed.append(f"{entry.collection} records after generation {entry.generation}")
+            self.done_writing(entry)
+        if entry is not None and entry.delta and self._delta_due(entry):
+            self.compact(entry, grace)
+            removed.append(f"{entry.delta} (merged into {entry.collection})")
+        if entry is not None and not entry.delta:  # a delta's superseded records go when it is merged
             if self._expire_pending(entry, grace):
                 removed.append(f"{entry.collection} superseded records")
             self.prune_side(entry)
         return entry, removed
 
+    def writing(self, entry: Entry) -> None:
+        """Say in the catalogue, before a delta build writes records of the next generation
+        into `entry`'s collection, that it does — until it publishes or undoes them
+        (`done_writing`). `prepare` looks for an unpublished generation's records only when
+        this mark was left (a killed build): looking costs a metadata scan of the collection,
+        seconds at a million records, which every build paid before."""
+        self.chroma.call(lambda: self.catalog.upsert(
+            ids=[WRITING + entry.key], embeddings=[[0.0]], documents=[json.dumps({"generation": entry.generation + 1})],
+            metadatas=[{"kind": "writing"}]), "writing the catalogue")
+
+    def done_writing(self, entry: Entry) -> None:
+        self.chroma.call(lambda: self.catalog.delete(ids=[WRITING + entry.key]), "writing the catalogue")
+
+    def _was_writing(self, entry: Entry) -> bool:
+        got = self.chroma.call(lambda: self.catalog.get(ids=[WRITING + entry.key], include=[]), "reading the catalogue")
+        return bool(got["ids"])
+
     def drop_generations_after(self, entry: Entry) -> int:
         """Delete records newer than the entry's generation (an unpublished build's)."""
         count = 0
-        for name in (entry.collection, entry.parents):
+        for name in (entry.collection, entry.parents, entry.delta):
             if not name:
                 continue
             col = self.chroma.collection(name)
@@ -244,6 +270,31 @@ class Store:
                 self.chroma.call(lambda: col.delete(ids=got["ids"]), "deleting records")
                 count += len(got["ids"])
         return count
+
+    def _delta_due(self, entry: Entry) -> bool:
+        delta = self.chroma.call(self.chroma.collection(entry.delta).count, "counting a delta")
+        return max(delta, len(entry.pending_ids)) > COMPACT_SHARE * max(entry.chunks, 1)
+
+    def compact(self, entry: Entry, grace: float = GRACE) -> None:
+        """Merge a version's delta collection into its collection (copy, then switch the
+        entry, then drop the delta: a reader on the entry before reads both and sees each
+        record once) and delete the records superseded since, once their grace is over.
+        What every incremental build of a large collection would otherwise pay: Chroma
+        loads the collection's whole HNSW index on the first read or write."""
+        main, delta = self.chroma.collection(entry.collection), self.chroma.collection(entry.delta)
+        while True:  # page from the start: each page is deleted from the delta once copied
+            got = self.chroma.call(lambda: delta.get(include=["embeddings", "documents", "metadatas"],
+                                                     limit=MERGE_BATCH), "reading a delta")
+            if not got["ids"]:
+                break
+            self.chroma.call(lambda: main.upsert(ids=got["ids"], embeddings=got["embeddings"],
+                                                 documents=got["documents"], metadatas=got["metadatas"]),
+                             "merging a delta")
+            self.chroma.call(lambda: delta.delete(ids=got["ids"]), "merging a delta")
+        name, entry.delta = entry.delta, ""
+        self.publish(entry)
+        self.chroma.delete(name)
+        self._expire_pending(entry, grace)
 
     def _expire_pending(self, entry: Entry, grace: float) -> bool:
         now = time.time()
@@ -265,14 +316,14 @@ class Store:
         """Physical collections of this key that are not live: what a killed build left."""
         key = entry_key(strategy, embedder)
         live = self.find_or_none(strategy, embedder)
-        keep = {live.collection, live.parents} if live else set()
+        keep = {live.collection, live.parents, live.delta} if live else set()
         return sorted(name for name, meta in self.chroma.listing()
                       if name.startswith(PREFIX) and name not in keep and meta.get("indexer_key") == key)
 
     def remove_collections(self, entry: Entry) -> None:
         """Delete a replaced version's collections and side files (readers still holding
         them reopen the live version on their next search)."""
-        self.remove_physical([entry.collection, entry.parents])
+        self.remove_physical([entry.collection, entry.parents, entry.delta])
 
     def remove_physical(self, names) -> None:
         """Delete physical collections and their side files."""
@@ -378,69 +429,6 @@ class Store:
         for folder in base.iterdir():
             if folder.name.startswith("g") and folder.name[1:].isdigit() and int(folder.name[1:]) < entry.generation - 1:
                 shutil.rmtree(folder, ignore_errors=True)
-
-    # -- reads ---------------------------------------------------------------------------
-    def nearest(self, entry: Entry, vector, n: int) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of up to n nearest records (live or not: the caller
-        filters by the version it reads)."""
-        col = self.chroma.collection(entry.collection)
-        got = self.chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1), include=["distances"]),
-                               f"searching {entry.strategy}")
-        return [(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
-
-    def records(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
-        """Chunks by id (of the parent collection with `parents`)."""
-        if not ids:
-            return {}
-        col = self.chroma.collection(entry.parents if parents else entry.collection)
-        got = self.chroma.call(lambda: col.get(ids=list(ids), include=["documents", "metadatas"]),
-                               f"reading {entry.strategy}")
-        return {cid: chunk_from_record(cid, doc, meta)
-                for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
-
-    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
-        """Every live record of a version (of one document), with its metadata, in
-        batches; records of other generations and superseded ones are skipped."""
-        col = self.chroma.collection(entry.collection)
-        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
-        if doc_id:
-            where = {"$and": [where, {"doc_id": doc_id}]}
-        pending = entry.pending_ids
-        offset = 0
-        while True:
-            got = self.chroma.call(lambda: col.get(where=where, include=["documents", "metadatas"],
-                                                   limit=SCAN_BATCH, offset=offset), f"reading {entry.strategy}")
-            if not got["ids"]:
-                return
-            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                if cid not in pending:
-                    yield chunk_from_record(cid, doc, meta), meta
-            offset += len(got["ids"])
-
-    def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
-        """(id, indexed_text) of every live record (written after generation `after`): what
-        a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
-        with (metadata only: the chunk texts themselves are not transferred)."""
-        col = self.chroma.collection(entry.collection)
-        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
-        if after:
-            where = {"$and": [where, {"gen": {"$gt": after}}]}
-        pending = entry.pending_ids
-        offset = 0
-        while True:
-            got = self.chroma.call(lambda: col.get(where=where, include=["metadatas"], limit=SCAN_BATCH,
-                                                   offset=offset), f"reading {entry.strategy}")
-            if not got["ids"]:
-                return
-            for cid, meta in zip(got["ids"], got["metadatas"]):
-                if cid not in pending:
-                    yield cid, (meta or {}).get("indexed_text", "")
-            offset += len(got["ids"])
-
-    def count(self, entry: Entry) -> int:
-        col = self.chroma.collection(entry.collection)
-        return self.chroma.call(col.count, f"counting {entry.strategy}")
-
 
 def _our_leftover(path: Path) -> bool:
     """An embedding cache a failed first build could not remove (another process held it

@@ -1,0 +1,96 @@
+"""The store's reads of a version's records: nearest vectors, records by id, scans.
+
+A version's records live in its collection and, for a large collection that incremental
+builds have written into since its last compaction, in its delta collection too
+(`Entry.delta`, see `store.DELTA_FROM`): every read here covers both, so callers see one
+collection. Records of other generations and superseded ones may come back from the
+vector and id reads (the caller filters by the version it reads); scans skip them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..types import Chunk
+from .catalog import Entry
+from .records import chunk_from_record
+
+SCAN_BATCH = 2000
+
+
+class Reads:
+    chroma: Any
+
+    def record_collections(self, entry: Entry) -> list[str]:
+        """The collections holding a version's records: its own, then its delta's."""
+        return [entry.collection] + ([entry.delta] if entry.delta else [])
+
+    def nearest(self, entry: Entry, vector, n: int) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of up to n nearest records (live or not: the caller
+        filters by the version it reads)."""
+        found: dict[str, float] = {}
+        for name in self.record_collections(entry):
+            col = self.chroma.collection(name)
+            got = self.chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1),
+                                                     include=["distances"]), f"searching {entry.strategy}")
+            for cid, d in zip(got["ids"][0], got["distances"][0]):
+                found[cid] = max(found.get(cid, -2.0), 1.0 - float(d))  # a record being merged is in both
+        return sorted(found.items(), key=lambda kv: -kv[1])[: max(n, 1)]
+
+    def records(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
+        """Chunks by id (of the parent collection with `parents`)."""
+        out: dict[str, Chunk] = {}
+        for name in [entry.parents] if parents else self.record_collections(entry):
+            missing = [i for i in ids if i not in out]
+            if not missing:
+                break
+            col = self.chroma.collection(name)
+            got = self.chroma.call(lambda: col.get(ids=missing, include=["documents", "metadatas"]),
+                                   f"reading {entry.strategy}")
+            out.update((cid, chunk_from_record(cid, doc, meta))
+                       for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]))
+        return out
+
+    def _pages(self, entry: Entry, where: dict[str, Any], include: list[str]) -> Iterator[tuple[str, str, dict]]:
+        """(id, document, metadata) of the records matching `where`, in batches, both
+        collections; superseded ones skipped."""
+        pending = entry.pending_ids
+        for name in self.record_collections(entry):
+            col = self.chroma.collection(name)
+            offset = 0
+            while True:
+                got = self.chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH, offset=offset),
+                                       f"reading {entry.strategy}")
+                if not got["ids"]:
+                    break
+                docs = got.get("documents") or [None] * len(got["ids"])
+                for cid, doc, meta in zip(got["ids"], docs, got["metadatas"]):
+                    if cid not in pending:
+                        yield cid, doc, meta or {}
+                offset += len(got["ids"])
+
+    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
+        """Every live record of a version (of one document), with its metadata, in
+        batches; records of other generations and superseded ones are skipped."""
+        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        if doc_id:
+            where = {"$and": [where, {"doc_id": doc_id}]}
+        for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
+            yield chunk_from_record(cid, doc, meta), meta
+
+    def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
+        """(id, indexed_text) of every live record (written after generation `after`): what
+        a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
+        with (metadata only: the chunk texts themselves are not transferred)."""
+        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        if after:
+            where = {"$and": [where, {"gen": {"$gt": after}}]}
+        for cid, _, meta in self._pages(entry, where, ["metadatas"]):
+            yield cid, meta.get("indexed_text", "")
+
+    def count(self, entry: Entry) -> int:
+        """Records stored for the version's collection and its delta (superseded ones
+        included until they are deleted)."""
+        return sum(self.chroma.call(self.chroma.collection(name).count, f"counting {entry.strategy}")
+                   for name in self.record_collections(entry))

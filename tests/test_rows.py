@@ -1,0 +1,161 @@
+"""The rows kept beside each version (`indexer.retrieval.rows`): the same records Chroma holds
+for that version — after full builds, incremental ones that keep a delta and ones that
+merge it — what queries read their texts from, what an incremental build finds a file's
+records by, and what a one-shot query over a large collection scans instead of loading
+Chroma's HNSW index. Missing or damaged rows fall back to Chroma."""
+
+import numpy as np
+import pytest
+
+import indexer.retrieval.index as index_module
+import indexer.retrieval.rows as rows_module
+from indexer.indexing.building import build
+from indexer.retrieval import Index
+from indexer.retrieval.rows import SIDE, RowStore, open_rows
+
+from tests.test_reliability import change_corpus, make_corpus
+
+QUERIES = ["kargo ücreti ne kadar", "iade süresi kaç gün", "hediye kartı geçerlilik", "taksit seçenekleri"]
+
+
+def assert_rows_match_chroma(db, name="fixed64"):
+    index = Index.open(name, db=db)
+    rows = index.rows
+    assert rows is not None, "no rows beside the version"
+    live = {c.id: c for c in index.chunks()}  # read from Chroma
+    assert rows.n == index.entry.chunks == len(live)
+    assert rows.records(live) == live
+    # the live rows are exactly the version's: a scan over every vector returns them all
+    every = rows.nearest(index.query_vector("kargo"), rows.n + 10)
+    assert sorted(cid for cid, _ in every) == sorted(live)
+    return index, rows
+
+
+def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_path, monkeypatch):
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    index, rows = assert_rows_match_chroma(db)
+    assert rows.delta is None and len(rows.deleted) == 0
+    # nearest by an exact scan = Chroma's HNSW on a collection this small
+    for q in QUERIES:
+        vector = index.query_vector(q)
+        chroma = index.store.nearest(index.entry, vector, 10)
+        scanned = rows.nearest(vector, 10)
+        assert [c for c, _ in scanned] == [c for c, _ in chroma]
+        assert np.allclose([s for _, s in scanned], [s for _, s in chroma], atol=1e-4)
+
+    monkeypatch.setattr(rows_module, "MERGE_SHARE", 10.0)  # keep a delta
+    change_corpus(corpus)
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental" and report.retired > 0
+    _, rows = assert_rows_match_chroma(db)
+    assert rows.delta is not None and len(rows.deleted) == report.retired
+    base_file = open_rows(index.store, index.store.find("fixed64")).source[0] / "vectors.npy"
+    assert base_file.stat().st_nlink == 2, "the base was copied, not linked from the previous generation"
+
+    monkeypatch.setattr(rows_module, "MERGE_SHARE", 0.0)  # merge into a new base
+    (corpus / "kargo-ve-teslimat.md").write_text("# Kargo\n\nKargo artık 2 günde gelir.\n", encoding="utf-8")
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental"
+    _, rows = assert_rows_match_chroma(db)
+    assert rows.delta is None and len(rows.deleted) == 0
+
+    # the same folder built from scratch holds the same records
+    build([corpus], ["fixed64"], db=tmp_path / "fresh")
+    fresh = Index.open("fixed64", db=tmp_path / "fresh").rows
+    ids = [c.id for c in Index.open("fixed64", db=db).chunks()]
+    assert fresh.records(ids) == rows.records(ids)
+
+
+def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monkeypatch):
+    db = tmp_path / "db"
+    build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
+    long_lived = Index.open("fixed64", db=db)
+    monkeypatch.setattr(index_module, "SCAN_FROM", 0)  # "large" from the first chunk
+    one_shot = Index.open("fixed64", db=db, one_shot=True)
+    calls = []
+    monkeypatch.setattr(one_shot.store, "nearest", lambda *a: calls.append(a) or [])
+    for q in QUERIES:
+        for mode in ("embedding", "hybrid"):
+            a = [(h.chunk.id, round(h.score, 4)) for h in long_lived.search(q, mode=mode, k=5)]
+            b = [(h.chunk.id, round(h.score, 4)) for h in one_shot.search(q, mode=mode, k=5)]
+            assert a == b
+    assert not calls, "the one-shot handle asked Chroma's vector index"
+
+
+def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    index = Index.open("fixed64", db=db)
+    expected = [h.chunk for h in index.search(QUERIES[0], mode="hybrid", k=5)]
+    folder = index.store.side_path(index.entry, SIDE)
+    blob = folder / "blob.npy"
+    blob.write_bytes(blob.read_bytes()[:-10])  # truncated: no longer its checksum
+    assert open_rows(index.store, index.entry) is None
+    with pytest.raises(Exception):
+        RowStore.open(folder)
+    again = Index.open("fixed64", db=db)
+    assert [h.chunk for h in again.search(QUERIES[0], mode="hybrid", k=5)] == expected
+    # an incremental build on a version without usable rows keeps none (they would be partial)
+    change_corpus(corpus)
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental"
+    latest = Index.open("fixed64", db=db)
+    assert latest.rows is None and not latest.store.side_path(latest.entry, SIDE).exists()
+    assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
+    # ...until a full build writes them again
+    build([corpus], ["fixed64"], db=db, full=True)
+    assert_rows_match_chroma(db)
+
+
+def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_path, monkeypatch):
+    """From `Store.delta_from` records on, an incremental build writes its records into a
+    delta collection and does not open the collection itself (Chroma would load its whole
+    HNSW index: seconds at a million records); reads cover both; a build merges the delta
+    once it passes its share (`store.COMPACT_SHARE`). Answers equal a from-scratch build's."""
+    import indexer.store.store as store_module
+    from indexer.store import Store
+    from indexer.store.chroma import Chroma
+
+    monkeypatch.setattr(Store, "delta_from", 0)
+    monkeypatch.setattr(store_module, "COMPACT_SHARE", 10.0)  # no merge yet
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    main = Index.open("fixed64", db=db).entry.collection
+    opened: list[str] = []
+    real = Chroma.collection
+    monkeypatch.setattr(Chroma, "collection", lambda self, name: opened.append(name) or real(self, name))
+    change_corpus(corpus)
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental" and report.written > 0
+    assert main not in opened, "the incremental build opened the large collection itself"
+    entry = Index.open("fixed64", db=db).entry
+    assert (entry.collection, entry.delta) == (main, f"{main}-d")
+    assert Store(db).chroma.collection(entry.delta).count() == report.written
+
+    def answers(folder):
+        index = Index.open("fixed64", db=folder)
+        return [[h.chunk.id for h in index.search(q, mode=mode, k=5)] for q in QUERIES for mode in ("embedding", "hybrid")]
+
+    build([corpus], ["fixed64"], db=tmp_path / "fresh")
+    assert answers(db) == answers(tmp_path / "fresh")
+    assert_rows_match_chroma(db)  # its scan of the records reads both collections
+
+    in_delta = set(Store(db).chroma.collection(entry.delta).get(include=[])["ids"])
+    monkeypatch.setattr(store_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
+    (corpus / "magaza-teslim.md").write_text(NEW_FILE_2, encoding="utf-8")
+    [merged] = build([corpus], ["fixed64"], db=db)
+    assert merged.mode == "incremental" and any("merged into" in r for r in merged.leftovers_removed)
+    entry = Index.open("fixed64", db=db).entry
+    chroma = Store(db).chroma
+    assert chroma.collection(entry.delta).count() == merged.written  # only the new build's records
+    assert in_delta <= set(chroma.collection(main).get(include=[])["ids"])  # moved into the collection
+    build([corpus], ["fixed64"], db=tmp_path / "fresh2")
+    assert answers(db) == answers(tmp_path / "fresh2")
+    assert_rows_match_chroma(db)
+
+
+NEW_FILE_2 = "# Mağaza Teslim\n\nSiparişinizi mağazalardan 10 gün içinde teslim alabilirsiniz.\n"
