@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
+import shutil
 import struct
 import uuid
 from collections.abc import Iterable, Sequence
@@ -141,32 +141,23 @@ class RowsWriter:
     def add_rows(self, rows: RowStore, positions: np.ndarray) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
         for i in range(0, len(positions), SCAN_BLOCK):
-            part = positions[i : i + SCAN_BLOCK]
-            for seg, local in rows.split(part):
-                lo, hi = seg.offsets[local], seg.offsets[local + 1]
-                self.blob.add(np.concatenate([seg.blob[a:b] for a, b in zip(lo, hi)]) if len(local) else
-                              np.zeros(0, np.uint8))
-                self.lengths.extend((hi - lo).tolist())
-                self.ids.extend(seg.id(int(j)) for j in local)
-                self.docs.extend(seg.docs[local].tolist())
-                self.vectors.add(seg.vectors[local])
+            for ids, docs, blob, lengths, vectors in _gather(rows, positions[i : i + SCAN_BLOCK]):
+                self.blob.add(blob)
+                self.lengths.extend(lengths)
+                self.ids.extend(ids)
+                self.docs.extend(docs.tolist())
+                self.vectors.add(vectors)
 
     def abandon(self) -> None:
-        import shutil
-
         with contextlib.suppress(OSError):
             self.blob.fh.close()
             self.vectors.fh.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def _arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
+    def _arrays(self) -> dict[str, np.ndarray]:
         offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
-        docs = np.array(self.docs, dtype=np.uint64)
-        if prefix:
-            raw = np.array([i.encode("utf-8") for i in self.ids], dtype=bytes) if self.ids else np.zeros(0, "S1")
-            return {f"{prefix}ids": raw, f"{prefix}docs": docs, f"{prefix}offsets": offsets}
-        return {**IdTable.arrays_for(self.ids), "docs": docs, "offsets": offsets}
+        return {**IdTable.arrays_for(self.ids), "docs": np.array(self.docs, dtype=np.uint64), "offsets": offsets}
 
     def finish(self, retired: Iterable[str] = ()) -> None:
         """Write the version's rows folder: these rows alone (no `previous`), or the
@@ -212,24 +203,18 @@ class RowsWriter:
     def _write_delta(self, previous: RowStore, deleted: np.ndarray, keep: np.ndarray) -> None:
         # the delta: the previous delta's rows still live, then the new ones (small: in memory)
         mine = RowStore.load(self.tmp, self._arrays(), self.dimension)
-        parts = [(previous, keep), (mine, np.arange(len(self.ids), dtype=np.int64))]
-        ids, docs, blobs, lengths, vectors = [], [], [], [], []
-        for rows, positions in parts:
-            for seg, local in rows.split(positions):
-                lo, hi = seg.offsets[local], seg.offsets[local + 1]
-                blobs.extend(seg.blob[a:b] for a, b in zip(lo, hi))
-                lengths.extend((hi - lo).tolist())
-                ids.extend(seg.id(int(j)) for j in local)
-                docs.append(seg.docs[local])
-                vectors.append(seg.vectors[local])
+        parts = [*_gather(previous, keep), *_gather(mine, np.arange(len(self.ids), dtype=np.int64))]
+        ids = [i for part in parts for i in part[0]]
+        lengths = [n for part in parts for n in part[3]]
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         arrays = {
             "delta_ids": np.array([i.encode("utf-8") for i in ids], dtype=bytes) if ids else np.zeros(0, "S1"),
-            "delta_docs": np.concatenate(docs).astype(np.uint64) if docs else np.zeros(0, np.uint64),
+            "delta_docs": np.concatenate([p[1] for p in parts]).astype(np.uint64) if parts else np.zeros(0, np.uint64),
             "delta_offsets": offsets,
-            "delta_blob": np.concatenate(blobs) if blobs else np.zeros(0, np.uint8),
-            "delta_vectors": (np.concatenate(vectors) if vectors else np.zeros((0, self.dimension))).astype(np.float32),
+            "delta_blob": np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint8),
+            "delta_vectors": (np.concatenate([p[4] for p in parts]) if parts else
+                              np.zeros((0, self.dimension))).astype(np.float32),
             "deleted": deleted.astype(np.int64),
         }
         src, sums = previous.source
@@ -374,6 +359,14 @@ class RowStore:
         top = np.argpartition(-scores, n - 1)[:n] if n < total else np.arange(total)
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self.table[int(p)], float(scores[p])) for p in top]
+
+
+def _gather(rows: RowStore, positions: np.ndarray):
+    """(ids, doc keys, blob bytes, blob lengths, vectors) of these rows, per segment."""
+    for seg, local in rows.split(positions):
+        lo, hi = seg.offsets[local], seg.offsets[local + 1]
+        blob = np.concatenate([seg.blob[a:b] for a, b in zip(lo, hi)])
+        yield [seg.id(int(j)) for j in local], np.asarray(seg.docs[local]), blob, (hi - lo).tolist(), seg.vectors[local]
 
 
 def vectors_shape_wrong(seg: _Segment, dimension: int) -> bool:
