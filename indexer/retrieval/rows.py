@@ -136,7 +136,9 @@ class RowsWriter:
         self.lengths.extend(len(e) for e in encoded)
         self.ids.extend(ids)
         self.docs.extend(doc_key(d) for d in docs)
-        self.vectors.add(np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension))
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.vectors.add(vectors / np.where(norms > 0, norms, 1.0))  # unit length: a scan's cosine is a dot
 
     def add_rows(self, rows: RowStore, positions: np.ndarray) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
@@ -341,8 +343,8 @@ class RowStore:
         return out
 
     def nearest(self, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the n nearest live rows, exactly (a scan; vectors are
-        stored unit-length, as the embedders return them)."""
+        """(id, cosine similarity) of the n nearest live rows, exactly (a scan of the
+        vectors, stored unit-length: one matrix-vector product per block)."""
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = q / (np.linalg.norm(q) or 1.0)
         total = self.base.n + (self.delta.n if self.delta else 0)
@@ -350,8 +352,7 @@ class RowStore:
         for seg in filter(None, (self.base, self.delta)):
             for i in range(0, seg.n, SCAN_BLOCK):
                 block = seg.vectors[i : i + SCAN_BLOCK]
-                norms = np.linalg.norm(block, axis=1)
-                scores[seg.first + i : seg.first + i + len(block)] = (block @ q) / np.where(norms > 0, norms, 1.0)
+                scores[seg.first + i : seg.first + i + len(block)] = block @ q
         scores[self.deleted] = -np.inf
         n = min(n, self.n)
         if n <= 0:
