@@ -159,3 +159,32 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
 
 
 NEW_FILE_2 = "# Mağaza Teslim\n\nSiparişinizi mağazalardan 10 gün içinde teslim alabilirsiniz.\n"
+
+
+def test_a_long_lived_handle_follows_builds_into_a_new_delta_collection(tmp_path):
+    """A server that never restarts, on an embedded database, while another process's
+    incremental builds create the delta collection, write into it and merge it: each
+    search answers from the version live at the time, new records included."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    index = Index.open("fixed64", db=db, refresh=0.0)
+    assert index.search("kargo", mode="hybrid", k=3)
+    script = ("import sys; import indexer.store.store as s; s.Store.delta_from = 0; s.COMPACT_SHARE = float(sys.argv[3]);"
+              "from indexer.indexing.building import build; [r] = build([sys.argv[1]], ['fixed64'], db=sys.argv[2]);"
+              "print(r.mode)")
+    for i, share in enumerate(("10", "10", "0")):  # create the delta, write into it, merge it (then a new one)
+        (corpus / f"yeni-{i}.md").write_text(f"# Yeni {i}\n\nZümrüt{i} paketleri {i + 2} günde teslim edilir.\n",
+                                             encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", script, str(corpus), str(db), share], cwd=ROOT,
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip() == "incremental", done.stderr[-2000:]
+        for mode in ("embedding", "bm25", "hybrid"):
+            hits = index.search(f"Zümrüt{i} paketleri kaç günde teslim edilir", mode=mode, k=5)
+            assert f"yeni-{i}.md" in {h.chunk.doc_id for h in hits}, (i, mode)
+        assert index.entry.delta == f"{index.entry.collection}-d"
