@@ -221,6 +221,16 @@ def test_a_build_over_an_untouched_folder_reads_no_file_and_sees_a_disguised_edi
     [changed] = build([corpus], ["fixed64"], db=db)
     assert read == ["kargo-ve-teslimat.md"]
     assert changed.mode == "incremental" and changed.changed == 1
+    # a file touched but unchanged is read, and trusted again from the next version written
+    os.utime(corpus / "iade-ve-geri-odeme.md")
+    (corpus / "yeni.md").write_text("# Yeni\n\nYeni bir not.\n", encoding="utf-8")
+    read.clear()
+    [touched] = build([corpus], ["fixed64"], db=db)
+    assert touched.mode == "incremental" and touched.added == 1 and touched.changed == 0
+    assert sorted(read) == ["iade-ve-geri-odeme.md", "yeni.md"]
+    read.clear()
+    [same] = build([corpus], ["fixed64"], db=db)
+    assert same.mode == "unchanged" and read == []
 
 
 def test_only_a_killed_delta_build_makes_the_next_one_look_for_its_records(v1, monkeypatch):

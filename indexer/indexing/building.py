@@ -36,7 +36,8 @@ from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .manifest import MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes
+from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes,
+                       with_identities)
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 
@@ -326,8 +327,8 @@ class _StrategyBuild:
                     store, None if plan.reason else old, staging.retired, self.definitions, files, self.analyzer, path))
             with self.timer("rows"):
                 self.rows.finish(staging.retired)
-            staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings, "files": files,
-                                    "skipped": skipped})
+            staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings,
+                                    "files": with_identities(files, self.stats), "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             report.retired = len(staging.retired)
             report.notes.extend(filter(None, [chunker.build_summary()]))
@@ -419,9 +420,8 @@ class _StrategyBuild:
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
-                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path),
-                                     "stat": self.stats.get(doc.doc_id), "chunks": count, "tokens": tokens,
-                                     "max_tokens": max_tokens, "newline": doc.newline}  # offsets: text with \n
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path), "chunks":
+                                     count, "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 

@@ -78,6 +78,14 @@ def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str,
     return out
 
 
+def with_identities(files: dict[str, dict], stats: dict[str, list[int] | None]) -> dict[str, dict]:
+    """The manifest's file entries with each file's identity as this build found it before
+    reading it (`identity`): for the files it hashed and for those it trusted alike, so
+    files a build had to read though unchanged (touched, or recorded by a version of the
+    tool that kept no identities) are trusted again from the next version it writes."""
+    return {d: {**v, "stat": stats.get(d)} for d, v in files.items()}
+
+
 def content_hash(src: SourceFile, trusted: dict[str, tuple[str, int | list | None]],
                  stat: list[int] | None = None) -> str:
     """A file's content hash: the trusted one while what it was trusted on holds (its size,
