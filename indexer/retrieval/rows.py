@@ -168,8 +168,10 @@ class RowsWriter:
         try:
             self.blob.close()
             self.vectors.close()
-            if previous is None or previous.dimension != self.dimension:
+            if previous is None:
                 self._write_base({})
+                return
+            if previous.dimension != self.dimension:  # not an incremental build's case: keep no partial rows
                 return
             drop = previous.table.positions(sorted(set(retired)))
             drop = drop[drop >= 0]
