@@ -251,3 +251,50 @@ def test_only_a_killed_delta_build_makes_the_next_one_look_for_its_records(v1, m
     assert again.mode == "incremental"
     got = Store(db).catalog.get(include=["documents"])
     assert not [cid for cid in got["ids"] if cid.startswith("writing:")]
+
+
+def age_pending(db, strategy="fixed64"):
+    """Every superseded record's grace period over (as if a minute had passed)."""
+    store = Store(db)
+    entry = Index.open(strategy, db=db).entry
+    for p in entry.pending:
+        p["at"] = 0
+    store.publish(entry)
+
+
+@pytest.mark.parametrize("delta", [False, True])
+def test_a_file_deleted_then_restored_or_an_edit_undone_keeps_its_records(tmp_path, monkeypatch, delta):
+    """Chunk ids follow content: a restored file, or an edit undone, writes ids that the
+    version before retired and whose records wait out their grace. They are written again
+    (not skipped as existing) and taken off the superseded list, so the grace's deletion
+    does not remove them: every file keeps its records, in Chroma as in BM25."""
+    if delta:  # the same with a large collection's delta collection
+        monkeypatch.setattr(Store, "delta_from", 0)
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    kept = tmp_path / "odeme.md"
+    shutil.move(corpus / "odeme-ve-taksit.md", kept)
+    build([corpus], ["fixed64"], db=db)
+    shutil.move(kept, corpus / "odeme-ve-taksit.md")
+    target = corpus / "kargo-ve-teslimat.md"
+    original = target.read_text(encoding="utf-8")
+    target.write_text(original.replace("gün", "hafta", 1), encoding="utf-8")
+    build([corpus], ["fixed64"], db=db)
+    target.write_text(original, encoding="utf-8")  # the edit undone
+    build([corpus], ["fixed64"], db=db)
+    age_pending(db)
+    [report] = build([corpus], ["fixed64"], db=db)  # deletes what waited out its grace
+    assert report.mode == "unchanged"
+    build([corpus], ["fixed64"], db=tmp_path / "fresh")
+
+    def state(folder):
+        index = Index.open("fixed64", db=folder)
+        chunks = sorted((c.doc_id, c.start, c.text) for c in index.chunks())  # read from Chroma
+        stored = set(index.store.records(index.entry, [c.id for c in index.chunks()]))
+        hits = [h.chunk.doc_id for h in index.search("taksit seçenekleri kredi kartı", mode="embedding", k=3)]
+        return chunks, len(stored), hits
+
+    got, fresh = state(db), state(tmp_path / "fresh")
+    assert got == fresh
+    assert "odeme-ve-taksit.md" in got[2]

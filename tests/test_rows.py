@@ -98,6 +98,7 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
         RowStore.open(folder)
     again = Index.open("fixed64", db=db)
     assert [h.chunk for h in again.search(QUERIES[0], mode="hybrid", k=5)] == expected
+    assert any("read from Chroma until the next full build" in r for r in again.repairs)  # and says so
     # an incremental build on a version without usable rows keeps none (they would be partial)
     change_corpus(corpus)
     [report] = build([corpus], ["fixed64"], db=db)
@@ -148,7 +149,7 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     monkeypatch.setattr(store_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
     (corpus / "magaza-teslim.md").write_text(NEW_FILE_2, encoding="utf-8")
     [merged] = build([corpus], ["fixed64"], db=db)
-    assert merged.mode == "incremental" and any("merged into" in r for r in merged.leftovers_removed)
+    assert merged.mode == "incremental" and any("merged the delta collection" in n for n in merged.notes)
     entry = Index.open("fixed64", db=db).entry
     chroma = Store(db).chroma
     assert chroma.collection(entry.delta).count() == merged.written  # only the new build's records
@@ -188,3 +189,33 @@ def test_a_long_lived_handle_follows_builds_into_a_new_delta_collection(tmp_path
             hits = index.search(f"Zümrüt{i} paketleri kaç günde teslim edilir", mode=mode, k=5)
             assert f"yeni-{i}.md" in {h.chunk.doc_id for h in hits}, (i, mode)
         assert index.entry.delta == f"{index.entry.collection}-d"
+
+
+def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path, monkeypatch):
+    """Chroma can refuse writes into a collection whose merge was killed (its log no longer
+    applies to the HNSW index: chroma-core/chroma#7678). The merge then does not fail the
+    build: the delta stays and takes the records, the build says how to rebuild, and
+    `--full` (which does not merge) rebuilds."""
+    import indexer.store.store as store_module
+    from indexer.errors import StoreError
+    from indexer.store import Store
+
+    monkeypatch.setattr(Store, "delta_from", 0)
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], db=db)
+    (corpus / "a.md").write_text("# A\n\nİlk not.\n", encoding="utf-8")
+    build([corpus], ["fixed64"], db=db)  # makes the delta
+    monkeypatch.setattr(store_module, "COMPACT_SHARE", 0.0)
+
+    def wedged(self, entry, grace=0.0):
+        raise StoreError("Error in compaction: Failed to apply logs to the hnsw segment writer")
+
+    monkeypatch.setattr(Store, "compact", wedged)
+    (corpus / "b.md").write_text("# B\n\nİkinci not: Zümrüt paketi.\n", encoding="utf-8")
+    [report] = build([corpus], ["fixed64"], db=db)
+    assert report.mode == "incremental" and any("indexer build --full" in n for n in report.notes)
+    index = Index.open("fixed64", db=db)
+    assert index.entry.delta and "b.md" in {h.chunk.doc_id for h in index.search("Zümrüt paketi", k=3)}
+    [full] = build([corpus], ["fixed64"], db=db, full=True)
+    assert full.mode == "full" and not Index.open("fixed64", db=db).entry.delta

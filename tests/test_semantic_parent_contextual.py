@@ -193,3 +193,29 @@ def test_contextual_without_a_server_is_a_one_line_error(tmp_path, write_files):
     assert result.exit_code == 1
     assert result.output.startswith("Error: cannot reach the Ollama server at http://127.0.0.1:")
     assert "contextual:llm=extractive" in result.output and len(result.output.splitlines()) == 1
+
+
+def test_an_edited_section_s_unchanged_children_follow_it_to_its_new_parent(tmp_path):
+    """A sentence appended to a section makes a new parent; the section's other children
+    (same text, same place) must point at it, not at the section as it was: an incremental
+    build then answers with one parent, as a build from scratch does."""
+    from indexer.indexing.building import build
+    from indexer.retrieval import Index
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    note = folder / "a.md"
+    note.write_text("# Notlar\n\nBirinci cümle kargo hakkında. İkinci cümle iade hakkında. "
+                    "Üçüncü cümle taksit hakkında.\n", encoding="utf-8")
+    build([folder], ["parent"], db=tmp_path / "db")
+    with open(note, "a", encoding="utf-8") as fh:
+        fh.write("Dördüncü cümle ZEBRA hakkında.\n")
+    build([folder], ["parent"], db=tmp_path / "db")
+    build([folder], ["parent"], db=tmp_path / "fresh")
+
+    def answer(db):
+        return [(h.chunk.start, h.chunk.end, h.chunk.text) for h in
+                Index.open("parent", db=db).search("kargo iade taksit ZEBRA", mode="bm25", k=5)]
+
+    assert answer(tmp_path / "db") == answer(tmp_path / "fresh")
+    assert len(answer(tmp_path / "db")) == 1

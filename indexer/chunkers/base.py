@@ -171,10 +171,14 @@ class Chunker(ABC):
 
         The id is the text's content hash (16 hex of sha1) plus a CRC-32 of where the
         chunk sits (strategy, document, span, kind, header): stable across runs, and two
-        chunks share an id only if they have the same text and position."""
+        chunks share an id only if they have the same text and position. A child's parent is
+        part of where it sits: a child whose section changed around it is a new record, not
+        one left pointing at the section as it was."""
         text = doc.text[start:end]
         content_hash = sha1(text.encode("utf-8")).hexdigest()[:16]
         where = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{header}".encode("utf-8")
+        if extra.get("parent_id"):
+            where += b"\x00" + extra["parent_id"].encode("utf-8")
         chunk = Chunk(
             f"{content_hash}{crc32(where):08x}", doc.doc_id, text, start, end, start_line, end_line, kind, header,
             path, self.count(text) if n_tokens is None else n_tokens, "", "", "", "", doc.language, self.name,

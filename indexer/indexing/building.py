@@ -10,6 +10,7 @@ kill leaves the previous one answering and the next build removes it (see `index
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -84,10 +85,8 @@ class BuildReport:
         return data
 
 
-class _NoProgress:
-    def __init__(self, *_, **__) -> None: ...
-    def __enter__(self): return lambda n=1: None  # noqa: E704
-    def __exit__(self, *exc) -> None: ...  # noqa: E704
+def _no_progress(*_args, **_kw):
+    return contextlib.nullcontext(lambda n=1: None)
 
 
 def checkpoint(settings: Settings, name: str) -> None:
@@ -171,7 +170,7 @@ def build(
             source = [str(Path(p).resolve()) for p in paths]
             for spec in specs:
                 builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, options.bm25_engine,
-                                         encoding, found, source, progress or _NoProgress, on_message, settings)
+                                         encoding, found, source, progress or _no_progress, on_message, settings)
                 reports.append(builder.run(full=options.full, wait=options.wait, changed=changed))
                 if cache.note:
                     reports[-1].notes.append(cache.note)
@@ -263,6 +262,7 @@ class _StrategyBuild:
             old, report.leftovers_removed = store.prepare(spec.name, self.embedder.name)
             checkpoint(self.settings, "locked")
             plan = self.plan(old, full, changed)
+            old = store.merge_delta(old, report.notes.append) if old is not None and not plan.reason else old
             if not plan.reason and not plan.process and not plan.removed:
                 self._unchanged(old)
             else:

@@ -133,7 +133,7 @@ class Index:
         """The version's rows beside the index (None where this machine has none)."""
         with self._lock:
             if self._rows is False:
-                self._rows = open_rows(self.store, self.entry)
+                self._rows = open_rows(self.store, self.entry, self.repairs.append)
             return self._rows  # type: ignore[return-value]
 
     @property
@@ -415,7 +415,12 @@ class Index:
     def chunks(self, doc_id: str | None = None) -> list[Chunk]:
         """Every live chunk (of one document), in document order."""
         self.follow()
-        out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+        try:
+            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+        except CollectionNotFound:
+            if not self.follow(force=True):  # the version we read was replaced under us (a full rebuild)
+                raise
+            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
         if doc_id and not out:
             raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))

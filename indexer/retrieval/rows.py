@@ -376,16 +376,18 @@ def vectors_shape_wrong(seg: _Segment, dimension: int) -> bool:
     return seg.vectors.ndim != 2 or seg.vectors.shape != (seg.n, dimension) or len(seg.offsets) != seg.n + 1
 
 
-def open_rows(store, entry) -> RowStore | None:
+def open_rows(store, entry, on_problem=None) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
-    server, an index built before rows were kept) or they are damaged: then records are
-    read from Chroma, as before."""
+    server, an index built before rows were kept) or they are damaged (`on_problem` is
+    told why): then records are read from Chroma, as before."""
     folder = store.side_path(entry, SIDE)
-    if not (folder / "params.json").exists():
+    if not folder.exists():
         return None
     try:
         return RowStore.open(folder, expected=entry.chunks)
-    except IndexerError:
+    except IndexerError as exc:
+        if on_problem is not None:
+            on_problem(f"{exc}; records are read from Chroma until the next full build (indexer build --full)")
         return None
 
 

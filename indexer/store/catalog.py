@@ -17,6 +17,17 @@ def entry_key(strategy: str, embedder: str) -> str:
     return f"{strategy}@{embedder}"
 
 
+def superseded(pending: list[dict[str, Any]], field_: str, revived: str) -> set[str]:
+    """Ids the `pending` generations superseded and did not write again since: a
+    generation retires ids, a later one may write the same ids again (a file deleted then
+    restored, an edit undone: chunk ids follow content), which takes them off the list."""
+    out: set[str] = set()
+    for p in sorted(pending, key=lambda p: p.get("gen", 0)):
+        out -= set(p.get(revived, ()))
+        out |= set(p.get(field_, ()))
+    return out
+
+
 @dataclass
 class Entry:
     """A live collection as the catalogue records it.
@@ -45,7 +56,7 @@ class Entry:
     delta: str = ""  # companion collection incremental builds of a large collection write into (store.DELTA_FROM)
     build_seconds: float = 0.0
     generation: int = 1
-    pending: list[dict[str, Any]] = field(default_factory=list)  # [{"at": epoch, "ids": [...], "parents": [...]}]
+    pending: list[dict[str, Any]] = field(default_factory=list)  # [{"at", "gen", "ids", "parents", "revived"...}]
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -54,11 +65,11 @@ class Entry:
 
     @property
     def pending_ids(self) -> set[str]:
-        return {i for p in self.pending for i in p.get("ids", ())}
+        return superseded(self.pending, "ids", "revived")
 
     @property
     def pending_parents(self) -> set[str]:
-        return {i for p in self.pending for i in p.get("parents", ())}
+        return superseded(self.pending, "parents", "revived_parents")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)

@@ -39,9 +39,9 @@ class Reads:
         return sorted(found.items(), key=lambda kv: -kv[1])[: max(n, 1)]
 
     def records(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
-        """Chunks by id (of the parent collection with `parents`)."""
+        """Chunks by id (of the parent collection with `parents`; the delta's copy first)."""
         out: dict[str, Chunk] = {}
-        for name in [entry.parents] if parents else self.record_collections(entry):
+        for name in [entry.parents] if parents else reversed(self.record_collections(entry)):
             missing = [i for i in ids if i not in out]
             if not missing:
                 break
@@ -56,7 +56,8 @@ class Reads:
         """(id, document, metadata) of the records matching `where`, in batches, both
         collections; superseded ones skipped."""
         pending = entry.pending_ids
-        for name in self.record_collections(entry):
+        seen: set[str] = set()  # a record written again (its file restored) is in the delta and may be in both
+        for name in reversed(self.record_collections(entry)):
             col = self.chroma.collection(name)
             offset = 0
             while True:
@@ -66,8 +67,10 @@ class Reads:
                     break
                 docs = got.get("documents") or [None] * len(got["ids"])
                 for cid, doc, meta in zip(got["ids"], docs, got["metadatas"]):
-                    if cid not in pending:
+                    if cid not in pending and cid not in seen:
                         yield cid, doc, meta or {}
+                    if name == entry.delta:
+                        seen.add(cid)
                 offset += len(got["ids"])
 
     def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:

@@ -68,6 +68,8 @@ class Staging:
         self._parents = None
         self.retired: list[str] = []
         self.retired_parents: list[str] = []
+        self.written: set[str] = set()  # a delta build's record ids (and parents'): some may be revived
+        self.written_parents: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
         self._inflight = None
         self.write_seconds = 0.0
@@ -126,6 +128,8 @@ class Staging:
             return []
         self.wait()
         metas = [chunk_metadata(c, self.generation) for c in chunks]
+        if not self.full:
+            self.written.update(c.id for c in chunks)
         self._inflight = self._pool.submit(self._write, self.collection, chunks, vectors, metas)
         return metas
 
@@ -135,6 +139,8 @@ class Staging:
             return
         self.wait()
         metas = [chunk_metadata(c, self.generation) for c in chunks]
+        if not self.full:
+            self.written_parents.update(c.id for c in chunks)
         self._inflight = self._pool.submit(self._write, self.parents_collection(), chunks, [[1.0]] * len(chunks),
                                            metas)
 
@@ -149,7 +155,9 @@ class Staging:
 
     def _write(self, collection, chunks: list[Chunk], vectors, metas) -> None:
         t0 = time.perf_counter()
-        self.chroma.call(lambda: collection.add(
+        # upsert: a record superseded earlier and not deleted yet may be written again (its
+        # file restored); it takes this generation and the metadata of now
+        self.chroma.call(lambda: collection.upsert(
             ids=[c.id for c in chunks], embeddings=vectors, documents=[c.text for c in chunks], metadatas=metas,
         ), "writing records")
         self.write_seconds += time.perf_counter() - t0
@@ -187,7 +195,9 @@ class Staging:
             entry.pending = list(self.old.pending)  # each generation says what it retired (if only
             entry.pending.append({"at": time.time(), "gen": self.generation,  # nothing), so a reader can
                                   "ids": sorted(set(self.retired)),  # bring its BM25 index up to date
-                                  "parents": sorted(set(self.retired_parents))})
+                                  "parents": sorted(set(self.retired_parents)),
+                                  "revived": sorted(self.written & self.old.pending_ids),
+                                  "revived_parents": sorted(self.written_parents & self.old.pending_parents)})
         self.checkpoint("publish")
         self._verify()
         self.store.publish(entry)

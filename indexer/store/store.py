@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
-from .catalog import Entry, entry_key, slug
+from .catalog import Entry, entry_key, slug, superseded
 from .chroma import Chroma, translate, writable
 from .layout import CACHE, CHROMA, LOCKS, MANIFEST, MARKER, SIDE
 from .leases import file_lease, server_lease
@@ -231,9 +231,6 @@ class Store(Reads):
             if self.drop_generations_after(entry):
                 removed.append(f"{entry.collection} records after generation {entry.generation}")
             self.done_writing(entry)
-        if entry is not None and entry.delta and self._delta_due(entry):
-            self.compact(entry, grace)
-            removed.append(f"{entry.delta} (merged into {entry.collection})")
         if entry is not None and not entry.delta:  # a delta's superseded records go when it is merged
             if self._expire_pending(entry, grace):
                 removed.append(f"{entry.collection} superseded records")
@@ -271,6 +268,24 @@ class Store(Reads):
                 count += len(got["ids"])
         return count
 
+    def merge_delta(self, entry: Entry, on_note=lambda _msg: None, grace: float = GRACE) -> Entry:
+        """Before an incremental build (holding the lease): merge the entry's delta
+        collection into its collection once due (`compact`). A merge that fails does not
+        fail the build — Chroma 1.5 can be left unable to apply its log to a collection's
+        HNSW index when a write into it is killed (chroma-core/chroma#7678) — the delta
+        stays and takes the build's records, and the note says how to rebuild."""
+        if not entry.delta or not self._delta_due(entry):
+            return entry
+        name = entry.delta
+        try:
+            self.compact(entry, grace)
+        except IndexerError as exc:
+            on_note(f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
+                    f"searches read both: indexer build --full rebuilds the collection")
+            return entry
+        on_note(f"merged the delta collection {name} into {entry.collection}")
+        return entry
+
     def _delta_due(self, entry: Entry) -> bool:
         delta = self.chroma.call(self.chroma.collection(entry.delta).count, "counting a delta")
         return max(delta, len(entry.pending_ids)) > COMPACT_SHARE * max(entry.chunks, 1)
@@ -301,14 +316,18 @@ class Store(Reads):
         due = [p for p in entry.pending if now - p.get("at", 0) >= grace]
         if not due:
             return False
-        for name, field in ((entry.collection, "ids"), (entry.parents, "parents")):
-            ids = sorted({i for p in due for i in p.get(field, ())})
+        later = [p for p in entry.pending if p not in due]
+        for name, field, revived in ((entry.collection, "ids", "revived"), (entry.parents, "parents", "revived_parents")):
+            # superseded by the due generations and not written again since, nor named by a
+            # later generation (which decides their fate when its own grace is over)
+            named_later = {i for p in later for i in (*p.get(field, ()), *p.get(revived, ()))}
+            ids = sorted(superseded(due, field, revived) - named_later)
             if name and ids:
                 col = self.chroma.collection(name)
                 for i in range(0, len(ids), 5000):
                     part = ids[i : i + 5000]
                     self.chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
-        entry.pending = [p for p in entry.pending if p not in due]
+        entry.pending = later
         self.publish(entry)
         return True
 
