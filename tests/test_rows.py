@@ -115,13 +115,13 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     """From `Store.delta_from` records on, an incremental build writes its records into a
     delta collection and does not open the collection itself (Chroma would load its whole
     HNSW index: seconds at a million records); reads cover both; a build merges the delta
-    once it passes its share (`store.COMPACT_SHARE`). Answers equal a from-scratch build's."""
-    import indexer.store.store as store_module
+    once it passes its share (`delta.COMPACT_SHARE`). Answers equal a from-scratch build's."""
+    import indexer.store.delta as delta_module
     from indexer.store import Store
     from indexer.store.chroma import Chroma
 
     monkeypatch.setattr(Store, "delta_from", 0)
-    monkeypatch.setattr(store_module, "COMPACT_SHARE", 10.0)  # no merge yet
+    monkeypatch.setattr(delta_module, "COMPACT_SHARE", 10.0)  # no merge yet
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
     build([corpus], ["fixed64"], db=db)
@@ -146,7 +146,7 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     assert_rows_match_chroma(db)  # its scan of the records reads both collections
 
     in_delta = set(Store(db).chroma.collection(entry.delta).get(include=[])["ids"])
-    monkeypatch.setattr(store_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
+    monkeypatch.setattr(delta_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
     (corpus / "magaza-teslim.md").write_text(NEW_FILE_2, encoding="utf-8")
     [merged] = build([corpus], ["fixed64"], db=db)
     assert merged.mode == "incremental" and any("merged the delta collection" in n for n in merged.notes)
@@ -176,7 +176,7 @@ def test_a_long_lived_handle_follows_builds_into_a_new_delta_collection(tmp_path
     build([corpus], ["fixed64"], db=db)
     index = Index.open("fixed64", db=db, refresh=0.0)
     assert index.search("kargo", mode="hybrid", k=3)
-    script = ("import sys; import indexer.store.store as s; s.Store.delta_from = 0; s.COMPACT_SHARE = float(sys.argv[3]);"
+    script = ("import sys; import indexer.store.store as s, indexer.store.delta as d; s.Store.delta_from = 0; d.COMPACT_SHARE = float(sys.argv[3]);"
               "from indexer.indexing.building import build; [r] = build([sys.argv[1]], ['fixed64'], db=sys.argv[2]);"
               "print(r.mode)")
     for i, share in enumerate(("10", "10", "0")):  # create the delta, write into it, merge it (then a new one)
@@ -196,7 +196,7 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     applies to the HNSW index: chroma-core/chroma#7678). The merge then does not fail the
     build: the delta stays and takes the records, the build says how to rebuild, and
     `--full` (which does not merge) rebuilds."""
-    import indexer.store.store as store_module
+    import indexer.store.delta as delta_module
     from indexer.errors import StoreError
     from indexer.store import Store
 
@@ -206,7 +206,7 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     build([corpus], ["fixed64"], db=db)
     (corpus / "a.md").write_text("# A\n\nİlk not.\n", encoding="utf-8")
     build([corpus], ["fixed64"], db=db)  # makes the delta
-    monkeypatch.setattr(store_module, "COMPACT_SHARE", 0.0)
+    monkeypatch.setattr(delta_module, "COMPACT_SHARE", 0.0)
 
     def wedged(self, entry, grace=0.0):
         raise StoreError("Error in compaction: Failed to apply logs to the hnsw segment writer")

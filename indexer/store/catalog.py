@@ -53,7 +53,7 @@ class Entry:
     avg_tokens: float = 0.0
     max_tokens: int = 0
     parents: str = ""  # companion collection holding parent chunks (parent-child strategies)
-    delta: str = ""  # companion collection incremental builds of a large collection write into (store.DELTA_FROM)
+    delta: str = ""  # companion collection incremental builds of a large collection write into (delta.DELTA_FROM)
     build_seconds: float = 0.0
     generation: int = 1
     pending: list[dict[str, Any]] = field(default_factory=list)  # [{"at", "gen", "ids", "parents", "revived"...}]

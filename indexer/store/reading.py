@@ -2,7 +2,7 @@
 
 A version's records live in its collection and, for a large collection that incremental
 builds have written into since its last compaction, in its delta collection too
-(`Entry.delta`, see `store.DELTA_FROM`): every read here covers both, so callers see one
+(`Entry.delta`, see `delta.py`): every read here covers both, so callers see one
 collection. Records of other generations and superseded ones may come back from the
 vector and id reads (the caller filters by the version it reads); scans skip them.
 """
