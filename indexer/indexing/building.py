@@ -24,9 +24,8 @@ from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from ..retrieval.bm25 import SIDE as BM25_SIDE
 from ..retrieval.bm25 import BM25Builder, load_or_rebuild
-from ..retrieval.exact import SIDE as EXACT_SIDE
 from ..retrieval import rows as side_rows
-from ..retrieval.exact import defined_in
+from ..retrieval.exact import SIDE as EXACT_SIDE, defined_in
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
 from ..settings import Settings, settings_for
@@ -367,7 +366,8 @@ class _StrategyBuild:
                     self.say(line)
             with self.timer("write wait"):
                 metas = staging.add(list(batch), vectors)
-            self.rows.add_chunks(batch, metas, vectors)
+            with self.timer("rows"):  # also where the build waits while Chroma's write holds the GIL
+                self.rows.add_chunks(batch, metas, vectors)
             report.written += len(batch)
             advance(int(sum(weights)))
             batch.clear()
