@@ -72,7 +72,8 @@ def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monke
     db = tmp_path / "db"
     build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
     long_lived = Index.open("fixed64", db=db)
-    monkeypatch.setattr(index_module, "SCAN_FROM", 0)  # "large" from the first chunk
+    monkeypatch.setattr(index_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
+    monkeypatch.setattr(index_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
     one_shot = Index.open("fixed64", db=db, one_shot=True)
     calls = []
     monkeypatch.setattr(one_shot.store, "nearest", lambda *a: calls.append(a) or [])
@@ -82,6 +83,26 @@ def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monke
             b = [(h.chunk.id, round(h.score, 4)) for h in one_shot.search(q, mode=mode, k=5)]
             assert a == b
     assert not calls, "the one-shot handle asked Chroma's vector index"
+
+
+def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
+    """Under EXACT_UNDER chunks every handle scans the rows instead of asking HNSW, which
+    is approximate (near-duplicate chunks can hide the nearest ones from it): the embedding
+    side is the exact cosine ranking of every chunk."""
+    db = tmp_path / "db"
+    build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
+    index = Index.open("fixed64", db=db)
+    monkeypatch.setattr(index.store, "nearest", lambda *a: pytest.fail("asked Chroma's vector index"))
+    chunks = index.chunks()
+    vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for q in QUERIES:
+        q_vec = index.query_vector(q)
+        cosines = vectors @ (q_vec / np.linalg.norm(q_vec))
+        expected = [chunks[i].id for i in np.argsort(-cosines, kind="stable")[:8]]
+        got = index.search(q, mode="embedding", k=8)
+        assert [h.chunk.id for h in got] == expected
+        assert np.allclose([h.score for h in got], np.sort(cosines)[::-1][:8], atol=1e-4)
 
 
 def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):

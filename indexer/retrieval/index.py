@@ -34,6 +34,7 @@ from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
+EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW there
 
 
 
@@ -76,7 +77,8 @@ class Index:
         """`one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a collection of SCAN_FROM chunks or more it scans the stored vectors exactly
         (`retrieval.rows`) rather than wait for Chroma to load its whole HNSW index (seconds at a
-        million chunks); a long-lived handle searches the HNSW index."""
+        million chunks); a long-lived handle searches the HNSW index. Every handle scans a
+        collection under EXACT_UNDER chunks: exact, where HNSW is approximate."""
         settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
         store = store or Store(settings)
         wanted = canonical_name(embedder, settings) if embedder else None
@@ -333,8 +335,10 @@ class Index:
         vector = self.query_vector(query)
         live = self.live
         n = min(n, len(live))
-        if self.one_shot and self.entry.chunks >= SCAN_FROM and self.rows is not None:
-            return self.rows.nearest(vector, n)
+        if self.entry.chunks < EXACT_UNDER or (self.one_shot and self.entry.chunks >= SCAN_FROM):
+            rows = self.rows  # HNSW is approximate: near-duplicate chunks can hide the nearest ones from it
+            if rows is not None:
+                return rows.nearest(vector, n)
         ask = n + len(self.entry.pending_ids) + 8
         while True:
             got = self.store.nearest(self.entry, vector, ask)
