@@ -160,6 +160,18 @@ def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
         evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], db=db)
 
 
+def test_a_question_naming_a_missing_document_is_named(built_db, tmp_path):
+    """A question file kept away from its corpus finds it where the collection was built
+    from even when one question names a document that is not there, and says which."""
+    db, _ = built_db
+    lines = (CORPUS / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    lines.insert(3, '{"id": "q-missing", "question": "x?", "doc_id": "yok/boyle-bir-belge.md", "answer": "x"}')
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(QuestionSetError, match=r"q-missing: no document 'yok/boyle-bir-belge.md'"):
+        evaluate(path, ["headers"], ("bm25",), db=db)
+
+
 def test_mrr_is_at_depth_10_whatever_k_and_budget_fetch(built_db):
     db, _ = built_db
     base = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 5), db=db).rows[0]

@@ -10,7 +10,6 @@ bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -322,15 +321,15 @@ def _open_all(store: Store, strategies, embedders, settings: Settings) -> list[I
 
 
 def _corpus_root(questions_path: Path, questions: list[Question], indexes: list[Index]) -> Path:
-    """The corpus folder: the question file's folder if the documents are there, else the
-    folder the first collection was built from."""
-    here = questions_path.resolve().parent
-    if all((here / q.doc_id).exists() for q in questions[:20]):
-        return here
-    for index in indexes:
-        for src in index.entry.source:
-            if all((Path(src) / q.doc_id).exists() for q in questions[:20]):
-                return Path(src)
+    """The corpus folder: of the question file's folder and the folders the collections
+    were built from, the first that holds most of the documents the first questions name
+    (`resolve` then names any question whose document is not there)."""
+    named = [q.doc_id for q in questions[:20]]
+    candidates = [questions_path.resolve().parent] + [Path(s) for i in indexes for s in i.entry.source]
+    held = [sum((root / d).exists() for d in named) for root in candidates]
+    best = max(range(len(candidates)), key=lambda i: (held[i], -i))
+    if named and 2 * held[best] > len(named):
+        return candidates[best]
     raise QuestionSetError(
         f"cannot find the documents of {questions_path.name} next to it or where the collections were built from; "
         "pass --corpus DIR"
