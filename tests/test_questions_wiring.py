@@ -74,6 +74,20 @@ def test_tune_generate_and_the_refusals(own):
     assert zero.exit_code != 0 and "at least 1" in zero.output
 
 
+def test_eval_generate_runs_where_the_index_folder_cannot_be_written(own, tmp_path, monkeypatch):
+    """A read-only index folder (eval and tune do not need to write one): the set is made
+    in a temporary folder and the run says so, instead of failing on the folder."""
+    import indexer.evaluation.generated as generated
+
+    docs, db = own
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setattr(generated, "questions_folder", lambda _db: blocked / "questions")  # mkdir fails
+    done = _run("eval", "--generate", 12, "-s", "headers", "-m", "bm25", "--db", db)
+    assert done.exit_code == 0, done.output
+    assert "12 questions from" in done.stdout and "could not keep them in" in done.stderr
+
+
 def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
     from indexer.indexing.building import build
 

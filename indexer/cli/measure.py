@@ -56,6 +56,8 @@ def _question_file(questions, generate, strategies, settings, embedder, corpus, 
     note(f"note: {CAVEAT}")
     if made.made is not None and made.made.shortfall:
         click.echo(f"warning: {made.made.shortfall}; scoring on those", err=True)
+    for line in made.made.notes if made.made is not None else ():
+        note(f"note: {line}")
     return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus
 
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,8 +296,13 @@ def cached_questions(
     made = make_questions(paths, n, seed=seed, llm=llm, knobs=knobs, include=include, exclude=exclude,
                           max_file_size=max_file_size, **kw)
     if made.questions:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        made.write(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.write(path)
+        except OSError as exc:  # a read-only index folder: eval and tune still run, without keeping them
+            path = Path(tempfile.mkdtemp(prefix="indexer-questions-")) / path.name
+            made.write(path)
+            made.notes.append(f"could not keep them in {cache_dir} ({exc.strerror or exc}); written to {path}")
     return path, made
 
 
