@@ -215,6 +215,24 @@ def test_every_file_skipped_on_load_is_reported_with_its_reason(api_build):
         assert {w.doc_id: w.reason for w in report.warnings} == WARNINGS
 
 
+def test_a_file_s_caveat_is_listed_by_every_build_until_it_changes(tmp_path):
+    """Like a skipped file, a file indexed with a caveat is listed again by the builds that
+    do not read it (it is unchanged), not only by the one that did."""
+    folder, db = tmp_path / "docs", tmp_path / "db"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nBir paragraf.\n", encoding="utf-8")
+    (folder / "cp1254.md").write_bytes("# Eski\n\nŞişli çalışma ğışçöü.\n".encode("cp1254"))
+    [first] = build([folder], ["fixed64"], db=db)
+    assert {w.doc_id: w.reason for w in first.warnings} == WARNINGS
+    (folder / "a.md").write_text("# A\n\nBaşka bir paragraf.\n", encoding="utf-8")
+    [second] = build([folder], ["fixed64"], db=db)
+    assert second.mode == "incremental" and second.changed == 1
+    assert {w.doc_id: w.reason for w in second.warnings} == WARNINGS
+    (folder / "cp1254.md").write_text("# Eski\n\nŞişli çalışma.\n", encoding="utf-8")  # re-saved as UTF-8
+    [third] = build([folder], ["fixed64"], db=db)
+    assert third.warnings == []
+
+
 def test_discovery_names_every_file_it_leaves_out(corpus):
     found = discover([corpus], max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
     assert {s.doc_id: s.reason for s in found.skipped} == SKIPPED_ON_DISCOVERY

@@ -22,8 +22,7 @@ from ..chunkers import ChunkerContext, StrategySpec
 from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
-from ..retrieval.bm25 import SIDE as BM25_SIDE
-from ..retrieval.bm25 import BM25Builder, load_or_rebuild
+from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder, load_or_rebuild
 from ..retrieval import rows as side_rows
 from ..retrieval.exact import SIDE as EXACT_SIDE, defined_in
 from ..retrieval.exact import write_for_build as write_exact
@@ -239,6 +238,7 @@ class _StrategyBuild:
             h = hashes[doc_id]
             if doc_id in old_files and old_files[doc_id]["hash"] == h and h:
                 unchanged.append(doc_id)
+                self.report.warnings.extend(Skipped(doc_id, w) for w in old_files[doc_id].get("warnings", ()))
             elif doc_id in old_skipped and old_skipped[doc_id].get("hash") == h and h:
                 self.report.skipped.append(Skipped(doc_id, old_skipped[doc_id].get("reason", "skipped")))
             else:
@@ -420,8 +420,8 @@ class _StrategyBuild:
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
-                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path), "chunks":
-                                     count, "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline}
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path), "chunks": count,
+                                     "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline, "warnings": doc.warnings}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)
 
