@@ -67,6 +67,19 @@ def test_gc_collects_what_a_killed_first_build_left(built, tmp_path):
 
 
 # -- readers follow rebuilds --------------------------------------------------------------------
+def test_a_read_of_a_collection_deleted_midway_is_a_missing_collection():
+    """What Chroma 1.5 says when a full rebuild deletes the collection a reader is reading
+    (seen once in the five-rebuild test below): a missing collection, which a long-lived
+    handle answers by following the catalogue, not a failure."""
+    from chromadb.errors import ChromaError
+
+    from indexer.errors import CollectionNotFound
+    from indexer.store.chroma import translate
+
+    for text in ("Missing field: [Missing metadata segment]", "Collection [1edee73d] does not exist."):
+        assert isinstance(translate(ChromaError(text), "db", "reading fixed64"), CollectionNotFound)
+
+
 def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
     corpus, db = built
     index = Index.open("fixed64", db=db, refresh=0.2)

@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 
 from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
 
-_MISSING = ("does not exist", "not found")
+# "Missing metadata segment": a read of a collection that a full rebuild deleted meanwhile
+_MISSING = ("does not exist", "not found", "missing metadata segment", "missing vector segment")
 _DISK_FULL = ("database or disk is full", "no space left", "disk full", "disk quota exceeded")
 _READ_ONLY = ("readonly database", "read-only", "read only file system", "permission denied")
 _CONNECTION = ("connection refused", "connecterror", "connection reset", "remoteprotocolerror", "timed out",
