@@ -425,6 +425,8 @@ class Index:
             if not self.follow(force=True):  # the version we read was replaced under us (a full rebuild)
                 raise
             out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+        if doc_id and not out and self.follow(force=True):  # ...or emptied while being deleted
+            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
         if doc_id and not out:
             raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
