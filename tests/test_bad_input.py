@@ -233,6 +233,24 @@ def test_a_file_s_caveat_is_listed_by_every_build_until_it_changes(tmp_path):
     assert third.warnings == []
 
 
+def test_the_counts_of_a_build_leave_out_skipped_files(tmp_path):
+    """added / changed / removed count what entered and left the index: a new file skipped
+    on load was not added, and a file that now fails to load left it (was removed)."""
+    folder, db = tmp_path / "docs", tmp_path / "db"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nBir paragraf.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# B\n\nİkinci paragraf.\n", encoding="utf-8")
+    (folder / "empty.md").write_text("", encoding="utf-8")
+    [first] = build([folder], ["fixed64"], db=db)
+    assert (first.added, first.files) == (2, 2)
+    (folder / "c.md").write_text("# C\n\nÜçüncü.\n", encoding="utf-8")
+    (folder / "binary.md").write_bytes(b"\x00\x01\x02" * 100)
+    (folder / "b.md").write_bytes(b"\x00\xff" * 100)  # was indexed; now cannot be
+    [second] = build([folder], ["fixed64"], db=db)
+    assert second.mode == "incremental"
+    assert (second.added, second.changed, second.removed, second.files) == (1, 0, 1, 2)
+
+
 def test_discovery_names_every_file_it_leaves_out(corpus):
     found = discover([corpus], max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
     assert {s.doc_id: s.reason for s in found.skipped} == SKIPPED_ON_DISCOVERY

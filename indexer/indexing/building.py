@@ -36,7 +36,7 @@ from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
 from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes,
-                       with_identities)
+                       why_full, with_identities)
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 
@@ -113,18 +113,6 @@ def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine
         "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
         "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(),
     }  # not the BM25 engine: every engine reads the same files
-
-
-def _why_full(old: dict, new: dict) -> str:
-    changed = []
-    for key in new:
-        if old.get(key) != new.get(key):
-            if key == "params":
-                diffs = [f"{k} {old['params'].get(k)}->{v}" for k, v in new["params"].items() if old["params"].get(k) != v]
-                changed.append("parameters changed (" + ", ".join(diffs) + ")")
-            else:
-                changed.append(f"{key} changed ({old.get(key)} -> {new.get(key)})")
-    return "; ".join(changed) or "settings changed"
 
 
 def build(
@@ -223,7 +211,7 @@ class _StrategyBuild:
         elif manifest is None:
             reason = "no readable file manifest beside the previous version"
         elif {k: v for k, v in manifest["settings"].items() if k in self.build_settings} != self.build_settings:
-            reason = _why_full(manifest["settings"], self.build_settings)
+            reason = why_full(manifest["settings"], self.build_settings)
         trusted = trusted_hashes(manifest, changed) if not reason else {}
         with self.timer("hash"):
             self.stats = {src.doc_id: identity(src.path) for src in self.found.files}  # before reading
@@ -381,6 +369,10 @@ class _StrategyBuild:
                         doc = load_file(src, self.encoding)
                     except SkipFile as exc:
                         report.skipped.append(Skipped(src.doc_id, str(exc)))
+                        if not plan.reason and src.doc_id in plan.manifest["files"]:  # indexed before: now out
+                            report.changed, report.removed = report.changed - 1, report.removed + 1
+                        else:
+                            report.added -= 1
                         skipped[src.doc_id] = {"hash": hashes[src.doc_id], "reason": str(exc)}
                         files.pop(src.doc_id, None)
                         old_ids, old_parents = live.get(src.doc_id, (set(), set()))

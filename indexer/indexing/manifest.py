@@ -147,3 +147,16 @@ def quick_stale(store: Store, entry: Entry, limit: int = 20_000) -> list[str]:
         except OSError:
             continue
     return sorted(out)
+
+
+def why_full(old: dict, new: dict) -> str:
+    """Why a build must be a full one: the build settings that changed since the manifest's."""
+    changed = []
+    for key in new:
+        if old.get(key) != new.get(key):
+            if key == "params":
+                diffs = [f"{k} {old['params'].get(k)}->{v}" for k, v in new["params"].items() if old["params"].get(k) != v]
+                changed.append("parameters changed (" + ", ".join(diffs) + ")")
+            else:
+                changed.append(f"{key} changed ({old.get(key)} -> {new.get(key)})")
+    return "; ".join(changed) or "settings changed"
