@@ -212,11 +212,42 @@ def test_code_questions_target_definitions(write_files):
     assert {q["question"] for q in names} <= {"parse_strategy_spec", "billing parse_strategy_spec", "InvoiceBook",
                                               "billing InvoiceBook", "InvoiceBook.total_due", "total_due",
                                               "billing total_due"}
-    words = make_questions(folder, 10, seed=2, knobs=Knobs(symbol=0.0)).questions
-    asked = [q for q in words if spans[tuple(q["span"])] == "parse_strategy_spec"]
-    said = set(asked[0]["question"].lower().replace("?", "").split())
-    assert said & {"parse", "strategy", "spec"}  # a word of the name, at least
-    assert said & {"split", "like", "fixed", "size", "32", "name", "parameters"} and "comment" in asked[0]["tags"]
+    docstring = {"split", "like", "fixed", "size", "32", "name", "parameters"}
+    from_docstring = 0
+    for seed in range(5):
+        words = make_questions(folder, 10, seed=seed, knobs=Knobs(symbol=0.0)).questions
+        asked = [q for q in words if spans[tuple(q["span"])] == "parse_strategy_spec"]
+        said = set(asked[0]["question"].lower().replace("?", "").split())
+        assert said & {"parse", "strategy", "spec"}  # a word of the name, at least
+        assert "comment" in asked[0]["tags"]
+        from_docstring += bool(said & docstring)
+    assert from_docstring >= 2  # words of the docstring, often
+
+
+def test_code_queries_take_their_off_target_share_from_their_own_knob(write_files):
+    """`code_noise` is the share of a code query's words drawn from the rest of its file;
+    prose queries keep `noise`."""
+    funcs = "\n\n".join(
+        f"def {verb}_{noun}(records, limit):\n    total = 0\n    for item in records:\n"
+        f"        total += item.{noun}_{verb}_weight * limit\n    return total\n"
+        for verb, noun in [("merge", "ledger"), ("split", "invoice"), ("rotate", "journal"), ("audit", "voucher"),
+                           ("archive", "receipt"), ("settle", "payment"), ("reopen", "account"), ("sweep", "balance")])
+    folder = write_files({"books/ops.py": funcs, "guide.md": "".join(
+        f"## {topic.title()}\n\n{_sentences(topic, 6)}\n\n" for topic in
+        ("delivery", "refund", "warranty", "shipping", "invoice", "coupon", "membership", "pickup"))})
+
+    def shares(knobs):
+        tagged = {"code": [], "prose": []}
+        for seed in range(6):
+            for q in make_questions(folder, 12, seed=seed, knobs=knobs).questions:
+                if "name" not in q["tags"]:
+                    tagged["code" if "code" in q["tags"] else "prose"].append("noise-terms" in q["tags"])
+        return {k: sum(v) / len(v) for k, v in tagged.items()}
+
+    quiet = shares(Knobs(symbol=0.0, code_noise=0.0, noise=0.45))
+    loud = shares(Knobs(symbol=0.0, code_noise=0.5, noise=0.45))
+    assert quiet["code"] == 0.0 and loud["code"] > 0.5
+    assert quiet["prose"] > 0.3 and abs(quiet["prose"] - loud["prose"]) < 1e-9  # prose untouched
 
 
 def test_cached_questions_are_reused_while_the_documents_are_unchanged(write_files, tmp_path):

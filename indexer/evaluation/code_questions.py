@@ -134,7 +134,8 @@ def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Documen
     for key in own:
         context.pop(key, None)
     pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, set(own) | set(context))}
-    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
+    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.code_noise),
+              "noise": knobs.code_noise}
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
