@@ -4,7 +4,8 @@
     python bench/questions_agreement.py --sets tr,en --seeds 3
     python bench/questions_agreement.py --tune           # choose the knobs, leave-one-set-out
     python bench/questions_agreement.py --check          # the tuning mirror against indexer.evaluate
-    python bench/questions_agreement.py --held-out --seeds 3 --large-seeds 1   # README's table
+    python bench/questions_agreement.py --tune --every --seeds 3   # ... every setting on three seeds
+    python bench/questions_agreement.py --held-out --seeds 3       # README's table
     python bench/questions_agreement.py --summarize      # the table again from the last results
 
 On every set where people wrote the questions (the bundled Turkish, English, code and PDF
@@ -49,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CORPUS, machine, table  # noqa: E402
-from public_sets import SETS, materialize  # noqa: E402
+from public_sets import materialize  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.generate import GENERATOR_VERSION, make_questions  # noqa: E402
@@ -316,6 +317,8 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="compare the tuning mirror with indexer.evaluate")
     parser.add_argument("--held-out", action="store_true",
                         help="each set with the knobs --tune chose on the other six (bench/.cache/agreement/loso.json)")
+    parser.add_argument("--every", action="store_true",
+                        help="--tune: every config on every seed (one stage), not seed 0 then a shortlist")
     parser.add_argument("--cap", type=int, default=150, help="--tune: at most this many made-up questions per set")
     parser.add_argument("--worker", default="0/1", help="--tune: this process scores configs i with i %% N == I (I/N)")
     parser.add_argument("--json", type=Path, default=None)
