@@ -177,3 +177,47 @@ def test_a_qualifier_prefers_the_definition_whose_file_or_owner_it_names():
     assert dict(index.definitions("text.page.render"))["b"] > dict(index.definitions("text.page.render"))["a"]
     assert dict(index.definitions("ui.widget.render")) == {"d": 3}  # the owner's key, its folder named
     assert index.definitions("cart.js") == [] and index.definitions("nothing.here") == []
+
+
+def _in_rank_order(scores: list[float]) -> bool:
+    return scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_scores_follow_the_rank_and_a_hit_an_exact_tier_ranked_says_so(pagekit, mode):
+    """The definition is ranked by its exact tier above tests the search scored higher: its
+    score is raised to the best one below it (its own kept in `search_score`) and `match`
+    says why; it used to show its own, lower score (0.000 for a definition that was not
+    among the candidates) above higher ones."""
+    hits = pagekit.search("pagekit.echo_via_pager", mode=mode, k=5)
+    assert _in_rank_order([h.score for h in hits])
+    top = hits[0]
+    assert (top.match, top.exact) == ("exact symbol", 3)
+    assert top.search_score is not None and top.search_score < top.score == hits[1].score
+    assert [h.match for h in hits[1:]] == ["exact term"] * 4 and all(h.search_score is None for h in hits[1:])
+    plain = pagekit.search("show text through the pager", mode=mode, k=5)  # no exact tier: nothing raised
+    assert all(h.match == "" and h.search_score is None for h in plain) and _in_rank_order([h.score for h in plain])
+
+
+def test_every_front_door_shows_scores_in_rank_order_and_the_match(pagekit):
+    from starlette.testclient import TestClient
+
+    from indexer.agents.server import Tools
+    from indexer.serve.app import create_app
+    from indexer.settings import Settings, settings_for
+
+    db, query = pagekit.store.settings.db, "pagekit.echo_via_pager"
+    table = CliRunner().invoke(cli, ["query", query, "-s", "code", "--db", str(db)])
+    lines = [line for line in table.output.splitlines() if line.startswith("#")]
+    assert _in_rank_order([float(line.split()[1]) for line in lines]), lines
+    assert "[function]  exact symbol, scored " in lines[0] and "exact term" in lines[1]
+    as_json = CliRunner().invoke(cli, ["query", query, "-s", "code", "--db", str(db), "--json"])
+    rows = [json.loads(line) for line in as_json.output.splitlines()]
+    assert _in_rank_order([r["score"] for r in rows])
+    assert rows[0]["match"] == "exact symbol" and rows[0]["search_score"] < rows[0]["score"]
+    served = TestClient(create_app(Settings.load(db=db)), base_url="http://127.0.0.1").post(
+        "/api/search", json={"query": query, "strategy": "code", "k": 5}).json()["hits"]
+    assert _in_rank_order([h["score"] for h in served]) and served[0]["match"] == "exact symbol"
+    mcp = Tools(settings_for(db=db)).search(query, k=5)["results"]
+    assert _in_rank_order([r["score"] for r in mcp]) and mcp[0]["match"] == "exact symbol"
+    assert mcp[0]["doc_id"] == "src/pagekit/termui.py"

@@ -267,21 +267,24 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
 
 
 def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex, holds, doc_of, first_chunks,
-               live) -> tuple[list[str], dict[str, int]]:
+               live, why: dict[str, str] | None = None) -> tuple[list[str], dict[str, int]]:
     """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
     end — definitions the query names, or the first chunks of a file it names when no
     candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
     terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
-    a document's first chunk ids, `live` says which ids the version has."""
+    a document's first chunk ids, `live` says which ids the version has. `why`, when
+    given, receives what put each tiered id there (`match_labels`)."""
     if len(query.split()) > LOOKUP_WORDS:
         return [], {}
     terms = analyzer.exact_terms(query)
     key = bare_symbol(query)
     if not terms and not key:
         return [], {}
-    definitions = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    symbols = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    codes = []
     if terms and len(query.split()) <= 2:  # a bare code (`SEV2`, `error E4021`): where it is defined
-        definitions += [(cid, 1) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
+        codes = [(cid, 1) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
+    definitions = symbols + codes
     docs: dict[str, int] = {}  # documents whose file names are among the query's exact terms
     for term in terms:
         for doc in exact.names.get(term, ()):
@@ -294,7 +297,26 @@ def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex
     everything = ids + extra
     held = dict(zip(everything, holds(terms, everything))) if terms else {}
     named = {cid: docs.get(doc, 0) for cid, doc in doc_of(everything).items()} if docs else {}
+    if why is not None:
+        why.update(match_labels(held, named, [cid for cid, _ in symbols], [cid for cid, _ in codes]))
     return extra, tiers(held, named, definitions)
+
+
+def match_labels(held: dict[str, int], named: dict[str, int], symbols: list[str],
+                 codes: list[str]) -> dict[str, str]:
+    """What put each tiered id in its tier, the strongest reason only: `exact symbol` (a
+    definition of the symbol the query names), `exact code` (the row, heading or line that
+    defines the code), `file name` (a chunk of the file the query names), `exact term` (it
+    holds one of the query's codes or identifiers verbatim).
+
+    >>> match_labels({"a": 1, "b": 1}, {"c": 1}, ["b"], ["d"])
+    {'a': 'exact term', 'b': 'exact symbol', 'c': 'file name', 'd': 'exact code'}
+    """
+    out = {cid: "exact term" for cid, n in held.items() if n}
+    out.update((cid, "file name") for cid, n in named.items() if n)
+    out.update((cid, "exact code") for cid in codes)
+    out.update((cid, "exact symbol") for cid in symbols)
+    return out
 
 
 def tiers(held: dict[str, int], named: dict[str, int], definitions: list[tuple[str, int]]) -> dict[str, int]:
