@@ -36,6 +36,7 @@ from .options import Query, SearchOptions
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW there
+DISTINCT_DEPTH = 16  # a text repeated all over: look this many times deeper for k distinct ones, no more
 
 
 
@@ -180,7 +181,9 @@ class Index:
         """The top k hits, best first. Every side is searched to a fixed depth (at least
         `candidates`) and ties are broken by document and position, so the top 5 is
         always the prefix of the top 10. Parent-child collections return k distinct
-        parents when there are k: more children are taken until there are."""
+        parents when there are k: more children are taken until there are. A text comes
+        back once (`hits.distinct`: its other documents in `same_text`), and scores never
+        rise down the list (`hits.in_rank_order`)."""
         return self.lookup(query, options, **kw)[0]
 
     def lookup(self, query: str | Query, options: SearchOptions | None = None,
@@ -203,6 +206,7 @@ class Index:
         parent_mode, k = bool(self.entry.parents), options.k
         n = max(k, options.candidates, options.children_k if parent_mode else 0)
         total = max(len(self.live), 1)
+        deepest = total if parent_mode else min(total, DISTINCT_DEPTH * n)
         keep = None if parent_mode else k
         while True:
             ranked, why = self._ranked(query, min(n, total), options, keep)
@@ -215,7 +219,7 @@ class Index:
                         keep = None  # ...in full tie order
                         continue
                     hits = distinct(self._hits(ranked, why))
-            if len(hits) >= k or n >= total or (not parent_mode and len(ranked) < min(n, total)):
+            if len(hits) >= k or n >= deepest or (not parent_mode and len(ranked) < min(n, total)):
                 break
             n *= 4  # too few distinct parents or texts among the candidates: look deeper
         if options.mode == "hybrid":
