@@ -190,6 +190,9 @@ class Hit:
     child_ids: list[str] = field(default_factory=list)
     embedding_share: float | None = None  # weighted and adaptive fusion: the embedding side's weight
     exact: int = 0  # exact-match tier: query codes held, +2 for the definition a bare symbol query names
+    match: str = ""  # what put it in its exact-match tier: exact symbol | exact code | file name | exact term
+    search_score: float | None = None  # the mode's own score, when `score` was raised to keep rank order
+    same_text: list[str] = field(default_factory=list)  # other documents whose hits had this text (dropped)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
@@ -216,5 +219,7 @@ class Hit:
             "bm25_score": self.bm25_score,
             **({"child_ids": self.child_ids} if self.child_ids else {}),
             **({"embedding_share": self.embedding_share} if self.embedding_share is not None else {}),
-            **({"exact": self.exact} if self.exact else {}),
+            **({"exact": self.exact, "match": self.match} if self.exact else {}),
+            **({"search_score": self.search_score} if self.search_score is not None else {}),
+            **({"same_text": self.same_text} if self.same_text else {}),
         }

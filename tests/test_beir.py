@@ -159,8 +159,9 @@ def test_import_build_and_eval_end_to_end_with_graded_ndcg(tmp_path):
         {"_id": "shipping/villages", "title": "Shipping to villages",
          "text": "Parcels to villages arrive in five working days. Village deliveries use a partner courier."},
         {"_id": "returns", "title": "Returns", "text": "You can return a product within fourteen days."},
-        {"_id": "cargo-faq", "title": "Cargo questions", "text": " ".join(
-            ["Village parcels and village deliveries: village parcels arrive late, village parcels take days."] * 6)},
+        {"_id": "cargo-faq", "title": "Cargo questions", "text": " ".join(  # numbered: no two windows alike
+            f"Village parcels and village deliveries: village parcels arrive late, village parcels take days ({i})."
+            for i in range(1, 7))},
         {"_id": "payment", "title": "Payment", "text": "Card payments can be split into instalments."},
         {"_id": "warranty", "title": "Warranty", "text": "Electronics carry a two year warranty."},
     ]

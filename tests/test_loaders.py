@@ -226,7 +226,7 @@ def test_bad_input_folder_is_indexed_without_crashing(write_files):
     root = _bad_input_folder(write_files)
     found, docs = load_all(root, max_file_size=1024 * 1024)
     reasons = {s.doc_id: s.reason for s in found.skipped}
-    assert set(docs) == {"good.md", "isim boşluklu ğüş 🙂.md", "utf16.txt", "cp1254.md", "inside-link.md"}
+    assert set(docs) == {"good.md", "isim boşluklu ğüş 🙂.md", "utf16.txt", "cp1254.md"}
     assert docs["cp1254.md"].text.endswith("ğışçöü")
     assert docs["utf16.txt"].text == "UTF-16 metin: ğüş"
     assert [w.doc_id for w in found.warnings] == ["cp1254.md"]
@@ -237,6 +237,7 @@ def test_bad_input_folder_is_indexed_without_crashing(write_files):
     assert "without visible text" in reasons["page.html"]
     assert "loop" in reasons["self-link.md"]
     assert "outside" in reasons["outside-link.md"]
+    assert reasons["inside-link.md"] == "symlink to good.md, indexed there"  # indexed once
     assert "loop" in reasons["loop"] or "already indexed" in reasons["loop"]
 
 

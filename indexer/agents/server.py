@@ -181,6 +181,10 @@ def chunk_dict(c) -> dict:
 
 def hit_dict(hit) -> dict:
     out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
+    if hit.match:
+        out["match"] = hit.match  # an exact-match tier ranked it (score raised to keep rank order)
+    if hit.same_text:
+        out["same_text"] = hit.same_text  # other documents holding this very text
     if hit.child_ids:
         out["matched_children"] = hit.child_ids  # parent-child: the text is the parent section these matched in
     return out
@@ -317,7 +321,8 @@ def create_server(tools: Tools):
                max_tokens: int | None = None) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
-        file · class · method for code), score and n_tokens. mode: hybrid (default: BM25 and
+        file · class · method for code), score, n_tokens, and match when an exact-match tier
+        ranked it (exact symbol, exact code, file name, exact term). mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
         strategy: a collection from list_collections; when omitted, DEFAULT_RULE. max_tokens
         caps the total text returned (default 4000); results that do not fit are counted in
