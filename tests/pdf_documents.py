@@ -438,3 +438,65 @@ def flowing_columns_pdf(path: Path, paragraphs: int = 14) -> list[str]:
     doc.addPageTemplates([PageTemplate(id="two", frames=frames)])
     doc.build([Paragraph(t, style) for t in texts])
     return texts
+
+
+def spec_title_page_pdf(path: Path) -> list[str]:
+    """The shared-mime-info specification's first page: the title, the group with its
+    web address, the author and a spelled-out e-mail address, all large and bold and
+    centred, then numbered sections. Returns the headings a reader must find."""
+    sheet = Sheet(path, size=(612.0, 792.0))
+    for y, text, size in ((88, "Shared MIME-info Database", 25), (122, "X Desktop Group (http://www.freedesktop.org)", 17),
+                          (171, "Thomas Leonard", 17), (194, "tal197 at users.sf.net", 12)):
+        sheet.text(306, y, text, size, bold=True, align="centre")
+    y = _section(sheet, 250, "1. Introduction", 17, [])
+    y = _section(sheet, y, "1.1. Version", 14.5, [
+        "This is version 0.21 of the Shared MIME-info Database specification, last updated 2 October 2018."])
+    _section(sheet, y, "1.2. What is this spec?", 14.5, [
+        "Many programs and desktops use the MIME system to represent the types of files. Frequently, it is",
+        "necessary to work out the correct MIME type for a file. This is generally done by examining the name."])
+    sheet.page()
+    _section(sheet, 80, "1.3. Language used in this specification", 14.5, [
+        'The key words "MUST", "MUST NOT", "REQUIRED", "SHALL" and "SHALL NOT" in this document are to be',
+        "interpreted as described in RFC 2119."])
+    sheet.page()
+    sheet.save()
+    return ["# Shared MIME-info Database", "## 1. Introduction", "### 1.1. Version", "### 1.2. What is this spec?",
+            "### 1.3. Language used in this specification"]
+
+
+def manual_title_page_pdf(path: Path, email: bool = True) -> list[str]:
+    """A Texinfo manual's title page (libtasn1's): the title, a subtitle in the text
+    font, and the authors large and bold at the foot of the page (the last one with an
+    e-mail address, or none); the copyright page; then chapters. Returns the headings."""
+    sheet = Sheet(path, size=(612.0, 792.0))
+    sheet.text(90, 230, "Libtasn1", 20.5, bold=True)
+    sheet.text(522, 250, "Abstract Syntax Notation One (ASN.1) library for the GNU system", 11, align="right")
+    sheet.text(522, 263, "for version 4.19.0, 18 August 2022", 11, align="right")
+    authors = ["Fabio Fiorina", "Simon Josefsson", "Nikos Mavrogiannopoulos" + (" (help-libtasn1@gnu.org)" if email else "")]
+    for k, name in enumerate(authors):
+        sheet.text(90, 645 + 17 * k, name, 14.5, bold=True)
+    sheet.page()
+    for k, line in enumerate(["This manual is for GNU Libtasn1 (version 4.19.0, 18 August 2022), which is a library",
+                              "for Abstract Syntax Notation One (ASN.1) and Distinguished Encoding Rules (DER)",
+                              "manipulation. Copyright 2001-2022 Free Software Foundation, Inc."]):
+        sheet.text(90, 100 + 13 * k, line, 11)
+    sheet.page()
+    y = _section(sheet, 100, "1 Introduction", 17, [
+        "This document describes the Libtasn1 library that provides Abstract Syntax Notation One parsing",
+        "and structures management, and Distinguished Encoding Rules encoding and decoding functions."], size=11)
+    _section(sheet, y, "1.1 Features", 14.5, [
+        "On-line ASN.1 structure management that does not require any C code file generation, and",
+        "off-line ASN.1 structure management with C code file generation containing an array."], size=11)
+    sheet.page()
+    sheet.save()
+    return ["# Libtasn1", "## 1 Introduction", "### 1.1 Features"]
+
+
+def _section(sheet: Sheet, y: float, heading: str, heading_size: float, lines: list[str], size: float = 10.0) -> float:
+    """A bold heading and its paragraph; returns where the next one goes."""
+    sheet.text(72, y, heading, heading_size, bold=True)
+    y += heading_size + 14
+    for line in lines:
+        sheet.text(72, y, line, size)
+        y += size * 1.3
+    return y + 18

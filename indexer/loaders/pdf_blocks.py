@@ -2,8 +2,10 @@
 and tables.
 
 Lines in a larger or bold font are headings, their level from the font size; lines in a
-fixed-pitch font are code, but for a lone one that ends a sentence of the paragraph
-above it (the last line of a wrapped function signature).
+fixed-pitch font are code. A title page's lines are body text unless they really head
+something: a line with an e-mail address or a web address (authors, affiliations), a
+line on the first page that heads no text of its own (an author's name above the
+next heading of its size), or a line that ends a title page without running text.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
 _SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
 _NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
 _LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
+# an e-mail address (also written `name at host.org`) or a web address: contact lines
+_CONTACT = re.compile(
+    r"[\w.+-]+(?:@| ?[(\[]at[)\]] ?| at )[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bhttps?://|\bwww\.[\w-]+\.",
+    re.I,
+)
 
 
 @dataclass(slots=True)
@@ -32,6 +39,8 @@ def line_blocks(lines: list[Box], body: float) -> list[Block]:
     """Lines into blocks, headings with their levels (1 the largest font)."""
     blocks = _rejoin_lone_code(_blocks(lines, body, *_leading(lines, body)), body)
     _heading_levels(blocks, body)
+    if _not_headings(blocks):
+        _heading_levels(blocks, body)  # a level may have gone with them
     return blocks
 
 
@@ -164,3 +173,38 @@ def _heading_levels(blocks: list[Block], body: float) -> None:
             s = b.lines[0].size
             rank = next((k for k, v in enumerate(levels) if abs(v - s) <= 0.5), len(levels)) if s >= body * 1.15 else len(levels)
             b.level = min(rank + 1, 6)
+
+
+def _text(block: Block) -> str:
+    return " ".join(line.text for line in block.lines)
+
+
+def _running_text(block: Block) -> bool:
+    """Content under a heading: a table, code, a list item, or a paragraph of a sentence
+    or more (not a name, an affiliation or a date line of a title page)."""
+    if block.kind in ("table", "code", "item"):
+        return True
+    if block.kind != "paragraph" or _CONTACT.search(_text(block)):
+        return False
+    words = len(_text(block).split())
+    return words >= 20 or words >= 6 and block.lines[-1].text.rstrip().endswith((".", "!", "?"))
+
+
+def _not_headings(blocks: list[Block]) -> bool:
+    """Turn title-page lines set as headings into paragraphs (the module's docstring says
+    which); True when any was."""
+    changed = False
+    for b in blocks:
+        if b.kind == "heading" and _CONTACT.search(_text(b)):
+            b.kind, changed = "paragraph", True
+    first = blocks[0].lines[0].page if blocks else 0
+    front = [b for b in blocks if b.lines[0].page == first]  # the first page's blocks
+    heads = [b for b in front if b.kind == "heading"]
+    if heads and front[-1] is heads[-1] is not heads[0] and not any(_running_text(b) for b in front):
+        heads.pop().kind, changed = "paragraph", True  # it ends a title page: nothing under it
+    text = next((b for b in front if _running_text(b)), None)  # where the front matter ends
+    heads = [b for b in heads if text is None or front.index(b) < front.index(text)]
+    for b, nxt in zip(heads, heads[1:]):
+        if nxt.level <= b.level:  # the next heading is not under it: it heads no text
+            b.kind, changed = "paragraph", True
+    return changed
