@@ -121,3 +121,25 @@ def test_headings_of_sections_on_a_first_page_stay(tmp_path):
         path = tmp_path / f"{make.__name__}.pdf"
         drawn = make(path)
         assert _headings(extract_pdf(path).text) == ["# " + page[0] for page in drawn.body]
+
+
+def test_a_lone_code_line_that_ends_a_sentence_goes_back_into_it(tmp_path):
+    """libtasn1's signatures wrap their last argument, in a typewriter font, onto a line
+    of its own: it ends the paragraph's sentence. A code line after a colon is code."""
+    path = tmp_path / "imza.pdf"
+    sheet = docs.Sheet(path)
+    mono = docs.hidden_mono_font()
+    sheet.text(72, 100, "int asn1_find_node (asn1 node const pointer, const char *", 11)
+    for x, y, code in ((122, 113, "name)"), (72, 163, "asn1Coding -c assign.asn")):
+        sheet.c.setFont(mono, 11)
+        sheet.c.drawString(x, sheet.h - y, code)
+    sheet.text(72, 140, "Searches the structure for the element and returns it. Run it with:", 11)
+    sheet.text(72, 190, "The result is printed on the standard output.", 11)
+    sheet.page()
+    sheet.save()
+    assert extract_pdf(path).text == (
+        "int asn1_find_node (asn1 node const pointer, const char * name)\n\n"
+        "Searches the structure for the element and returns it. Run it with:\n\n"
+        "```\nasn1Coding -c assign.asn\n```\n\n"
+        "The result is printed on the standard output.\n"
+    )
