@@ -248,8 +248,8 @@ def hide_fixed_pitch(path: Path) -> None:
     """Make a fixed-pitch font look like any other: a name no pattern knows (as
     NimbusMonL was) and no FixedPitch flag; only its glyphs' widths tell. Same-length
     byte swaps keep the cross-reference table right (the canvas must not compress)."""
-    data = path.read_bytes().replace(b"DejaVuSansMono", b"DejaVuSansPlan").replace(b"/Flags 5 ", b"/Flags 4 ")
-    path.write_bytes(data)
+    data = path.read_bytes().replace(b"DejaVuSansMono", b"DejaVuSansPlan")
+    path.write_bytes(data.replace(b"/Flags 5 ", b"/Flags 4 "))
 
 
 def spread(sheet: Sheet, y: float, words: list[str], size: float, x0: float = MEASURE[0],
@@ -445,7 +445,8 @@ def spec_title_page_pdf(path: Path) -> list[str]:
     web address, the author and a spelled-out e-mail address, all large and bold and
     centred, then numbered sections. Returns the headings a reader must find."""
     sheet = Sheet(path, size=(612.0, 792.0))
-    for y, text, size in ((88, "Shared MIME-info Database", 25), (122, "X Desktop Group (http://www.freedesktop.org)", 17),
+    for y, text, size in ((88, "Shared MIME-info Database", 25),
+                          (122, "X Desktop Group (http://www.freedesktop.org)", 17),
                           (171, "Thomas Leonard", 17), (194, "tal197 at users.sf.net", 12)):
         sheet.text(306, y, text, size, bold=True, align="centre")
     y = _section(sheet, 250, "1. Introduction", 17, [])
@@ -472,7 +473,8 @@ def manual_title_page_pdf(path: Path, email: bool = True) -> list[str]:
     sheet.text(90, 230, "Libtasn1", 20.5, bold=True)
     sheet.text(522, 250, "Abstract Syntax Notation One (ASN.1) library for the GNU system", 11, align="right")
     sheet.text(522, 263, "for version 4.19.0, 18 August 2022", 11, align="right")
-    authors = ["Fabio Fiorina", "Simon Josefsson", "Nikos Mavrogiannopoulos" + (" (help-libtasn1@gnu.org)" if email else "")]
+    last = "Nikos Mavrogiannopoulos" + (" (help-libtasn1@gnu.org)" if email else "")
+    authors = ["Fabio Fiorina", "Simon Josefsson", last]
     for k, name in enumerate(authors):
         sheet.text(90, 645 + 17 * k, name, 14.5, bold=True)
     sheet.page()

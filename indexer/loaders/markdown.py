@@ -350,7 +350,7 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
         s = lstrip_start(text, 0, first)
         sections.append(Section((title,), 0, s, rstrip_end(text, s, first), s))
     top = min(h.level for h in headings)
-    sibling = any(h.level == top and h.text == title for h in headings)  # the title is a top heading
+    sibling = any(h.level == top and h.text == title for h in headings)  # the title is a top one
     stack: list[Heading] = []
     for idx, h in enumerate(headings):
         while stack and stack[-1].level >= h.level:

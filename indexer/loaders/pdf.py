@@ -34,7 +34,9 @@ __all__ = [
 
 _PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
-_MONO_NAME = re.compile(r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I)
+_MONO_NAME = re.compile(
+    r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I
+)
 _CORRUPT = "corrupt PDF ({}); repair it, e.g. with qpdf, or get a new copy"
 
 
@@ -222,7 +224,9 @@ def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]
         out = Page(w, h, Glyphs())
         textpage = page.get_textpage()
         try:
-            rotated = _read_glyphs(textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes, fixed)
+            rotated = _read_glyphs(
+                textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes, fixed
+            )
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
@@ -292,7 +296,9 @@ def _runs(kept: list[int], page: int, get_object, per_char: bool):
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
-def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fixed: dict[str, bool]) -> int:
+def _read_glyphs(
+    textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
+) -> int:
     """Append the page's upright glyphs to `glyphs` and return how many sideways
     characters were left out. Style and baseline are read once per text object (one
     show-text operator: one font, one size, one baseline); a character whose box leaves
@@ -311,7 +317,7 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fi
     chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
-    runs: list[tuple[int, bool, str]] = []  # glyphs added, fixed-pitch by its font's word, font name
+    runs: list[tuple[int, bool, str]] = []  # glyphs, fixed-pitch as the font says, font name
     for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
         i = kept[a]
         size = raw.FPDFText_GetFontSize(textpage, i) or 1.0

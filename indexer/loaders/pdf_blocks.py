@@ -23,7 +23,8 @@ _NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
 _LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
 # an e-mail address (also written `name at host.org`) or a web address: contact lines
 _CONTACT = re.compile(
-    r"[\w.+-]+(?:@| ?[(\[]at[)\]] ?| at )[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bhttps?://|\bwww\.[\w-]+\.",
+    r"[\w.+-]+(?:@| ?[(\[]at[)\]] ?| at )[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b"
+    r"|\bhttps?://|\bwww\.[\w-]+\.",
     re.I,
 )
 
@@ -139,7 +140,8 @@ def _rejoin_lone_code(blocks: list[Block], body: float) -> list[Block]:
     joined: Block | None = None
     for block in blocks:
         prev = out[-1] if out else None
-        if block.kind == "code" and len(block.lines) == 1 and prev is not None and prev.kind in ("paragraph", "item"):
+        lone = block.kind == "code" and len(block.lines) == 1
+        if lone and prev is not None and prev.kind in ("paragraph", "item"):
             if _goes_on(prev.lines[-1], block.lines[0], body):
                 prev.lines.append(block.lines[0])
                 joined = prev
@@ -200,7 +202,8 @@ def _not_headings(blocks: list[Block]) -> bool:
     first = blocks[0].lines[0].page if blocks else 0
     front = [b for b in blocks if b.lines[0].page == first]  # the first page's blocks
     heads = [b for b in front if b.kind == "heading"]
-    if heads and front[-1] is heads[-1] is not heads[0] and not any(_running_text(b) for b in front):
+    ends = bool(heads) and front[-1] is heads[-1] is not heads[0]
+    if ends and not any(_running_text(b) for b in front):
         heads.pop().kind, changed = "paragraph", True  # it ends a title page: nothing under it
     text = next((b for b in front if _running_text(b)), None)  # where the front matter ends
     heads = [b for b in heads if text is None or front.index(b) < front.index(text)]

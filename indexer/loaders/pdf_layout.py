@@ -20,8 +20,8 @@ from operator import itemgetter
 from typing import NamedTuple
 
 __all__ = [
-    "Box", "GUTTER_LINES", "Glyph", "Glyphs", "Packed", "Page", "fixed_pitch", "fragments", "merge_boxes", "reading_order", "rows_of",
-    "words_of",
+    "Box", "GUTTER_LINES", "Glyph", "Glyphs", "Packed", "Page", "fixed_pitch", "fragments",
+    "merge_boxes", "reading_order", "rows_of", "words_of",
 ]
 
 
@@ -283,7 +283,8 @@ def _across(strips: list[list[Box]], g0: float, g1: float) -> list[str]:
             sides.append(None)
             continue
         gap = min(right) - max(left)
-        spaces = [b.x0 - a.x1 for a, b in zip(xs, xs[1:]) if not (a.x1 <= g0 + 0.01 and b.x0 >= g1 - 0.01)]
+        spaces = [b.x0 - a.x1 for a, b in zip(xs, xs[1:])
+                  if not (a.x1 <= g0 + 0.01 and b.x0 >= g1 - 0.01)]
         sides.append((min(right), all(space < 0.8 * gap for space in spaces)))
     edges = Counter(round(s[0]) for s in sides if s)
     kinds = []
