@@ -47,8 +47,10 @@ def pages_label(start_page: int, end_page: int) -> str:
 class Section:
     """A heading and the text under it, up to the next heading of any level.
 
-    `heading_path` starts with the document title. `start`/`end` are character offsets
-    into the document text; `body_start` is where the text after the heading line begins.
+    `heading_path` starts with the document title, or with a top-level heading when the
+    title is one of those (`# One`, `# Two`: `Two`, not `One › Two`). `start`/`end` are
+    character offsets into the document text; `body_start` is where the text after the
+    heading line begins.
     Level 0 is text before the first heading (or a document without headings).
     """
 
