@@ -230,6 +230,24 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
                                                if inside else db.name)
 
 
+def test_a_query_no_encoder_can_write_is_answered_in_every_mode(client):
+    """Issue 35, item 4: a lone surrogate (`"\\ud800"` in the JSON) ended in a 500."""
+    from indexer.retrieval import MODES
+
+    def post(path: str, body: dict):
+        # json.dumps escapes the surrogate as \ud800: what a client sends
+        return client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    for mode in MODES:
+        got = post("/api/search", {"query": "\ud800 kargo", "strategy": "headers", "mode": mode, "k": 3})
+        assert got.status_code == 200 and len(got.json()["hits"]) == 3, (mode, got.text)
+    got = post("/api/compare", {"query": "\ud800 kargo", "strategies": ["headers", "\udc00"], "modes": list(MODES)})
+    assert got.status_code == 200 and got.json()["query"] == "\ufffd kargo"
+    results = got.json()["results"]
+    assert [len(r["hits"]) for r in results[:3]] == [5, 5, 5]
+    assert results[3]["status"] == 404 and "strategy '\ufffd'" in results[3]["error"]
+
+
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
     from starlette.testclient import TestClient
 
