@@ -1,5 +1,7 @@
 import json
 import math
+import re
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -11,7 +13,7 @@ from indexer.evaluation.run import _score, _TokenSpans
 from indexer.loaders import load_documents, make_document
 from indexer.types import Chunk, Hit
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 
 DOC = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\n| Bölge | Gün |\n|---|---|\n| Köy | 3-5 |\n\n## İade\n\nOn dört gün.\n")
 
@@ -223,3 +225,34 @@ def test_png_plot(built_db, tmp_path):
     ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
     report.plot(ev, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- --plot (issue 35, item 7) ---------------------------------------------------------------------
+def test_a_plot_that_cannot_be_written_fails_before_the_evaluation(built_db, tmp_path, monkeypatch):
+    """Without matplotlib (an install without the plot extra) a .png plot failed after the
+    whole evaluation, with no table; now the one line comes first, and .html needs nothing."""
+    db, _ = built_db
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails, as where it is not installed
+    args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-m", "bm25", "--db", str(db), "--plot"]
+    png = CliRunner().invoke(cli, [*args, str(tmp_path / "r.png")])
+    # nothing before it: no "evaluated headers/bm25 ..." note, no table
+    assert (png.exit_code, png.stdout, png.stderr) == (2, "", 'Error: a .png plot needs matplotlib: pip install -e '
+                                                              '".[plot]" (or write --plot report.html or report.svg, '
+                                                              "which need nothing)\n")
+    odd = CliRunner().invoke(cli, [*args, str(tmp_path / "r.txt")])
+    assert (odd.exit_code, odd.stderr) == (2, "Error: --plot writes .html, .htm, .svg, .png, .pdf, .jpg, .jpeg files, "
+                                              "not .txt (r.txt)\n")
+    page = CliRunner().invoke(cli, [*args, str(tmp_path / "r.html"), "-q"])
+    assert page.exit_code == 0 and "<svg" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_readme_tour_plots_without_the_plot_extra(monkeypatch):
+    """The tour runs top to bottom in a fresh install: its --plot needs nothing extra."""
+    from indexer.evaluation import report
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    tour = (ROOT / "README.md").read_text(encoding="utf-8").split("## A tour", 1)[1].split("```", 2)[1]
+    plots = re.findall(r"--plot (\S+)", tour)
+    assert plots
+    for path in plots:
+        report.check_plot(path)

@@ -113,6 +113,8 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
     options.check()  # before any work
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
+    if plot_path:
+        report.check_plot(plot_path)  # matplotlib is missing: say so now, not after the evaluation
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
     questions, corpus = _question_file(questions, generate, strategies, settings, (embedders or (None,))[0], corpus,
