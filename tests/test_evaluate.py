@@ -1,6 +1,7 @@
 import json
 import math
 import re
+import shutil
 import sys
 
 import pytest
@@ -225,6 +226,55 @@ def test_png_plot(built_db, tmp_path):
     ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
     report.plot(ev, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- a question set and the collections it is scored on (issue 35, item 2) ------------------------
+def test_a_question_set_about_documents_the_collection_does_not_hold_is_refused(built_db):
+    """The code sample's questions against the Turkish collection gave 0 in every row and
+    exit 0, --require-fresh or not: now one line naming the file, the collection and what
+    to do, from eval and tune alike."""
+    from indexer.evaluation.tune import tune
+
+    db, _ = built_db
+    questions, code = CORPUS / "code" / "questions.jsonl", CORPUS / "code"
+    want = (f"Error: {questions}: none of its questions is about a document in headers (use-m3) (built from {CORPUS}; "
+            f"the questions are about {code}): build the folder the questions are about (indexer build {code} "
+            "--strategy headers --db DIR) and pass --db DIR, or pass --db of an index built from it\n")
+    for extra in ([], ["--require-fresh"], ["-s", "fixed64"]):
+        result = CliRunner().invoke(cli, ["eval", str(questions), "-s", "headers", "-m", "bm25", "--db", str(db), *extra])
+        assert (result.exit_code, result.stdout, result.stderr) == (1, "", want), extra
+    with pytest.raises(QuestionSetError, match=re.escape(want[7:-1])):
+        tune(questions, ["headers"], db=db)
+
+
+def test_questions_about_documents_a_collection_lacks_are_left_out_and_counted(built_db, tmp_path):
+    """Some questions about a document the collections do not hold: a warning counts them,
+    every row is scored on the others (the same numbers as without them), JSON names them;
+    --require-fresh makes it an error."""
+    db, _ = built_db
+    docs = tmp_path / "docs"
+    shutil.copytree(CORPUS, docs, ignore=shutil.ignore_patterns("code", "en", "pdf"))
+    (docs / "yeni.md").write_text("# Yeni\n\nKargo artık drone ile gelir.\n", encoding="utf-8")
+    extra = {"id": "q-yeni", "question": "drone ile kargo", "doc_id": "yeni.md", "answer": "drone ile gelir"}
+    path = docs / "questions.jsonl"
+    path.write_text(path.read_text(encoding="utf-8") + json.dumps(extra) + "\n", encoding="utf-8")
+    args = ["-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", str(db), "-q"]
+    result = CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "warning: 1 of 66 questions are about documents headers (use-m3) (1: q-yeni) and fixed64 (use-m3) (1: q-yeni) "
+        "do not hold; every score is over the other 65 (build those documents in to score them all)"]
+    assert result.stdout.splitlines()[0] == f"65 questions from {path} (1 left out, see the warning); documents in {docs}"
+    rows = [json.loads(line) for line in
+            CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args, "--json"]).stdout.splitlines()]
+    plain = [json.loads(line) for line in
+             CliRunner().invoke(cli, ["eval", str(CORPUS / "questions.jsonl"), *args, "--json"]).stdout.splitlines()]
+    assert [(r["questions"], r["left_out"]) for r in rows] == [(65, ["q-yeni"])] * 2
+    assert [(r["mrr@10"], r["recall@5"]) for r in rows] == [(r["mrr@10"], r["recall@5"]) for r in plain]
+    fresh = CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args, "--require-fresh"])
+    assert fresh.exit_code == 1 and fresh.stdout == "" and fresh.stderr == (
+        "Error: 1 of 66 questions are about documents headers (use-m3) (1: q-yeni) and fixed64 (use-m3) (1: q-yeni) "
+        "do not hold; build those documents in, or leave --require-fresh out to score the other 65\n")
 
 
 # -- --plot (issue 35, item 7) ---------------------------------------------------------------------

@@ -127,7 +127,8 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--compare", nargs=2, multiple=True, metavar="A B",
               help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
 @click.option("--require-fresh", is_flag=True,
-              help="Fail when documents changed since a collection was built (default: warn).")
+              help="Fail when documents changed since a collection was built, or a collection lacks documents "
+                   "some questions are about (default: warn, and leave those questions out).")
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the table as CSV.")
@@ -142,6 +143,7 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
     file? --generate N makes N from the documents."""
     from ..evaluation import evaluate, report
+    from ..evaluation.coverage import dropped, left_out_warning
 
     options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
     options.check()  # before any work
@@ -160,6 +162,8 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
         options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
+    if result.left_out:
+        click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     for name, files in result.stale.items():
         click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
                    f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
@@ -177,7 +181,8 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
     if as_json:
         echo_json(report.json_rows(result, compare, quality))
         return
-    click.echo(f"{len(result.questions)} questions from {questions}; documents in {result.source}")
+    left = f" ({len(dropped(result.left_out))} left out, see the warning)" if result.left_out else ""
+    click.echo(f"{len(result.questions)} questions from {questions}{left}; documents in {result.source}")
     click.echo(report.table(result))
     click.echo()
     click.echo(report.intervals(result))
@@ -223,6 +228,7 @@ def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, ch
     where the cross-validation shows it better than the collection's current default. No
     question file? --generate N makes N from the documents."""
     from ..evaluation import MRR_METRIC, NDCG_METRIC
+    from ..evaluation.coverage import left_out_warning
     from ..evaluation.tune import tune as run_tune
     from ..evaluation.tune import verdict
     from ..tables import table
@@ -232,6 +238,8 @@ def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, ch
                                        note_function(quiet))
     result = run_tune(questions, list(strategies), settings=settings,
                       embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
+    if result.left_out:
+        click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     if as_json:
         echo_json([{"row": "candidate", **c.to_dict()} for c in result.candidates]
                   + [{"row": "summary", **result.to_dict()}])

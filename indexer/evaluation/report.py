@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 
 from ..errors import UsageError
+from .coverage import dropped
 from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
@@ -127,7 +128,8 @@ def boundaries(ev: Evaluation, quality: Quality) -> str:
 def json_rows(ev: Evaluation, compare=(), quality: Quality | None = None) -> list[dict]:
     """JSON lines for `eval --json`: one object per row (with per-question results), then
     one per paired comparison, then (--boundaries) one per collection's boundary quality."""
-    rows = [{"row": "result", "source": ev.source, **r.to_dict(ev.questions)} for r in ev.rows]
+    left_out = dropped(ev.left_out)  # questions not scored (`coverage`)
+    rows = [{"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)} for r in ev.rows]
     for a, b in compare:
         rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
     for (_strategy, embedder), stats in (quality or {}).items():
