@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CollectionNotFound, QuestionSetError
+from ..errors import CollectionNotFound, IndexerError, QuestionSetError
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
@@ -116,8 +116,14 @@ class QuestionSets:
                 wanted = {d for q in load_questions(qs.path) for d in targets(q)}
             except QuestionSetError as exc:
                 return [], str(exc)
-            qs.holders = (key, [name for name in names if held(self.library.index(name), wanted)])
+            qs.holders = (key, [name for name in names if self._holds(name, wanted)])
         return qs.holders[1], ""
+
+    def _holds(self, name: str, wanted: set[str]) -> bool:
+        try:
+            return bool(held(self.library.index(name), wanted))
+        except IndexerError:  # dropped or unreadable since it was listed: it holds nothing to offer
+            return False
 
     def _name(self, path: Path) -> str:
         shown = shown_path(path, self.base, keep=2)
