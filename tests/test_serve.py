@@ -230,6 +230,65 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
                                                if inside else db.name)
 
 
+def test_a_question_set_about_other_documents_is_not_offered_and_refused(client, db, question_set):
+    """Issue 35, item 2: sets found next to the corpus about documents no collection holds
+    (the code, English and PDF samples) were offered, and scored 0 everywhere."""
+    import re
+
+    from indexer.serve.questions import set_id
+
+    sets = {s["id"]: s for s in client.get("/api/questions").json()["sets"]}
+    assert set(sets) == {question_set}  # not corpus/code, corpus/en nor corpus/pdf
+    assert sets[question_set]["matches"] and set(sets[question_set]["collections"]) == set(STRATEGIES)
+    code = set_id((CORPUS / "code" / "questions.jsonl").resolve())
+    got = client.get("/api/evaluation", params={"set": code, "strategy": "headers", "mode": "bm25"})
+    assert got.status_code == 422
+    error = got.json()["error"]
+    assert re.fullmatch(r"\S*corpus/code/questions.jsonl: none of its questions is about a document in headers "
+                        r"\(use-m3\) \(built from \S*corpus; the questions are about \S*corpus/code\): build the folder "
+                        r"the questions are about \(indexer build \S*corpus/code --strategy headers --db DIR\) and "
+                        r"pass --db DIR, or pass --db of an index built from it", error), error
+    assert str(ROOT) not in error
+    # given with --questions, it is listed (after the sets that match), and says it does not match
+    listed = make_client(db, questions=[str(CORPUS / "code" / "questions.jsonl")]).get("/api/questions").json()["sets"]
+    assert [(s["id"], s["matches"]) for s in listed] == [(question_set, True), (code, False)]
+    assert listed[1]["name"].endswith(" (not about the documents in this index)") and listed[1]["collections"] == []
+
+
+def test_questions_about_documents_a_collection_lacks_are_left_out_with_a_warning(client, question_set):
+    """The parent collection holds three documents: the evaluation scores the questions
+    about them, and says how many were left out."""
+    lines = (CORPUS / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    about = [json.loads(line)["id"] for line in lines if json.loads(line)["doc_id"] in PARENT_DOCS]
+    got = client.get("/api/evaluation", params={"set": question_set, "strategy": "parent", "mode": "bm25"})
+    assert got.status_code == 200, got.text
+    data = got.json()
+    assert data["questions"] == len(about) < len(lines) and len(data["left_out"]) == len(lines) - len(about)
+    assert [len(r["per_question"]) for r in data["rows"]] == [len(about)]
+    [warning] = data["warnings"]
+    assert warning.startswith(f"{len(lines) - len(about)} of {len(lines)} questions are about documents parent (use-m3) (")
+    assert warning.endswith(f"does not hold; every score is over the other {len(about)} (build those documents in to "
+                            "score them all)")
+
+
+def test_a_query_no_encoder_can_write_is_answered_in_every_mode(client):
+    """Issue 35, item 4: a lone surrogate (`"\\ud800"` in the JSON) ended in a 500."""
+    from indexer.retrieval import MODES
+
+    def post(path: str, body: dict):
+        # json.dumps escapes the surrogate as \ud800: what a client sends
+        return client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    for mode in MODES:
+        got = post("/api/search", {"query": "\ud800 kargo", "strategy": "headers", "mode": mode, "k": 3})
+        assert got.status_code == 200 and len(got.json()["hits"]) == 3, (mode, got.text)
+    got = post("/api/compare", {"query": "\ud800 kargo", "strategies": ["headers", "\udc00"], "modes": list(MODES)})
+    assert got.status_code == 200 and got.json()["query"] == "\ufffd kargo"
+    results = got.json()["results"]
+    assert [len(r["hits"]) for r in results[:3]] == [5, 5, 5]
+    assert results[3]["status"] == 404 and "strategy '\ufffd'" in results[3]["error"]
+
+
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
     from starlette.testclient import TestClient
 

@@ -28,6 +28,7 @@ from .metrics import (
     MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, contains, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg,
     paired_difference, recall_at, reciprocal_rank, span_scores, union_length,
 )
+from .coverage import covered
 from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
@@ -148,6 +149,8 @@ class Evaluation:
     ctx_k: int
     source: str
     stale: dict[str, list[str]] = field(default_factory=dict)  # collection -> files changed since its build
+    # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
     def by_tag(self) -> dict[str, list[Question]]:
         tags: dict[str, list[Question]] = {}
@@ -238,6 +241,8 @@ def evaluate(
     """Score every strategy × mode (× embedder) on a question set against stored
     collections. Collections built from other versions of the documents than the ones
     the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    Questions about documents a collection does not hold are left out of every row
+    (`left_out`; `coverage.covered`: an error when a collection holds none of them).
     `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
     before anything runs."""
     ks = sorted(set(ks))
@@ -258,6 +263,7 @@ def evaluate(
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
+    questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
         name, files = next(iter(stale.items()))
@@ -282,7 +288,7 @@ def evaluate(
             ))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, ks, ctx_k, str(root), stale)
+    return Evaluation(questions, rows, ks, ctx_k, str(root), stale, left_out)
 
 
 def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:

@@ -152,9 +152,9 @@ def schema(version: str) -> dict:
             "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
             "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
                                   _json(obj, "{query, question, results: [SearchResult]}")),
-            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora, and sets "
-                                   "made by POST /api/evaluation/generate",
-                                   _json(obj, "{sets: [{id, name, explicit, generated}]}")),
+            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora about "
+                                   "documents a collection holds, and sets made by POST /api/evaluation/generate",
+                                   _json(obj, "{sets: [{id, name, explicit, generated, matches, collections}]}")),
             "/api/questions/{set}": {"get": {
                 "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
                 "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},
