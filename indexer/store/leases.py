@@ -69,6 +69,38 @@ def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: boo
         lock.release()
 
 
+def held_file_leases(folder: Path, strategy: str) -> list[str]:
+    """The embedders (as their lock files spell them) whose build of `strategy` holds its
+    lock file in `folder` now. A lock file that cannot be opened (a read-only folder) is
+    taken as free: nothing builds there."""
+    from filelock import FileLock, Timeout
+
+    prefix = f"{slug(strategy)}--"  # a slug never holds "--": the split is unambiguous
+    held = []
+    for path in sorted(folder.glob(f"{prefix}*.lock")) if folder.is_dir() else []:
+        lock = FileLock(str(path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            held.append(path.name[len(prefix) : -len(".lock")])
+        except OSError:
+            continue
+        else:
+            lock.release()
+    return held
+
+
+def held_server_leases(catalog, chroma) -> list[dict]:
+    """The lease records in a server's catalogue that have not expired (strategy, embedder,
+    owner...)."""
+    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]), "reading build leases")
+    records = []
+    for doc in got.get("documents") or []:
+        with contextlib.suppress(TypeError, ValueError):
+            records.append(json.loads(doc))
+    return [r for r in records if isinstance(r, dict) and r.get("until", 0) >= time.time()]
+
+
 class ServerLease:
     """A lease record in the catalogue of a Chroma server."""
 
