@@ -397,3 +397,47 @@ def test_help_does_not_import_the_web_stack():
     code = "import sys; from indexer.cli import cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_path):
+    """`--host 127.0.0.2`: requests to the address it listens on are served; a host name
+    rebound to it is still refused, and the refusal names the address to open."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "serve", "--db", str(db), "--host", "127.0.0.2",
+                             "--port", str(port), "-q"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.2:{port}/api/"
+
+    def get(path: str, host: str | None = None) -> tuple[int, dict]:
+        request = urllib.request.Request(url + path, headers={"Host": host} if host else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                status, body = get("health")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                log.seek(0)
+                assert proc.poll() is None and time.time() < deadline, log.read()[-2000:]
+                time.sleep(0.2)
+        assert status == 200, body
+        status, body = get("collections")
+        assert status == 200 and {"headers", "fixed64"} <= {c["strategy"] for c in body["collections"]}
+        status, body = get("collections", host=f"rebound.example:{port}")
+        assert status == 400 and f"open it as http://127.0.0.2:{port}/" in body["error"], body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
