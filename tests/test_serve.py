@@ -441,3 +441,13 @@ def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_pa
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+def test_a_junk_strategy_name_is_no_strategy_and_no_command(client):
+    """A strategy that no collection can be named by is said to be none; it is never
+    pasted into a suggested command."""
+    r = client.post("/api/search", json={"query": "kargo", "strategy": "../../../etc"})
+    assert r.status_code == 400 and r.json()["error"].startswith("unknown strategy '../../../etc'; presets: ")
+    assert "indexer build" not in r.json()["error"]
+    r = client.get("/api/chunks", params={"strategy": "../../../etc", "doc": "kargo-ve-teslimat.md"})
+    assert r.status_code == 400 and "indexer build" not in r.json()["error"], r.text

@@ -109,7 +109,7 @@ def list_(db, chroma_url, as_json):
         echo_json(e.__dict__ for e in entries)
         return
     if not entries:
-        click.echo("no collections yet; build one: indexer build PATH --strategy headers")
+        click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
     rows = []
     for e in entries:

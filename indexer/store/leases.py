@@ -33,7 +33,7 @@ def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str
         return LockTimeout(f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
                            f"and holds its lease; {action} it when the build is done, or without --no-wait to wait")
     return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
-                       "wait for it, or drop --no-wait to queue behind it")
+                       "wait for it, or run the build without --no-wait to queue behind it")
 
 
 def _waiting(strategy: str, embedder: str, action: str = "") -> str:

@@ -159,9 +159,9 @@ class Store(Deltas, Reads):
             raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder")
         known = sorted({e.strategy for e in self.entries()})
         have = f"built: {', '.join(known)}" if known else "nothing is built yet"
-        raise CollectionNotFound(
+        raise CollectionNotFound(  # the spelling given last: `fixed:size=7` builds, its name `fixed-7` does not
             f"no collection for strategy {strategy!r} in {self.where} ({have}); "
-            f"build it: indexer build PATH --strategy {strategy}"
+            f"build it: indexer build PATH --strategy {names[-1]}"
         )
 
     def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
