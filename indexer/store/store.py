@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
 from .catalog import Entry, entry_key, slug
-from .chroma import Chroma, translate, writable
+from .chroma import Chroma, disk_full, translate, writable
 from .layout import CACHE, CHROMA, LOCKS, MANIFEST, MARKER, SIDE
 from .leases import file_lease, held_file_leases, held_server_leases, server_lease
 from .delta import DELTA_FROM, WRITING, Deltas
@@ -216,6 +216,10 @@ class Store(Deltas, Reads):
         if not self.url and self.db.is_dir() and not writable(self.db):
             raise ReadOnlyIndex(f"{self.db} is read-only: {doing} needs write access (query, eval and list do not); "
                                 "run it where the index is writable, or remount it read-write")
+        if not self.url and self.chroma.read_only_ok:
+            self.chroma.client  # opened now: on a full disk, a reader's is a private copy (see Chroma.client)
+            if self.chroma.full_disk_copy:
+                raise disk_full(self.where, self.db)  # what is written into the copy would be lost
 
     def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
               checkpoint=None) -> Staging:
