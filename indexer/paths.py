@@ -29,6 +29,6 @@ def hide_folder(message: str, folder: str | os.PathLike, shown: str) -> str:
     by `shown`: an error for a client that must not learn the server's disk layout."""
     given = Path(folder).expanduser()
     spellings = {str(given.resolve())} | ({str(given)} if given.is_absolute() else set())
-    for path in sorted(spellings, key=len, reverse=True):  # a longer spelling first: one may hold another
+    for path in sorted(spellings, key=len, reverse=True):  # the longer first: it may hold the other
         message = message.replace(path, shown)
     return message

@@ -171,6 +171,6 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
-    entry = store.drop(collection_names(strategy), canonical_name(embedder, settings) if embedder else None,
-                       wait=not no_wait, on_wait=note_function(quiet))
+    wanted = canonical_name(embedder, settings) if embedder else None
+    entry = store.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

@@ -70,7 +70,7 @@ class BeirImport:
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
     examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few ids or line numbers
-    firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what was read first (for errors)
+    firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
 
     def saw(self, what: str, value: str) -> None:
         """Keep the first few things read of `what` (lines, ids): an error shows them."""
@@ -142,7 +142,8 @@ def _records(path: Path, what: str, report: BeirImport) -> Iterator[dict]:
 
 
 QRELS_LINE = "query, document, grade"
-QRELS_FORMAT = "a qrels line's fields are split on tabs and spaces: query doc grade, or query 0 doc grade"
+QRELS_FORMAT = ("a qrels line's fields are split on tabs and spaces: query doc grade, "
+                "or query 0 doc grade")
 
 
 def read_qrels(path: Path, report: BeirImport) -> dict[str, dict[str, int]]:
@@ -257,9 +258,9 @@ def import_beir(
     qrels = read_qrels(qrels_path, report)
     if not qrels:
         bad = report.examples.get(f"qrels lines that are not {QRELS_LINE}")
-        raise QuestionSetError(f"{qrels_path} holds no judgement with a grade above 0; its first lines: "
-                               f"{report.shown('qrels')}" + (f" (not parsed: {', '.join(bad)})" if bad else "")
-                               + f"; {QRELS_FORMAT}")
+        unparsed = f" (not parsed: {', '.join(bad)})" if bad else ""
+        raise QuestionSetError(f"{qrels_path} holds no judgement with a grade above 0; its first "
+                               f"lines: {report.shown('qrels')}{unparsed}; {QRELS_FORMAT}")
     asked = _read_queries(queries_path, qrels, report)
     judged = {doc for q in asked for doc in qrels[q]}
     staging = folder.parent / f".{folder.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -292,9 +293,10 @@ def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path
     kind, holder = ("document", corpus) if asked else ("query", queries)
     missing = f"none of the {kind} ids in {qrels.name} is in {holder.name}"
     return QuestionSetError(
-        f"no question of {report.split} has a judged document in {corpus.name}: {missing}; {qrels.name} begins "
-        f"{report.shown('qrels')}; {queries.name} holds ids {report.shown('queries')} (the first); {corpus.name} "
-        f"holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}")
+        f"no question of {report.split} has a judged document in {corpus.name}: {missing}; "
+        f"{qrels.name} begins {report.shown('qrels')}; "
+        f"{queries.name} holds ids {report.shown('queries')} (the first); "
+        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}")
 
 
 def _read_queries(path: Path, qrels: dict[str, dict[str, int]], report: BeirImport) -> dict[str, str]:

@@ -22,7 +22,7 @@ from ..types import Document
 # the section); a longer one points at the paragraph, table or list holding the answer
 SECTION_WORDS = 150
 MIN_WORDS = 4  # words with letters in a passage...
-MIN_WORDS_ALONE = 2  # ...or in a shorter sentence, when the document says nothing longer (a question needs two)
+MIN_WORDS_ALONE = 2  # ...or in a shorter sentence when the document says nothing longer
 MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops): cut to the words drawn from
 
 _WORDS = re.compile(r"[^\W\d_][\w'’-]*")

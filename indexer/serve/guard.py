@@ -67,9 +67,10 @@ class Guard:
             bound, port = scope.get("server") or ("127.0.0.1", None)  # the address it listens on
             hosts = self.hosts | {bound.lower()}
             if host not in hosts:
-                shown = f"[{bound}]" if ":" in bound else bound
-                return await send_error(send, 400, f"this server answers to {', '.join(sorted(hosts))}, "
-                                        f"not {host[:60]!r}: open it as http://{shown}:{port or '<port>'}/")
+                shown = f"[{bound}]:" if ":" in bound else f"{bound}:"
+                return await send_error(send, 400, f"this server answers to "
+                                        f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
+                                        f"http://{shown}{port or '<port>'}/")
         method = scope["method"]
         if method not in ("GET", "HEAD", "POST", "OPTIONS"):
             return await send_error(send, 405, f"{method} is not allowed: the server is read-only",

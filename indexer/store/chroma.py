@@ -137,7 +137,7 @@ class Chroma:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
         self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
-        self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens a database)
+        self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
         self._handles: dict[str, Any] = {}
 
     @property
@@ -179,7 +179,7 @@ class Chroma:
             error = translate(exc, self.where, folder=self.folder)
             if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
                 forget_system(path)  # the next open, once there is room, starts afresh
-                with contextlib.suppress(Exception):  # a reader on a full disk reads as from a read-only one
+                with contextlib.suppress(Exception):  # read as from a read-only folder
                     client = self._open(chromadb, read_only_view(path), settings)
                     self.full_disk_copy = True
                     return client

@@ -93,7 +93,8 @@ def held_file_leases(folder: Path, strategy: str) -> list[str]:
 def held_server_leases(catalog, chroma) -> list[dict]:
     """The lease records in a server's catalogue that have not expired (strategy, embedder,
     owner...)."""
-    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]), "reading build leases")
+    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]),
+                      "reading build leases")
     records = []
     for doc in got.get("documents") or []:
         with contextlib.suppress(TypeError, ValueError):

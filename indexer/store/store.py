@@ -159,7 +159,7 @@ class Store(Deltas, Reads):
             raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder")
         known = sorted({e.strategy for e in self.entries()})
         have = f"built: {', '.join(known)}" if known else "nothing is built yet"
-        raise CollectionNotFound(  # the spelling given last: `fixed:size=7` builds, its name `fixed-7` does not
+        raise CollectionNotFound(  # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
             f"no collection for strategy {strategy!r} in {self.where} ({have}); "
             f"build it: indexer build PATH --strategy {names[-1]}"
         )
@@ -202,13 +202,16 @@ class Store(Deltas, Reads):
         self.require_writable(doing)
         return file_lease(self.db / LOCKS, strategy, embedder, self.where, wait, on_wait, action)
 
-    def running_builds(self, names: Sequence[str], embedder: str | None = None) -> list[tuple[str, str]]:
+    def running_builds(self, names: Sequence[str],
+                       embedder: str | None = None) -> list[tuple[str, str]]:
         """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
         holding its lease now."""
         if self.url:
-            return [(r["strategy"], r["embedder"]) for r in held_server_leases(self.catalog, self.chroma)
+            leases = held_server_leases(self.catalog, self.chroma)
+            return [(r["strategy"], r["embedder"]) for r in leases
                     if r.get("strategy") in names and embedder in (None, r.get("embedder"))]
-        return [(name, embedder or held) for name in names for held in held_file_leases(self.db / LOCKS, name)
+        return [(name, embedder or held) for name in names
+                for held in held_file_leases(self.db / LOCKS, name)
                 if embedder is None or slug(embedder) == held]
 
     def require_writable(self, doing: str) -> None:
@@ -217,7 +220,7 @@ class Store(Deltas, Reads):
             raise ReadOnlyIndex(f"{self.db} is read-only: {doing} needs write access (query, eval and list do not); "
                                 "run it where the index is writable, or remount it read-write")
         if not self.url and self.chroma.read_only_ok:
-            self.chroma.client  # opened now: on a full disk, a reader's is a private copy (see Chroma.client)
+            self.chroma.client  # opened now: on a full disk, a reader's is a private copy
             if self.chroma.full_disk_copy:
                 raise disk_full(self.where, self.db)  # what is written into the copy would be lost
 
