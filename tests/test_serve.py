@@ -317,7 +317,8 @@ def test_path_traversal_finds_nothing(client):
         r = client.get("/api/chunks", params={"strategy": "headers", "doc": doc})
         assert r.status_code == 404 and "no document" in r.json()["error"]
         assert client.get("/api/view", params={"doc": doc}).status_code == 404
-    assert client.get("/api/chunks", params={"strategy": "../../etc", "doc": "x.md"}).status_code == 404
+    r = client.get("/api/chunks", params={"strategy": "../../etc", "doc": "x.md"})  # no collection can be named so
+    assert r.status_code == 400 and r.json()["error"].startswith("unknown strategy '../../etc'")
     for path in ("/static/%2e%2e/%2e%2e/pyproject.toml", "/static/..%2f..%2fcli%2fserve.py", "/static/../app.py"):
         r = client.get(path)
         assert r.status_code == 404 and "[project]" not in r.text and "import" not in r.text
@@ -456,3 +457,57 @@ def test_help_does_not_import_the_web_stack():
     code = "import sys; from indexer.cli import cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_path):
+    """`--host 127.0.0.2`: requests to the address it listens on are served; a host name
+    rebound to it is still refused, and the refusal names the address to open."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "serve", "--db", str(db), "--host", "127.0.0.2",
+                             "--port", str(port), "-q"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.2:{port}/api/"
+
+    def get(path: str, host: str | None = None) -> tuple[int, dict]:
+        request = urllib.request.Request(url + path, headers={"Host": host} if host else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                status, body = get("health")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                log.seek(0)
+                assert proc.poll() is None and time.time() < deadline, log.read()[-2000:]
+                time.sleep(0.2)
+        assert status == 200, body
+        status, body = get("collections")
+        assert status == 200 and {"headers", "fixed64"} <= {c["strategy"] for c in body["collections"]}
+        status, body = get("collections", host=f"rebound.example:{port}")
+        assert status == 400 and f"open it as http://127.0.0.2:{port}/" in body["error"], body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+def test_a_junk_strategy_name_is_no_strategy_and_no_command(client):
+    """A strategy that no collection can be named by is said to be none; it is never
+    pasted into a suggested command."""
+    r = client.post("/api/search", json={"query": "kargo", "strategy": "../../../etc"})
+    assert r.status_code == 400 and r.json()["error"].startswith("unknown strategy '../../../etc'; presets: ")
+    assert "indexer build" not in r.json()["error"]
+    r = client.get("/api/chunks", params={"strategy": "../../../etc", "doc": "kargo-ve-teslimat.md"})
+    assert r.status_code == 400 and "indexer build" not in r.json()["error"], r.text

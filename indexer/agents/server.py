@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pathlib import Path
 
 from ..errors import CollectionNotFound, IndexerError, UsageError
-from ..paths import shown_path
+from ..paths import hide_folder, shown_path
 from ..settings import Settings, settings_for
 from .arguments import check_arguments
 
@@ -67,6 +67,12 @@ class Tools:
 
             self._store = Store(self.settings)
         return self._store
+
+    def shown(self, message: str) -> str:
+        """An error message as an agent may see it: the index folder relative to the
+        server's folder (else its name), never its absolute path on the server."""
+        db = self.settings.db
+        return hide_folder(message, db, shown_path(db, self.base))
 
     def budget(self, max_tokens: int | None) -> int:
         if max_tokens is not None and max_tokens < 1:
@@ -314,7 +320,7 @@ def create_server(tools: Tools):
         try:
             return json.dumps(method(*args), ensure_ascii=False, separators=(",", ":"))
         except IndexerError as exc:
-            raise tool_error(str(exc)) from None
+            raise tool_error(tools.shown(str(exc))) from None
 
     @tool
     def search(query: str, strategy: str | None = None, mode: Mode = None, k: int = DEFAULT_K,

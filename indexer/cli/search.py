@@ -112,7 +112,7 @@ def list_(db, chroma_url, as_json):
         echo_json(e.__dict__ for e in entries)
         return
     if not entries:
-        click.echo("no collections yet; build one: indexer build PATH --strategy headers")
+        click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
     rows = []
     for e in entries:
@@ -174,6 +174,6 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
-    found = store.find(collection_names(strategy), canonical_name(embedder, settings) if embedder else None)
-    entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
+    wanted = canonical_name(embedder, settings) if embedder else None
+    entry = store.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")
