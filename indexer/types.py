@@ -64,6 +64,12 @@ class Section:
     def path(self) -> str:
         return join_path(self.heading_path)
 
+    def trail(self, title: str) -> tuple[str, ...]:
+        """The heading path without the document title in front (a later top-level
+        heading, a sibling of the title, has none in front)."""
+        path = self.heading_path
+        return path[1:] if path and path[0] == title else path
+
 
 @dataclass
 class Derived:

@@ -72,6 +72,25 @@ def test_document_targets_are_hit_by_any_chunk_and_scored_with_graded_ndcg(tmp_p
         resolve(load_questions(path)[:1], {"k.md": DOC})
 
 
+
+def test_a_hit_shown_once_for_identical_texts_counts_for_the_copy_a_question_targets():
+    """Search shows a text once and names its other documents in `same_text` (issue 35,
+    item 13): a question about the copy is hit by it, for document and passage targets."""
+    copy = make_document("copy.md", DOC.text)
+    docs = {"k.md": DOC, "copy.md": copy}
+    whole = Question("w", "?", "copy.md", documents={"copy.md": 1})
+    passage = Question("p", "köy kaç gün", "copy.md", section="Kargo › Süreler", answer="| Köy | 3-5 |")
+    resolve([whole, passage], docs)
+    ans = DOC.text.index("| Köy | 3-5 |")
+    shown = Hit(1, 1, chunk(ans - 2, ans + 20), same_text=["copy.md"])
+    alone = Hit(1, 1, chunk(ans - 2, ans + 20))
+    spans = _TokenSpans(docs)
+    assert _score(whole, [shown], 5, None, spans).first_hit == 1
+    assert _score(whole, [shown], 5, None, spans).ndcg == pytest.approx(1.0)
+    r = _score(passage, [shown], 5, None, spans)
+    assert (r.first_hit, r.first_strict) == (1, 1) and r.span[0] == pytest.approx(1.0)
+    assert _score(passage, [alone], 5, None, spans).first_hit is None
+
 @pytest.mark.parametrize("line, problem", [
     ('{"id": "a", "question": "?", "targets": []}', "targets must be a non-empty list"),
     ('{"id": "a", "question": "?", "targets": [{"grade": 1}]}', "each target needs a doc_id"),

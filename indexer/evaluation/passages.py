@@ -74,7 +74,7 @@ def boilerplate_reason(doc: Document) -> str:
 def _boilerplate_sections(doc: Document) -> set[int]:
     """Sections under a boilerplate heading (at any level of their path)."""
     return {i for i, s in enumerate(doc.sections)
-            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.heading_path[1:])}
+            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))}
 
 
 def plain_words(text: str) -> list[str]:

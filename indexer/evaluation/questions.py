@@ -208,8 +208,13 @@ def _section_span(doc: Document, section: str) -> tuple[int, int] | None:
     for s in doc.sections:
         if s.path == wanted:
             return (s.start, s.end)
-    # tolerate a path given without the document title
+    # tolerate a path given without the document title, or with it in front of a
+    # later top-level heading (as versions before 0.2 wrote every path)
+    titled = doc.title + PATH_SEP
+    untitled = wanted[len(titled):] if wanted.startswith(titled) else None
     for s in doc.sections:
-        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.heading_path[1:]) == wanted:
+        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.trail(doc.title)) == wanted:
+            return (s.start, s.end)
+        if untitled is not None and s.path == untitled:
             return (s.start, s.end)
     return None

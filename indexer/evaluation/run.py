@@ -365,18 +365,43 @@ def question_ndcg(q: Question, hits: list[Hit], first_hit: int | None) -> float:
     its first chunk's rank (linear gain = grade, as trec_eval and BEIR). Passage targets:
     binary, the first hit is the one relevant item (ideal DCG 1)."""
     if q.documents:
-        gains = document_gains([h.chunk.doc_id for h in hits[:NDCG_DEPTH]], q.documents)
+        gains = document_gains([seen_doc(q, h) for h in hits[:NDCG_DEPTH]], q.documents)
         return ndcg(gains, list(q.documents.values()))
     return first_hit_ndcg(first_hit)
 
 
+def seen_doc(q: Question, h: Hit) -> str:
+    """The document a hit stands for in a question with whole-document targets: its own,
+    or a target document holding the very same text (search shows a text once and names
+    its other documents in `same_text`)."""
+    if h.chunk.doc_id in q.documents:
+        return h.chunk.doc_id
+    return next((d for d in h.same_text if d in q.documents), h.chunk.doc_id)
+
+
+def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int, int]:
+    """(document, start, end) a hit stands for: its own place, or where a copy of its
+    text in the question's target document lies, when only the copy hits the target."""
+    c = h.chunk
+    own = (c.doc_id, c.start, c.end)
+    if q.documents:
+        return (seen_doc(q, h), c.start, c.end)
+    if q.hits(*own) or q.doc_id not in h.same_text or q.doc_id not in docs:
+        return own
+    text = docs[q.doc_id].text
+    at = text.find(c.text, max(0, q.target[0] - len(c.text)))
+    return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
+
+
 def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: _TokenSpans) -> QuestionResult:
+    seen = {id(h): seen_span(q, h, spans.docs) for h in hits}
+
     def is_hit(h: Hit) -> bool:
-        return q.hits(h.chunk.doc_id, h.chunk.start, h.chunk.end)
+        return q.hits(*seen[id(h)])
 
     def is_strict(h: Hit) -> bool:
-        return (q.answer_span is not None and h.chunk.doc_id == q.doc_id
-                and contains((h.chunk.start, h.chunk.end), q.answer_span))
+        doc_id, start, end = seen[id(h)]
+        return q.answer_span is not None and doc_id == q.doc_id and contains((start, end), q.answer_span)
 
     top = hits[:ctx_k]
     first = first_hit_rank([is_hit(h) for h in hits])
@@ -392,7 +417,8 @@ def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: 
     if q.answer_span is not None:
         by_doc: dict[str, list[tuple[int, int]]] = {}
         for h in top:
-            by_doc.setdefault(h.chunk.doc_id, []).append(spans.tokens(h.chunk.doc_id, h.chunk.start, h.chunk.end))
+            doc_id, start, end = seen[id(h)]
+            by_doc.setdefault(doc_id, []).append(spans.tokens(doc_id, start, end))
         total = sum(union_length(v) for v in by_doc.values())
         answer = spans.tokens(q.doc_id, *q.answer_span)
         result.span = span_scores(by_doc.get(q.doc_id, []), total, answer)
