@@ -36,12 +36,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agreement_mirror import first_hits  # noqa: E402
-from agreement_tune import SetLab  # noqa: E402
-from common import machine, table  # noqa: E402
-from questions_agreement import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa: E402
+from bench.agreement_mirror import SetLab, first_hits  # noqa: E402
+from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa: E402
+from bench.common import machine, table  # noqa: E402
 
 from indexer.evaluation.metrics import reciprocal_rank  # noqa: E402
 from indexer.evaluation.questions import load_questions, resolve  # noqa: E402

@@ -46,17 +46,19 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import XQUAD_SOURCE, machine, parse_args, save_json, table, xquad_dir, xquad_option  # noqa: E402
-from public_sets import XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
+from bench.common import (  # noqa: E402
+    CACHE, XQUAD_SOURCE, SetError, collapse, machine, parse_args, save_json, sha256_file, table, xquad_dir,
+    xquad_option,
+)
+from bench.xquad_set import XQUAD_SHA256, clean_with_map, title_slug  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
 from indexer.retrieval import Index  # noqa: E402
 
-HOME = Path(__file__).resolve().parent / ".cache" / "beir"
+HOME = CACHE / "beir"
 MODES = ("embedding", "bm25", "hybrid")
 STRATEGIES = ("auto", "headers")
 KS = (1, 5, 10)
@@ -69,20 +71,20 @@ def write_xquad_beir(lang: str, out: Path) -> dict:
     folder = xquad_dir()
     paths = {x: folder / f"xquad.{x}.json" for x in ("en", lang)}
     for x, path in paths.items():
-        if not path.is_file() or _sha256(path) != XQUAD_SHA256[x]:
+        if not path.is_file() or sha256_file(path) != XQUAD_SHA256[x]:
             raise SetError(f"{path}: missing or not the pinned copy; get {XQUAD_SOURCE} and pass --xquad DIR "
                            "(or set INDEXER_XQUAD_DIR)")
     english = json.loads(paths["en"].read_text(encoding="utf-8"))["data"]
     data = json.loads(paths[lang].read_text(encoding="utf-8"))["data"]
     corpus, queries, qrels, stats = [], [], [], Counter()
     for art_en, art in zip(english, data):
-        slug = _slug(art_en["title"])
-        paragraphs = [(f"{slug}/p{i}", _clean_with_map(p["context"])[0]) for i, p in enumerate(art["paragraphs"])]
+        slug = title_slug(art_en["title"])
+        paragraphs = [(f"{slug}/p{i}", clean_with_map(p["context"])[0]) for i, p in enumerate(art["paragraphs"])]
         corpus += [{"_id": pid, "title": art["title"].replace("_", " "), "text": text} for pid, text in paragraphs]
         for (pid, context), para in zip(paragraphs, art["paragraphs"]):
             for qa in para["qas"]:
-                answer = _collapse(qa["answers"][0]["text"])
-                queries.append({"_id": qa["id"], "text": _collapse(qa["question"])})
+                answer = collapse(qa["answers"][0]["text"])
+                queries.append({"_id": qa["id"], "text": collapse(qa["question"])})
                 qrels.append((qa["id"], pid, 2))
                 stats["grade 2"] += 1
                 if len(answer) < MIN_ANSWER:

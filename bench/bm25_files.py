@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, median_time, table  # noqa: E402
+from bench.common import CORPUS, machine, median_time, table  # noqa: E402
 
 
 def corpus_texts() -> list[str]:

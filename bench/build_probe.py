@@ -10,6 +10,7 @@ builds measure chunking, embedding, writing and indexing, not start-up.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -20,9 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> None:
-    folder, work, strategies = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-    from indexer.indexing.building import build
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("work", type=Path, help="one index folder per strategy is made in it")
+    parser.add_argument("strategies", nargs="+")
+    args = parser.parse_args()
+    folder, work, strategies = args.folder, args.work, args.strategies
     from indexer.embeddings import get_embedder
+    from indexer.indexing.building import build
+    from indexer.store import Store
 
     t0 = time.perf_counter()
     get_embedder().embed_documents(["warm up"])

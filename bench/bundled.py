@@ -17,9 +17,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, table  # noqa: E402
+from bench.common import CORPUS, machine, table  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import evaluate  # noqa: E402

@@ -27,8 +27,9 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine, table  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import machine, table  # noqa: E402
 
 BLOCK = 10_240
 DIM = 512

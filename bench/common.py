@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import platform
@@ -17,13 +19,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
+BENCH = ROOT / "bench"
+# what the benchmarks download, generate and keep between runs (git-ignored); a test points
+# INDEXER_BENCH_CACHE at a temporary folder
+CACHE = Path(os.environ.get("INDEXER_BENCH_CACHE") or BENCH / ".cache")
+SETS_DIR = CACHE / "sets"
+DOWNLOADS = CACHE / "downloads"
 XQUAD_SOURCE = "https://github.com/google-deepmind/xquad (xquad.tr.json, xquad.en.json, CC-BY-SA4.0.txt)"
 
 
 def xquad_dir() -> Path:
     """Where the XQuAD files are: INDEXER_XQUAD_DIR (the scripts' --xquad sets it), else
     bench/.cache/xquad (git-ignored) — from XQUAD_SOURCE, never a path of one machine."""
-    return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
+    return Path(os.environ.get("INDEXER_XQUAD_DIR") or CACHE / "xquad")
 
 
 FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")
@@ -265,3 +273,80 @@ def run_peak_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, s
     last = [line for line in proc.stderr.splitlines() if line.startswith("@@")][-1]
     seconds, rss = last[2:].split()
     return float(seconds), int(rss), proc.stdout
+
+
+# -- question sets: what every set builder shares (bench/public_sets.py) ----------
+
+class SetError(RuntimeError):
+    """A source is missing or a generated set fails its own checks."""
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+
+
+def npm_fetch(package: str, version: str, integrity: str) -> Path:
+    """`npm pack package@version` into the downloads folder (once), its integrity checked."""
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    tgz = DOWNLOADS / f"{package}-{version}.tgz"
+    if not tgz.is_file():
+        npm = shutil.which("npm")
+        if not npm:
+            raise SetError(f"npm is needed to fetch {package} (npm pack {package}@{version})")
+        proc = subprocess.run([npm, "pack", f"{package}@{version}", "--silent"], cwd=DOWNLOADS,
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not tgz.is_file():
+            raise SetError(f"npm pack {package}@{version} failed: {proc.stderr[-1500:]}")
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
+    if digest != integrity:
+        raise SetError(f"{tgz}: integrity differs from the registry's ({integrity})")
+    return tgz
+
+
+
+def verify_set(out: Path, intended: dict[str, list[tuple[int, int, str | None]]] | None = None) -> None:
+    """Check a generated set through indexer's own loader and question validator: every
+    span is where it was meant to be in the text indexer loads, every answer inside it."""
+    from indexer.evaluation.run import load_questions, resolve
+    from indexer.loaders import load_documents
+
+    discovery, docs_iter = load_documents([out / "corpus"])
+    docs = {d.doc_id: d for d in docs_iter}
+    if discovery.skipped or discovery.warnings or discovery.unsupported:
+        raise SetError(f"indexer did not take every generated file as it is: skipped {discovery.skipped}, "
+                       f"warnings {discovery.warnings}, not indexed {discovery.unsupported}")
+    for doc_id, spans in (intended or {}).items():
+        if doc_id not in docs:
+            raise SetError(f"indexer did not load {doc_id}")
+        text = docs[doc_id].text
+        if text != (out / "corpus" / doc_id).read_text(encoding="utf-8"):
+            raise SetError(f"{doc_id}: indexer's text differs from the file written")
+        for start, end, expected in spans:
+            if expected is not None and text[start:end] != expected:
+                raise SetError(f"{doc_id}: span {start}-{end} is not the intended passage")
+    questions = load_questions(out / "questions.jsonl")
+    resolve(questions, docs)
+    for q in questions:
+        if not (q.span and q.answer_span):
+            continue  # a symbol, an answer alone or a whole document: resolved above
+        lo, hi = q.span
+        if not (lo <= q.answer_span[0] and q.answer_span[1] <= hi):
+            raise SetError(f"{q.id}: answer outside the span")

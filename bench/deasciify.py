@@ -69,11 +69,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import (  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
     ROOT, TYPED_ASCII, dist_bytes, fold, parse_args, save_json, tr_lower, xquad_dir, xquad_option,
 )
-from deasciify_table import find_yuret_table  # noqa: E402
+from bench.deasciify_table import find_yuret_table  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # folding, tokens, data

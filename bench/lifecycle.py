@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, repeated_markdown, table, write_corpus  # noqa: E402
+from bench.common import machine, repeated_markdown, table, write_corpus  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.store.gc import folder_size  # noqa: E402

@@ -50,9 +50,8 @@ import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import dist_bytes, machine, median_time, table  # noqa: E402
+from bench.common import dist_bytes, machine, median_time, table  # noqa: E402
 
 from indexer.loaders.pdf import Glyph, Page, extract_pdf, layout_markdown  # noqa: E402
 from tests.test_pdf import (  # noqa: E402
@@ -454,7 +453,7 @@ def main() -> None:
     print("Documents that repeat their layout on every page (tests/pdf_documents.py): body lines kept, furniture left out:")
     print(table(["document", "pages", "body lines kept", "furniture left out"], repeated_layouts(work)))
     if args.long:
-        from pdf_long import report as long_pdf
+        from bench.pdf_long import report as long_pdf
 
         print()
         print(f"A {args.long:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py):")

@@ -27,17 +27,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, save_json, table  # noqa: E402
-from public_sets import SETS, materialize  # noqa: E402
+from bench.common import CACHE, machine, save_json, table  # noqa: E402
+from bench.public_sets import SETS, materialize  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402
 
-DB_ROOT = Path(__file__).resolve().parent / ".cache" / "lab"
+DB_ROOT = CACHE / "lab"
 MODES = ("embedding", "bm25", "hybrid")
 STRATEGIES = ("fixed64", "fixed256", "headers", "blocks", "semantic", "parent", "code", "auto")
 KIND_TAGS = {"exact": ("code", "symbol", "number", "version", "file", "phrase")}

@@ -25,14 +25,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
+from bench.common import (  # noqa: E402
+    CACHE, CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
     run_peak_rss, table, write_corpus,
 )
-import throughput  # noqa: E402
-from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
+from bench import throughput  # noqa: E402
+from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
 
 PY = sys.executable
 
@@ -56,11 +55,11 @@ class Report:
 def bench_chunking(report: Report, quick: bool) -> None:
     from indexer.chunkers import parse_strategy
     from indexer.loaders import make_document
-    from indexer.text.tokens import get_tokenizer
+    from indexer.text.tokens import get_tokenizer, load_encoding
     from indexer.types import Derived
 
     tk = get_tokenizer()
-    enc = tk._enc
+    enc = load_encoding(tk.name)  # tiktoken's Encoding, which the peers take
     repeat = 2 if quick else 5
     size_mb = 1.5 if quick else 20
     texts = {
@@ -209,7 +208,7 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     store = Store(db, create=True)
     strategy = f"synthetic{n}"
     model = get_embedder()
-    embedder = CachedEmbedder(model, EmbeddingCache(Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"))
+    embedder = CachedEmbedder(model, EmbeddingCache(CACHE / "embeddings.sqlite"))
     staging = store.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
     analyzer = Analyzer.for_language("tr")
     bm25 = BM25Builder(analyzer)
@@ -348,7 +347,7 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
 
 
 def bench_pdf(report: Report, quick: bool, work: Path) -> None:
-    from pdf_long import RSS_TARGET_MB, report as long_pdf
+    from bench.pdf_long import RSS_TARGET_MB, report as long_pdf
 
     pages = 200 if quick else 2000
     text, worst = long_pdf(pages, work)

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import scale_kit  # noqa: E402,F401  (registers bench-hash)
+from bench import scale_kit  # noqa: E402,F401  (registers bench-hash)
 
 from indexer.cli import cli  # noqa: E402
 

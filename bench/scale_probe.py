@@ -14,7 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from common import percentile
+from bench.common import percentile
 
 
 def free_port() -> int:

@@ -26,9 +26,8 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, percentile, table  # noqa: E402
+from bench.common import CORPUS, machine, percentile, table  # noqa: E402
 
 SUFFIXES = ["lütfen", "acaba", "hemen", "bugün", "şimdi", "yarın", "mi", "nasıl", "neden", "nerede", "kim", "ne",
             "hangi", "kaç", "sipariş", "ürün", "hesap", "kart", "iade", "kargo"]

@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from common import big_files, english_files, folder_size, repeated_markdown, run_peak_rss, table, write_corpus
+from bench.common import (
+    BENCH, big_files, english_files, folder_size, repeated_markdown, run_peak_rss, table, write_corpus,
+)
 
 PY = sys.executable
-HERE = Path(__file__).resolve().parent
+
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
 BIG_MB: float | None = None  # size of the memory files (bench/run.py --big-mb); else 2 MB quick, 50 MB full
 
@@ -84,7 +86,7 @@ def build_speed(corpus: Path, work: Path, strategies: list[str]) -> tuple[dict[s
     """`indexer.build` of every strategy in one process (bench/build_probe.py), model
     loaded first: cold (empty embedding cache), then `--full` again with every vector in
     the cache, so the second run is the build without the model."""
-    _, _, stdout = run_peak_rss([PY, str(HERE / "build_probe.py"), str(corpus), str(work), *strategies])
+    _, _, stdout = run_peak_rss([PY, str(BENCH / "build_probe.py"), str(corpus), str(work), *strategies])
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return {r["strategy"]: r for r in lines[1:]}, lines[0]["model_load_s"]
 
@@ -97,7 +99,7 @@ def memory_peaks(files: dict[str, Path], strategies: list[str]) -> tuple[dict[st
     rows = []
     for strategy in strategies:
         for kind, path in files.items():
-            wall, rss, out = run_peak_rss([PY, str(HERE / "memory_probe.py"), str(path), strategy])
+            wall, rss, out = run_peak_rss([PY, str(BENCH / "memory_probe.py"), str(path), strategy])
             probe = json.loads(out)
             peaks.setdefault(strategy, {})[kind] = (rss, probe["baseline_kib"])
             rows.append([strategy, kind, probe["chunks"] + probe["parents"], f"{probe['baseline_kib'] / 1024:.0f}",
@@ -244,7 +246,7 @@ def bench_peers(report, quick: bool, work: Path) -> None:
                             ("llamaindex", "LlamaIndex SentenceSplitter")):
             db = work / f"peer-{peer}-{strategy}"
             try:
-                wall, rss, out = _median_run([PY, str(HERE / "peers.py"), peer, str(corpus), str(db),
+                wall, rss, out = _median_run([PY, str(BENCH / "peers.py"), peer, str(corpus), str(db),
                                               "--size", str(size), "--overlap", str(overlap)], db, repeat)
             except RuntimeError as exc:
                 print(f"{peer} failed (pip install -e '.[bench]'?): {str(exc)[-300:]}", file=sys.stderr)
@@ -337,6 +339,7 @@ class _Vectors:
 def cache_bytes_per_vector(work: Path, n: int) -> dict[str, float]:
     """Bytes on disk per 512-d vector: the cache as it is, and the layout it replaced
     (float32 in a WITHOUT ROWID table)."""
+    import contextlib
     import sqlite3
 
     import numpy as np
@@ -350,8 +353,9 @@ def cache_bytes_per_vector(work: Path, n: int) -> dict[str, float]:
     cache = EmbeddingCache(path)
     for i in range(0, n, 256):
         cache.put_many("use-m3", items[i : i + 256])
-    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     cache.close()
+    with contextlib.closing(sqlite3.connect(path)) as now:
+        now.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     old = work / "cache-before.sqlite"
     db = sqlite3.connect(old)
     db.execute("PRAGMA journal_mode=WAL")
@@ -370,7 +374,7 @@ def float16_effect() -> dict[str, float]:
     float16 ones, on the bundled Turkish and English corpora."""
     import numpy as np
 
-    from common import CORPUS, corpus_docs
+    from bench.common import CORPUS, corpus_docs
     from indexer.chunkers import parse_strategy
     from indexer.loaders import make_document
 

@@ -35,9 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, ROOT, corpus_docs, machine, percentile, table, write_corpus  # noqa: E402
+from bench.common import CORPUS, ROOT, corpus_docs, machine, percentile, table, write_corpus  # noqa: E402
 
 PY = sys.executable
 

@@ -40,20 +40,19 @@ import pickle
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from default_lab import CAPTURES, DEPTH, LAB  # noqa: E402
+from bench.labs.default_lab import CAPTURES, DEPTH, LAB  # noqa: E402
 
 PREPARED = LAB / "prepared"
 
 
 def prepare(path: Path, force: bool = False) -> Path:
-    from default_lab import Collection, Query
+    from bench.labs.default_lab import Collection, Query
 
     from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
-    from public_sets import materialize
+    from bench.public_sets import materialize
 
     out = PREPARED / path.name.replace(".json.gz", ".pkl.gz")
     if out.exists() and not force and out.stat().st_mtime > path.stat().st_mtime:
@@ -72,7 +71,7 @@ def prepare(path: Path, force: bool = False) -> Path:
         resolve(questions, {d.doc_id: d for d in docs})
         syn = [Query(q.id, q.question, q, [tuple(x) for x in syn_dense[q.id]]) for q in questions]
         real, col.queries = col.queries, syn
-        col._prepare()
+        col.prepare()
         col.queries = real
 
     def rows(queries):

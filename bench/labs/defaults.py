@@ -19,10 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from common import CORPUS, machine, save_json, table  # noqa: E402
+from bench.common import CORPUS, machine, save_json, table  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
