@@ -45,6 +45,8 @@ def set_paths(name: str) -> tuple[Path, Path]:
 
 
 def strategies_for(name: str) -> tuple[str, ...]:
+    if name == "smoke":  # bench/public_sets.py's two-document set, for --smoke runs
+        return ("fixed64", "headers")
     return STRATEGIES + (("code",) if name.startswith("code") else ())
 
 

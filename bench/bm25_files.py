@@ -7,6 +7,7 @@ and the sha256 of its files is timed alone. Prints a Markdown table.
 
     python bench/bm25_files.py                 # 10k and 100k chunks
     python bench/bm25_files.py --sizes 1000
+    python bench/bm25_files.py --smoke          # 200 chunks (numbers mean nothing)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS, machine, median_time, table  # noqa: E402
+from bench.common import CORPUS, machine, median_time, smoke_option, table  # noqa: E402
 
 
 def corpus_texts() -> list[str]:
@@ -44,7 +45,10 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes = "200"
     texts = corpus_texts()
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):

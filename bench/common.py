@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +70,71 @@ def save_json(path: str | Path | None, results) -> None:
     """Every number of a run, for diffing (`--json PATH`; nothing when no path is given)."""
     if path:
         Path(path).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a run is: `full`, `quick`, or `smoke` (every code path once, at a size that
+    takes seconds: it shows the program runs, its numbers mean nothing)."""
+
+    name: str = "full"
+
+    def pick(self, smoke, quick, full):
+        return {"smoke": smoke, "quick": quick, "full": full}[self.name]
+
+    @property
+    def quick(self) -> bool:
+        return self.name != "full"
+
+    @property
+    def documents(self) -> int | None:
+        """How many documents of the bundled corpus a repeated corpus is made of (all but
+        in a smoke run)."""
+        return 2 if self.name == "smoke" else None
+
+
+def smoke_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run of every code path, in seconds (its numbers mean nothing)")
+
+
+# Two documents of the bundled Turkish corpus and the questions written about them: what a
+# `--smoke` run builds and evaluates.
+SMOKE_DOCS = ("hediye-kartlari.md", "sadakat-puanlari.md")
+SMOKE_CODE = ("api/handlers.py",)  # of corpus/code: questions in English and Turkish, and symbols
+
+
+def smoke_corpus(folder: Path, source: Path = CORPUS, names: tuple[str, ...] = SMOKE_DOCS) -> Path:
+    """`folder` with the documents `names` of a bundled corpus and, beside them,
+    questions.jsonl holding the corpus's questions about them."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, folder / name)
+    lines = (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line)["doc_id"] in names]
+    (folder / "questions.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return folder
+
+
+def missing(*modules: str) -> list[str]:
+    """The modules of `modules` that cannot be imported here (an extra not installed)."""
+    import importlib.util
+
+    def absent(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except ModuleNotFoundError:  # its parent package is not there either
+            return True
+
+    return [m for m in modules if absent(m)]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def machine() -> str:
@@ -129,11 +195,11 @@ def corpus_docs(folder: Path = CORPUS) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))}
 
 
-def repeated_markdown(megabytes: float, unique: bool = False) -> list[tuple[str, str]]:
-    """The bundled Turkish corpus repeated to about `megabytes` MB of UTF-8, as
-    (doc_id, text) files. With `unique`, every copy's text differs (a copy number in
-    the title and after each heading), so no two chunks share an embedding."""
-    docs = corpus_docs()
+def repeated_markdown(megabytes: float, unique: bool = False, first: int | None = None) -> list[tuple[str, str]]:
+    """The bundled Turkish corpus (its `first` documents) repeated to about `megabytes` MB
+    of UTF-8, as (doc_id, text) files. With `unique`, every copy's text differs (a copy
+    number in the title and after each heading), so no two chunks share an embedding."""
+    docs = dict(list(corpus_docs().items())[:first])
     out: list[tuple[str, str]] = []
     size, copy = 0, 0
     target = megabytes * 1024 * 1024

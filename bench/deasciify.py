@@ -41,6 +41,7 @@ Candidates (each runs in a fresh interpreter, so import and first-call times are
 
 Usage
   python bench/deasciify.py                       # whatever is importable here; others skipped
+  python bench/deasciify.py --smoke               # identity and indexer only, in seconds
   python bench/deasciify.py --setup /tmp/deasc    # one venv per candidate, pip install, du sizes
   python bench/deasciify.py --venvs /tmp/deasc    # run each candidate in its own venv
   options: --no-unshare (run with the network), --json out.json, --examples 15, --only a,b
@@ -72,7 +73,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import (  # noqa: E402  (XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad)
-    ROOT, TYPED_ASCII, dist_bytes, fold, parse_args, save_json, tr_lower, xquad_dir, xquad_option,
+    ROOT, TYPED_ASCII, dist_bytes, fold, parse_args, save_json, smoke_option, tr_lower, xquad_dir, xquad_option,
 )
 from bench.deasciify_table import find_yuret_table  # noqa: E402
 
@@ -742,8 +743,11 @@ def main() -> None:
     ap.add_argument("--no-unshare", action="store_true", help="do not cut the network off for the candidates")
     ap.add_argument("--json", metavar="PATH", help="write all results (outputs included) as JSON")
     ap.add_argument("--examples", type=int, default=8, help="wrong words / changed English shown per candidate")
+    smoke_option(ap)
     xquad_option(ap, "folder with xquad.tr.json and xquad.en.json (the sets are skipped without them)")
     args = parse_args(ap)  # --xquad in the environment, so the candidates' worker processes see it too
+    if args.smoke:
+        args.only, args.examples = "identity,indexer", 2
     only = set(args.only.split(",")) if args.only else None
     if args.worker:
         worker(args)

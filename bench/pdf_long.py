@@ -3,6 +3,7 @@ chunking a 2,000-page text PDF, every strategy in its own process, and the headi
 
     python bench/pdf_long.py               # 2,000 pages, every strategy (~10 minutes on 2 cores)
     python bench/pdf_long.py --pages 200   # a shorter run
+    python bench/pdf_long.py --smoke       # 3 pages, headers only (numbers mean nothing)
 
 The PDF is drawn at run time, never committed (tests/pdf_documents.py `manual_pdf`,
 reportlab): a running header and a page footer, on each page one bold numbered heading at
@@ -25,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BENCH, machine, run_peak_rss, table  # noqa: E402
+from bench.common import BENCH, machine, run_peak_rss, smoke_option, table  # noqa: E402
 
 
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
@@ -81,7 +82,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages of the PDF (default 2,000)")
     parser.add_argument("--strategy", action="append", help="only these strategies (default: every one)")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.strategy = 3, ["headers"]
     print(f"Long PDF, {time.strftime('%Y-%m-%d')}, {machine()}\n")
     with tempfile.TemporaryDirectory(prefix="pdf_long_") as tmp:
         text, worst = report(args.pages, Path(tmp), args.strategy or STRATEGIES)

@@ -4,6 +4,7 @@ format, plus the three bundled sets, behind one name each.
     python bench/public_sets.py               # materialise all six, print a summary table
     python bench/public_sets.py --check       # ... and run build + evaluate on each
     python bench/public_sets.py --sets xquad-tr,code-pypi --check --force
+    python bench/public_sets.py --smoke       # the two-document smoke set, materialised and checked
 
     from bench.public_sets import SETS, materialize
     folder, questions = materialize("xquad-tr")
@@ -45,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import exact_set, library_set  # noqa: E402
 from bench.code_set import LODASH, MORE_ITERTOOLS, build_code_pypi  # noqa: E402
 from bench.common import (  # noqa: E402
-    CORPUS, SETS_DIR, machine, parse_args, save_json, table, word_count, write_text, xquad_option,
+    CORPUS, SETS_DIR, SMOKE_DOCS, machine, parse_args, save_json, smoke_corpus, smoke_option, table, word_count,
+    write_text, xquad_option,
 )
 from bench.xquad_set import build_xquad  # noqa: E402
 
@@ -109,6 +111,13 @@ def materialize(name: str, force: bool = False) -> tuple[Path, Path]:
     return corpus, questions
 
 
+def build_smoke(out: Path) -> dict:
+    """The smoke set: SMOKE_DOCS in out/corpus, their questions in out/questions.jsonl."""
+    corpus = smoke_corpus(out / "corpus")
+    (corpus / "questions.jsonl").rename(out / "questions.jsonl")
+    return {"documents": list(SMOKE_DOCS)}
+
+
 def build_report(name: str) -> dict:
     """What the builder recorded in the stamp (skip counts, cleaning notes); {} for bundled sets."""
     s = SETS[name]
@@ -139,7 +148,11 @@ SETS: dict[str, PublicSet] = {
     "exact": PublicSet("exact", "lookups: codes, symbols, numbers, file names, phrases",
                        "bundled corpora + PyPI pycodestyle (Expat); questions written here", "exact-1-pycodestyle2.15.0",
                        exact_set.build),
+    "smoke": PublicSet("smoke", "two bundled Turkish documents and their questions (what --smoke runs use)",
+                       "this project (corpus/)", "smoke-1", build_smoke),
 }
+# what a run measures unless told: every set but the smoke set
+DEFAULT_SETS = tuple(name for name in SETS if name != "smoke")
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,12 +225,15 @@ def _by_tag(ev, tags, ks) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated set names (default: all)")
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="comma-separated set names (default: all but smoke)")
     parser.add_argument("--check", action="store_true", help="build each set with `auto` and evaluate it")
     parser.add_argument("--force", action="store_true", help="rebuild generated sets even if stamped")
     parser.add_argument("--json", type=Path, default=None, help="write every number to this file")
     xquad_option(parser)
+    smoke_option(parser)
     args = parse_args(parser)
+    if args.smoke:
+        args.sets, args.check = "smoke", True
     names = [n.strip() for n in args.sets.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETS]
     if unknown:

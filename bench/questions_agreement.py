@@ -5,6 +5,7 @@
     python bench/questions_agreement.py --check          # the tuning mirror against indexer.evaluate
     python bench/questions_agreement.py --held-out --seeds 3       # README's table
     python bench/questions_agreement.py --summarize      # the table again from the last results
+    python bench/questions_agreement.py --smoke          # the two-document smoke set (numbers mean nothing)
 
 On every set where people wrote the questions (the bundled Turkish, English, code and PDF
 sets; XQuAD tr and en; code-pypi, from bench/public_sets.py) the offline generator
@@ -50,7 +51,7 @@ from bench.agreement_scores import (  # noqa: E402
     real_count, real_scores, set_paths,
 )
 from bench.agreement_mirror import SetLab, check  # noqa: E402
-from bench.common import machine, table  # noqa: E402
+from bench.common import machine, smoke_option, table  # noqa: E402
 
 from indexer.evaluation.simulate import Knobs  # noqa: E402
 
@@ -139,7 +140,10 @@ def main() -> None:
                         help="each set with the knobs bench/labs/agreement_tune.py chose on the other six "
                              "(bench/.cache/agreement/loso.json)")
     parser.add_argument("--json", type=Path, default=None)
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sets, args.seeds = "smoke", 1
     names = args.sets.split(",")
     if args.check:
         check([SetLab(name) for name in names])

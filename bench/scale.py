@@ -4,6 +4,8 @@
     python bench/scale.py --data DIR --quick    # 10k and 100k
     python bench/scale.py --data DIR --report   # the tables from the figures kept in DIR
     python bench/scale.py --data DIR --sizes 10000 --only embedded
+    python bench/scale.py --smoke               # 200 chunks of the smoke documents, embedded and the BM25 side,
+                                                # in a temporary folder (numbers mean nothing)
 
 Per size: a corpus of that many `fixed64` chunks (Turkish XQuAD sentences recombined,
 `bench/scale_kit.py`), built with the bench-only `bench-hash` embedder (pseudo-random
@@ -29,14 +31,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, xquad_dir  # noqa: E402
+from bench.common import CACHE, smoke_option, xquad_dir  # noqa: E402
 from bench.scale_report import measure_all  # noqa: E402
 from bench.scale_steps import warm_worker  # noqa: E402
+from bench.xquad_set import smoke_xquad  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
 
@@ -57,13 +62,30 @@ def main() -> None:
     parser.add_argument("--query-json", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--chroma-url", help=argparse.SUPPRESS)
+    smoke_option(parser)
     args = parser.parse_args()
     if args.worker == "warm":
         return warm_worker(args.db, args.chroma_url, json.loads(args.query_json))
+    if args.smoke:
+        return smoke(args)
     sizes = [int(s) for s in args.sizes.split(",") if not args.quick or int(s) <= 100_000]
     xquad = (args.xquad or xquad_dir()) / "xquad.tr.json"
     args.data.mkdir(parents=True, exist_ok=True)
     measure_all(args, sizes, xquad)
+
+
+def smoke(args: argparse.Namespace) -> None:
+    """Every step once on 200 chunks of the smoke documents (xquad_set.smoke_xquad), in a
+    temporary folder: the embedded store, then the BM25 side."""
+    args.data = Path(tempfile.mkdtemp(prefix="indexer-scale-smoke-"))
+    try:
+        xquad = smoke_xquad(args.data / "xquad") / "xquad.tr.json"
+        args.only, args.queries = "embedded", 3
+        measure_all(args, [200], xquad)
+        args.bm25 = True
+        measure_all(args, [200], xquad)
+    finally:
+        shutil.rmtree(args.data, ignore_errors=True)
 
 
 if __name__ == "__main__":

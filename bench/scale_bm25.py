@@ -33,7 +33,7 @@ print(json.dumps({{"load_s": t2 - t1, "total_s": time.perf_counter() - t0}}))
 
 WARM = """
 import sys, time, json
-sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+sys.path.insert(0, {root!r})
 from bench.common import percentile
 from indexer.retrieval.bm25 import BM25Index
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})

@@ -25,7 +25,7 @@ def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
         return {"build": build}
     out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(run.db / "chroma"), "load": [os.getloadavg()[0]]}
     out["chroma_mb"] = folder_mb(run.db / "chroma")
-    out["cold"] = cold(run, queries)
+    out["cold"] = cold(run, queries, repeat=1 if args.smoke else 3)
     out["warm"] = warm(run, queries)
     with serving(cli("serve", "--db", run.db), args.data / "serve.log") as (base, pid):
         out["http"] = http_probe(base, STRATEGY, queries, MODES)
@@ -51,7 +51,7 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
             return {"build": build}
         out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(folder / "chroma" / "data"),
                "chroma_mb": folder_mb(folder / "chroma" / "data"), "load": [os.getloadavg()[0]]}
-        out["cold"] = cold(run, queries)
+        out["cold"] = cold(run, queries, repeat=1 if args.smoke else 3)
         out["warm"] = warm(run, queries)
         readers = []
         for i in (1, 2):

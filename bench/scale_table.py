@@ -9,6 +9,8 @@ from bench.common import table
 
 
 def label(n: int) -> str:
+    if n < 1000:
+        return str(n)
     return f"{n // 1_000_000}M" if n >= 1_000_000 and n % 1_000_000 == 0 else f"{n // 1000}k"
 
 

@@ -15,7 +15,10 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from bench.common import XQUAD_SOURCE, SetError, collapse, sha256_file, verify_set, write_jsonl, write_text, xquad_dir
+from bench.common import (
+    SMOKE_DOCS, XQUAD_SOURCE, SetError, collapse, sha256_file, smoke_corpus, verify_set, write_jsonl, write_text,
+    xquad_dir,
+)
 
 XQUAD_SHA256 = {
     "en": "e4c57d1c9143aaa1c5d265ba5987a65f4e69528d2a98f29d6e75019b10344f29",
@@ -124,3 +127,30 @@ def build_xquad(lang: str, out: Path) -> dict:
         "bench/public_sets.py; not for redistribution from this repository.\n"))
     verify_set(out, intended=intended)
     return {"notes": dict(notes)}
+
+
+def smoke_xquad(folder: Path) -> Path:
+    """`folder` with xquad.en.json, xquad.tr.json and CC-BY-SA4.0.txt in XQuAD's layout, made
+    of the smoke documents (common.SMOKE_DOCS) and the bundled questions about them (both
+    "languages" the same Turkish text; a question goes to the first paragraph holding its
+    answer): what `--smoke` runs read instead of the pinned XQuAD files."""
+    corpus = smoke_corpus(folder / "corpus")
+    questions = [json.loads(line) for line in (corpus / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    placed: set[str] = set()
+    data = []
+    for name in SMOKE_DOCS:
+        blocks = [b.strip() for b in (corpus / name).read_text(encoding="utf-8").split("\n\n") if b.strip()]
+        paragraphs = []
+        for context in blocks[1:]:
+            qas = []
+            for q in questions:
+                if q["doc_id"] == name and q["id"] not in placed and q.get("answer") and q["answer"] in context:
+                    placed.add(q["id"])
+                    answer = {"text": q["answer"], "answer_start": context.index(q["answer"])}
+                    qas.append({"id": q["id"], "question": q["question"], "answers": [answer]})
+            paragraphs.append({"context": context, "qas": qas})
+        data.append({"title": blocks[0].lstrip("# "), "paragraphs": paragraphs})
+    for lang in ("en", "tr"):
+        write_text(folder / f"xquad.{lang}.json", json.dumps({"data": data}, ensure_ascii=False))
+    write_text(folder / "CC-BY-SA4.0.txt", "Not XQuAD: the bundled corpus of this repository, for smoke runs.\n")
+    return folder

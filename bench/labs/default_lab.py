@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.common import CACHE  # noqa: E402
-from bench.public_sets import SETS, materialize  # noqa: E402
+from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
 
 LAB = CACHE / "lab"
 CAPTURES = LAB / "captures"
@@ -212,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     cap = sub.add_parser("capture")
-    cap.add_argument("--sets", default=",".join(SETS))
+    cap.add_argument("--sets", default=",".join(DEFAULT_SETS))
     cap.add_argument("--strategies", default="")
     cap.add_argument("--embedders", default="use-m3")
     cap.add_argument("--force", action="store_true")
