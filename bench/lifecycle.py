@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=4.6, help="MB of text (4.6 MB ~ 20k fixed64 chunks)")
     smoke_option(parser)
     args = parser.parse_args()
-    edits, rebuilds = ((1,), 2) if args.smoke else ((1, 10, 100), 10)
+    edits, rebuilds = ((1,), 1) if args.smoke else ((1, 10, 100), 10)
     first = len(SMOKE_DOCS) if args.smoke else None
     work = Path(tempfile.mkdtemp(prefix="indexer-lifecycle-"))
     try:

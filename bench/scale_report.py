@@ -17,6 +17,9 @@ from bench.scale_steps import MODES, STRATEGY, Run, cli, cold, folder_mb, gc_tim
 from bench.scale_table import label, render
 
 
+SMOKE_COLD = (1, ("hybrid",))  # a --smoke run's cold queries: one, of one mode
+
+
 def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
 
     run = Run(args.data, n)
@@ -25,7 +28,7 @@ def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
         return {"build": build}
     out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(run.db / "chroma"), "load": [os.getloadavg()[0]]}
     out["chroma_mb"] = folder_mb(run.db / "chroma")
-    out["cold"] = cold(run, queries, repeat=1 if args.smoke else 3)
+    out["cold"] = cold(run, queries, *SMOKE_COLD if args.smoke else ())
     out["warm"] = warm(run, queries)
     with serving(cli("serve", "--db", run.db), args.data / "serve.log") as (base, pid):
         out["http"] = http_probe(base, STRATEGY, queries, MODES)
@@ -51,7 +54,7 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
             return {"build": build}
         out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(folder / "chroma" / "data"),
                "chroma_mb": folder_mb(folder / "chroma" / "data"), "load": [os.getloadavg()[0]]}
-        out["cold"] = cold(run, queries, repeat=1 if args.smoke else 3)
+        out["cold"] = cold(run, queries, *SMOKE_COLD if args.smoke else ())
         out["warm"] = warm(run, queries)
         readers = []
         for i in (1, 2):
@@ -170,7 +173,7 @@ def bm25_side(args, sizes: list[int], xquad: Path, queries: list[str]) -> None:
     for n in sizes:
         corpus = scale_kit.write_corpus(args.data / f"corpus-{label(n)}", n, xquad)
         load = os.getloadavg()[0]
-        measured[n] = scale_bm25.measure(args.data, n, corpus, queries)
+        measured[n] = scale_bm25.measure(args.data, n, corpus, queries, cold=1 if args.smoke else 3)
         measured[n]["load"] = [load, os.getloadavg()[0]]
         (args.data / f"results-bm25-{label(n)}.json").write_text(json.dumps(measured[n], indent=1))
         shutil.rmtree(args.data / f"bm25-{n}", ignore_errors=True)
