@@ -1,8 +1,8 @@
 """How well can any question set agree? The noise ceiling of questions_agreement.py's table.
 
-    python bench/agreement_ceiling.py                     # the seven sets, 200 splits each
-    python bench/agreement_ceiling.py --sets tr,pdf --splits 500
-    python bench/agreement_ceiling.py --smoke     # the two-document smoke set, 5 splits (numbers mean nothing)
+    python -m bench.agreement_ceiling                     # the seven sets, 200 splits each
+    python -m bench.agreement_ceiling --sets tr,pdf --splits 500
+    python -m bench.agreement_ceiling --smoke     # the two-document smoke set, 5 splits (numbers mean nothing)
 
 A set of real questions is itself a sample: a second set written by the same people over
 the same documents would not rank the strategy × mode rows exactly as the first does, and

@@ -7,7 +7,7 @@ where a Chroma round trip per question and collection is most of the cost.
 product over the collection's vectors (read back from the build's embedding cache:
 the same float16 vectors the build stored), and records from a dict loaded once. BM25,
 fusion, tie-breaking and the parent mapping are the library's own code. `check()`
-(`python bench/questions_agreement.py --check`) compares a mirror's scores with
+(`python -m bench.questions_agreement --check`) compares a mirror's scores with
 `indexer.evaluate` on the real questions before any tuning number is trusted. `SetLab` is
 one real set with a mirror per strategy.
 """

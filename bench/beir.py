@@ -1,9 +1,9 @@
 """Relevance labels from elsewhere, end to end: a BEIR-layout set made from XQuAD, imported
 with `indexer import-beir`, built and evaluated with graded whole-document targets.
 
-    python bench/beir.py                           # xquad-tr and xquad-en, use-m3 (~5 min cold)
-    python bench/beir.py --sets xquad-en --embedder e5-small --force
-    python bench/beir.py --smoke       # the smoke documents in XQuAD's layout, not XQuAD (numbers mean nothing)
+    python -m bench.beir                           # xquad-tr and xquad-en, use-m3 (~5 min cold)
+    python -m bench.beir --sets xquad-en --embedder e5-small --force
+    python -m bench.beir --smoke       # the smoke documents in XQuAD's layout, not XQuAD (numbers mean nothing)
 
 Nothing BEIR hosts can be downloaded here, and no package on the registries reached here
 ships a real BEIR or TREC test collection with human judgements (searched: pypi.tsv and

@@ -5,9 +5,9 @@ mapped; each file's identity compared with the one recorded when it was last has
 loaded with every file hashed (what `indexer build` does, and a load after a file changed),
 and the sha256 of its files is timed alone. Prints a Markdown table.
 
-    python bench/bm25_files.py                 # 10k and 100k chunks
-    python bench/bm25_files.py --sizes 1000
-    python bench/bm25_files.py --smoke          # 200 chunks (numbers mean nothing)
+    python -m bench.bm25_files                 # 10k and 100k chunks
+    python -m bench.bm25_files --sizes 1000
+    python -m bench.bm25_files --smoke          # 200 chunks (numbers mean nothing)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (every vector from the embedding cache), each strategy in its own index folder (so no
 strategy reads another's vectors from the cache). Prints one JSON line per strategy.
 
-    python bench/build_probe.py FOLDER WORKDIR STRATEGY...
+    python -m bench.build_probe FOLDER WORKDIR STRATEGY...
 
 The model is loaded before the first build and its loading time printed apart: the
 builds measure chunking, embedding, writing and indexing, not start-up.

@@ -1,9 +1,9 @@
 """README's tables for the bundled sets: every preset on the Turkish corpus, and code vs
 fixed128 on the code sample, through the real pipeline.
 
-    python bench/bundled.py              # ~3 minutes on 2 cores (semantic and parent embed sentences)
-    python bench/bundled.py --sets code
-    python bench/bundled.py --smoke      # two documents, two strategies a set (numbers mean nothing)
+    python -m bench.bundled              # ~3 minutes on 2 cores (semantic and parent embed sentences)
+    python -m bench.bundled --sets code
+    python -m bench.bundled --smoke      # two documents, two strategies a set (numbers mean nothing)
 
 Builds into a temporary folder (so numbers are cold and never come from another run's
 index), evaluates with `indexer.evaluate`, prints Markdown tables.

@@ -1,9 +1,9 @@
 """What bounds a large build: Chroma's write rate as a collection grows, and what its writes
 cost the Python work running beside them.
 
-    python bench/chroma_write.py                 # 60k records, the settings compared below
-    python bench/chroma_write.py --records 200000 --only default
-    python bench/chroma_write.py --smoke             # blocks of 512, in seconds (numbers mean nothing)
+    python -m bench.chroma_write                 # 60k records, the settings compared below
+    python -m bench.chroma_write --records 200000 --only default
+    python -m bench.chroma_write --smoke             # blocks of 512, in seconds (numbers mean nothing)
 
 Records like a `fixed64` build's (512-d unit vectors, 40-word documents, small metadata),
 added in batches to an embedded collection; per block of 10,240 records, the write rate.

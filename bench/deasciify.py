@@ -40,13 +40,13 @@ Candidates (each runs in a fresh interpreter, so import and first-call times are
                        as indexer/data/deasciify-patterns.json.gz)
 
 Usage
-  python bench/deasciify.py                       # whatever is importable here; others skipped
-  python bench/deasciify.py --smoke               # identity and indexer only, in seconds
-  python bench/deasciify.py --setup /tmp/deasc    # one venv per candidate, pip install, du sizes
-  python bench/deasciify.py --venvs /tmp/deasc    # run each candidate in its own venv
+  python -m bench.deasciify                       # whatever is importable here; others skipped
+  python -m bench.deasciify --smoke               # identity and indexer only, in seconds
+  python -m bench.deasciify --setup /tmp/deasc    # one venv per candidate, pip install, du sizes
+  python -m bench.deasciify --venvs /tmp/deasc    # run each candidate in its own venv
   options: --no-unshare (run with the network), --json out.json, --examples 15, --only a,b
 
-Beside it: bench/deasciify_retrieval.py measures what restoring does to search, and
+Beside it: bench/labs/deasciify_retrieval.py measures what restoring does to search, and
 bench/deasciify_table.py writes the decision-list table the library ships.
 
 Network: by default every candidate runs under `unshare -rn` (a network namespace with no

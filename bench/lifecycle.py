@@ -1,8 +1,8 @@
 """An index that lives for months: incremental cost and disk over rebuilds.
 
-    python bench/lifecycle.py              # ~20k chunks; ~10 minutes on 2 cores
-    python bench/lifecycle.py --mb 1       # a quick look
-    python bench/lifecycle.py --smoke      # two documents, in seconds (numbers mean nothing)
+    python -m bench.lifecycle              # ~20k chunks; ~10 minutes on 2 cores
+    python -m bench.lifecycle --mb 1       # a quick look
+    python -m bench.lifecycle --smoke      # two documents, in seconds (numbers mean nothing)
 
 Through the real pipeline (`indexer.build`): a corpus of unique Turkish text cut into
 ~20,000 `fixed64` chunks is built cold; then 1, 10 and 100 of its files are edited and

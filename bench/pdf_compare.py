@@ -1,9 +1,9 @@
 """Which PDF library should indexer read PDFs with? Measured, not guessed.
 
-    python bench/pdf_compare.py             # ~15 minutes on 2 cores, most of it the 2,000-page PDF
-    python bench/pdf_compare.py --long 0    # without it: ~1-2 minutes
-    python bench/pdf_compare.py --pages 30  # a shorter speed run
-    python bench/pdf_compare.py --smoke     # 3 pages, no real PDFs, a 3-page long PDF (numbers mean nothing)
+    python -m bench.pdf_compare             # ~15 minutes on 2 cores, most of it the 2,000-page PDF
+    python -m bench.pdf_compare --long 0    # without it: ~1-2 minutes
+    python -m bench.pdf_compare --pages 30  # a shorter speed run
+    python -m bench.pdf_compare --smoke     # 3 pages, no real PDFs, a 3-page long PDF (numbers mean nothing)
 
 The PDFs are drawn by the test fixture (tests/test_pdf.py: reportlab, DejaVu): a
 three-page Turkish policy with a heading hierarchy in three sizes, hyphenated line ends, a

@@ -1,9 +1,9 @@
 """A long PDF, as a build reads it: peak RSS and seconds per 1,000 pages of loading and
 chunking a 2,000-page text PDF, every strategy in its own process, and the headings found.
 
-    python bench/pdf_long.py               # 2,000 pages, every strategy (~10 minutes on 2 cores)
-    python bench/pdf_long.py --pages 200   # a shorter run
-    python bench/pdf_long.py --smoke       # 3 pages, headers only (numbers mean nothing)
+    python -m bench.pdf_long               # 2,000 pages, every strategy (~10 minutes on 2 cores)
+    python -m bench.pdf_long --pages 200   # a shorter run
+    python -m bench.pdf_long --smoke       # 3 pages, headers only (numbers mean nothing)
 
 The PDF is drawn at run time, never committed (tests/pdf_documents.py `manual_pdf`,
 reportlab): a running header and a page footer, on each page one bold numbered heading at

@@ -2,9 +2,9 @@
 `indexer build`: run one and print what it did (JSON). `bench/run.py` runs each in its
 own process and measures wall time and peak RSS around it.
 
-    python bench/peers.py langchain FOLDER DB --size 128
-    python bench/peers.py llamaindex FOLDER DB --size 128
-    python bench/peers.py langchain --smoke     # the two smoke documents into a temporary DB
+    python -m bench.peers langchain FOLDER DB --size 128
+    python -m bench.peers llamaindex FOLDER DB --size 128
+    python -m bench.peers langchain --smoke     # the two smoke documents into a temporary DB
 
 - LangChain: RecursiveCharacterTextSplitter (sizes in o200k tokens) -> langchain-chroma's
   Chroma (persistent, local).

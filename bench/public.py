@@ -1,9 +1,9 @@
 """The default search on every benchmark set, for every strategy and both embedders.
 
-    python bench/public.py                                   # every set, strategy and embedder (hours cold)
-    python bench/public.py --embedders use-m3 --sets tr,exact
-    python bench/public.py --strategies auto --json out.json --markdown table.md
-    python bench/public.py --smoke            # the smoke set, two strategies, a tune (numbers mean nothing)
+    python -m bench.public                                   # every set, strategy and embedder (hours cold)
+    python -m bench.public --embedders use-m3 --sets tr,exact
+    python -m bench.public --strategies auto --json out.json --markdown table.md
+    python -m bench.public --smoke            # the smoke set, two strategies, a tune (numbers mean nothing)
 
 For every set × strategy × embedder, through the real pipeline (`indexer.build`, then
 `indexer.evaluate` on the stored collections): the embedding alone, BM25 alone and the

@@ -1,10 +1,10 @@
 """Retrieval question sets nobody on this project wrote, in the project's question-set
 format, plus the three bundled sets, behind one name each.
 
-    python bench/public_sets.py               # materialise all six, print a summary table
-    python bench/public_sets.py --check       # ... and run build + evaluate on each
-    python bench/public_sets.py --sets xquad-tr,code-pypi --check --force
-    python bench/public_sets.py --smoke       # the two-document smoke set, materialised and checked
+    python -m bench.public_sets               # materialise all six, print a summary table
+    python -m bench.public_sets --check       # ... and run build + evaluate on each
+    python -m bench.public_sets --sets xquad-tr,code-pypi --check --force
+    python -m bench.public_sets --smoke       # the two-document smoke set, materialised and checked
 
     from bench.public_sets import SETS, materialize
     folder, questions = materialize("xquad-tr")

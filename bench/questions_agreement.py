@@ -1,11 +1,11 @@
 """Do made-up questions choose a strategy and a search mode like questions people wrote?
 
-    python bench/questions_agreement.py                  # the proof: seven sets, tables + summary
-    python bench/questions_agreement.py --sets tr,en --seeds 3
-    python bench/questions_agreement.py --check          # the tuning mirror against indexer.evaluate
-    python bench/questions_agreement.py --held-out --seeds 3       # README's table
-    python bench/questions_agreement.py --summarize      # the table again from the last results
-    python bench/questions_agreement.py --smoke          # the two-document smoke set (numbers mean nothing)
+    python -m bench.questions_agreement                  # the proof: seven sets, tables + summary
+    python -m bench.questions_agreement --sets tr,en --seeds 3
+    python -m bench.questions_agreement --check          # the tuning mirror against indexer.evaluate
+    python -m bench.questions_agreement --held-out --seeds 3       # README's table
+    python -m bench.questions_agreement --summarize      # the table again from the last results
+    python -m bench.questions_agreement --smoke          # the two-document smoke set (numbers mean nothing)
 
 On every set where people wrote the questions (the bundled Turkish, English, code and PDF
 sets; XQuAD tr and en; code-pypi, from bench/public_sets.py) the offline generator

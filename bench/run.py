@@ -5,9 +5,9 @@ with the date and machine.
 
     python -m bench.run --quick      # about 3 minutes
     python -m bench.run --smoke      # every section once at a tiny size (seconds; numbers mean nothing)
-    python bench/run.py              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
-    python bench/run.py --only strategies,peers
-    python bench/run.py --only rss   # peak memory of every strategy on 50 MB files of five shapes
+    python -m bench.run              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
+    python -m bench.run --only strategies,peers
+    python -m bench.run --only rss   # peak memory of every strategy on 50 MB files of five shapes
 
 Our machines are shared and noisy: every time is a median over repeated runs, and each
 comparison is a ratio measured in the same run on the same text. Peers (chonkie,

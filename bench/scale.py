@@ -1,10 +1,10 @@
 """The cost curve from 10k to 1M chunks, on one machine and on a Chroma server.
 
-    python bench/scale.py --data DIR            # 10k, 100k, 1M (the 1M builds take hours)
-    python bench/scale.py --data DIR --quick    # 10k and 100k
-    python bench/scale.py --data DIR --report   # the tables from the figures kept in DIR
-    python bench/scale.py --data DIR --sizes 10000 --only embedded
-    python bench/scale.py --smoke               # 200 chunks of the smoke documents, embedded and the BM25 side,
+    python -m bench.scale --data DIR            # 10k, 100k, 1M (the 1M builds take hours)
+    python -m bench.scale --data DIR --quick    # 10k and 100k
+    python -m bench.scale --data DIR --report   # the tables from the figures kept in DIR
+    python -m bench.scale --data DIR --sizes 10000 --only embedded
+    python -m bench.scale --smoke               # 200 chunks of the smoke documents, embedded and the BM25 side,
                                                 # in a temporary folder (numbers mean nothing)
 
 Per size: a corpus of that many `fixed64` chunks (Turkish XQuAD sentences recombined,

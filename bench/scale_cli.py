@@ -1,7 +1,7 @@
 """`indexer`'s command line with the bench-only embedder (`bench-hash`) registered: what
 `bench/scale.py` runs as a new process (cold `indexer query`, `indexer serve`).
 
-    python bench/scale_cli.py query "..." -s fixed64 --db DIR/embedded-1M/db
+    python -m bench.scale_cli query "..." -s fixed64 --db DIR/embedded-1M/db
 """
 
 import sys

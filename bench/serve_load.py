@@ -2,10 +2,10 @@
 time), then N concurrent clients for S seconds on loopback; prints p50 / p99, requests/s
 and errors.
 
-    python bench/serve_load.py                      # builds the bundled corpus (headers) in a temp folder
-    python bench/serve_load.py --db .indexer --strategy headers --clients 50 --seconds 30
-    python bench/serve_load.py --url http://127.0.0.1:8765/ --strategy headers   # a server already running
-    python bench/serve_load.py --smoke              # two documents, 2 clients for 1 s (numbers mean nothing)
+    python -m bench.serve_load                      # builds the bundled corpus (headers) in a temp folder
+    python -m bench.serve_load --db .indexer --strategy headers --clients 50 --seconds 30
+    python -m bench.serve_load --url http://127.0.0.1:8765/ --strategy headers   # a server already running
+    python -m bench.serve_load --smoke              # two documents, 2 clients for 1 s (numbers mean nothing)
 
 Queries are the bundled question set's questions, each with one of 20 suffix words so
 that most requests miss the Index's small per-query cache (a real application rarely

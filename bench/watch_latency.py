@@ -1,8 +1,8 @@
 """How fast `indexer watch` makes a save searchable, and how it copes with a burst.
 
-    python bench/watch_latency.py                 # ~3 minutes: 10 saves, a 2,000-file burst
-    python bench/watch_latency.py --trials 5 --files 500 --debounce 50 --max-delay 1000
-    python bench/watch_latency.py --smoke         # two documents, one save, a 10-file burst (numbers mean nothing)
+    python -m bench.watch_latency                 # ~3 minutes: 10 saves, a 2,000-file burst
+    python -m bench.watch_latency --trials 5 --files 500 --debounce 50 --max-delay 1000
+    python -m bench.watch_latency --smoke         # two documents, one save, a 10-file burst (numbers mean nothing)
 
 1. Save -> visible: `indexer watch corpus -s headers --json` runs as a subprocess on a copy of
    the bundled corpus. Each trial appends a section holding a new word to a document; a

@@ -1,7 +1,7 @@
 """Tuning the question generator's knobs by agreement (see bench/questions_agreement.py).
 
-    python bench/labs/agreement_tune.py tune --every --seeds 3     # the last tune
-    python bench/labs/agreement_tune.py explore '{"noise": 0.4}' '{"noise": 0.5}'
+    python -m bench.labs.agreement_tune tune --every --seeds 3     # the last tune
+    python -m bench.labs.agreement_tune explore '{"noise": 0.4}' '{"noise": 0.5}'
 
 Every candidate set of knobs (`GRID`) makes a question set per real set (the real set's size,
 capped by --cap for the 1,190-question XQuAD sets and code-pypi), scored through `Mirror`s;
@@ -10,7 +10,7 @@ cached). Two stages: every config on seed 0; then (`--seeds 3`) the shortlisted 
 best SHORTLIST by mean tau-b on the other six sets, for each left-out set — on more seeds,
 whose mean decides. With `--every`, one stage: every config on every seed (one seed's
 shortlist flatters: its best settings fell by 0.03-0.05 on three). Leave-one-set-out: each set is scored with the knobs both stages chose
-without it. `python bench/questions_agreement.py --check` first compares each mirror with
+without it. `python -m bench.questions_agreement --check` first compares each mirror with
 `indexer.evaluate` on the real questions.
 """
 

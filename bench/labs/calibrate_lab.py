@@ -1,10 +1,10 @@
 """Calibrating the fusion per collection: which embedding share holds on each set × strategy
 × embedder, and whether something the tool can know at build time predicts it.
 
-    python bench/calibrate_lab.py prepare             # every capture of bench/default_lab.py
-    python bench/calibrate_lab.py grid                # per cell: the alpha ranges that hold
-    python bench/calibrate_lab.py rules               # candidate calibration rules, side by side
-    python bench/calibrate_lab.py fit --pattern "code--*use-m3;code-pypi--*use-m3" --his 0.2,0.3,0.4,0.5 --los 0.05,0.1
+    python -m bench.labs.calibrate_lab prepare             # every capture of bench/labs/default_lab.py
+    python -m bench.labs.calibrate_lab grid                # per cell: the alpha ranges that hold
+    python -m bench.labs.calibrate_lab rules               # candidate calibration rules, side by side
+    python -m bench.labs.calibrate_lab fit --pattern "code--*use-m3;code-pypi--*use-m3" --his 0.2,0.3,0.4,0.5 --los 0.05,0.1
 
 How `indexer.retrieval.fusion.FUSION_BY_KIND` was fitted (`fit`): over every cell of the
 fitting sets of one (embedder, kind[, language]), each alpha range of the grid is scored by
@@ -24,7 +24,7 @@ searched start where the embedding still has a say (a lower ceiling is BM25 with
 tie-breaker). code-lib2 is held out from the fits, though its end-to-end table was seen
 while the size class was chosen.
 
-`prepare` turns each capture (bench/default_lab.py: the embedding side through the real
+`prepare` turns each capture (bench/labs/default_lab.py: the embedding side through the real
 pipeline, BM25 rebuilt with the collection's analyzer, the exact-match tiers from the
 library) into compact per-query rows — both sides' candidates, BM25 coverage, tiers and
 which candidates hit — for the set's questions and for questions made from the collection

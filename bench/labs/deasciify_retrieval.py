@@ -7,7 +7,7 @@ indexer.text.deasciify of the fold, (d) the mean of the (b) and (c) query vector
 recall@1/5, and how often the top 1 is the spelled question's top 1.
 
 Usage (needs the fusion_lab.py stores in bench/.cache/lab):
-  python bench/deasciify_retrieval.py [--sets tr,xquad-tr] [--embedders use-m3,e5-small] [--json out.json]
+  python -m bench.labs.deasciify_retrieval [--sets tr,xquad-tr] [--embedders use-m3,e5-small] [--json out.json]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The default-search lab: capture each collection's embedding candidates once, then score
 analyzers, exact-match signals and fusion rules offline, per set × strategy × embedder.
 
-    python bench/default_lab.py capture --sets tr,en --strategies auto,headers --embedders use-m3
-    python bench/default_lab.py report            # every capture: each side and the rules
+    python -m bench.labs.default_lab capture --sets tr,en --strategies auto,headers --embedders use-m3
+    python -m bench.labs.default_lab report            # every capture: each side and the rules
 
 Capture goes through the real pipeline (`indexer.build`, `Index._dense` for the embedding
 side, the stored chunks and their `indexed_text`); the BM25 side is rebuilt in memory from

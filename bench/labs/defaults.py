@@ -1,8 +1,8 @@
 """Choosing defaults by measurement: embedders × BM25 analyzers × fusion, on the bundled
 Turkish and English question sets (and the code set as a third opinion).
 
-    python bench/defaults.py            # ~5 minutes on 2 cores (e5 is the slow part)
-    python bench/defaults.py --json F   # every number, for diffing
+    python -m bench.labs.defaults            # ~5 minutes on 2 cores (e5 is the slow part)
+    python -m bench.labs.defaults --json F   # every number, for diffing
 
 Everything goes through the real pipeline: `indexer.build` into a fresh database (so
 build times are cold, nothing comes from the embedding cache), `indexer.evaluate` on the

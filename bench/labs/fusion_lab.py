@@ -1,8 +1,8 @@
 """Fusion lab: capture both sides' candidate lists once per (set, strategy, embedder),
 then score fusion rules offline in milliseconds.
 
-    python bench/fusion_lab.py capture --sets tr,en,code --embedders use-m3
-    python bench/fusion_lab.py explore
+    python -m bench.labs.fusion_lab capture --sets tr,en,code --embedders use-m3
+    python -m bench.labs.fusion_lab explore
 
 Capture goes through the real pipeline (`indexer.build`, `Index` searches); the offline
 part only re-ranks the captured lists, so it is exact for any rule that uses nothing but
