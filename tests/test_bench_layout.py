@@ -3,8 +3,9 @@
 No import circle among its modules (imports inside functions count); no private name
 imported from another module (bench's own helpers are public; the few private names of
 indexer a benchmark still reaches for are marked `# private: see report` until the library
-makes them public); the benchmarks a user runs never import a tuning lab; every program is
-in bench/README.md with its command, and its docstring shows that command."""
+makes them public); the benchmarks a user runs never import a tuning lab; modules stay small
+enough to have one job; every program is in bench/README.md with its command, and its
+docstring shows that command."""
 
 from __future__ import annotations
 
@@ -95,6 +96,12 @@ def test_benchmarks_never_import_a_lab():
     found = [f"{m} imports {t}" for m, targets in import_graph().items() if not m.startswith("bench.labs")
              for t in targets if t.startswith("bench.labs")]
     assert not found
+
+
+def test_modules_stay_small():
+    """As the package's (tests/test_architecture.py): a module past 450 lines is two modules."""
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    assert not {m: n for m, n in sizes.items() if n > 450}
 
 
 def test_every_program_is_in_the_readme_with_the_command_its_docstring_shows():
