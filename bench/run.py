@@ -195,7 +195,7 @@ def bench_build(report: Report, size: Size, work: Path) -> None:
 def bench_cold_query(report: Report, size: Size, work: Path) -> None:
     db = work / "cold-db"
     shutil.rmtree(db, ignore_errors=True)
-    corpus = size.pick(smoke_corpus(work / "cold-corpus"), CORPUS, CORPUS)
+    corpus = smoke_corpus(work / "cold-corpus") if size.name == "smoke" else CORPUS
     run_peak_rss([PY, "-m", "indexer", "build", str(corpus), "-s", "headers", "--db", str(db), "-q"])
     rows = []
     repeat = size.pick(1, 3, 5)
