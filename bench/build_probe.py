@@ -19,6 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import folder_size  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -39,7 +41,7 @@ def main() -> None:
         shutil.rmtree(db, ignore_errors=True)
         [cold] = build([folder], [strategy], db=db)
         [warm] = build([folder], [strategy], db=db, full=True)
-        disk = sum(p.stat().st_size for p in db.rglob("*") if p.is_file())
+        disk = folder_size(db)
         cache = Store(db).cache_dir / "embeddings.sqlite"
         print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,
                           "cache_bytes": cache.stat().st_size if cache.exists() else 0}), flush=True)

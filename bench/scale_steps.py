@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import BENCH, percentile, run_peak_rss
+from bench.common import BENCH, folder_size, percentile, run_peak_rss
 from bench.scale_probe import per_mode
 from bench.scale_table import label
 
@@ -26,9 +26,7 @@ def cli(*args) -> list[str]:
 
 
 def folder_mb(path: Path) -> float:
-    if not path.exists():
-        return 0.0
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+    return folder_size(path) / 2**20 if path.exists() else 0.0
 
 
 class Run:
