@@ -4,8 +4,8 @@ its table's header. The tuning labs and the helper programs must at least start 
 
 Caches (bench/.cache) and the default index folder go to a temporary folder; the peers need
 the `bench` extra, and are skipped, saying so, where it is not installed. The smoke runs
-selected start together, as many at a time as there are cores (most of their time is
-starting processes), and each test waits for its own."""
+selected start together, as many at a time as there are cores (at most 4: most of their time
+is starting processes), and each test waits for its own."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def smoke_runs(request, tmp_path_factory):
     """{module: the future of its --smoke run}, for the smoke tests this session selected."""
     selected = {item.callspec.params["module"] for item in request.session.items
                 if item.originalname == "test_every_benchmark_runs_at_its_smoke_size"}
-    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4))  # each holds a model: not 16 at once
     runs = {module: pool.submit(run, module, ["--smoke", *args], tmp_path_factory.mktemp(module))
             for module, args, _ in SMOKES if module in selected}
     yield runs
