@@ -22,3 +22,13 @@ def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None, k
         return inside.as_posix()
     names = [part for part in full.parts if part != full.anchor][-keep:]
     return "/".join(names) or "."
+
+
+def hide_folder(message: str, folder: str | os.PathLike, shown: str) -> str:
+    """`message` with the absolute spellings of `folder` (as given, and resolved) replaced
+    by `shown`: an error for a client that must not learn the server's disk layout."""
+    given = Path(folder).expanduser()
+    spellings = {str(given.resolve())} | ({str(given)} if given.is_absolute() else set())
+    for path in sorted(spellings, key=len, reverse=True):  # the longer first: it may hold the other
+        message = message.replace(path, shown)
+    return message

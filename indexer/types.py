@@ -47,8 +47,10 @@ def pages_label(start_page: int, end_page: int) -> str:
 class Section:
     """A heading and the text under it, up to the next heading of any level.
 
-    `heading_path` starts with the document title. `start`/`end` are character offsets
-    into the document text; `body_start` is where the text after the heading line begins.
+    `heading_path` starts with the document title, or with a top-level heading when the
+    title is one of those (`# One`, `# Two`: `Two`, not `One › Two`). `start`/`end` are
+    character offsets into the document text; `body_start` is where the text after the
+    heading line begins.
     Level 0 is text before the first heading (or a document without headings).
     """
 
@@ -61,6 +63,12 @@ class Section:
     @property
     def path(self) -> str:
         return join_path(self.heading_path)
+
+    def trail(self, title: str) -> tuple[str, ...]:
+        """The heading path without the document title in front (a later top-level
+        heading, a sibling of the title, has none in front)."""
+        path = self.heading_path
+        return path[1:] if path and path[0] == title else path
 
 
 @dataclass
@@ -190,6 +198,9 @@ class Hit:
     child_ids: list[str] = field(default_factory=list)
     embedding_share: float | None = None  # weighted and adaptive fusion: the embedding side's weight
     exact: int = 0  # exact-match tier: query codes held, +2 for the definition a bare symbol query names
+    match: str = ""  # what put it in its exact-match tier: exact symbol | exact code | file name | exact term
+    search_score: float | None = None  # the mode's own score, when `score` was raised to keep rank order
+    same_text: list[str] = field(default_factory=list)  # other documents whose hits had this text (dropped)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
@@ -216,5 +227,7 @@ class Hit:
             "bm25_score": self.bm25_score,
             **({"child_ids": self.child_ids} if self.child_ids else {}),
             **({"embedding_share": self.embedding_share} if self.embedding_share is not None else {}),
-            **({"exact": self.exact} if self.exact else {}),
+            **({"exact": self.exact, "match": self.match} if self.exact else {}),
+            **({"search_score": self.search_score} if self.search_score is not None else {}),
+            **({"same_text": self.same_text} if self.same_text else {}),
         }

@@ -229,3 +229,276 @@ def manual_pdf(path: Path, pages: int, compress: bool = True) -> Drawn:
         sheet.page()
     sheet.save()
     return drawn
+
+
+# ---------------------------------------------------------------- layouts read in order (issue 35)
+
+MEASURE = (90.0, 522.0)  # a Texinfo manual's text column
+
+
+def hidden_mono_font() -> str:
+    """DejaVu Sans Mono, registered to be renamed by `hide_fixed_pitch` after drawing."""
+    fonts()
+    if "Listing" not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(TTFont("Listing", str(FONTS / "DejaVuSansMono.ttf")))
+    return "Listing"
+
+
+def hide_fixed_pitch(path: Path) -> None:
+    """Make a fixed-pitch font look like any other: a name no pattern knows (as
+    NimbusMonL was) and no FixedPitch flag; only its glyphs' widths tell. Same-length
+    byte swaps keep the cross-reference table right (the canvas must not compress)."""
+    data = path.read_bytes().replace(b"DejaVuSansMono", b"DejaVuSansPlan")
+    path.write_bytes(data.replace(b"/Flags 5 ", b"/Flags 4 "))
+
+
+def spread(sheet: Sheet, y: float, words: list[str], size: float, x0: float = MEASURE[0],
+           x1: float = MEASURE[1], gaps: list[float] | None = None) -> list[float]:
+    """Draw words on one baseline: justified from x0 to x1 (`gaps` None) or with the
+    given gaps after each word. Returns the gaps drawn."""
+    widths = [pdfmetrics.stringWidth(w, "DejaVu", size) for w in words]
+    if gaps is None:
+        gaps = [(x1 - x0 - sum(widths)) / max(1, len(words) - 1)] * (len(words) - 1)
+    x = x0
+    for word, width, gap in zip(words, widths, gaps + [0.0]):
+        sheet.text(x, y, word, size)
+        x += width + gap
+    return gaps
+
+
+def justified_pdf(path: Path) -> list[str]:
+    """The issue's page 15 and page 6 of libtasn1's manual: justified lines whose spaces
+    are wider than the body font's 0.8 em, or one line whose long last word is pushed to
+    the right margin, above short lines (a gap in one line over short lines is a white
+    channel two or three lines deep). Returns the lines in reading order."""
+    sheet = Sheet(path, size=(612.0, 792.0))
+    size, step, (x0, x1) = 11.0, 13.2, (72.0, 540.0)
+    space = pdfmetrics.stringWidth(" ", "DejaVu", size)
+    lines = [  # page 15: justified ("|"), left-aligned ("<") or the last word at the margin (">")
+        ('|BOOLEAN: VALUE must be the null terminated string "TRUE" or "FALSE" and LEN'),
+        ("<!= 0."),
+        ('|value="TRUE" , len=1 -> boolean=TRUE. value="FALSE" , len=1 ->'),
+        ("<boolean=FALSE."),
+        ('|OBJECT IDENTIFIER: VALUE must be a null terminated string with each number'),
+        ('<separated by a dot (e.g. "1.2.3.543.1"). LEN != 0.'),
+        ('<Using "pkix.asn":'),
+        ('>result=asn1 write value(cert, "certificate1.tbsCertificate.subject.rdnSequence",'),
+        ('<"NEW", 1);'),
+        ("|SET OF: the same as SEQUENCE OF, and so on for each of the other types of the"),
+        ("<schema."),
+    ]
+    y, wide = 100.0, []
+    for line in lines:
+        words = line[1:].split()
+        widths = sum(pdfmetrics.stringWidth(w, "DejaVu", size) for w in words)
+        gaps = {"|": None, "<": [space] * len(words), ">": [space] * (len(words) - 2)}[line[0]]
+        if line[0] == ">":
+            gaps.append(x1 - x0 - widths - sum(gaps))
+        wide.append(max(spread(sheet, y, words, size, x0, x1, gaps) or [0.0]))
+        y += step
+    assert wide[2] > 0.9 * size and wide[7] > 2 * size  # wider than a gutter of 0.8 em
+    # page 6: TeX's wider space after a sentence ends, above two short lines
+    y += step
+    page6 = [
+        "|The notation to access the Group type of the Example definition above is",
+        "|Example.Group (as a NUL-terminated string.) Such strings are used in the functions",
+        "<described below.",
+        "<Others examples:",
+        "|field id of the Group type: Example.Group.id, and so on for the other fields.",
+    ]
+    for line in page6:
+        words = line[1:].split()
+        free = x1 - x0 - sum(pdfmetrics.stringWidth(w, "DejaVu", size) for w in words)
+        gaps = [space] * len(words) if line[0] == "<" else [free / (len(words) - 1)] * (len(words) - 1)
+        if "string.)" in words:
+            gaps = [(free - 0.85 * size) / (len(words) - 2)] * (len(words) - 2)
+            gaps.insert(words.index("string.)"), 0.85 * size)
+        spread(sheet, y, words, size, x0, x1, gaps)
+        y += step
+    sheet.page()
+    sheet.save()
+    return [line[1:] for line in lines + page6]
+
+
+CODE = [  # a listing whose aligned columns leave long gaps inside each line
+    "struct entry {",
+    "    const char     *name;      /* the element's name      */",
+    "    unsigned int    type;      /* its ASN.1 type          */",
+    "    const void     *value;     /* its value, or NULL      */",
+    "    int             len;       /* bytes in value          */",
+    "};",
+]
+HEXDUMP = [  # shared-mime-info's magic file, as `hexdump -C` prints it
+    "00000000  4d 49 4d 45 2d 4d 61 67  69 63 00 0a 5b 35 30 3a  |MIME-Magic..[50:|",
+    "00000010  74 65 78 74 2f 78 2d 64  69 66 66 5d 0a 3e 30 3d  |text/x-diff].>0=|",
+    "00000020  00 05 64 69 66 66 09 0a  3e 30 3d 00 04 2a 2a 2a  |..diff..>0=..***|",
+    "00000030  09 0a 3e 30 3d 00 17 43  6f 6d 6d 6f 6e 20 73 75  |..>0=..Common su|",
+    "00000040  62 64 69 72 65 63 74 6f  72 69 65 73 3a 20 0a     |bdirectories: .|",
+]
+XML = [  # one element a line
+    '<?xml version="1.0"?>',
+    "<mime-info xmlns='http://www.freedesktop.org/standards/shared-mime-info'>",
+    '  <mime-type type="text/x-diff">',
+    "    <comment>Differences between files</comment>",
+    '    <magic priority="50">',
+    '      <match type="string" offset="0" value="diff\\t"/>',
+    '      <match type="string" offset="0" value="***\\t"/>',
+    "    </magic>",
+    '    <glob pattern="*.diff"/>',
+    '    <glob pattern="*.patch"/>',
+    "  </mime-type>",
+    "</mime-info>",
+]
+PROSE = [
+    "The listing below declares one entry of the table that the parser fills in.",
+    "The text/x-diff example above would, on its own, create this magic file:",
+    "Here is an example source file, named diff.xml, with one element on each line:",
+    "Every other file of the database is written from the same source files.",
+]
+
+
+def code_pdf(path: Path) -> str:
+    """Prose around a code listing, a hexdump and an XML file, set in a fixed-pitch font
+    that says nothing of it (`hide_fixed_pitch`), as the shared-mime-info
+    specification's NimbusMonL did. Returns the Markdown a reader must give back."""
+    sheet = Sheet(path, size=(612.0, 792.0), pageCompression=0)
+    mono = hidden_mono_font()
+    y = 90.0
+    for prose, block in zip(PROSE, (CODE, HEXDUMP, XML, [])):
+        sheet.text(72, y, prose, 10)
+        y += 24
+        sheet.c.setFont(mono, 9)
+        for line in block:
+            sheet.c.drawString(72, sheet.h - y, line)
+            y += 11
+        y += 14
+    sheet.page()
+    sheet.save()
+    hide_fixed_pitch(path)
+    fence = "```\n{}\n```"
+    return "\n\n".join([PROSE[0], fence.format("\n".join(CODE)), PROSE[1], fence.format("\n".join(HEXDUMP)),
+                        PROSE[2], fence.format("\n".join(XML)), PROSE[3]]) + "\n"
+
+
+def columns_pdf(path: Path) -> list[str]:
+    """A real two-column page of justified text between full-width paragraphs, with a
+    line overfull by a few points into the right margin (TeX's overfull box), then a
+    two-column page whose right column holds two lines. Returns the lines in reading
+    order: each column top to bottom, left before right."""
+    rng = random.Random(35)
+    sheet = Sheet(path, size=(612.0, 792.0))
+    size, step = 10.0, 12.0
+    order: list[str] = []
+
+    def line(y: float, x0: float, x1: float, last: bool = False) -> None:
+        words = [rng.choice(_WORDS)]  # words up to 85% of the measure, then justified
+        while pdfmetrics.stringWidth(" ".join(words), "DejaVu", size) < 0.85 * (x1 - x0):
+            words.append(rng.choice(_WORDS))
+        spread(sheet, y, words[:-1], size, x0, x1, [3.0] * len(words) if last else None)
+        order.append(" ".join(words[:-1]))
+
+    for counts in ((14, 14), (12, 2)):
+        y = 80.0
+        line(y, 72, 540)
+        line(y + step, 72, 546)  # overfull: 6 points into the margin
+        y += 3 * step
+        for k in range(counts[0]):
+            line(y + k * step, 72, 297, last=k == counts[0] - 1)
+        for k in range(counts[1]):
+            line(y + k * step, 315, 540, last=k == counts[1] - 1)
+        y += (counts[0] + 1) * step
+        line(y, 72, 540)
+        sheet.page()
+    sheet.save()
+    return order
+
+
+def flowing_columns_pdf(path: Path, paragraphs: int = 14) -> list[str]:
+    """reportlab's own two-column layout: justified paragraphs flowing down the left
+    frame, on into the right one and the next page. Returns the paragraphs."""
+    from reportlab.lib.enums import TA_JUSTIFY
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph
+
+    fonts()
+    rng = random.Random(135)
+    style = ParagraphStyle("body", fontName="DejaVu", fontSize=10, leading=12.5, alignment=TA_JUSTIFY,
+                           spaceAfter=6)
+    texts = []
+    for _ in range(paragraphs):
+        sentences = []
+        for _ in range(rng.randint(2, 5)):
+            words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 14))]
+            sentences.append(" ".join(words).capitalize() + ".")
+        texts.append(" ".join(sentences))
+    width, height = A4
+    frames = [Frame(56, 56, (width - 130) / 2, height - 112, id="left"),
+              Frame(74 + (width - 130) / 2, 56, (width - 130) / 2, height - 112, id="right")]
+    doc = BaseDocTemplate(str(path), pagesize=A4, invariant=1)
+    doc.addPageTemplates([PageTemplate(id="two", frames=frames)])
+    doc.build([Paragraph(t, style) for t in texts])
+    return texts
+
+
+def spec_title_page_pdf(path: Path) -> list[str]:
+    """The shared-mime-info specification's first page: the title, the group with its
+    web address, the author and a spelled-out e-mail address, all large and bold and
+    centred, then numbered sections. Returns the headings a reader must find."""
+    sheet = Sheet(path, size=(612.0, 792.0))
+    for y, text, size in ((88, "Shared MIME-info Database", 25),
+                          (122, "X Desktop Group (http://www.freedesktop.org)", 17),
+                          (171, "Thomas Leonard", 17), (194, "tal197 at users.sf.net", 12)):
+        sheet.text(306, y, text, size, bold=True, align="centre")
+    y = _section(sheet, 250, "1. Introduction", 17, [])
+    y = _section(sheet, y, "1.1. Version", 14.5, [
+        "This is version 0.21 of the Shared MIME-info Database specification, last updated 2 October 2018."])
+    _section(sheet, y, "1.2. What is this spec?", 14.5, [
+        "Many programs and desktops use the MIME system to represent the types of files. Frequently, it is",
+        "necessary to work out the correct MIME type for a file. This is generally done by examining the name."])
+    sheet.page()
+    _section(sheet, 80, "1.3. Language used in this specification", 14.5, [
+        'The key words "MUST", "MUST NOT", "REQUIRED", "SHALL" and "SHALL NOT" in this document are to be',
+        "interpreted as described in RFC 2119."])
+    sheet.page()
+    sheet.save()
+    return ["# Shared MIME-info Database", "## 1. Introduction", "### 1.1. Version", "### 1.2. What is this spec?",
+            "### 1.3. Language used in this specification"]
+
+
+def manual_title_page_pdf(path: Path, email: bool = True) -> list[str]:
+    """A Texinfo manual's title page (libtasn1's): the title, a subtitle in the text
+    font, and the authors large and bold at the foot of the page (the last one with an
+    e-mail address, or none); the copyright page; then chapters. Returns the headings."""
+    sheet = Sheet(path, size=(612.0, 792.0))
+    sheet.text(90, 230, "Libtasn1", 20.5, bold=True)
+    sheet.text(522, 250, "Abstract Syntax Notation One (ASN.1) library for the GNU system", 11, align="right")
+    sheet.text(522, 263, "for version 4.19.0, 18 August 2022", 11, align="right")
+    last = "Nikos Mavrogiannopoulos" + (" (help-libtasn1@gnu.org)" if email else "")
+    authors = ["Fabio Fiorina", "Simon Josefsson", last]
+    for k, name in enumerate(authors):
+        sheet.text(90, 645 + 17 * k, name, 14.5, bold=True)
+    sheet.page()
+    for k, line in enumerate(["This manual is for GNU Libtasn1 (version 4.19.0, 18 August 2022), which is a library",
+                              "for Abstract Syntax Notation One (ASN.1) and Distinguished Encoding Rules (DER)",
+                              "manipulation. Copyright 2001-2022 Free Software Foundation, Inc."]):
+        sheet.text(90, 100 + 13 * k, line, 11)
+    sheet.page()
+    y = _section(sheet, 100, "1 Introduction", 17, [
+        "This document describes the Libtasn1 library that provides Abstract Syntax Notation One parsing",
+        "and structures management, and Distinguished Encoding Rules encoding and decoding functions."], size=11)
+    _section(sheet, y, "1.1 Features", 14.5, [
+        "On-line ASN.1 structure management that does not require any C code file generation, and",
+        "off-line ASN.1 structure management with C code file generation containing an array."], size=11)
+    sheet.page()
+    sheet.save()
+    return ["# Libtasn1", "## 1 Introduction", "### 1.1 Features"]
+
+
+def _section(sheet: Sheet, y: float, heading: str, heading_size: float, lines: list[str], size: float = 10.0) -> float:
+    """A bold heading and its paragraph; returns where the next one goes."""
+    sheet.text(72, y, heading, heading_size, bold=True)
+    y += heading_size + 14
+    for line in lines:
+        sheet.text(72, y, line, size)
+        y += size * 1.3
+    return y + 18

@@ -412,11 +412,14 @@ def test_k_zero_is_a_usage_error(api_build):
 
 @pytest.mark.parametrize("mode", ["embedding", "hybrid"])
 def test_huge_k_returns_every_chunk(api_build, mode):
+    """Every chunk's text, each once: a passage repeated in the corpus is one hit."""
     db, reports = api_build
     result = run("query", "kargo teslimat", "--db", db, "--strategy", "blocks", "--mode", mode, "-k", 100_000, "--json")
     assert result.exit_code == 0, result.output
     hits = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(hits) == reports["blocks"].chunks
+    chunks = Index.open("blocks", db=db).chunks()
+    assert len(chunks) == reports["blocks"].chunks
+    assert sorted(h["text"] for h in hits) == sorted({c.text for c in chunks})
     assert len({h["id"] for h in hits}) == len(hits)
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
 
@@ -513,3 +516,44 @@ def test_files_left_out_of_a_build_are_listed_with_quiet_too(tmp_path):
         assert result.exit_code == 0, result.output
         assert "skipped binary.md: binary file (contains NUL bytes)" in result.stdout.splitlines()
     assert result.stderr == ""  # --quiet: no progress, no notes
+
+
+# -- messages that advise what is true (issue 35, item 15) --------------------------------------
+def test_advice_names_commands_that_work(tmp_path):
+    """A build refused with --no-wait says to run it without --no-wait (not `drop`); an
+    empty index suggests the default build; a strategy name that is no strategy is said
+    to be none and never pasted into a command; a spec suggests itself, not its
+    collection name (`fixed-7` is no strategy)."""
+    from indexer.store import Store
+
+    docs = tmp_path / "docs"
+    write_file(docs, "kargo.md", "# Kargo\n\nKargo ücreti 150 TL üzeri siparişlerde alınmaz.\n")
+    db = tmp_path / "db"
+    assert run("build", docs, "-s", "fixed64", "--db", db, "-q").exit_code == 0
+    with Store(db).lease("fixed64", "use-m3"):  # a build of fixed64 holds its lease
+        line = one_line_error(run("build", docs, "-s", "fixed64", "--db", db, "--no-wait"), 1)
+    assert line == f"Error: another build of fixed64 (use-m3) is running on {db}; wait for it, or run the build " \
+                   "without --no-wait to queue behind it"
+    for junk in ("../../../etc", "a b", "x;rm -rf"):
+        line = one_line_error(run("query", "kargo", "-s", junk, "--db", db), 2)
+        assert line.startswith(f"Error: unknown strategy {junk!r}; presets: ") and "--strategy" not in line
+    line = one_line_error(run("query", "kargo", "-s", "fixed:size=7,overlap=0", "--db", db), 1)
+    assert line.endswith("build it: indexer build PATH --strategy fixed:size=7,overlap=0")
+    assert run("drop", "-s", "fixed64", "--db", db).exit_code == 0
+    empty = run("list", "--db", db)
+    assert empty.exit_code == 0 and empty.stdout == "no collections yet; build one: indexer build PATH\n"
+
+
+def test_a_one_sentence_file_is_a_document_to_ask_about(tmp_path):
+    """A file whose only sentence is short (under the 4 words a passage needs beside longer
+    ones) is what the document says: it gets its question. A file with nothing to ask
+    about is refused with a reason that is true of it."""
+    docs = tmp_path / "docs"
+    write_file(docs, "kargo.txt", "Shipping is free.\n")
+    made = run("questions", docs, "-o", tmp_path / "q.jsonl", "-n", "2")
+    assert made.exit_code == 0, made.output
+    [question] = [json.loads(line) for line in (tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert question["doc_id"] == "kargo.txt" and question["answer"] == "Shipping is free."
+    write_file(docs, "kargo.txt", "Free.\n")
+    line = one_line_error(run("questions", docs, "-o", tmp_path / "q2.jsonl"), 1)
+    assert line.endswith("but only headings, code blocks, link lists, licence text, test code or lines under 2 words")

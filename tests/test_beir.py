@@ -159,8 +159,9 @@ def test_import_build_and_eval_end_to_end_with_graded_ndcg(tmp_path):
         {"_id": "shipping/villages", "title": "Shipping to villages",
          "text": "Parcels to villages arrive in five working days. Village deliveries use a partner courier."},
         {"_id": "returns", "title": "Returns", "text": "You can return a product within fourteen days."},
-        {"_id": "cargo-faq", "title": "Cargo questions", "text": " ".join(
-            ["Village parcels and village deliveries: village parcels arrive late, village parcels take days."] * 6)},
+        {"_id": "cargo-faq", "title": "Cargo questions", "text": " ".join(  # numbered: no two windows alike
+            f"Village parcels and village deliveries: village parcels arrive late, village parcels take days ({i})."
+            for i in range(1, 7))},
         {"_id": "payment", "title": "Payment", "text": "Card payments can be split into instalments."},
         {"_id": "warranty", "title": "Warranty", "text": "Electronics carry a two year warranty."},
     ]
@@ -194,3 +195,45 @@ def test_import_build_and_eval_end_to_end_with_graded_ndcg(tmp_path):
     shown = run("eval", docs / "questions.jsonl", "-s", "headers", "-m", "bm25", "--db", db, "-q").output.splitlines()
     assert shown[1].split()[6:9] == ["MRR@10", "nDCG@10", "strict@1"]
     assert shown[2].split()[6:9] == ["1.000", f"{(2 + (1 + 2 / log2(3)) / ideal) / 3:.3f}", "-"]
+
+
+def test_qrels_fields_split_on_any_whitespace_and_a_bad_line_is_named(tmp_path):
+    """Public copies put spaces inside the tab-separated fields (`1\\t 0 317\\t1`): a line
+    is split on any run of tabs and spaces, three fields (query, doc, grade) or four
+    (query, 0, doc, grade); the header is skipped; a line that still does not parse is
+    reported by its line number."""
+    qrels = ("query-id \t corpus-id\tscore\n"
+             "q1\t 0 d1\t2\n"  # four fields, a space inside a tab-separated one
+             "q2 d/2  1\n"  # three, spaces only
+             "q3\t0\t..\t1\n"  # four TREC columns
+             "q1\td4 1\r\n"  # tabs and spaces mixed, a CRLF
+             "15818\t1\n")  # two fields: named
+    src = write_beir(tmp_path / "src", CORPUS, QUERIES, qrels)
+    result = import_beir(src, tmp_path / "out")
+    lines = [json.loads(line) for line in (tmp_path / "out" / "questions.jsonl").read_text().splitlines()]
+    assert [(q["id"], q["targets"]) for q in lines] == [
+        ("q1", [{"doc_id": "d1.md", "grade": 2}, {"doc_id": "d4.md", "grade": 1}]),
+        ("q2", [{"doc_id": "d%2F2.md", "grade": 1}]),
+        ("q3", [{"doc_id": "%2E..md", "grade": 1}]),
+    ]
+    assert result.examples["qrels lines that are not query, document, grade"] == ["test.tsv:6"]
+
+
+def test_qrels_that_match_nothing_show_what_was_read(tmp_path):
+    """Ids of another dataset: the error shows the qrels' first lines and the ids the
+    queries and the corpus hold, in one line, and leaves nothing behind."""
+    qrels = "query-id\tcorpus-id\tscore\n1\t31715818\t1\n3\t14717500\t1\n"
+    src = write_beir(tmp_path / "src", CORPUS, QUERIES, qrels)
+    with pytest.raises(QuestionSetError) as caught:
+        import_beir(src, tmp_path / "out")
+    message = str(caught.value)
+    assert "\n" not in message and "no question of test has a judged document" in message
+    assert r"'1\t31715818\t1'" in message  # what was read, as it was read
+    assert "queries.jsonl holds ids q1, q2, q3" in message and "corpus.jsonl holds ids d1, d/2, .." in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    # nothing parses at all: the first lines are shown too
+    (src / "qrels" / "test.tsv").write_text("query-id,corpus-id,score\nq1,d1,1\n", encoding="utf-8")
+    with pytest.raises(QuestionSetError) as caught:
+        import_beir(src, tmp_path / "out")
+    assert "holds no judgement with a grade above 0" in str(caught.value)
+    assert "'q1,d1,1'" in str(caught.value) and "not parsed: test.tsv:2" in str(caught.value)

@@ -1,5 +1,8 @@
 import json
 import math
+import re
+import shutil
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -11,7 +14,7 @@ from indexer.evaluation.run import _score, _TokenSpans
 from indexer.loaders import load_documents, make_document
 from indexer.types import Chunk, Hit
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 
 DOC = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\n| Bölge | Gün |\n|---|---|\n| Köy | 3-5 |\n\n## İade\n\nOn dört gün.\n")
 
@@ -68,6 +71,25 @@ def test_document_targets_are_hit_by_any_chunk_and_scored_with_graded_ndcg(tmp_p
     with pytest.raises(QuestionSetError, match=r"g: no document 'o.md'"):
         resolve(load_questions(path)[:1], {"k.md": DOC})
 
+
+
+def test_a_hit_shown_once_for_identical_texts_counts_for_the_copy_a_question_targets():
+    """Search shows a text once and names its other documents in `same_text` (issue 35,
+    item 13): a question about the copy is hit by it, for document and passage targets."""
+    copy = make_document("copy.md", DOC.text)
+    docs = {"k.md": DOC, "copy.md": copy}
+    whole = Question("w", "?", "copy.md", documents={"copy.md": 1})
+    passage = Question("p", "köy kaç gün", "copy.md", section="Kargo › Süreler", answer="| Köy | 3-5 |")
+    resolve([whole, passage], docs)
+    ans = DOC.text.index("| Köy | 3-5 |")
+    shown = Hit(1, 1, chunk(ans - 2, ans + 20), same_text=["copy.md"])
+    alone = Hit(1, 1, chunk(ans - 2, ans + 20))
+    spans = _TokenSpans(docs)
+    assert _score(whole, [shown], 5, None, spans).first_hit == 1
+    assert _score(whole, [shown], 5, None, spans).ndcg == pytest.approx(1.0)
+    r = _score(passage, [shown], 5, None, spans)
+    assert (r.first_hit, r.first_strict) == (1, 1) and r.span[0] == pytest.approx(1.0)
+    assert _score(passage, [alone], 5, None, spans).first_hit is None
 
 @pytest.mark.parametrize("line, problem", [
     ('{"id": "a", "question": "?", "targets": []}', "targets must be a non-empty list"),
@@ -223,3 +245,83 @@ def test_png_plot(built_db, tmp_path):
     ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
     report.plot(ev, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- a question set and the collections it is scored on (issue 35, item 2) ------------------------
+def test_a_question_set_about_documents_the_collection_does_not_hold_is_refused(built_db):
+    """The code sample's questions against the Turkish collection gave 0 in every row and
+    exit 0, --require-fresh or not: now one line naming the file, the collection and what
+    to do, from eval and tune alike."""
+    from indexer.evaluation.tune import tune
+
+    db, _ = built_db
+    questions, code = CORPUS / "code" / "questions.jsonl", CORPUS / "code"
+    want = (f"Error: {questions}: none of its questions is about a document in headers (use-m3) (built from {CORPUS}; "
+            f"the questions are about {code}): build the folder the questions are about (indexer build {code} "
+            "--strategy headers --db DIR) and pass --db DIR, or pass --db of an index built from it\n")
+    for extra in ([], ["--require-fresh"], ["-s", "fixed64"]):
+        result = CliRunner().invoke(cli, ["eval", str(questions), "-s", "headers", "-m", "bm25", "--db", str(db), *extra])
+        assert (result.exit_code, result.stdout, result.stderr) == (1, "", want), extra
+    with pytest.raises(QuestionSetError, match=re.escape(want[7:-1])):
+        tune(questions, ["headers"], db=db)
+
+
+def test_questions_about_documents_a_collection_lacks_are_left_out_and_counted(built_db, tmp_path):
+    """Some questions about a document the collections do not hold: a warning counts them,
+    every row is scored on the others (the same numbers as without them), JSON names them;
+    --require-fresh makes it an error."""
+    db, _ = built_db
+    docs = tmp_path / "docs"
+    shutil.copytree(CORPUS, docs, ignore=shutil.ignore_patterns("code", "en", "pdf"))
+    (docs / "yeni.md").write_text("# Yeni\n\nKargo artık drone ile gelir.\n", encoding="utf-8")
+    extra = {"id": "q-yeni", "question": "drone ile kargo", "doc_id": "yeni.md", "answer": "drone ile gelir"}
+    path = docs / "questions.jsonl"
+    path.write_text(path.read_text(encoding="utf-8") + json.dumps(extra) + "\n", encoding="utf-8")
+    args = ["-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", str(db), "-q"]
+    result = CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "warning: 1 of 66 questions are about documents headers (use-m3) (1: q-yeni) and fixed64 (use-m3) (1: q-yeni) "
+        "do not hold; every score is over the other 65 (build those documents in to score them all)"]
+    assert result.stdout.splitlines()[0] == f"65 questions from {path} (1 left out, see the warning); documents in {docs}"
+    rows = [json.loads(line) for line in
+            CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args, "--json"]).stdout.splitlines()]
+    plain = [json.loads(line) for line in
+             CliRunner().invoke(cli, ["eval", str(CORPUS / "questions.jsonl"), *args, "--json"]).stdout.splitlines()]
+    assert [(r["questions"], r["left_out"]) for r in rows] == [(65, ["q-yeni"])] * 2
+    assert [(r["mrr@10"], r["recall@5"]) for r in rows] == [(r["mrr@10"], r["recall@5"]) for r in plain]
+    fresh = CliRunner().invoke(cli, ["eval", str(path), "--corpus", str(docs), *args, "--require-fresh"])
+    assert fresh.exit_code == 1 and fresh.stdout == "" and fresh.stderr == (
+        "Error: 1 of 66 questions are about documents headers (use-m3) (1: q-yeni) and fixed64 (use-m3) (1: q-yeni) "
+        "do not hold; build those documents in, or leave --require-fresh out to score the other 65\n")
+
+
+# -- --plot (issue 35, item 7) ---------------------------------------------------------------------
+def test_a_plot_that_cannot_be_written_fails_before_the_evaluation(built_db, tmp_path, monkeypatch):
+    """Without matplotlib (an install without the plot extra) a .png plot failed after the
+    whole evaluation, with no table; now the one line comes first, and .html needs nothing."""
+    db, _ = built_db
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails, as where it is not installed
+    args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-m", "bm25", "--db", str(db), "--plot"]
+    png = CliRunner().invoke(cli, [*args, str(tmp_path / "r.png")])
+    # nothing before it: no "evaluated headers/bm25 ..." note, no table
+    assert (png.exit_code, png.stdout, png.stderr) == (2, "", 'Error: a .png plot needs matplotlib: pip install -e '
+                                                              '".[plot]" (or write --plot report.html or report.svg, '
+                                                              "which need nothing)\n")
+    odd = CliRunner().invoke(cli, [*args, str(tmp_path / "r.txt")])
+    assert (odd.exit_code, odd.stderr) == (2, "Error: --plot writes .html, .htm, .svg, .png, .pdf, .jpg, .jpeg files, "
+                                              "not .txt (r.txt)\n")
+    page = CliRunner().invoke(cli, [*args, str(tmp_path / "r.html"), "-q"])
+    assert page.exit_code == 0 and "<svg" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_readme_tour_plots_without_the_plot_extra(monkeypatch):
+    """The tour runs top to bottom in a fresh install: its --plot needs nothing extra."""
+    from indexer.evaluation import report
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    tour = (ROOT / "README.md").read_text(encoding="utf-8").split("## A tour", 1)[1].split("```", 2)[1]
+    plots = re.findall(r"--plot (\S+)", tour)
+    assert plots
+    for path in plots:
+        report.check_plot(path)

@@ -214,7 +214,7 @@ def test_bare_symbols_and_test_files():
 def test_tiers_count_terms_held_and_put_definitions_outside_tests_first():
     assert tiers({"a": 1, "b": 0}, {}, []) == {"a": 1}
     assert tiers({}, {"c": 2}, []) == {"c": 2}
-    assert tiers({"t": 1}, {}, [("d", False), ("t", True)]) == {"t": 2, "d": 2}
+    assert tiers({"t": 1}, {}, [("d", 2), ("t", 1)]) == {"t": 2, "d": 2}
 
 
 def _method(i: int) -> str:

@@ -331,10 +331,20 @@ def test_a_full_disk_is_told_apart_from_a_damaged_index_and_loses_nothing(tmp_pa
         told = re.compile(rf"Error: the disk holding {re.escape(str(db))} is full \(\d+\.\d MB free\); "
                           r"free space and retry — nothing was lost")
         filler = fill(small)  # no byte left: SQLite says "database or disk is full"
-        for args in (ask, ("build", corpus, "-s", "fixed64", "--db", db, "--full"),
-                     ("build", corpus, "-s", "headers", "--db", db), ("gc", "--db", db)):
+        for args in (("build", corpus, "-s", "fixed64", "--db", db, "--full"),
+                     ("build", corpus, "-s", "headers", "--db", db), ("gc", "--db", db),
+                     ("drop", "-s", "fixed64", "--db", db)):
             line = one_line_error(indexer(*args))
             assert told.fullmatch(line), line  # never "corrupt, move the folder away"
+        # readers answer on a full disk as on a read-only mount, and say nothing of it
+        done = indexer(*ask)
+        assert (done.returncode, done.stdout, done.stderr) == (0, expected, ""), done.stderr
+        for mode in ("bm25", "embedding"):
+            done = indexer(*ask, "-m", mode)
+            assert done.returncode == 0 and len(done.stdout.splitlines()) == 5 and not done.stderr, done.stderr
+        for args in (("list", "--db", db), ("dump", "-s", "fixed64", "--db", db)):
+            done = indexer(*args)
+            assert done.returncode == 0 and done.stdout and not done.stderr, done.stderr
         filler.unlink()
         filler = fill(small, leave=700 * 1024)  # a little room: Chroma's own failure names no disk
         line = one_line_error(indexer("build", corpus, "-s", "fixed64", "--db", db, "--full"))
@@ -342,6 +352,10 @@ def test_a_full_disk_is_told_apart_from_a_damaged_index_and_loses_nothing(tmp_pa
         filler.unlink()
         assert indexer(*ask).stdout == expected  # space freed: the same answers
         assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
+        shutil.rmtree(db / "indexes")  # a machine without the side files rebuilds them, in memory when full
+        fill(small)
+        done = indexer(*ask, "-m", "bm25")
+        assert done.returncode == 0 and len(done.stdout.splitlines()) == 5 and not done.stderr, done.stderr
     finally:
         subprocess.run(["umount", str(small)])
 

@@ -87,6 +87,37 @@ def test_a_drop_waits_for_a_running_build_and_drops_what_it_published(built, tmp
     assert_nothing_left(db)
 
 
+@pytest.mark.parametrize("server", [False, True], ids=["embedded", "server"])
+def test_a_drop_during_a_first_build_waits_for_it_as_for_any_build(tmp_path, server):
+    """Nothing is published yet, but a build holds the lease: the drop is refused with
+    --no-wait as during any build, else waits and drops what the build published."""
+    corpus = copy_corpus(tmp_path / "corpus", SMALL)
+    db, marker = tmp_path / "db", tmp_path / "m"
+    proc, url = start_chroma(tmp_path / "server") if server else (None, None)
+    where = ["--db", db, *(["--chroma-url", url] if url else [])]
+    building = None
+    try:
+        building = paused(["build", corpus, "-s", "fixed64", *where], "embedding", marker)
+        refused = one_line_error(indexer("drop", "-s", "fixed64", *where, "--no-wait"))
+        assert refused.startswith(f"Error: cannot drop fixed64 (use-m3) now: a build of it is running on {url or db}")
+        dropping = start("drop", "-s", "fixed64", *where)
+        assert dropping.stderr.readline().startswith("waiting for the build of fixed64 (use-m3) to finish before the "
+                                                     "drop")
+        marker.unlink()  # the build goes on
+        chunks = built_chunks(finish(building))
+        dropped = finish(dropping)
+        assert dropped.returncode == 0 and dropped.stdout.strip() == f"dropped fixed64 (use-m3, {chunks} chunks)", \
+            dropped.stderr
+        assert_nothing_left(db, Store(db, url))
+        missing = one_line_error(indexer("drop", "-s", "fixed64", *where, "--no-wait"))  # no build: nothing to drop
+        assert "no collection for strategy 'fixed64'" in missing
+    finally:
+        if building is not None and building.poll() is None:
+            building.kill()
+        if proc is not None:
+            stop(proc)
+
+
 @pytest.mark.parametrize("full", [True, False], ids=["full", "incremental"])
 def test_a_build_whose_collection_is_dropped_under_it_fails_and_removes_what_it_wrote(built, tmp_path, full):
     """A drop that does not wait (here its lock file is removed, as on a shared folder whose

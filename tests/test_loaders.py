@@ -226,7 +226,7 @@ def test_bad_input_folder_is_indexed_without_crashing(write_files):
     root = _bad_input_folder(write_files)
     found, docs = load_all(root, max_file_size=1024 * 1024)
     reasons = {s.doc_id: s.reason for s in found.skipped}
-    assert set(docs) == {"good.md", "isim boşluklu ğüş 🙂.md", "utf16.txt", "cp1254.md", "inside-link.md"}
+    assert set(docs) == {"good.md", "isim boşluklu ğüş 🙂.md", "utf16.txt", "cp1254.md"}
     assert docs["cp1254.md"].text.endswith("ğışçöü")
     assert docs["utf16.txt"].text == "UTF-16 metin: ğüş"
     assert [w.doc_id for w in found.warnings] == ["cp1254.md"]
@@ -237,6 +237,7 @@ def test_bad_input_folder_is_indexed_without_crashing(write_files):
     assert "without visible text" in reasons["page.html"]
     assert "loop" in reasons["self-link.md"]
     assert "outside" in reasons["outside-link.md"]
+    assert reasons["inside-link.md"] == "symlink to good.md, indexed there"  # indexed once
     assert "loop" in reasons["loop"] or "already indexed" in reasons["loop"]
 
 
@@ -263,3 +264,60 @@ def test_unreadable_file_is_skipped_with_its_reason(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "['ok.md']" in out.stdout
     assert "('secret.md', 'unreadable (permission denied); fix its permissions or exclude it')" in out.stdout
+
+
+# ---------------------------------------------------------------- heading paths (issue 35, item 10)
+
+TWO_H1 = "# One\n\nFirst.\n\n## Under one\n\nMore.\n\n# Two\n\nSecond.\n\n## Under two\n\nLast.\n"
+TWO_H1_PATHS = ["One", "One › Under one", "Two", "Two › Under two"]
+
+
+def test_a_later_h1_is_a_sibling_of_the_first_not_under_it():
+    doc = make_document("notes.md", TWO_H1)
+    assert doc.title == "One"
+    assert [s.path for s in doc.sections] == TWO_H1_PATHS
+
+
+def test_a_title_that_is_no_heading_heads_every_path():
+    """A title of its own (a PDF's metadata, an HTML <title> with no <h1>, the file name)
+    stays in front of every path."""
+    doc = make_document("notes.md", TWO_H1, title="Field Notes")
+    assert [s.path for s in doc.sections] == ["Field Notes › " + p for p in TWO_H1_PATHS]
+    doc = make_document("notes.md", TWO_H1.replace("# ", "## "))
+    assert [s.path for s in doc.sections] == ["notes › One", "notes › One › Under one", "notes › Two",
+                                              "notes › Two › Under two"]
+
+
+def test_html_h1s_are_siblings():
+    html = ("<html><head><title>Site</title></head><body><h1>One</h1><p>First.</p><h2>Under one</h2><p>More.</p>"
+            "<h1>Two</h1><p>Second.</p><h2>Under two</h2><p>Last.</p></body></html>")
+    doc = make_document("page.html", html, "html")
+    assert [s.path for s in doc.sections] == TWO_H1_PATHS
+
+
+def test_pdf_chapters_are_siblings_in_heading_paths_and_chunk_headers(tmp_path):
+    """A PDF without a metadata title takes its first chapter's heading as its title;
+    the chapters after it are not under it (a 2,000-page manual had every header start
+    with chapter 1's title)."""
+    from indexer.chunkers import parse_strategy
+    from tests.pdf_documents import Sheet
+
+    root = tmp_path / "pdf"
+    root.mkdir()
+    sheet = Sheet(root / "kilavuz.pdf")
+    for chapter, section in (("Kurulum", "Gereksinimler"), ("Yedekleme", "Disk alanı"), ("Güncelleme", "Sürümler")):
+        sheet.text(72, 90, chapter, 18, bold=True)
+        sheet.text(72, 120, "Bu bölüm " + chapter.lower() + " işini adım adım anlatır ve örnekler verir.")
+        sheet.text(72, 150, section, 13, bold=True)
+        sheet.text(72, 175, "Bu kısım " + section.lower() + " konusunu ayrıntılarıyla açıklar.")
+        sheet.page()
+    sheet.save()
+    [doc] = load_documents([root])[1]
+    assert doc.title == "Kurulum"
+    assert [s.path for s in doc.sections] == [
+        "Kurulum", "Kurulum › Gereksinimler", "Yedekleme", "Yedekleme › Disk alanı", "Güncelleme", "Güncelleme › Sürümler",
+    ]
+    headers = [c.header.split("\n")[0] for c in parse_strategy("headers").create().chunk(doc)]
+    assert headers[2:] == ["Yedekleme", "Yedekleme › Disk alanı", "Güncelleme", "Güncelleme › Sürümler"]
+    blocks = parse_strategy("blocks:target=400,hard_max=512").create().chunk(doc)
+    assert len(blocks) == 1 and "sections: Gereksinimler; Yedekleme; Yedekleme › Disk alanı" in blocks[0].header

@@ -236,3 +236,33 @@ def test_fit_keeps_results_in_rank_order_within_the_budget(budget, kept, omitted
     assert (len(got), left) == (kept, omitted) and used <= max(budget, 0)
     if budget < 30:
         assert got[0]["truncated"] and got[0]["n_tokens"] == budget and results[0]["text"].startswith(got[0]["text"])
+
+
+def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
+    """A tool error names the index folder as an agent may see it (relative to the
+    server's folder, else by its name), never by its absolute path on the server."""
+    from indexer.agents.server import create_server, sdk
+
+    _, tool_error = sdk()
+
+    async def errors(tools: Tools) -> list[str]:
+        server = create_server(tools)
+        out = []
+        for name, arguments in (("search", {"query": "kargo", "strategy": "nope"}),
+                                ("get_chunk", {"chunk_id": "x", "strategy": "nope"}),
+                                ("list_collections", {}), ("search", {"query": "kargo"})):
+            try:
+                result = await server.call_tool(name, arguments)
+            except tool_error as exc:
+                out.append(str(exc))
+            else:
+                out.append(getattr(result, "content", [result])[0].text if result else "")
+        return out
+
+    tools = Tools(settings_for(db=rebuilt_db), embedder="e5-small")  # no collection of its embedder: errors
+    got = anyio.run(errors, tools)
+    failed = [m for m in got if "no collection" in m or "nothing is built" in m]
+    assert len(failed) == 3, got
+    for message in got:
+        assert str(rebuilt_db) not in message and str(rebuilt_db.parent) not in message, message
+    assert all(f"in {rebuilt_db.name}" in m for m in failed), failed

@@ -288,3 +288,31 @@ def test_a_suffix_after_a_number_is_not_a_query_word():
     surfaces = [surface for _, surface in terms]
     assert "6'sı" in surfaces and "2024’te" in surfaces and "3'ü" in surfaces
     assert not {"sı", "te", "ü"} & set(surfaces)
+
+
+def test_sections_under_a_later_h1_keep_their_paths_in_questions_and_passages(tmp_path):
+    """A later H1 is a sibling of the first (issue 35, item 10): a question naming its
+    section with or without the old title prefix still resolves, and a top-level
+    boilerplate section is still left out of made-up passages."""
+    from indexer.evaluation.passages import passages
+
+    (tmp_path / "guide.md").write_text(
+        "# Guide\n\nThe guide explains how returns are handled by the shop in detail.\n\n"
+        "# Shipping\n\nParcels leave the warehouse within two working days of the order.\n\n"
+        "# License\n\nThis text is licensed under the terms of the permissive license below.\n",
+        encoding="utf-8")
+    _, found = load_documents([tmp_path])
+    docs = {d.doc_id: d for d in found}
+    doc = docs["guide.md"]
+    assert [s.path for s in doc.sections] == ["Guide", "Shipping", "License"]
+    questions = tmp_path / "q.jsonl"
+    rows = [{"id": "a", "question": "when do parcels leave", "doc_id": "guide.md", "section": "Shipping"},
+            {"id": "b", "question": "when do parcels leave", "doc_id": "guide.md", "section": "Guide › Shipping"}]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    qs = load_questions(questions)
+    resolve(qs, docs)
+    shipping = doc.sections[1]
+    assert [q.target for q in qs] == [(shipping.start, shipping.end)] * 2
+    texts = [doc.text[p.start:p.end] for p in passages(doc)]
+    assert any("warehouse" in t for t in texts)
+    assert not any("licensed" in t for t in texts)

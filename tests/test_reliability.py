@@ -173,7 +173,7 @@ def test_a_second_build_waits_or_fails_and_queries_see_the_previous_version(v1, 
         assert refused.returncode == 1
         assert refused.stderr.strip() == (
             f"Error: another build of fixed64 (use-m3) is running on {db}; "
-            "wait for it, or drop --no-wait to queue behind it"
+            "wait for it, or run the build without --no-wait to queue behind it"
         )
 
         waiter = subprocess.Popen(

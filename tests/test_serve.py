@@ -230,6 +230,65 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
                                                if inside else db.name)
 
 
+def test_a_question_set_about_other_documents_is_not_offered_and_refused(client, db, question_set):
+    """Issue 35, item 2: sets found next to the corpus about documents no collection holds
+    (the code, English and PDF samples) were offered, and scored 0 everywhere."""
+    import re
+
+    from indexer.serve.questions import set_id
+
+    sets = {s["id"]: s for s in client.get("/api/questions").json()["sets"]}
+    assert set(sets) == {question_set}  # not corpus/code, corpus/en nor corpus/pdf
+    assert sets[question_set]["matches"] and set(sets[question_set]["collections"]) == set(STRATEGIES)
+    code = set_id((CORPUS / "code" / "questions.jsonl").resolve())
+    got = client.get("/api/evaluation", params={"set": code, "strategy": "headers", "mode": "bm25"})
+    assert got.status_code == 422
+    error = got.json()["error"]
+    assert re.fullmatch(r"\S*corpus/code/questions.jsonl: none of its questions is about a document in headers "
+                        r"\(use-m3\) \(built from \S*corpus; the questions are about \S*corpus/code\): build the folder "
+                        r"the questions are about \(indexer build \S*corpus/code --strategy headers --db DIR\) and "
+                        r"pass --db DIR, or pass --db of an index built from it", error), error
+    assert str(ROOT) not in error
+    # given with --questions, it is listed (after the sets that match), and says it does not match
+    listed = make_client(db, questions=[str(CORPUS / "code" / "questions.jsonl")]).get("/api/questions").json()["sets"]
+    assert [(s["id"], s["matches"]) for s in listed] == [(question_set, True), (code, False)]
+    assert listed[1]["name"].endswith(" (not about the documents in this index)") and listed[1]["collections"] == []
+
+
+def test_questions_about_documents_a_collection_lacks_are_left_out_with_a_warning(client, question_set):
+    """The parent collection holds three documents: the evaluation scores the questions
+    about them, and says how many were left out."""
+    lines = (CORPUS / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    about = [json.loads(line)["id"] for line in lines if json.loads(line)["doc_id"] in PARENT_DOCS]
+    got = client.get("/api/evaluation", params={"set": question_set, "strategy": "parent", "mode": "bm25"})
+    assert got.status_code == 200, got.text
+    data = got.json()
+    assert data["questions"] == len(about) < len(lines) and len(data["left_out"]) == len(lines) - len(about)
+    assert [len(r["per_question"]) for r in data["rows"]] == [len(about)]
+    [warning] = data["warnings"]
+    assert warning.startswith(f"{len(lines) - len(about)} of {len(lines)} questions are about documents parent (use-m3) (")
+    assert warning.endswith(f"does not hold; every score is over the other {len(about)} (build those documents in to "
+                            "score them all)")
+
+
+def test_a_query_no_encoder_can_write_is_answered_in_every_mode(client):
+    """Issue 35, item 4: a lone surrogate (`"\\ud800"` in the JSON) ended in a 500."""
+    from indexer.retrieval import MODES
+
+    def post(path: str, body: dict):
+        # json.dumps escapes the surrogate as \ud800: what a client sends
+        return client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    for mode in MODES:
+        got = post("/api/search", {"query": "\ud800 kargo", "strategy": "headers", "mode": mode, "k": 3})
+        assert got.status_code == 200 and len(got.json()["hits"]) == 3, (mode, got.text)
+    got = post("/api/compare", {"query": "\ud800 kargo", "strategies": ["headers", "\udc00"], "modes": list(MODES)})
+    assert got.status_code == 200 and got.json()["query"] == "\ufffd kargo"
+    results = got.json()["results"]
+    assert [len(r["hits"]) for r in results[:3]] == [5, 5, 5]
+    assert results[3]["status"] == 404 and "strategy '\ufffd'" in results[3]["error"]
+
+
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
     from starlette.testclient import TestClient
 
@@ -258,7 +317,8 @@ def test_path_traversal_finds_nothing(client):
         r = client.get("/api/chunks", params={"strategy": "headers", "doc": doc})
         assert r.status_code == 404 and "no document" in r.json()["error"]
         assert client.get("/api/view", params={"doc": doc}).status_code == 404
-    assert client.get("/api/chunks", params={"strategy": "../../etc", "doc": "x.md"}).status_code == 404
+    r = client.get("/api/chunks", params={"strategy": "../../etc", "doc": "x.md"})  # no collection can be named so
+    assert r.status_code == 400 and r.json()["error"].startswith("unknown strategy '../../etc'")
     for path in ("/static/%2e%2e/%2e%2e/pyproject.toml", "/static/..%2f..%2fcli%2fserve.py", "/static/../app.py"):
         r = client.get(path)
         assert r.status_code == 404 and "[project]" not in r.text and "import" not in r.text
@@ -397,3 +457,57 @@ def test_help_does_not_import_the_web_stack():
     code = "import sys; from indexer.cli import cli; print('starlette' in sys.modules, 'uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_path):
+    """`--host 127.0.0.2`: requests to the address it listens on are served; a host name
+    rebound to it is still refused, and the refusal names the address to open."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "serve", "--db", str(db), "--host", "127.0.0.2",
+                             "--port", str(port), "-q"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.2:{port}/api/"
+
+    def get(path: str, host: str | None = None) -> tuple[int, dict]:
+        request = urllib.request.Request(url + path, headers={"Host": host} if host else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                status, body = get("health")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                log.seek(0)
+                assert proc.poll() is None and time.time() < deadline, log.read()[-2000:]
+                time.sleep(0.2)
+        assert status == 200, body
+        status, body = get("collections")
+        assert status == 200 and {"headers", "fixed64"} <= {c["strategy"] for c in body["collections"]}
+        status, body = get("collections", host=f"rebound.example:{port}")
+        assert status == 400 and f"open it as http://127.0.0.2:{port}/" in body["error"], body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+def test_a_junk_strategy_name_is_no_strategy_and_no_command(client):
+    """A strategy that no collection can be named by is said to be none; it is never
+    pasted into a suggested command."""
+    r = client.post("/api/search", json={"query": "kargo", "strategy": "../../../etc"})
+    assert r.status_code == 400 and r.json()["error"].startswith("unknown strategy '../../../etc'; presets: ")
+    assert "indexer build" not in r.json()["error"]
+    r = client.get("/api/chunks", params={"strategy": "../../../etc", "doc": "kargo-ve-teslimat.md"})
+    assert r.status_code == 400 and "indexer build" not in r.json()["error"], r.text

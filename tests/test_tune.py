@@ -4,8 +4,10 @@ the winner saved on the collection and used by query, eval and the API."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from indexer.indexing.building import build
@@ -133,3 +135,43 @@ def test_tune_json_lines_and_usage_errors(built_db):
     assert all(0 < r["ndcg@10"] <= 1 for r in rows if r["row"] == "candidate")
     bad = CliRunner().invoke(cli, ["tune", str(QUESTIONS), "-s", "fixed64", "--db", str(db), "--folds", "1"])
     assert bad.exit_code == 2 and "--folds must be at least 2" in bad.output
+
+
+# -- --seed and the question file's format (issue 35, item 18) -------------------------------------
+def test_generate_takes_a_seed_and_keeps_one_set_per_seed(built_db, tmp_path):
+    """`eval/tune --generate N --seed S`: the set `indexer questions --seed S` makes, kept
+    and reused per seed."""
+    db = tmp_path / "index"
+    shutil.copytree(built_db[0], db)
+
+    def generate(command: str, seed: int):
+        extra = ["-m", "bm25"] if command == "eval" else ["--folds", 3]
+        result = CliRunner().invoke(cli, [str(a) for a in [command, "--generate", 12, "--seed", seed, "-s", "headers",
+                                                           "--db", db, *extra]])
+        assert result.exit_code == 0, result.output
+        return result.stderr.splitlines()[0]
+
+    assert generate("eval", 3).startswith("made 12 questions from 10 document(s)")
+    kept = sorted((db / "questions").glob("questions-*.jsonl"))
+    assert generate("eval", 3).startswith("reused 12 made-up questions") and len(kept) == 1
+    assert generate("tune", 4).startswith("made 12 questions")  # another seed, another set
+    other = [p for p in (db / "questions").glob("questions-*.jsonl") if p not in kept]
+    assert len(other) == 1 and other[0].read_text() != kept[0].read_text()
+    assert generate("eval", 4).startswith("reused 12")
+    made = tmp_path / "made.jsonl"
+    assert run("questions", CORPUS, "-o", made, "-n", 12, "--seed", 3, "-q").exit_code == 0
+    assert made.read_text(encoding="utf-8") == kept[0].read_text(encoding="utf-8")
+    refused = CliRunner().invoke(cli, ["eval", str(QUESTIONS), "--seed", "3", "-s", "headers", "--db", str(db)])
+    assert refused.exit_code == 2 and "--seed chooses made-up questions: it goes with --generate N" in refused.stderr
+
+
+@pytest.mark.parametrize("command", ["eval", "tune"])
+def test_help_describes_the_question_file_and_the_seed(command):
+    text = run(command, "--help").output
+    assert "QUESTIONS is a file of JSON lines, one question (a JSON object) a line:" in text
+    for field in ("id", "question", "doc_id", "section", "symbol", "span", "answer", "tags", "targets"):
+        assert re.search(rf"^ +{field} +\S", text, re.M), field
+    assert re.search(r"id +required", text) and re.search(r"question +required", text)
+    assert "one per question" in text and "several with grades" in text
+    flat = " ".join(text.split())
+    assert "--seed INTEGER With --generate: the seed of the made-up questions (the same seed makes the same set" in flat

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pathlib import Path
 
 from ..errors import CollectionNotFound, IndexerError, UsageError
-from ..paths import shown_path
+from ..paths import hide_folder, shown_path
 from ..settings import Settings, settings_for
 from .arguments import check_arguments
 
@@ -67,6 +67,12 @@ class Tools:
 
             self._store = Store(self.settings)
         return self._store
+
+    def shown(self, message: str) -> str:
+        """An error message as an agent may see it: the index folder relative to the
+        server's folder (else its name), never its absolute path on the server."""
+        db = self.settings.db
+        return hide_folder(message, db, shown_path(db, self.base))
 
     def budget(self, max_tokens: int | None) -> int:
         if max_tokens is not None and max_tokens < 1:
@@ -181,6 +187,10 @@ def chunk_dict(c) -> dict:
 
 def hit_dict(hit) -> dict:
     out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
+    if hit.match:
+        out["match"] = hit.match  # an exact-match tier ranked it (score raised to keep rank order)
+    if hit.same_text:
+        out["same_text"] = hit.same_text  # other documents holding this very text
     if hit.child_ids:
         out["matched_children"] = hit.child_ids  # parent-child: the text is the parent section these matched in
     return out
@@ -310,14 +320,15 @@ def create_server(tools: Tools):
         try:
             return json.dumps(method(*args), ensure_ascii=False, separators=(",", ":"))
         except IndexerError as exc:
-            raise tool_error(str(exc)) from None
+            raise tool_error(tools.shown(str(exc))) from None
 
     @tool
     def search(query: str, strategy: str | None = None, mode: Mode = None, k: int = DEFAULT_K,
                max_tokens: int | None = None) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
-        file · class · method for code), score and n_tokens. mode: hybrid (default: BM25 and
+        file · class · method for code), score, n_tokens, and match when an exact-match tier
+        ranked it (exact symbol, exact code, file name, exact term). mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
         strategy: a collection from list_collections; when omitted, DEFAULT_RULE. max_tokens
         caps the total text returned (default 4000); results that do not fit are counted in

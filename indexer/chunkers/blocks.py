@@ -92,7 +92,9 @@ class BlocksChunker(Chunker):
         says so in its header, not only the section it starts in."""
         starts = doc._section_starts  # sorted section starts, cached on the document
         first, last = bisect.bisect_right(starts, start), bisect.bisect_left(starts, end)
-        paths = [" › ".join(sec.heading_path[1:]) for sec in doc.sections[first:last] if sec.level]
+        # a later top-level heading starts its own path: only the title is left out
+        paths = [" › ".join(p[1:] if p[0] == doc.title else p)
+                 for p in (sec.heading_path for sec in doc.sections[first:last] if sec.level)]
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 

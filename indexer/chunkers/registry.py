@@ -131,12 +131,15 @@ def collection_names(strategy: str) -> tuple[str, ...]:
     name its spec builds, in the canonical spelling (`fixed:size=100` -> `fixed-100`,
     `fixed:size=64,overlap=16` -> `fixed64`), then the name as given when it differs (a
     custom `--name`, or a collection built before names were canonical). The store is
-    asked with these: it does not know the strategy syntax."""
+    asked with these: it does not know the strategy syntax. Text that is neither a
+    strategy nor a possible collection name (`../../etc`) raises the parse error."""
     given = strategy.strip()
     try:
         name = parse_strategy(given).name
     except UsageError:
-        return (given,)
+        if _NAME.match(given):  # a custom --name, or a name built before names were canonical
+            return (given,)
+        raise  # no collection can have this name: it is not a strategy (never echoed into a command)
     return (name,) if name == given else (name, given)
 
 

@@ -31,14 +31,45 @@ def register(cli: click.Group) -> None:
     cli.add_command(tune)
 
 
+# the question file's format, shown by `eval --help` and `tune --help` (\b: kept as written)
+QUESTION_FORMAT = """\b
+QUESTIONS is a file of JSON lines, one question (a JSON object) a line:
+  id        required: a string or a whole number, unique in the file
+  question  required: the text that is searched for
+  doc_id    required (or targets): the expected document, its path relative
+            to the corpus folder with / between folders
+  section   heading path of the expected section: "Title › Heading"
+  symbol    the expected code definition: "QueueWorker.drain"
+  span      [start, end]: character offsets of the expected passage
+  answer    the answer, word for word as in the document (within the
+            section, symbol or span): one per question; a strict hit holds
+            all of it
+  tags      a string or a list of strings (--by-tag)
+  targets   whole documents instead of doc_id, several with grades:
+            [{"doc_id": "a.md", "grade": 2}, {"doc_id": "b.md", "grade": 1}]
+A hit overlaps the target passage (section, symbol, span, else the answer);
+a doc_id alone targets its whole document. Every field but id, question and
+doc_id/targets may be left out; a wrong type is named with its line."""
+
+
+def _seed_default() -> int:
+    from ..evaluation.generated import generated_questions
+
+    return parameter_default(generated_questions, "seed")
+
+
 def generate_option(func):
+    func = click.option("--seed", type=int, default=None, cls=LibraryOption,
+                        help=lambda: "With --generate: the seed of the made-up questions (the same seed makes the "
+                                     f"same set; each seed's set is kept apart) [default: {_seed_default()}].")(func)
     return click.option("--generate", "generate", type=int, default=None, metavar="N",
                         help="No question file? Make N questions from the documents (offline, see `indexer "
                              "questions`), kept in the index folder and reused while the documents are "
                              "unchanged.")(func)
 
 
-def _question_file(questions, generate, strategies, settings, embedder, corpus, note) -> tuple[str, str | None]:
+def _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
+                   note) -> tuple[str, str | None]:
     """The question file to score on (and the corpus folder): the one given, or made with
     --generate."""
     if questions and generate is not None:
@@ -46,12 +77,15 @@ def _question_file(questions, generate, strategies, settings, embedder, corpus, 
     if not questions and generate is None:
         raise click.UsageError("give a question file, or --generate N to make N questions from the documents")
     if questions:
+        if seed is not None:
+            raise click.UsageError("--seed chooses made-up questions: it goes with --generate N, not a question file")
         return questions, corpus
     if generate < 1:
         raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
     from ..evaluation.generated import CAVEAT, generated_questions
 
-    made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus)
+    made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus,
+                               seed=_seed_default() if seed is None else seed)
     note(made.describe())
     note(f"note: {CAVEAT}")
     if made.made is not None and made.made.shortfall:
@@ -67,7 +101,7 @@ def _writable(path: str | None, option: str) -> None:
         raise click.BadParameter(f"the folder of {path} does not exist; create it first", param_hint=option)
 
 
-@click.command(name="eval")
+@click.command(name="eval", epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
@@ -93,7 +127,8 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--compare", nargs=2, multiple=True, metavar="A B",
               help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
 @click.option("--require-fresh", is_flag=True,
-              help="Fail when documents changed since a collection was built (default: warn).")
+              help="Fail when documents changed since a collection was built, or a collection lacks documents "
+                   "some questions are about (default: warn, and leave those questions out).")
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the table as CSV.")
@@ -101,22 +136,25 @@ def _writable(path: str | None, option: str) -> None:
               help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
 @quiet_option
 @handle_errors
-def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion, alpha,
-          rrf_weights, rrf_k, candidates, children_k, budget, by_tag, show_boundaries, compare, require_fresh, as_json,
-          csv_path, plot_path, quiet):
+def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion,
+          alpha, rrf_weights, rrf_k, candidates, children_k, budget, by_tag, show_boundaries, compare, require_fresh,
+          as_json, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
     file? --generate N makes N from the documents."""
     from ..evaluation import evaluate, report
+    from ..evaluation.coverage import dropped, left_out_warning
 
     options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
     options.check()  # before any work
     _writable(csv_path, "--csv")
     _writable(plot_path, "--plot")
+    if plot_path:
+        report.check_plot(plot_path)  # matplotlib is missing: say so now, not after the evaluation
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
-    questions, corpus = _question_file(questions, generate, strategies, settings, (embedders or (None,))[0], corpus,
-                                       note)
+    questions, corpus = _question_file(questions, generate, seed, strategies, settings, (embedders or (None,))[0],
+                                       corpus, note)
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
         settings=settings, embedders=tuple(embedders) or (None,),
@@ -124,6 +162,8 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
         options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )
+    if result.left_out:
+        click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     for name, files in result.stale.items():
         click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
                    f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
@@ -141,7 +181,8 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
     if as_json:
         echo_json(report.json_rows(result, compare, quality))
         return
-    click.echo(f"{len(result.questions)} questions from {questions}; documents in {result.source}")
+    left = f" ({len(dropped(result.left_out))} left out, see the warning)" if result.left_out else ""
+    click.echo(f"{len(result.questions)} questions from {questions}{left}; documents in {result.source}")
     click.echo(report.table(result))
     click.echo()
     click.echo(report.intervals(result))
@@ -163,7 +204,7 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
             note(f"wrote {what} to {path}")
 
 
-@click.command()
+@click.command(epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
 @click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
@@ -180,20 +221,25 @@ def eval_(questions, generate, strategies, modes, ks, embedders, db, chroma_url,
 @json_option
 @quiet_option
 @handle_errors
-def tune(questions, generate, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder, as_json, quiet):
+def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder,
+         as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
     where the cross-validation shows it better than the collection's current default. No
     question file? --generate N makes N from the documents."""
     from ..evaluation import MRR_METRIC, NDCG_METRIC
+    from ..evaluation.coverage import left_out_warning
     from ..evaluation.tune import tune as run_tune
     from ..evaluation.tune import verdict
     from ..tables import table
 
     settings = settings_from(db, chroma_url, None, ollama_host)
-    questions, corpus = _question_file(questions, generate, strategies, settings, embedder, corpus, note_function(quiet))
+    questions, corpus = _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
+                                       note_function(quiet))
     result = run_tune(questions, list(strategies), settings=settings,
                       embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
+    if result.left_out:
+        click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     if as_json:
         echo_json([{"row": "candidate", **c.to_dict()} for c in result.candidates]
                   + [{"row": "summary", **result.to_dict()}])

@@ -85,8 +85,11 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
             why.append(f"bm25 #{hit.bm25_rank}")
         where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
             f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
-        click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]"
-                   + (f"  ({', '.join(why)})" if resolved.mode == "hybrid" else ""))
+        match = f"  {hit.match}" if hit.match else ""
+        if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
+            match += f", scored {hit.search_score:.4f}"
+        click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}"
+                   + (f"  ({', '.join(why)})" if why and resolved.mode == "hybrid" else ""))
         if c.header:
             click.echo("    " + c.header.replace("\n", "\n    "))
         click.echo("    " + c.text.replace("\n", "\n    "))
@@ -109,7 +112,7 @@ def list_(db, chroma_url, as_json):
         echo_json(e.__dict__ for e in entries)
         return
     if not entries:
-        click.echo("no collections yet; build one: indexer build PATH --strategy headers")
+        click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
     rows = []
     for e in entries:
@@ -171,6 +174,6 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
-    found = store.find(collection_names(strategy), canonical_name(embedder, settings) if embedder else None)
-    entry = store.drop(found.strategy, found.embedder, wait=not no_wait, on_wait=note_function(quiet))
+    wanted = canonical_name(embedder, settings) if embedder else None
+    entry = store.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

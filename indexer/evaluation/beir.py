@@ -12,7 +12,6 @@ their SHA-1 appended (`Aids` and `AIDS` must not meet).
 
 from __future__ import annotations
 
-import csv
 import gzip
 import hashlib
 import json
@@ -71,6 +70,16 @@ class BeirImport:
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
     examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few ids or line numbers
+    firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
+
+    def saw(self, what: str, value: str) -> None:
+        """Keep the first few things read of `what` (lines, ids): an error shows them."""
+        seen = self.firsts.setdefault(what, [])
+        if len(seen) < EXAMPLES:
+            seen.append(value)
+
+    def shown(self, what: str) -> str:
+        return ", ".join(self.firsts.get(what, [])) or "nothing"
 
     def skip(self, reason: str, example: str, n: int = 1) -> None:
         self.skipped[reason] += n
@@ -128,24 +137,33 @@ def _records(path: Path, what: str, report: BeirImport) -> Iterator[dict]:
         if not isinstance(data, dict) or data.get("_id") in (None, ""):
             report.skip(f"{what} lines that are not a JSON object with an _id", f"{path.name}:{number}")
             continue
+        report.saw(what, str(data["_id"])[:40])
         yield data
 
 
+QRELS_LINE = "query, document, grade"
+QRELS_FORMAT = ("a qrels line's fields are split on tabs and spaces: query doc grade, "
+                "or query 0 doc grade")
+
+
 def read_qrels(path: Path, report: BeirImport) -> dict[str, dict[str, int]]:
-    """query id -> {document id: grade}, grades above 0 only. Tab-separated `query-id
-    corpus-id score` with a header line (BEIR), or four TREC columns `query 0 doc grade`."""
+    """query id -> {document id: grade}, grades above 0 only. A line's fields are split on
+    any run of tabs and spaces (public copies put spaces inside the tab-separated
+    fields): `query-id corpus-id score` (BEIR, after a header line) or four TREC columns
+    `query 0 doc grade`. A line that is neither is skipped and reported by its number."""
     qrels: dict[str, dict[str, int]] = {}
+    first = True
     for number, line in _lines(path, report):
-        row = next(csv.reader([line.rstrip("\r\n")], delimiter="\t"), [])
-        if not row or not "".join(row).strip():
+        row = line.split()
+        if not row:
             continue
-        if len(row) == 1:
-            row = line.split()
+        report.saw("qrels", repr(line.rstrip("\r\n"))[:80])
+        header, first = first, False  # the first line may be BEIR's header
         if len(row) not in (3, 4) or not _is_grade(row[-1]):
-            if number > 1:  # the first line is BEIR's header
-                report.skip("qrels lines that are not query, document, grade", f"{path.name}:{number}")
+            if not header:
+                report.skip(f"qrels lines that are not {QRELS_LINE}", f"{path.name}:{number}")
             continue
-        query, doc, grade = row[0].strip(), row[-2].strip(), int(float(row[-1]))
+        query, doc, grade = row[0], row[-2], int(float(row[-1]))
         if grade <= 0:
             report.skip("judgements with grade 0 or below (not relevant)", f"{query}/{doc}")
             continue
@@ -239,7 +257,10 @@ def import_beir(
     report = BeirImport(source, folder, out_questions, split)
     qrels = read_qrels(qrels_path, report)
     if not qrels:
-        raise QuestionSetError(f"{qrels_path} holds no judgement with a grade above 0")
+        bad = report.examples.get(f"qrels lines that are not {QRELS_LINE}")
+        unparsed = f" (not parsed: {', '.join(bad)})" if bad else ""
+        raise QuestionSetError(f"{qrels_path} holds no judgement with a grade above 0; its first "
+                               f"lines: {report.shown('qrels')}{unparsed}; {QRELS_FORMAT}")
     asked = _read_queries(queries_path, qrels, report)
     judged = {doc for q in asked for doc in qrels[q]}
     staging = folder.parent / f".{folder.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -248,7 +269,7 @@ def import_beir(
         names = write_corpus(corpus_path, staging, judged, report, progress)
         lines = _question_lines(asked, qrels, names, report)
         if not lines:
-            raise QuestionSetError(f"no question of {split} has a judged document in {corpus_path.name}")
+            raise nothing_matches(report, qrels_path, queries_path, corpus_path, bool(asked))
         target = staging / out_questions.name if inside else out_questions.with_name(f".{out_questions.name}.partial")
         with open(target, "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(lines)
@@ -263,6 +284,19 @@ def import_beir(
             out_questions.with_name(f".{out_questions.name}.partial").unlink(missing_ok=True)
         raise
     return report
+
+
+def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path,
+                    asked: bool) -> QuestionSetError:
+    """The error when no judgement names a query and a document the files hold: what was
+    read of each, side by side."""
+    kind, holder = ("document", corpus) if asked else ("query", queries)
+    missing = f"none of the {kind} ids in {qrels.name} is in {holder.name}"
+    return QuestionSetError(
+        f"no question of {report.split} has a judged document in {corpus.name}: {missing}; "
+        f"{qrels.name} begins {report.shown('qrels')}; "
+        f"{queries.name} holds ids {report.shown('queries')} (the first); "
+        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}")
 
 
 def _read_queries(path: Path, qrels: dict[str, dict[str, int]], report: BeirImport) -> dict[str, str]:

@@ -30,7 +30,7 @@ from ..settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from ..text.analyzer import detect_language
 from ..types import Document
 from .code_questions import Symbol, code_query, code_text, symbols
-from .passages import Passage, boilerplate_reason, passages
+from .passages import MIN_WORDS_ALONE, Passage, boilerplate_reason, passages
 from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
 GENERATOR_VERSION = 3  # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise
@@ -116,8 +116,9 @@ def make_questions(
                              f"{left_out[0].doc_id} is {left_out[0].reason.split(': ', 1)[1]}")
     targets = {doc.doc_id: passages(doc, knobs.section_words) or symbols(doc) for doc in docs}
     if not any(targets.values()):
-        raise NothingToIndex(f"no passage worth a question in {where}: {len(docs)} document(s), but only headings, "
-                             "code blocks, link lists, licence text or test code")
+        raise NothingToIndex(f"no passage worth a question in {where}: {len(docs)} document(s), but "
+                             "only headings, code blocks, link lists, licence text, test code or lines "
+                             f"under {MIN_WORDS_ALONE} words")
     vocab = _vocabulary(docs, targets)
     sizes = {d.doc_id: sum(t.end - t.start for t in targets[d.doc_id]) for d in docs}
     makers = {d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs}

@@ -21,7 +21,8 @@ from ..types import Document
 # a section under this many words is the target as a whole (like a question set that names
 # the section); a longer one points at the paragraph, table or list holding the answer
 SECTION_WORDS = 150
-MIN_WORDS = 4  # words with letters in a passage
+MIN_WORDS = 4  # words with letters in a passage...
+MIN_WORDS_ALONE = 2  # ...or in a shorter sentence when the document says nothing longer
 MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops): cut to the words drawn from
 
 _WORDS = re.compile(r"[^\W\d_][\w'’-]*")
@@ -73,7 +74,7 @@ def boilerplate_reason(doc: Document) -> str:
 def _boilerplate_sections(doc: Document) -> set[int]:
     """Sections under a boilerplate heading (at any level of their path)."""
     return {i for i, s in enumerate(doc.sections)
-            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.heading_path[1:])}
+            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))}
 
 
 def plain_words(text: str) -> list[str]:
@@ -95,9 +96,9 @@ def _codelike(text: str) -> bool:
     return symbols > 0.08 * len(text)
 
 
-def _usable(text: str) -> bool:
+def _usable(text: str, min_words: int = MIN_WORDS) -> bool:
     words = plain_words(text)
-    if len(words) < MIN_WORDS or _link_heavy(text) or _codelike(text):
+    if len(words) < min_words or _link_heavy(text) or _codelike(text):
         return False
     letters = sum(ch.isalpha() for ch in text)
     return letters >= 0.5 * len(text.strip())
@@ -108,7 +109,9 @@ def _cells(text: str) -> list[str]:
 
 
 def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]:
-    """A prose document's candidate passages in document order (none for code)."""
+    """A prose document's candidate passages in document order (none for code). A
+    sentence under MIN_WORDS words is a fragment beside longer ones, but in a document
+    that says nothing longer (`Shipping is free.`) it is what the document says."""
     if doc.format == "code" or not doc.text.strip():
         return []
     text = doc.text
@@ -116,6 +119,7 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
     skip = _boilerplate_sections(doc)
     section_size: dict[int, int] = {}
     out: list[Passage] = []
+    short: list[Passage] = []  # the sentences under MIN_WORDS words
 
     def section_of(offset: int) -> int:
         return max(0, bisect.bisect_right(starts, offset) - 1)
@@ -160,7 +164,9 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
         for s, e, kind in pieces:
             if _usable(text[s:e]):
                 out.append(Passage(doc.doc_id, s, e, kind, sec, target_of(sec, span)))
-    return _unique(doc, out)
+            elif not out and _usable(text[s:e], MIN_WORDS_ALONE):
+                short.append(Passage(doc.doc_id, s, e, kind, sec, target_of(sec, span)))
+    return _unique(doc, out or short)
 
 
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -65,6 +65,10 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
         if not isinstance(data, dict):
             problems.append(f"line {number}: a question is a JSON object, not {type(data).__name__}")
             continue
+        problem = field_problem(data)
+        if problem:
+            problems.append(f"line {number}: {problem}")
+            continue
         missing = [k for k in REQUIRED if not data.get(k)]
         if not (data.get("doc_id") or "targets" in data):
             missing.append("doc_id")
@@ -76,11 +80,6 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
             problems.append(f"line {number}: {problem}")
             continue
         span = data.get("span")
-        if span is not None and not (
-            isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span) and 0 <= span[0] < span[1]
-        ):
-            problems.append(f"line {number}: span must be [start, end] character offsets with start < end")
-            continue
         if data["id"] in seen:
             problems.append(f"line {number}: duplicate id {data['id']!r}")
         seen.add(data["id"])
@@ -95,6 +94,36 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
     if not out:
         raise QuestionSetError(f"{path} holds no questions")
     return out
+
+
+TEXT_FIELDS = ("question", "doc_id", "section", "answer", "symbol")
+
+
+def _is_span(span) -> bool:
+    return (isinstance(span, list) and len(span) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in span) and 0 <= span[0] < span[1])
+
+
+def field_problem(data: dict) -> str:
+    """The first field of a record of the wrong type, said in a few words ("" when all
+    fit): `id` a string or a whole number, the texts strings, `tags` a string or a list of
+    strings, `span` two character offsets (`targets` is checked by `_documents`)."""
+    qid = data.get("id")
+    if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
+        return f"id must be a string or a whole number, not {type(qid).__name__}"
+    for name in TEXT_FIELDS:
+        value = data.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"{name} must be a string, not {type(value).__name__}"
+    if isinstance(data.get("question"), str) and not data["question"].strip():
+        return "question is blank"
+    tags = data.get("tags")
+    if tags is not None and not isinstance(tags, str) and not (
+            isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        return f"tags must be a string or a list of strings, not {json.dumps(tags)[:40]}"
+    if data.get("span") is not None and not _is_span(data["span"]):
+        return "span must be [start, end] character offsets with start < end"
+    return ""
 
 
 def _documents(data: dict) -> tuple[dict[str, int], str]:
@@ -179,8 +208,13 @@ def _section_span(doc: Document, section: str) -> tuple[int, int] | None:
     for s in doc.sections:
         if s.path == wanted:
             return (s.start, s.end)
-    # tolerate a path given without the document title
+    # tolerate a path given without the document title, or with it in front of a
+    # later top-level heading (as versions before 0.2 wrote every path)
+    titled = doc.title + PATH_SEP
+    untitled = wanted[len(titled):] if wanted.startswith(titled) else None
     for s in doc.sections:
-        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.heading_path[1:]) == wanted:
+        if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.trail(doc.title)) == wanted:
+            return (s.start, s.end)
+        if untitled is not None and s.path == untitled:
             return (s.start, s.end)
     return None

@@ -8,6 +8,8 @@ import html
 import io
 from pathlib import Path
 
+from ..errors import UsageError
+from .coverage import dropped
 from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
@@ -126,7 +128,8 @@ def boundaries(ev: Evaluation, quality: Quality) -> str:
 def json_rows(ev: Evaluation, compare=(), quality: Quality | None = None) -> list[dict]:
     """JSON lines for `eval --json`: one object per row (with per-question results), then
     one per paired comparison, then (--boundaries) one per collection's boundary quality."""
-    rows = [{"row": "result", "source": ev.source, **r.to_dict(ev.questions)} for r in ev.rows]
+    left_out = dropped(ev.left_out)  # questions not scored (`coverage`)
+    rows = [{"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)} for r in ev.rows]
     for a, b in compare:
         rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
     for (_strategy, embedder), stats in (quality or {}).items():
@@ -151,9 +154,31 @@ def to_csv(ev: Evaluation, quality: Quality | None = None) -> str:
     return out.getvalue()
 
 
+PLAIN_PLOTS = (".html", ".htm", ".svg")  # written by hand: need nothing
+MATPLOTLIB_PLOTS = (".png", ".pdf", ".jpg", ".jpeg")
+
+
+def check_plot(path: str | Path) -> None:
+    """Raise a usage error, before any work, when `--plot` cannot write `path`: a suffix
+    no plot is written as, or a matplotlib one without matplotlib installed."""
+    suffix = Path(path).suffix.lower()
+    if suffix in PLAIN_PLOTS:
+        return
+    if suffix not in MATPLOTLIB_PLOTS:
+        given = suffix or "no suffix"
+        raise UsageError(f"--plot writes {', '.join(PLAIN_PLOTS + MATPLOTLIB_PLOTS)} files, not {given} "
+                         f"({Path(path).name})")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f"a {suffix} plot needs matplotlib: pip install -e \".[plot]\" (or write --plot "
+                         "report.html or report.svg, which need nothing)") from None
+
+
 def plot(ev: Evaluation, path: str | Path) -> None:
     """recall@5 (or the largest k) against ctxTok: one labelled point per row.
-    `.png` needs matplotlib (pip install 'indexer[plot]'); `.html` / `.svg` need nothing."""
+    `.png` needs matplotlib (pip install -e ".[plot]"); `.html` / `.svg` need nothing."""
+    check_plot(path)
     path = Path(path)
     k = 5 if 5 in ev.ks else ev.ks[-1]
     n = len(ev.questions)
@@ -161,7 +186,7 @@ def plot(ev: Evaluation, path: str | Path) -> None:
     points = [(r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}") for r in ev.rows]
     title = f"recall@{k} vs context tokens@{ev.ctx_k} ({n} questions)"
     suffix = path.suffix.lower()
-    if suffix in (".html", ".htm", ".svg"):
+    if suffix in PLAIN_PLOTS:
         svg = _svg(points, n, title, k, ev.ctx_k)
         text = svg if suffix == ".svg" else (
             f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
@@ -169,16 +194,10 @@ def plot(ev: Evaluation, path: str | Path) -> None:
         )
         path.write_text(text, encoding="utf-8")
         return
-    try:
-        import matplotlib
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        from ..errors import UsageError
-
-        raise UsageError(f"a {suffix or 'PNG'} plot needs matplotlib: pip install 'indexer[plot]' "
-                         "(or write --plot report.html, which needs nothing)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(9, 6), dpi=120)
     modes = list(dict.fromkeys(r.mode for r in ev.rows))
     markers = dict(zip(modes, "os^D"))

@@ -28,6 +28,7 @@ from .metrics import (
     MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, contains, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg,
     paired_difference, recall_at, reciprocal_rank, span_scores, union_length,
 )
+from .coverage import covered
 from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
@@ -148,6 +149,8 @@ class Evaluation:
     ctx_k: int
     source: str
     stale: dict[str, list[str]] = field(default_factory=dict)  # collection -> files changed since its build
+    # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
     def by_tag(self) -> dict[str, list[Question]]:
         tags: dict[str, list[Question]] = {}
@@ -238,6 +241,8 @@ def evaluate(
     """Score every strategy × mode (× embedder) on a question set against stored
     collections. Collections built from other versions of the documents than the ones
     the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    Questions about documents a collection does not hold are left out of every row
+    (`left_out`; `coverage.covered`: an error when a collection holds none of them).
     `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
     before anything runs."""
     ks = sorted(set(ks))
@@ -258,6 +263,7 @@ def evaluate(
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
+    questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
         name, files = next(iter(stale.items()))
@@ -282,7 +288,7 @@ def evaluate(
             ))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, ks, ctx_k, str(root), stale)
+    return Evaluation(questions, rows, ks, ctx_k, str(root), stale, left_out)
 
 
 def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:
@@ -359,18 +365,43 @@ def question_ndcg(q: Question, hits: list[Hit], first_hit: int | None) -> float:
     its first chunk's rank (linear gain = grade, as trec_eval and BEIR). Passage targets:
     binary, the first hit is the one relevant item (ideal DCG 1)."""
     if q.documents:
-        gains = document_gains([h.chunk.doc_id for h in hits[:NDCG_DEPTH]], q.documents)
+        gains = document_gains([seen_doc(q, h) for h in hits[:NDCG_DEPTH]], q.documents)
         return ndcg(gains, list(q.documents.values()))
     return first_hit_ndcg(first_hit)
 
 
+def seen_doc(q: Question, h: Hit) -> str:
+    """The document a hit stands for in a question with whole-document targets: its own,
+    or a target document holding the very same text (search shows a text once and names
+    its other documents in `same_text`)."""
+    if h.chunk.doc_id in q.documents:
+        return h.chunk.doc_id
+    return next((d for d in h.same_text if d in q.documents), h.chunk.doc_id)
+
+
+def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int, int]:
+    """(document, start, end) a hit stands for: its own place, or where a copy of its
+    text in the question's target document lies, when only the copy hits the target."""
+    c = h.chunk
+    own = (c.doc_id, c.start, c.end)
+    if q.documents:
+        return (seen_doc(q, h), c.start, c.end)
+    if q.hits(*own) or q.doc_id not in h.same_text or q.doc_id not in docs:
+        return own
+    text = docs[q.doc_id].text
+    at = text.find(c.text, max(0, q.target[0] - len(c.text)))
+    return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
+
+
 def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: _TokenSpans) -> QuestionResult:
+    seen = {id(h): seen_span(q, h, spans.docs) for h in hits}
+
     def is_hit(h: Hit) -> bool:
-        return q.hits(h.chunk.doc_id, h.chunk.start, h.chunk.end)
+        return q.hits(*seen[id(h)])
 
     def is_strict(h: Hit) -> bool:
-        return (q.answer_span is not None and h.chunk.doc_id == q.doc_id
-                and contains((h.chunk.start, h.chunk.end), q.answer_span))
+        doc_id, start, end = seen[id(h)]
+        return q.answer_span is not None and doc_id == q.doc_id and contains((start, end), q.answer_span)
 
     top = hits[:ctx_k]
     first = first_hit_rank([is_hit(h) for h in hits])
@@ -386,7 +417,8 @@ def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: 
     if q.answer_span is not None:
         by_doc: dict[str, list[tuple[int, int]]] = {}
         for h in top:
-            by_doc.setdefault(h.chunk.doc_id, []).append(spans.tokens(h.chunk.doc_id, h.chunk.start, h.chunk.end))
+            doc_id, start, end = seen[id(h)]
+            by_doc.setdefault(doc_id, []).append(spans.tokens(doc_id, start, end))
         total = sum(union_length(v) for v in by_doc.values())
         answer = spans.tokens(q.doc_id, *q.answer_span)
         result.span = span_scores(by_doc.get(q.doc_id, []), total, answer)

@@ -23,6 +23,7 @@ from ..loaders import load_documents
 from ..retrieval import Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..store import Store
+from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
 from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import _corpus_root, _open_all, _score, _TokenSpans
@@ -88,6 +89,8 @@ class TuneResult:
     baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
     decisions: list[Decision] = field(default_factory=list)  # per collection: save the tuned setting or keep
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
+    # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
     def versus(self, name: str, metric: str = MRR_METRIC) -> tuple[float, tuple[float, float]]:
         """The cross-validated gain of tuning over a baseline, with its 95% interval."""
@@ -98,7 +101,7 @@ class TuneResult:
         out = {"questions": n, "folds": self.folds, "chosen_per_fold": self.chosen, "best": self.best.to_dict(),
                "winners": {s: c.to_dict() for s, c in self.winners.items()}, "saved": self.saved,
                "kept": [d.collection for d in self.decisions if not d.saved],
-               "decisions": [d.to_dict() for d in self.decisions],
+               "decisions": [d.to_dict() for d in self.decisions], "left_out": dropped(self.left_out),
                "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()}}
         for name in self.baselines:
             mean, (lo, hi) = self.versus(name)
@@ -198,6 +201,9 @@ def tune(
     _, docs = load_documents([root])
     docs = {d.doc_id: d for d in docs}
     resolve(questions, docs)
+    questions, left_out = covered(questions_path, questions, indexes, root)
+    if len(questions) < folds:
+        raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
     spans = _TokenSpans(docs)
     scored: list[Candidate] = []
     for index in indexes:
@@ -209,7 +215,7 @@ def tune(
                for index in indexes}
     mine = [c for c in scored if c.strategy == best.strategy]
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
-    result = TuneResult(questions, scored, folds, held_out, chosen, winners, best, baselines)
+    result = TuneResult(questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out)
     for index in indexes:
         result.decisions.append(_decide(index, [c for c in scored if c.strategy == index.entry.strategy],
                                         winners[index.entry.strategy], order, folds))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .building import BuildReport, build
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file
+from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file, input_labels
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
@@ -81,7 +81,7 @@ class EventPaths:
 
     def __init__(self, paths: list[str | os.PathLike], db: Path, include=(), exclude=(),
                  indexed_under: Callable[[str], bool] | None = None) -> None:
-        self.roots = [(Path(p).absolute(), Path(p).is_dir()) for p in paths]
+        self.roots = [(Path(p).absolute(), Path(p).is_dir(), label) for p, label in zip(paths, input_labels(paths))]
         self.db = os.path.realpath(db)
         self.include, self.exclude = tuple(include), tuple(exclude)
         self.indexed_under = indexed_under or (lambda rel: True)
@@ -91,31 +91,41 @@ class EventPaths:
     def reload(self) -> None:
         """Re-read the roots' .indexerignore files."""
         self.filters = {root: PathFilter(self.include, self.exclude + tuple(_read_ignore_file(root)))
-                        for root, is_dir in self.roots if is_dir}
+                        for root, is_dir, _ in self.roots if is_dir}
 
     def watched(self) -> list[str]:
         """What to hand the file-system watcher: folders, and a single file's folder (an
         editor replacing the file on save would end a watch on the file itself)."""
-        return sorted({str(root if is_dir else root.parent) for root, is_dir in self.roots})
+        return sorted({str(root if is_dir else root.parent) for root, is_dir, _ in self.roots})
+
+    def located(self, path: str) -> tuple[str, str] | None:
+        """(the path relative to its root, its doc_id) under one of the roots (None
+        outside them); with several roots the doc_id starts with the root's label
+        (`loaders.files.input_labels`), as discovery names it."""
+        p = Path(path)
+        for root, is_dir, label in self.roots:
+            if not is_dir:
+                if p == root:
+                    return root.name, label or root.name
+            elif p != root and root in p.parents:
+                rel = p.relative_to(root).as_posix()
+                return rel, f"{label}/{rel}" if label else rel
+        return None
 
     def doc_id(self, path: str) -> str | None:
         """The doc_id a path has under one of the roots (None outside them)."""
-        p = Path(path)
-        for root, is_dir in self.roots:
-            if not is_dir:
-                if p == root:
-                    return root.name
-            elif p != root and root in p.parents:
-                return p.relative_to(root).as_posix()
-        return None
+        found = self.located(path)
+        return found[1] if found else None
 
     def path_of(self, doc_id: str) -> Path | None:
         """The file a doc_id names (None when no root holds it)."""
-        for root, is_dir in self.roots:
-            if not is_dir and root.name == doc_id:
+        for root, is_dir, label in self.roots:
+            if not is_dir and (label or root.name) == doc_id:
                 return root
-            if is_dir and (root / doc_id).exists():
-                return root / doc_id
+            if is_dir and (not label or doc_id.startswith(f"{label}/")):
+                rel = doc_id[len(label) + 1:] if label else doc_id
+                if (root / rel).exists():
+                    return root / rel
         return None
 
     def relevant(self, change, path: str) -> bool:
@@ -123,9 +133,10 @@ class EventPaths:
         real = os.path.realpath(path)
         if real == self.db or real.startswith(self.db + os.sep):
             return False
-        rel = self.doc_id(path)
-        if rel is None:
+        found = self.located(path)
+        if found is None:
             return False
+        rel, doc_id = found
         *folders, name = rel.split("/")
         if any(f in SKIP_DIRS for f in folders):
             return False
@@ -136,7 +147,7 @@ class EventPaths:
             return patterns is None or patterns.wanted(rel)
         if change.name == "added":  # a folder moved in: its files are new
             return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(rel)  # a folder moved away or deleted
+        return change.name == "deleted" and self.indexed_under(doc_id)  # a folder moved away or deleted
 
 
 class Watcher:

@@ -113,6 +113,28 @@ def _sizes(size: int, cap: int) -> tuple[str, str]:
     return a, b
 
 
+def input_labels(paths: list[str | os.PathLike]) -> list[str]:
+    """What each input's doc_ids start with: nothing for a single input; with several, the
+    input's name, with as many of its parent folders as tell it from the other inputs
+    (`docs`, `src`; `a/docs` and `b/docs` for two folders both named docs).
+
+    >>> input_labels(["/w/a/docs", "/w/b/docs", "/w/src", "/w/README.md"])
+    ['a/docs', 'b/docs', 'src', 'README.md']
+    >>> input_labels(["/w/docs"])
+    ['']
+    """
+    if len(paths) < 2:
+        return [""] * len(paths)
+    names = [Path(os.path.abspath(p)).parts[1:] or ("_",) for p in paths]
+    labels = []
+    for mine in names:
+        depth = 1
+        while depth < len(mine) and any(o != mine and o[-depth:] == mine[-depth:] for o in names):
+            depth += 1
+        labels.append("/".join(mine[-depth:]))
+    return labels
+
+
 def discover(
     paths: list[str | os.PathLike],
     include: tuple[str, ...] = (),
@@ -124,8 +146,11 @@ def discover(
     """Every indexable file under `paths` (folders are walked, files taken as they are).
 
     `doc_id` is the path relative to the folder given (or the file name for a file
-    given directly), with `/` separators. Symlinks are followed only while they stay
-    inside the root; a loop or a link out of the root is reported, not followed.
+    given directly), with `/` separators; with several inputs it starts with the input's
+    name (`input_labels`): `docs/guide.md`, `src/app.py`. Symlinks are followed only while
+    they stay inside the root; a loop or a link out of the root is reported, not followed,
+    and a file reached twice (a symlink to a file indexed anyway, an input given twice)
+    is indexed once, under the path that is not a link.
     A PDF is capped by its pages (`max_pdf_pages`), not by `max_file_size`: scans and
     embedded fonts make ordinary PDFs large, while pages are what reading costs.
     """
@@ -134,39 +159,107 @@ def discover(
             from ..errors import UsageError
 
             raise UsageError(f"{cap} must be positive, not {value}")
-    caps = _Caps(max_file_size, max_pdf_pages)
     result = Discovery()
-    seen_ids: set[str] = set()
-    skip_real = {os.path.realpath(p) for p in skip_dirs}
-    for given in paths:
+    walk = _Walk(result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs})
+    for given, label in zip(paths, input_labels(paths)):
         root = Path(given)
         if not root.exists() and not root.is_symlink():
             result.skipped.append(Skipped(str(given), "no such file or folder"))
             continue
         if root.is_file():
-            _consider(result, root, root.name, caps, seen_ids)
+            walk.consider(root, label or root.name, os.path.realpath(root), root.is_symlink())
             continue
-        real_root = root.resolve()
-        filt = PathFilter(include, tuple(exclude) + tuple(_read_ignore_file(root)))
-        _walk(result, root, real_root, "", filt, caps, seen_ids, {str(real_root)}, skip_real)
+        walk.real_root = root.resolve()
+        walk.prefix = f"{label}/" if label else ""
+        walk.filt = PathFilter(include, tuple(exclude) + tuple(_read_ignore_file(root)))
+        _walk(walk, root, "", {str(walk.real_root)}, False)
+    walk.once()
     return result
 
 
-def _walk(result, folder: Path, real_root: Path, rel: str, filt, caps, seen_ids, visited, skip_real) -> None:
+@dataclass(frozen=True, slots=True)
+class _Caps:
+    file_size: int
+    pdf_pages: int
+
+
+@dataclass
+class _Walk:
+    """One discovery: what it found, its caps, and where it is (the root being walked,
+    its doc_id prefix and patterns); each file's real path, to index a file once."""
+
+    result: Discovery
+    caps: _Caps
+    skip_real: set[str]
+    real_root: Path = Path()
+    prefix: str = ""
+    filt: PathFilter | None = None
+    real: dict[str, tuple[str, bool]] = field(default_factory=dict)  # doc_id -> (real path, reached by a link)
+
+    def consider(self, path: Path, doc_id: str, real: str, linked: bool) -> None:
+        """A file found: skipped with its reason, or added."""
+        result = self.result
+        fmt, language = format_of(path.name)
+        if fmt is None:
+            ext = path.suffix.lower() or "(no extension)"
+            result.unsupported[ext] = result.unsupported.get(ext, 0) + 1
+            return
+        try:
+            st = path.stat()
+        except OSError as exc:
+            result.skipped.append(Skipped(doc_id, f"unreadable ({exc.strerror or exc})"))
+            return
+        if not stat.S_ISREG(st.st_mode):
+            result.skipped.append(Skipped(doc_id, "not a regular file"))
+            return
+        over = _over_cap(path, fmt, st.st_size, self.caps)
+        if over:
+            result.skipped.append(Skipped(doc_id, over))
+            return
+        if doc_id in self.real:
+            result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))
+            return
+        self.real[doc_id] = (real, linked)
+        result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
+
+    def once(self) -> None:
+        """Each file indexed once: of the doc_ids that reach one real file, the first not
+        reached through a symlink is kept (else the first), the others skipped."""
+        kept: dict[str, str] = {}
+        for doc_id, (real, linked) in self.real.items():
+            if real not in kept or (self.real[kept[real]][1] and not linked):
+                kept[real] = doc_id
+        files = []
+        for src in self.result.files:
+            real, linked = self.real[src.doc_id]
+            if kept[real] == src.doc_id:
+                files.append(src)
+            elif linked:
+                self.result.skipped.append(Skipped(src.doc_id, f"symlink to {kept[real]}, indexed there"))
+            else:
+                self.result.skipped.append(Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)"))
+        self.result.files = files
+
+
+def _walk(walk: _Walk, folder: Path, rel: str, visited: set[str], linked: bool) -> None:
+    """Walk a folder of the root (`rel` from it; `linked`: entered through a symlink)."""
+    result, filt, real_root, prefix = walk.result, walk.filt, walk.real_root, walk.prefix
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        result.skipped.append(Skipped(rel or ".", f"folder unreadable ({exc.strerror or exc}); check its permissions"))
+        where = prefix + rel if rel else prefix.rstrip("/") or "."
+        result.skipped.append(Skipped(where, f"folder unreadable ({exc.strerror or exc}); check its permissions"))
         return
     for entry in entries:
         name = entry.name
         child_rel = f"{rel}/{name}" if rel else name
+        doc_id = prefix + child_rel
         path = Path(entry.path)
         if name == IGNORE_FILE:
             continue
         if not _valid_name(name):  # bytes that are not UTF-8 (os.fsdecode keeps them as surrogates)
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            result.skipped.append(Skipped(f"{rel}/{shown}" if rel else shown,
+            result.skipped.append(Skipped(prefix + (f"{rel}/{shown}" if rel else shown),
                                           "the name is not valid UTF-8; rename it to index it"))
             continue
         try:
@@ -179,33 +272,34 @@ def _walk(result, folder: Path, real_root: Path, rel: str, filt, caps, seen_ids,
                 target = path.resolve(strict=True)
             except (RuntimeError, OSError) as exc:
                 loop = "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40
-                result.skipped.append(Skipped(child_rel, "symlink loop (not followed)" if loop else "broken symlink"))
+                result.skipped.append(Skipped(doc_id, "symlink loop (not followed)" if loop else "broken symlink"))
                 continue
             if target != real_root and real_root not in target.parents:
-                result.skipped.append(Skipped(child_rel, "symlink points outside the indexed folder (not followed)"))
+                result.skipped.append(Skipped(doc_id, "symlink points outside the indexed folder (not followed)"))
                 continue
             is_dir = target.is_dir()
         if is_dir:
             if name in SKIP_DIRS or filt.excluded_dir(child_rel):
                 continue
-            real = os.path.realpath(path)
-            if real in skip_real:
+            real = os.path.realpath(path) if is_link or linked else str(real_root / child_rel)
+            if real in walk.skip_real:
                 continue
             if real in visited:
-                result.skipped.append(Skipped(child_rel, "folder already indexed through another path (symlink loop?)"))
+                result.skipped.append(Skipped(doc_id, "folder already indexed through another path (symlink loop?)"))
                 continue
             taken = len(result.files) + len(result.skipped)
             if not name.startswith(".") or filt.unhide is not None:  # a hidden folder only when a pattern may want it
-                _walk(result, path, real_root, child_rel, filt, caps, seen_ids, visited | {real}, skip_real)
+                _walk(walk, path, child_rel, visited | {real}, linked or is_link)
             if name.startswith(".") and len(result.files) + len(result.skipped) == taken:
-                result.skipped.append(Skipped(child_rel, f"hidden folder (index it with --include '{child_rel}/')"))
+                result.skipped.append(Skipped(doc_id, f"hidden folder (index it with --include '{child_rel}/')"))
             continue
         if not filt.wanted(child_rel):
             if name.startswith(".") and format_of(name)[0] is not None and filt.hidden_only(child_rel) \
                     and not hidden(rel):
-                result.skipped.append(Skipped(child_rel, f"hidden file (index it with --include '{child_rel}')"))
+                result.skipped.append(Skipped(doc_id, f"hidden file (index it with --include '{child_rel}')"))
             continue
-        _consider(result, path, child_rel, caps, seen_ids)
+        real = os.path.realpath(path) if is_link or linked else str(real_root / child_rel)
+        walk.consider(path, doc_id, real, is_link or linked)
 
 
 def _valid_name(name: str) -> bool:
@@ -214,12 +308,6 @@ def _valid_name(name: str) -> bool:
         return True
     except UnicodeEncodeError:
         return False
-
-
-@dataclass(frozen=True, slots=True)
-class _Caps:
-    file_size: int
-    pdf_pages: int
 
 
 def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
@@ -232,31 +320,6 @@ def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
     if size > caps.file_size:
         return "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(size, caps.file_size))
     return ""
-
-
-def _consider(result, path: Path, doc_id: str, caps: _Caps, seen_ids) -> None:
-    fmt, language = format_of(path.name)
-    if fmt is None:
-        ext = path.suffix.lower() or "(no extension)"
-        result.unsupported[ext] = result.unsupported.get(ext, 0) + 1
-        return
-    try:
-        st = path.stat()
-    except OSError as exc:
-        result.skipped.append(Skipped(doc_id, f"unreadable ({exc.strerror or exc})"))
-        return
-    if not stat.S_ISREG(st.st_mode):
-        result.skipped.append(Skipped(doc_id, "not a regular file"))
-        return
-    over = _over_cap(path, fmt, st.st_size, caps)
-    if over:
-        result.skipped.append(Skipped(doc_id, over))
-        return
-    if doc_id in seen_ids:
-        result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))
-        return
-    seen_ids.add(doc_id)
-    result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
 
 
 _BOMS = (

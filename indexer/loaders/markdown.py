@@ -334,8 +334,11 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
 def build_sections(text: str, title: str, headings: list[Heading]) -> list[Section]:
     """Sections from headings: each runs from its heading to the next heading of any level.
 
-    Heading paths start with the document title; text before the first heading is a
-    level-0 section of its own.
+    A heading path is the stack of headings above a section, each heading popping those
+    of its level or deeper (`# One` then `# Two` gives `Two`). It starts with the document
+    title, except where the title is itself one of the top-level headings (the first
+    `# One` of `# One`, `# Two`): then the sections under a later top-level heading are
+    not under it. Text before the first heading is a level-0 section of its own.
     """
     sections: list[Section] = []
     if not headings:
@@ -346,13 +349,15 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
     if text[:first].strip():
         s = lstrip_start(text, 0, first)
         sections.append(Section((title,), 0, s, rstrip_end(text, s, first), s))
+    top = min(h.level for h in headings)
+    sibling = any(h.level == top and h.text == title for h in headings)  # the title is a top one
     stack: list[Heading] = []
     for idx, h in enumerate(headings):
         while stack and stack[-1].level >= h.level:
             stack.pop()
         stack.append(h)
         path = tuple(x.text for x in stack)
-        if path[0] != title:
+        if path[0] != title and not (sibling and stack[0].level == top):
             path = (title,) + path
         nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
         sections.append(Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start))

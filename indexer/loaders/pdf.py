@@ -24,7 +24,7 @@ from pathlib import Path
 from ..settings import DEFAULT_MAX_PDF_PAGES
 from .skips import SkipFile
 from .pdf_furniture import page_number_like
-from .pdf_layout import Glyph, Glyphs, Page
+from .pdf_layout import Glyph, Glyphs, Page, fixed_pitch
 from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list
 
 __all__ = [
@@ -34,7 +34,9 @@ __all__ = [
 
 _PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
-_MONO_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|cmtt|sftt|lmtt|code", re.I)
+_MONO_NAME = re.compile(
+    r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I
+)
 _CORRUPT = "corrupt PDF ({}); repair it, e.g. with qpdf, or get a new copy"
 
 
@@ -184,9 +186,10 @@ def _pages(pdf, warnings: list[str]):
     n = len(pdf)
     failed: list[int] = []
     rotated = 0
+    fixed: dict[str, bool] = {}  # font name: fixed-pitch, by its glyphs' widths
     for i in range(n):
         try:
-            page, turned = _read_page(pdf, i, raw)
+            page, turned = _read_page(pdf, i, raw, fixed)
         except Exception:  # noqa: BLE001 - one broken page must not lose the others
             failed.append(i + 1)
             page, turned = Page(612, 792), 0
@@ -200,7 +203,7 @@ def _pages(pdf, warnings: list[str]):
         warnings.append(f"{rotated:,} characters of rotated (sideways) text were left out")
 
 
-def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
+def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]:
     import ctypes
 
     page = pdf[index]
@@ -221,7 +224,9 @@ def _read_page(pdf, index: int, raw) -> tuple[Page, int]:
         out = Page(w, h, Glyphs())
         textpage = page.get_textpage()
         try:
-            rotated = _read_glyphs(textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes)
+            rotated = _read_glyphs(
+                textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes, fixed
+            )
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
@@ -291,11 +296,15 @@ def _runs(kept: list[int], page: int, get_object, per_char: bool):
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
-def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes) -> int:
+def _read_glyphs(
+    textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
+) -> int:
     """Append the page's upright glyphs to `glyphs` and return how many sideways
     characters were left out. Style and baseline are read once per text object (one
     show-text operator: one font, one size, one baseline); a character whose box leaves
-    its object's baseline (vertical writing) gets its own origin."""
+    its object's baseline (vertical writing) gets its own origin. A font is code when it
+    says it is fixed-pitch, is named so, or its glyphs advance alike: `fixed` keeps what
+    the widths told of each font, for every text in it on this page and the next ones."""
     rect = raw.FS_RECTF()
     rect_at = ctypes.addressof(rect)
     ox, oy = ctypes.c_double(), ctypes.c_double()
@@ -308,6 +317,7 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes) ->
     chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
+    runs: list[tuple[int, bool, str]] = []  # glyphs, fixed-pitch as the font says, font name
     for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
         i = kept[a]
         size = raw.FPDFText_GetFontSize(textpage, i) or 1.0
@@ -340,9 +350,16 @@ def _read_glyphs(textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes) ->
             ys.append(y)
             chars.append(text[i])
         added = len(chars) - before
+        if not mono and name not in fixed:
+            told = fixed_pitch(chars[before:], x0s[before:], x1s[before:])
+            mono = bool(told)
+            if told is not None and name:
+                fixed[name] = told
         glyphs.size += [size] * added
         glyphs.bold += [bold] * added
-        glyphs.mono += [mono] * added
+        runs.append((added, mono, name))
+    for added, mono, name in runs:
+        glyphs.mono += [mono or fixed.get(name, False)] * added
     if "\x02" in chars:
         glyphs.text = ["-" if c == "\x02" else c for c in chars]  # PDFium's mark for a hyphen at a line end
     return rotated

@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import NamedTuple
 
-__all__ = ["Box", "Glyph", "Glyphs", "Packed", "Page", "fragments", "merge_boxes", "reading_order", "rows_of", "words_of"]
+__all__ = [
+    "Box", "GUTTER_LINES", "Glyph", "Glyphs", "Packed", "Page", "fixed_pitch", "fragments",
+    "merge_boxes", "reading_order", "rows_of", "words_of",
+]
 
 
 class Glyph(NamedTuple):
@@ -63,7 +66,20 @@ class Page:
 
 
 _SPACE = re.compile(r"\s")
+_NARROW = frozenset(".,:;'!|iljI()[]")  # letters a proportional font sets narrow...
+_WIDE = frozenset("mwMW@%")  # ...and wide
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+
+
+def fixed_pitch(text: list[str], x0: list[float], x1: list[float]) -> bool | None:
+    """Do glyphs of one font advance alike though they hold narrow and wide letters
+    (`i` about as wide as `m`: a fixed-pitch font, whatever its name says)? None when
+    the text holds no narrow or no wide letter to tell."""
+    narrow = [b - a for c, a, b in zip(text, x0, x1) if c in _NARROW]
+    wide = [b - a for c, a, b in zip(text, x0, x1) if c in _WIDE]
+    if not narrow or not wide:
+        return None
+    return sum(wide) / len(wide) <= 1.15 * sum(narrow) / len(narrow)
 
 
 @dataclass(slots=True)
@@ -199,7 +215,7 @@ def merge_boxes(boxes: list[Box]) -> Box:
         for b in boxes:
             chars[b.size] += len(b.text)
         size = chars.most_common(1)[0][0]
-    mono = all(b.mono for b in boxes)
+    mono = all(b.mono for b in boxes) or _code_with_marks(boxes)
     if mono and len(boxes) > 1:
         advance = sum(b.x1 - b.x0 for b in boxes) / max(1, sum(len(b.text) for b in boxes))
         text = boxes[0].text
@@ -210,6 +226,15 @@ def merge_boxes(boxes: list[Box]) -> Box:
     return Box(
         text, boxes[0].x0, max(b.x1 for b in boxes), boxes[0].y,
         size, all(b.bold for b in boxes), boxes[0].page, mono=mono,
+    )
+
+
+def _code_with_marks(boxes: list[Box]) -> bool:
+    """A code line with a few characters in a smaller other font (a raised mark)?"""
+    code = [b for b in boxes if b.mono]
+    marks = [b for b in boxes if not b.mono]
+    return bool(code) and all(m.size < min(b.size for b in code) for m in marks) and (
+        10 * sum(len(m.text) for m in marks) <= sum(len(b.text) for b in code)
     )
 
 
@@ -243,6 +268,40 @@ def _free(strip: list[Box], lo: float, hi: float, gutter: float) -> list[tuple[f
     return gaps
 
 
+def _across(strips: list[list[Box]], g0: float, g1: float) -> list[str]:
+    """How each strip meets the channel g0..g1: "beside" when it holds text on both
+    sides, a column's lines: the right side starts where it does on another strip (the
+    column's edge), or the gap there is wider than the strip's other gaps; "through"
+    when the gap is one of the alike spaces of a line that runs across (justified
+    text); "" when its text stands on one side only."""
+    sides = []
+    for strip in strips:
+        xs = sorted(strip, key=lambda b: b.x0)
+        left = [b.x1 for b in xs if b.x1 <= g0 + 0.01]
+        right = [b.x0 for b in xs if b.x0 >= g1 - 0.01]
+        if not left or not right:
+            sides.append(None)
+            continue
+        gap = min(right) - max(left)
+        spaces = [b.x0 - a.x1 for a, b in zip(xs, xs[1:])
+                  if not (a.x1 <= g0 + 0.01 and b.x0 >= g1 - 0.01)]
+        sides.append((min(right), all(space < 0.8 * gap for space in spaces)))
+    edges = Counter(round(s[0]) for s in sides if s)
+    kinds = []
+    for side in sides:
+        if side is None:
+            kinds.append("")
+        else:
+            edge = sum(edges[round(side[0]) + d] for d in (-1, 0, 1)) >= 2
+            kinds.append("beside" if edge or side[1] else "through")
+    return kinds
+
+
+def _inner(gaps: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]]:
+    """The gaps with text on both sides somewhere (not along the left or right margin)."""
+    return [(g0, g1) for g0, g1 in gaps if g0 > lo + 0.01 and g1 < hi - 0.01]
+
+
 def _intersect(a, b, gutter):
     out = []
     for a0, a1 in a:
@@ -253,15 +312,42 @@ def _intersect(a, b, gutter):
     return out
 
 
+GUTTER_LINES = 3  # strips a white channel must run down to be a gutter between columns
+
+
+def _gutter(strips: list[list[Box]], common: list[tuple[float, float]], lo: float, hi: float,
+            gutter: float) -> tuple[float, int] | None:
+    """Where to cut strips that share the white channels `common` into a left and a
+    right part, and how many of the strips the columns take (they end at a line of
+    text running through the channel); None when no channel is a gutter."""
+    narrow = max(7.5 * gutter, 0.12 * (hi - lo))
+    for g0, g1 in sorted(common if len(strips) >= GUTTER_LINES else (), key=lambda g: g[0] - g[1]):
+        kinds = _across(strips, g0, g1)
+        n = kinds.index("through") if "through" in kinds else len(kinds)
+        if n < GUTTER_LINES or kinds[:n].count("beside") < 2:
+            continue  # a space of a line or two, above short lines: no gutter
+        region = [b for strip in strips[:n] for b in strip]
+        left = [b for b in region if b.x1 <= g0 + 0.01]
+        right = [b for b in region if b.x0 >= g1 - 0.01]
+        if min(max(b.x1 for b in left) - min(b.x0 for b in left),
+               max(b.x1 for b in right) - min(b.x0 for b in right)) >= narrow:
+            return (g0 + g1) / 2, n
+    return None
+
+
 def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: int = 0) -> list[list[Box]]:
     """Items in reading order, as lines (lists of items side by side).
 
     Items are cut into strips (runs that overlap vertically); consecutive strips that
-    share a white gutter form a region, which is read as its left part then its right
-    part, each recursively, when the parts stand side by side somewhere (a strip holds
-    both) and both are wide enough to be columns (a column of numbers or labels is not:
-    a table of contents reads row by row). A strip that opens no such region is read as
-    a line, and the search starts again below it."""
+    share a white channel form a region, which is read as its left part then its right
+    part, each recursively, when the channel is a gutter: it runs down `GUTTER_LINES`
+    strips or more, two of them or more hold text on both of its sides with the gap
+    there wider than their other gaps, and both parts are wide enough to be columns (a
+    column of numbers or labels is not: a table of contents reads row by row). The
+    columns end at a line whose spaces run through the channel. A wide space in a
+    justified line, or in a line of code, over short lines below it is no gutter, nor
+    are the alike spaces of justified lines that happen to line up. A strip that opens
+    no region is read as a line, and the search starts again below it."""
     strips: list[list[Box]] = []
     bottom = -math.inf
     for b in sorted(items, key=lambda b: (b.top, b.x0)):
@@ -278,30 +364,17 @@ def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: 
         common = free[i]
         j = i + 1
         while j < len(strips) and common:
-            nxt = _intersect(common, free[j], gutter)
-            if not nxt:
+            nxt = _inner(_intersect(common, free[j], gutter), lo, hi)
+            if not nxt:  # the channel ends (white along a margin is no channel)
                 break
             common, j = nxt, j + 1
-        region = [b for s in strips[i:j] for b in s] if common else []
-        cut = None
-        narrow = max(7.5 * gutter, 0.12 * (hi - lo))
-        for g0, g1 in sorted(common, key=lambda g: g[0] - g[1]):
-            side_by_side = any(
-                any(b.x1 <= g0 + 0.01 for b in strip) and any(b.x0 >= g1 - 0.01 for b in strip) for strip in strips[i:j]
-            )
-            if not side_by_side:
-                continue
-            left = [b for b in region if b.x1 <= g0 + 0.01]
-            right = [b for b in region if b.x0 >= g1 - 0.01]
-            if min(
-                max(b.x1 for b in left) - min(b.x0 for b in left), max(b.x1 for b in right) - min(b.x0 for b in right)
-            ) >= narrow:
-                cut = (g0 + g1) / 2
-                break
-        if cut is not None and depth < 12:
+        found = _gutter(strips[i:j], common, lo, hi, gutter) if depth < 12 else None
+        if found is not None:
+            cut, n = found
+            region = [b for strip in strips[i : i + n] for b in strip]
             lines += reading_order([b for b in region if b.x1 <= cut], lo, cut, gutter, depth + 1)
             lines += reading_order([b for b in region if b.x0 >= cut], cut, hi, gutter, depth + 1)
-            i = j
+            i += n
         else:  # no columns from here: read this strip, look again from the next one
             lines.append(sorted(strips[i], key=lambda b: b.x0))
             i += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..types import page_at
 from .skips import SkipFile
+from .pdf_blocks import BULLET, Block, line_blocks
 from .pdf_furniture import furniture
 from .pdf_layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
 from .pdf_tables import ruled_tables
@@ -50,12 +51,9 @@ def page_list(numbers: list[int], limit: int = 8) -> str:
 
 
 
-_SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
-_BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
-_NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
 _WORD = re.compile(r"[\w'’-]+")
 _UNDECODED = re.compile("[\ufffd\ue000-\uf8ff]")  # no Unicode map: the replacement character, private use
-_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
+
 
 
 def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
@@ -75,27 +73,6 @@ def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
     if kept in vocab and joined not in vocab:
         return left + right
     return left[:-1] + right
-
-
-@dataclass(slots=True)
-class _Block:
-    kind: str  # paragraph | heading | table | item | code
-    lines: list[Box]
-    level: int = 0
-
-
-def _style_key(line: Box, body: float) -> tuple[str, float] | None:
-    if line.table or line.mono:
-        return None
-    if line.size >= body * 1.15:
-        key = ("size", line.size)
-    elif line.bold and line.size >= body * 0.95:
-        key = ("bold", line.size)
-    else:
-        return None
-    if sum(c.isalpha() for c in line.text) < 2 or _LEADER.search(line.text):
-        return None  # a drop cap or a lone number is no heading
-    return key
 
 
 def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[str] | None = None) -> PdfText:
@@ -140,10 +117,8 @@ def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[
             lines += tables if tables else [merge_boxes(group)]
 
     vocab = {m.group().lower() for line in lines if not line.table for m in _WORD.finditer(line.text)}
-    leading, spaced = _leading(lines, body)
-    blocks = _blocks(lines, body, leading, spaced)
+    blocks = line_blocks(lines, body)
     del lines
-    _heading_levels(blocks, body)
     text, spans = _render(blocks, len(doc.heights), vocab)
     title = meta_title if _clean_title(meta_title) else ""
     if not title:
@@ -208,100 +183,13 @@ def _clean_title(title: str) -> bool:
     )
 
 
-def _leading(lines: list[Box], body: float) -> tuple[float, bool]:
-    """Typical baseline distance of body lines that follow each other in one column, and
-    whether the document marks paragraphs with extra space (then a short line ending a
-    sentence does not end a paragraph by itself)."""
-    steps = [
-        b.y - a.y for a, b in zip(lines, lines[1:])
-        if a.page == b.page and not a.table and not b.table and a.size == b.size == body
-        and 0 < b.y - a.y < 3 * body and min(a.x1, b.x1) > max(a.x0, b.x0)
-    ]
-    steps.sort()
-    leading = steps[len(steps) // 2] if steps else 1.2 * body
-    spaced = sum(1 for s in steps if s > max(leading * 1.3, leading + 2)) >= 2
-    return leading, spaced
-
-
-def _blocks(lines: list[Box], body: float, leading: float, spaced: bool) -> list[_Block]:
-    """Lines into headings, paragraphs, list items and tables.
-
-    A line continues the block above when it has the same style and either follows it
-    closely in the same column (not after a short line that ends a sentence, nor as an
-    indented first line), or opens the next column or page in the middle of a sentence."""
-    blocks: list[_Block] = []
-    for line in lines:
-        if line.table:
-            blocks.append(_Block("table", [line]))
-            continue
-        key = _style_key(line, body)
-        block = blocks[-1] if blocks and blocks[-1].kind != "table" else None
-        if line.mono:  # code: lines in a fixed-pitch font stay lines
-            prev = block.lines[-1] if block and block.kind == "code" else None
-            if prev and prev.page == line.page and 0 < line.y - prev.y <= 4 * line.size:
-                block.lines.append(line)
-            else:
-                blocks.append(_Block("code", [line]))
-            continue
-        if block is not None and block.kind == "code":
-            block = None
-        bullet = key is None and (_BULLET.match(line.text) or _NUMBERED.match(line.text))
-        if block is None or bullet:
-            blocks.append(_Block("heading" if key else "item" if bullet else "paragraph", [line]))
-            continue
-        prev = block.lines[-1]
-        below = prev.page == line.page and 0 < line.y - prev.y and min(prev.x1, line.x1) > max(prev.x0, line.x0) - body
-        step = line.y - prev.y
-        ends = _SENTENCE_END.search(prev.text) is not None
-        if key != _style_key(prev, body) or abs(line.size - prev.size) > 0.6:
-            same = False
-        elif key is not None:  # a heading wraps onto at most three close lines
-            same = below and step <= 1.6 * line.size and len(block.lines) < 3
-        elif below:
-            right = max(b.x1 for b in block.lines + [line])
-            left = min(b.x0 for b in block.lines[1:] or block.lines)
-            same = (
-                step <= max(leading * 1.3, leading + 2)
-                and not (ends and not spaced and prev.x1 < right - 2 * body)
-                and not (ends and block.kind == "paragraph" and line.x0 > left + 0.8 * body)
-                and not (block.kind == "item" and line.x0 < block.lines[0].x0 + 0.3 * body)
-            )
-        else:  # the next column or page, in the middle of a sentence
-            same = not ends and (line.text[:1].islower() or prev.text.endswith("-"))
-        if same:
-            block.lines.append(line)
-        else:
-            blocks.append(_Block("heading" if key else "paragraph", [line]))
-    for b in blocks:  # a "heading" too long to be one is text in a large or bold font
-        if b.kind == "heading":
-            last = b.lines[-1].text
-            by_weight = _style_key(b.lines[0], body)[0] == "bold"
-            if sum(len(x.text) for x in b.lines) > 200 or by_weight and last.endswith((".", ";", ",")):
-                b.kind = "paragraph"
-    return blocks
-
-
-def _heading_levels(blocks: list[_Block], body: float) -> None:
-    """Largest heading font = level 1; bold headings in the body size come last."""
-    sizes = sorted({b.lines[0].size for b in blocks if b.kind == "heading" and b.lines[0].size >= body * 1.15}, reverse=True)
-    levels: list[float] = []
-    for s in sizes:  # sizes within half a point are one level
-        if not levels or levels[-1] - s > 0.5:
-            levels.append(s)
-    for b in blocks:
-        if b.kind == "heading":
-            s = b.lines[0].size
-            rank = next((k for k, v in enumerate(levels) if abs(v - s) <= 0.5), len(levels)) if s >= body * 1.15 else len(levels)
-            b.level = min(rank + 1, 6)
-
-
-def _pieces(block: _Block, vocab: set[str]) -> list[tuple[str, int | None]]:
+def _pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]:
     """The text of a block's lines as (text, page) pieces: lines joined by a space, or
     without one where a line-end hyphen meets the next line (the hyphen dropped when
     it only split the word)."""
     texts = [line.text for line in block.lines]
     if block.kind == "item":
-        m = _BULLET.match(texts[0])
+        m = BULLET.match(texts[0])
         texts[0] = "- " + m.group(2) if m else texts[0]
     pieces: list[tuple[str, int | None]] = []
     acc = ""
@@ -320,7 +208,7 @@ def _pieces(block: _Block, vocab: set[str]) -> list[tuple[str, int | None]]:
     return pieces
 
 
-def _code_pieces(block: _Block) -> list[tuple[str, int | None]]:
+def _code_pieces(block: Block) -> list[tuple[str, int | None]]:
     """A fenced code block; indentation from the x offset in character widths, and a
     blank line where the gap between lines is a line or more."""
     lines = block.lines
@@ -337,11 +225,11 @@ def _code_pieces(block: _Block) -> list[tuple[str, int | None]]:
     return pieces
 
 
-def _plain(block: _Block, vocab: set[str]) -> str:
+def _plain(block: Block, vocab: set[str]) -> str:
     return "".join(t for t, _ in _pieces(block, vocab))
 
 
-def _render(blocks: list[_Block], n_pages: int, vocab: set[str]) -> tuple[str, list[tuple[int, int]]]:
+def _render(blocks: list[Block], n_pages: int, vocab: set[str]) -> tuple[str, list[tuple[int, int]]]:
     parts: list[str] = []
     first = [-1] * n_pages
     last = [-1] * n_pages

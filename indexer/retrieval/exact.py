@@ -13,7 +13,9 @@ performs a binary search`): BM25 (which keeps it whole) and the embedding weigh 
 - a *bare symbol query* (`chunked`, `QueueWorker.drain`, `def drain`, `expand_indent()`)
   puts that symbol's definitions first, those outside test files first of all: a chunk the
   chunker names after it, the first chunk of a class split into its methods, a module-level
-  assignment (`DEFAULT_IGNORE = ...`, `export const MAX_RETRIES = 3`);
+  assignment (`DEFAULT_IGNORE = ...`, `export const MAX_RETRIES = 3`); a qualified name
+  no chunk is named after (`click.echo_via_pager`, `termui::echo_via_pager`) looks up its
+  last part, the definitions whose folder, file or owner a qualifier part names first;
 - a *bare code query* (`SEV2`, `error E4021`) puts the chunks that define the code first:
   the code heads a table row, a heading or a line (`| SEV2 | Major feature...`,
   `## E4021: ...`, `SEV2: ...`).
@@ -124,6 +126,11 @@ def is_test_file(doc_id: str) -> bool:
     return bool(_TEST_PATH.search(doc_id.lower()))
 
 
+def _bonus(doc_id: str) -> int:
+    """A definition's tier bonus: 2 outside test files, 1 inside them."""
+    return 1 if is_test_file(doc_id) else 2
+
+
 @dataclass
 class ExactIndex:
     """Definitions by symbol key (chunk id, document) and documents by the exact terms of
@@ -171,20 +178,51 @@ class ExactIndex:
                 codes[code] = kept
         return ExactIndex(symbols, dict(self.names), codes)
 
-    def definitions(self, key: str) -> list[tuple[str, bool]]:
-        """(chunk id, in a test file) of the definitions a bare symbol query names; for a
-        member no chunk of its own defines (`Journal.append` inside `impl Journal`), the
-        definitions of its last part in the files that define its owner (a window that
-        holds `def append` in journal.py), else its owner's."""
-        member = key.rsplit(".", 1)[-1] if key not in self.symbols and "." in key else ""
-        while key and key not in self.symbols and "." in key:
-            key = key.rsplit(".", 1)[0]
-        owners = self.symbols.get(key, [])
-        if member:
-            files = {doc for _, doc in owners}
-            found = [(cid, doc) for cid, doc in self.symbols.get(member, []) if doc in files]
-            owners = found or owners
-        return [(cid, is_test_file(doc)) for cid, doc in owners]
+    def definitions(self, key: str) -> list[tuple[str, int]]:
+        """(chunk id, definition bonus) of the definitions a bare symbol query names: 2 outside
+        test files, 1 inside them, plus 1 per qualifier part that names the definition's
+        folder, file or owner.
+
+        - the key itself (`slugify`, `queueworker.drain`);
+        - a member no chunk of its own defines (`Journal.append` inside `impl Journal`):
+          the definitions of its last part in the files that define its owner (a window
+          that holds `def append` in journal.py);
+        - a qualified name (`click.echo_via_pager`, `termui.echo_via_pager`): the
+          definitions of its longest known suffix, those whose path or owner a qualifier
+          part names first (`click/termui.py`);
+        - else its owner's (none for a file name: `cart.js`)."""
+        if key in self.symbols:
+            return [(cid, _bonus(doc)) for cid, doc in self.symbols[key]]
+        parts = key.split(".")
+        if len(parts) < 2 or self._names_a_file(key):
+            return []
+        owner = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
+                      if ".".join(parts[:i]) in self.symbols), "")
+        owners = self.symbols.get(owner, [])
+        files = {doc for _, doc in owners}
+        found = [(cid, _bonus(doc)) for cid, doc in self.symbols.get(parts[-1], []) if doc in files]
+        if found:
+            return found
+        for i in range(1, len(parts)):
+            suffix = ".".join(parts[i:])
+            if suffix in self.symbols:
+                return [(cid, _bonus(doc) + self._qualified(cid, doc, parts[:i], suffix))
+                        for cid, doc in self.symbols[suffix]]
+        return [(cid, _bonus(doc)) for cid, doc in owners]
+
+    def _qualified(self, chunk_id: str, doc_id: str, qualifiers: list[str], suffix: str) -> int:
+        """How many qualifier parts name a definition's folder or file (`click/termui.py`
+        for `click.termui.echo`) or an owner it is defined under (`Context.invoke`)."""
+        path = doc_id.lower().split("/")
+        places = set(path[:-1]) | {path[-1].split(".", 1)[0]}
+        owned = {q for q in qualifiers if any(d[0] == chunk_id for d in self.symbols.get(f"{q}.{suffix}", ()))}
+        return sum(1 for q in dict.fromkeys(qualifiers) if q in places or q in owned)
+
+    def _names_a_file(self, key: str) -> bool:
+        """Whether a dotted key is a file name (`cart.js`, `test_shell.py`), not a symbol."""
+        from ..loaders.formats import format_of
+
+        return key.replace("_", "") in self.names or format_of(key)[0] is not None
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
@@ -229,21 +267,24 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
 
 
 def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex, holds, doc_of, first_chunks,
-               live) -> tuple[list[str], dict[str, int]]:
+               live, why: dict[str, str] | None = None) -> tuple[list[str], dict[str, int]]:
     """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
     end — definitions the query names, or the first chunks of a file it names when no
     candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
     terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
-    a document's first chunk ids, `live` says which ids the version has."""
+    a document's first chunk ids, `live` says which ids the version has. `why`, when
+    given, receives what put each tiered id there (`match_labels`)."""
     if len(query.split()) > LOOKUP_WORDS:
         return [], {}
     terms = analyzer.exact_terms(query)
     key = bare_symbol(query)
     if not terms and not key:
         return [], {}
-    definitions = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    symbols = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
+    codes = []
     if terms and len(query.split()) <= 2:  # a bare code (`SEV2`, `error E4021`): where it is defined
-        definitions += [(cid, True) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
+        codes = [(cid, 1) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
+    definitions = symbols + codes
     docs: dict[str, int] = {}  # documents whose file names are among the query's exact terms
     for term in terms:
         for doc in exact.names.get(term, ()):
@@ -256,23 +297,43 @@ def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex
     everything = ids + extra
     held = dict(zip(everything, holds(terms, everything))) if terms else {}
     named = {cid: docs.get(doc, 0) for cid, doc in doc_of(everything).items()} if docs else {}
+    if why is not None:
+        why.update(match_labels(held, named, [cid for cid, _ in symbols], [cid for cid, _ in codes]))
     return extra, tiers(held, named, definitions)
 
 
-def tiers(held: dict[str, int], named: dict[str, int], definitions: list[tuple[str, bool]]) -> dict[str, int]:
-    """Each candidate's tier: the exact terms its text holds or its file name has (`held`,
-    `named`: chunk id -> count, the larger counts), plus 2 for a definition the query
-    names outside test files (1 inside them). Only ids with a tier above 0 are listed.
+def match_labels(held: dict[str, int], named: dict[str, int], symbols: list[str],
+                 codes: list[str]) -> dict[str, str]:
+    """What put each tiered id in its tier, the strongest reason only: `exact symbol` (a
+    definition of the symbol the query names), `exact code` (the row, heading or line that
+    defines the code), `file name` (a chunk of the file the query names), `exact term` (it
+    holds one of the query's codes or identifiers verbatim).
 
-    >>> tiers({"a": 1, "b": 1}, {"c": 1}, [("d", False), ("b", True)])
+    >>> match_labels({"a": 1, "b": 1}, {"c": 1}, ["b"], ["d"])
+    {'a': 'exact term', 'b': 'exact symbol', 'c': 'file name', 'd': 'exact code'}
+    """
+    out = {cid: "exact term" for cid, n in held.items() if n}
+    out.update((cid, "file name") for cid, n in named.items() if n)
+    out.update((cid, "exact code") for cid in codes)
+    out.update((cid, "exact symbol") for cid in symbols)
+    return out
+
+
+def tiers(held: dict[str, int], named: dict[str, int], definitions: list[tuple[str, int]]) -> dict[str, int]:
+    """Each candidate's tier: the exact terms its text holds or its file name has (`held`,
+    `named`: chunk id -> count, the larger counts), plus the bonus of a definition the
+    query names (`ExactIndex.definitions`: 2 outside test files, 1 inside them, more for a
+    qualifier that names it). Only ids with a tier above 0 are listed.
+
+    >>> tiers({"a": 1, "b": 1}, {"c": 1}, [("d", 2), ("b", 1)])
     {'a': 1, 'b': 2, 'c': 1, 'd': 2}
     """
     out = {cid: max(n, named.get(cid, 0)) for cid, n in held.items() if n}
     for cid, n in named.items():
         if n and cid not in out:
             out[cid] = n
-    for cid, in_tests in definitions:
-        out[cid] = out.get(cid, 0) + (1 if in_tests else 2)
+    for cid, bonus in definitions:
+        out[cid] = out.get(cid, 0) + bonus
     return out
 
 

@@ -30,11 +30,13 @@ from .bm25 import BM25Index, load_or_rebuild
 from .exact import ExactIndex, rank_exact
 from .exact import load_or_rebuild as load_exact
 from .fusion import adaptive_alpha, calibrated, current, rrf, weighted
+from .hits import distinct, in_rank_order, to_parents
 from .options import Query, SearchOptions
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW there
+DISTINCT_DEPTH = 16  # a text repeated all over: look this many times deeper for k distinct ones, no more
 
 
 
@@ -179,7 +181,9 @@ class Index:
         """The top k hits, best first. Every side is searched to a fixed depth (at least
         `candidates`) and ties are broken by document and position, so the top 5 is
         always the prefix of the top 10. Parent-child collections return k distinct
-        parents when there are k: more children are taken until there are."""
+        parents when there are k: more children are taken until there are. A text comes
+        back once (`hits.distinct`: its other documents in `same_text`), and scores never
+        rise down the list (`hits.in_rank_order`)."""
         return self.lookup(query, options, **kw)[0]
 
     def lookup(self, query: str | Query, options: SearchOptions | None = None,
@@ -199,39 +203,50 @@ class Index:
             return self._search(request.text, resolved), resolved
 
     def _search(self, query: str, options: SearchOptions) -> list[Hit]:
-        parent_mode = bool(self.entry.parents)
-        n = max(options.k, options.candidates, options.children_k if parent_mode else 0)
+        parent_mode, k = bool(self.entry.parents), options.k
+        n = max(k, options.candidates, options.children_k if parent_mode else 0)
         total = max(len(self.live), 1)
+        deepest = total if parent_mode else min(total, DISTINCT_DEPTH * n)
+        keep = None if parent_mode else k
         while True:
-            ranked = self._ranked(query, min(n, total), options, None if parent_mode else options.k)
-            hits = self._hits(ranked if parent_mode else ranked[: options.k])
+            ranked, why = self._ranked(query, min(n, total), options, keep)
             if parent_mode:
-                hits = self._to_parents(hits)
-            if not parent_mode or len(hits) >= options.k or n >= total:
+                hits = distinct(to_parents(self._hits(ranked, why), self.fetch_parents))
+            else:
+                hits = distinct(self._hits(ranked[:k], why))
+                if len(hits) < k < len(ranked):  # a text repeated: look past the kth row
+                    if keep is not None:
+                        keep = None  # ...in full tie order
+                        continue
+                    hits = distinct(self._hits(ranked, why))
+            if len(hits) >= k or n >= deepest or (not parent_mode and len(ranked) < min(n, total)):
                 break
-            n *= 4  # too few distinct parents among the children: look deeper
+            n *= 4  # too few distinct parents or texts among the candidates: look deeper
         if options.mode == "hybrid":
             share = self.fusion_alpha(query, min(n, total), options)
             for hit in hits:
                 hit.embedding_share = share
-        return hits[: options.k]
+        return hits[:k]
 
-    def _ranked(self, query: str, n: int, options: SearchOptions, keep: int | None = None) -> list[tuple]:
-        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score), best first
-        (in tie order up to the `keep`th, when only those are kept)."""
+    def _ranked(self, query: str, n: int, options: SearchOptions,
+                keep: int | None = None) -> tuple[list[tuple], dict[str, str]]:
+        """(id, score, embedding rank, embedding score, bm25 rank, bm25 score[, exact tier,
+        own score]), best first (in tie order up to the `keep`th, when only those are kept),
+        scores in rank order (`hits.in_rank_order`); and what put each tiered id there."""
         if options.mode == "embedding":
             ranked = [(cid, s, i + 1, s, None, None) for i, (cid, s) in enumerate(self._side("dense", query, n))]
         elif options.mode == "bm25":
             ranked = [(cid, s, None, None, i + 1, s) for i, (cid, s) in enumerate(self._side("sparse", query, n))]
         else:
             ranked = self._fused(query, n, options)
-        tier = self._tiers(query, ranked) if options.mode != "embedding" else {}
-        return self._break_ties(ranked, tier, keep)
+        why: dict[str, str] = {}
+        tier = self._tiers(query, ranked, why) if options.mode != "embedding" else {}
+        return in_rank_order(self._break_ties(ranked, tier, keep)), why
 
-    def _tiers(self, query: str, ranked: list[tuple]) -> dict[str, int]:
-        """The exact-match tier of each candidate (see `exact`); definitions a bare symbol
-        query names, and the first chunks of a file it names, join the candidates (at the
-        end) when they are not among them."""
+    def _tiers(self, query: str, ranked: list[tuple], why: dict[str, str]) -> dict[str, int]:
+        """The exact-match tier of each candidate (see `exact`), and in `why` what put it
+        there; definitions a bare symbol query names, and the first chunks of a file it
+        names, join the candidates (at the end) when they are not among them."""
         bm25 = self.bm25
 
         def holds(terms, ids):
@@ -244,7 +259,7 @@ class Index:
             return [c.id for c in self._first_chunks(doc)]
 
         extra, tier = rank_exact(query, bm25.analyzer, [r[0] for r in ranked], self.exact, holds, doc_of,
-                                 first_chunks, self.live)
+                                 first_chunks, self.live, why)
         ranked.extend((cid, 0.0, None, None, None, None) for cid in extra)
         return tier
 
@@ -306,10 +321,12 @@ class Index:
             ranked = sorted(ranked, key=key)
         return [(*r[:6], tier.get(r[0], 0)) for r in ranked] if tier else ranked
 
-    def _hits(self, ranked: list[tuple]) -> list[Hit]:
+    def _hits(self, ranked: list[tuple], why: dict[str, str]) -> list[Hit]:
         chunks = self.fetch([r[0] for r in ranked])
         present = [r for r in ranked if r[0] in chunks]
-        return [Hit(i + 1, r[1], chunks[r[0]], *r[2:6], exact=r[6] if len(r) > 6 else 0) for i, r in enumerate(present)]
+        return [Hit(i + 1, r[1], chunks[r[0]], *r[2:6], exact=r[6] if len(r) > 6 else 0,
+                    match=why.get(r[0], "") if len(r) > 6 and r[6] else "",
+                    search_score=r[7] if len(r) > 7 else None) for i, r in enumerate(present)]
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's embedding. A Turkish collection's query typed without Turkish letters
@@ -371,29 +388,6 @@ class Index:
         else:
             fused = weighted(dict(dense), dict(sparse), self.fusion_alpha(query, n, options))
         return [(cid, score, *e_rank.get(cid, (None, None)), *b_rank.get(cid, (None, None))) for cid, score in fused]
-
-    def _to_parents(self, hits: list[Hit]) -> list[Hit]:
-        """Map child hits to their parents, keeping each parent's best rank."""
-        order: list[str] = []
-        best: dict[str, Hit] = {}
-        for hit in hits:
-            pid = hit.chunk.parent_id
-            if not pid:
-                continue
-            if pid not in best:
-                order.append(pid)
-                best[pid] = hit
-                hit.child_ids = [hit.chunk.id]
-            else:
-                best[pid].child_ids.append(hit.chunk.id)
-        parents = self.fetch_parents(order)
-        out = []
-        for pid in order:
-            if pid in parents:
-                child = best[pid]
-                out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
-                               child.bm25_rank, child.bm25_score, child.child_ids, exact=child.exact))
-        return out
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:

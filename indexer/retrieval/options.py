@@ -3,6 +3,7 @@ on (a collection's saved choice first, then the library's, per embedder)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -12,6 +13,8 @@ from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults, curren
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
 MAX_QUERY_CHARS = 20_000
+# what no encoder can write: lone surrogates (JSON's "\ud800", undecodable bytes in argv)
+UNENCODABLE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -119,9 +122,17 @@ class Query:
         return cls(text, options)
 
 
+def encodable(text: str) -> str:
+    """`text` with what no encoder can write (lone surrogates) replaced by U+FFFD."""
+    return UNENCODABLE.sub("\ufffd", text)
+
+
 def check_query(query: str) -> str:
-    """The query, stripped; a usage error when it is empty or absurdly long."""
-    query = query.strip()
+    """The query, stripped, what cannot be encoded replaced by U+FFFD; a usage error
+    when it is not text, empty or absurdly long."""
+    if not isinstance(query, str):
+        raise UsageError(f"the query must be text, not {type(query).__name__}")
+    query = encodable(query).strip()
     if not query:
         raise UsageError("the query is empty")
     if len(query) > MAX_QUERY_CHARS:

@@ -30,7 +30,7 @@ from ..version import VERSION as __version__
 from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
 from ..retrieval import MODES, SearchOptions
 from ..settings import Settings
-from ..paths import shown_path
+from ..paths import hide_folder, shown_path
 from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library
 from .openapi import schema
@@ -101,13 +101,11 @@ class Api:
         store = library.store
         # the index folder as a client sees it (a Chroma server's URL as is): no absolute server path
         self.where = store.url or shown_path(store.db, sets.base)
-        self._hide = {p: self.where for p in {str(store.db), str(Path(store.db).resolve())} if not store.url}
 
     def shown(self, message: str) -> str:
         """An error message with the index folder's absolute path replaced by its shown form."""
-        for path, shown in self._hide.items():
-            message = message.replace(path, shown)
-        return message
+        store = self.library.store
+        return message if store.url else hide_folder(message, store.db, self.where)
 
     def _names(self, request: Request) -> list[str]:
         return query_list(request.query_params, "strategy") or list(self.library.names())

@@ -50,7 +50,8 @@ class Guard:
     """Bearer auth on /api (when a token is set), GET/HEAD/POST/OPTIONS only, request
     bodies capped at `max_body` bytes (by Content-Length, and while streaming), and with
     `hosts` (a loopback bind) the Host header checked: a web page must not reach this
-    server through a DNS name rebound to 127.0.0.1."""
+    server through a DNS name rebound to 127.0.0.1. The address the server listens on
+    (`127.0.0.2`, ASGI's `scope["server"]`) is always accepted besides `hosts`."""
 
     def __init__(self, app, token: str | None = None, max_body: int = MAX_BODY, hosts: list[str] | None = None) -> None:
         self.app = app
@@ -63,9 +64,13 @@ class Guard:
             return await self.app(scope, receive, send)
         if self.hosts is not None:
             host = host_name(dict(scope["headers"]).get(b"host", b""))
-            if host not in self.hosts:
-                return await send_error(send, 400, f"this server answers to {', '.join(sorted(self.hosts))}, "
-                                        f"not {host[:60]!r}: open it as http://127.0.0.1:<port>/")
+            bound, port = scope.get("server") or ("127.0.0.1", None)  # the address it listens on
+            hosts = self.hosts | {bound.lower()}
+            if host not in hosts:
+                shown = f"[{bound}]:" if ":" in bound else f"{bound}:"
+                return await send_error(send, 400, f"this server answers to "
+                                        f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
+                                        f"http://{shown}{port or '<port>'}/")
         method = scope["method"]
         if method not in ("GET", "HEAD", "POST", "OPTIONS"):
             return await send_error(send, 405, f"{method} is not allowed: the server is read-only",

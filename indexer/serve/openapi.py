@@ -84,6 +84,13 @@ SCHEMAS = {
             "embedding_rank": {"type": ["integer", "null"]}, "embedding_score": {"type": ["number", "null"]},
             "bm25_rank": {"type": ["integer", "null"]}, "bm25_score": {"type": ["number", "null"]},
             "embedding_share": {"type": "number", "description": "hybrid: the embedding side's weight"},
+            "exact": {"type": "integer", "description": "exact-match tier (absent: 0)"},
+            "match": {"type": "string", "enum": ["exact symbol", "exact code", "file name", "exact term"],
+                      "description": "what put the hit in its exact-match tier"},
+            "search_score": {"type": "number",
+                             "description": "the mode's own score, when score was raised to keep rank order"},
+            "same_text": {"type": "array", "items": {"type": "string"},
+                          "description": "other documents whose hits held this very text (dropped)"},
             "children": {"type": "array", "items": _ref("Chunk"),
                          "description": "parent-child: the children this parent was found by"},
             "mark": {"type": "string", "enum": ["strict", "hit", "miss"]},
@@ -145,9 +152,9 @@ def schema(version: str) -> dict:
             "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
             "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
                                   _json(obj, "{query, question, results: [SearchResult]}")),
-            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora, and sets "
-                                   "made by POST /api/evaluation/generate",
-                                   _json(obj, "{sets: [{id, name, explicit, generated}]}")),
+            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora about "
+                                   "documents a collection holds, and sets made by POST /api/evaluation/generate",
+                                   _json(obj, "{sets: [{id, name, explicit, generated, matches, collections}]}")),
             "/api/questions/{set}": {"get": {
                 "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
                 "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},

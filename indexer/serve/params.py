@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from ..retrieval import MODES, SearchOptions
-from ..retrieval.options import MAX_QUERY_CHARS
+from ..retrieval.options import MAX_QUERY_CHARS, encodable
 
 MAX_K = 100
 MAX_COLLECTIONS = 12
@@ -36,7 +36,19 @@ def parse_json(raw: bytes) -> dict:
         raise bad(f"the body is not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise bad(f"the body must be a JSON object, not {type(data).__name__}")
-    return data
+    return _encodable(data)
+
+
+def _encodable(value):
+    """Every string of a body with lone surrogates (`"\\ud800"`) replaced: what the
+    request's fields are echoed in must be writable."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {encodable(k): _encodable(v) for k, v in value.items()}
+    return value
 
 
 def check_fields(data: dict, known: tuple[str, ...]) -> None:

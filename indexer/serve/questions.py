@@ -16,9 +16,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CollectionNotFound
+from ..errors import CollectionNotFound, IndexerError, QuestionSetError
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
+from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
 from ..evaluation.run import _corpus_root
 from ..loaders import load_documents
@@ -38,6 +39,8 @@ class QuestionSet:
     questions: list[Question] | None = None  # resolved against the corpus on first use
     error: str = ""
     evaluations: dict[tuple, dict] = field(default_factory=dict)
+    # (file and collection versions, the collections holding a document the set is about)
+    holders: tuple[tuple, list[str]] = ((), [])
 
 
 def set_id(path: Path) -> str:
@@ -85,8 +88,42 @@ class QuestionSets:
             return [self._sets[set_id(p)] for p in paths]
 
     def listing(self) -> list[dict]:
-        return [{"id": s.id, "name": self._name(s.path), "explicit": s.path in self.explicit,
-                 "generated": s.path in self.generated} for s in self.sets()]
+        """The sets to offer, those about documents in the index first: a set found next
+        to a corpus whose documents no collection holds is not offered; one given with
+        --questions is, marked (`matches` false, and its name says so)."""
+        out = []
+        for s in self.sets():
+            holders, problem = self.holders(s)
+            matches = bool(holders) or bool(problem)  # a broken file is offered: using it says what is wrong
+            if not matches and s.path not in self.explicit:
+                continue
+            name = self._name(s.path) + ("" if matches else " (not about the documents in this index)")
+            out.append({"id": s.id, "name": name, "explicit": s.path in self.explicit,
+                        "generated": s.path in self.generated, "matches": matches, "collections": holders})
+        return sorted(out, key=lambda item: not item["matches"])
+
+    def holders(self, qs: QuestionSet) -> tuple[list[str], str]:
+        """The collections holding at least one document the set is about, and the
+        problem of a file that cannot be read as a question set ("" when none)."""
+        names = self.library.names()
+        try:
+            stat = qs.path.stat()
+        except OSError:
+            return [], "gone"
+        key = (stat.st_mtime_ns, stat.st_size, tuple((e.collection, e.generation) for e in names.values()))
+        if qs.holders[0] != key:
+            try:
+                wanted = {d for q in load_questions(qs.path) for d in targets(q)}
+            except QuestionSetError as exc:
+                return [], str(exc)
+            qs.holders = (key, [name for name in names if self._holds(name, wanted)])
+        return qs.holders[1], ""
+
+    def _holds(self, name: str, wanted: set[str]) -> bool:
+        try:
+            return bool(held(self.library.index(name), wanted))
+        except IndexerError:  # dropped or unreadable since it was listed: it holds nothing to offer
+            return False
 
     def _name(self, path: Path) -> str:
         shown = shown_path(path, self.base, keep=2)
@@ -157,12 +194,16 @@ class QuestionSets:
         by_embedder: dict[str, list[str]] = {}
         for index in indexes:
             by_embedder.setdefault(index.entry.embedder, []).append(index.entry.strategy)
-        parts = [evaluate(qs.path, strategies, modes, EVAL_KS, settings=self.library.store.settings,
-                          embedders=(embedder,)) for embedder, strategies in by_embedder.items()]
+        try:
+            parts = [evaluate(qs.path, strategies, modes, EVAL_KS, settings=self.library.store.settings,
+                              embedders=(embedder,)) for embedder, strategies in by_embedder.items()]
+        except NotInIndex as exc:  # the same line as `indexer eval`, without the server's absolute paths
+            raise QuestionSetError(exc.describe(lambda p: shown_path(p, self.base, keep=2))) from None
         ev = parts[0]
         if len(parts) > 1:
             ev = Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
-                            {k: v for p in parts for k, v in p.stale.items()})
+                            {k: v for p in parts for k, v in p.stale.items()},
+                            {k: v for p in parts for k, v in p.left_out.items()})
         source = shown_path(ev.source, self.base)
         rows = report.json_rows(ev)
         for row in rows:
@@ -174,6 +215,7 @@ class QuestionSets:
             "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
             "ctx_k": ev.ctx_k, "source": source, "rows": rows,
             "table": report.table(ev), "intervals": report.intervals(ev),
-            "stale": ev.stale,
+            "stale": ev.stale, "left_out": dropped(ev.left_out),
+            "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
         }
 

@@ -121,6 +121,14 @@ def read_only_view(folder: Path) -> Path:
     return view
 
 
+def forget_system(path: Path) -> None:
+    """Make the next embedded client on `path` a fresh Chroma system (Chroma keeps one per
+    path for the process); the old one stays with whoever still holds it."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient._identifier_to_system.pop(str(path), None)
+
+
 class Chroma:
     """A Chroma client whose every call goes through `call`, so that no Chroma exception
     reaches the user as a traceback."""
@@ -129,6 +137,7 @@ class Chroma:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
         self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
+        self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
         self._handles: dict[str, Any] = {}
 
     @property
@@ -161,20 +170,32 @@ class Chroma:
                 ) from None
             return client
         path = self.path
+        self.full_disk_copy = False
         if self.read_only_ok and path.is_dir() and not writable(path):
             path = read_only_view(path)
-        self._opened = str(path)
         try:
-            client = chromadb.PersistentClient(path=str(path), settings=settings)
-            client.list_collections(limit=1)
+            client = self._open(chromadb, path, settings)
         except Exception as exc:  # chroma raises many kinds here
             error = translate(exc, self.where, folder=self.folder)
+            if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
+                forget_system(path)  # the next open, once there is room, starts afresh
+                with contextlib.suppress(Exception):  # read as from a read-only folder
+                    client = self._open(chromadb, read_only_view(path), settings)
+                    self.full_disk_copy = True
+                    return client
             if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
                 raise error from None
             raise StoreError(
                 f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
                 "if it is corrupt, move the folder away and rebuild"
             ) from None
+        return client
+
+    def _open(self, chromadb, path: Path, settings):
+        """An embedded client on `path` (Chroma writes into its database when it opens it)."""
+        self._opened = str(path)
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client.list_collections(limit=1)
         return client
 
     def reopen(self) -> None:
@@ -186,12 +207,9 @@ class Chroma:
         published. A server needs nothing: it serves every client the same data."""
         if self.url or "client" not in self.__dict__:
             return
-        from chromadb.api.shared_system_client import SharedSystemClient
-
         self._handles.clear()
         del self.__dict__["client"]
-        # a fresh system for this path; the old one stays with whoever still holds it
-        SharedSystemClient._identifier_to_system.pop(getattr(self, "_opened", str(self.path)), None)
+        forget_system(Path(getattr(self, "_opened", self.path)))
 
     def close(self) -> None:
         """Drop the client (so its folder can be removed)."""

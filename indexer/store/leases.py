@@ -33,7 +33,7 @@ def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str
         return LockTimeout(f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
                            f"and holds its lease; {action} it when the build is done, or without --no-wait to wait")
     return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
-                       "wait for it, or drop --no-wait to queue behind it")
+                       "wait for it, or run the build without --no-wait to queue behind it")
 
 
 def _waiting(strategy: str, embedder: str, action: str = "") -> str:
@@ -67,6 +67,39 @@ def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: boo
         yield
     finally:
         lock.release()
+
+
+def held_file_leases(folder: Path, strategy: str) -> list[str]:
+    """The embedders (as their lock files spell them) whose build of `strategy` holds its
+    lock file in `folder` now. A lock file that cannot be opened (a read-only folder) is
+    taken as free: nothing builds there."""
+    from filelock import FileLock, Timeout
+
+    prefix = f"{slug(strategy)}--"  # a slug never holds "--": the split is unambiguous
+    held = []
+    for path in sorted(folder.glob(f"{prefix}*.lock")) if folder.is_dir() else []:
+        lock = FileLock(str(path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            held.append(path.name[len(prefix) : -len(".lock")])
+        except OSError:
+            continue
+        else:
+            lock.release()
+    return held
+
+
+def held_server_leases(catalog, chroma) -> list[dict]:
+    """The lease records in a server's catalogue that have not expired (strategy, embedder,
+    owner...)."""
+    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]),
+                      "reading build leases")
+    records = []
+    for doc in got.get("documents") or []:
+        with contextlib.suppress(TypeError, ValueError):
+            records.append(json.loads(doc))
+    return [r for r in records if isinstance(r, dict) and r.get("until", 0) >= time.time()]
 
 
 class ServerLease:

@@ -28,9 +28,9 @@ from typing import Any
 from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings, settings_for
 from .catalog import Entry, entry_key, slug
-from .chroma import Chroma, translate, writable
+from .chroma import Chroma, disk_full, translate, writable
 from .layout import CACHE, CHROMA, LOCKS, MANIFEST, MARKER, SIDE
-from .leases import file_lease, server_lease
+from .leases import file_lease, held_file_leases, held_server_leases, server_lease
 from .delta import DELTA_FROM, WRITING, Deltas
 from .reading import Reads
 from .staging import GRACE, PREFIX, Staging
@@ -159,9 +159,9 @@ class Store(Deltas, Reads):
             raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder")
         known = sorted({e.strategy for e in self.entries()})
         have = f"built: {', '.join(known)}" if known else "nothing is built yet"
-        raise CollectionNotFound(
+        raise CollectionNotFound(  # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
             f"no collection for strategy {strategy!r} in {self.where} ({have}); "
-            f"build it: indexer build PATH --strategy {strategy}"
+            f"build it: indexer build PATH --strategy {names[-1]}"
         )
 
     def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
@@ -202,11 +202,27 @@ class Store(Deltas, Reads):
         self.require_writable(doing)
         return file_lease(self.db / LOCKS, strategy, embedder, self.where, wait, on_wait, action)
 
+    def running_builds(self, names: Sequence[str],
+                       embedder: str | None = None) -> list[tuple[str, str]]:
+        """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
+        holding its lease now."""
+        if self.url:
+            leases = held_server_leases(self.catalog, self.chroma)
+            return [(r["strategy"], r["embedder"]) for r in leases
+                    if r.get("strategy") in names and embedder in (None, r.get("embedder"))]
+        return [(name, embedder or held) for name in names
+                for held in held_file_leases(self.db / LOCKS, name)
+                if embedder is None or slug(embedder) == held]
+
     def require_writable(self, doing: str) -> None:
         """Refuse, in one line, to write into a read-only index folder (before any write)."""
         if not self.url and self.db.is_dir() and not writable(self.db):
             raise ReadOnlyIndex(f"{self.db} is read-only: {doing} needs write access (query, eval and list do not); "
                                 "run it where the index is writable, or remount it read-write")
+        if not self.url and self.chroma.read_only_ok:
+            self.chroma.client  # opened now: on a full disk, a reader's is a private copy
+            if self.chroma.full_disk_copy:
+                raise disk_full(self.where, self.db)  # what is written into the copy would be lost
 
     def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
               checkpoint=None) -> Staging:
@@ -267,10 +283,24 @@ class Store(Deltas, Reads):
                 self.chroma.delete(name)
                 shutil.rmtree(self.side_dir(name), ignore_errors=True)
 
-    def drop(self, strategy: str, embedder: str, wait: bool = True, on_wait=None) -> Entry:
-        """Remove a collection, its BM25 index and manifest, and whatever builds left; a
-        build of it running now is waited for (or, without `wait`, LockTimeout), and what
-        is dropped is the version live once it is done. Returns that version's entry."""
+    def drop(self, names: str | Sequence[str], embedder: str | None = None, wait: bool = True,
+             on_wait=None) -> Entry:
+        """Remove a collection (found by its names as in `find`), its BM25 index and
+        manifest, and whatever builds left; a build of it running now is waited for (or,
+        without `wait`, LockTimeout), and what is dropped is the version live once it is
+        done — a first build's too, though nothing of it is published yet. Returns that
+        version's entry."""
+        names = [names] if isinstance(names, str) else list(names)
+        try:
+            found = self.find(names, embedder)
+        except CollectionNotFound:
+            running = self.running_builds(names, embedder)
+            if not running:
+                raise
+            with self.lease(*running[0], wait, on_wait, doing="dropping a collection", action="drop"):
+                pass  # its first build is done (published, or failed: then find says nothing is there)
+            found = self.find(names, embedder)
+        strategy, embedder = found.strategy, found.embedder
         with self.lease(strategy, embedder, wait, on_wait, doing="dropping a collection", action="drop"):
             entry = self.find_or_none(strategy, embedder)
             if entry is None:

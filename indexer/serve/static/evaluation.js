@@ -130,7 +130,8 @@
       + data.table + "\n\n" + data.intervals;
     const stale = Object.keys(data.stale || {});
     const notes = [data.generated ? data.generated.message : "", data.generated ? data.generated.shortfall : "",
-      stale.length ? `warning: ${stale.join(", ")} built from other versions of the documents` : ""];
+      stale.length ? `warning: ${stale.join(", ")} built from other versions of the documents` : "",
+      ...(data.warnings || []).map((w) => `warning: ${w}`)];
     $("eval-status").textContent = notes.filter(Boolean).join("; ");
   }
 

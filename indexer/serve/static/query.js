@@ -53,6 +53,7 @@
     return el("li", {class: "hit " + (h.mark || "")},
       h.mark && el("span", {class: "mark " + h.mark, text: h.mark === "strict" ? "strict hit" : h.mark}),
       el("b", {text: `#${h.rank}`}), " ", el("span", {text: fmt(h.score, 4)}),
+      h.match && el("span", {class: "muted", text: ` ${h.match}`}),
       h.collection_rank && el("span", {class: "muted", text: ` (#${h.collection_rank} overall)`}), " ",
       el("span", {class: "sides", text: sides(h)}),
       el("div", {class: "where", text: `${lines} · ${h.kind} · ${h.n_tokens} tok`

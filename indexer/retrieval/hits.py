@@ -1,0 +1,75 @@
+"""From ranked candidates to what a person sees: scores that never rise down the list, one
+hit per text, and parent sections in place of the children that found them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..types import Chunk, Hit
+
+
+def in_rank_order(ranked: list[tuple]) -> list[tuple]:
+    """Ranked rows (id, score, embedding rank and score, bm25 rank and score, exact tier)
+    whose scores never rise down the list: a row an exact-match tier put above rows the
+    search scored higher takes the best score below it, and keeps its own as an eighth
+    field. Rows without tiers come back as they are.
+
+    >>> in_rank_order([("d", 0.0, None, None, None, None, 2), ("a", 0.9, 1, 0.9, None, None, 0),
+    ...                ("b", 0.5, 2, 0.5, None, None, 0)])[0]
+    ('d', 0.9, None, None, None, None, 2, 0.0)
+    """
+    if not ranked or len(ranked[0]) < 7:
+        return ranked
+    out: list[tuple] = []
+    floor = float("-inf")
+    for row in reversed(ranked):
+        if row[6] and round(row[1], 9) < round(floor, 9):
+            out.append((row[0], floor, *row[2:7], row[1]))
+        else:
+            floor = max(floor, row[1])
+            out.append(row)
+    out.reverse()
+    return out
+
+
+def distinct(hits: list[Hit]) -> list[Hit]:
+    """The hits less those whose text an earlier hit has (byte-identical files, a passage
+    repeated): the first is kept and lists the other documents in `same_text`; ranks are
+    renumbered."""
+    first: dict[str, Hit] = {}
+    out: list[Hit] = []
+    for hit in hits:
+        key = hit.chunk.hash or hit.chunk.text
+        kept = first.get(key)
+        if kept is None:
+            first[key] = hit
+            hit.rank = len(out) + 1
+            out.append(hit)
+        elif hit.chunk.doc_id != kept.chunk.doc_id and hit.chunk.doc_id not in kept.same_text:
+            kept.same_text.append(hit.chunk.doc_id)
+    return out
+
+
+def to_parents(hits: list[Hit], fetch_parents: Callable[[list[str]], dict[str, Chunk]]) -> list[Hit]:
+    """Child hits mapped to their parents, each parent at its best child's rank."""
+    order: list[str] = []
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        pid = hit.chunk.parent_id
+        if not pid:
+            continue
+        if pid not in best:
+            order.append(pid)
+            best[pid] = hit
+            hit.child_ids = [hit.chunk.id]
+        else:
+            best[pid].child_ids.append(hit.chunk.id)
+    parents = fetch_parents(order)
+    out = []
+    for pid in order:
+        if pid in parents:
+            child = best[pid]
+            out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
+                           child.bm25_rank, child.bm25_score, child.child_ids, exact=child.exact,
+                           match=child.match, search_score=child.search_score))
+    return out
