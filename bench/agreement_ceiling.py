@@ -1,7 +1,8 @@
 """How well can any question set agree? The noise ceiling of questions_agreement.py's table.
 
-    python bench/agreement_ceiling.py                     # the seven sets, 200 splits each
-    python bench/agreement_ceiling.py --sets tr,pdf --splits 500
+    python -m bench.agreement_ceiling                     # the seven sets, 200 splits each
+    python -m bench.agreement_ceiling --sets tr,pdf --splits 500
+    python -m bench.agreement_ceiling --smoke     # the two-document smoke set, 5 splits (numbers mean nothing)
 
 A set of real questions is itself a sample: a second set written by the same people over
 the same documents would not rank the strategy × mode rows exactly as the first does, and
@@ -36,12 +37,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agreement_mirror import first_hits  # noqa: E402
-from agreement_tune import SetLab  # noqa: E402
-from common import machine, table  # noqa: E402
-from questions_agreement import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa: E402
+from bench.agreement_mirror import SetLab, first_hits  # noqa: E402
+from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa: E402
+from bench.common import machine, smoke_option, table  # noqa: E402
 
 from indexer.evaluation.metrics import reciprocal_rank  # noqa: E402
 from indexer.evaluation.questions import load_questions, resolve  # noqa: E402
@@ -84,7 +83,10 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SET_NAMES))
     parser.add_argument("--splits", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sets, args.splits = "smoke", 5
     print(f"noise ceiling of the agreement table; {machine()}; {args.splits} random half splits per set\n")
     rows, results = [], {}
     for name in args.sets.split(","):

@@ -1,13 +1,15 @@
 """An in-memory copy of a stored collection that searches exactly like `indexer.Index`,
-for tuning the question generator: many generated sets are scored against the same
-collections, and a Chroma round trip per question and collection is most of the cost.
+for scoring many question sets against the same collections (tuning the question
+generator, bench/labs/agreement_tune.py; the noise ceiling, bench/agreement_ceiling.py),
+where a Chroma round trip per question and collection is most of the cost.
 
 `Mirror` is an `Index` whose two Chroma reads are replaced: nearest neighbours by a dot
 product over the collection's vectors (read back from the build's embedding cache:
 the same float16 vectors the build stored), and records from a dict loaded once. BM25,
-fusion, tie-breaking and the parent mapping are the library's own code. `check()` in
-questions_agreement.py compares a mirror's scores with `indexer.evaluate` on the real
-questions before any tuning number is trusted.
+fusion, tie-breaking and the parent mapping are the library's own code. `check()`
+(`python -m bench.questions_agreement --check`) compares a mirror's scores with
+`indexer.evaluate` on the real questions before any tuning number is trusted. `SetLab` is
+one real set with a mirror per strategy.
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.agreement_scores import MODES, ensure_built, real_count, real_scores, set_paths, strategies_for
+
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from indexer.evaluation.generate import make_questions
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
-from indexer.evaluation.questions import Question
-from indexer.evaluation.run import _score, _TokenSpans
+from indexer.evaluation.questions import Question, load_questions, resolve
+from indexer.evaluation.run import _score, _TokenSpans  # private: see report
+from indexer.evaluation.simulate import Knobs
+from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
 from indexer.store import Store
 
@@ -58,7 +65,7 @@ class Mirror(Index):
             _QUERY_VECTORS[key] = super().query_vector(query)
         return _QUERY_VECTORS[key]
 
-    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:
+    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:  # private: see report
         scores = self.matrix @ self.query_vector(query)
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]
@@ -80,3 +87,36 @@ def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, mode
 
 def mrr(ranks: list[int | None]) -> float:
     return sum(reciprocal_rank(r) for r in ranks) / len(ranks) if ranks else 0.0
+
+
+class SetLab:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.folder, self.questions_path = set_paths(name)
+        db = ensure_built(name)
+        self.real = real_scores(name, db)
+        self.n = real_count(name)
+        self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
+        _, docs = load_documents([self.folder])
+        self.docs = {d.doc_id: d for d in docs}
+        self.spans = _TokenSpans(self.docs)
+
+    def score(self, questions: list[Question]) -> dict[str, float]:
+        resolve(questions, self.docs)
+        out = {}
+        for strategy, mirror in self.mirrors.items():
+            ranks = first_hits(mirror, questions, self.spans, MODES)
+            out.update({f"{strategy}/{m}": mrr(ranks[m]) for m in MODES})
+        return out
+
+    def made(self, knobs: Knobs, seed: int, cap: int) -> list[Question]:
+        made = make_questions(self.folder, min(self.n, cap), seed=seed, knobs=knobs)
+        return [Question(q["id"], q["question"], q["doc_id"], answer=q["answer"], tags=q["tags"],
+                         span=tuple(q["span"])) for q in made.questions]
+
+
+def check(labs: list[SetLab]) -> None:
+    for lab in labs:
+        mine = lab.score(load_questions(lab.questions_path))
+        worst = max(abs(mine[k] - lab.real[k]) for k in lab.real)
+        print(f"{lab.name}: mirror vs indexer.evaluate on the real questions, largest MRR@10 difference {worst:.4f}")

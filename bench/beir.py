@@ -1,8 +1,9 @@
 """Relevance labels from elsewhere, end to end: a BEIR-layout set made from XQuAD, imported
 with `indexer import-beir`, built and evaluated with graded whole-document targets.
 
-    python bench/beir.py                           # xquad-tr and xquad-en, use-m3 (~5 min cold)
-    python bench/beir.py --sets xquad-en --embedder e5-small --force
+    python -m bench.beir                           # xquad-tr and xquad-en, use-m3 (~5 min cold)
+    python -m bench.beir --sets xquad-en --embedder e5-small --force
+    python -m bench.beir --smoke       # the smoke documents in XQuAD's layout, not XQuAD (numbers mean nothing)
 
 Nothing BEIR hosts can be downloaded here, and no package on the registries reached here
 ships a real BEIR or TREC test collection with human judgements (searched: pypi.tsv and
@@ -46,17 +47,19 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import XQUAD_SOURCE, machine, parse_args, save_json, table, xquad_dir, xquad_option  # noqa: E402
-from public_sets import XQUAD_SHA256, SetError, _clean_with_map, _collapse, _sha256, _slug  # noqa: E402
+from bench.common import (  # noqa: E402
+    CACHE, XQUAD_SOURCE, SetError, collapse, machine, parse_args, save_json, sha256_file, smoke_option, table,
+    xquad_dir, xquad_option,
+)
+from bench.xquad_set import XQUAD_SHA256, clean_with_map, smoke_xquad, title_slug  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
 from indexer.retrieval import Index  # noqa: E402
 
-HOME = Path(__file__).resolve().parent / ".cache" / "beir"
+HOME = CACHE / "beir"
 MODES = ("embedding", "bm25", "hybrid")
 STRATEGIES = ("auto", "headers")
 KS = (1, 5, 10)
@@ -64,25 +67,26 @@ VERSION = "beir-xquad-1"  # bump when the BEIR files written change
 MIN_ANSWER = 4  # characters an answer needs to mark another paragraph relevant
 
 
-def write_xquad_beir(lang: str, out: Path) -> dict:
-    """XQuAD in BEIR's layout (see the module's docstring for how grades are made)."""
-    folder = xquad_dir()
+def write_xquad_beir(lang: str, out: Path, smoke: bool = False) -> dict:
+    """XQuAD in BEIR's layout (see the module's docstring for how grades are made); with
+    `smoke`, the smoke documents in XQuAD's layout (xquad_set.smoke_xquad) instead."""
+    folder = smoke_xquad(out.parent / "xquad") if smoke else xquad_dir()
     paths = {x: folder / f"xquad.{x}.json" for x in ("en", lang)}
     for x, path in paths.items():
-        if not path.is_file() or _sha256(path) != XQUAD_SHA256[x]:
+        if not smoke and (not path.is_file() or sha256_file(path) != XQUAD_SHA256[x]):
             raise SetError(f"{path}: missing or not the pinned copy; get {XQUAD_SOURCE} and pass --xquad DIR "
                            "(or set INDEXER_XQUAD_DIR)")
     english = json.loads(paths["en"].read_text(encoding="utf-8"))["data"]
     data = json.loads(paths[lang].read_text(encoding="utf-8"))["data"]
     corpus, queries, qrels, stats = [], [], [], Counter()
     for art_en, art in zip(english, data):
-        slug = _slug(art_en["title"])
-        paragraphs = [(f"{slug}/p{i}", _clean_with_map(p["context"])[0]) for i, p in enumerate(art["paragraphs"])]
+        slug = title_slug(art_en["title"])
+        paragraphs = [(f"{slug}/p{i}", clean_with_map(p["context"])[0]) for i, p in enumerate(art["paragraphs"])]
         corpus += [{"_id": pid, "title": art["title"].replace("_", " "), "text": text} for pid, text in paragraphs]
         for (pid, context), para in zip(paragraphs, art["paragraphs"]):
             for qa in para["qas"]:
-                answer = _collapse(qa["answers"][0]["text"])
-                queries.append({"_id": qa["id"], "text": _collapse(qa["question"])})
+                answer = collapse(qa["answers"][0]["text"])
+                queries.append({"_id": qa["id"], "text": collapse(qa["question"])})
                 qrels.append((qa["id"], pid, 2))
                 stats["grade 2"] += 1
                 if len(answer) < MIN_ANSWER:
@@ -109,7 +113,8 @@ def write_xquad_beir(lang: str, out: Path) -> dict:
 
 
 def materialize(name: str, force: bool) -> tuple[Path, Path, dict]:
-    """bench/.cache/beir/<name>/: src/ (the BEIR folder) and docs/ (what import-beir wrote)."""
+    """bench/.cache/beir/<name>/: src/ (the BEIR folder) and docs/ (what import-beir wrote).
+    `smoke-tr` is made of the smoke documents."""
     home = HOME / name
     stamp = home / "STAMP.json"
     if not force and stamp.is_file() and json.loads(stamp.read_text()).get("version") == VERSION:
@@ -117,7 +122,7 @@ def materialize(name: str, force: bool) -> tuple[Path, Path, dict]:
     if home.exists():
         shutil.rmtree(home)
     home.mkdir(parents=True)
-    made = write_xquad_beir(name.split("-", 1)[1], home / "src")
+    made = write_xquad_beir(name.split("-", 1)[1], home / "src", smoke=name.startswith("smoke"))
     result = import_beir(home / "src", home / "docs")
     info = {"version": VERSION, "made": made, "import": result.to_dict()}
     stamp.write_text(json.dumps(info, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -201,7 +206,10 @@ def main() -> None:
     parser.add_argument("--force", action="store_true", help="write the BEIR folders and import them again")
     parser.add_argument("--json", type=Path, default=None)
     xquad_option(parser)
+    smoke_option(parser)
     args = parse_args(parser)
+    if args.smoke:
+        args.sets, args.force = "smoke-tr", True
     print(f"BEIR-layout sets through import-beir, build and eval; {time.strftime('%Y-%m-%d')}, {machine()}\n",
           flush=True)
     results = []

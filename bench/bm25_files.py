@@ -5,8 +5,9 @@ mapped; each file's identity compared with the one recorded when it was last has
 loaded with every file hashed (what `indexer build` does, and a load after a file changed),
 and the sha256 of its files is timed alone. Prints a Markdown table.
 
-    python bench/bm25_files.py                 # 10k and 100k chunks
-    python bench/bm25_files.py --sizes 1000
+    python -m bench.bm25_files                 # 10k and 100k chunks
+    python -m bench.bm25_files --sizes 1000
+    python -m bench.bm25_files --smoke          # 200 chunks (numbers mean nothing)
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, median_time, table  # noqa: E402
+from bench.common import CORPUS, machine, median_time, smoke_option, table  # noqa: E402
 
 
 def corpus_texts() -> list[str]:
@@ -45,7 +45,10 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes = "200"
     texts = corpus_texts()
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):

@@ -2,7 +2,7 @@
 (every vector from the embedding cache), each strategy in its own index folder (so no
 strategy reads another's vectors from the cache). Prints one JSON line per strategy.
 
-    python bench/build_probe.py FOLDER WORKDIR STRATEGY...
+    python -m bench.build_probe FOLDER WORKDIR STRATEGY...
 
 The model is loaded before the first build and its loading time printed apart: the
 builds measure chunking, embedding, writing and indexing, not start-up.
@@ -10,6 +10,7 @@ builds measure chunking, embedding, writing and indexing, not start-up.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -18,11 +19,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import folder_size  # noqa: E402
+
 
 def main() -> None:
-    folder, work, strategies = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-    from indexer.indexing.building import build
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("work", type=Path, help="one index folder per strategy is made in it")
+    parser.add_argument("strategies", nargs="+")
+    args = parser.parse_args()
+    folder, work, strategies = args.folder, args.work, args.strategies
     from indexer.embeddings import get_embedder
+    from indexer.indexing.building import build
+    from indexer.store import Store
 
     t0 = time.perf_counter()
     get_embedder().embed_documents(["warm up"])
@@ -32,7 +41,7 @@ def main() -> None:
         shutil.rmtree(db, ignore_errors=True)
         [cold] = build([folder], [strategy], db=db)
         [warm] = build([folder], [strategy], db=db, full=True)
-        disk = sum(p.stat().st_size for p in db.rglob("*") if p.is_file())
+        disk = folder_size(db)
         cache = Store(db).cache_dir / "embeddings.sqlite"
         print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,
                           "cache_bytes": cache.stat().st_size if cache.exists() else 0}), flush=True)

@@ -1,8 +1,9 @@
 """README's tables for the bundled sets: every preset on the Turkish corpus, and code vs
 fixed128 on the code sample, through the real pipeline.
 
-    python bench/bundled.py              # ~3 minutes on 2 cores (semantic and parent embed sentences)
-    python bench/bundled.py --sets code
+    python -m bench.bundled              # ~3 minutes on 2 cores (semantic and parent embed sentences)
+    python -m bench.bundled --sets code
+    python -m bench.bundled --smoke      # two documents, two strategies a set (numbers mean nothing)
 
 Builds into a temporary folder (so numbers are cold and never come from another run's
 index), evaluates with `indexer.evaluate`, prints Markdown tables.
@@ -17,9 +18,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, table  # noqa: E402
+from bench.common import CORPUS, SMOKE_CODE, machine, smoke_corpus, smoke_option, table  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import evaluate  # noqa: E402
@@ -52,18 +52,24 @@ def rows_of(ev, modes=("embedding", "bm25", "hybrid"), tags=()) -> list[list]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="tr,code")
+    smoke_option(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="indexer-bundled-"))
+    turkish, code = CORPUS, CORPUS / "code"
+    strategies = TURKISH
+    if args.smoke:
+        turkish, code = smoke_corpus(work / "smoke-tr"), smoke_corpus(work / "smoke-code", code, SMOKE_CODE)
+        strategies = ["headers", "contextual:llm=extractive"]
     print(f"bundled sets; {machine()}\n")
     try:
         if "tr" in args.sets:
-            build([CORPUS], TURKISH, db=work / "tr")
-            ev = evaluate(CORPUS / "questions.jsonl", TURKISH, ks=(1, 5), db=work / "tr")  # specs find their collections
+            build([turkish], strategies, db=work / "tr")
+            ev = evaluate(turkish / "questions.jsonl", strategies, ks=(1, 5), db=work / "tr")  # specs find their collections
             print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
                          "strict@5", "ctxTok@5"], rows_of(ev)) + "\n")
         if "code" in args.sets:
-            build([CORPUS / "code"], ["code", "fixed128"], db=work / "code")
-            ev = evaluate(CORPUS / "code" / "questions.jsonl", ["code", "fixed128"], ks=(1, 8), db=work / "code")
+            build([code], ["code", "fixed128"], db=work / "code")
+            ev = evaluate(code / "questions.jsonl", ["code", "fixed128"], ks=(1, 8), db=work / "code")
             print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@8", "MRR@10", "strict@1",
                          "strict@8", "ctxTok@5", "symbol MRR", "Turkish-question MRR"],
                         rows_of(ev, tags=("symbol", "tr"))) + "\n")

@@ -1,8 +1,9 @@
 """What bounds a large build: Chroma's write rate as a collection grows, and what its writes
 cost the Python work running beside them.
 
-    python bench/chroma_write.py                 # 60k records, the settings compared below
-    python bench/chroma_write.py --records 200000 --only default
+    python -m bench.chroma_write                 # 60k records, the settings compared below
+    python -m bench.chroma_write --records 200000 --only default
+    python -m bench.chroma_write --smoke             # blocks of 512, in seconds (numbers mean nothing)
 
 Records like a `fixed64` build's (512-d unit vectors, 40-word documents, small metadata),
 added in batches to an embedded collection; per block of 10,240 records, the write rate.
@@ -27,8 +28,9 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine, table  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import machine, smoke_option, table  # noqa: E402
 
 BLOCK = 10_240
 DIM = 512
@@ -48,8 +50,8 @@ def _records(rng: np.random.Generator, start: int, n: int):
     return ids, vectors, docs, metas
 
 
-def write_rates(folder: Path, records: int, batch: int, hnsw: dict) -> tuple[list[float], float]:
-    """Records per second for each block of BLOCK records, and the total seconds."""
+def write_rates(folder: Path, records: int, batch: int, hnsw: dict, block: int = BLOCK) -> tuple[list[float], float]:
+    """Records per second for each block of `block` records, and the total seconds."""
     client = chromadb.PersistentClient(str(folder))
     col = client.create_collection("bench-write", embedding_function=None,
                                    configuration={"hnsw": {"space": "cosine", **hnsw}})
@@ -61,9 +63,9 @@ def write_rates(folder: Path, records: int, batch: int, hnsw: dict) -> tuple[lis
         ids, vectors, docs, metas = _records(rng, done, n)
         col.add(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
         done += n
-        if done % BLOCK < batch or done == records:
+        if done % block < batch or done == records:
             now = time.perf_counter()
-            rates.append(BLOCK / (now - last) if done % BLOCK < batch else 0.0)
+            rates.append(block / (now - last) if done % block < batch else 0.0)
             last = now
     return [r for r in rates if r], time.perf_counter() - t0
 
@@ -76,21 +78,21 @@ def python_work(n: int = 3_000_000) -> float:
     return time.perf_counter() - t0
 
 
-def gil_stall(folder: Path) -> tuple[float, float]:
-    """(seconds of python_work alone, seconds while a thread writes 20,480 records)."""
-    alone = python_work()
+def gil_stall(folder: Path, block: int = BLOCK, work: int = 3_000_000) -> tuple[float, float]:
+    """(seconds of python_work alone, seconds while a thread writes 2 blocks of records)."""
+    alone = python_work(work)
     client = chromadb.PersistentClient(str(folder))
     col = client.create_collection("bench-gil", embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
     rng = np.random.default_rng(1)
 
     def writer() -> None:
-        for start in range(0, 2 * BLOCK, 256):
+        for start in range(0, 2 * block, 256):
             ids, vectors, docs, metas = _records(rng, start, 256)
             col.add(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
 
     thread = threading.Thread(target=writer)
     thread.start()
-    beside = python_work()
+    beside = python_work(work)
     thread.join()
     return alone, beside
 
@@ -99,20 +101,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=6 * BLOCK)
     parser.add_argument("--only", default=",".join(SETTINGS), help="comma-separated settings: " + ", ".join(SETTINGS))
+    smoke_option(parser)
     args = parser.parse_args()
+    block, work = (512, 100_000) if args.smoke else (BLOCK, 3_000_000)
+    if args.smoke:
+        args.records = 2 * block
     rows = []
     with tempfile.TemporaryDirectory(prefix="indexer-chroma-write-") as tmp:
         for name in args.only.split(","):
             setting = SETTINGS[name]
             folder = Path(tmp) / name
-            rates, seconds = write_rates(folder, args.records, setting["batch"], setting["hnsw"])
+            rates, seconds = write_rates(folder, args.records, setting["batch"], setting["hnsw"], block)
             rows.append([name, setting["batch"], setting["hnsw"].get("sync_threshold", 1000),
                          " ".join(f"{r:.0f}" for r in rates), f"{args.records / seconds:.0f}"])
             shutil.rmtree(folder, ignore_errors=True)
             print(f"  {name}: done", file=sys.stderr, flush=True)
-        alone, beside = gil_stall(Path(tmp) / "gil")
+        alone, beside = gil_stall(Path(tmp) / "gil", block, work)
     print(f"Chroma {chromadb.__version__} embedded writes, {args.records:,} records of {DIM}-d; {machine()}\n")
-    print(table(["setting", "batch", "sync_threshold", f"records/s per block of {BLOCK:,}", "records/s overall"], rows))
+    print(table(["setting", "batch", "sync_threshold", f"records/s per block of {block:,}", "records/s overall"], rows))
     print(f"\nPython work beside a writing thread: {alone:.2f} s alone, {beside:.2f} s while Chroma writes "
           f"({beside / alone:.1f}x: `add` holds the GIL)")
 

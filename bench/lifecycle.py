@@ -1,7 +1,8 @@
 """An index that lives for months: incremental cost and disk over rebuilds.
 
-    python bench/lifecycle.py              # ~20k chunks; ~10 minutes on 2 cores
-    python bench/lifecycle.py --mb 1       # a quick look
+    python -m bench.lifecycle              # ~20k chunks; ~10 minutes on 2 cores
+    python -m bench.lifecycle --mb 1       # a quick look
+    python -m bench.lifecycle --smoke      # two documents, in seconds (numbers mean nothing)
 
 Through the real pipeline (`indexer.build`): a corpus of unique Turkish text cut into
 ~20,000 `fixed64` chunks is built cold; then 1, 10 and 100 of its files are edited and
@@ -20,9 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, repeated_markdown, table, write_corpus  # noqa: E402
+from bench.common import SMOKE_DOCS, machine, repeated_markdown, smoke_option, table, write_corpus  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.store.gc import folder_size  # noqa: E402
@@ -39,10 +39,14 @@ def edit(folder: Path, files: list[Path], round_: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=4.6, help="MB of text (4.6 MB ~ 20k fixed64 chunks)")
+    smoke_option(parser)
     args = parser.parse_args()
+    edits, rebuilds = ((1,), 1) if args.smoke else ((1, 10, 100), 10)
+    first = len(SMOKE_DOCS) if args.smoke else None
     work = Path(tempfile.mkdtemp(prefix="indexer-lifecycle-"))
     try:
-        corpus = write_corpus(work / "corpus", repeated_markdown(args.mb, unique=True))
+        files = repeated_markdown(0.001 if args.smoke else args.mb, unique=True, first=first)
+        corpus = write_corpus(work / "corpus", files)
         files = sorted(corpus.rglob("*.md"))
         db = work / "db"
         print(f"lifecycle of a {STRATEGY} index, {time.strftime('%Y-%m-%d')}, {machine()}\n", flush=True)
@@ -56,7 +60,7 @@ def main() -> None:
         warm_s = time.perf_counter() - t0
         rows.append(["full build (vectors from the cache)", len(files), again.chunks, f"{warm_s:.1f}",
                      f"{100 * warm_s / full_s:.0f}%", again.embedded])
-        for n in (1, 10, 100):
+        for n in edits:
             edit(corpus, files[:: max(len(files) // n, 1)][:n], n)
             t0 = time.perf_counter()
             [inc] = build([corpus], [STRATEGY], db=db)
@@ -64,8 +68,9 @@ def main() -> None:
             rows.append([f"{n} changed file(s)", n, inc.written, f"{s:.2f}", f"{100 * s / full_s:.1f}%", inc.embedded])
         print(table(["build", "files", "chunks written", "seconds", "of the cold build", "embedded"], rows) + "\n")
         sizes = [["after the first build", f"{one / 2**20:.1f}", "1.00"]]
-        for label, full in (("10 full rebuilds", True), ("10 incremental rebuilds (1 file each)", False)):
-            for i in range(10):
+        for label, full in ((f"{rebuilds} full rebuilds", True),
+                            (f"{rebuilds} incremental rebuilds (1 file each)", False)):
+            for i in range(rebuilds):
                 if not full:
                     edit(corpus, files[i : i + 1], 1000 + i)
                 build([corpus], [STRATEGY], db=db, full=full)

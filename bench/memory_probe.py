@@ -6,7 +6,7 @@ parser warmed on a tiny text), the constant the file's memory is measured above;
 chunk seconds, wall and CPU; and the loaded document's sections (those under a heading)
 and pages.
 
-    python bench/memory_probe.py FILE STRATEGY [--embedder hash|use-m3|...]
+    python -m bench.memory_probe FILE STRATEGY [--embedder hash|use-m3|...]
 
 `--embedder hash` is a stand-in for semantic's sentence embeddings (a vector from each
 text's hash, no model): memory does not depend on what the vectors mean, and embedding

@@ -1,8 +1,9 @@
 """Which PDF library should indexer read PDFs with? Measured, not guessed.
 
-    python bench/pdf_compare.py             # ~15 minutes on 2 cores, most of it the 2,000-page PDF
-    python bench/pdf_compare.py --long 0    # without it: ~1-2 minutes
-    python bench/pdf_compare.py --pages 30  # a shorter speed run
+    python -m bench.pdf_compare             # ~15 minutes on 2 cores, most of it the 2,000-page PDF
+    python -m bench.pdf_compare --long 0    # without it: ~1-2 minutes
+    python -m bench.pdf_compare --pages 30  # a shorter speed run
+    python -m bench.pdf_compare --smoke     # 3 pages, no real PDFs, a 3-page long PDF (numbers mean nothing)
 
 The PDFs are drawn by the test fixture (tests/test_pdf.py: reportlab, DejaVu): a
 three-page Turkish policy with a heading hierarchy in three sizes, hyphenated line ends, a
@@ -39,25 +40,23 @@ headings found).
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib.metadata as md
 import importlib.util
 import re
 import sys
 import tempfile
 import time
-import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import dist_bytes, machine, median_time, table  # noqa: E402
+from bench.common import CORPUS, dist_bytes, machine, median_time, missing, smoke_option, table  # noqa: E402
+from bench.pdf_metrics import (  # noqa: E402
+    cer, furniture_removed, headings, hyphens, reading_order, similarity, table_rows, turkish,
+)
 
 from indexer.loaders.pdf import Glyph, Page, extract_pdf, layout_markdown  # noqa: E402
-from tests.test_pdf import (  # noqa: E402
-    COL_LEFT, COL_RIGHT, EXPECTED_PAGES, HEADER_LEFT, HEADER_RIGHT, P1, P2, P3, P4, TABLE, expected_text, make_policy_pdf,
-)
+from tests.test_pdf import expected_text, make_policy_pdf  # noqa: E402
 
 # ------------------------------------------------------------------ extractors: path -> text
 
@@ -191,103 +190,6 @@ EXTRACTORS = [
     ("indexer on PyMuPDF (reference)", "layout", layout_pymupdf, "pymupdf", "pymupdf", "AGPL-3.0"),
 ]
 
-# ------------------------------------------------------------------ measures
-
-
-def unstyled(text: str) -> str:
-    """NFC, without bold/italic markers (pymupdf4llm writes `## **Title**`)."""
-    return re.sub(r"\*\*|__", "", unicodedata.normalize("NFC", text))
-
-
-def plain(text: str) -> str:
-    """Words only: Markdown heading marks, table pipes and rules, whitespace aside."""
-    text = unstyled(text)
-    text = re.sub(r"^#{1,6} ", "", text, flags=re.M)
-    text = re.sub(r"^\|?(\s*:?-{3,}:?\s*\|)+\s*$", " ", text, flags=re.M)
-    text = text.replace("|", " ")
-    return " ".join(text.split())
-
-
-def similarity(got: str, expected: str) -> float:
-    return difflib.SequenceMatcher(None, plain(got), plain(expected), autojunk=False).ratio()
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance, one numpy row per character of `a`: the insertion chain
-    along a row is a running minimum of (value - index) + index."""
-    import numpy as np
-
-    if not a or not b:
-        return len(a) or len(b)
-    bs = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
-    idx = np.arange(len(b) + 1)
-    row = idx.copy()
-    for i, ch in enumerate(a, start=1):
-        cost = (bs != ord(ch)).astype(np.int64)
-        new = np.empty_like(row)
-        new[0] = i
-        new[1:] = np.minimum(row[1:] + 1, row[:-1] + cost)
-        row = np.minimum.accumulate(new - idx) + idx
-    return int(row[-1])
-
-
-def cer(got: str, expected: str) -> float:
-    """Character error rate: edits to turn the extracted words into the expected ones,
-    per expected character (Markdown syntax and whitespace aside)."""
-    want = plain(expected)
-    return edit_distance(plain(got), want) / max(1, len(want))
-
-
-_COLUMN_LINES = [" ".join(line.split()[:3]) for col in (COL_LEFT, COL_RIGHT) for para in col for line in para]
-
-
-def reading_order(got: str) -> float:
-    """Share of the pairs of lines of the two-column page (12 lines, 66 pairs) that come
-    in reading order: the left column top to bottom, then the right one."""
-    flat = plain(got)
-    pos = [flat.find(m) for m in _COLUMN_LINES]
-    pairs = [(a, b) for i, a in enumerate(pos) for b in pos[i + 1:]]
-    return sum(1 for a, b in pairs if 0 <= a < b) / len(pairs)
-
-
-def furniture_removed(got: str, n_pages: int = 3) -> int:
-    left = got.count(HEADER_LEFT) + got.count(HEADER_RIGHT) + len(re.findall(r"Sayfa \d+ / \d+", got))
-    return 3 * n_pages - left
-
-
-def hyphens(got: str) -> int:
-    flat = plain(got)
-    checks = ["kullanım koşullarını", "süre uzayabilir.", "size e-posta ile", "Ar-Ge ekibimiz"]
-    return sum(1 for c in checks if c in flat)
-
-
-def headings(got: str) -> int:
-    want = [line for page in EXPECTED_PAGES for line in page.splitlines() if line.startswith("#")]
-    lines = {line.strip() for line in unstyled(got).splitlines()}
-    return sum(1 for h in want if h in lines)
-
-
-def table_rows(got: str) -> tuple[int, bool]:
-    lines = [" ".join(plain(line).split()) for line in got.splitlines()]
-    together = sum(1 for row in TABLE if any(re.search(r"\s+".join(map(re.escape, row)), line) for line in lines))
-    markdown = all(any(ln.replace(" ", "") == ("|" + "|".join(row) + "|").replace(" ", "")
-                       for ln in unstyled(got).splitlines()) for row in TABLE)
-    return together, markdown
-
-
-# words with Turkish letters, as drawn whole on one line (a hyphen-split word counts under `hyphens`)
-_HEADINGS = [line.lstrip("# ") for page in EXPECTED_PAGES for line in page.splitlines() if line.startswith("#")]
-_DRAWN = set(re.findall(r"\w+", "\n".join(
-    P1 + P2 + P3 + P4 + _HEADINGS + [t for col in COL_LEFT + COL_RIGHT for t in col] + [c for r in TABLE for c in r]
-)))
-TURKISH_WORDS = sorted(w for w in set(re.findall(r"\w+", expected_text())) & _DRAWN if re.search(r"[çğıİöşüÇĞÖŞÜ]", w))
-
-
-def turkish(got: str) -> float:
-    words = set(re.findall(r"\w+", unicodedata.normalize("NFC", got)))
-    return sum(1 for w in TURKISH_WORDS if w in words) / len(TURKISH_WORDS)
-
-
 def installed_size(dist_name: str) -> tuple[float, float, list[str]]:
     """MB on disk of a distribution alone and with its dependencies (not the standard
     library), and the dependency names."""
@@ -312,12 +214,6 @@ def installed_size(dist_name: str) -> tuple[float, float, list[str]]:
     return own, sum(seen.values()), list(seen)[1:]
 
 
-def available(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
 def _version(dist: str) -> str:
     try:
         return md.version(dist)
@@ -328,7 +224,7 @@ def _version(dist: str) -> str:
 # ------------------------------------------------------------------ run
 
 
-SAMPLE = Path(__file__).resolve().parent.parent / "corpus" / "pdf"
+SAMPLE = CORPUS / "pdf"
 REAL = ["/usr/share/doc/libtasn1-doc/libtasn1.pdf", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"]
 
 
@@ -397,7 +293,10 @@ def main() -> None:
                         help="real-world PDFs for the per-document table (default: Debian's manuals, if present)")
     parser.add_argument("--long", type=int, default=2000, metavar="PAGES",
                         help="pages of the long PDF loaded and chunked by every strategy (default 2,000; 0: skip)")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.real, args.long = 3, [], 3
 
     work = Path(tempfile.mkdtemp(prefix="pdf_compare_"))
     small, big = work / "policy3.pdf", work / f"policy{args.pages}.pdf"
@@ -406,7 +305,7 @@ def main() -> None:
 
     rows = []
     for name, kind, fn, module, dist, licence in EXTRACTORS:
-        if not available(module):
+        if missing(module):
             rows.append([name, kind, licence] + ["not installed"] + [""] * 10)
             continue
         if args.show and args.show.lower() in name.lower():
@@ -454,11 +353,13 @@ def main() -> None:
     print("Documents that repeat their layout on every page (tests/pdf_documents.py): body lines kept, furniture left out:")
     print(table(["document", "pages", "body lines kept", "furniture left out"], repeated_layouts(work)))
     if args.long:
-        from pdf_long import report as long_pdf
+        from bench.pdf_long import STRATEGIES, report as long_pdf
 
         print()
-        print(f"A {args.long:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py):")
-        print(long_pdf(args.long, work)[0])
+        strategies = ["headers"] if args.smoke else STRATEGIES
+        which = "headers only" if args.smoke else "every strategy"
+        print(f"A {args.long:,}-page PDF loaded and chunked, {which} (bench/pdf_long.py):")
+        print(long_pdf(args.long, work, strategies)[0])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """A long PDF, as a build reads it: peak RSS and seconds per 1,000 pages of loading and
 chunking a 2,000-page text PDF, every strategy in its own process, and the headings found.
 
-    python bench/pdf_long.py               # 2,000 pages, every strategy (~10 minutes on 2 cores)
-    python bench/pdf_long.py --pages 200   # a shorter run
+    python -m bench.pdf_long               # 2,000 pages, every strategy (~10 minutes on 2 cores)
+    python -m bench.pdf_long --pages 200   # a shorter run
+    python -m bench.pdf_long --smoke       # 3 pages, headers only (numbers mean nothing)
 
 The PDF is drawn at run time, never committed (tests/pdf_documents.py `manual_pdf`,
 reportlab): a running header and a page footer, on each page one bold numbered heading at
@@ -24,11 +25,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, run_peak_rss, table  # noqa: E402
+from bench.common import BENCH, machine, run_peak_rss, smoke_option, table  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
 RSS_TARGET_MB = 300
 
@@ -44,7 +44,7 @@ def measure(path: Path, pages: int, strategies: list[str] = STRATEGIES) -> tuple
     pages) and the sections found."""
     rows, worst = [], {"rss_mb": 0.0, "load_cpu_per_1000": 0.0, "sections": None}
     for strategy in strategies:
-        wall, rss, out = run_peak_rss([sys.executable, str(HERE / "memory_probe.py"), str(path), strategy])
+        wall, rss, out = run_peak_rss([sys.executable, str(BENCH / "memory_probe.py"), str(path), strategy])
         r = json.loads(out)
         per_1000 = 1000 / pages
         rows.append([
@@ -82,7 +82,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages of the PDF (default 2,000)")
     parser.add_argument("--strategy", action="append", help="only these strategies (default: every one)")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.strategy = 3, ["headers"]
     print(f"Long PDF, {time.strftime('%Y-%m-%d')}, {machine()}\n")
     with tempfile.TemporaryDirectory(prefix="pdf_long_") as tmp:
         text, worst = report(args.pages, Path(tmp), args.strategy or STRATEGIES)

@@ -2,8 +2,9 @@
 `indexer build`: run one and print what it did (JSON). `bench/run.py` runs each in its
 own process and measures wall time and peak RSS around it.
 
-    python bench/peers.py langchain FOLDER DB --size 128
-    python bench/peers.py llamaindex FOLDER DB --size 128
+    python -m bench.peers langchain FOLDER DB --size 128
+    python -m bench.peers llamaindex FOLDER DB --size 128
+    python -m bench.peers langchain --smoke     # the two smoke documents into a temporary DB
 
 - LangChain: RecursiveCharacterTextSplitter (sizes in o200k tokens) -> langchain-chroma's
   Chroma (persistent, local).
@@ -21,10 +22,13 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import smoke_corpus, smoke_option  # noqa: E402
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -120,12 +124,19 @@ def run_llamaindex(folder: Path, db: Path, size: int, overlap: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("peer", choices=["langchain", "llamaindex"])
-    parser.add_argument("folder", type=Path)
-    parser.add_argument("db", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?", help="what to index (not with --smoke)")
+    parser.add_argument("db", type=Path, nargs="?", help="the Chroma folder to write (not with --smoke)")
     parser.add_argument("--size", type=int, default=128, help="chunk size in o200k tokens")
     parser.add_argument("--overlap", type=int, default=0)
+    smoke_option(parser)
     args = parser.parse_args()
     run = run_langchain if args.peer == "langchain" else run_llamaindex
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="indexer-peers-") as tmp:
+            print(json.dumps(run(smoke_corpus(Path(tmp) / "docs"), Path(tmp) / "db", args.size, args.overlap)))
+        return
+    if not (args.folder and args.db):
+        parser.error("FOLDER and DB are needed (or --smoke)")
     print(json.dumps(run(args.folder, args.db, args.size, args.overlap)))
 
 

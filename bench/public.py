@@ -1,8 +1,9 @@
 """The default search on every benchmark set, for every strategy and both embedders.
 
-    python bench/public.py                                   # every set, strategy and embedder (hours cold)
-    python bench/public.py --embedders use-m3 --sets tr,exact
-    python bench/public.py --strategies auto --json out.json --markdown table.md
+    python -m bench.public                                   # every set, strategy and embedder (hours cold)
+    python -m bench.public --embedders use-m3 --sets tr,exact
+    python -m bench.public --strategies auto --json out.json --markdown table.md
+    python -m bench.public --smoke            # the smoke set, two strategies, a tune (numbers mean nothing)
 
 For every set × strategy × embedder, through the real pipeline (`indexer.build`, then
 `indexer.evaluate` on the stored collections): the embedding alone, BM25 alone and the
@@ -27,17 +28,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine, save_json, table  # noqa: E402
-from public_sets import SETS, materialize  # noqa: E402
+from bench.common import CACHE, machine, save_json, smoke_option, table  # noqa: E402
+from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402
 
-DB_ROOT = Path(__file__).resolve().parent / ".cache" / "lab"
+DB_ROOT = CACHE / "lab"
 MODES = ("embedding", "bm25", "hybrid")
 STRATEGIES = ("fixed64", "fixed256", "headers", "blocks", "semantic", "parent", "code", "auto")
 KIND_TAGS = {"exact": ("code", "symbol", "number", "version", "file", "phrase")}
@@ -131,7 +131,7 @@ def report(results: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
     parser.add_argument("--embedders", default="use-m3,e5-small")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--tune-strategies", default="", help="strategies `indexer tune` compares (default: no tuning)")
@@ -140,7 +140,11 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, default=None, help="also write the tables to this file")
     parser.add_argument("--xquad", type=Path, default=None, metavar="DIR",
                         help="folder with the XQuAD files [env INDEXER_XQUAD_DIR; default bench/.cache/xquad]")
+    smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sets, args.embedders, args.strategies = "smoke", "use-m3", "fixed64,auto"
+        args.tune_strategies, args.folds = "fixed64,auto", 2
     if args.xquad:
         os.environ["INDEXER_XQUAD_DIR"] = str(args.xquad.resolve())
     tune_strategies = [s for s in args.tune_strategies.split(",") if s]

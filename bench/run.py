@@ -3,10 +3,11 @@ pipelines users glue together today (LangChain, LlamaIndex) side by side, embedd
 by chunk size, chunking against peers, query latency and scaling. Prints Markdown tables
 with the date and machine.
 
-    python bench/run.py --quick      # about 3 minutes
-    python bench/run.py              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
-    python bench/run.py --only strategies,peers
-    python bench/run.py --only rss   # peak memory of every strategy on 50 MB files of five shapes
+    python -m bench.run --quick      # about 3 minutes
+    python -m bench.run --smoke      # every section once at a tiny size (seconds; numbers mean nothing)
+    python -m bench.run              # the full run (50 MB files, 20 MB corpora, 100k-chunk collections)
+    python -m bench.run --only strategies,peers
+    python -m bench.run --only rss   # peak memory of every strategy on 50 MB files of five shapes
 
 Our machines are shared and noisy: every time is a median over repeated runs, and each
 comparison is a ratio measured in the same run on the same text. Peers (chonkie,
@@ -25,14 +26,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    CORPUS, code_files, folder_size, machine, median_time, percentile, python_docs_text, repeated_markdown,
-    run_peak_rss, table, write_corpus,
+from bench import throughput  # noqa: E402
+from bench.common import (  # noqa: E402
+    CORPUS, Size, code_files, folder_size, machine, median_time, offline_tiktoken, python_docs_text,
+    repeated_markdown, run_peak_rss, smoke_corpus, smoke_option, table, write_corpus,
 )
-import throughput  # noqa: E402
-from throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
+from bench.query_latency import bench_query  # noqa: E402
+from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
 
 PY = sys.executable
 
@@ -53,19 +54,21 @@ class Report:
 
 # -- chunking ----------------------------------------------------------------------------
 
-def bench_chunking(report: Report, quick: bool) -> None:
+def bench_chunking(report: Report, size: Size) -> None:
     from indexer.chunkers import parse_strategy
     from indexer.loaders import make_document
-    from indexer.text.tokens import get_tokenizer
+    from indexer.text.tokens import get_tokenizer, load_encoding
     from indexer.types import Derived
 
     tk = get_tokenizer()
-    enc = tk._enc
-    repeat = 2 if quick else 5
-    size_mb = 1.5 if quick else 20
+    enc = load_encoding(tk.name)  # tiktoken's Encoding, which the peers take
+    repeat = size.pick(1, 2, 5)
+    size_mb = size.pick(0.01, 1.5, 20)
     texts = {
-        f"Turkish corpus, {size_mb} MB": [(d, t, "markdown", "") for d, t in repeated_markdown(size_mb)],
-        f"Python docs (pydoc_data), {size_mb} MB": _repeat_text(python_docs_text(), size_mb),
+        f"Turkish corpus, {size_mb} MB": [(d, t, "markdown", "")
+                                          for d, t in repeated_markdown(size_mb, first=size.documents)],
+        f"Python docs (pydoc_data), {size_mb} MB": _repeat_text(python_docs_text()[: size.pick(10_000, None, None)],
+                                                                size_mb),
     }
     peers = _peers(enc)
     rows = []
@@ -136,6 +139,7 @@ def _peers(enc) -> dict:
     try:
         from langchain_text_splitters import MarkdownHeaderTextSplitter, TokenTextSplitter
 
+        offline_tiktoken("o200k_base")  # the splitter asks tiktoken for the table by name
         splitter = TokenTextSplitter(encoding_name="o200k_base", chunk_size=128, chunk_overlap=0)
         headers = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2"), ("###", "h3")])
         peers["LangChain TokenTextSplitter(128)"] = splitter.split_text
@@ -147,10 +151,11 @@ def _peers(enc) -> dict:
 
 # -- build ---------------------------------------------------------------------------------
 
-def bench_build(report: Report, quick: bool, work: Path) -> None:
-    corpus = write_corpus(work / "build-corpus", repeated_markdown(0.06 if quick else 4.0, unique=True))
+def bench_build(report: Report, size: Size, work: Path) -> None:
+    files = repeated_markdown(size.pick(0.005, 0.06, 4.0), unique=True, first=size.documents)
+    corpus = write_corpus(work / "build-corpus", files)
     rows = []
-    for strategy in ("headers", "fixed128"):
+    for strategy in size.pick(("headers",), ("headers", "fixed128"), ("headers", "fixed128")):
         db = work / f"build-db-{strategy}"
         shutil.rmtree(db, ignore_errors=True)
         cmd = [PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db), "-q", "--json"]
@@ -187,131 +192,14 @@ def bench_build(report: Report, quick: bool, work: Path) -> None:
 
 # -- query ---------------------------------------------------------------------------------
 
-def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = True) -> None:
-    """A collection of n synthetic chunks (corpus sentences recombined), written through
-    the store's staging API and published, so `Index.open` serves it like a built one.
-    `vectors` is "real" (embedded with the default model, through the embedding cache) or
-    "random" (unit vectors: latency does not depend on what the vectors mean)."""
-    import numpy as np
-
-    from indexer import __version__
-    from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.retrieval.bm25 import SIDE, BM25Builder
-    from indexer.store import Entry, Store
-    from indexer.text.analyzer import Analyzer
-    from indexer.text.sentences import split_sentences
-    from indexer.types import Chunk
-
-    sentences = []
-    for text in (p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.md"))):
-        sentences += [text[s:e] for s, e in split_sentences(text) if len(text[s:e]) > 20]
-    rng = np.random.default_rng(7)
-    store = Store(db, create=True)
-    strategy = f"synthetic{n}"
-    model = get_embedder()
-    embedder = CachedEmbedder(model, EmbeddingCache(Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"))
-    staging = store.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
-    analyzer = Analyzer.for_language("tr")
-    bm25 = BM25Builder(analyzer)
-    step = 2000
-    t_write = t_embed = 0.0
-    for start in range(0, n, step):
-        chunks = []
-        for i in range(start, min(n, start + step)):
-            picks = rng.choice(len(sentences), size=3, replace=False)
-            text = f"Belge {i % 997}. " + " ".join(sentences[j] for j in picks)
-            chunks.append(Chunk(id=f"s{i:07d}", doc_id=f"doc{i // 20:05d}.md", text=text, start=0, end=len(text),
-                                start_line=1, end_line=1, kind="synthetic", header=f"Sentetik › Bölüm {i % 53}",
-                                n_tokens=len(text) // 4, strategy=strategy))
-        t0 = time.perf_counter()
-        if vectors == "real":
-            emb = embedder.embed_documents([c.indexed_text for c in chunks])
-        else:
-            emb = rng.standard_normal((len(chunks), model.dimension)).astype(np.float32)
-            emb /= np.linalg.norm(emb, axis=1, keepdims=True)
-        t_embed += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        for k in range(0, len(chunks), 1000):
-            staging.add(chunks[k : k + 1000], emb[k : k + 1000])
-        t_write += time.perf_counter() - t0
-        bm25.add([c.id for c in chunks], [c.indexed_text for c in chunks])
-    t0 = time.perf_counter()
-    staging.close()
-    t_write += time.perf_counter() - t0
-    t0 = time.perf_counter()
-    staging.save_side(SIDE, bm25.finish("bm25s" if engine_files else "rank-bm25").save)
-    t_bm25 = time.perf_counter() - t0
-    staging.write_manifest({"format": 1, "settings": {}, "files": {}, "skipped": {}})
-    staging.publish(Entry(strategy=strategy, embedder=model.name, collection=staging.name, dimension=model.dimension,
-                          kind="synthetic", params={}, tokenizer="o200k_base", version=__version__,
-                          built_at=time.strftime("%Y-%m-%dT%H:%M:%S"), source=[], files=n // 20, chunks=n,
-                          extra={"analyzer": analyzer.to_dict(), "bm25_engine": "bm25s", "write_seconds": t_write,
-                                 "bm25_seconds": t_bm25, "embed_seconds": t_embed}))
-
-
-def bench_query(report: Report, quick: bool, work: Path) -> None:
-    from indexer.embeddings import get_embedder
-    from indexer.retrieval import Index, SearchOptions
-    from indexer.retrieval.bm25 import SIDE, BM25Index
-    from indexer.store import Store
-
-    sizes = [(1000, "real"), (10000, "random")] if quick else [(1000, "real"), (10000, "real"), (100000, "random")]
-    questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
-    n_queries = 40 if quick else 200
-    queries = (questions * (n_queries // len(questions) + 1))[:n_queries]
-    get_embedder().embed_query("warm up")
-    lat_rows, scale_rows = [], []
-    for n, vectors in sizes:
-        db = work / f"query-db-{n}"
-        shutil.rmtree(db, ignore_errors=True)
-        synthetic_collection(db, n, vectors)
-        store = Store(db)
-        entry = store.find(f"synthetic{n}")
-        side = store.side_path(entry, SIDE)
-        for engine in ("rank-bm25", "bm25s", "postings"):
-            t0 = time.perf_counter()
-            BM25Index.load(side, engine).scores("warm up kargo")
-            load_s = time.perf_counter() - t0
-            index = Index(store, entry, bm25_engine=engine)
-            index.bm25  # loaded here, not inside the first timed query
-            for mode in ("embedding", "bm25", "hybrid"):
-                if mode == "embedding" and engine == "bm25s":
-                    continue
-                opts = SearchOptions(mode=mode, k=5)
-                for q in queries[:5]:
-                    index.search(q, opts)
-                times = []
-                for q in queries:
-                    t1 = time.perf_counter()
-                    index.search(q, opts)
-                    times.append((time.perf_counter() - t1) * 1000)
-                p50, p95 = percentile(times, 50), percentile(times, 95)
-                lat_rows.append([n, vectors, mode, engine if mode != "embedding" else "-", f"{p50:.1f}",
-                                 f"{p95:.1f}", f"{load_s:.2f}" if mode != "embedding" else "-"])
-                if n == sizes[-1][0] and mode == "hybrid" and engine == "bm25s":
-                    report.target(f"hybrid p50 at {n:,} chunks, bm25s", "<= 20 ms", f"{p50:.1f} ms", p50 <= 20)
-        extra = entry.extra
-        scale_rows.append([n, vectors, f"{extra['write_seconds']:.1f}", f"{extra['bm25_seconds']:.2f}",
-                           f"{folder_size(db / 'chroma') / 1e6:.0f}", f"{folder_size(side) / 1e6:.1f}"])
-    report.section(
-        f"Query latency, warm, in-process ({n_queries} questions from the Turkish set; ms)",
-        table(["chunks", "vectors", "mode", "bm25 engine", "p50 ms", "p95 ms", "bm25 load s"], lat_rows),
-    )
-    report.section(
-        "Scaling: writing and indexing synthetic collections",
-        table(["chunks", "vectors", "Chroma write s", "BM25 build s (bm25s)", "Chroma MB", "BM25 MB"], scale_rows)
-        + "\n\nVectors are real embeddings where it says `real` (cached in bench/.cache) and random"
-          " unit vectors otherwise: HNSW latency does not depend on what the vectors mean.",
-    )
-
-
-def bench_cold_query(report: Report, quick: bool, work: Path) -> None:
+def bench_cold_query(report: Report, size: Size, work: Path) -> None:
     db = work / "cold-db"
     shutil.rmtree(db, ignore_errors=True)
-    run_peak_rss([PY, "-m", "indexer", "build", str(CORPUS), "-s", "headers", "--db", str(db), "-q"])
+    corpus = smoke_corpus(work / "cold-corpus") if size.name == "smoke" else CORPUS
+    run_peak_rss([PY, "-m", "indexer", "build", str(corpus), "-s", "headers", "--db", str(db), "-q"])
     rows = []
-    repeat = 3 if quick else 5
-    for mode in ("embedding", "bm25", "hybrid"):
+    repeat = size.pick(1, 3, 5)
+    for mode in size.pick(("embedding",), ("embedding", "bm25", "hybrid"), ("embedding", "bm25", "hybrid")):
         cmd = [PY, "-m", "indexer", "query", "Siparişim Van'ın bir köyüne kaç günde gelir?", "-s", "headers",
                "--db", str(db), "--mode", mode]
         times = sorted(run_peak_rss(cmd)[0] for _ in range(repeat))
@@ -324,12 +212,11 @@ def bench_cold_query(report: Report, quick: bool, work: Path) -> None:
     report.section(f"Cold `indexer query` command, median of {repeat} (s)", table(["mode", "median", "min", "max"], rows))
 
 
-def bench_memory(report: Report, quick: bool, work: Path) -> None:
-    sizes = (0.5, 2) if quick else (5, 20)
+def bench_memory(report: Report, size: Size, work: Path) -> None:
     rows = []
-    for mb in sizes:
-        corpus = write_corpus(work / f"mem-corpus-{mb}", repeated_markdown(mb))
-        for strategy in ("headers", "fixed128"):
+    for mb in size.pick((0.01,), (0.5, 2), (5, 20)):
+        corpus = write_corpus(work / f"mem-corpus-{mb}", repeated_markdown(mb, first=size.documents))
+        for strategy in size.pick(("headers",), ("headers", "fixed128"), ("headers", "fixed128")):
             db = work / f"mem-db-{mb}-{strategy}"
             shutil.rmtree(db, ignore_errors=True)
             # the copies repeat the same texts: after the first copy every vector comes from
@@ -347,11 +234,11 @@ def bench_memory(report: Report, quick: bool, work: Path) -> None:
     )
 
 
-def bench_pdf(report: Report, quick: bool, work: Path) -> None:
-    from pdf_long import RSS_TARGET_MB, report as long_pdf
+def bench_pdf(report: Report, size: Size, work: Path) -> None:
+    from bench.pdf_long import RSS_TARGET_MB, STRATEGIES, report as long_pdf
 
-    pages = 200 if quick else 2000
-    text, worst = long_pdf(pages, work)
+    pages = size.pick(3, 200, 2000)
+    text, worst = long_pdf(pages, work, size.pick(["headers"], STRATEGIES, STRATEGIES))
     report.section(f"A {pages:,}-page PDF loaded and chunked, every strategy (bench/pdf_long.py)", text)
     report.target(f"peak RSS loading and chunking a {pages:,}-page PDF, every strategy", f"<= {RSS_TARGET_MB} MB",
                   f"{worst['rss_mb']:.0f} MB", worst["rss_mb"] <= RSS_TARGET_MB)
@@ -362,14 +249,14 @@ def bench_pdf(report: Report, quick: bool, work: Path) -> None:
 SECTIONS = {
     "strategies": bench_every_strategy,
     "peers": bench_peers,
-    "embedders": lambda report, quick, _work: bench_embedders(report, quick),
+    "embedders": lambda report, size, _work: bench_embedders(report, size),
     "cache": bench_cache,
-    "chunk": lambda report, quick, _work: bench_chunking(report, quick),
+    "chunk": lambda report, size, _work: bench_chunking(report, size),
     "build": bench_build,
     "query": bench_query,
     "cold": bench_cold_query,
     "memory": bench_memory,
-    "rss": lambda report, quick, work: memory_by_shape(report, quick, work),
+    "rss": lambda report, size, work: memory_by_shape(report, size, work),
     "pdf": bench_pdf,
 }
 
@@ -379,13 +266,15 @@ SECTIONS = {
 # the long PDF (bench/pdf_long.py: --only pdf --quick runs it at 200 pages)
 FULL_ONLY = ("chunk", "memory", "pdf")
 # sections run only when named: `strategies` measures them too (rss: peak memory of every
-# strategy on big files of every shape, alone: python bench/run.py --only rss)
+# strategy on big files of every shape, alone: python -m bench.run --only rss); --smoke runs
+# every other section
 ON_REQUEST = ("rss",)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, finishes in about 3 minutes")
+    smoke_option(parser)
     parser.add_argument("--only", default=None,
                         help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but {','.join(ON_REQUEST)};"
                              f" --quick: all but {','.join(FULL_ONLY + ON_REQUEST)})")
@@ -393,13 +282,14 @@ def main() -> None:
     parser.add_argument("--big-mb", type=float, default=None,
                         help="size of the files the memory of every strategy is measured on (default 50, --quick 2)")
     args = parser.parse_args()
+    size = Size("smoke" if args.smoke else "quick" if args.quick else "full")
     throughput.BIG_MB = args.big_mb
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     report = Report()
-    header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {'quick' if args.quick else 'full'} run\n\n{machine()}"
+    header = f"indexer benchmarks, {time.strftime('%Y-%m-%d')}, {size.name} run\n\n{machine()}"
     print(header + "\n", flush=True)
     only = args.only.split(",") if args.only else [
-        s for s in SECTIONS if s not in ON_REQUEST and not (args.quick and s in FULL_ONLY)]
+        s for s in SECTIONS if s not in ON_REQUEST and not (size.name == "quick" and s in FULL_ONLY)]
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; use {','.join(SECTIONS)}")
@@ -409,7 +299,7 @@ def main() -> None:
         for name in SECTIONS:
             if name in only:
                 t1 = time.perf_counter()
-                SECTIONS[name](report, args.quick, work)
+                SECTIONS[name](report, size, work)
                 print(f"({name}: {time.perf_counter() - t1:.0f} s)\n", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

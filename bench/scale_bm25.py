@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from scale_probe import rss_mb
+from bench.common import ROOT
+from bench.scale_probe import rss_mb
+from bench.scale_table import render
 
 COLD = """
 import sys, time, json
@@ -31,8 +33,8 @@ print(json.dumps({{"load_s": t2 - t1, "total_s": time.perf_counter() - t0}}))
 
 WARM = """
 import sys, time, json
-sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
-from common import percentile
+sys.path.insert(0, {root!r})
+from bench.common import percentile
 from indexer.retrieval.bm25 import BM25Index
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})
 queries = json.loads({queries!r})
@@ -68,11 +70,12 @@ def _run(code: str) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def measure(data: Path, n: int, corpus: Path, queries: list[str]) -> dict:
+def measure(data: Path, n: int, corpus: Path, queries: list[str], cold: int = 3) -> dict:
+    """Every figure of ROWS for one size; the cold figures are the median of `cold` processes."""
     from indexer.retrieval.bm25 import BM25Builder, BM25Index
     from indexer.text.analyzer import Analyzer
 
-    root, bench = str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)
+    root = str(ROOT)
     work = data / f"bm25-{n}"
     shutil.rmtree(work, ignore_errors=True)
     builder = BM25Builder(Analyzer.for_language("tr"))
@@ -109,13 +112,13 @@ def measure(data: Path, n: int, corpus: Path, queries: list[str]) -> dict:
     previous.updated(set(ids), fresh).save(work / "g2")
     out["update_s"] = time.perf_counter() - t0
     folder = str(work / "g1")
-    colds = [_run(COLD.format(root=root, folder=folder, engine="postings", query=q)) for q in queries[:3]]
-    out["cold_s"] = sorted(c["total_s"] for c in colds)[1]
-    out["cold_load_s"] = sorted(c["load_s"] for c in colds)[1]
-    out["postings"] = _run(WARM.format(root=root, bench=bench, folder=folder, engine="postings",
+    colds = [_run(COLD.format(root=root, folder=folder, engine="postings", query=q)) for q in queries[:cold]]
+    out["cold_s"] = sorted(c["total_s"] for c in colds)[len(colds) // 2]
+    out["cold_load_s"] = sorted(c["load_s"] for c in colds)[len(colds) // 2]
+    out["postings"] = _run(WARM.format(root=root, folder=folder, engine="postings",
                                        queries=json.dumps(queries[:201])))
     reference = queries[:21] if n <= 100_000 else queries[:4]
-    out["rank-bm25"] = _run(WARM.format(root=root, bench=bench, folder=folder, engine="rank-bm25",
+    out["rank-bm25"] = _run(WARM.format(root=root, folder=folder, engine="rank-bm25",
                                         queries=json.dumps(reference)))
     return out
 
@@ -144,8 +147,6 @@ ROWS = [
 
 
 def report(measured: dict[int, dict]) -> str:
-    from scale_report import render
-
     return render(measured, ROWS)
 
 

@@ -7,20 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-from common import percentile
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench.common import free_port, percentile
 
 
 def _wait_http(url: str, proc: subprocess.Popen, log: Path, seconds: float = 600) -> None:

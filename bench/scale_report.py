@@ -4,15 +4,20 @@ figure per size, and its growth exponent between sizes."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
-from common import machine, table
-from scale import MODES, STRATEGY, Run, cli, cold, folder_mb, gc_time, hnsw_mb, label, side_sizes, update, warm
-from scale_probe import chroma_server, http_probe, rss_mb, serving
+from bench import scale_bm25, scale_kit
+from bench.common import machine
+from bench.scale_probe import chroma_server, http_probe, rss_mb, serving
+from bench.scale_steps import MODES, STRATEGY, Run, cli, cold, folder_mb, gc_time, hnsw_mb, side_sizes, update, warm
+from bench.scale_table import label, render
+
+
+SMOKE_COLD = (1, ("hybrid",))  # a --smoke run's cold queries: one, of one mode
 
 
 def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
@@ -23,7 +28,7 @@ def embedded(args, n: int, xquad: Path, queries: list[str]) -> dict:
         return {"build": build}
     out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(run.db / "chroma"), "load": [os.getloadavg()[0]]}
     out["chroma_mb"] = folder_mb(run.db / "chroma")
-    out["cold"] = cold(run, queries)
+    out["cold"] = cold(run, queries, *SMOKE_COLD if args.smoke else ())
     out["warm"] = warm(run, queries)
     with serving(cli("serve", "--db", run.db), args.data / "serve.log") as (base, pid):
         out["http"] = http_probe(base, STRATEGY, queries, MODES)
@@ -49,7 +54,7 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
             return {"build": build}
         out = {"build": build, **side_sizes(run), "hnsw_mb": hnsw_mb(folder / "chroma" / "data"),
                "chroma_mb": folder_mb(folder / "chroma" / "data"), "load": [os.getloadavg()[0]]}
-        out["cold"] = cold(run, queries)
+        out["cold"] = cold(run, queries, *SMOKE_COLD if args.smoke else ())
         out["warm"] = warm(run, queries)
         readers = []
         for i in (1, 2):
@@ -58,8 +63,6 @@ def server(args, n: int, xquad: Path, queries: list[str]) -> dict:
             reader = {}
             for what in ("first", "again"):
                 t0 = time.perf_counter()
-                import subprocess
-
                 done = subprocess.run(cli("query", queries[i], "-s", STRATEGY, "--db", db, "--chroma-url", url,
                                           "--json"), capture_output=True, text=True)
                 if done.returncode != 0:
@@ -123,37 +126,7 @@ SERVER_ROWS = [
 ]
 
 
-def exponent(a, b, n1: int, n2: int) -> str:
-    first = a[0] if isinstance(a, tuple) else a
-    second = b[0] if isinstance(b, tuple) else b
-    if not first or not second or first <= 0 or second <= 0:
-        return "-"
-    return f"{math.log(second / first) / math.log(n2 / n1):.2f}"
-
-
-def render(measured: dict[int, dict], rows) -> str:
-    sizes = sorted(measured)
-    headers = ["", *[label(n) for n in sizes],
-               *[f"exp {label(a)}→{label(b)}" for a, b in zip(sizes, sizes[1:])]]
-    body = []
-    for name, fn, fmt in rows:
-        values = []
-        for n in sizes:
-            try:
-                values.append(fn(measured[n]))
-            except (KeyError, TypeError, ZeroDivisionError):
-                values.append(None)
-        cells = [(fmt.format(*v) if isinstance(v, tuple) else fmt.format(v)) if v is not None else "-" for v in values]
-        exps = [exponent(values[i], values[i + 1], sizes[i], sizes[i + 1])
-                if values[i] is not None and values[i + 1] is not None and not name.startswith("load average")
-                else "-" for i in range(len(sizes) - 1)]
-        body.append([name, *cells, *exps])
-    return table(headers, body)
-
-
 def measure_all(args, sizes: list[int], xquad: Path) -> None:
-    import scale_kit
-
     if args.report:
         return saved(args, sizes)
     queries = scale_kit.questions(xquad, 10 + 3 * args.queries)
@@ -182,7 +155,6 @@ def print_tables(results: dict[str, dict[int, dict]]) -> None:
 def saved(args, sizes: list[int]) -> None:
     """`--report`: the tables from the figures kept in --data, measuring nothing (sizes or
     kinds of store not measured yet are left out)."""
-    import scale_bm25
 
     def kept(kind: str, n: int) -> dict | None:
         path = args.data / f"results-{kind}-{label(n)}.json"
@@ -197,14 +169,11 @@ def saved(args, sizes: list[int]) -> None:
 
 
 def bm25_side(args, sizes: list[int], xquad: Path, queries: list[str]) -> None:
-    import scale_bm25
-    import scale_kit
-
     measured = {}
     for n in sizes:
         corpus = scale_kit.write_corpus(args.data / f"corpus-{label(n)}", n, xquad)
         load = os.getloadavg()[0]
-        measured[n] = scale_bm25.measure(args.data, n, corpus, queries)
+        measured[n] = scale_bm25.measure(args.data, n, corpus, queries, cold=1 if args.smoke else 3)
         measured[n]["load"] = [load, os.getloadavg()[0]]
         (args.data / f"results-bm25-{label(n)}.json").write_text(json.dumps(measured[n], indent=1))
         shutil.rmtree(args.data / f"bm25-{n}", ignore_errors=True)

@@ -2,9 +2,10 @@
 time), then N concurrent clients for S seconds on loopback; prints p50 / p99, requests/s
 and errors.
 
-    python bench/serve_load.py                      # builds the bundled corpus (headers) in a temp folder
-    python bench/serve_load.py --db .indexer --strategy headers --clients 50 --seconds 30
-    python bench/serve_load.py --url http://127.0.0.1:8765/ --strategy headers   # a server already running
+    python -m bench.serve_load                      # builds the bundled corpus (headers) in a temp folder
+    python -m bench.serve_load --db .indexer --strategy headers --clients 50 --seconds 30
+    python -m bench.serve_load --url http://127.0.0.1:8765/ --strategy headers   # a server already running
+    python -m bench.serve_load --smoke              # two documents, 2 clients for 1 s (numbers mean nothing)
 
 Queries are the bundled question set's questions, each with one of 20 suffix words so
 that most requests miss the Index's small per-query cache (a real application rarely
@@ -26,9 +27,8 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, machine, percentile, table  # noqa: E402
+from bench.common import CORPUS, free_port, machine, percentile, smoke_corpus, smoke_option, table  # noqa: E402
 
 SUFFIXES = ["lütfen", "acaba", "hemen", "bugün", "şimdi", "yarın", "mi", "nasıl", "neden", "nerede", "kim", "ne",
             "hangi", "kaç", "sipariş", "ürün", "hesap", "kart", "iade", "kargo"]
@@ -40,14 +40,6 @@ def queries(repeat: bool) -> list[str]:
     if repeat:
         return questions
     return [f"{q} {s}" for q in questions for s in SUFFIXES]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(db: Path) -> tuple[subprocess.Popen, str]:
@@ -82,7 +74,7 @@ async def sequential(url: str, pool: list[str], strategy: str, n: int) -> tuple[
     import httpx
 
     async with httpx.AsyncClient(timeout=30) as client:
-        for q in pool[:20]:  # warm-up: embedder, BM25, connection
+        for q in pool[: min(20, n)]:  # warm-up: embedder, BM25, connection
             await one(client, url, {"query": q, "strategy": strategy})
         times, errors = [], 0
         for i in range(n):
@@ -128,7 +120,10 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--repeat", action="store_true", help="send the plain questions (cache hits after the first round)")
+    smoke_option(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.requests, args.clients, args.seconds = 5, 2, 1.0
 
     proc = None
     url = args.url
@@ -139,8 +134,9 @@ def main() -> None:
                 from indexer.indexing.building import build
 
                 db = Path(tmp) / "index"
-                print(f"building {CORPUS} ({args.strategy}) in {db} ...", file=sys.stderr)
-                build([CORPUS], [args.strategy], db=db)
+                corpus = smoke_corpus(Path(tmp) / "corpus") if args.smoke else CORPUS
+                print(f"building {corpus} ({args.strategy}) in {db} ...", file=sys.stderr)
+                build([corpus], [args.strategy], db=db)
             proc, url = start_server(db)
         try:
             pool = queries(args.repeat)

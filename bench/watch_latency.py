@@ -1,7 +1,8 @@
 """How fast `indexer watch` makes a save searchable, and how it copes with a burst.
 
-    python bench/watch_latency.py                 # ~3 minutes: 10 saves, a 2,000-file burst
-    python bench/watch_latency.py --trials 5 --files 500 --debounce 50 --max-delay 1000
+    python -m bench.watch_latency                 # ~3 minutes: 10 saves, a 2,000-file burst
+    python -m bench.watch_latency --trials 5 --files 500 --debounce 50 --max-delay 1000
+    python -m bench.watch_latency --smoke         # two documents, one save, a 10-file burst (numbers mean nothing)
 
 1. Save -> visible: `indexer watch corpus -s headers --json` runs as a subprocess on a copy of
    the bundled corpus. Each trial appends a section holding a new word to a document; a
@@ -35,9 +36,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CORPUS, ROOT, corpus_docs, machine, percentile, table, write_corpus  # noqa: E402
+from bench.common import (  # noqa: E402
+    CORPUS, ROOT, SMOKE_DOCS, corpus_docs, machine, percentile, smoke_option, table, write_corpus,
+)
 
 PY = sys.executable
 
@@ -139,15 +141,18 @@ def query_finds(db: Path, word: str) -> bool:
     return any(word in json.loads(line)["text"] for line in done.stdout.splitlines())
 
 
-def save_to_visible(work: Path, trials: int, debounce: int, max_delay: int) -> tuple[list[list], str]:
+def save_to_visible(work: Path, trials: int, debounce: int, max_delay: int, names: tuple[str, ...] | None = None
+                    ) -> tuple[list[list], str]:
+    """`names`: the bundled documents to watch (default: all)."""
     corpus, db = work / "corpus", work / "db"
     corpus.mkdir(parents=True)
     for path in sorted(CORPUS.glob("*.md")):
-        shutil.copy(path, corpus / path.name)
+        if names is None or path.name in names:
+            shutil.copy(path, corpus / path.name)
     watcher = WatchProcess(corpus, db, debounce, max_delay)
     first = watcher.next()
     print(f"initial sync: {first['seconds']:.1f}s", file=sys.stderr)
-    target = corpus / "kargo-ve-teslimat.md"
+    target = sorted(corpus.glob("*.md"))[0]
     rows = []
     for r, reader in enumerate(READERS):
         poller = Poller(db, reader)
@@ -174,11 +179,13 @@ def save_to_visible(work: Path, trials: int, debounce: int, max_delay: int) -> t
     return rows, note
 
 
-def burst(work: Path, files: int, debounce: int, max_delay: int) -> tuple[list[list], list[list]]:
+def burst(work: Path, files: int, debounce: int, max_delay: int, repeat: int = 5,
+          names: tuple[str, ...] | None = None, quiet: float = 3.0) -> tuple[list[list], list[list]]:
+    """`repeat` timings of each build, `quiet` seconds without a sync that end the burst."""
     from indexer.indexing.building import build
 
     corpus, db = work / "big", work / "bigdb"
-    docs = list(corpus_docs().items())
+    docs = [(name, text) for name, text in corpus_docs().items() if names is None or name in names]
     write_corpus(corpus, [(f"d{i // 100:02d}/{i:04d}-{docs[i % len(docs)][0]}", docs[i % len(docs)][1])
                           for i in range(files)])
     t0 = time.perf_counter()
@@ -195,7 +202,7 @@ def burst(work: Path, files: int, debounce: int, max_delay: int) -> tuple[list[l
     syncs = []
     while sum(r["changed"] for s in syncs for r in s["reports"]) < len(paths):
         syncs.append(watcher.next())
-    syncs += watcher.drain(3.0)
+    syncs += watcher.drain(quiet)
     total = max(s["received"] for s in syncs) - start
     embedded = sum(r["embedded"] for s in syncs for r in s["reports"])
     building = sum(s["seconds"] for s in syncs)
@@ -214,7 +221,7 @@ def burst(work: Path, files: int, debounce: int, max_delay: int) -> tuple[list[l
     doc_id = target.relative_to(corpus).as_posix()
     for label, changed in (("build(changed=None): hash every file", None), ("build(changed={doc})", {doc_id})):
         seconds, hashing = [], []
-        for _ in range(5):
+        for _ in range(repeat):
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write("x\n")
             t0 = time.perf_counter()
@@ -232,14 +239,18 @@ def main() -> None:
     parser.add_argument("--debounce", type=int, default=100, help="ms of quiet that closes a batch")
     parser.add_argument("--max-delay", type=int, default=1600, help="ms a batch waits at most")
     parser.add_argument("--poll", nargs=2, metavar=("DB", "MODE"), help=argparse.SUPPRESS)
+    smoke_option(parser)
     args = parser.parse_args()
     if args.poll:
         poll_forever(*args.poll)
         return
+    names, repeat, quiet = (SMOKE_DOCS, 1, 0.5) if args.smoke else (None, 5, 3.0)
+    if args.smoke:
+        args.trials, args.files = 1, 10
     work = Path(tempfile.mkdtemp(prefix="watch-bench-"))
     try:
-        latency, note = save_to_visible(work / "latency", args.trials, args.debounce, args.max_delay)
-        burst_rows, hash_rows = burst(work, args.files, args.debounce, args.max_delay)
+        latency, note = save_to_visible(work / "latency", args.trials, args.debounce, args.max_delay, names)
+        burst_rows, hash_rows = burst(work, args.files, args.debounce, args.max_delay, repeat, names, quiet)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"## indexer watch — {time.strftime('%Y-%m-%d')}, {machine()}\n")

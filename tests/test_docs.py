@@ -49,7 +49,7 @@ def test_the_licence_is_shipped_and_its_notices_name_real_files():
 def test_benchmarks_take_their_paths_from_the_repository_or_the_user():
     """No path of one development machine: data folders come from the repository layout,
     an argument or the environment."""
-    for script in sorted((ROOT / "bench").glob("*.py")):
+    for script in sorted((ROOT / "bench").rglob("*.py")):
         text = script.read_text(encoding="utf-8")
         found = re.findall(r"""["'(\s](/(?:work|home|Users|root|mnt)/[^\s"')]*)""", text)
         assert not found, f"{script.name}: {found}"

@@ -12,7 +12,6 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from indexer import build
 from indexer.cli import cli
 from indexer.indexing.watching import EventPaths
 from indexer.loaders import discover

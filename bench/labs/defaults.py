@@ -1,8 +1,8 @@
 """Choosing defaults by measurement: embedders × BM25 analyzers × fusion, on the bundled
 Turkish and English question sets (and the code set as a third opinion).
 
-    python bench/defaults.py            # ~5 minutes on 2 cores (e5 is the slow part)
-    python bench/defaults.py --json F   # every number, for diffing
+    python -m bench.labs.defaults            # ~5 minutes on 2 cores (e5 is the slow part)
+    python -m bench.labs.defaults --json F   # every number, for diffing
 
 Everything goes through the real pipeline: `indexer.build` into a fresh database (so
 build times are cold, nothing comes from the embedding cache), `indexer.evaluate` on the
@@ -19,10 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from common import CORPUS, machine, save_json, table  # noqa: E402
+from bench.common import CORPUS, machine, save_json, table  # noqa: E402
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402

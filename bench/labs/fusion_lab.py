@@ -1,8 +1,8 @@
 """Fusion lab: capture both sides' candidate lists once per (set, strategy, embedder),
 then score fusion rules offline in milliseconds.
 
-    python bench/fusion_lab.py capture --sets tr,en,code --embedders use-m3
-    python bench/fusion_lab.py explore
+    python -m bench.labs.fusion_lab capture --sets tr,en,code --embedders use-m3
+    python -m bench.labs.fusion_lab explore
 
 Capture goes through the real pipeline (`indexer.build`, `Index` searches); the offline
 part only re-ranks the captured lists, so it is exact for any rule that uses nothing but
@@ -18,22 +18,17 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-LAB = Path(__file__).resolve().parent / ".cache" / "lab"
+from bench.common import CACHE  # noqa: E402
+from bench.public_sets import materialize  # noqa: E402
+
+LAB = CACHE / "lab"
 DEPTH = 100
 
 
-BUNDLED = {"tr": "", "en": "en", "code": "code"}
-
-
 def set_paths(name: str) -> tuple[Path, Path]:
-    if name in BUNDLED:
-        folder = Path(__file__).resolve().parent.parent / "corpus" / BUNDLED[name]
-        return folder, folder / "questions.jsonl"
-    from public_sets import materialize
-
+    """(corpus folder, questions file) of a set of bench/public_sets.py."""
     return materialize(name)
 
 
@@ -59,8 +54,8 @@ def capture(set_name: str, strategy: str, embedder: str) -> Path:
     rows = []
     t0 = time.perf_counter()
     for q in questions:
-        dense = index._dense(q.question, DEPTH)
-        sparse = index._sparse(q.question, DEPTH)
+        dense = index._dense(q.question, DEPTH)  # private: see report
+        sparse = index._sparse(q.question, DEPTH)  # private: see report
         rows.append({"id": q.id, "tags": q.tags, "doc": q.doc_id, "target": list(q.target),
                      "answer": list(q.answer_span) if q.answer_span else None,
                      "dense": [[cid, round(s, 6)] for cid, s in dense],

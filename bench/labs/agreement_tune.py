@@ -1,4 +1,7 @@
-"""Tuning the question generator's knobs by agreement (see questions_agreement.py).
+"""Tuning the question generator's knobs by agreement (see bench/questions_agreement.py).
+
+    python -m bench.labs.agreement_tune tune --every --seeds 3     # the last tune
+    python -m bench.labs.agreement_tune explore '{"noise": 0.4}' '{"noise": 0.5}'
 
 Every candidate set of knobs (`GRID`) makes a question set per real set (the real set's size,
 capped by --cap for the 1,190-question XQuAD sets and code-pypi), scored through `Mirror`s;
@@ -7,27 +10,26 @@ cached). Two stages: every config on seed 0; then (`--seeds 3`) the shortlisted 
 best SHORTLIST by mean tau-b on the other six sets, for each left-out set — on more seeds,
 whose mean decides. With `--every`, one stage: every config on every seed (one seed's
 shortlist flatters: its best settings fell by 0.03-0.05 on three). Leave-one-set-out: each set is scored with the knobs both stages chose
-without it. `--check` first compares each mirror with `indexer.evaluate` on the real questions.
+without it. `python -m bench.questions_agreement --check` first compares each mirror with
+`indexer.evaluate` on the real questions.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
-from agreement_mirror import Mirror, first_hits, mrr
-from questions_agreement import (
-    MODES, OUT, REGRET_OK, agreement, ensure_built, real_count, real_scores, set_paths, strategies_for,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from indexer.evaluation.generate import make_questions
-from indexer.evaluation.questions import Question, load_questions, resolve
-from indexer.evaluation.run import _TokenSpans
-from indexer.evaluation.simulate import Knobs
-from indexer.loaders import load_documents
+from bench.agreement_mirror import SetLab  # noqa: E402
+from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement  # noqa: E402
+
+from indexer.evaluation.simulate import Knobs  # noqa: E402
 
 GRID = {
     "noise": (0.35, 0.45),
@@ -42,39 +44,6 @@ GRID = {
 # 32 and 96 settings on seed 0 tried question frames, phrases, passage share and length
 # again: bench/RESULTS.md) gave code its own off-target share and tuned the typing noise.
 FIXED: dict = {}
-
-
-class SetLab:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.folder, self.questions_path = set_paths(name)
-        db = ensure_built(name)
-        self.real = real_scores(name, db)
-        self.n = real_count(name)
-        self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
-        _, docs = load_documents([self.folder])
-        self.docs = {d.doc_id: d for d in docs}
-        self.spans = _TokenSpans(self.docs)
-
-    def score(self, questions: list[Question]) -> dict[str, float]:
-        resolve(questions, self.docs)
-        out = {}
-        for strategy, mirror in self.mirrors.items():
-            ranks = first_hits(mirror, questions, self.spans, MODES)
-            out.update({f"{strategy}/{m}": mrr(ranks[m]) for m in MODES})
-        return out
-
-    def made(self, knobs: Knobs, seed: int, cap: int) -> list[Question]:
-        made = make_questions(self.folder, min(self.n, cap), seed=seed, knobs=knobs)
-        return [Question(q["id"], q["question"], q["doc_id"], answer=q["answer"], tags=q["tags"],
-                         span=tuple(q["span"])) for q in made.questions]
-
-
-def check(labs: list[SetLab]) -> None:
-    for lab in labs:
-        mine = lab.score(load_questions(lab.questions_path))
-        worst = max(abs(mine[k] - lab.real[k]) for k in lab.real)
-        print(f"{lab.name}: mirror vs indexer.evaluate on the real questions, largest MRR@10 difference {worst:.4f}")
 
 
 def configs() -> list[Knobs]:
@@ -129,11 +98,9 @@ def shortlists(per: dict, names: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def main(names: list[str], args) -> None:
+def tune(names: list[str], args: argparse.Namespace) -> None:
+    """Score every config of the grid (or, with more seeds, the shortlist), then report."""
     labs = [SetLab(n) for n in names]
-    if args.check:
-        check(labs)
-        return
     cap = args.cap
     results = _load(cap)
     real = {lab.name: lab.real for lab in labs}
@@ -225,13 +192,27 @@ def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) ->
         print(f"{sum(taus) / len(taus):+.3f} {json.dumps(overrides)}\n    " + "\n    ".join(line), flush=True)
 
 
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sets", default="tr,en,code,pdf")
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--cap", type=int, default=300)
-    parser.add_argument("trials", nargs="+", help="JSON dicts of knob overrides")
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    grid = commands.add_parser("tune", help="the grid, leave-one-set-out (writes bench/.cache/agreement/loso.json)")
+    grid.add_argument("--sets", default=",".join(SET_NAMES))
+    grid.add_argument("--seeds", type=int, default=1, help="seeds of the second stage (or of every config, --every)")
+    grid.add_argument("--every", action="store_true",
+                      help="every config on every seed (one stage), not seed 0 then a shortlist")
+    grid.add_argument("--cap", type=int, default=150, help="at most this many made-up questions per set")
+    grid.add_argument("--worker", default="0/1", help="this process scores configs i with i %% N == I (I/N)")
+    trials = commands.add_parser("explore", help="score a few knob settings and print agreement per set")
+    trials.add_argument("--sets", default="tr,en,code,pdf")
+    trials.add_argument("--seeds", type=int, default=2)
+    trials.add_argument("--cap", type=int, default=300)
+    trials.add_argument("trials", nargs="+", help="JSON dicts of knob overrides")
     args = parser.parse_args()
-    explore(args.sets.split(","), [json.loads(t) for t in args.trials], list(range(args.seeds)), args.cap)
+    if args.command == "tune":
+        tune(args.sets.split(","), args)
+    else:
+        explore(args.sets.split(","), [json.loads(t) for t in args.trials], list(range(args.seeds)), args.cap)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,8 @@
 """The default-search lab: capture each collection's embedding candidates once, then score
 analyzers, exact-match signals and fusion rules offline, per set × strategy × embedder.
 
-    python bench/default_lab.py capture --sets tr,en --strategies auto,headers --embedders use-m3
-    python bench/default_lab.py report            # every capture: each side and the rules
+    python -m bench.labs.default_lab capture --sets tr,en --strategies auto,headers --embedders use-m3
+    python -m bench.labs.default_lab report            # every capture: each side and the rules
 
 Capture goes through the real pipeline (`indexer.build`, `Index._dense` for the embedding
 side, the stored chunks and their `indexed_text`); the BM25 side is rebuilt in memory from
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from public_sets import SETS, materialize  # noqa: E402
+from bench.common import CACHE  # noqa: E402
+from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
 
-LAB = Path(__file__).resolve().parent / ".cache" / "lab"
+LAB = CACHE / "lab"
 CAPTURES = LAB / "captures"
 DEPTH = 50  # what Index searches each side to (SearchOptions.candidates)
 STRATEGIES = ("fixed64", "fixed256", "headers", "blocks", "semantic", "parent", "code", "auto")
@@ -63,9 +63,10 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     parent_ids = sorted({c[4] for c in chunks.values() if c[4]})
     parents = {pid: [p.doc_id, p.start, p.end, p.n_tokens] for pid, p in index.fetch_parents(parent_ids).items()}
     t1 = time.perf_counter()
-    dense = {q.id: [[cid, round(s, 6)] for cid, s in index._dense(q.question, DEPTH)] for q in load_questions(qpath)}
+    nearest = index._dense  # private: see report
+    dense = {q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)] for q in load_questions(qpath)}
     synthetic = LAB / "synthetic" / f"{set_name}.jsonl"  # made-up questions (`indexer questions`), for calibration
-    dense_syn = ({q.id: [[cid, round(s, 6)] for cid, s in index._dense(q.question, DEPTH)]
+    dense_syn = ({q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)]
                   for q in load_questions(synthetic)} if synthetic.exists() else {})
     CAPTURES.mkdir(parents=True, exist_ok=True)
     data = {"set": set_name, "strategy": strategy, "embedder": embedder, "analyzer": index.entry.extra["analyzer"],
@@ -124,13 +125,13 @@ class Collection:
         resolve(questions, {d.doc_id: d for d in docs})
         self.queries = [Query(q.id, q.question, q, [tuple(x) for x in data["dense"][q.id]]) for q in questions]
         self.avg_tokens = sum(c[3] for c in self.chunks.values()) / max(len(self.chunks), 1)
-        self._prepare()
+        self.prepare()
 
     @property
     def key(self) -> str:
         return f"{self.set}/{self.strategy}/{self.embedder}"
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         from indexer.retrieval.exact import rank_exact
 
         bm25, live = self.bm25, set(self.bm25.ids)
@@ -211,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     cap = sub.add_parser("capture")
-    cap.add_argument("--sets", default=",".join(SETS))
+    cap.add_argument("--sets", default=",".join(DEFAULT_SETS))
     cap.add_argument("--strategies", default="")
     cap.add_argument("--embedders", default="use-m3")
     cap.add_argument("--force", action="store_true")

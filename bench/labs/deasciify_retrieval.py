@@ -7,7 +7,7 @@ indexer.text.deasciify of the fold, (d) the mean of the (b) and (c) query vector
 recall@1/5, and how often the top 1 is the spelled question's top 1.
 
 Usage (needs the fusion_lab.py stores in bench/.cache/lab):
-  python bench/deasciify_retrieval.py [--sets tr,xquad-tr] [--embedders use-m3,e5-small] [--json out.json]
+  python -m bench.labs.deasciify_retrieval [--sets tr,xquad-tr] [--embedders use-m3,e5-small] [--json out.json]
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.common import CACHE, ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option  # noqa: E402
 
-LAB = ROOT / "bench" / ".cache" / "lab"
+LAB = CACHE / "lab"
 VARIANTS = {
     "a": "spelled (Turkish letters)",
     "b": "ASCII-folded",
@@ -60,7 +60,7 @@ def _retrieval_questions(set_name: str):
     if set_name == "tr":
         folder, qpath = ROOT / "corpus", ROOT / "corpus" / "questions.jsonl"
     else:
-        from public_sets import materialize
+        from bench.public_sets import materialize
         folder, qpath = materialize(set_name)
     questions = load_questions(qpath)
     resolve(questions, {d.doc_id: d for d in load_documents([folder])[1]})
@@ -162,7 +162,6 @@ def main() -> None:
     ap.add_argument("--json", metavar="PATH", help="write all results as JSON")
     xquad_option(ap, "folder with xquad.tr.json (for the xquad-tr set)")
     args = parse_args(ap)
-    sys.path.insert(0, str(ROOT))
     print(f"# Deasciifying queries before search — {time.strftime('%Y-%m-%d')}, strategy auto, k=10\n")
     print("variants: " + "; ".join(f"({k}) {v}" for k, v in VARIANTS.items())
           + ". (d) searches with the mean of the two normalised query vectors (BM25 gets the folded text); "

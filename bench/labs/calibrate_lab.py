@@ -1,10 +1,10 @@
 """Calibrating the fusion per collection: which embedding share holds on each set × strategy
 × embedder, and whether something the tool can know at build time predicts it.
 
-    python bench/calibrate_lab.py prepare             # every capture of bench/default_lab.py
-    python bench/calibrate_lab.py grid                # per cell: the alpha ranges that hold
-    python bench/calibrate_lab.py rules               # candidate calibration rules, side by side
-    python bench/calibrate_lab.py fit --pattern "code--*use-m3;code-pypi--*use-m3" --his 0.2,0.3,0.4,0.5 --los 0.05,0.1
+    python -m bench.labs.calibrate_lab prepare             # every capture of bench/labs/default_lab.py
+    python -m bench.labs.calibrate_lab grid                # per cell: the alpha ranges that hold
+    python -m bench.labs.calibrate_lab rules               # candidate calibration rules, side by side
+    python -m bench.labs.calibrate_lab fit --pattern "code--*use-m3;code-pypi--*use-m3" --his 0.2,0.3,0.4,0.5 --los 0.05,0.1
 
 How `indexer.retrieval.fusion.FUSION_BY_KIND` was fitted (`fit`): over every cell of the
 fitting sets of one (embedder, kind[, language]), each alpha range of the grid is scored by
@@ -24,7 +24,7 @@ searched start where the embedding still has a say (a lower ceiling is BM25 with
 tie-breaker). code-lib2 is held out from the fits, though its end-to-end table was seen
 while the size class was chosen.
 
-`prepare` turns each capture (bench/default_lab.py: the embedding side through the real
+`prepare` turns each capture (bench/labs/default_lab.py: the embedding side through the real
 pipeline, BM25 rebuilt with the collection's analyzer, the exact-match tiers from the
 library) into compact per-query rows — both sides' candidates, BM25 coverage, tiers and
 which candidates hit — for the set's questions and for questions made from the collection
@@ -40,20 +40,19 @@ import pickle
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from default_lab import CAPTURES, DEPTH, LAB  # noqa: E402
+from bench.labs.default_lab import CAPTURES, DEPTH, LAB  # noqa: E402
 
 PREPARED = LAB / "prepared"
 
 
 def prepare(path: Path, force: bool = False) -> Path:
-    from default_lab import Collection, Query
+    from bench.labs.default_lab import Collection, Query
 
     from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
-    from public_sets import materialize
+    from bench.public_sets import materialize
 
     out = PREPARED / path.name.replace(".json.gz", ".pkl.gz")
     if out.exists() and not force and out.stat().st_mtime > path.stat().st_mtime:
@@ -72,7 +71,7 @@ def prepare(path: Path, force: bool = False) -> Path:
         resolve(questions, {d.doc_id: d for d in docs})
         syn = [Query(q.id, q.question, q, [tuple(x) for x in syn_dense[q.id]]) for q in questions]
         real, col.queries = col.queries, syn
-        col._prepare()
+        col.prepare()
         col.queries = real
 
     def rows(queries):

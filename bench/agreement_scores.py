@@ -1,0 +1,202 @@
+"""What the question-agreement programs share (bench/questions_agreement.py, its noise
+ceiling bench/agreement_ceiling.py, and the generator's tuning lab
+bench/labs/agreement_tune.py): the sets people wrote questions for, their builds, the
+MRR@10 of every strategy × mode row through the real pipeline (`indexer.build`,
+`indexer.evaluate`), and how two rankings of those rows agree (Kendall's tau-b, winner,
+regret, the advice by `tune --save`'s rule).
+
+Builds live in bench/.cache/lab/db-<set> (bench/public.py's layout; the embedding cache
+makes reruns cheap), scores in bench/.cache/agreement/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from pathlib import Path
+
+from bench.common import CACHE, CORPUS
+from bench.public_sets import materialize
+
+from indexer.evaluation.generate import GENERATOR_VERSION, make_questions
+from indexer.evaluation.run import evaluate
+from indexer.evaluation.simulate import Knobs
+from indexer.indexing.building import build
+
+LAB = CACHE / "lab"
+OUT = CACHE / "agreement"
+
+SET_NAMES = ("tr", "en", "code", "pdf", "xquad-tr", "xquad-en", "code-pypi")
+
+STRATEGIES = ("fixed64", "fixed256", "headers", "blocks", "semantic", "parent", "auto")
+
+MODES = ("embedding", "bm25", "hybrid")
+
+EMBEDDER = "use-m3"
+
+REGRET_OK = 0.02
+
+def set_paths(name: str) -> tuple[Path, Path]:
+    if name == "pdf":
+        return CORPUS / "pdf", CORPUS / "pdf" / "questions.jsonl"
+    return materialize(name)
+
+
+def strategies_for(name: str) -> tuple[str, ...]:
+    if name == "smoke":  # bench/public_sets.py's two-document set, for --smoke runs
+        return ("fixed64", "headers")
+    return STRATEGIES + (("code",) if name.startswith("code") else ())
+
+
+# -- statistics ---------------------------------------------------------------------------------
+def kendall_tau_b(x: list[float], y: list[float]) -> float:
+    """Kendall's tau-b (ties in either ranking counted as in scipy.stats.kendalltau)."""
+    concordant = discordant = tie_x = tie_y = 0
+    for i, j in itertools.combinations(range(len(x)), 2):
+        dx, dy = _sign(x[i] - x[j]), _sign(y[i] - y[j])
+        if dx == 0 and dy == 0:
+            continue
+        if dx == 0:
+            tie_x += 1
+        elif dy == 0:
+            tie_y += 1
+        elif dx == dy:
+            concordant += 1
+        else:
+            discordant += 1
+    denom = ((concordant + discordant + tie_x) * (concordant + discordant + tie_y)) ** 0.5
+    return (concordant - discordant) / denom if denom else 0.0
+
+
+def _sign(v: float, eps: float = 1e-9) -> int:
+    return 0 if abs(v) <= eps else (1 if v > 0 else -1)
+
+
+def agreement(real: dict[str, float], made: dict[str, float]) -> dict:
+    """Tau-b of the two rankings of rows, same winner, regret, per-mode means."""
+    rows = list(real)
+    r, g = [real[k] for k in rows], [made[k] for k in rows]
+    best_real = max(r)
+    picks = [k for k in rows if made[k] >= max(g) - 1e-9]  # the made-up set's winner (ties: all of them)
+    regret = best_real - sum(real[k] for k in picks) / len(picks)
+    modes = {m: (sum(real[k] for k in rows if k.endswith("/" + m)) / (len(rows) // len(MODES)),
+                 sum(made[k] for k in rows if k.endswith("/" + m)) / (len(rows) // len(MODES))) for m in MODES}
+    return {"tau": kendall_tau_b(r, g), "same_winner": any(real[k] >= best_real - 1e-9 for k in picks),
+            "regret": regret, "pick": picks[0], "real_best": rows[r.index(best_real)], "modes": modes}
+
+
+def overlap(folder: Path, questions: Path) -> dict[str, float]:
+    """How much of a question its target gives away: the share of its content words (BM25's
+    analyzer) found in the target span with its heading path, and the share of its IDF
+    mass (over the corpus's sections) found there."""
+    import math
+
+    from indexer.evaluation.questions import load_questions, resolve
+    from indexer.loaders import load_documents
+    from indexer.text.analyzer import Analyzer, detect_language
+
+    _, docs = load_documents([folder])
+    docs = {d.doc_id: d for d in docs}
+    qs = load_questions(questions)
+    resolve(qs, docs)
+    analyzer = Analyzer.for_language(detect_language([d.text[:5000] for d in docs.values()]))
+    sections = [set(analyzer(d.text[s.start:s.end])) for d in docs.values() for s in d.sections] or [set()]
+    df: dict[str, int] = {}
+    for terms in sections:
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    n = len(sections)
+
+    def idf(t):
+        return math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))
+
+    words, mass = [], []
+    for q in qs:
+        terms = analyzer(q.question)
+        if not terms:
+            continue
+        doc = docs[q.doc_id]
+        section = doc.section_at(q.target[0])
+        there = set(analyzer(doc.text[q.target[0]:q.target[1]])) | set(analyzer(section.path if section else ""))
+        words.append(sum(t in there for t in terms) / len(terms))
+        mass.append(sum(idf(t) for t in terms if t in there) / sum(idf(t) for t in terms))
+    return {"words": sum(words) / len(words), "idf": sum(mass) / len(mass),
+            "length": sum(len(analyzer(q.question)) for q in qs) / len(qs)}
+
+
+# -- building and scoring through the real pipeline ---------------------------------------------
+def ensure_built(name: str) -> Path:
+    folder, _ = set_paths(name)
+    db = LAB / f"db-{name}"
+    build([folder], list(strategies_for(name)), db=db, embedder=EMBEDDER)
+    return db
+
+
+def scores(name: str, questions: Path, db: Path, per_question: dict | None = None) -> dict[str, float]:
+    """MRR@10 of every strategy/mode row on a question file (`indexer.evaluate`); with
+    `per_question`, each row's reciprocal ranks are appended to it too."""
+    folder, _ = set_paths(name)
+    ev = evaluate(questions, list(strategies_for(name)), MODES, (1, 5), db=db, embedders=(EMBEDDER,), corpus=folder)
+    if per_question is not None:
+        for r in ev.rows:
+            per_question.setdefault(f"{r.strategy}/{r.mode}", []).extend(r.per_question("mrr"))
+    return {f"{r.strategy}/{r.mode}": r.mrr for r in ev.rows}
+
+
+DEFAULT_ROW = "auto/hybrid"  # what the tool searches with when nobody chose
+
+def advised(per_question: dict[str, list[float]]) -> str:
+    """The row the tool would advise on these (made-up) questions, by the rule `tune --save`
+    follows: the best row by MRR@10 only when the paired 95% interval of its gain over the
+    default row is above 0, else the default (made-up rows within noise of each other are
+    no reason to move)."""
+    from indexer.evaluation.metrics import paired_difference
+
+    means = {k: sum(v) / len(v) for k, v in per_question.items()}
+    best = max(means, key=lambda k: (means[k], k == DEFAULT_ROW))
+    if best == DEFAULT_ROW or DEFAULT_ROW not in per_question:
+        return best
+    _, (lo, _hi) = paired_difference(per_question[best], per_question[DEFAULT_ROW])
+    return best if lo > 0 else DEFAULT_ROW
+
+
+def _stamp(path: Path, db: Path) -> str:
+    """The questions and the catalogue of the collections they were scored on: a rebuild
+    (new generations) makes the scores stale."""
+    catalog = db / "indexer.json"
+    return hashlib.sha256(path.read_bytes() + (catalog.read_bytes() if catalog.is_file() else b"")).hexdigest()[:16]
+
+
+def real_scores(name: str, db: Path) -> dict[str, float]:
+    _, questions = set_paths(name)
+    cache = OUT / f"real-{name}.json"
+    stamp = _stamp(questions, db)
+    if cache.is_file():
+        data = json.loads(cache.read_text())
+        if data.get("stamp") == stamp:
+            return data["scores"]
+    result = scores(name, questions, db)
+    OUT.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"stamp": stamp, "scores": result}, indent=1))
+    return result
+
+
+def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs, per_question: dict | None = None
+                ) -> tuple[dict[str, float], dict]:
+    folder, _ = set_paths(name)
+    key = hashlib.sha256(json.dumps([GENERATOR_VERSION, n, seed, knobs.to_dict()], sort_keys=True).encode()
+                         ).hexdigest()[:12]
+    path = OUT / f"made-{name}-{key}.jsonl"
+    t0 = time.perf_counter()
+    made = make_questions(folder, n, seed=seed, knobs=knobs)
+    OUT.mkdir(parents=True, exist_ok=True)
+    made.write(path)
+    info = {"made": len(made.questions), "generate_s": round(time.perf_counter() - t0, 2), "path": str(path)}
+    return scores(name, path, db, per_question), info
+
+
+def real_count(name: str) -> int:
+    _, questions = set_paths(name)
+    return sum(1 for line in questions.read_text(encoding="utf-8").splitlines() if line.strip())
