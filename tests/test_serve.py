@@ -286,7 +286,8 @@ def test_a_query_no_encoder_can_write_is_answered_in_every_mode(client):
     assert got.status_code == 200 and got.json()["query"] == "\ufffd kargo"
     results = got.json()["results"]
     assert [len(r["hits"]) for r in results[:3]] == [5, 5, 5]
-    assert results[3]["status"] == 404 and "strategy '\ufffd'" in results[3]["error"]
+    # a name no collection can have is no strategy (issue 35, item 15): 400, never a 500
+    assert results[3]["status"] == 400 and "unknown strategy '\ufffd'" in results[3]["error"]
 
 
 def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
