@@ -40,7 +40,7 @@ from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_man
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 
-CHUNK_FORMAT = 10  # bump when a chunker's output changes for the same parameters (10: code line groups)
+CHUNK_FORMAT = 11  # bump when a chunker's output changes for the same parameters (11: later H1s are siblings)
 EMBED_BATCH = 256
 
 
