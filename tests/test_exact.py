@@ -342,15 +342,17 @@ def test_a_collection_built_before_calibration_shows_the_fusion_its_search_uses(
     from click.testing import CliRunner
 
     from indexer.cli import cli
-    from indexer.retrieval import SearchOptions, entry_fusion
+    from indexer.retrieval import entry_fusion, resolve
+    from indexer.retrieval.fusion import current
 
     code_range = FUSION_BY_KIND[("use-m3", "code")][0]
     old = replace(library.entry, extra={k: v for k, v in library.entry.extra.items() if k != "fusion"})
     worked_out = entry_fusion(library.store, old)
     assert worked_out["kind"] == "code" and tuple(worked_out["alpha_range"]) == code_range
-    shown = SearchOptions().for_entry(old, worked_out).describe()
+    shown = resolve(None, old.extra.get("search"), old.embedder, worked_out).describe()
     assert shown.startswith(f"hybrid adaptive {code_range[0]:g}-{code_range[1]:g} ")
-    assert SearchOptions().for_entry(old).describe() != shown  # what `list` used to show
+    stored = current(old.embedder, old.extra.get("fusion"))  # none: what `list` used to show
+    assert resolve(None, old.extra.get("search"), old.embedder, stored).describe() != shown
     listed = CliRunner().invoke(cli, ["list", "--db", str(library.store.settings.db)])
     assert listed.exit_code == 0 and f"adaptive {code_range[0]:g}-{code_range[1]:g}" in listed.output
 

@@ -31,7 +31,7 @@ from .exact import ExactIndex, rank_exact
 from .exact import load_or_rebuild as load_exact
 from .fusion import adaptive_alpha, calibrated, current, rrf, weighted
 from .hits import distinct, in_rank_order, to_parents
-from .options import Query, SearchOptions
+from .options import Query, SearchOptions, resolve
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
@@ -171,11 +171,9 @@ class Index:
         return self._fusion_for[1]
 
     def options(self, options: SearchOptions | None = None, **kw) -> SearchOptions:
-        """`options` (or keyword settings) with every unset value filled from the
-        collection's saved settings, then its calibrated fusion, then the defaults; checked."""
-        resolved = (options or SearchOptions(**kw)).resolved(self.saved, self.entry.embedder, self.fusion)
-        resolved.check()
-        return resolved
+        """`options` (or keyword settings) resolved for this collection (`resolve`: its
+        saved settings, then its calibrated fusion, then the defaults; checked)."""
+        return resolve(options or SearchOptions(**kw), self.saved, self.entry.embedder, self.fusion)
 
     def search(self, query: str | Query, options: SearchOptions | None = None, **kw) -> list[Hit]:
         """The top k hits, best first. Every side is searched to a fixed depth (at least
