@@ -5,8 +5,9 @@ where a Chroma round trip per question and collection is most of the cost.
 
 `Mirror` is an `Index` whose two Chroma reads are replaced: nearest neighbours by a dot
 product over the collection's vectors (read back from the build's embedding cache:
-the same float16 vectors the build stored), and records from a dict loaded once. BM25,
-fusion, tie-breaking and the parent mapping are the library's own code. `check()`
+the same float16 vectors the build stored; `MirrorSides`, the handle's `sides`), and
+records from a dict loaded once. BM25, fusion, tie-breaking and the parent mapping are
+the library's own code. `check()`
 (`python -m bench.questions_agreement --check`) compares a mirror's scores with
 `indexer.evaluate` on the real questions before any tuning number is trusted. `SetLab` is
 one real set with a mirror per strategy.
@@ -28,6 +29,8 @@ from indexer.evaluation.run import _score, _TokenSpans  # private: see report
 from indexer.evaluation.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
+from indexer.retrieval.ranking import Side
+from indexer.retrieval.sides import Sides
 from indexer.store import Store
 
 _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
@@ -41,7 +44,7 @@ class Mirror(Index):
         chunks = sorted(store.scan(entry), key=lambda cm: cm[0].id)
         live = self.live
         self.chunk_list = [c for c, _ in chunks if c.id in live]
-        self._records = {c.id: c for c in self.chunk_list}
+        self.by_id = {c.id: c for c in self.chunk_list}
         self.ids = [c.id for c in self.chunk_list]
         cache = CachedEmbedder(self.embedder, EmbeddingCache(Path(db) / "cache" / "embeddings.sqlite"))
         self.matrix = cache.embed_documents([c.indexed_text for c in self.chunk_list]).astype(np.float32)
@@ -49,15 +52,25 @@ class Mirror(Index):
         if entry.parents:
             wanted = sorted({c.parent_id for c in self.chunk_list if c.parent_id})
             self.parents = store.records(entry, wanted, parents=True)
+        self.sides = MirrorSides(self)
 
     def follow(self, force: bool = False) -> bool:
         return False
 
     def fetch(self, ids):
-        return {i: self._records[i] for i in ids if i in self._records}
+        return {i: self.by_id[i] for i in ids if i in self.by_id}
 
     def fetch_parents(self, ids):
         return {i: self.parents[i] for i in ids if i in self.parents}
+
+
+class MirrorSides(Sides):
+    """The embedding side by a dot product over the mirror's vectors (query vectors
+    kept across mirrors); BM25 as the library does it."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        super().__init__(mirror)
+        self.mirror = mirror
 
     def query_vector(self, query: str) -> np.ndarray:
         key = (self.entry.extra.get("analyzer", {}).get("lang", ""), query)
@@ -65,12 +78,12 @@ class Mirror(Index):
             _QUERY_VECTORS[key] = super().query_vector(query)
         return _QUERY_VECTORS[key]
 
-    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:  # private: see report
-        scores = self.matrix @ self.query_vector(query)
+    def nearest(self, query: str, n: int) -> Side:
+        scores = self.mirror.matrix @ self.query_vector(query)
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
-        return [(self.ids[i], float(scores[i])) for i in top]
+        return [(self.mirror.ids[i], float(scores[i])) for i in top]
 
 
 def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, modes: tuple[str, ...]

@@ -322,7 +322,7 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
     index = Index.open("headers", db=db)
     assert index.options().describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
-    dense, sparse = index._dense(query, 50), index._sparse(query, 50)
+    dense, sparse = index.sides.dense(query, 50), index.sides.sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
     assert index.fusion["kind"] == "prose" and index.fusion["lang"] == "tr"  # calibrated at build time
     share = adaptive_alpha(coverage, *FUSION_BY_KIND[("use-m3", "prose", "tr")])

@@ -7,7 +7,7 @@ Chroma's HNSW index. Missing or damaged rows fall back to Chroma."""
 import numpy as np
 import pytest
 
-import indexer.retrieval.index as index_module
+import indexer.retrieval.sides as sides_module
 import indexer.retrieval.rows as rows_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index
@@ -26,7 +26,7 @@ def assert_rows_match_chroma(db, name="fixed64"):
     assert rows.n == index.entry.chunks == len(live)
     assert rows.records(live) == live
     # the live rows are exactly the version's: a scan over every vector returns them all
-    every = rows.nearest(index.query_vector("kargo"), rows.n + 10)
+    every = rows.nearest(index.sides.query_vector("kargo"), rows.n + 10)
     assert sorted(cid for cid, _ in every) == sorted(live)
     return index, rows
 
@@ -39,7 +39,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
     assert rows.delta is None and len(rows.deleted) == 0
     # nearest by an exact scan = Chroma's HNSW on a collection this small
     for q in QUERIES:
-        vector = index.query_vector(q)
+        vector = index.sides.query_vector(q)
         chroma = index.store.nearest(index.entry, vector, 10)
         scanned = rows.nearest(vector, 10)
         assert [c for c, _ in scanned] == [c for c, _ in chroma]
@@ -72,8 +72,8 @@ def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monke
     db = tmp_path / "db"
     build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
     long_lived = Index.open("fixed64", db=db)
-    monkeypatch.setattr(index_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
-    monkeypatch.setattr(index_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
+    monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
+    monkeypatch.setattr(sides_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
     one_shot = Index.open("fixed64", db=db, one_shot=True)
     calls = []
     monkeypatch.setattr(one_shot.store, "nearest", lambda *a: calls.append(a) or [])
@@ -97,7 +97,7 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
     vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for q in QUERIES:
-        q_vec = index.query_vector(q)
+        q_vec = index.sides.query_vector(q)
         cosines = vectors @ (q_vec / np.linalg.norm(q_vec))
         expected = [chunks[i].id for i in np.argsort(-cosines, kind="stable")[:8]]
         got = index.search(q, mode="embedding", k=8)

@@ -111,7 +111,7 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from ..retrieval import SearchOptions, entry_fusion
+        from ..retrieval import entry_fusion, resolve
 
         out = []
         for e in self.store.entries():
@@ -120,7 +120,7 @@ class Tools:
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
                 "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
                 "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
-                "search": SearchOptions().for_entry(e, entry_fusion(self.store, e)).describe() + (" (tuned)" if saved else ""),
+                "search": resolve(None, saved, e.embedder, entry_fusion(self.store, e)).describe() + (" (tuned)" if saved else ""),
             })
         try:
             default = self.default_strategy()

@@ -103,7 +103,7 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 def list_(db, chroma_url, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
-    from ..retrieval import SearchOptions, entry_fusion
+    from ..retrieval import entry_fusion, resolve
     from ..store import Store
 
     store = Store(settings_from(db, chroma_url))
@@ -118,7 +118,7 @@ def list_(db, chroma_url, as_json):
     for e in entries:
         params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
         saved = e.extra.get("search")
-        search = SearchOptions().for_entry(e, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
+        search = resolve(None, saved, e.embedder, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
         rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
                      f"{e.kind}:{params}"])
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)

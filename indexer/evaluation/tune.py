@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import UsageError
 from ..loaders import load_documents
 from ..retrieval import Index, SearchOptions
+from ..retrieval import resolve as resolve_options
 from ..settings import Settings, settings_for
 from ..store import Store
 from .coverage import covered, dropped
@@ -265,7 +266,8 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     # the collection's current default is always scored (a setting saved by hand or by an
     # older grid may not be among the candidates), last so that ties go to the grid
     current = index.options(SearchOptions(k=MRR_DEPTH))
-    grid = [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder, index.fusion) for raw in raws]
+    grid = [resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+            for raw in raws]
     for options in grid + [current]:
         key = _key(options)
         if key not in seen:
