@@ -31,6 +31,7 @@ from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
 from indexer.retrieval.ranking import Side
 from indexer.retrieval.sides import Sides
+from indexer.settings import Settings
 from indexer.store import Store
 
 _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
@@ -38,10 +39,10 @@ _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
 
 class Mirror(Index):
     def __init__(self, db: Path, strategy: str, embedder: str = "use-m3") -> None:
-        store = Store(db)
-        entry = store.find(strategy, embedder)
+        store = Store(Settings.load(db=db))
+        entry = store.catalogue.find(strategy, embedder)
         super().__init__(store, entry, get_embedder(embedder), refresh=1e9)
-        chunks = sorted(store.scan(entry), key=lambda cm: cm[0].id)
+        chunks = sorted(store.records.scan(entry), key=lambda cm: cm[0].id)
         live = self.live
         self.chunk_list = [c for c, _ in chunks if c.id in live]
         self.by_id = {c.id: c for c in self.chunk_list}
@@ -51,7 +52,7 @@ class Mirror(Index):
         self.parents = {}
         if entry.parents:
             wanted = sorted({c.parent_id for c in self.chunk_list if c.parent_id})
-            self.parents = store.records(entry, wanted, parents=True)
+            self.parents = store.records.get(entry, wanted, parents=True)
         self.sides = MirrorSides(self)
 
     def follow(self, force: bool = False) -> bool:

@@ -6,7 +6,8 @@ below, never up, and there is no import circle between packages or between modul
 circle). Chroma is reached only through store/, and only the store builds paths inside
 the index folder. The environment is read only by settings.py and written by nobody;
 settings are resolved only where the library is entered. Modules stay small enough to
-have one job, and the CLI reads its choices from the library."""
+have one job, classes stay small (no more than 20 public methods, no mixins in the
+store), and the CLI reads its choices from the library."""
 
 from __future__ import annotations
 
@@ -176,8 +177,9 @@ def _index_folder_paths(path: Path) -> list[str]:
                 found.append(f"{_rel(path)}:{node.lineno}")
         elif isinstance(node, ast.Constant) and node.value in ("indexer.json", "manifest.json", "gc.json"):
             found.append(f"{_rel(path)}:{node.lineno}")
-        elif isinstance(node, ast.Attribute) and node.attr == "side_dir":
-            found.append(f"{_rel(path)}:{node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr == "folder" and (
+                isinstance(node.value, ast.Attribute) and node.value.attr == "side"):
+            found.append(f"{_rel(path)}:{node.lineno}")  # `store.side.folder(...)`: only the store's
     return found
 
 
@@ -267,6 +269,54 @@ def test_the_cli_writes_no_library_default_in_its_help():
 def test_modules_stay_small():
     sizes = {_rel(p): len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES}
     assert {name: n for name, n in sizes.items() if n > 450} == {}
+
+
+MAX_PUBLIC_METHODS = 20
+
+
+def _public_methods(cls: ast.ClassDef) -> list[str]:
+    """The methods defined in a class's body that are not `_private` (properties and
+    static methods count: each is a name a caller can use)."""
+    return [n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not n.name.startswith("_")]
+
+
+def _classes(path: Path) -> list[ast.ClassDef]:
+    return [n for n in ast.walk(_tree(path)) if isinstance(n, ast.ClassDef)]
+
+
+def test_no_class_has_more_than_20_public_methods():
+    """Small objects with one job: a class users or other modules hold has a handful of
+    methods; one that passes 20 is two objects."""
+    sizes = {f"{_rel(p)}:{c.name}": len(_public_methods(c)) for p in SOURCES for c in _classes(p)}
+    assert {name: n for name, n in sizes.items() if n > MAX_PUBLIC_METHODS} == {}
+    probe = ast.parse("class Big:\n" + "".join(f"    def m{i}(self): ...\n" for i in range(21))
+                      + "    @property\n    def p(self): ...\n    def _hidden(self): ...\n")
+    assert len(_public_methods(probe.body[0])) == 22  # the count can pass the limit
+    assert sizes["store/store.py:Store"] >= 4  # ...and sees the classes of the package
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ast.dump(b)
+            for b in cls.bases]
+
+
+def _mixed_in(classes: list[tuple[str, ast.ClassDef]]) -> list[str]:
+    """The (where, class) pairs with several bases, or with a base among the classes."""
+    own = {c.name for _, c in classes}
+    return sorted(f"{where}:{c.name}" for where, c in classes if len(c.bases) > 1 or set(_base_names(c)) & own)
+
+
+def test_the_store_is_made_of_roles_not_mixins():
+    """`Store` is a small front holding role objects (catalogue, builds, records, side),
+    each a class of its own module: no class of the store inherits from another of its
+    classes, and none has several bases."""
+    store = [(_rel(p), c) for p in SOURCES if _package(_name(p)) == "store" for c in _classes(p)]
+    assert _mixed_in(store) == []
+    old = ast.parse("class Deltas: ...\nclass Reads: ...\nclass Store(Deltas, Reads): ...\n"
+                    "class Catalogue(Reads): ...\nclass Fine(Exception): ...\n")
+    probe = [("old.py", c) for c in old.body if isinstance(c, ast.ClassDef)]
+    assert _mixed_in(probe) == ["old.py:Catalogue", "old.py:Store"]  # the check can fail
 
 
 def test_readme_draws_every_package():

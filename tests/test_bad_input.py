@@ -524,13 +524,13 @@ def test_advice_names_commands_that_work(tmp_path):
     empty index suggests the default build; a strategy name that is no strategy is said
     to be none and never pasted into a command; a spec suggests itself, not its
     collection name (`fixed-7` is no strategy)."""
-    from indexer.store import Store
+    from tests.conftest import open_store
 
     docs = tmp_path / "docs"
     write_file(docs, "kargo.md", "# Kargo\n\nKargo ücreti 150 TL üzeri siparişlerde alınmaz.\n")
     db = tmp_path / "db"
     assert run("build", docs, "-s", "fixed64", "--db", db, "-q").exit_code == 0
-    with Store(db).lease("fixed64", "use-m3"):  # a build of fixed64 holds its lease
+    with open_store(db).builds.lease("fixed64", "use-m3"):  # a build of fixed64 holds its lease
         line = one_line_error(run("build", docs, "-s", "fixed64", "--db", db, "--no-wait"), 1)
     assert line == f"Error: another build of fixed64 (use-m3) is running on {db}; wait for it, or run the build " \
                    "without --no-wait to queue behind it"

@@ -59,7 +59,7 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     index = Index.open(strategy, db=db, embedder=embedder)
     chunks = {c.id: [c.doc_id, c.start, c.end, c.n_tokens, c.parent_id, c.symbol] for c in index.chunks()}
     texts = {cid: meta.get("indexed_text", "") for cid, meta in
-             ((c.id, m) for c, m in index.store.scan(index.entry))}
+             ((c.id, m) for c, m in index.store.records.scan(index.entry))}
     parent_ids = sorted({c[4] for c in chunks.values() if c[4]})
     parents = {pid: [p.doc_id, p.start, p.end, p.n_tokens] for pid, p in index.fetch_parents(parent_ids).items()}
     t1 = time.perf_counter()

@@ -86,7 +86,7 @@ class Tools:
         the first by name). With --embedder, only that embedder's collections count."""
         if self.strategy:
             return self.strategy
-        entries = self.store.entries()
+        entries = self.store.catalogue.entries()
         if self.embedder:
             from ..embeddings import canonical_name
 
@@ -114,7 +114,7 @@ class Tools:
         from ..retrieval import entry_fusion, resolve
 
         out = []
-        for e in self.store.entries():
+        for e in self.store.catalogue.entries():
             saved = e.extra.get("search")
             out.append({
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
@@ -143,7 +143,7 @@ class Tools:
 
     def compare_strategies(self, query: str, strategies: list[str] | None = None, mode: str | None = None,
                            k: int = 3, max_tokens: int | None = None) -> dict:
-        names = strategies or sorted({e.strategy for e in self.store.entries()})
+        names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {"query": query, "strategies": [self.search(query, name, mode, k, max_tokens) for name in names]}
 
     # -- reading ----------------------------------------------------------------------------

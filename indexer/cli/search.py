@@ -23,7 +23,7 @@ def register(cli: click.Group) -> None:
 def _only_strategy(store) -> str:
     from ..errors import CollectionNotFound, UsageError
 
-    built = sorted({e.strategy for e in store.entries()})
+    built = sorted({e.strategy for e in store.catalogue.entries()})
     if len(built) == 1:
         return built[0]
     if not built:
@@ -107,7 +107,7 @@ def list_(db, chroma_url, as_json):
     from ..store import Store
 
     store = Store(settings_from(db, chroma_url))
-    entries = store.entries()
+    entries = store.catalogue.entries()
     if as_json:
         echo_json(e.__dict__ for e in entries)
         return
@@ -175,5 +175,5 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
     settings = settings_from(db, chroma_url)
     store = Store(settings)
     wanted = canonical_name(embedder, settings) if embedder else None
-    entry = store.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
+    entry = store.builds.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

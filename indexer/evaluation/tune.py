@@ -196,7 +196,7 @@ def tune(
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
     if save:  # say it before the work, not after
-        store.require_writable("saving search settings")
+        store.builds.require_writable("saving search settings")
     indexes = _open_all(store, strategies, (embedder,), settings)
     root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
@@ -223,7 +223,8 @@ def tune(
     if save:
         for decision in result.decisions:
             if decision.save:
-                store.save_search(decision.tuned.strategy, decision.tuned.embedder, decision.tuned.options.settings())
+                tuned = decision.tuned
+                store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
                 decision.saved = True
                 result.saved.append(decision.collection)
     return result

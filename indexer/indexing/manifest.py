@@ -31,7 +31,7 @@ def file_hash(path: Path) -> str:
 
 def read_manifest(store: Store, entry: Entry) -> dict | None:
     """The file manifest of a live version (None when missing or unreadable)."""
-    data = store.read_manifest(entry)
+    data = store.side.read_manifest(entry)
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return None
     files = data.get("files")

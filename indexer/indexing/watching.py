@@ -275,7 +275,7 @@ class Watcher:
         specs = resolve_strategies(self.strategies, self.build_options.get("name"))
         groups: dict[tuple, list[str]] = {}
         for strategy, spec in zip(self.strategies, specs):
-            entry = store.find_or_none(spec.name, embedder) if store else None
+            entry = store.catalogue.find_or_none(spec.name, embedder) if store else None
             options = saved_build_options(entry.extra if entry else {})
             options.update({k: v for k, v in self.given.items() if v is not None})
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
@@ -300,7 +300,7 @@ class Watcher:
         if store is None:
             return False
         prefix = folder.rstrip("/") + "/"
-        for entry in store.entries():
+        for entry in store.catalogue.entries():
             manifest = read_manifest(store, entry) or {"files": {}}
             if any(d.startswith(prefix) for d in manifest["files"]):
                 return True

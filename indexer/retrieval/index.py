@@ -42,7 +42,7 @@ def entry_fusion(store, entry) -> dict:
     neither says). What search uses, so what `list`, serve and MCP show."""
     if entry.extra.get("fusion"):
         return current(entry.embedder, entry.extra["fusion"]) or {}
-    manifest = store.read_manifest(entry)
+    manifest = store.side.read_manifest(entry)
     files = manifest.get("files") if isinstance(manifest, dict) else None
     lang = entry.extra.get("analyzer", {}).get("lang", "")
     return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
@@ -82,7 +82,7 @@ class Index:
         settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
         store = store or Store(settings)
         wanted = canonical_name(embedder, settings) if embedder else None
-        entry = store.find(collection_names(strategy), wanted)
+        entry = store.catalogue.find(collection_names(strategy), wanted)
         model = None
         if embedder:
             model = get_embedder(wanted, settings)
@@ -100,7 +100,7 @@ class Index:
         if not force and now - self._checked < self.refresh:
             return False
         self._checked = now
-        latest = self.store.entry(self.entry.key)
+        latest = self.store.catalogue.entry(self.entry.key)
         if latest is None:
             raise CollectionNotFound(f"{self.entry.strategy} ({self.entry.embedder}) was dropped from "
                                      f"{self.store.where}; build it again")
@@ -109,7 +109,7 @@ class Index:
             self.entry = latest  # saved search settings may have changed
             return False
         with self._lock:
-            self.store.chroma.reopen()  # an embedded database: see the new version's vectors
+            self.store.records.reopen()  # an embedded database: see the new version's vectors
             self.entry = latest
             self._bm25, self._exact, self._rows = None, None, False
             self._records.clear()
@@ -205,24 +205,24 @@ class Index:
         rows = self.rows
         got = rows.records(missing) if rows is not None else {}
         if len(got) < len(missing):
-            got.update(self.store.records(self.entry, [i for i in missing if i not in got]))
+            got.update(self.store.records.get(self.entry, [i for i in missing if i not in got]))
         return got
 
     def fetch_parents(self, ids: list[str]) -> dict[str, Chunk]:
         """Parent chunks by id (parent-child collections)."""
-        return self.store.records(self.entry, ids, parents=True) if self.entry.parents else {}
+        return self.store.records.get(self.entry, ids, parents=True) if self.entry.parents else {}
 
     def chunks(self, doc_id: str | None = None) -> list[Chunk]:
         """Every live chunk (of one document), in document order."""
         self.follow()
         try:
-            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
         except CollectionNotFound:
             if not self.follow(force=True):  # the version we read was replaced under us (a full rebuild)
                 raise
-            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
         if doc_id and not out and self.follow(force=True):  # ...or emptied while being deleted
-            out = [chunk for chunk, _ in self.store.scan(self.entry, doc_id)]
+            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
         if doc_id and not out:
             raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))

@@ -133,7 +133,7 @@ class Sides:
                 return rows.nearest(vector, n)
         ask = n + len(entry.pending_ids) + 8
         while True:
-            got = self.store.nearest(self.entry, vector, ask)
+            got = self.store.records.nearest(self.entry, vector, ask)
             out = [(cid, s) for cid, s in got if cid in live]
             if len(out) >= n or len(got) < ask:
                 return out[:n]

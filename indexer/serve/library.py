@@ -44,7 +44,7 @@ class Library:
     def entries(self) -> list[Entry]:
         at, entries = self._entries
         if time.monotonic() - at > ENTRIES_TTL:
-            entries = self.store.entries()
+            entries = self.store.catalogue.entries()
             self._entries = (time.monotonic(), entries)
         return entries
 
