@@ -21,11 +21,11 @@ import numpy as np
 from bench.agreement_scores import MODES, ensure_built, real_count, real_scores, set_paths, strategies_for
 
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from indexer.evaluation.generate import make_questions
+from indexer.questions.generate import make_questions
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
-from indexer.evaluation.questions import Question, load_questions, resolve
+from indexer.evaluation.sets import Question, load_questions, resolve
 from indexer.evaluation.run import _score, _TokenSpans  # private: see report
-from indexer.evaluation.simulate import Knobs
+from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
 from indexer.store import Store

@@ -25,10 +25,11 @@ SOURCES = sorted(p for p in PACKAGE.rglob("*.py"))
 LAYERS = [
     ("foundation", {"errors", "settings", "version", "types", "text", "tables", "paths"}),
     ("store", {"store"}),
-    ("plug-ins: files and models", {"loaders", "embeddings"}),
+    ("plug-ins: files and models", {"loaders", "embeddings", "llm"}),
     ("plug-ins: strategies", {"chunkers"}),
     ("retrieval", {"retrieval"}),
     ("use case: indexing", {"indexing"}),
+    ("use case: question making", {"questions"}),
     ("use case: evaluation", {"evaluation"}),
     ("front doors", {"cli", "serve", "agents", "__main__", "indexer"}),
 ]

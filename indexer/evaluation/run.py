@@ -29,7 +29,7 @@ from .metrics import (
     paired_difference, recall_at, reciprocal_rank, span_scores, union_length,
 )
 from .coverage import covered
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
 @dataclass

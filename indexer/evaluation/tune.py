@@ -25,7 +25,7 @@ from ..settings import Settings, settings_for
 from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import _corpus_root, _open_all, _score, _TokenSpans
 
 

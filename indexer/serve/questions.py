@@ -172,7 +172,7 @@ class QuestionSets:
         """Make `n` questions from the documents the named collections were built from (or
         reuse the set made earlier for the same documents), then evaluate it like any set."""
         from ..errors import UsageError
-        from ..evaluation.generated import generated_questions
+        from ..questions.on_demand import generated_questions
 
         indexes = [self.library.index(name) for name in names]
         sources = list(dict.fromkeys(tuple(i.entry.source) for i in indexes))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..embeddings.llm import LANGUAGE_NAMES, ContextCache
 from ..types import Document
-from .code_questions import Symbol
+from .code import Symbol
 from .passages import Passage
 from .simulate import Vocabulary
 
