@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from ..embeddings.llm import make_contextualizer
+from .contexts import make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .registry import PRESETS, REGISTRY, parse_strategy
