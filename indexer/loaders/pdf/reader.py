@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ...settings import DEFAULT_MAX_PDF_PAGES
 from ..skips import SkipFile
-from .layout import Glyph, Glyphs, Page, fixed_pitch
+from .layout import Glyphs, Page, fixed_pitch
 from .markdown import PdfText, layout_markdown, page_list
 
 _PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
