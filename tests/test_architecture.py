@@ -338,6 +338,69 @@ def _reexported_from(package: str, name: str, modules: dict[str, Path]) -> str:
     return package
 
 
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _private_module(name: str) -> str | None:
+    """The package a private module (`pkg._compat`) is private to, None for a public one."""
+    parts = name.split(".")
+    first = next((i for i, part in enumerate(parts) if _private(part)), None)
+    return None if first is None else ".".join(parts[:first])
+
+
+def _imports_of(module: str, path: Path, tree: ast.Module, modules: dict[str, Path], tops: tuple[str, ...]):
+    """(aliases: local name -> our module, modules it takes names from, private imports
+    as (line, name, origin))."""
+    is_package = path.name == "__init__.py"
+    aliases: dict[str, str] = {}
+    imported: set[str] = set()
+    private: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in tops:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    imported.add(a.name)
+                    owner = _private_module(a.name)
+                    if owner is not None and not _inside(module, owner):
+                        private.append((node.lineno, a.name, a.name))
+        elif isinstance(node, ast.ImportFrom):
+            origin = _origin(module, is_package, node)
+            if origin not in modules:
+                continue
+            owner = _private_module(origin)
+            if owner is not None and not _inside(module, owner):
+                private += [(node.lineno, a.name, origin) for a in node.names]
+                continue
+            for a in node.names:
+                target = f"{origin}.{a.name}"
+                if target in modules:  # a module: private ones only inside their package
+                    aliases[a.asname or a.name] = target
+                    imported.add(target)
+                    if _private(a.name) and not _inside(module, origin):
+                        private.append((node.lineno, a.name, origin))
+                else:
+                    imported.add(_reexported_from(origin, a.name, modules))
+                    if _private(a.name):
+                        private.append((node.lineno, a.name, origin))
+    return aliases, imported - {module}, private
+
+
+def _private_reaches(tree: ast.Module):
+    """(line, the expression reached into, the private name) for `x._y` and
+    `getattr/setattr/delattr/hasattr(x, "_y", ...)`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            yield node.lineno, node.value, node.attr
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            func = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            name = node.args[1]
+            if func in ("getattr", "setattr", "delattr", "hasattr") and isinstance(name, ast.Constant) \
+                    and isinstance(name.value, str) and _private(name.value):
+                yield node.lineno, node.args[0], name.value
+
+
 def private_uses(root: Path, tops: tuple[str, ...] = TOP_LEVELS) -> list[tuple[str, str, str]]:
     """(where, the private name, the module it belongs to) for every use of another
     module's private name in the modules under root/<top>."""
@@ -346,57 +409,22 @@ def private_uses(root: Path, tops: tuple[str, ...] = TOP_LEVELS) -> list[tuple[s
     defined = {m: _defined_private_names(t) for m, t in trees.items()}
     found = []
     for module, tree in trees.items():
-        is_package = modules[module].name == "__init__.py"
         where = modules[module].relative_to(root).as_posix()
-        package = module if is_package else module.rsplit(".", 1)[0]
-        aliases: dict[str, str] = {}  # a local name bound to one of our modules
-        imported: set[str] = set()  # modules whose names this one uses
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name.split(".")[0] in tops:
-                        top = a.name if a.asname else a.name.split(".")[0]
-                        aliases[a.asname or top] = top
-                        imported.add(a.name)
-            elif isinstance(node, ast.ImportFrom):
-                origin = _origin(module, is_package, node)
-                if origin.split(".")[0] not in tops or origin not in modules:
+        aliases, imported, private = _imports_of(module, modules[module], tree, modules, tops)
+        found += [(f"{where}:{line}", name, origin) for line, name, origin in private]
+        for line, target, name in _private_reaches(tree):
+            dotted = ast.unparse(target).split(".")
+            if dotted[0] in aliases and all(p.isidentifier() for p in dotted):
+                owner = ".".join([aliases[dotted[0]], *dotted[1:]])
+                if owner in modules:  # m._x, m.sub._x
+                    if owner != module:
+                        found.append((f"{where}:{line}", name, owner))
                     continue
-                for a in node.names:
-                    target = f"{origin}.{a.name}"
-                    if target in modules:  # a module
-                        aliases[a.asname or a.name] = target
-                        imported.add(target)
-                        own_package = origin == package or package.startswith(origin + ".")
-                        if _private(a.name) and not own_package:
-                            found.append((f"{where}:{node.lineno}", a.name, origin))
-                    else:
-                        imported.add(_reexported_from(origin, a.name, modules))
-                        if _private(a.name):
-                            found.append((f"{where}:{node.lineno}", a.name, origin))
-        reachable = {m for m in imported if m != module}
-        for node in ast.walk(tree):
-            target, name = None, None
-            if isinstance(node, ast.Attribute) and _private(node.attr):
-                target, name = node.value, node.attr
-            elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-                    "getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2 and isinstance(
-                    node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and _private(node.args[1].value):
-                target, name = node.args[0], node.args[1].value
-            if target is None:
+            if (isinstance(target, ast.Name) and target.id in ("self", "cls")) or name in defined[module]:
                 continue
-            dotted = ast.unparse(target)
-            head = dotted.split(".")[0]
-            if head in aliases and all(p.isidentifier() for p in dotted.split(".")):
-                owner = ".".join([aliases[head], *dotted.split(".")[1:]])
-                if owner in modules and owner != module:
-                    found.append((f"{where}:{node.lineno}", name, owner))
-                    continue
-            if isinstance(target, ast.Name) and target.id in ("self", "cls") or name in defined[module]:
-                continue
-            owners = sorted(m for m in reachable if name in defined.get(m, ()))
-            if owners:
-                found.append((f"{where}:{node.lineno}", name, owners[0]))
+            owners = sorted(m for m in imported if name in defined.get(m, ()))
+            if owners:  # an object of a module it imports: obj._x
+                found.append((f"{where}:{line}", name, owners[0]))
     return found
 
 
@@ -411,15 +439,17 @@ def test_the_private_name_check_sees_every_kind_of_use(tmp_path):
     for rel, text in {
         "pkg/__init__.py": "from .a import Thing\n",
         "pkg/_compat.py": "VALUE = 1\n",
-        "pkg/a.py": "from . import _compat\n_helper = 1\n\nclass Thing:\n    def _inner(self):\n"
-                    "        return self._inner\n",
+        "pkg/a.py": "from . import _compat\nfrom ._compat import VALUE\n_helper = 1\n\nclass Thing:\n"
+                    "    def _inner(self):\n        return self._inner\n",
         "other/__init__.py": "",
         "other/b.py": "import pkg.a\nimport pkg.a as a\nfrom pkg import _compat, Thing\nfrom pkg.a import _helper\n"
-                      "x = a._helper + pkg.a._helper\nThing()._inner()\nsetattr(a, '_helper', 2)\n",
+                      "x = a._helper + pkg.a._helper\nThing()._inner()\nsetattr(a, '_helper', 2)\n"
+                      "from pkg._compat import VALUE\n",
     }.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
     found = sorted(private_uses(tmp_path, ("pkg", "other")))
     assert found == [("other/b.py:3", "_compat", "pkg"), ("other/b.py:4", "_helper", "pkg.a"),
                      ("other/b.py:5", "_helper", "pkg.a"), ("other/b.py:5", "_helper", "pkg.a"),
-                     ("other/b.py:6", "_inner", "pkg.a"), ("other/b.py:7", "_helper", "pkg.a")]
+                     ("other/b.py:6", "_inner", "pkg.a"), ("other/b.py:7", "_helper", "pkg.a"),
+                     ("other/b.py:8", "VALUE", "pkg._compat")]

@@ -3,8 +3,9 @@
 No import circle among its modules (imports inside functions count); no private name
 imported from another module (bench's own helpers and the library's are public; the two
 private `Index` methods the labs still call are marked `# private: see report` and
-excepted in tests/test_architecture.py until the library makes them public); the benchmarks a user runs never import a tuning lab; modules stay small
-enough to have one job; every program is in bench/README.md with its command, and its
+excepted in tests/test_architecture.py until the library makes them public); the
+benchmarks a user runs never import a tuning lab; modules stay small enough to have one
+job; every program is in bench/README.md with its command, and its
 docstring shows that command."""
 
 from __future__ import annotations

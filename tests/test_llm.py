@@ -23,11 +23,13 @@ from indexer.settings import Settings
 from indexer.text.tokens import get_tokenizer
 from tests.ollama_standin import StandInOllama
 
-TEXT = ("# Kargo\n\nStandart kargo üç iş gününde teslim edilir.\n\n## Puanlar\n\nPuanlar nakde çevrilemez. "
-        "Puanların süresi 12 aydır.\n\n## İade\n\nİade 14 gün içinde ücretsiz yapılır.\n")
+TEXT = ("# Kargo\n\nStandart kargo üç iş gününde teslim edilir.\n\n## Puanlar\n\n"
+        "Puanlar nakde çevrilemez. Puanların süresi 12 aydır.\n\n"
+        "## İade\n\nİade 14 gün içinde ücretsiz yapılır.\n")
 # the table every version so far has written (chunk: the SHA-256 of the chunk's text)
-SCHEMA = ("CREATE TABLE contexts (model TEXT, prompt INTEGER, doc TEXT, chunk TEXT, context TEXT, "
-          "input_tokens INTEGER, output_tokens INTEGER, PRIMARY KEY (model, prompt, doc, chunk)) WITHOUT ROWID")
+SCHEMA = ("CREATE TABLE contexts (model TEXT, prompt INTEGER, doc TEXT, chunk TEXT, "
+          "context TEXT, input_tokens INTEGER, output_tokens INTEGER, "
+          "PRIMARY KEY (model, prompt, doc, chunk)) WITHOUT ROWID")
 
 
 def _chats(server: StandInOllama) -> int:
@@ -49,7 +51,8 @@ def test_contexts_kept_by_an_earlier_version_are_used_without_a_call(tmp_path, w
     db.commit()
     db.close()
     with StandInOllama() as server:
-        [report] = build([root], ["contextual:llm=ollama:gemma3:4b"], settings=settings.with_(ollama_host=server.url))
+        with_server = settings.with_(ollama_host=server.url)
+        [report] = build([root], ["contextual:llm=ollama:gemma3:4b"], settings=with_server)
         assert _chats(server) == 0
     assert f"0 LLM calls, {len(chunks)} cached" in report.notes[0]
     stored = Index.open("contextual:llm=ollama:gemma3:4b", settings=settings).chunks()
@@ -64,8 +67,8 @@ def test_question_replies_are_kept_in_the_same_format(tmp_path, write_files):
         return '{"question": "How long do I have to send it back?", "answer": "İade 14 gün içinde"}'
 
     with StandInOllama(chat_reply=reply) as server:
-        make_questions(root, 1, llm="ollama:gemma3:4b", settings=Settings.load(db=tmp_path / "db",
-                                                                               ollama_host=server.url))
+        settings = Settings.load(db=tmp_path / "db", ollama_host=server.url)
+        make_questions(root, 1, llm="ollama:gemma3:4b", settings=settings)
         assert _chats(server) >= 1
     db = sqlite3.connect(tmp_path / "db" / "cache" / "questions.sqlite")
     schema = db.execute("SELECT sql FROM sqlite_master WHERE name = 'contexts'").fetchone()[0]

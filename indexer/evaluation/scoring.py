@@ -43,7 +43,10 @@ class TokenSpans:
     def tokens(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
         if doc_id not in self.bounds:
             doc = self.docs.get(doc_id)
-            self.bounds[doc_id] = get_tokenizer(cache_dir=self.cache_dir).boundaries(doc.text).tolist() if doc else []
+            self.bounds[doc_id] = []
+            if doc is not None:
+                tokenizer = get_tokenizer(cache_dir=self.cache_dir)
+                self.bounds[doc_id] = tokenizer.boundaries(doc.text).tolist()
         b = self.bounds[doc_id]
         if not b:
             return (0, 0)
@@ -83,7 +86,8 @@ def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int,
     return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
 
 
-def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: TokenSpans) -> QuestionResult:
+def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
+                   spans: TokenSpans) -> QuestionResult:
     """How one question's ranked hits score: the rank of the first hit and first strict
     hit, what the top `ctx_k` cost (tokens, sections), nDCG@10, token-level span recall,
     precision and IoU at `ctx_k`, and, with a token `budget`, the first hit among the hits

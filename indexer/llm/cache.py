@@ -21,11 +21,13 @@ class ReplyCache:
         self._lock = threading.Lock()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
+        where = str(path) if path else ":memory:"
+        self._db = sqlite3.connect(where, timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS contexts (model TEXT, prompt INTEGER, doc TEXT, chunk TEXT, context TEXT, "
-            "input_tokens INTEGER, output_tokens INTEGER, PRIMARY KEY (model, prompt, doc, chunk)) WITHOUT ROWID"
+            "CREATE TABLE IF NOT EXISTS contexts (model TEXT, prompt INTEGER, doc TEXT,"
+            " chunk TEXT, context TEXT, input_tokens INTEGER, output_tokens INTEGER,"
+            " PRIMARY KEY (model, prompt, doc, chunk)) WITHOUT ROWID"
         )
         self._db.commit()
 
@@ -38,7 +40,8 @@ class ReplyCache:
             ).fetchone()
         return row[0] if row else None
 
-    def put(self, model: str, doc_hash: str, item_hash: str, reply: str, tokens_in: int, tokens_out: int) -> None:
+    def put(self, model: str, doc_hash: str, item_hash: str, reply: str,
+            tokens_in: int, tokens_out: int) -> None:
         """Keep a reply (and what it cost) for this key."""
         with self._lock:
             self._db.execute(

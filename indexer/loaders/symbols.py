@@ -90,7 +90,8 @@ def top_level(root) -> list:
     return out
 
 
-def scan_definitions(src: Source, language: str, nodes: list, parent: Definition | None = None) -> list[Definition]:
+def scan_definitions(src: Source, language: str, nodes: list,
+                     parent: Definition | None = None) -> list[Definition]:
     """The definitions among `nodes`, each with its members (a class's, or the functions a
     function defines), nested under `parent`. `language` picks the grammar's rules; one
     without rules gets kinds guessed from its node types."""
