@@ -22,11 +22,11 @@ import numpy as np
 from bench.agreement_scores import MODES, ensure_built, real_count, real_scores, set_paths, strategies_for
 
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from indexer.evaluation.generate import make_questions
+from indexer.questions.generate import make_questions
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
-from indexer.evaluation.questions import Question, load_questions, resolve
-from indexer.evaluation.run import _score, _TokenSpans  # private: see report
-from indexer.evaluation.simulate import Knobs
+from indexer.evaluation.sets import Question, load_questions, resolve
+from indexer.evaluation.scoring import TokenSpans, score_question
+from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
 from indexer.retrieval.ranking import Side
@@ -87,7 +87,7 @@ class MirrorSides(Sides):
         return [(self.mirror.ids[i], float(scores[i])) for i in top]
 
 
-def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, modes: tuple[str, ...]
+def first_hits(index: Index, questions: list[Question], spans: TokenSpans, modes: tuple[str, ...]
                ) -> dict[str, list[int | None]]:
     """Per mode, the rank of each question's first hit in the top MRR_DEPTH (None: none),
     scored by the evaluator's own rule."""
@@ -95,7 +95,7 @@ def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, mode
     for q in questions:
         for mode in modes:
             hits = index.search(q.question, SearchOptions(mode=mode, k=MRR_DEPTH))
-            out[mode].append(_score(q, hits, 5, None, spans).first_hit)
+            out[mode].append(score_question(q, hits, 5, None, spans).first_hit)
     return out
 
 
@@ -113,7 +113,7 @@ class SetLab:
         self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
         _, docs = load_documents([self.folder])
         self.docs = {d.doc_id: d for d in docs}
-        self.spans = _TokenSpans(self.docs)
+        self.spans = TokenSpans(self.docs)
 
     def score(self, questions: list[Question]) -> dict[str, float]:
         resolve(questions, self.docs)

@@ -459,10 +459,10 @@ def _furniture_only_pdf(path: Path) -> None:
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
 
-    pdfs._fonts()
+    pdfs.register_fonts()
     c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
     for n in (1, 2, 3):
-        pdfs._furniture(c, n, 3, "Sayfa {n} / {total}")
+        pdfs.draw_furniture(c, n, 3, "Sayfa {n} / {total}")
         c.showPage()
     c.save()
 

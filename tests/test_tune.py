@@ -14,7 +14,7 @@ from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
 from indexer.retrieval import Index, SearchOptions
-from indexer.evaluation.tune import _folds, tune, verdict
+from indexer.evaluation.tune import assign_folds, tune, verdict
 
 from tests.conftest import CORPUS, open_store
 
@@ -26,8 +26,8 @@ def run(*args):
 
 
 def test_folds_are_deterministic_and_balanced():
-    order = _folds(65, 5, 13)
-    assert order == _folds(65, 5, 13) and order != _folds(65, 5, 14)
+    order = assign_folds(65, 5, 13)
+    assert order == assign_folds(65, 5, 13) and order != assign_folds(65, 5, 14)
     assert sorted(order.count(f) for f in range(5)) == [13] * 5
 
 

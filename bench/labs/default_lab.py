@@ -84,7 +84,7 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
 class Query:
     id: str
     text: str
-    question: object  # indexer.evaluation.questions.Question (its `hits` rule)
+    question: object  # indexer.evaluation.sets.Question (its `hits` rule)
     dense: list[tuple[str, float]]
     sparse: list[tuple[str, float]] = field(default_factory=list)
     coverage: float = 0.0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import QuestionSetError
 from ..retrieval import Index
-from .questions import Question
+from .sets import Question
 
 
 def label(index: Index) -> str:

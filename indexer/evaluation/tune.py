@@ -26,8 +26,9 @@ from ..settings import Settings, settings_for
 from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
-from .run import _corpus_root, _open_all, _score, _TokenSpans
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
+from .run import corpus_root, open_indexes
+from .scoring import TokenSpans, score_question
 
 
 def candidates() -> list[dict[str, Any]]:
@@ -197,19 +198,19 @@ def tune(
     store = Store(settings)
     if save:  # say it before the work, not after
         store.builds.require_writable("saving search settings")
-    indexes = _open_all(store, strategies, (embedder,), settings)
-    root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
+    indexes = open_indexes(store, strategies, (embedder,), settings)
+    root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
     docs = {d.doc_id: d for d in docs}
     resolve(questions, docs)
     questions, left_out = covered(questions_path, questions, indexes, root)
     if len(questions) < folds:
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
-    spans = _TokenSpans(docs)
+    spans = TokenSpans(docs)
     scored: list[Candidate] = []
     for index in indexes:
         scored += _score_all(index, questions, spans, progress)
-    order = _folds(len(questions), folds, seed)
+    order = assign_folds(len(questions), folds, seed)
     held_out, chosen = _cross_validate(scored, order, folds)
     best = _best(scored)
     winners = {index.entry.strategy: _best([c for c in scored if c.strategy == index.entry.strategy])
@@ -260,7 +261,7 @@ def _key(options: SearchOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, progress) -> list[Candidate]:
+def _score_all(index: Index, questions: list[Question], spans: TokenSpans, progress) -> list[Candidate]:
     settings = []
     seen = set()
     raws = candidates()
@@ -278,7 +279,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     for n, q in enumerate(questions, start=1):
         for cand in out:
             hits = index.search(q.question, cand.options)  # both sides are searched once per question
-            result = _score(q, hits, 5, None, spans)
+            result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
@@ -287,7 +288,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     return out
 
 
-def _folds(n: int, folds: int, seed: int) -> list[int]:
+def assign_folds(n: int, folds: int, seed: int) -> list[int]:
     """A fold number per question: a seeded shuffle dealt round-robin (deterministic)."""
     rows = list(range(n))
     random.Random(seed).shuffle(rows)

@@ -35,7 +35,7 @@ from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes,
+from .manifest import (MANIFEST_FORMAT, content_hash, file_mtime, identity, read_manifest, trusted_hashes,
                        why_full, with_identities)
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
@@ -413,7 +413,7 @@ class _StrategyBuild:
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
-                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path), "chunks": count,
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": file_mtime(src.path), "chunks": count,
                                      "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline, "warnings": doc.warnings}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)

@@ -14,7 +14,9 @@ MANIFEST_FORMAT = 2
 RACY_NS = 2_000_000_000  # a file changed this recently is not trusted by its identity next time
 
 
-def _mtime(path: Path) -> int:
+def file_mtime(path: Path) -> int:
+    """A file's modification time in whole seconds, as the manifest keeps it (0 when it
+    cannot be read)."""
     try:
         return int(path.stat().st_mtime)
     except OSError:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .building import BuildReport, build
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file, input_labels
+from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, input_labels, read_ignore_file
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
@@ -90,7 +90,7 @@ class EventPaths:
 
     def reload(self) -> None:
         """Re-read the roots' .indexerignore files."""
-        self.filters = {root: PathFilter(self.include, self.exclude + tuple(_read_ignore_file(root)))
+        self.filters = {root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
                         for root, is_dir, _ in self.roots if is_dir}
 
     def watched(self) -> list[str]:
