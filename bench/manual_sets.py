@@ -36,7 +36,9 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from bench.common import DOWNLOADS, SetError, collapse, sha256_file, verify_set, word_count, write_jsonl, write_text
+from bench.common import (
+    DOWNLOADS, SetError, collapse, sha256_file, verify_set, word_count, write_jsonl, write_text,
+)
 
 MIN_WORDS = 3
 MAX_WORDS = 40  # a summary longer than this is a paragraph, not a summary line
@@ -77,7 +79,8 @@ def squeeze(text: str) -> str:
 
 def names_in(text: str, names) -> bool:
     """Does `text` mention one of `names` as a whole word, ignoring case?"""
-    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if n)
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text, re.IGNORECASE)
+               for n in names if n)
 
 
 def keep_questions(pages: list[dict], report: dict) -> list[dict]:
@@ -119,11 +122,13 @@ def write_pages(out: Path, pages: list[dict], tag: str, report: dict) -> None:
     for p in pages:
         write_text(out / "corpus" / p["doc_id"], p["text"])
     write_jsonl(out / "questions.jsonl", [
-        {"id": p["doc_id"].removesuffix(".md"), "question": collapse(p["question"]), "doc_id": p["doc_id"],
-         "tags": [tag, *p["tags"]]} for p in kept])
+        {"id": p["doc_id"].removesuffix(".md"), "question": collapse(p["question"]),
+         "doc_id": p["doc_id"], "tags": [tag, *p["tags"]]} for p in kept])
+    doc_words = sum(word_count(p["text"]) for p in pages)
+    question_words = sum(word_count(p["question"]) for p in kept)
     report.update(documents=len(pages), questions=len(kept),
-                  avg_document_words=round(sum(word_count(p["text"]) for p in pages) / len(pages), 1),
-                  avg_question_words=round(sum(word_count(p["question"]) for p in kept) / max(len(kept), 1), 1))
+                  avg_document_words=round(doc_words / len(pages), 1),
+                  avg_question_words=round(question_words / max(len(kept), 1), 1))
     verify_set(out)
 
 
@@ -132,13 +137,15 @@ def write_pages(out: Path, pages: list[dict], tag: str, report: dict) -> None:
 def _fetch_scipy() -> Path:
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     wheel = DOWNLOADS / SCIPY_WHEEL
-    if not wheel.is_file():  # the one wheel pinned, whatever Python runs this: only its text is read
+    if not wheel.is_file():  # this one wheel, whatever Python runs here: only its text is read
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"scipy=={SCIPY}", "--no-deps", "--only-binary", ":all:",
-             "--platform", "manylinux_2_17_x86_64", "--python-version", "3.11", "--implementation", "cp",
-             "--abi", "cp311", "-d", str(DOWNLOADS), "-q"], capture_output=True, text=True)
+            [sys.executable, "-m", "pip", "download", f"scipy=={SCIPY}", "--no-deps",
+             "--only-binary", ":all:", "--platform", "manylinux_2_17_x86_64",
+             "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+             "-d", str(DOWNLOADS), "-q"], capture_output=True, text=True)
         if proc.returncode != 0 or not wheel.is_file():
-            raise SetError(f"pip download scipy=={SCIPY} ({SCIPY_WHEEL}) failed: {proc.stderr[-1500:]}")
+            raise SetError(f"pip download scipy=={SCIPY} ({SCIPY_WHEEL}) failed: "
+                           f"{proc.stderr[-1500:]}")
     if sha256_file(wheel) != SCIPY_SHA256:
         raise SetError(f"{wheel}: sha256 differs from the pinned one")
     return wheel
@@ -159,7 +166,8 @@ def _docstrings(source: str) -> list[tuple[str, str]]:
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and getattr(node.value.func, "id", "") == "add_newdoc":
             args = node.value.args
-            if len(args) >= 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args[:2]):
+            if len(args) >= 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                      for a in args[:2]):
                 out.append((args[0].value, inspect.cleandoc(args[1].value)))
     return out
 
@@ -181,7 +189,8 @@ def scipy_page(part: str, name: str, doc: str) -> dict | None:
     summary, rest = paras[0], "\n\n".join(paras[1:])
     if NUMPYDOC.search(summary):
         summary, rest = "", "\n\n".join(paras)
-    rest = NUMPYDOC.sub(lambda m: f"## {m.group(1)}" if len(m.group(2)) == len(m.group(1)) else m.group(0), rest)
+    rest = NUMPYDOC.sub(lambda m: f"## {m.group(1)}" if len(m.group(2)) == len(m.group(1))
+                        else m.group(0), rest)
     text = squeeze(f"# scipy.{part}.{name}\n\n" + "\n".join(plain_lines(rest.split("\n"))))
     return {"doc_id": f"{part}/{name}.md", "question": " ".join(summary.split()), "text": text,
             "names": (name,), "tags": [part]}
@@ -194,7 +203,8 @@ def build_scipy_docs(out: Path) -> dict:
     with zipfile.ZipFile(wheel) as zf:
         members = sorted(zf.namelist())
         for part in SCIPY_PARTS:
-            api = zf.read(f"scipy/{part}/__init__.py").decode("utf-8")  # its autosummary lists the public API
+            # the subpackage's docstring lists its public API (autosummary)
+            api = zf.read(f"scipy/{part}/__init__.py").decode("utf-8")
             seen: dict[str, dict] = {}
             for member in members:
                 if not (member.startswith(f"scipy/{part}/") and member.endswith(".py")) \
@@ -209,21 +219,23 @@ def build_scipy_docs(out: Path) -> dict:
             lower = Counter(n.lower() for n in seen)  # file names that differ only in case
             for name, page in seen.items():
                 if lower[name.lower()] > 1:
-                    page["doc_id"] = page["doc_id"].removesuffix(".md") + f"-{sum(c.isupper() for c in name)}.md"
+                    upper = sum(c.isupper() for c in name)
+                    page["doc_id"] = page["doc_id"].removesuffix(".md") + f"-{upper}.md"
                 pages.append(page)
             report["parts"][part] = len(seen)
-        licence = next(m for m in members if re.match(rf"scipy-{SCIPY}\.dist-info/(licenses/)?LICENSE", m))
+        licence = next(m for m in members
+                       if re.match(rf"scipy-{SCIPY}\.dist-info/(licenses/)?LICENSE", m))
         write_text(out / "LICENSE-scipy.txt", zf.read(licence).decode("utf-8"))
     write_pages(out, pages, "scipy", report)
     write_text(out / "NOTICE.md", (
         "# scipy-docs\n\n"
-        f"The docstrings of SciPy {SCIPY} (PyPI wheel {SCIPY_WHEEL}, sha256 {SCIPY_SHA256}), BSD-3-Clause "
-        "(LICENSE-scipy.txt; the wheel's licence file also lists the bundled libraries' licences), of the "
-        f"subpackages {', '.join(SCIPY_PARTS)}.\n\n"
-        "Changes: each public documented function or class is a Markdown page titled with its name; its "
-        "docstring's summary line (the question) was removed, numpydoc section underlines became `##` headings, "
-        "indentation was dropped. Generated by bench/manual_sets.py; not for redistribution from this "
-        "repository.\n"))
+        f"The docstrings of SciPy {SCIPY} (PyPI wheel {SCIPY_WHEEL}, sha256 {SCIPY_SHA256}), "
+        "BSD-3-Clause (LICENSE-scipy.txt; the wheel's licence file also lists the bundled "
+        f"libraries' licences), of the subpackages {', '.join(SCIPY_PARTS)}.\n\n"
+        "Changes: each public documented function or class is a Markdown page titled with its "
+        "name; its docstring's summary line (the question) was removed, numpydoc section "
+        "underlines became `##` headings, indentation was dropped. Generated by "
+        "bench/manual_sets.py; not for redistribution from this repository.\n"))
     return report
 
 
@@ -240,8 +252,8 @@ def apt_fetch(package: str, version: str, file_name: str, sha256: str) -> Path:
         proc = subprocess.run([apt, "download", f"{package}={version}"], cwd=DOWNLOADS,
                               capture_output=True, text=True)
         if proc.returncode != 0 or not deb.is_file():
-            raise SetError(f"apt-get download {package}={version} failed (Debian 12 has it; run apt-get "
-                           f"update first): {proc.stderr[-1500:]}")
+            raise SetError(f"apt-get download {package}={version} failed (Debian 12 has it; "
+                           f"run apt-get update first): {proc.stderr[-1500:]}")
     if sha256_file(deb) != sha256:
         raise SetError(f"{deb}: sha256 differs from the pinned one")
     return deb
@@ -266,9 +278,10 @@ def render_man(roff: str) -> str:
     per paragraph, no bold/underline)."""
     groff = shutil.which("groff")
     if not groff:
-        raise SetError("groff is needed to render the man pages (Debian: apt-get install groff-base)")
-    proc = subprocess.run([groff, "-t", "-man", "-Tutf8", "-rLL=2000n", "-rHY=0", "-rcR=1", "-P-cbou"],
-                          input=roff, capture_output=True, text=True)
+        raise SetError("groff is needed to render the man pages (apt-get install groff-base)")
+    proc = subprocess.run(
+        [groff, "-t", "-man", "-Tutf8", "-rLL=2000n", "-rHY=0", "-rcR=1", "-P-cbou"],
+        input=roff, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SetError(f"groff failed: {proc.stderr[-500:]}")
     return proc.stdout
@@ -298,8 +311,9 @@ def man_page(file_name: str, text: str) -> dict | None:
         return None
     stem = file_name.removesuffix(".gz")
     title = f"{stem.rsplit('.', 1)[0]}({stem.rsplit('.', 1)[1]})"
-    return {"doc_id": f"{stem}.md", "question": question, "text": squeeze(f"# {title}\n" + "\n".join(body)),
-            "names": names, "tags": [f"man{MAN_SECTION}"]}
+    return {"doc_id": f"{stem}.md", "question": question,
+            "text": squeeze(f"# {title}\n" + "\n".join(body)), "names": names,
+            "tags": [f"man{MAN_SECTION}"]}
 
 
 def build_man_pages(out: Path) -> dict:
@@ -329,11 +343,13 @@ def build_man_pages(out: Path) -> dict:
     write_pages(out, pages, "man-pages", report)
     write_text(out / "NOTICE.md", (
         "# man-pages\n\n"
-        f"Section {MAN_SECTION} of the Linux man-pages project, from Debian's manpages-dev {MANPAGES} "
-        f"({MANPAGES_DEB}, sha256 {MANPAGES_SHA256}); each page's licence is in its source, Debian's copyright "
-        f"file (from {MANPAGES_BASE_DEB}, sha256 {MANPAGES_BASE_SHA256}) is LICENSE-man-pages.txt (verbatim-copying, GPL and BSD-style licences, all allowing "
-        "redistribution).\n\n"
-        "Changes: rendered to text with groff, then to Markdown (section and subsection headings, indentation "
-        "dropped); the description on the NAME line (the question) was removed, the names kept. Generated by "
-        "bench/manual_sets.py; not for redistribution from this repository.\n"))
+        f"Section {MAN_SECTION} of the Linux man-pages project, from Debian's manpages-dev "
+        f"{MANPAGES} ({MANPAGES_DEB}, sha256 {MANPAGES_SHA256}). Each page's licence is in its "
+        f"source; Debian's copyright file (from {MANPAGES_BASE_DEB}, sha256 "
+        f"{MANPAGES_BASE_SHA256}) is LICENSE-man-pages.txt: verbatim-copying, GPL and BSD-style "
+        "licences, all allowing redistribution.\n\n"
+        "Changes: rendered to text with groff, then to Markdown (section and subsection headings, "
+        "indentation dropped); the description on the NAME line (the question) was removed, the "
+        "names kept. Generated by bench/manual_sets.py; not for redistribution from this "
+        "repository.\n"))
     return report
