@@ -23,7 +23,7 @@ from pathlib import Path
 from bench.agreement_scores import OUT, REGRET_OK, ensure_built, real_count, real_scores, scores, set_paths
 from bench.common import table
 
-from indexer.evaluation.advice import LEXICAL_BIAS, advise
+from indexer.evaluation.advice import LEXICAL_BIAS, LEXICAL_BIAS_RANGE, advise
 from indexer.questions.generate import GENERATOR_VERSION
 from indexer.questions.on_demand import QUESTIONS, SEEDS, generated_questions
 from indexer.settings import settings_for
@@ -83,12 +83,13 @@ def stability_summary(results: list[dict]) -> str:
     for r in results:
         for label, p in r["protocols"].items():
             runs = p["runs"]
-            t = totals.setdefault(label, [0, 0, 0, [], []])
+            t = totals.setdefault(label, [0, 0, 0, [], [], []])
             t[0] += sum(j["pick_ok"] for j in runs)
             t[1] += sum(j["advice_ok"] for j in runs)
             t[2] += len(runs)
             t[3] += [len(j["tied"]) for j in runs]
-            t[4] += [j["bias"] for j in runs]
+            t[4].append(sum(j["bias"] for j in runs) / len(runs))  # the set's mean
+            t[5] += [j["tied_regret"] for j in runs]
             rows.append([r["set"], label, f"{runs[0]['questions']} ({p['seeds']} x {p['questions']})",
                          " ".join(j["best"] for j in runs), " ".join(f"{j['regret']:.3f}" for j in runs),
                          f"{sum(j['pick_ok'] for j in runs)}/{len(runs)}",
@@ -100,9 +101,11 @@ def stability_summary(results: list[dict]) -> str:
                   f"best within {REGRET_OK}", "advice per run", "advice right",
                   "worst real regret of a tied row", "bias (bm25-emb, made-up - real)"],
                  rows)
-    for label, (pick, advice, n, tied, bias) in totals.items():
+    for label, (pick, advice, n, tied, bias, worst) in totals.items():
         text += (f"\n\n{label}: best made-up row within {REGRET_OK} of the real best in {pick}/{n} runs; advice right "
                  f"(the best row within {REGRET_OK}, or the real best among the rows called tied) in {advice}/{n}; "
-                 f"rows tied a run: mean {sum(tied) / len(tied):.1f}; bias mean {sum(bias) / len(bias):+.3f} "
-                 f"(the constant shipped: {LEXICAL_BIAS:.2f})")
+                 f"rows tied a run: mean {sum(tied) / len(tied):.1f}, the worst of them {max(worst):.3f} below the real best "
+                 f"at most; bias: mean over the sets {sum(bias) / len(bias):+.3f}, "
+                 f"sets from {min(bias):+.3f} to {max(bias):+.3f} (shipped: {LEXICAL_BIAS:.2f}, "
+                 f"{LEXICAL_BIAS_RANGE[0]:+.2f} to {LEXICAL_BIAS_RANGE[1]:+.2f})")
     return text
