@@ -16,6 +16,7 @@ from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.retrieval.fusion import by_kind
 from indexer.retrieval.worth import FLOOR, share
+from indexer.agents.server import Tools
 from indexer.serve.library import Library
 from indexer.settings import Settings
 
@@ -92,6 +93,8 @@ def test_a_collection_the_embedder_cannot_read_gets_a_narrower_embedding_share(u
     library = Library(Settings.load(db=db))
     shown = library.describe("headers", library.names()["headers"])
     assert shown["search"] == weak["search"] and shown["measured"] == weak["measured"]
+    mcp = Tools(Settings.load(db=db)).list_collections()["collections"][0]
+    assert mcp["search"] == weak["search"] and mcp["measured"] == weak["measured"]
 
 
 def test_tune_save_overrides_the_measured_share_and_outlives_a_rebuild(unreadable, tmp_path):
@@ -108,5 +111,6 @@ def test_tune_save_overrides_the_measured_share_and_outlives_a_rebuild(unreadabl
     row = listed(db)["headers"]
     assert row["search"] == f"{tuned} (tuned)" and row["tuned"] and row["measured"]["factor"] < 1
     build([src.parent / "notes"], ["headers"], db=db, full=True)  # measured again; the saved choice stays
-    assert listed(db)["headers"]["search"] == f"{tuned} (tuned)"
+    again = listed(db)["headers"]
+    assert again["search"] == f"{tuned} (tuned)" and again["measured"] == row["measured"]
     assert Index.open("headers", db=db).options().describe() == tuned

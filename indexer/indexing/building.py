@@ -321,7 +321,8 @@ class _StrategyBuild:
                                     "files": with_identities(files, self.stats), "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             with self.timer("measure"):  # the embedder on this collection (indexing.probing)
-                entry.extra["fusion"]["measured"] = measured(store, entry, self.embedder, None if plan.reason else old)
+                entry.extra["fusion"]["measured"] = measured(store, staging.stamp(entry), self.embedder,
+                                                             None if plan.reason else old)
             report.retired = len(staging.retired)
             report.notes.extend(filter(None, [chunker.build_summary()]))
         except BaseException:

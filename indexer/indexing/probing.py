@@ -10,6 +10,7 @@ unchanged build measures a collection built before measurements existed.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
 from ..retrieval import Index
@@ -23,15 +24,17 @@ def measured(store: Store, entry: Entry, embedder: CachedEmbedder, old: Entry | 
     """The measurement for `entry` (a version about to be published): `old`'s when it
     has one and the collection is about the same size, else measured now ({}: too small)."""
     kept = (old.extra.get("fusion") or {}).get("measured") if old is not None else None
-    if kept is not None and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
+    if kept and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
         return kept
     return measure(Index(store, entry, embedder, refresh=math.inf))
 
 
 def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> None:
-    """An unchanged build of a collection built before measurements: measure it and
-    store the measurement on the live entry (the caller holds the build lease)."""
+    """An unchanged build of a collection built before measurements (or measured when it
+    was too small to tell): measure it and store the measurement on the live entry (the
+    caller holds the build lease)."""
     fusion = entry.extra.get("fusion")
-    if isinstance(fusion, dict) and "measured" not in fusion:
-        fusion["measured"] = measure(Index(store, entry, embedder, refresh=math.inf))
-        store.catalogue.publish(entry)
+    if isinstance(fusion, dict) and not fusion.get("measured"):
+        found = measure(Index(store, entry, embedder, refresh=math.inf))
+        if found:  # {}: too small to tell, as before
+            store.catalogue.publish(replace(entry, extra={**entry.extra, "fusion": {**fusion, "measured": found}}))
