@@ -37,4 +37,5 @@ def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> N
     if isinstance(fusion, dict) and not fusion.get("measured"):
         found = measure(Index(store, entry, embedder, refresh=math.inf))
         if found:  # {}: too small to tell, as before
-            store.catalogue.publish(replace(entry, extra={**entry.extra, "fusion": {**fusion, "measured": found}}))
+            extra = {**entry.extra, "fusion": {**fusion, "measured": found}}
+            store.catalogue.publish(replace(entry, extra=extra))

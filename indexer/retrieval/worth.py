@@ -2,10 +2,10 @@
 
 A collection's fusion is first chosen by its kind and language (`fusion.calibrated`); that
 cannot see a collection where the embedder reads the text poorly (long technical English
-for `use-m3`: function references, system-call pages, scientific abstracts). So a build
+for `use-m3`: library reference pages, system-call pages). So a build
 probes the collection it made: it samples chunks, makes from each a short known-item query
 of the chunk's own words (its most frequent content words that are not common in the
-collection, in shuffled order, as `questions.simulate` makes terms from a passage), and asks
+collection, drawn by frequency as `questions.simulate` makes terms from a passage), and asks
 both sides for the chunk. Such probes favour BM25 (they share the chunk's words: BM25
 finds 0.9-1.0 of them first), on every collection alike; what differs from one collection
 to the next is how far the embedding side falls behind on them. Their ratio, `embedding
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..text.analyzer import STOPWORDS
 
-PROBES = 150  # chunks probed (one query each): 2-7 s on 2 cores
+PROBES = 150  # chunks probed, one query each: 2-7 s with use-m3 (e5-small: ~25 s idle)
 TERMS = 5  # content words per probe
 DEPTH = 10  # MRR@10
 COMMON = 0.05  # a word in more than this share of the collection's chunks is not a probe term
@@ -40,7 +40,7 @@ FULL_AT: dict[tuple[str, str], float] = {
     ("use-m3", "code"): 0.43,
 }
 FLOOR = 0.4  # the embedding side keeps at least this share of its range: it breaks BM25's ties
-STEP = 0.05  # the factor is rounded to this step (a tenth of a point of ratio changes nothing)
+STEP = 0.05  # the factor is rounded to this step (the ratio's noise changes nothing)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{2,}")
 
 
