@@ -238,6 +238,76 @@ def test_settings_are_resolved_only_where_the_library_is_entered():
     assert "indexer.indexing.building" in callers  # the check sees the calls
 
 
+# --- configuration has one way in ---------------------------------------------------------
+# A library function takes its configuration as one `settings: Settings | None = None`;
+# nothing beside it says again where the index is or what it is built or searched with.
+LOOSE = {"db", "chroma_url", "embedder", "embedders", "ollama_host", "cache_dir", "tiktoken_cache",
+         "lease_ttl", "store"}
+
+
+def _signatures(tree: ast.Module):
+    """(name, function) of each public function and each public method (and constructor)
+    of a public class, at a module's top level."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _private(node.name):
+            yield node.name, node
+        elif isinstance(node, ast.ClassDef) and not _private(node.name):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                        item.name == "__init__" or not _private(item.name)):
+                    yield f"{node.name}.{item.name}", item
+
+
+def _loose_beside_settings(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What `fn` takes beside a `settings` (a Settings): loose store/embedder arguments
+    and a `**` catch-all that could carry them."""
+    args = fn.args
+    params = {a.arg: a for a in args.posonlyargs + args.args + args.kwonlyargs}
+    settings = params.get("settings")
+    if settings is None or (settings.annotation is not None and "Settings" not in ast.unparse(settings.annotation)):
+        return []
+    return sorted(params.keys() & LOOSE) + ([f"**{args.kwarg.arg}"] if args.kwarg else [])
+
+
+def test_library_functions_take_settings_and_nothing_loose_beside_it():
+    """Below the front doors, no public function or method takes both `settings` and a
+    loose store/embedder argument (db=, chroma_url=, embedder=, ollama_host=, store=...)
+    or a `**` catch-all: a collection is chosen by `built_with`, a build uses
+    `settings.embedder`, and an open Store carries its own settings."""
+    found = {}
+    for module, path in MODULES.items():
+        if _package(module) in LAYERS[-1][1]:
+            continue
+        for name, fn in _signatures(_tree(path)):
+            if loose := _loose_beside_settings(fn):
+                found[f"{_rel(path)}:{name}"] = loose
+    assert found == {}
+    probe = ast.parse("def open(strategy, *, settings: Settings | None = None, db=None, **kw): ...\n"
+                      "def fine(strategy, *, settings: Settings | None = None, built_with=None): ...\n"
+                      "def other(settings: dict, embedder: str): ...\n")
+    assert [_loose_beside_settings(f) for f in probe.body] == [["db", "**kw"], [], []]  # the check can fail
+
+
+def _embedder_calls_without_settings(path: Path) -> list[int]:
+    """Lines calling `get_embedder` without settings (which then reads the environment)."""
+    lines = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "get_embedder":
+            if len(node.args) < 2 and not any(k.arg == "settings" for k in node.keywords):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_below_the_front_doors_loads_an_embedder_from_the_environment():
+    """An embedder is made with the settings a caller passed down (the semantic chunker
+    gets its own from the build or `chunk`), never with the environment's."""
+    found = [f"{_rel(p)}:{line}" for module, p in MODULES.items() if _package(module) not in LAYERS[-1][1]
+             for line in _embedder_calls_without_settings(p) if module != "indexer.embeddings"]
+    assert found == []
+    assert _embedder_calls_without_settings(PACKAGE / "indexing" / "building.py") == []
+    assert "get_embedder(" in (PACKAGE / "indexing" / "building.py").read_text(encoding="utf-8")
+
+
 def test_the_cli_has_no_hard_coded_choice_list():
     """Choices come from the library's registries and constants (MODES, FUSIONS, ENGINES,
     PRESETS...), never from a literal list in a command."""

@@ -9,9 +9,9 @@ import click
 from ..tables import printable
 from .common import (
     db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
-    search_options, settings_from, store_options,
+    search_options, read_options, settings_from,
 )
-from .library import LibraryChoice, LibraryOption, modes, parameter_default
+from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 
 
 def _evaluate_default(name: str):
@@ -68,7 +68,7 @@ def generate_option(func):
                              "unchanged.")(func)
 
 
-def _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
+def _question_file(questions, generate, seed, strategies, settings, built_with, corpus,
                    note) -> tuple[str, str | None]:
     """The question file to score on (and the corpus folder): the one given, or made with
     --generate."""
@@ -84,7 +84,7 @@ def _question_file(questions, generate, seed, strategies, settings, embedder, co
         raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
     from ..questions.on_demand import CAVEAT, generated_questions
 
-    made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus,
+    made = generated_questions(generate, list(strategies), settings=settings, built_with=built_with, corpus=corpus,
                                seed=_seed_default() if seed is None else seed)
     note(made.describe())
     note(f"note: {CAVEAT}")
@@ -104,8 +104,8 @@ def _writable(path: str | None, option: str) -> None:
 @click.command(name="eval", epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
-@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
-              help="Collection to evaluate (repeatable).")
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=LibraryOption,
+              help=lambda: f"Collection to evaluate (repeatable) [default: {rule()}].")
 @click.option("--mode", "-m", "modes", multiple=True, type=LibraryChoice(modes),
               help="Search mode (repeatable; default all three).")
 @click.option("-k", "ks", multiple=True, type=int, cls=LibraryOption,
@@ -157,7 +157,7 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
                                        corpus, note)
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
-        settings=settings, embedders=tuple(embedders) or (None,),
+        settings=settings, built_with=tuple(embedders) or (None,),
         corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
         options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
@@ -172,8 +172,8 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
     if show_boundaries:
         from ..evaluation.boundaries import stored_boundaries
 
-        quality = stored_boundaries(list(strategies), result.source, settings=settings,
-                                    embedders=tuple(embedders) or (None,))
+        quality = stored_boundaries(sorted({r.strategy for r in result.rows}), result.source, settings=settings,
+                                    built_with=tuple(embedders) or (None,))
     if csv_path:
         Path(csv_path).write_text(report.to_csv(result, quality), encoding="utf-8")
     if plot_path:
@@ -207,8 +207,8 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
 @click.command(epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
-@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
-              help="Collection to tune (repeatable: strategies are compared too).")
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=LibraryOption,
+              help=lambda: f"Collection to tune (repeatable: strategies are compared too) [default: {rule()}].")
 @click.option("--folds", type=int, cls=LibraryOption, default_from=lambda: _tune_default("folds"),
               help="Cross-validation folds.")
 @click.option("--save", is_flag=True,
@@ -217,7 +217,7 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
-@store_options
+@read_options
 @json_option
 @quiet_option
 @handle_errors
@@ -237,7 +237,7 @@ def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, ch
     questions, corpus = _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
                                        note_function(quiet))
     result = run_tune(questions, list(strategies), settings=settings,
-                      embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
+                      built_with=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     if as_json:
