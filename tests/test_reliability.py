@@ -19,7 +19,7 @@ from indexer.retrieval import Index, search
 from indexer.store.chroma import CATALOG
 from indexer.store.physical import PhysicalCollections
 from indexer.settings import Settings
-from indexer.indexing.options import BuildOptions
+from indexer.indexing.options import STAGES, BuildOptions
 
 from tests.conftest import CORPUS, ROOT, open_store, raw_chroma
 
@@ -116,6 +116,36 @@ def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
     assert len(records["ids"]) == entry.chunks + len(entry.pending_ids)  # superseded ones wait out their grace
     if point != "published":
         assert report.mode == "incremental" and report.removed == 1 and report.added == 1
+
+
+def test_a_build_tells_on_stage_each_stage_and_a_failure_there_keeps_the_live_version(v1):
+    """`BuildOptions.on_stage`, the extension point the kill tests pause builds through:
+    called at each stage in order (`embedding` once per batch written), only `locked`
+    when nothing changed, and an exception raised there fails the build like any other:
+    before `published`, the previous version stays live and whole."""
+    corpus, db, old = v1
+    settings = Settings.load(db=db)
+    seen: list[str] = []
+    [same] = build([corpus], ["fixed64"], BuildOptions(on_stage=seen.append), settings=settings)
+    assert same.mode == "unchanged" and seen == ["locked"]
+
+    def stop(stage: str) -> None:
+        if stage == "publish":
+            raise RuntimeError("stopped before publishing")
+
+    change_corpus(corpus)
+    with pytest.raises(RuntimeError, match="stopped before publishing"):
+        build([corpus], ["fixed64"], BuildOptions(on_stage=stop), settings=settings)
+    entry, count = live_state(db)
+    assert (entry.collection, entry.generation) == (old.collection, old.generation) and count == entry.chunks
+
+    seen.clear()
+    [report] = build([corpus], ["fixed64"], BuildOptions(on_stage=seen.append), settings=settings)
+    assert report.mode == "incremental" and report.written > 0
+    assert seen[0] == "locked" and seen[-2:] == ["publish", "published"]
+    assert set(seen[1:-2]) == {"embedding"}  # one per batch of new records
+    assert tuple(dict.fromkeys(seen)) == STAGES
+    assert live_state(db)[0].generation == old.generation + 1
 
 
 def snapshot(db, strategy):
