@@ -85,8 +85,11 @@ class Tools:
         """The collection a call that names none searches: the server's --strategy, else
         the one `retrieval.choose` picks (`auto` if built, else the only one built, else
         an error naming what is built). With --embedder, only that embedder's
-        collections count."""
-        return self._entry(None).strategy
+        collections count. Named as list_collections names it (`strategy@embedder` when
+        the strategy is built with several embedders), as the web API does."""
+        from ..retrieval import collection_label
+
+        return collection_label(self._entry(None), self.store.catalogue.entries())
 
     def _entry(self, strategy: str | None):
         from ..retrieval import choose
