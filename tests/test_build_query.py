@@ -72,6 +72,12 @@ def test_van_village_question_finds_the_shipping_table(built_db):
     assert "| İlçe ve köyler | 3-5 iş günü | Yok |" in table.chunk.text
     assert all(0 < h.score <= 1 for h in hits)
     assert [h.rank for h in hits] == [1, 2, 3]
+    # every search option, not only mode and k, through the one-shot search
+    options = SearchOptions(mode="hybrid", k=4, fusion="rrf", rrf_k=10)
+    rrf = search(VAN, "headers", options=options, settings=Settings.load(db=db))
+    opened = Index.open("headers", settings=Settings.load(db=db)).search(VAN, options)
+    assert [(h.chunk.id, h.score) for h in rrf] == [(h.chunk.id, h.score) for h in opened]
+    assert len(rrf) == 4 and max(h.score for h in rrf) <= 2 / 11  # RRF scores, not the default fusion's
 
 
 def test_hits_are_exact_document_slices(built_db):

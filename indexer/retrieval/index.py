@@ -215,8 +215,9 @@ class Index:
 
 
 def search(query: str, strategy: str | None = None, mode: str | None = None, k: int = 5, *,
-           settings: Settings | None = None, built_with: str | None = None) -> list[Hit]:
-    """One-shot search (`Index.open`, then `Index.search` with `mode` and `k`); for other
-    options, or many queries, open an `Index` once and call `.search`."""
+           options: SearchOptions | None = None, settings: Settings | None = None,
+           built_with: str | None = None) -> list[Hit]:
+    """One-shot search: `Index.open`, then `Index.search` with `mode` and `k` (or, when
+    given, every option of `options` instead); for many queries open an `Index` once."""
     index = Index.open(strategy, settings=settings, built_with=built_with)
-    return index.search(query, SearchOptions(mode=mode, k=k))
+    return index.search(query, options or SearchOptions(mode=mode, k=k))
