@@ -43,30 +43,47 @@ def _reason(job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dic
 
 
 def plan_build(job: BuildJob, old: Entry | None, wanted: dict, report: BuildReport, timer: Timer,
-         changed: set[str] | None = None) -> Plan:
+               changed: set[str] | None = None) -> Plan:
     """The plan of one strategy's build against its live version `old`; `wanted`: the
     build settings (`build_settings`) the new version has. Counts what it found in
     `report` (added, changed, removed, unchanged; the warnings and skips of files kept)."""
     manifest = read_manifest(job.store, old) if old else None
     reason = _reason(job, old, manifest, wanted, report)
     trusted = trusted_hashes(manifest, changed) if not reason else {}
-    files = job.found.files
     with timer("hash"):
-        stats = {src.doc_id: identity(src.path) for src in files}  # before reading
-        hashes = {src.doc_id: content_hash(src, trusted, stats[src.doc_id]) for src in files}
-    by_id = {src.doc_id: src for src in files}
-    if reason:
+        stats, hashes = _hash(job.found.files, trusted)
+    by_id = {src.doc_id: src for src in job.found.files}
+    if reason or manifest is None:
         return Plan(reason, list(by_id.values()), [], [], hashes, stats, None)
+    process, unchanged = _compare(by_id, hashes, manifest, report)
+    removed = [d for d in manifest["files"] if d not in by_id]
+    report.removed, report.unchanged = len(removed), len(unchanged)
+    return Plan("", process, unchanged, removed, hashes, stats, manifest)
+
+
+def _hash(files: list[SourceFile], trusted: dict[str, tuple[str, int | list | None]],
+          ) -> tuple[dict[str, list[int] | None], dict[str, str]]:
+    """Each file's identity (taken before reading it) and content hash (`trusted`: the
+    hashes `trusted_hashes` lets a file keep without reading it)."""
+    stats = {src.doc_id: identity(src.path) for src in files}
+    return stats, {src.doc_id: content_hash(src, trusted, stats[src.doc_id]) for src in files}
+
+
+def _compare(by_id: dict[str, SourceFile], hashes: dict[str, str], manifest: dict,
+             report: BuildReport) -> tuple[list[SourceFile], list[str]]:
+    """(files to process, doc_ids unchanged) against the live version's manifest: a file
+    with the hash it had is kept (with its warnings), one that failed as it does now stays
+    skipped (with its reason), any other is added or changed."""
     old_files: dict[str, dict] = manifest["files"]
     old_skipped: dict[str, dict] = manifest.get("skipped", {})
     process, unchanged = [], []
     for doc_id, src in by_id.items():
         h = hashes[doc_id]
-        if doc_id in old_files and old_files[doc_id]["hash"] == h and h:
+        if h and old_files.get(doc_id, {}).get("hash") == h:
             unchanged.append(doc_id)
             warnings = old_files[doc_id].get("warnings", ())
             report.warnings.extend(Skipped(doc_id, w) for w in warnings)
-        elif doc_id in old_skipped and old_skipped[doc_id].get("hash") == h and h:
+        elif h and old_skipped.get(doc_id, {}).get("hash") == h:
             reason_then = old_skipped[doc_id].get("reason", "skipped")
             report.skipped.append(Skipped(doc_id, reason_then))
         else:
@@ -75,6 +92,4 @@ def plan_build(job: BuildJob, old: Entry | None, wanted: dict, report: BuildRepo
                 report.changed += 1
             else:
                 report.added += 1
-    removed = [d for d in old_files if d not in by_id]
-    report.removed, report.unchanged = len(removed), len(unchanged)
-    return Plan("", process, unchanged, removed, hashes, stats, manifest)
+    return process, unchanged

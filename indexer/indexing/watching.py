@@ -181,8 +181,7 @@ class Watcher:
         self.debounce_ms, self.max_delay_ms = debounce_ms, max_delay_ms
         options = options or BuildOptions()
         options.check()
-        defaults = BuildOptions()
-        self.given = {k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)}
+        self.given = bm25_given(options)
         self.full = options.full  # `--full`: the first sync rebuilds from scratch
         self.options = replace(options, full=False)
         self.on_sync = on_sync or (lambda _sync: None)
@@ -357,6 +356,13 @@ class Watcher:
     def _set(self, **changes) -> None:
         self.status = replace(self.status, **changes)
         self.on_status(self.status)
+
+
+def bm25_given(options: BuildOptions) -> dict:
+    """The BM25 fields `options` set to other than the defaults: a watched collection
+    keeps its own value of every other one."""
+    defaults = BuildOptions()
+    return {k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)}
 
 
 def saved_build_options(extra: dict) -> dict:

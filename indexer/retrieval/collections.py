@@ -50,9 +50,14 @@ def choose(store: Store, strategy: str | None = None, built_with: str | None = N
         name, embedder = split_name(strategy)
         wanted = embedder or built_with
         return store.catalogue.find(collection_names(name), canonical_name(wanted) if wanted else None)
-    wanted = canonical_name(built_with) if built_with else None
-    entries = [e for e in store.catalogue.entries() if wanted is None or e.embedder == wanted]
-    built = sorted({e.strategy for e in entries})
+    return _default(store, canonical_name(built_with) if built_with else None)
+
+
+def _default(store: Store, wanted: str | None) -> Entry:
+    """What a call naming no strategy reads: `auto` if built, else the only strategy
+    built (of those built with `wanted`, when given), else an error naming them."""
+    entries = store.catalogue.entries()
+    built = sorted({e.strategy for e in entries if wanted in (None, e.embedder)})
     if DEFAULT_STRATEGY in built or len(built) == 1:
         return store.catalogue.find(DEFAULT_STRATEGY if DEFAULT_STRATEGY in built else built[0], wanted)
     if not built:
