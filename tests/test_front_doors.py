@@ -87,7 +87,8 @@ def test_every_door_reads_the_same_collection_when_none_is_named(stores, state, 
     code, out, err = run_cli("eval", db.parent / "questions.jsonl", "--corpus", docs, "-m", "bm25", "-k", "1",
                              "--db", db, "--json", "-q")
     assert code == 0, err
-    assert {(r["strategy"], r["embedder"]) for r in map(json.loads, out.splitlines())} == {(strategy, built_with)}
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert {(r["strategy"], r["embedder"]) for r in rows} == {(strategy, built_with)}
     code, out, err = run_cli("query", QUERY, "--db", db, "--json")
     assert code == 0, err
     code, named, err = run_cli("query", QUERY, "-s", default, "--db", db, "--json")
