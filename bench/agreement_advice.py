@@ -26,14 +26,14 @@ from bench.common import table
 from indexer.evaluation.advice import LEXICAL_BIAS, LEXICAL_BIAS_RANGE, advise
 from indexer.questions.generate import GENERATOR_VERSION
 from indexer.questions.on_demand import QUESTIONS, SEEDS, generated_questions
-from indexer.settings import settings_for
+from indexer.settings import Settings
 
 
 def seed_scores(name: str, db: Path, n: int, seed: int) -> dict[str, list[float]]:
     """Per-question MRR@10 of every row on the made-up set `eval --generate n --seed seed
     --seeds 1` makes (cached in bench/.cache/agreement by the set file and the catalogue)."""
     folder, _ = set_paths(name)
-    made = generated_questions(n, [], settings=settings_for(None, db=db), corpus=folder, seed=seed, seeds=1)
+    made = generated_questions(n, [], settings=Settings.load(db=db), corpus=folder, seed=seed, seeds=1)
     catalog = db / "indexer.json"
     key = hashlib.sha256(made.path.read_bytes() + catalog.read_bytes() + str(GENERATOR_VERSION).encode()).hexdigest()
     cache = OUT / f"advice-{name}-{key[:16]}.json"

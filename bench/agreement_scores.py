@@ -24,6 +24,7 @@ from indexer.questions.generate import GENERATOR_VERSION, make_questions
 from indexer.evaluation.run import evaluate
 from indexer.questions.simulate import Knobs
 from indexer.indexing.building import build
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 OUT = CACHE / "agreement"
@@ -130,7 +131,7 @@ def overlap(folder: Path, questions: Path) -> dict[str, float]:
 def ensure_built(name: str) -> Path:
     folder, _ = set_paths(name)
     db = LAB / f"db-{name}"
-    build([folder], list(strategies_for(name)), db=db, embedder=EMBEDDER)
+    build([folder], list(strategies_for(name)), settings=Settings.load(db=db, embedder=EMBEDDER))
     return db
 
 
@@ -138,7 +139,7 @@ def scores(name: str, questions: Path, db: Path, per_question: dict | None = Non
     """MRR@10 of every strategy/mode row on a question file (`indexer.evaluate`); with
     `per_question`, each row's reciprocal ranks are appended to it too."""
     folder, _ = set_paths(name)
-    ev = evaluate(questions, list(strategies_for(name)), MODES, (1, 5), db=db, embedders=(EMBEDDER,), corpus=folder)
+    ev = evaluate(questions, list(strategies_for(name)), MODES, (1, 5), built_with=(EMBEDDER,), corpus=folder, settings=Settings.load(db=db))
     if per_question is not None:
         for r in ev.rows:
             per_question.setdefault(f"{r.strategy}/{r.mode}", []).extend(r.per_question("mrr"))

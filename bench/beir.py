@@ -58,6 +58,7 @@ from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.beir import import_beir  # noqa: E402
 from indexer.retrieval import Index  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 HOME = CACHE / "beir"
 MODES = ("embedding", "bm25", "hybrid")
@@ -142,7 +143,7 @@ def reference_ndcg(ev, db: Path, embedder: str) -> tuple[float, int, int] | None
     qrels = {q.id: dict(q.documents) for q in ev.questions}
     worst, compared, between = 0.0, 0, 0
     for row in ev.rows:
-        where = {c.id: c.doc_id for c in Index.open(row.strategy, db=db, embedder=embedder).chunks()}
+        where = {c.id: c.doc_id for c in Index.open(row.strategy, built_with=embedder, settings=Settings.load(db=db)).chunks()}
         run = {}
         for r in row.results:
             run[r.id], seen = {}, set()
@@ -162,9 +163,9 @@ def measure(name: str, embedder: str, force: bool) -> dict:
     docs, questions, info = materialize(name, force)
     db = HOME / name / f"db-{embedder.replace(':', '_')}"
     t0 = time.perf_counter()
-    build([docs], list(STRATEGIES), db=db, embedder=embedder)
+    build([docs], list(STRATEGIES), settings=Settings.load(db=db, embedder=embedder))
     built = time.perf_counter() - t0
-    ev = evaluate(questions, list(STRATEGIES), MODES, KS, db=db, embedders=(embedder,))
+    ev = evaluate(questions, list(STRATEGIES), MODES, KS, built_with=(embedder,), settings=Settings.load(db=db))
     rows = []
     for row in ev.rows:
         lo, hi = row.interval(NDCG_METRIC)

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import folder_size  # noqa: E402
+from indexer.indexing.options import BuildOptions  # noqa: E402
 
 
 def main() -> None:
@@ -40,8 +41,8 @@ def main() -> None:
     for strategy in strategies:
         db = work / f"build-{strategy.replace(':', '-')}"
         shutil.rmtree(db, ignore_errors=True)
-        [cold] = build([folder], [strategy], db=db)
-        [warm] = build([folder], [strategy], db=db, full=True)
+        [cold] = build([folder], [strategy], settings=Settings.load(db=db))
+        [warm] = build([folder], [strategy], BuildOptions(full=True), settings=Settings.load(db=db))
         disk = folder_size(db)
         cache = Store(Settings.load(db=db)).cache_dir / "embeddings.sqlite"
         print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,

@@ -23,6 +23,7 @@ from bench.common import CORPUS, SMOKE_CODE, machine, smoke_corpus, smoke_option
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation import evaluate  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", "semantic", "semantic75", "parent",
            "parent1", "contextual:llm=extractive"]
@@ -63,13 +64,14 @@ def main() -> None:
     print(f"bundled sets; {machine()}\n")
     try:
         if "tr" in args.sets:
-            build([turkish], strategies, db=work / "tr")
-            ev = evaluate(turkish / "questions.jsonl", strategies, ks=(1, 5), db=work / "tr")  # specs find their collections
+            build([turkish], strategies, settings=Settings.load(db=work / "tr"))
+            # specs find their collections
+            ev = evaluate(turkish / "questions.jsonl", strategies, ks=(1, 5), settings=Settings.load(db=work / "tr"))
             print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@5", "MRR@10", "strict@1",
                          "strict@5", "ctxTok@5"], rows_of(ev)) + "\n")
         if "code" in args.sets:
-            build([code], ["code", "fixed128"], db=work / "code")
-            ev = evaluate(code / "questions.jsonl", ["code", "fixed128"], ks=(1, 8), db=work / "code")
+            build([code], ["code", "fixed128"], settings=Settings.load(db=work / "code"))
+            ev = evaluate(code / "questions.jsonl", ["code", "fixed128"], ks=(1, 8), settings=Settings.load(db=work / "code"))
             print(table(["strategy", "search", "chunks", "avgTok", "recall@1", "recall@8", "MRR@10", "strict@1",
                          "strict@8", "ctxTok@5", "symbol MRR", "Turkish-question MRR"],
                         rows_of(ev, tags=("symbol", "tr"))) + "\n")

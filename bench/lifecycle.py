@@ -26,6 +26,8 @@ from bench.common import SMOKE_DOCS, machine, repeated_markdown, smoke_option, t
 
 from indexer.indexing.building import build  # noqa: E402
 from indexer.store.gc import folder_size  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.options import BuildOptions  # noqa: E402
 
 STRATEGY = "fixed64"
 
@@ -51,19 +53,19 @@ def main() -> None:
         db = work / "db"
         print(f"lifecycle of a {STRATEGY} index, {time.strftime('%Y-%m-%d')}, {machine()}\n", flush=True)
         t0 = time.perf_counter()
-        [first] = build([corpus], [STRATEGY], db=db)
+        [first] = build([corpus], [STRATEGY], settings=Settings.load(db=db))
         full_s = time.perf_counter() - t0
         one = folder_size(db)
         rows = [["full build (cold)", len(files), first.chunks, f"{full_s:.1f}", "100%", first.embedded]]
         t0 = time.perf_counter()
-        [again] = build([corpus], [STRATEGY], db=db, full=True)
+        [again] = build([corpus], [STRATEGY], BuildOptions(full=True), settings=Settings.load(db=db))
         warm_s = time.perf_counter() - t0
         rows.append(["full build (vectors from the cache)", len(files), again.chunks, f"{warm_s:.1f}",
                      f"{100 * warm_s / full_s:.0f}%", again.embedded])
         for n in edits:
             edit(corpus, files[:: max(len(files) // n, 1)][:n], n)
             t0 = time.perf_counter()
-            [inc] = build([corpus], [STRATEGY], db=db)
+            [inc] = build([corpus], [STRATEGY], settings=Settings.load(db=db))
             s = time.perf_counter() - t0
             rows.append([f"{n} changed file(s)", n, inc.written, f"{s:.2f}", f"{100 * s / full_s:.1f}%", inc.embedded])
         print(table(["build", "files", "chunks written", "seconds", "of the cold build", "embedded"], rows) + "\n")
@@ -73,7 +75,7 @@ def main() -> None:
             for i in range(rebuilds):
                 if not full:
                     edit(corpus, files[i : i + 1], 1000 + i)
-                build([corpus], [STRATEGY], db=db, full=full)
+                build([corpus], [STRATEGY], BuildOptions(full=full), settings=Settings.load(db=db))
             size = folder_size(db)
             sizes.append([f"after {label}", f"{size / 2**20:.1f}", f"{size / one:.2f}"])
         print(table(["index folder", "MB", "of one build"], sizes))

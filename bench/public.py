@@ -36,6 +36,7 @@ from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.metrics import paired_difference  # noqa: E402
 from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
 from indexer.evaluation.tune import tune  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 DB_ROOT = CACHE / "lab"
 MODES = ("embedding", "bm25", "hybrid")
@@ -55,9 +56,9 @@ def measure(name: str, embedder: str, strategies: list[str], tune_strategies: li
     built = {}
     for strategy in strategies:
         t0 = time.perf_counter()
-        build([folder], [strategy], db=db, embedder=embedder)
+        build([folder], [strategy], settings=Settings.load(db=db, embedder=embedder))
         built[strategy] = round(time.perf_counter() - t0, 1)
-    ev = evaluate(questions, strategies, MODES, (1, 5), db=db, embedders=(embedder,), corpus=folder)
+    ev = evaluate(questions, strategies, MODES, (1, 5), built_with=(embedder,), corpus=folder, settings=Settings.load(db=db))
     n = len(ev.questions)
     tags = {q.id: set(q.tags) for q in ev.questions}
     out = []
@@ -84,8 +85,8 @@ def measure(name: str, embedder: str, strategies: list[str], tune_strategies: li
         cell["holds"] = raw[MRR_METRIC] >= -BOUND_MRR - 1e-9 and raw["recall@1"] * n >= -BOUND_R1 - 1e-9
         out.append(cell)
     if tune_strategies:
-        result = tune(questions, [s for s in tune_strategies if s in strategies], db=db, embedder=embedder,
-                      corpus=folder, folds=folds)
+        result = tune(questions, [s for s in tune_strategies if s in strategies], settings=Settings.load(db=db),
+                      built_with=embedder, corpus=folder, folds=folds)
         mean, (lo, hi) = result.versus("bm25")
         out[0]["best"] = {"configuration": result.best.label, MRR_METRIC: round(result.best.mean(MRR_METRIC), 4),
                           "cv_mrr@10": round(sum(result.held_out[MRR_METRIC]) / n, 4),

@@ -58,6 +58,7 @@ from bench.common import (  # noqa: E402
     write_text, xquad_option,
 )
 from bench.xquad_set import build_xquad  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -199,10 +200,10 @@ def check(name: str, ks=(1, 5, 10)) -> dict:
     db = Path(tempfile.mkdtemp(prefix=f"indexer-public-{name}-"))
     try:
         t0 = time.perf_counter()
-        reports = build([folder], ["auto"], db=db)
+        reports = build([folder], ["auto"], settings=Settings.load(db=db))
         build_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        ev = evaluate(qpath, ["auto"], ("embedding", "bm25", "hybrid"), ks, db=db, corpus=folder)
+        ev = evaluate(qpath, ["auto"], ("embedding", "bm25", "hybrid"), ks, corpus=folder, settings=Settings.load(db=db))
         eval_s = time.perf_counter() - t1
     finally:
         shutil.rmtree(db, ignore_errors=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from bench.common import BENCH, folder_size, percentile, run_peak_rss
 from bench.scale_probe import per_mode
 from bench.scale_table import label
+from indexer.settings import Settings
 
 STRATEGY = "fixed64"
 MODES = ("embedding", "bm25", "hybrid")
@@ -66,7 +67,6 @@ def side_sizes(run: Run) -> dict:
     """MB on disk: the index folder, its BM25 index, its rows (texts and vectors beside the
     index), the embedding cache."""
     from indexer.retrieval import bm25, rows
-    from indexer.settings import Settings
     from indexer.store import Store
 
     store = Store(Settings.load(db=run.db, chroma_url=run.url))
@@ -123,7 +123,7 @@ def warm_worker(db: str, url: str | None, queries: list[str]) -> None:
 
     from indexer import Index
 
-    index = Index.open(STRATEGY, db=db, chroma_url=url)
+    index = Index.open(STRATEGY, settings=Settings.load(db=db, chroma_url=url))
     t0 = time.perf_counter()
     index.search(queries[0], mode="hybrid")
     out: dict = {"first_s": time.perf_counter() - t0}

@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import CORPUS, free_port, machine, percentile, smoke_corpus, smoke_option, table  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 SUFFIXES = ["lütfen", "acaba", "hemen", "bugün", "şimdi", "yarın", "mi", "nasıl", "neden", "nerede", "kim", "ne",
             "hangi", "kaç", "sipariş", "ürün", "hesap", "kart", "iade", "kargo"]
@@ -136,7 +137,7 @@ def main() -> None:
                 db = Path(tmp) / "index"
                 corpus = smoke_corpus(Path(tmp) / "corpus") if args.smoke else CORPUS
                 print(f"building {corpus} ({args.strategy}) in {db} ...", file=sys.stderr)
-                build([corpus], [args.strategy], db=db)
+                build([corpus], [args.strategy], settings=Settings.load(db=db))
             proc, url = start_server(db)
         try:
             pool = queries(args.repeat)

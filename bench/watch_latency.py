@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import (  # noqa: E402
     CORPUS, ROOT, SMOKE_DOCS, corpus_docs, machine, percentile, smoke_option, table, write_corpus,
 )
+from indexer.indexing.options import BuildOptions  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 PY = sys.executable
 
@@ -118,13 +120,13 @@ def poll_forever(db: str, reader: str) -> None:
     from indexer.retrieval import Index
 
     long_lived, mode, patience = READERS[reader]
-    held = Index.open("headers", db=db) if long_lived else None
-    (held or Index.open("headers", db=db)).search("warm up", k=5, mode=mode)
+    held = Index.open("headers", settings=Settings.load(db=db)) if long_lived else None
+    (held or Index.open("headers", settings=Settings.load(db=db))).search("warm up", k=5, mode=mode)
     print("ready", flush=True)
     for line in sys.stdin:
         word, start = line.strip(), time.monotonic()
         while True:
-            index = held or Index.open("headers", db=db)
+            index = held or Index.open("headers", settings=Settings.load(db=db))
             if any(word in hit.chunk.text for hit in index.search(word, k=5, mode=mode)):
                 print(f"seen {time.time()}", flush=True)
                 break
@@ -189,7 +191,7 @@ def burst(work: Path, files: int, debounce: int, max_delay: int, repeat: int = 5
     write_corpus(corpus, [(f"d{i // 100:02d}/{i:04d}-{docs[i % len(docs)][0]}", docs[i % len(docs)][1])
                           for i in range(files)])
     t0 = time.perf_counter()
-    [initial] = build([corpus], ["headers"], db=db)
+    [initial] = build([corpus], ["headers"], settings=Settings.load(db=db))
     initial_s = time.perf_counter() - t0
     watcher = WatchProcess(corpus, db, debounce, max_delay)
     first = watcher.next()
@@ -225,7 +227,8 @@ def burst(work: Path, files: int, debounce: int, max_delay: int, repeat: int = 5
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write("x\n")
             t0 = time.perf_counter()
-            [report] = build([corpus], ["headers"], db=db, lang=initial.analyzer.split("-")[0], changed=changed)
+            [report] = build([corpus], ["headers"], BuildOptions(lang=initial.analyzer.split("-")[0]),
+                             settings=Settings.load(db=db), changed=changed)
             seconds.append(time.perf_counter() - t0)
             hashing.append(report.timings.get("hash", 0.0))
         hash_rows.append([label, f"{statistics.median(seconds):.2f}", f"{statistics.median(hashing):.3f}"])

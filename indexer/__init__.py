@@ -16,6 +16,7 @@ API = {
     "boundaries": ("indexer.evaluation.chunk_boundaries", "boundaries"),
     "stored_boundaries": ("indexer.evaluation.boundaries", "stored_boundaries"),
     "build": ("indexer.indexing.building", "build"),
+    "BuildOptions": ("indexer.indexing.options", "BuildOptions"),
     "search": ("indexer.retrieval", "search"),
     "Index": ("indexer.retrieval", "Index"),
     "SearchOptions": ("indexer.retrieval", "SearchOptions"),

@@ -1,6 +1,11 @@
 """One `Settings` object: where the index lives, which Chroma and embedder to use, where
 caches go. It alone reads the environment; the CLI and the library pass it around.
 
+Library functions take it as their one configuration parameter, `settings: Settings |
+None = None` (None: `Settings.load()`, resolved where the library is entered), with
+nothing loose beside it. `embedder` is what a build embeds with; read-side functions
+choose a collection by the embedder it was built with through their own `built_with`.
+
     Settings.load()                       # environment, then defaults
     Settings.load(db="idx", embedder="e5-small")   # explicit values win over the environment
 
@@ -46,11 +51,6 @@ class Settings:
     cache_dir: Path = Path("~/.cache/indexer").expanduser()
     tiktoken_cache: Path | None = None
     lease_ttl: float = 30.0  # seconds a build lease on a Chroma server outlives its last heartbeat
-    # fault injection for the crash tests: stop at this build checkpoint (locked,
-    # embedding, publish, published) after writing its name to pause_file; `name:SECONDS`
-    # waits that long and goes on
-    pause_at: str = ""
-    pause_file: str = ""
 
     @classmethod
     def load(cls, **overrides) -> Settings:
@@ -65,8 +65,6 @@ class Settings:
             "cache_dir": Path(env.get(ENV["cache_dir"]) or os.path.join(base, "indexer")).expanduser(),
             "tiktoken_cache": Path(env[ENV["tiktoken_cache"]]) if env.get(ENV["tiktoken_cache"]) else None,
             "lease_ttl": float(env.get("INDEXER_LEASE_TTL") or 30.0),
-            "pause_at": env.get("INDEXER_PAUSE_AT", ""),
-            "pause_file": env.get("INDEXER_PAUSE_FILE", ""),
         }
         for key, value in overrides.items():
             if key not in values:
@@ -86,7 +84,7 @@ class Settings:
         return self.tiktoken_cache or self.cache_dir / "tiktoken"
 
 
-def settings_for(settings: Settings | None = None, **overrides) -> Settings:
-    """The settings a library call runs with: `settings` (or the environment's) with any
-    explicit keyword values (db=..., embedder=...) on top."""
-    return (settings or Settings.load()).with_(**overrides)
+def settings_for(settings: Settings | None = None) -> Settings:
+    """The settings a library call runs with: the ones given, else the environment's
+    (`Settings.load()`). Called where the library is entered; inner code receives them."""
+    return settings if settings is not None else Settings.load()

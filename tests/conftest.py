@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from indexer.settings import Settings
 
 # Property tests draw the same examples on every run (CI must not pass or fail by luck);
 # `pytest --hypothesis-profile=explore` draws new ones and more of them.
@@ -83,7 +84,6 @@ def free_port() -> int:
 
 def open_store(db, url: str | None = None, create: bool = False):
     """`Store` on an index folder (and a Chroma server), with the environment's other settings."""
-    from indexer.settings import Settings
     from indexer.store import Store
 
     return Store(Settings.load(db=db, chroma_url=url), create=create)
@@ -149,5 +149,5 @@ def built_db(tmp_path_factory):
     from indexer.indexing.building import build
 
     db = tmp_path_factory.mktemp("db") / "index"
-    reports = build([CORPUS], ["headers", "fixed64"], db=db)
+    reports = build([CORPUS], ["headers", "fixed64"], settings=Settings.load(db=db))
     return db, reports

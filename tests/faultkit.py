@@ -1,5 +1,5 @@
 """What the fault-injection tests share: `indexer` run as a real process, the check that
-it failed in one line, a sample corpus, a build stopped at a checkpoint, and the
+it failed in one line, a sample corpus, a build stopped at a stage, and the
 file-system tricks (read-only bind mounts, small tmpfs disks; they need root and the
 tests that use them skip loudly without it)."""
 
@@ -53,9 +53,10 @@ def interruptible() -> None:
 
 
 def paused(args, point: str, marker: Path, **extra) -> subprocess.Popen:
-    """An `indexer` process stopped at a build checkpoint (see building.checkpoint)."""
+    """An `indexer` process stopped at a build stage (`BuildOptions.on_stage`, installed
+    by tests/pausing.py)."""
     marker.unlink(missing_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", *map(str, args)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.pausing", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=interruptible,
                             env=env(INDEXER_PAUSE_AT=point, INDEXER_PAUSE_FILE=str(marker), **extra))
     deadline = time.time() + 120

@@ -238,6 +238,74 @@ def test_settings_are_resolved_only_where_the_library_is_entered():
     assert "indexer.indexing.building" in callers  # the check sees the calls
 
 
+# --- configuration has one way in ---------------------------------------------------------
+# A library function takes its configuration as one `settings: Settings | None = None`;
+# nothing beside it says again where the index is or what it is built or searched with.
+LOOSE = {"db", "chroma_url", "embedder", "embedders", "ollama_host", "cache_dir", "tiktoken_cache",
+         "lease_ttl", "store"}
+
+
+def _functions(tree: ast.AST, prefix: str = ""):
+    """(qualified name, function) of every function and method under `tree`, nested
+    ones included (a closure or a method of a class inside a function is code too)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + node.name, node
+            yield from _functions(node, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}{node.name}.")
+
+
+def _loose_beside_settings(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What `fn` takes beside a `settings`: loose store/embedder arguments and a `**`
+    catch-all that could carry them."""
+    args = fn.args
+    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    if "settings" not in params:
+        return []
+    return sorted(params & LOOSE) + ([f"**{args.kwarg.arg}"] if args.kwarg else [])
+
+
+def test_no_function_takes_settings_and_something_loose_beside_it():
+    """No function or method in indexer/ (front doors included) takes both `settings`
+    and a loose store/embedder argument (db=, chroma_url=, embedder=, ollama_host=,
+    store=...) or a `**` catch-all: a read chooses its collection with `built_with`, a
+    build embeds with `settings.embedder`, and an open Store carries its own settings."""
+    found = {f"{_rel(path)}:{name}": loose for path in SOURCES
+             for name, fn in _functions(_tree(path)) if (loose := _loose_beside_settings(fn))}
+    assert found == {}
+    probe = ast.parse("def open(strategy, *, settings: Settings | None = None, db=None, **kw): ...\n"
+                      "def fine(strategy, *, settings: Settings | None = None, built_with=None): ...\n"
+                      "class Tools:\n"
+                      "    def __init__(self, settings=None, embedder=None): ...\n"
+                      "def outer():\n"
+                      "    def inner(settings, ollama_host): ...\n")
+    got = {name: _loose_beside_settings(fn) for name, fn in _functions(probe)}
+    assert got == {"open": ["db", "**kw"], "fine": [], "Tools.__init__": ["embedder"], "outer": [],
+                   "outer.inner": ["ollama_host"]}  # the check can fail, methods and closures too
+    assert len(list(_functions(_tree(PACKAGE / "retrieval" / "index.py")))) > 10  # it sees the code
+
+
+def _embedder_calls_without_settings(path: Path) -> list[int]:
+    """Lines calling `get_embedder` without settings (which then reads the environment)."""
+    lines = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "get_embedder":
+            if len(node.args) < 2 and not any(k.arg == "settings" for k in node.keywords):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_below_the_front_doors_loads_an_embedder_from_the_environment():
+    """An embedder is made with the settings a caller passed down (the semantic chunker
+    gets its own from the build or `chunk`), never with the environment's."""
+    found = [f"{_rel(p)}:{line}" for module, p in MODULES.items() if _package(module) not in LAYERS[-1][1]
+             for line in _embedder_calls_without_settings(p) if module != "indexer.embeddings"]
+    assert found == []
+    assert _embedder_calls_without_settings(PACKAGE / "indexing" / "building.py") == []
+    assert "get_embedder(" in (PACKAGE / "indexing" / "building.py").read_text(encoding="utf-8")
+
+
 def test_the_cli_has_no_hard_coded_choice_list():
     """Choices come from the library's registries and constants (MODES, FUSIONS, ENGINES,
     PRESETS...), never from a literal list in a command."""

@@ -30,6 +30,8 @@ from indexer.loaders import discover, load_documents
 from indexer.loaders.markdown import blocks_of
 from indexer.retrieval import Index
 from indexer.text.tokens import get_tokenizer
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.conftest import write_file
 from tests.test_chunkers import limit_of
@@ -152,7 +154,7 @@ def corpus():
 @pytest.fixture(scope="module")
 def api_build(corpus, tmp_path_factory):
     db = tmp_path_factory.mktemp("bad-input") / "index"
-    reports = build([corpus], STRATEGIES, db=db, max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES)
+    reports = build([corpus], STRATEGIES, BuildOptions(max_file_size=MAX_FILE_SIZE, max_pdf_pages=MAX_PDF_PAGES), settings=Settings.load(db=db))
     return db, {r.strategy: r for r in reports}
 
 
@@ -222,14 +224,14 @@ def test_a_file_s_caveat_is_listed_by_every_build_until_it_changes(tmp_path):
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nBir paragraf.\n", encoding="utf-8")
     (folder / "cp1254.md").write_bytes("# Eski\n\nŞişli çalışma ğışçöü.\n".encode("cp1254"))
-    [first] = build([folder], ["fixed64"], db=db)
+    [first] = build([folder], ["fixed64"], settings=Settings.load(db=db))
     assert {w.doc_id: w.reason for w in first.warnings} == WARNINGS
     (folder / "a.md").write_text("# A\n\nBaşka bir paragraf.\n", encoding="utf-8")
-    [second] = build([folder], ["fixed64"], db=db)
+    [second] = build([folder], ["fixed64"], settings=Settings.load(db=db))
     assert second.mode == "incremental" and second.changed == 1
     assert {w.doc_id: w.reason for w in second.warnings} == WARNINGS
     (folder / "cp1254.md").write_text("# Eski\n\nŞişli çalışma.\n", encoding="utf-8")  # re-saved as UTF-8
-    [third] = build([folder], ["fixed64"], db=db)
+    [third] = build([folder], ["fixed64"], settings=Settings.load(db=db))
     assert third.warnings == []
 
 
@@ -241,12 +243,12 @@ def test_the_counts_of_a_build_leave_out_skipped_files(tmp_path):
     (folder / "a.md").write_text("# A\n\nBir paragraf.\n", encoding="utf-8")
     (folder / "b.md").write_text("# B\n\nİkinci paragraf.\n", encoding="utf-8")
     (folder / "empty.md").write_text("", encoding="utf-8")
-    [first] = build([folder], ["fixed64"], db=db)
+    [first] = build([folder], ["fixed64"], settings=Settings.load(db=db))
     assert (first.added, first.files) == (2, 2)
     (folder / "c.md").write_text("# C\n\nÜçüncü.\n", encoding="utf-8")
     (folder / "binary.md").write_bytes(b"\x00\x01\x02" * 100)
     (folder / "b.md").write_bytes(b"\x00\xff" * 100)  # was indexed; now cannot be
-    [second] = build([folder], ["fixed64"], db=db)
+    [second] = build([folder], ["fixed64"], settings=Settings.load(db=db))
     assert second.mode == "incremental"
     assert (second.added, second.changed, second.removed, second.files) == (1, 0, 1, 2)
 
@@ -320,7 +322,7 @@ def test_good_files_can_be_queried_back(api_build, strategy):
 
 def test_outside_and_skipped_content_is_not_indexed(api_build):
     db, _ = api_build
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     doc_ids = {c.doc_id for c in index.chunks()}
     expected = set(GOOD) | ({"secret.md"} if AS_ROOT else set())
     assert doc_ids == expected
@@ -329,7 +331,7 @@ def test_outside_and_skipped_content_is_not_indexed(api_build):
 
 def test_decoded_files_are_stored_as_text(api_build):
     db, _ = api_build
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     [utf16] = index.chunks("utf16.txt")
     assert utf16.text == "UTF-16 metin: ğüşİ ve mandalinalar."
     cp1254 = "\n".join(c.text for c in index.chunks("cp1254.md"))
@@ -347,7 +349,7 @@ def documents(corpus):
 def test_hostile_files_keep_the_chunk_invariants(api_build, documents, strategy, doc_id):
     db, _ = api_build
     doc = documents[doc_id]
-    index = Index.open(strategy, db=db)
+    index = Index.open(strategy, settings=Settings.load(db=db))
     chunks = index.chunks(doc_id)
     chunker = parse_strategy(strategy).create()
     limit = limit_of(chunker)
@@ -375,7 +377,7 @@ def test_hostile_markdown_keeps_its_structure(api_build, documents):
     fence = documents["unclosed-fence.md"]
     assert [s.path for s in fence.sections] == ["Kod örneği"]
     assert [b.kind for b in blocks_of(fence)] == ["heading", "paragraph", "code"]
-    assert all("hâlâ" not in c.heading_path for c in Index.open("blocks", db=db).chunks("unclosed-fence.md"))
+    assert all("hâlâ" not in c.heading_path for c in Index.open("blocks", settings=Settings.load(db=db)).chunks("unclosed-fence.md"))
     # ten nested levels are parsed to the bottom (markdown-it's default nesting limit
     # used to swallow the ordered list and the paragraph after it into the bullet list)
     assert [b.kind for b in blocks_of(documents["nested-list.md"])] == ["heading", "list", "list", "paragraph"]
@@ -384,9 +386,9 @@ def test_hostile_markdown_keeps_its_structure(api_build, documents):
     [block] = [b for b in blocks_of(table) if b.kind == "table"]
     assert len(block.parts) == 6
     table_text = table.text[block.start : block.end]
-    assert sum(table_text in c.text for c in Index.open("blocks", db=db).chunks("ragged-table.md")) == 1
+    assert sum(table_text in c.text for c in Index.open("blocks", settings=Settings.load(db=db)).chunks("ragged-table.md")) == 1
     # 20,000 words without punctuation: windows of at most 512 tokens that cover it all
-    long_ = Index.open("headers", db=db).chunks("long-paragraph.md")
+    long_ = Index.open("headers", settings=Settings.load(db=db)).chunks("long-paragraph.md")
     assert len(long_) > 20 and all(c.kind == "window" and c.n_tokens <= 512 for c in long_)
 
 
@@ -417,7 +419,7 @@ def test_huge_k_returns_every_chunk(api_build, mode):
     result = run("query", "kargo teslimat", "--db", db, "--strategy", "blocks", "--mode", mode, "-k", 100_000, "--json")
     assert result.exit_code == 0, result.output
     hits = [json.loads(line) for line in result.stdout.splitlines()]
-    chunks = Index.open("blocks", db=db).chunks()
+    chunks = Index.open("blocks", settings=Settings.load(db=db)).chunks()
     assert len(chunks) == reports["blocks"].chunks
     assert sorted(h["text"] for h in hits) == sorted({c.text for c in chunks})
     assert len({h["id"] for h in hits}) == len(hits)

@@ -15,7 +15,7 @@ from indexer.agents.server import Tools
 from indexer.cli import cli
 from indexer.errors import UsageError
 from indexer.retrieval import MODES, Index
-from indexer.settings import settings_for
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS
 
@@ -58,7 +58,7 @@ def test_a_question_field_of_the_wrong_type_is_one_line_naming_it(built_db, tmp_
 def test_the_library_refuses_a_query_that_is_not_text(built_db):
     db, _ = built_db
     with pytest.raises(UsageError, match="^the query must be text, not int$"):
-        Index.open("headers", db=db).search(42)
+        Index.open("headers", settings=Settings.load(db=db)).search(42)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -71,14 +71,14 @@ def test_a_query_with_undecodable_bytes_is_answered(built_db, mode):
     assert result.exit_code == 0, (result.output, result.exception)
     hits = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(hits) == 3 and any("kargo" in h["text"].lower() for h in hits)
-    cleaned = Index.open("headers", db=db).search("\ufffd\ufffd kargo", mode=mode, k=3)
+    cleaned = Index.open("headers", settings=Settings.load(db=db)).search("\ufffd\ufffd kargo", mode=mode, k=3)
     assert [h["id"] for h in hits] == [h.chunk.id for h in cleaned]  # the same as U+FFFD in their place
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_mcp_search_answers_a_lone_surrogate(built_db, mode):
     db, _ = built_db
-    got = Tools(settings_for(db=db), strategy="headers").search("\ud800 kargo", mode=mode, k=3)
+    got = Tools(Settings.load(db=db), strategy="headers").search("\ud800 kargo", mode=mode, k=3)
     assert got["mode"] == mode and len(got["results"]) == 3
     json.dumps(got, ensure_ascii=False).encode("utf-8")  # what the server writes can be written
 

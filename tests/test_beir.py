@@ -18,6 +18,7 @@ from indexer.errors import QuestionSetError, UsageError
 from indexer.evaluation import evaluate, load_questions
 from indexer.evaluation.beir import doc_file_name, doc_id_of, import_beir
 from indexer.retrieval import Index
+from indexer.settings import Settings
 
 
 def run(*args):
@@ -174,11 +175,11 @@ def test_import_build_and_eval_end_to_end_with_graded_ndcg(tmp_path):
     assert out.exit_code == 0 and "wrote 5 documents" in out.output and "3 questions" in out.output
     out = run("build", docs, "-s", "headers", "-s", "fixed:size=16,overlap=0", "--db", db, "-q")
     assert out.exit_code == 0, out.output
-    ev = evaluate(docs / "questions.jsonl", ["headers", "fixed:size=16,overlap=0"], ("bm25",), (1, 5), db=db)
+    ev = evaluate(docs / "questions.jsonl", ["headers", "fixed:size=16,overlap=0"], ("bm25",), (1, 5), settings=Settings.load(db=db))
     log2 = math.log2
     ideal = 2 / log2(2) + 1 / log2(3)
     for row in ev.rows:
-        where = {c.id: c.doc_id for c in Index.open(row.strategy, db=db).chunks()}
+        where = {c.id: c.doc_id for c in Index.open(row.strategy, settings=Settings.load(db=db)).chunks()}
         q1 = row.results[0]
         ranked = [where[i] for i in q1.retrieved[:10]]
         first = {d: ranked.index(d) + 1 for d in ("cargo-faq.md", "shipping%2Fvillages.md")}

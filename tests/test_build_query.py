@@ -15,6 +15,8 @@ from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageE
 from indexer.retrieval.fusion import FUSION_BY_KIND, adaptive_alpha, weighted
 from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
 from indexer.store import Records, Store
+from indexer.indexing.options import BuildOptions
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS, open_store, raw_chroma
 from tests.ollama_standin import StandInOllama
@@ -28,7 +30,7 @@ def run(*args):
 
 
 def snapshot(db, strategy):
-    index = Index.open(strategy, db=db)
+    index = Index.open(strategy, settings=Settings.load(db=db))
     got = raw_chroma(db).collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
     order = np.argsort(got["ids"])
     return ([got["ids"][i] for i in order], [got["documents"][i] for i in order],
@@ -50,7 +52,6 @@ def test_first_build_reports_what_it_did(built_db):
 def test_a_store_opens_one_way_and_hands_out_its_roles(built_db):
     """`Store(settings)`: a path is refused with the way to say it; the front holds the
     catalogue, the writer, the reads and the side files."""
-    from indexer.settings import Settings
 
     db, _ = built_db
     with pytest.raises(TypeError, match=r"Store\(Settings.load\(db=...\)\)"):
@@ -65,19 +66,25 @@ def test_a_store_opens_one_way_and_hands_out_its_roles(built_db):
 
 def test_van_village_question_finds_the_shipping_table(built_db):
     db, _ = built_db
-    hits = search(VAN, "headers", db=db, k=3)
+    hits = search(VAN, "headers", k=3, settings=Settings.load(db=db))
     assert SHIPPING_TABLE in [h.chunk.heading_path for h in hits]
     table = next(h for h in hits if h.chunk.heading_path == SHIPPING_TABLE)
     assert "| İlçe ve köyler | 3-5 iş günü | Yok |" in table.chunk.text
     assert all(0 < h.score <= 1 for h in hits)
     assert [h.rank for h in hits] == [1, 2, 3]
+    # every search option, not only mode and k, through the one-shot search
+    options = SearchOptions(mode="hybrid", k=4, fusion="rrf", rrf_k=10)
+    rrf = search(VAN, "headers", options=options, settings=Settings.load(db=db))
+    opened = Index.open("headers", settings=Settings.load(db=db)).search(VAN, options)
+    assert [(h.chunk.id, h.score) for h in rrf] == [(h.chunk.id, h.score) for h in opened]
+    assert len(rrf) == 4 and max(h.score for h in rrf) <= 2 / 11  # RRF scores, not the default fusion's
 
 
 def test_hits_are_exact_document_slices(built_db):
     db, _ = built_db
     texts = {p.name: p.read_text(encoding="utf-8") for p in CORPUS.glob("*.md")}
     for mode in ("embedding", "bm25", "hybrid"):
-        for hit in search("iade süresi kaç gün", "fixed64", mode=mode, db=db, k=5):
+        for hit in search("iade süresi kaç gün", "fixed64", mode=mode, k=5, settings=Settings.load(db=db)):
             c = hit.chunk
             assert texts[c.doc_id][c.start : c.end] == c.text
 
@@ -86,9 +93,9 @@ def test_rebuild_changes_nothing_and_full_rebuild_hits_the_cache(built_db, tmp_p
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
     before = snapshot(db, "headers")
-    [again] = build([CORPUS], ["headers"], db=db)
+    [again] = build([CORPUS], ["headers"], settings=Settings.load(db=db))
     assert again.mode == "unchanged" and again.embedded == 0
-    [full] = build([CORPUS], ["headers"], db=db, full=True)
+    [full] = build([CORPUS], ["headers"], BuildOptions(full=True), settings=Settings.load(db=db))
     assert full.mode == "full" and full.embedded == 0 and full.cache_hits == full.chunks
     after = snapshot(db, "headers")
     assert before[0] == after[0] and before[1] == after[1]
@@ -102,7 +109,7 @@ def test_another_strategy_over_the_same_text_reuses_embeddings(built_db, tmp_pat
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
     # no section is over 512 tokens, so these chunks equal the headers chunks
-    [report] = build([CORPUS], ["headers:overlap=32"], db=db)
+    [report] = build([CORPUS], ["headers:overlap=32"], settings=Settings.load(db=db))
     assert report.strategy == "headers-overlap-32"
     assert report.embedded == 0 and report.cache_hits == report.chunks
 
@@ -110,28 +117,28 @@ def test_another_strategy_over_the_same_text_reuses_embeddings(built_db, tmp_pat
 def test_query_errors_are_one_line(built_db, tmp_path):
     db, _ = built_db
     with pytest.raises(CollectionNotFound, match=r"no collection for strategy 'blocks' .*built: fixed64, headers"):
-        search(VAN, "blocks", db=db)
+        search(VAN, "blocks", settings=Settings.load(db=db))
     with pytest.raises(CollectionNotFound, match="no index at"):
-        search(VAN, "headers", db=tmp_path / "missing")
+        search(VAN, "headers", settings=Settings.load(db=tmp_path / "missing"))
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="is not an indexer database"):
-        search(VAN, "headers", db=foreign)
+        search(VAN, "headers", settings=Settings.load(db=foreign))
     with pytest.raises(UsageError, match="-k must be at least 1"):
-        search(VAN, "headers", db=db, k=0)
+        search(VAN, "headers", k=0, settings=Settings.load(db=db))
     with pytest.raises(UsageError, match="the query is empty"):
-        search("   ", "headers", db=db)
+        search("   ", "headers", settings=Settings.load(db=db))
     with pytest.raises(UsageError, match="the limit is 20,000"):
-        search("kargo " * 20_000, "headers", db=db)
+        search("kargo " * 20_000, "headers", settings=Settings.load(db=db))
     with pytest.raises(CollectionNotFound, match="was built with use-m3, not e5-small"):
-        search(VAN, "headers", db=db, embedder="e5-small")
+        search(VAN, "headers", built_with="e5-small", settings=Settings.load(db=db))
 
 
 @pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
 def test_top_5_is_the_prefix_of_top_10_ties_included(built_db, mode):
     db, _ = built_db
-    index = Index.open("fixed64", db=db)
+    index = Index.open("fixed64", settings=Settings.load(db=db))
     # one-word queries give many equal BM25 scores (and equal fused scores): ties everywhere
     for query in ("kargo", "iade", "puan", "Siparişim Van'ın bir köyüne kaç günde gelir?", "zzzz kargo"):
         top10 = index.search(query, SearchOptions(mode=mode, k=10))
@@ -147,7 +154,7 @@ def test_top_5_is_the_prefix_of_top_10_ties_included(built_db, mode):
 def test_a_parameterised_collection_is_found_by_the_spec_it_was_built_with(built_db, tmp_path):
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
-    build([CORPUS], ["fixed:size=100"], db=db)
+    build([CORPUS], ["fixed:size=100"], settings=Settings.load(db=db))
     for args in (["query", VAN], ["dump"], ["drop"]):
         result = run(*args, "--strategy", "fixed:size=100", "--db", db)
         assert result.exit_code == 0, result.output
@@ -169,9 +176,9 @@ def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_p
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert [r["strategy"] for r in rows if r["row"] == "result"] == ["fixed64", "headers"]
     assert {(r["a"], r["b"]) for r in rows if r["row"] == "compare"} == {("fixed64/bm25", "headers/bm25")}
-    assert Index.open(spec, db=db).entry.strategy == "fixed64"  # what tune, serve and mcp open collections with
+    assert Index.open(spec, settings=Settings.load(db=db)).entry.strategy == "fixed64"  # what tune, serve and mcp open collections with
     # building the spec builds the preset's collection (here: nothing changed), not a second one
-    [report] = build([CORPUS], ["fixed:overlap=16,size=64"], db=db)
+    [report] = build([CORPUS], ["fixed:overlap=16,size=64"], settings=Settings.load(db=db))
     assert (report.strategy, report.mode) == ("fixed64", "unchanged")
     assert sorted(e.strategy for e in open_store(db).catalogue.entries()) == ["fixed64", "headers"]
     result = run("drop", "--strategy", spec, "--db", db)
@@ -180,8 +187,8 @@ def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_p
 
 def test_a_collection_named_before_names_were_canonical_is_still_found(tmp_path, write_files):
     root = write_files({"a.md": "# Başlık\n\nKısa bir metin burada duruyor.\n"})
-    build([root], ["fixed"], name="fixed", db=tmp_path / "db")  # what `build -s fixed` used to name it
-    assert Index.open("fixed", db=tmp_path / "db").entry.strategy == "fixed"
+    build([root], ["fixed"], BuildOptions(name="fixed"), settings=Settings.load(db=tmp_path / "db"))  # what `build -s fixed` used to name it
+    assert Index.open("fixed", settings=Settings.load(db=tmp_path / "db")).entry.strategy == "fixed"
     result = run("drop", "--strategy", "fixed", "--db", tmp_path / "db")
     assert result.exit_code == 0 and result.output.startswith("dropped fixed ")
 
@@ -190,7 +197,7 @@ def test_names_with_control_characters_are_escaped_in_text_and_exact_in_json(tmp
     root = write_files({"satır\nsonu.md": "# Yeni satır\n\nkarpuzlu içerik.\n",
                         "sekme\tadı.md": "# Sekme\n\nkavunlu içerik.\n"})
     db = tmp_path / "db"
-    build([root], ["headers"], db=db)
+    build([root], ["headers"], settings=Settings.load(db=db))
     result = run("query", "karpuzlu", "--strategy", "headers", "--mode", "bm25", "-k", 1, "--db", db)
     assert result.output.splitlines()[0].startswith("#1  ") and "  satır\\nsonu.md:1-3  [section]" in result.output
     result = run("dump", "--strategy", "headers", "--db", db)
@@ -204,7 +211,7 @@ def test_dump_says_when_offsets_index_a_file_read_with_its_crlf_as_newlines(tmp_
     root = write_files({"win.md": "# Windows\r\n\r\nBirinci satır.\r\nİkinci satır.\r\n\r\n## Alt\r\n\r\nSon.\r\n",
                         "unix.md": "# Unix\n\nSatır.\n"})
     db = tmp_path / "db"
-    build([root], ["headers"], db=db)
+    build([root], ["headers"], settings=Settings.load(db=db))
     rows = [json.loads(line) for line in run("dump", "--strategy", "headers", "--db", db, "--json").output.splitlines()]
     assert {r["doc_id"]: r["newline"] for r in rows} == {"unix.md": "lf", "win.md": "crlf"}
     for r in rows:  # offsets index the text as Python's open() reads it (universal newlines)...
@@ -222,8 +229,8 @@ def test_dump_says_when_offsets_index_a_file_read_with_its_crlf_as_newlines(tmp_
 def test_k_larger_than_the_collection_returns_everything(built_db):
     db, reports = built_db
     n = next(r.chunks for r in reports if r.strategy == "headers")
-    assert len(search(VAN, "headers", db=db, k=100_000)) == n
-    assert len(search(VAN, "headers", db=db, k=100_000, mode="bm25")) <= n
+    assert len(search(VAN, "headers", k=100_000, settings=Settings.load(db=db))) == n
+    assert len(search(VAN, "headers", k=100_000, mode="bm25", settings=Settings.load(db=db))) <= n
 
 
 def test_cli_query_list_dump_and_drop(built_db, tmp_path):
@@ -281,7 +288,7 @@ def test_server_mode_build_and_query(chroma_server, tmp_path):
     hybrid = run("query", VAN, "--strategy", "headers", "--mode", "hybrid", "--chroma-url", chroma_server,
                  "--db", other, "--json")
     assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
-    entry = Index.open("headers", db=other, chroma_url=chroma_server).entry
+    entry = Index.open("headers", settings=Settings.load(db=other, chroma_url=chroma_server)).entry
     saved = open_store(other, chroma_server).side.folder(entry.collection, entry.generation) / "bm25" / "params.json"
     assert saved.exists()
     written = saved.stat().st_mtime_ns
@@ -301,23 +308,23 @@ def test_ollama_embedder_through_the_real_client_and_a_stand_in_server(tmp_path,
     """No Ollama server can run here; StandInOllama speaks its /api/embed wire format."""
     root = write_files({"a.md": "# Kargo\n\nTeslimat üç gün sürer.\n\n## İade\n\nİade on dört gün içinde yapılır.\n"})
     with StandInOllama() as server:
-        [report] = build([root], ["headers"], db=tmp_path / "db", embedder="ollama:nomic-embed-text",
-                         ollama_host=server.url)
+        ollama = Settings.load(db=tmp_path / "db", embedder="ollama:nomic-embed-text", ollama_host=server.url)
+        [report] = build([root], ["headers"], settings=ollama)
         assert report.embedder == "ollama:nomic-embed-text" and report.embedded == 2
         embeds = [body for route, body in server.requests if route == "/api/embed"]
         sent = [t for body in embeds for t in body["input"]]
         assert all(t.startswith("search_document: ") for t in sent if t != "dimension probe")
-        hits = search("on dört gün içinde", "headers", db=tmp_path / "db", embedder="ollama:nomic-embed-text",
-                      ollama_host=server.url, k=1)
+        hits = search("on dört gün içinde", "headers", k=1, settings=Settings.load(db=tmp_path / "db", ollama_host=server.url),
+                      built_with="ollama:nomic-embed-text")
         assert server.requests[-1][1]["input"] == ["search_query: on dört gün içinde"]
         assert hits[0].chunk.heading_path == "Kargo › İade"
         with pytest.raises(EmbedderError, match=r"has no model 'mxbai-embed-large': run `ollama pull mxbai-embed-large`"):
-            build([root], ["headers"], db=tmp_path / "db2", embedder="ollama:mxbai-embed-large", ollama_host=server.url)
+            build([root], ["headers"], settings=ollama.with_(db=tmp_path / "db2", embedder="ollama:mxbai-embed-large"))
     from tests.conftest import free_port
 
     with pytest.raises(EmbedderError, match="cannot reach the Ollama server at http://127.0.0.1:"):
-        build([root], ["headers"], db=tmp_path / "db3", embedder="ollama:nomic-embed-text",
-              ollama_host=f"http://127.0.0.1:{free_port()}")
+        build([root], ["headers"], settings=Settings.load(db=tmp_path / "db3", embedder="ollama:nomic-embed-text",
+                                                          ollama_host=f"http://127.0.0.1:{free_port()}"))
 
 
 def test_hybrid_hits_say_why_they_ranked(built_db):
@@ -336,7 +343,7 @@ def test_hybrid_hits_say_why_they_ranked(built_db):
 @pytest.mark.parametrize("query", [VAN, "yurtdisina kargo var mi", "hediye kartı bakiyesi nasıl sorgulanır"])
 def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     assert index.options().describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
     dense, sparse = index.sides.dense(query, 50), index.sides.sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
@@ -358,7 +365,7 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
     from indexer.retrieval.rows import RowStore
 
     db, _ = built_db
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     read: list[list[str]] = []
     real = RowStore.records
 
@@ -386,7 +393,7 @@ def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
     """A one-word query ties many candidates at equal BM25 scores; only the groups of
     equal scores that reach into the top k are read to order them, not those cut below."""
     db, _ = built_db
-    index = Index.open("fixed64", db=db)
+    index = Index.open("fixed64", settings=Settings.load(db=db))
     ranking = [(index.bm25.ids[p], round(s, 9)) for p, s in index.bm25.search("kargo", DEFAULTS.candidates)]
     from indexer.retrieval.rows import RowStore
 
@@ -415,16 +422,16 @@ def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(ch
                         "iade.md": "# İade\n\nİade on dört gün içinde yapılır.\n",
                         "garanti.md": "# Garanti\n\nGaranti iki yıldır.\n"})  # one change: under a tenth
     spec, builder, reader = "fixed:size=24,overlap=0", tmp_path / "builder", tmp_path / "reader"
-    build([root], [spec], db=builder, chroma_url=chroma_server)
-    first = Index.open(spec, db=reader, chroma_url=chroma_server)
+    build([root], [spec], settings=Settings.load(db=builder, chroma_url=chroma_server))
+    first = Index.open(spec, settings=Settings.load(db=reader, chroma_url=chroma_server))
     assert first.search("kargo ücreti", mode="bm25", k=1)[0].chunk.doc_id == "kargo.md"
     before = open_store(reader, chroma_server).side.folder(first.entry.collection, first.entry.generation) / "bm25"
     (root / "iade.md").write_text("# İade\n\nİade otuz gün içinde yapılır; kargo ücreti iade edilir.\n")
-    [report] = build([root], [spec], db=builder, chroma_url=chroma_server)
+    [report] = build([root], [spec], settings=Settings.load(db=builder, chroma_url=chroma_server))
     assert report.mode == "incremental" and report.retired >= 1
-    index = Index.open(spec, db=reader, chroma_url=chroma_server)
+    index = Index.open(spec, settings=Settings.load(db=reader, chroma_url=chroma_server))
     assert index.entry.generation == first.entry.generation + 1
-    mine = Index.open(spec, db=builder, chroma_url=chroma_server)
+    mine = Index.open(spec, settings=Settings.load(db=builder, chroma_url=chroma_server))
     for query in ("otuz gün", "kargo ücreti", "garanti", "on dört gün"):
         assert [(h.chunk.id, round(h.score, 5)) for h in index.search(query, mode="bm25")] == \
             [(h.chunk.id, round(h.score, 5)) for h in mine.search(query, mode="bm25")]

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
+from indexer.embeddings import get_embedder
 from indexer.errors import InvalidParameter, UnknownStrategy
 from indexer.loaders import load_documents, make_document
 from indexer.text.tokens import get_tokenizer
@@ -83,7 +84,7 @@ def limit_of(chunker, doc=None):
 @pytest.fixture(scope="module", params=ALL)
 def chunked(request):
     spec = parse_strategy(request.param.rstrip(":"))
-    chunker = spec.create()
+    chunker = spec.create(embedder=get_embedder() if spec.uses_embedder else None)
     return chunker, {d.doc_id: chunker.chunk(d) for d in DOCS}
 
 

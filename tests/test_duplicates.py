@@ -16,6 +16,7 @@ from indexer.cli import cli
 from indexer.indexing.watching import EventPaths
 from indexer.loaders import discover
 from indexer.retrieval import Index
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS, write_file
 
@@ -86,14 +87,14 @@ def test_the_build_reports_the_symlink_and_indexes_both_copies(copies):
     db, reports = copies
     report = reports[0] if isinstance(reports, list) else reports
     assert {"doc_id": "kargo-link.md", "reason": "symlink to kargo.md, indexed there"} in report["skipped"]
-    docs = {c.doc_id for c in Index.open("headers", db=db).chunks()}
+    docs = {c.doc_id for c in Index.open("headers", settings=Settings.load(db=db)).chunks()}
     assert docs == {"kargo.md", "arsiv/kargo-eski.md", "iade.md"}
 
 
 @pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
 def test_a_search_never_returns_the_same_text_twice(copies, mode):
     db, _ = copies
-    hits = Index.open("headers", db=db).search("ekspres kargo teslim süresi", mode=mode, k=6)
+    hits = Index.open("headers", settings=Settings.load(db=db)).search("ekspres kargo teslim süresi", mode=mode, k=6)
     texts = [h.chunk.text for h in hits]
     assert len(texts) == len(set(texts)) == 6
     assert [h.rank for h in hits] == list(range(1, 7))

@@ -13,6 +13,7 @@ from indexer.evaluation import Question, evaluate, load_questions, resolve
 from indexer.evaluation.scoring import TokenSpans, score_question
 from indexer.loaders import load_documents, make_document
 from indexer.types import Chunk, Hit
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS, ROOT
 
@@ -145,7 +146,7 @@ def test_compare_operands_are_checked_before_anything_is_evaluated(built_db):
     assert result.exit_code == 2 and "hybrid names no strategy, mode or row" in result.output
     assert len(result.output.splitlines()) == 1
     with pytest.raises(UsageError, match="they are not of one kind"):  # the library checks first too
-        evaluate(CORPUS / "questions.jsonl", ["headers"], ("bm25", "hybrid"), db=db, compare=(("bm25", "headers"),))
+        evaluate(CORPUS / "questions.jsonl", ["headers"], ("bm25", "hybrid"), compare=(("bm25", "headers"),), settings=Settings.load(db=db))
     assert compare_pairs("fixed:size=64,overlap=16/bm25", "headers/bm25", ["headers", "fixed64"], ["bm25"]) == \
         [("fixed64/bm25", "headers/bm25")]
     assert compare_pairs("hybrid", "bm25", ["headers", "fixed64"], ["bm25", "hybrid"]) == \
@@ -166,7 +167,7 @@ def test_bundled_question_sets_match_their_corpus(folder):
 
 def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
     db, _ = built_db
-    ev = evaluate(CORPUS / "questions.jsonl", ["headers", "fixed64"], ("embedding", "bm25", "hybrid"), (1, 5), db=db)
+    ev = evaluate(CORPUS / "questions.jsonl", ["headers", "fixed64"], ("embedding", "bm25", "hybrid"), (1, 5), settings=Settings.load(db=db))
     n = len(ev.questions)
     assert [r.label for r in ev.rows] == [f"{s}/{m}" for s in ("headers", "fixed64") for m in ("embedding", "bm25", "hybrid")]
     for row in ev.rows:
@@ -179,7 +180,7 @@ def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
     compare = ev.compare("hybrid", "embedding")
     assert {c["a"] for c in compare} == {"headers/hybrid", "fixed64/hybrid"}
     with pytest.raises(CollectionNotFound, match="not built yet: blocks; run: indexer build PATH --strategy blocks"):
-        evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], db=db)
+        evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], settings=Settings.load(db=db))
 
 
 def test_a_question_naming_a_missing_document_is_named(built_db, tmp_path):
@@ -191,13 +192,13 @@ def test_a_question_naming_a_missing_document_is_named(built_db, tmp_path):
     path = tmp_path / "questions.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(QuestionSetError, match=r"q-missing: no document 'yok/boyle-bir-belge.md'"):
-        evaluate(path, ["headers"], ("bm25",), db=db)
+        evaluate(path, ["headers"], ("bm25",), settings=Settings.load(db=db))
 
 
 def test_mrr_is_at_depth_10_whatever_k_and_budget_fetch(built_db):
     db, _ = built_db
-    base = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 5), db=db).rows[0]
-    deep = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 50), db=db, budget=300).rows[0]
+    base = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 5), settings=Settings.load(db=db)).rows[0]
+    deep = evaluate(CORPUS / "questions.jsonl", ["fixed64"], ("embedding",), (1, 50), budget=300, settings=Settings.load(db=db)).rows[0]
     assert any(r.first_hit and r.first_hit > 10 for r in deep.results)  # hits below 10 exist and do not count
     assert deep.mrr == base.mrr
     assert [min(r.first_hit or 99, 11) for r in deep.results] == [min(r.first_hit or 99, 11) for r in base.results]
@@ -242,7 +243,7 @@ def test_png_plot(built_db, tmp_path):
     db, _ = built_db
     from indexer.evaluation import report
 
-    ev = evaluate(CORPUS / "questions.jsonl", ["headers"], db=db)
+    ev = evaluate(CORPUS / "questions.jsonl", ["headers"], settings=Settings.load(db=db))
     report.plot(ev, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -263,7 +264,7 @@ def test_a_question_set_about_documents_the_collection_does_not_hold_is_refused(
         result = CliRunner().invoke(cli, ["eval", str(questions), "-s", "headers", "-m", "bm25", "--db", str(db), *extra])
         assert (result.exit_code, result.stdout, result.stderr) == (1, "", want), extra
     with pytest.raises(QuestionSetError, match=re.escape(want[7:-1])):
-        tune(questions, ["headers"], db=db)
+        tune(questions, ["headers"], settings=Settings.load(db=db))
 
 
 def test_questions_about_documents_a_collection_lacks_are_left_out_and_counted(built_db, tmp_path):

@@ -9,6 +9,7 @@ from indexer import build
 from indexer.retrieval import Index
 from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys, tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS, write_file
 
@@ -42,8 +43,8 @@ def help_center(tmp_path_factory):
     for path, (code, title, cause) in PAGES.items():
         write_file(docs, path, HELP_PAGE.format(code=code, title=title, cause=cause))
     db = base / "db"
-    build([docs], ["headers"], db=db)
-    return Index.open("headers", db=db)
+    build([docs], ["headers"], settings=Settings.load(db=db))
+    return Index.open("headers", settings=Settings.load(db=db))
 
 
 @pytest.mark.parametrize("code", ["E4021", "E4025", "E4029", "e-4029"])
@@ -151,8 +152,8 @@ def library(tmp_path_factory):
     base = tmp_path_factory.mktemp("lib")
     for path, text in LIBRARY.items():
         write_file(base / "repo", path, text)
-    build([base / "repo"], ["code"], db=base / "db")
-    return Index.open("code", db=base / "db")
+    build([base / "repo"], ["code"], settings=Settings.load(db=base / "db"))
+    return Index.open("code", settings=Settings.load(db=base / "db"))
 
 
 @pytest.mark.parametrize("query", ["slugify", "slugify()", "def slugify", "`slugify`"])
@@ -263,8 +264,8 @@ def lint(tmp_path_factory):
     base = tmp_path_factory.mktemp("lint")
     for path, text in LINT.items():
         write_file(base / "repo", path, text)
-    build([base / "repo"], ["code", "headers"], db=base / "db")
-    return {s: Index.open(s, db=base / "db") for s in ("code", "headers")}
+    build([base / "repo"], ["code", "headers"], settings=Settings.load(db=base / "db"))
+    return {s: Index.open(s, settings=Settings.load(db=base / "db")) for s in ("code", "headers")}
 
 
 @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
@@ -328,8 +329,8 @@ def test_the_bundled_lookups_of_the_exact_set_rank_their_target_first(tmp_path):
                          **({target_kind: target} if target_kind != "doc" else {})})
     questions = tmp_path / "questions.jsonl"
     questions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    build([corpus], ["auto"], db=tmp_path / "db")
-    row = evaluate(questions, ["auto"], ("hybrid",), (1,), db=tmp_path / "db", corpus=corpus).rows[0]
+    build([corpus], ["auto"], settings=Settings.load(db=tmp_path / "db"))
+    row = evaluate(questions, ["auto"], ("hybrid",), (1,), corpus=corpus, settings=Settings.load(db=tmp_path / "db")).rows[0]
     missed = sorted(r.id for r in row.results if r.first_hit != 1)
     assert len(rows) == 30 and row.recall(1) >= 28, missed
 
@@ -388,8 +389,8 @@ def windows(tmp_path_factory):
     base = tmp_path_factory.mktemp("lib-windows")
     for path, text in {**LIBRARY, "src/textkit/ledger.py": LEDGER}.items():
         write_file(base / "repo", path, text)
-    build([base / "repo"], ["fixed64", "headers"], db=base / "db")
-    return {s: Index.open(s, db=base / "db") for s in ("fixed64", "headers")}
+    build([base / "repo"], ["fixed64", "headers"], settings=Settings.load(db=base / "db"))
+    return {s: Index.open(s, settings=Settings.load(db=base / "db")) for s in ("fixed64", "headers")}
 
 
 @pytest.mark.parametrize("strategy", ["fixed64", "headers"])

@@ -23,6 +23,8 @@ from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.errors import StoreError
 from indexer.store.gc import folder_size
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
 from .faultkit import copy_corpus, env, fill, indexer, one_line_error, paused, read_only_view, small_disk
@@ -34,7 +36,7 @@ QUESTIONS = CORPUS / "questions.jsonl"
 def built(tmp_path):
     corpus = copy_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
     return corpus, db
 
 
@@ -43,7 +45,7 @@ def test_disk_stays_bounded_over_full_rebuilds(built):
     corpus, db = built
     one = folder_size(db)
     for _ in range(6):
-        build([corpus], ["fixed64"], db=db, full=True)
+        build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))
     segments = [p for p in (db / "chroma").iterdir() if p.is_dir()]
     assert len(segments) == 2  # the vector segments of the live collection and of the catalogue, no more
     assert folder_size(db) <= 1.15 * one  # what Chroma leaves of replaced versions is collected
@@ -81,7 +83,7 @@ def test_a_read_of_a_collection_deleted_midway_is_a_missing_collection():
 
 def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
     corpus, db = built
-    index = Index.open("fixed64", db=db, refresh=0.2)
+    index = Index.open("fixed64", refresh=0.2, settings=Settings.load(db=db))
     results, errors, generations = [], [], set()
     building = threading.Event()
     building.set()
@@ -119,7 +121,7 @@ def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
 
 def test_a_long_lived_reader_sees_the_vectors_of_an_incremental_build(built):
     corpus, db = built
-    index = Index.open("fixed64", db=db, refresh=0.1)
+    index = Index.open("fixed64", refresh=0.1, settings=Settings.load(db=db))
     assert index.search("kargo", mode="embedding", k=1)  # its vector index is loaded now
     sentence = "Zürafa kargosu yalnızca salı günleri uçakla gönderilir."
     with open(corpus / "kargo-ve-teslimat.md", "a", encoding="utf-8") as fh:
@@ -172,7 +174,7 @@ def test_a_server_lost_mid_build_is_a_one_line_error_and_loses_nothing(tmp_path)
         (corpus / "kargo-ve-teslimat.md").write_text("# Kargo\n\nYeni metin.\n", encoding="utf-8")
         building = paused(["build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "a"],
                           "locked:4", tmp_path / "m")
-        stop(proc)  # the server goes away while the build waits at its checkpoint
+        stop(proc)  # the server goes away while the build waits at its stage
         out, err = building.communicate(timeout=120)
         one_line_error(subprocess.CompletedProcess(building.args, building.returncode, out, err))
         assert "Chroma" in err or "server" in err
@@ -414,9 +416,9 @@ def test_a_folder_left_with_only_the_embedding_cache_is_built_in(tmp_path, write
     db = tmp_path / "db"
     (db / "cache").mkdir(parents=True)
     (db / "cache" / "embeddings.sqlite").write_bytes(b"")
-    [report] = build([corpus], ["headers"], db=db)
+    [report] = build([corpus], ["headers"], settings=Settings.load(db=db))
     assert report.chunks == 1 and (db / "indexer.json").exists()
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="not an indexer database"):
-        build([corpus], ["headers"], db=tmp_path / "other")
+        build([corpus], ["headers"], settings=Settings.load(db=tmp_path / "other"))

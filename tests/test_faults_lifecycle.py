@@ -19,6 +19,7 @@ from indexer.cli import cli
 from indexer.store import Store
 from indexer.store.chroma import CATALOG
 from indexer.store.gc import folder_size, orphan_segments
+from indexer.settings import Settings
 
 from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
 from .faultkit import copy_corpus, env, indexer, one_line_error, paused, read_only_view
@@ -31,7 +32,7 @@ SMALL = {"kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"}
 def built(tmp_path):
     corpus = copy_corpus(tmp_path / "corpus", SMALL)
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
     return corpus, db
 
 

@@ -14,10 +14,11 @@ import time
 import anyio
 import pytest
 
-from indexer.errors import CollectionNotFound
+from indexer.errors import CollectionNotFound, UsageError
 from indexer.agents.server import Tools, document_lines, fit
-from indexer.settings import settings_for
 from indexer.types import Chunk
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.conftest import CORPUS, ROOT
 
@@ -34,13 +35,9 @@ def file_lines(doc_id: str, start: int, end: int) -> str:
 
 @pytest.fixture(scope="module")
 def rebuilt_db(built_db, tmp_path_factory):
-    """headers and fixed64, no `auto`, headers rebuilt last (so built most recently)."""
-    from indexer.indexing.building import build
-
+    """headers and fixed64, no `auto` (a copy of the shared index, for this module alone)."""
     db = tmp_path_factory.mktemp("mcp") / "index"
     shutil.copytree(built_db[0], db)
-    time.sleep(1.1)  # built_at has whole seconds
-    build([CORPUS], ["headers"], db=db, full=True)
     return db
 
 
@@ -73,7 +70,7 @@ async def talk(db) -> dict:
                                          start_line=hit["start_line"], end_line=hit["end_line"])
                 got["budget"] = await call(session, "search", query="kargo", strategy="fixed64", k=10, max_tokens=150)
                 got["no_strategy"] = await call(session, "search", query="Van'ın köyüne kargo kaç günde gelir?")
-                got["chunk_no_strategy"] = await call(session, "get_chunk", chunk_id=got["no_strategy"]["results"][0]["id"])
+                got["chunk_no_strategy"] = await call(session, "get_chunk", chunk_id=hit["id"])
                 got["missing"] = await call(session, "get_chunk", chunk_id="nope", strategy="headers")
                 got["bad_type"] = await call(session, "search", query="kargo", k="five")
                 got["bad_mode"] = await call(session, "search", query="kargo", mode="fuzzy")
@@ -111,13 +108,13 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
     budget = got["budget"]
     assert budget["tokens"] <= 150 and budget["omitted"] >= 1 and len(budget["results"]) >= 1
     assert budget["omitted"] + len(budget["results"]) == 10
-    # several collections, no auto, no strategy: the most recently built one answers, and says so
-    assert got["collections"]["default_strategy"] == "headers"
-    assert got["no_strategy"]["strategy"] == "headers" and got["no_strategy"]["results"][0]["id"] == hit["id"]
-    assert got["chunk_no_strategy"]["id"] == hit["id"]
+    # several collections, no auto, no strategy: one line naming what is built and how to pick
+    assert got["collections"]["default_strategy"] is None
+    several = "several strategies are built (fixed64, headers) and none is auto; name one"
+    assert several in got["no_strategy"]["error"] and several in got["chunk_no_strategy"]["error"]
     schema = got["tools"]["search"].model_dump(by_alias=True)
     assert "strategy" not in schema["inputSchema"].get("required", [])
-    assert "else the one built most recently" in schema["description"]
+    assert "else the only strategy built, else an error naming what is built" in schema["description"]
     assert all(t.model_dump(by_alias=True)["inputSchema"]["additionalProperties"] is False for t in got["tools"].values())
     assert "no chunk 'nope' in headers" in got["missing"]["error"]
     # argument errors: one line naming the argument and what it takes; unknown ones listed
@@ -132,30 +129,31 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
         assert "\n" not in got[key]["error"] and "pydantic" not in got[key]["error"]
 
 
-def test_the_default_collection_is_auto_then_the_only_then_the_newest(tmp_path, rebuilt_db):
+def test_the_default_collection_is_auto_then_the_only_else_an_error(tmp_path, rebuilt_db):
     from indexer.indexing.building import build
 
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "kargo-ve-teslimat.md").write_text((CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8"),
                                                encoding="utf-8")
-    build([docs], ["headers"], db=tmp_path / "db")
-    tools = Tools(settings_for(db=tmp_path / "db"))
+    build([docs], ["headers"], settings=Settings.load(db=tmp_path / "db"))
+    tools = Tools(Settings.load(db=tmp_path / "db"))
     assert tools.default_strategy() == "headers"  # the only one
-    build([docs], ["fixed64"], db=tmp_path / "db")
-    build([docs], ["auto"], db=tmp_path / "db")
+    build([docs], ["fixed64"], settings=Settings.load(db=tmp_path / "db"))
+    build([docs], ["auto"], settings=Settings.load(db=tmp_path / "db"))
     time.sleep(1.1)
-    build([docs], ["fixed64"], db=tmp_path / "db", full=True)
+    build([docs], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=tmp_path / "db"))
     assert tools.default_strategy() == "auto"  # auto wins over the newer fixed64
     assert tools.search("ekspres teslimat")["strategy"] == "auto"
-    assert Tools(settings_for(db=rebuilt_db)).default_strategy() == "headers"  # newest, no auto
-    assert Tools(settings_for(db=rebuilt_db), strategy="fixed64").default_strategy() == "fixed64"
+    with pytest.raises(UsageError, match=r"several strategies are built \(fixed64, headers\) and none is auto"):
+        Tools(Settings.load(db=rebuilt_db)).default_strategy()  # no auto, several: no guess
+    assert Tools(Settings.load(db=rebuilt_db), strategy="fixed64").default_strategy() == "fixed64"
     with pytest.raises(CollectionNotFound, match="nothing is built"):
-        Tools(settings_for(db=rebuilt_db), embedder="e5-small").default_strategy()  # only its collections count
+        Tools(Settings.load(db=rebuilt_db), built_with="e5-small").default_strategy()  # only its collections count
 
 
 def test_sources_are_never_absolute_server_paths(rebuilt_db, tmp_path):
-    tools = Tools(settings_for(db=rebuilt_db))
+    tools = Tools(Settings.load(db=rebuilt_db))
     for base, shown in ((ROOT, "corpus"), (ROOT.parent, f"{ROOT.name}/corpus"), (tmp_path, "corpus"),
                         (CORPUS, "corpus")):
         tools.base = base
@@ -184,7 +182,7 @@ def test_stdout_is_the_protocol_only():
 
 def test_a_token_budget_cuts_results_in_process(built_db):
     db, _ = built_db
-    tools = Tools(settings_for(db=db), strategy="fixed64")
+    tools = Tools(Settings.load(db=db), strategy="fixed64")
     result = tools.search("iade süresi kaç gün", k=5, max_tokens=10)
     [only] = result["results"]
     assert only["truncated"] and only["n_tokens"] == 10 and result["omitted"] == 4
@@ -203,8 +201,8 @@ def test_parent_child_results_are_sections_with_their_matched_children(tmp_path)
     docs.mkdir()
     for name in ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"):
         (docs / name).write_text((CORPUS / name).read_text(encoding="utf-8"), encoding="utf-8")
-    build([docs], ["parent"], db=tmp_path / "db")
-    tools = Tools(settings_for(db=tmp_path / "db"))
+    build([docs], ["parent"], settings=Settings.load(db=tmp_path / "db"))
+    tools = Tools(Settings.load(db=tmp_path / "db"))
     hit = tools.search("ekspres teslimat ücreti", k=2)["results"][0]
     assert hit["matched_children"] and "parent_id" not in hit
     assert hit["text"] in (docs / hit["doc_id"]).read_text(encoding="utf-8")
@@ -259,7 +257,7 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
                 out.append(getattr(result, "content", [result])[0].text if result else "")
         return out
 
-    tools = Tools(settings_for(db=rebuilt_db), embedder="e5-small")  # no collection of its embedder: errors
+    tools = Tools(Settings.load(db=rebuilt_db), built_with="e5-small")  # no collection of its embedder: errors
     got = anyio.run(errors, tools)
     failed = [m for m in got if "no collection" in m or "nothing is built" in m]
     assert len(failed) == 3, got

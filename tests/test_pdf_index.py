@@ -13,10 +13,12 @@ from click.testing import CliRunner
 from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.cli import cli
+from indexer.embeddings import get_embedder
 from indexer.evaluation import evaluate
 from indexer.loaders import discover, load_documents
 from indexer.loaders.pdf import extract_pdf
 from indexer.retrieval import Index
+from indexer.settings import Settings
 
 from tests.conftest import CORPUS
 from tests.test_chunkers import ALL
@@ -58,7 +60,8 @@ def test_a_pdf_loads_as_a_markdown_document_with_its_pages(doc):
 
 @pytest.mark.parametrize("strategy", ALL)
 def test_every_strategy_keeps_exact_slices_and_the_right_pages(strategy, doc):
-    chunks = parse_strategy(strategy.rstrip(":")).create().chunk(doc)
+    spec = parse_strategy(strategy.rstrip(":"))
+    chunks = spec.create(embedder=get_embedder() if spec.uses_embedder else None).chunk(doc)
     assert chunks
     for c in chunks:
         assert doc.text[c.start : c.end] == c.text
@@ -68,9 +71,9 @@ def test_every_strategy_keeps_exact_slices_and_the_right_pages(strategy, doc):
 
 def test_build_and_query_show_pages(folder, tmp_path):
     db = tmp_path / "index"
-    [report] = build([folder], ["blocks:target=48,hard_max=64"], db=db)
+    [report] = build([folder], ["blocks:target=48,hard_max=64"], settings=Settings.load(db=db))
     assert report.files == 2 and not report.skipped
-    index = Index.open(report.strategy, db=db)
+    index = Index.open(report.strategy, settings=Settings.load(db=db))
     chunks = index.chunks("politika.pdf")
     assert chunks[0].start_page == 1 and chunks[-1].end_page == 3
     assert all(c.start_page == 0 for c in index.chunks("not.md"))
@@ -119,8 +122,8 @@ def test_the_sample_is_small_and_made_by_its_script(tmp_path):
 
 def test_the_sample_questions_resolve_and_retrieve(tmp_path):
     db = tmp_path / "index"
-    build([SAMPLE], ["headers"], db=db)
-    ev = evaluate(SAMPLE / "questions.jsonl", ["headers"], ("bm25", "hybrid"), (1, 5), db=db)
+    build([SAMPLE], ["headers"], settings=Settings.load(db=db))
+    ev = evaluate(SAMPLE / "questions.jsonl", ["headers"], ("bm25", "hybrid"), (1, 5), settings=Settings.load(db=db))
     assert len(ev.questions) >= 10
     for row in ev.rows:
         assert row.recall(5) >= 0.8 * row.n, (row.mode, row.recall(5))

@@ -14,6 +14,7 @@ from indexer import build
 from indexer.cli import cli
 from indexer.retrieval import Index
 from indexer.retrieval.exact import ExactIndex
+from indexer.settings import Settings
 
 from tests.conftest import write_file
 
@@ -138,8 +139,8 @@ def pagekit(tmp_path_factory):
     for path, text in FILES.items():
         write_file(base / "repo", path, text)
     db = base / "db"
-    build([base / "repo"], ["code"], db=db)
-    return Index.open("code", db=db)
+    build([base / "repo"], ["code"], settings=Settings.load(db=db))
+    return Index.open("code", settings=Settings.load(db=db))
 
 
 @pytest.mark.parametrize("query", sorted(DEFINED))
@@ -204,7 +205,6 @@ def test_every_front_door_shows_scores_in_rank_order_and_the_match(pagekit):
 
     from indexer.agents.server import Tools
     from indexer.serve.app import create_app
-    from indexer.settings import Settings, settings_for
 
     db, query = pagekit.store.settings.db, "pagekit.echo_via_pager"
     table = CliRunner().invoke(cli, ["query", query, "-s", "code", "--db", str(db)])
@@ -218,6 +218,6 @@ def test_every_front_door_shows_scores_in_rank_order_and_the_match(pagekit):
     served = TestClient(create_app(Settings.load(db=db)), base_url="http://127.0.0.1").post(
         "/api/search", json={"query": query, "strategy": "code", "k": 5}).json()["hits"]
     assert _in_rank_order([h["score"] for h in served]) and served[0]["match"] == "exact symbol"
-    mcp = Tools(settings_for(db=db)).search(query, k=5)["results"]
+    mcp = Tools(Settings.load(db=db)).search(query, k=5)["results"]
     assert _in_rank_order([r["score"] for r in mcp]) and mcp[0]["match"] == "exact symbol"
     assert mcp[0]["doc_id"] == "src/pagekit/termui.py"

@@ -253,18 +253,18 @@ def test_code_queries_take_their_off_target_share_from_their_own_knob(write_file
 def test_cached_questions_are_reused_while_the_documents_are_unchanged(write_files, tmp_path):
     folder = write_files({"a.md": "# A\n\n" + _sentences("delivery", 12) + "\n"})
     cache = tmp_path / "cache"
-    path, made = cached_questions(folder, 5, cache_dir=cache, seed=1)
+    path, made = cached_questions(folder, 5, folder=cache, seed=1)
     assert made is not None and len(path.read_text().splitlines()) == 5
-    again, made_again = cached_questions(folder, 5, cache_dir=cache, seed=1)
+    again, made_again = cached_questions(folder, 5, folder=cache, seed=1)
     assert again == path and made_again is None
     touched = time.time() + 3  # the same contents, a new modification time: still reused (keyed by content)
     os.utime(folder / "a.md", (touched, touched))
-    assert cached_questions(folder, 5, cache_dir=cache, seed=1) == (path, None)
-    assert cached_questions(folder, 5, cache_dir=cache, seed=2)[0] != path  # other generator settings
+    assert cached_questions(folder, 5, folder=cache, seed=1) == (path, None)
+    assert cached_questions(folder, 5, folder=cache, seed=2)[0] != path  # other generator settings
     later = time.time() + 5
     (folder / "a.md").write_text("# A\n\n" + _sentences("returns", 12) + "\n", encoding="utf-8")
     os.utime(folder / "a.md", (later, later))
-    changed, remade = cached_questions(folder, 5, cache_dir=cache, seed=1)
+    changed, remade = cached_questions(folder, 5, folder=cache, seed=1)
     assert changed != path and remade is not None
     assert all("returns" in q["answer"] for q in remade.questions)
 

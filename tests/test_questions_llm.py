@@ -14,6 +14,7 @@ from indexer.errors import EmbedderError
 from indexer.questions.generate import make_questions
 from indexer.questions.llm import copied, find_answer, parse_reply
 from indexer.questions.simulate import Vocabulary
+from indexer.settings import Settings
 from tests.conftest import free_port
 from tests.ollama_standin import StandInOllama
 
@@ -48,7 +49,7 @@ def folder(write_files):
 def test_questions_from_the_llm_are_validated_and_cached(folder, tmp_path):
     db = tmp_path / "idx"
     with StandInOllama(chat_reply=_good) as server:
-        made = make_questions(folder, 2, llm="ollama:gemma3:4b", ollama_host=server.url, db=db)
+        made = make_questions(folder, 2, llm="ollama:gemma3:4b", settings=Settings.load(db=db, ollama_host=server.url))
         chats = [r for r in server.requests if r[0] == "/api/chat"]
         assert len(chats) == 2
         body = chats[0][1]
@@ -62,7 +63,7 @@ def test_questions_from_the_llm_are_validated_and_cached(folder, tmp_path):
             start, end = q["span"]
             assert q["answer"] in DOC[start:end] and q["answer"].endswith(".")
         assert "2 LLM calls, 0 cached" in made.notes[0] and "2 questions accepted" in made.notes[0]
-        again = make_questions(folder, 2, llm="ollama:gemma3:4b", ollama_host=server.url, db=db)
+        again = make_questions(folder, 2, llm="ollama:gemma3:4b", settings=Settings.load(db=db, ollama_host=server.url))
         assert len([r for r in server.requests if r[0] == "/api/chat"]) == 2  # all from the cache
         assert again.questions == made.questions and "0 LLM calls, 2 cached" in again.notes[0]
 
@@ -76,7 +77,7 @@ def test_questions_from_the_llm_are_validated_and_cached(folder, tmp_path):
 ])
 def test_replies_that_fail_validation_are_rejected(folder, tmp_path, reply, reason):
     with StandInOllama(chat_reply=reply) as server:
-        made = make_questions(folder, 2, llm="ollama:gemma3:4b", ollama_host=server.url, db=tmp_path / "idx")
+        made = make_questions(folder, 2, llm="ollama:gemma3:4b", settings=Settings.load(db=tmp_path / "idx", ollama_host=server.url))
         assert made.questions == []
         assert f"rejected: 2 {reason}" in made.notes[0]
         assert made.shortfall.startswith("made 0 of the 2 questions")
@@ -88,7 +89,7 @@ def test_replies_that_fail_validation_are_rejected(folder, tmp_path, reply, reas
 def test_an_unreachable_ollama_is_a_one_line_error(folder, tmp_path):
     port = free_port()
     with pytest.raises(EmbedderError, match="cannot reach the Ollama server"):
-        make_questions(folder, 2, llm="ollama:gemma3:4b", ollama_host=f"http://127.0.0.1:{port}", db=tmp_path / "i")
+        make_questions(folder, 2, llm="ollama:gemma3:4b", settings=Settings.load(db=tmp_path / "i", ollama_host=f"http://127.0.0.1:{port}"))
     with StandInOllama(models=("other:latest",)) as server:
         result = CliRunner().invoke(cli, ["questions", str(folder), "-o", str(tmp_path / "q.jsonl"), "--llm",
                                           "ollama:gemma3:4b", "--ollama-host", server.url, "--db", str(tmp_path / "i")])

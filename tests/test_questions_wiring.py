@@ -14,6 +14,7 @@ from indexer.cli import cli
 from indexer.evaluation.advice import LEXICAL_BIAS
 from indexer.evaluation.sets import load_questions, resolve
 from indexer.loaders import load_documents
+from indexer.settings import Settings
 from tests.conftest import CORPUS
 
 DOCS = ("billing-and-plans.md", "api-rate-limits-and-errors.md", "sso-and-user-management.md")
@@ -30,7 +31,7 @@ def own(tmp_path_factory):
     for name in DOCS:
         shutil.copy(CORPUS / "en" / name, docs / name)
     db = root / "index"
-    build([docs], ["headers", "fixed64"], db=db)
+    build([docs], ["headers", "fixed64"], settings=Settings.load(db=db))
     assert not list(root.rglob("questions*.jsonl"))
     return docs, db
 
@@ -100,7 +101,7 @@ def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
                                         "for a full refund.\n\nRefunds reach the original payment card within five "
                                         "business days.\n"})
     db = tmp_path / "index"
-    build([folder], ["headers"], db=db)
+    build([folder], ["headers"], settings=Settings.load(db=db))
     got = _run("eval", "--generate", 50, "--seeds", 1, "-s", "headers", "-m", "bm25", "--db", db)
     assert got.exit_code == 0, got.output
     assert "made 2 of the 50 questions asked for: the documents hold 2 passages worth a question" in got.stderr
@@ -111,7 +112,6 @@ def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
     from starlette.testclient import TestClient
 
     from indexer.serve.app import create_app
-    from indexer.settings import Settings
 
     docs, db = own
     client = TestClient(create_app(Settings.load(db=db)), base_url="http://127.0.0.1")

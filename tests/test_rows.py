@@ -12,6 +12,8 @@ import indexer.retrieval.rows as rows_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.retrieval.rows import SIDE, RowStore, open_rows
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.test_reliability import change_corpus, make_corpus
 
@@ -19,7 +21,7 @@ QUERIES = ["kargo ücreti ne kadar", "iade süresi kaç gün", "hediye kartı ge
 
 
 def assert_rows_match_chroma(db, name="fixed64"):
-    index = Index.open(name, db=db)
+    index = Index.open(name, settings=Settings.load(db=db))
     rows = index.rows
     assert rows is not None, "no rows beside the version"
     live = {c.id: c for c in index.chunks()}  # read from Chroma
@@ -34,7 +36,7 @@ def assert_rows_match_chroma(db, name="fixed64"):
 def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_path, monkeypatch):
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
     index, rows = assert_rows_match_chroma(db)
     assert rows.delta is None and len(rows.deleted) == 0
     # nearest by an exact scan = Chroma's HNSW on a collection this small
@@ -47,7 +49,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
 
     monkeypatch.setattr(rows_module, "MERGE_SHARE", 10.0)  # keep a delta
     change_corpus(corpus)
-    [report] = build([corpus], ["fixed64"], db=db)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental" and report.retired > 0
     _, rows = assert_rows_match_chroma(db)
     assert rows.delta is not None and len(rows.deleted) == report.retired
@@ -56,25 +58,25 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
 
     monkeypatch.setattr(rows_module, "MERGE_SHARE", 0.0)  # merge into a new base
     (corpus / "kargo-ve-teslimat.md").write_text("# Kargo\n\nKargo artık 2 günde gelir.\n", encoding="utf-8")
-    [report] = build([corpus], ["fixed64"], db=db)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental"
     _, rows = assert_rows_match_chroma(db)
     assert rows.delta is None and len(rows.deleted) == 0
 
     # the same folder built from scratch holds the same records
-    build([corpus], ["fixed64"], db=tmp_path / "fresh")
-    fresh = Index.open("fixed64", db=tmp_path / "fresh").rows
-    ids = [c.id for c in Index.open("fixed64", db=db).chunks()]
+    build([corpus], ["fixed64"], settings=Settings.load(db=tmp_path / "fresh"))
+    fresh = Index.open("fixed64", settings=Settings.load(db=tmp_path / "fresh")).rows
+    ids = [c.id for c in Index.open("fixed64", settings=Settings.load(db=db)).chunks()]
     assert fresh.records(ids) == rows.records(ids)
 
 
 def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monkeypatch):
     db = tmp_path / "db"
-    build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
-    long_lived = Index.open("fixed64", db=db)
+    build([make_corpus(tmp_path / "corpus")], ["fixed64"], settings=Settings.load(db=db))
+    long_lived = Index.open("fixed64", settings=Settings.load(db=db))
     monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
     monkeypatch.setattr(sides_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
-    one_shot = Index.open("fixed64", db=db, one_shot=True)
+    one_shot = Index.open("fixed64", one_shot=True, settings=Settings.load(db=db))
     calls = []
     monkeypatch.setattr(one_shot.store.records, "nearest", lambda *a: calls.append(a) or [])
     for q in QUERIES:
@@ -90,8 +92,8 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
     is approximate (near-duplicate chunks can hide the nearest ones from it): the embedding
     side is the exact cosine ranking of every chunk."""
     db = tmp_path / "db"
-    build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
-    index = Index.open("fixed64", db=db)
+    build([make_corpus(tmp_path / "corpus")], ["fixed64"], settings=Settings.load(db=db))
+    index = Index.open("fixed64", settings=Settings.load(db=db))
     monkeypatch.setattr(index.store.records, "nearest", lambda *a: pytest.fail("asked Chroma's vector index"))
     chunks = index.chunks()
     vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
@@ -108,8 +110,8 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
 def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
-    index = Index.open("fixed64", db=db)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    index = Index.open("fixed64", settings=Settings.load(db=db))
     expected = [h.chunk for h in index.search(QUERIES[0], mode="hybrid", k=5)]
     folder = index.store.side.path(index.entry, SIDE)
     blob = folder / "blob.npy"
@@ -117,18 +119,18 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     assert open_rows(index.store, index.entry) is None
     with pytest.raises(Exception):
         RowStore.open(folder)
-    again = Index.open("fixed64", db=db)
+    again = Index.open("fixed64", settings=Settings.load(db=db))
     assert [h.chunk for h in again.search(QUERIES[0], mode="hybrid", k=5)] == expected
     assert any("read from Chroma until the next full build" in r for r in again.repairs)  # and says so
     # an incremental build on a version without usable rows keeps none (they would be partial)
     change_corpus(corpus)
-    [report] = build([corpus], ["fixed64"], db=db)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental"
-    latest = Index.open("fixed64", db=db)
+    latest = Index.open("fixed64", settings=Settings.load(db=db))
     assert latest.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
     assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
     # ...until a full build writes them again
-    build([corpus], ["fixed64"], db=db, full=True)
+    build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))
     assert_rows_match_chroma(db)
 
 
@@ -145,37 +147,37 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     monkeypatch.setattr(delta_module, "COMPACT_SHARE", 10.0)  # no merge yet
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
-    main = Index.open("fixed64", db=db).entry.collection
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    main = Index.open("fixed64", settings=Settings.load(db=db)).entry.collection
     opened: list[str] = []
     real = Chroma.collection
     monkeypatch.setattr(Chroma, "collection", lambda self, name: opened.append(name) or real(self, name))
     change_corpus(corpus)
-    [report] = build([corpus], ["fixed64"], db=db)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental" and report.written > 0
     assert main not in opened, "the incremental build opened the large collection itself"
-    entry = Index.open("fixed64", db=db).entry
+    entry = Index.open("fixed64", settings=Settings.load(db=db)).entry
     assert (entry.collection, entry.delta) == (main, f"{main}-d")
     assert raw_chroma(db).collection(entry.delta).count() == report.written
 
     def answers(folder):
-        index = Index.open("fixed64", db=folder)
+        index = Index.open("fixed64", settings=Settings.load(db=folder))
         return [[h.chunk.id for h in index.search(q, mode=mode, k=5)] for q in QUERIES for mode in ("embedding", "hybrid")]
 
-    build([corpus], ["fixed64"], db=tmp_path / "fresh")
+    build([corpus], ["fixed64"], settings=Settings.load(db=tmp_path / "fresh"))
     assert answers(db) == answers(tmp_path / "fresh")
     assert_rows_match_chroma(db)  # its scan of the records reads both collections
 
     in_delta = set(raw_chroma(db).collection(entry.delta).get(include=[])["ids"])
     monkeypatch.setattr(delta_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
     (corpus / "magaza-teslim.md").write_text(NEW_FILE_2, encoding="utf-8")
-    [merged] = build([corpus], ["fixed64"], db=db)
+    [merged] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert merged.mode == "incremental" and any("merged the delta collection" in n for n in merged.notes)
-    entry = Index.open("fixed64", db=db).entry
+    entry = Index.open("fixed64", settings=Settings.load(db=db)).entry
     chroma = raw_chroma(db)
     assert chroma.collection(entry.delta).count() == merged.written  # only the new build's records
     assert in_delta <= set(chroma.collection(main).get(include=[])["ids"])  # moved into the collection
-    build([corpus], ["fixed64"], db=tmp_path / "fresh2")
+    build([corpus], ["fixed64"], settings=Settings.load(db=tmp_path / "fresh2"))
     assert answers(db) == answers(tmp_path / "fresh2")
     assert_rows_match_chroma(db)
 
@@ -194,11 +196,12 @@ def test_a_long_lived_handle_follows_builds_into_a_new_delta_collection(tmp_path
 
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
-    index = Index.open("fixed64", db=db, refresh=0.0)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    index = Index.open("fixed64", refresh=0.0, settings=Settings.load(db=db))
     assert index.search("kargo", mode="hybrid", k=3)
     script = ("import sys; import indexer.store.delta as d; d.DELTA_FROM = 0; d.COMPACT_SHARE = float(sys.argv[3]);"
-              "from indexer.indexing.building import build; [r] = build([sys.argv[1]], ['fixed64'], db=sys.argv[2]);"
+              "from indexer.indexing.building import build; from indexer.settings import Settings;"
+              "[r] = build([sys.argv[1]], ['fixed64'], settings=Settings.load(db=sys.argv[2]));"
               "print(r.mode)")
     for i, share in enumerate(("10", "10", "0")):  # create the delta, write into it, merge it (then a new one)
         (corpus / f"yeni-{i}.md").write_text(f"# Yeni {i}\n\nZümrüt{i} paketleri {i + 2} günde teslim edilir.\n",
@@ -223,9 +226,9 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     monkeypatch.setattr(delta_module, "DELTA_FROM", 0)
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
-    build([corpus], ["fixed64"], db=db)
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
     (corpus / "a.md").write_text("# A\n\nİlk not.\n", encoding="utf-8")
-    build([corpus], ["fixed64"], db=db)  # makes the delta
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))  # makes the delta
     monkeypatch.setattr(delta_module, "COMPACT_SHARE", 0.0)
 
     def wedged(self, entry, grace=0.0):
@@ -233,9 +236,9 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
 
     monkeypatch.setattr(delta_module.Deltas, "compact", wedged)
     (corpus / "b.md").write_text("# B\n\nİkinci not: Zümrüt paketi.\n", encoding="utf-8")
-    [report] = build([corpus], ["fixed64"], db=db)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental" and any("indexer build --full" in n for n in report.notes)
-    index = Index.open("fixed64", db=db)
+    index = Index.open("fixed64", settings=Settings.load(db=db))
     assert index.entry.delta and "b.md" in {h.chunk.doc_id for h in index.search("Zümrüt paketi", k=3)}
-    [full] = build([corpus], ["fixed64"], db=db, full=True)
-    assert full.mode == "full" and not Index.open("fixed64", db=db).entry.delta
+    [full] = build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))
+    assert full.mode == "full" and not Index.open("fixed64", settings=Settings.load(db=db)).entry.delta

@@ -13,6 +13,8 @@ from indexer.chunkers.contexts import extractive_context
 from indexer.loaders import make_document
 from indexer.retrieval import Index, SearchOptions
 from indexer.chunkers.units import sentence_units
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.conftest import CORPUS
 from tests.ollama_standin import StandInOllama
@@ -40,20 +42,21 @@ class CountingEmbedder:
 def test_semantic_threshold_and_percentile_modes():
     units = list(sentence_units(DOC))
     texts = [DOC.text[u.start : u.end] for u in units]
-    vectors = get_embedder().embed_documents(texts)
+    model = get_embedder()
+    vectors = model.embed_documents(texts)
     sims = (vectors[:-1] * vectors[1:]).sum(axis=1)
     # threshold above every similarity: every neighbour pair is a break, min_tokens=0 -> one unit per chunk
-    every = parse_strategy(f"semantic:threshold={float(sims.max()) + 0.01},min_tokens=0").create()
+    every = parse_strategy(f"semantic:threshold={float(sims.max()) + 0.01},min_tokens=0").create(embedder=model)
     assert [c.text for c in every.chunk(DOC)] == texts
     # threshold below every similarity: no breaks -> one chunk (it fits max_tokens)
-    none = parse_strategy(f"semantic:threshold={float(sims.min()) - 0.01},min_tokens=0").create()
+    none = parse_strategy(f"semantic:threshold={float(sims.min()) - 0.01},min_tokens=0").create(embedder=model)
     assert len(none.chunk(DOC)) == 1
     # percentile: breaks exactly at the lowest-similarity pair(s)
-    p = parse_strategy("semantic:percentile=1,min_tokens=0").create().chunk(DOC)
+    p = parse_strategy("semantic:percentile=1,min_tokens=0").create(embedder=model).chunk(DOC)
     weakest = int(np.argmin(sims))
     assert len(p) == 2 and p[0].end == units[weakest].end
     # min_tokens merges fragments, max_tokens caps
-    capped = parse_strategy("semantic:threshold=1.0,min_tokens=20,max_tokens=40").create().chunk(DOC)
+    capped = parse_strategy("semantic:threshold=1.0,min_tokens=20,max_tokens=40").create(embedder=model).chunk(DOC)
     assert all(c.n_tokens <= 40 for c in capped)
     assert all(c.n_tokens >= 20 for c in capped[:-1])
 
@@ -89,13 +92,13 @@ def test_parent_children_are_sentence_windows_inside_their_section():
 @pytest.fixture(scope="module")
 def parent_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("parent") / "db"
-    build([CORPUS], ["parent"], db=db)
+    build([CORPUS], ["parent"], settings=Settings.load(db=db))
     return db
 
 
 @pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
 def test_parent_search_returns_distinct_parents_in_every_mode(parent_db, mode):
-    index = Index.open("parent", db=parent_db)
+    index = Index.open("parent", settings=Settings.load(db=parent_db))
     hits = index.search("Puanlarımı paraya çevirebilir miyim?", SearchOptions(mode=mode, k=5))
     assert 1 <= len(hits) <= 5
     assert len({h.chunk.id for h in hits}) == len(hits)
@@ -108,7 +111,7 @@ def test_parent_search_returns_distinct_parents_in_every_mode(parent_db, mode):
 
 @pytest.mark.parametrize("mode", ["embedding", "bm25", "hybrid"])
 def test_parent_search_returns_k_parents_when_there_are_k(parent_db, mode):
-    index = Index.open("parent", db=parent_db)
+    index = Index.open("parent", settings=Settings.load(db=parent_db))
     children = {c.id: c for c in index.chunks()}
     query = "Puanlarımı paraya çevirebilir miyim?"
     if mode == "bm25":  # only children sharing a word with the query can be found
@@ -124,7 +127,7 @@ def test_parent_search_returns_k_parents_when_there_are_k(parent_db, mode):
 
 
 def test_parent_eval_counts_parent_text(parent_db):
-    ev = evaluate(CORPUS / "questions.jsonl", ["parent"], ("embedding",), (1, 5), db=parent_db)
+    ev = evaluate(CORPUS / "questions.jsonl", ["parent"], ("embedding",), (1, 5), settings=Settings.load(db=parent_db))
     row = ev.rows[0]
     # children average ~40 tokens, the returned sections ~90: the cost is the parents'
     assert row.ctx_tokens > 5 * row.avg_tokens
@@ -146,7 +149,7 @@ def test_ollama_contextualizer_through_the_stand_in_server(tmp_path, write_files
     """No Ollama server can run here; StandInOllama speaks its /api/chat wire format."""
     root = write_files({"k.md": DOC.text})
     with StandInOllama() as server:
-        [first] = build([root], ["contextual:llm=ollama:gemma3:4b"], db=tmp_path / "db", ollama_host=server.url)
+        [first] = build([root], ["contextual:llm=ollama:gemma3:4b"], settings=Settings.load(db=tmp_path / "db", ollama_host=server.url))
         chats = [body for route, body in server.requests if route == "/api/chat"]
         assert len(chats) == 3
         for body in chats:
@@ -155,13 +158,13 @@ def test_ollama_contextualizer_through_the_stand_in_server(tmp_path, write_files
             user = body["messages"][1]["content"]
             assert user.startswith("<document>\n" + DOC.text) and "<chunk>\n" in user
         assert first.notes and "3 LLM calls, 0 cached" in first.notes[0]
-        index = Index.open("contextual", db=tmp_path / "db")  # that llm is the preset's: the collection is its
+        index = Index.open("contextual", settings=Settings.load(db=tmp_path / "db"))  # that llm is the preset's: the collection is its
         stored = index.chunks()
         assert all(c.context.startswith("Bu bölüm şu konuyu anlatır: ") for c in stored)
         assert all(c.context not in c.text for c in stored)
         # a full rebuild costs no LLM call: contexts are cached
-        [again] = build([root], ["contextual:llm=ollama:gemma3:4b"], db=tmp_path / "db", ollama_host=server.url,
-                        full=True)
+        [again] = build([root], ["contextual:llm=ollama:gemma3:4b"], BuildOptions(full=True),
+                        settings=Settings.load(db=tmp_path / "db", ollama_host=server.url))
         assert len([r for r, _ in server.requests if r == "/api/chat"]) == 3
         assert "0 LLM calls, 3 cached" in again.notes[0]
 
@@ -174,9 +177,9 @@ def test_a_reply_that_repeats_the_chunk_falls_back_to_extractive(tmp_path, write
         return user.split("<chunk>\n", 1)[1].split("\n</chunk>", 1)[0]
 
     with StandInOllama(chat_reply=echo) as server:
-        [report] = build([root], ["contextual:llm=ollama:gemma3:4b"], db=tmp_path / "db", ollama_host=server.url)
+        [report] = build([root], ["contextual:llm=ollama:gemma3:4b"], settings=Settings.load(db=tmp_path / "db", ollama_host=server.url))
     assert "3 fallbacks to extractive" in report.notes[0]
-    stored = Index.open("contextual:llm=ollama:gemma3:4b", db=tmp_path / "db").chunks()
+    stored = Index.open("contextual:llm=ollama:gemma3:4b", settings=Settings.load(db=tmp_path / "db")).chunks()
     assert stored[1].context == "Kargo › Puanlar: Puanlar nakde çevrilemez."
 
 
@@ -207,15 +210,15 @@ def test_an_edited_section_s_unchanged_children_follow_it_to_its_new_parent(tmp_
     note = folder / "a.md"
     note.write_text("# Notlar\n\nBirinci cümle kargo hakkında. İkinci cümle iade hakkında. "
                     "Üçüncü cümle taksit hakkında.\n", encoding="utf-8")
-    build([folder], ["parent"], db=tmp_path / "db")
+    build([folder], ["parent"], settings=Settings.load(db=tmp_path / "db"))
     with open(note, "a", encoding="utf-8") as fh:
         fh.write("Dördüncü cümle ZEBRA hakkında.\n")
-    build([folder], ["parent"], db=tmp_path / "db")
-    build([folder], ["parent"], db=tmp_path / "fresh")
+    build([folder], ["parent"], settings=Settings.load(db=tmp_path / "db"))
+    build([folder], ["parent"], settings=Settings.load(db=tmp_path / "fresh"))
 
     def answer(db):
         return [(h.chunk.start, h.chunk.end, h.chunk.text) for h in
-                Index.open("parent", db=db).search("kargo iade taksit ZEBRA", mode="bm25", k=5)]
+                Index.open("parent", settings=Settings.load(db=db)).search("kargo iade taksit ZEBRA", mode="bm25", k=5)]
 
     assert answer(tmp_path / "db") == answer(tmp_path / "fresh")
     assert len(answer(tmp_path / "db")) == 1

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, ROOT
+from indexer.indexing.options import BuildOptions
+from indexer.settings import Settings
 
 STRATEGIES = ["headers", "fixed64", "parent"]
 PARENT_DOCS = ("garanti-ve-teknik-servis.md", "kargo-ve-teslimat.md", "iade-ve-geri-odeme.md")  # keeps the build short
@@ -34,7 +36,7 @@ def serve_db(built_db, tmp_path_factory):
         db = tmp_path_factory.mktemp("serve") / "index"
         shutil.copytree(built_db[0], db)
         full = bool(os.environ.get("INDEXER_SCREENSHOTS"))  # README's screenshots: every document
-        build([CORPUS], ["parent"], db=db, include=() if full else PARENT_DOCS)
+        build([CORPUS], ["parent"], BuildOptions(include=() if full else PARENT_DOCS), settings=Settings.load(db=db))
         _BUILT["db"] = db
     return _BUILT["db"]
 
@@ -48,7 +50,6 @@ def make_client(db, **kw):
     from starlette.testclient import TestClient
 
     from indexer.serve.app import create_app
-    from indexer.settings import Settings
 
     return TestClient(create_app(Settings.load(db=db), **kw), base_url="http://127.0.0.1")
 
@@ -83,7 +84,7 @@ def test_search_is_the_index_the_cli_uses_with_both_sides(client, db):
     from indexer.retrieval import Index, SearchOptions
 
     got = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "mode": "hybrid", "k": 5}).json()
-    want = Index.open("headers", db=db).search(QUERY, SearchOptions(mode="hybrid", k=5))
+    want = Index.open("headers", settings=Settings.load(db=db)).search(QUERY, SearchOptions(mode="hybrid", k=5))
     assert [h["id"] for h in got["hits"]] == [h.chunk.id for h in want]
     assert got["mode"] == "hybrid" and got["search"].startswith("hybrid adaptive")
     assert got["ctx_tokens"] == sum(h["n_tokens"] for h in got["hits"])
@@ -116,7 +117,7 @@ def test_chunks_are_the_stored_chunks_with_their_parents(client, db):
 
     doc = "kargo-ve-teslimat.md"
     got = client.get("/api/chunks", params={"strategy": "fixed64", "doc": doc}).json()
-    assert [c["id"] for c in got["chunks"]] == [c.id for c in Index.open("fixed64", db=db).chunks(doc)]
+    assert [c["id"] for c in got["chunks"]] == [c.id for c in Index.open("fixed64", settings=Settings.load(db=db)).chunks(doc)]
     parent = client.get("/api/chunks", params={"strategy": "parent", "doc": doc}).json()
     assert {c["parent_id"] for c in parent["chunks"]} == {p["id"] for p in parent["parents"]}
 
@@ -296,17 +297,16 @@ def test_the_server_follows_a_rebuild_without_restarting(write_files, tmp_path):
     from indexer.indexing.building import build
     from indexer.serve.app import create_app
     from indexer.serve.library import Library
-    from indexer.settings import Settings
 
     docs = write_files({"a.md": "# Kargo\n\nKargo üç günde gelir.\n"})
     db = tmp_path / "index"
-    build([docs], ["headers"], db=db)
+    build([docs], ["headers"], settings=Settings.load(db=db))
     settings = Settings.load(db=db)
     client = TestClient(create_app(settings, library=Library(settings, refresh=0)), base_url="http://127.0.0.1")
     body = {"query": "kargo mu iade süresi mi", "strategy": "headers", "mode": "bm25"}
     assert {h["doc_id"] for h in client.post("/api/search", json=body).json()["hits"]} == {"a.md"}
     write_files({"b.md": "# İade\n\nİade süresi on dört gündür.\n"}, docs)
-    build([docs], ["headers"], db=db)
+    build([docs], ["headers"], settings=Settings.load(db=db))
     hits = client.post("/api/search", json=body).json()["hits"]
     assert hits[0]["doc_id"] == "b.md"
     assert [d["doc_id"] for d in client.get("/api/documents").json()["documents"]] == ["a.md", "b.md"]
@@ -360,7 +360,8 @@ def test_k_is_capped(client, k, status):
     (b"{not json", "not JSON"), (b"[1]", "JSON object"), (b"", "empty"),
     (json.dumps({"query": "x", "strategy": "headers", "rm": 1}).encode(), "unknown field 'rm'"),
     (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
-    (json.dumps({"query": "x"}).encode(), "strategy is required"),
+    # no strategy: the front doors' one rule (`retrieval.choose`), here several and no auto
+    (json.dumps({"query": "x"}).encode(), "several strategies are built (fixed64, headers, parent) and none is auto"),
     (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
     (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
 ])

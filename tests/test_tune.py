@@ -15,6 +15,8 @@ from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
 from indexer.retrieval import Index, SearchOptions
 from indexer.evaluation.tune import assign_folds, tune, verdict
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.conftest import CORPUS, open_store
 
@@ -33,7 +35,7 @@ def test_folds_are_deterministic_and_balanced():
 
 def test_tune_scores_every_setting_and_cross_validates(built_db):
     db, _ = built_db
-    result = tune(QUESTIONS, ["headers", "fixed64"], db=db)
+    result = tune(QUESTIONS, ["headers", "fixed64"], settings=Settings.load(db=db))
     n = len(result.questions)
     assert n == 65 and result.folds == 5 and len(result.chosen) == 5
     labels = [c.label for c in result.candidates]
@@ -46,7 +48,7 @@ def test_tune_scores_every_setting_and_cross_validates(built_db):
     assert min(c.mean(MRR_METRIC) for c in result.candidates) <= cv <= result.best.mean(MRR_METRIC)
     # a real evaluation of the same settings gives the same numbers (no shortcut in tune)
     for cand in (result.candidates[0], result.best):
-        row = evaluate(QUESTIONS, [cand.strategy], (cand.options.mode,), (1, 5), db=db,
+        row = evaluate(QUESTIONS, [cand.strategy], (cand.options.mode,), (1, 5), settings=Settings.load(db=db),
                        options=SearchOptions(**cand.options.settings())).rows[0]
         assert round(row.mrr, 9) == round(cand.mean(MRR_METRIC), 9)
         assert round(row.ndcg, 9) == round(cand.mean(NDCG_METRIC), 9)  # reported beside MRR@10
@@ -71,7 +73,7 @@ def test_save_keeps_the_default_when_the_cross_validation_calls_the_tuned_settin
     assert "vs its default search (hybrid adaptive 0.05-0.5 by coverage 0.3-0.6): MRR@10 -0.006" in kept
     assert kept.endswith("a setting is saved only when its interval lies above 0")
     assert "saved as the default search" not in out.output
-    assert Index.open("headers", db=db).saved == {}
+    assert Index.open("headers", settings=Settings.load(db=db)).saved == {}
     assert "(tuned)" not in run("list", "--db", db).output
     summary = json.loads(run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "--json", "-q")
                          .output.splitlines()[-1])
@@ -79,7 +81,7 @@ def test_save_keeps_the_default_when_the_cross_validation_calls_the_tuned_settin
     decision = summary["decisions"][0]
     assert decision["action"] == "kept" and decision["verdict"].startswith("noise") and decision["ci95"][0] < 0
     assert decision["difference"] == summary["gain_vs_default"]["difference"]  # one strategy: the same CV
-    assert Index.open("headers", db=db).saved == {}
+    assert Index.open("headers", settings=Settings.load(db=db)).saved == {}
 
 
 def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built_db, tmp_path):
@@ -88,7 +90,7 @@ def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
     open_store(db).catalogue.save_search("headers", "use-m3", {"mode": "embedding"})
-    assert Index.open("headers", db=db).options().describe() == "embedding"
+    assert Index.open("headers", settings=Settings.load(db=db)).options().describe() == "embedding"
     out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
     assert out.exit_code == 0, out.output
     assert "cross-validated over 5 folds" in out.output and "tuned vs bm25" in out.output
@@ -96,24 +98,24 @@ def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built
     setting = winner.split("headers: ", 1)[1].split(" (MRR@10")[0]
     saved = next(x for x in out.output.splitlines() if x.startswith("saved as the default search of headers (use-m3): "))
     assert f"{setting} vs its tuned search (embedding): MRR@10 +" in saved and "cross-validated, better" in saved
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     assert index.saved and index.options().describe() == setting
     assert index.options(mode="bm25").describe() == "bm25"  # an explicit choice still wins
     listing = run("list", "--db", db).output
     assert f"{setting} (tuned)" in listing
-    build([CORPUS], ["headers"], db=db, full=True)
-    assert Index.open("headers", db=db).options().describe() == setting
+    build([CORPUS], ["headers"], BuildOptions(full=True), settings=Settings.load(db=db))
+    assert Index.open("headers", settings=Settings.load(db=db)).options().describe() == setting
     rows = [json.loads(line) for line in run("list", "--db", db, "--json").output.splitlines()]
     assert {r["strategy"]: bool(r["extra"].get("search")) for r in rows} == {"fixed64": False, "headers": True}
     # tuning again compares against the saved winner: the same setting, nothing to change
-    again = tune(QUESTIONS, ["headers"], db=db, save=True)
+    again = tune(QUESTIONS, ["headers"], save=True, settings=Settings.load(db=db))
     assert again.saved == [] and again.decisions[0].verdict == "same setting"
     assert "already the best setting" in again.decisions[0].reason()
 
 
 def test_decision_rule_saves_only_an_interval_above_zero(built_db):
     db, _ = built_db
-    result = tune(QUESTIONS, ["headers", "fixed64"], db=db)  # no --save: nothing written
+    result = tune(QUESTIONS, ["headers", "fixed64"], settings=Settings.load(db=db))  # no --save: nothing written
     assert [d.collection for d in result.decisions] == ["headers (use-m3)", "fixed64 (use-m3)"]
     for d in result.decisions:
         assert d.save == (not d.same and d.ci95[0] > 0) and not d.saved
@@ -121,7 +123,7 @@ def test_decision_rule_saves_only_an_interval_above_zero(built_db):
         assert d.current.options.describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
         assert d.to_dict()["action"] == ("would save" if d.save else "kept")
     assert verdict(0.01, 0.2) == "better" and verdict(-0.2, -0.01) == "worse" and verdict(0.0, 0.1).startswith("noise")
-    assert result.saved == [] and not any(Index.open(s, db=db).saved for s in ("headers", "fixed64"))
+    assert result.saved == [] and not any(Index.open(s, settings=Settings.load(db=db)).saved for s in ("headers", "fixed64"))
 
 
 def test_tune_json_lines_and_usage_errors(built_db):

@@ -19,6 +19,8 @@ import pytest
 from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.indexing.watching import EventPaths, Watcher
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 from tests.conftest import CORPUS, ROOT, open_store
 from tests.faultkit import interruptible
@@ -39,8 +41,8 @@ class Running:
 
     def __init__(self, corpus, db, **kw) -> None:
         self.messages: list[str] = []
-        self.watcher = Watcher([corpus], ["headers"], db=db, debounce_ms=50, max_delay_ms=1000,
-                               on_message=self.messages.append, **kw)
+        self.watcher = Watcher([corpus], ["headers"], BuildOptions(**kw), settings=Settings.load(db=db), debounce_ms=50,
+                               max_delay_ms=1000, on_message=self.messages.append)
         self.stop = threading.Event()
         self.interrupted = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -86,12 +88,12 @@ def running(tmp_path):
 
 
 def records(db, strategy="headers"):
-    return sorted((c.id, c.doc_id, c.start, c.text) for c in Index.open(strategy, db=db).chunks())
+    return sorted((c.id, c.doc_id, c.start, c.text) for c in Index.open(strategy, settings=Settings.load(db=db)).chunks())
 
 
 def assert_equals_fresh_build(corpus, db, ref):
     """The live collection holds what a from-scratch build of the folder holds."""
-    build([corpus], ["headers"], db=ref, full=True)
+    build([corpus], ["headers"], BuildOptions(full=True), settings=Settings.load(db=ref))
     assert records(db) == records(ref)
 
 
@@ -176,7 +178,7 @@ def test_a_bad_file_is_told_once_until_it_changes(tmp_path, running):
     (corpus / "bozuk.md").write_text("# Düzeldi\n\nArtık metin.\n", encoding="utf-8")
     r.settle(before)
     assert r.messages == [told, told] and r.watcher.status.skipped == 0
-    assert "bozuk.md" in {c.doc_id for c in Index.open("headers", db=db).chunks()}
+    assert "bozuk.md" in {c.doc_id for c in Index.open("headers", settings=Settings.load(db=db)).chunks()}
 
 
 def test_a_sync_waits_for_a_build_holding_the_lease(tmp_path, running):
@@ -199,7 +201,7 @@ def test_a_sync_waits_for_a_build_holding_the_lease(tmp_path, running):
 
 def test_a_collection_built_by_hand_keeps_its_bm25_settings(tmp_path, running):
     corpus, db = make_corpus(tmp_path / "docs"), tmp_path / "db"
-    [hand] = build([corpus], ["headers"], db=db, lang="en", stem=3)
+    [hand] = build([corpus], ["headers"], BuildOptions(lang="en", stem=3), settings=Settings.load(db=db))
     r = running(corpus, db)
     [first] = r.settle(0)
     assert first.reports[0].mode == "unchanged"
@@ -211,7 +213,7 @@ def test_a_collection_built_by_hand_keeps_its_bm25_settings(tmp_path, running):
 
 def test_full_rebuilds_at_the_first_sync_only(tmp_path, running):
     corpus, db = make_corpus(tmp_path / "docs"), tmp_path / "db"
-    build([corpus], ["headers"], db=db)
+    build([corpus], ["headers"], settings=Settings.load(db=db))
     r = running(corpus, db, full=True, max_pdf_pages=5, wait=False)  # `watch --full --max-pdf-pages 5 --no-wait`
     [first] = r.settle(0)
     assert (first.reports[0].mode, first.reports[0].reason) == ("full", "--full")
@@ -278,7 +280,7 @@ def test_cli_syncs_a_save_and_stops_cleanly_on_ctrl_c(tmp_path):
             fh.write("\n## Gece Teslimatı\n\nGece teslimatı yalnızca İstanbul'da yapılır.\n")
         second = json.loads(proc.stdout.readline())
         assert second["files"] == 1 and second["reports"][0]["mode"] == "incremental"
-        hits = Index.open("headers", db=db).search("gece teslimatı hangi şehirde", k=1)
+        hits = Index.open("headers", settings=Settings.load(db=db)).search("gece teslimatı hangi şehirde", k=1)
         assert "Gece teslimatı yalnızca" in hits[0].chunk.text
     finally:
         proc.send_signal(signal.SIGINT)
@@ -288,34 +290,34 @@ def test_cli_syncs_a_save_and_stops_cleanly_on_ctrl_c(tmp_path):
 
 
 @pytest.mark.parametrize("point", ["embedding", "publish", "published"])
-def test_ctrl_c_during_a_sync_leaves_a_complete_version(tmp_path, running, monkeypatch, point):
-    """A KeyboardInterrupt inside a build: before the switch the previous version stays
-    live; after it the new one is live and whole (nothing undoes a published version)."""
-    import indexer.indexing.building as building
-
+def test_ctrl_c_during_a_sync_leaves_a_complete_version(tmp_path, running, point):
+    """A KeyboardInterrupt inside a build (raised by `BuildOptions.on_stage` at a stage):
+    before the switch the previous version stays live; after it the new one is live and
+    whole (nothing undoes a published version)."""
     corpus, db, ref = make_corpus(tmp_path / "docs"), tmp_path / "db", tmp_path / "ref"
-    build([corpus], ["headers"], db=db)
+    build([corpus], ["headers"], settings=Settings.load(db=db))
     old = records(db)
-    r = running(corpus, db)
-    [first] = r.settle(0)
-    assert first.reports[0].mode == "unchanged"
+    armed = threading.Event()
 
-    def interrupt(_settings, name):
-        if name == point:
+    def interrupt(name: str) -> None:
+        if armed.is_set() and name == point:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(building, "checkpoint", interrupt)
+    r = running(corpus, db, on_stage=interrupt)
+    [first] = r.settle(0)
+    assert first.reports[0].mode == "unchanged"
+    armed.set()
     with open(corpus / DOCS[0], "a", encoding="utf-8") as fh:
         fh.write("\n## Ek\n\nYeni paragraf.\n")
     r.thread.join(timeout=60)
-    monkeypatch.undo()
     assert r.interrupted and r.watcher.status.state == "stopped"
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     assert index.count() == index.entry.chunks
     if point == "published":
         assert_equals_fresh_build(corpus, db, ref)
     else:
         assert records(db) == old
-    [again] = build([corpus], ["headers"], db=db)  # the next build repairs what the interrupted one left
+    # the next build repairs what the interrupted one left
+    [again] = build([corpus], ["headers"], settings=Settings.load(db=db))
     assert again.mode == ("unchanged" if point == "published" else "incremental")
     assert_equals_fresh_build(corpus, db, ref)

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.common import CACHE, ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 LAB = CACHE / "lab"
 VARIANTS = {
@@ -92,7 +93,7 @@ def retrieval(args) -> dict:
               f"({ms:.2f} ms/question)\n", flush=True)
         bm25_done = None
         for emb in args.embedders.split(","):
-            ix = Index.open("auto", db=lab / f"db-{set_name}", embedder=emb)
+            ix = Index.open("auto", built_with=emb, settings=Settings.load(db=lab / f"db-{set_name}"))
             qv = _QueryVectors(ix.embedder.embed_query)
             ix.embedder.embed_query = qv
             for mode in ("embedding", "bm25", "hybrid"):

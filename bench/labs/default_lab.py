@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.common import CACHE  # noqa: E402
 from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 LAB = CACHE / "lab"
 CAPTURES = LAB / "captures"
@@ -54,9 +55,9 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     folder, qpath = materialize(set_name)
     db = LAB / f"db-{set_name}"
     t0 = time.perf_counter()
-    build([folder], [strategy], db=db, embedder=embedder)
+    build([folder], [strategy], settings=Settings.load(db=db, embedder=embedder))
     built = time.perf_counter() - t0
-    index = Index.open(strategy, db=db, embedder=embedder)
+    index = Index.open(strategy, built_with=embedder, settings=Settings.load(db=db))
     chunks = {c.id: [c.doc_id, c.start, c.end, c.n_tokens, c.parent_id, c.symbol] for c in index.chunks()}
     texts = {cid: meta.get("indexed_text", "") for cid, meta in
              ((c.id, m) for c, m in index.store.records.scan(index.entry))}

@@ -26,6 +26,8 @@ from bench.common import CORPUS, machine, save_json, table  # noqa: E402
 from indexer.indexing.building import build  # noqa: E402
 from indexer.evaluation.run import evaluate  # noqa: E402
 from indexer.retrieval.index import SearchOptions  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.options import BuildOptions  # noqa: E402
 
 SETS = {
     "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),
@@ -87,11 +89,11 @@ def main() -> None:
             # 1. embedders: cold builds, then every mode
             for emb in embedders:
                 t0 = time.perf_counter()
-                reports = build([folder], list(strategies), db=db, embedder=emb)
+                reports = build([folder], list(strategies), settings=Settings.load(db=db, embedder=emb))
                 seconds = time.perf_counter() - t0
                 chunks = sum(r.chunks for r in reports)
-                ev = evaluate(questions, list(strategies), ("embedding", "bm25", "hybrid"), ks, db=db,
-                              embedders=(emb,))
+                ev = evaluate(questions, list(strategies), ("embedding", "bm25", "hybrid"), ks, built_with=(emb,),
+                              settings=Settings.load(db=db))
                 n = len(ev.questions)
                 for row in ev.rows:
                     out["embedders"][f"{emb}|{row.strategy}|{row.mode}"] = {
@@ -102,18 +104,18 @@ def main() -> None:
             for variant, kwargs in ANALYZERS.items():
                 names = []
                 for strategy in strategies:
-                    build([folder], [strategy], db=db, embedder=embedders[0], name=f"{strategy}-{variant}",
-                          lang=lang, **kwargs)
+                    build([folder], [strategy], BuildOptions(name=f"{strategy}-{variant}", lang=lang, **kwargs),
+                          settings=Settings.load(db=db, embedder=embedders[0]))
                     names.append(f"{strategy}-{variant}")
-                ev = evaluate(questions, names, ("bm25",), ks, db=db, embedders=(embedders[0],))
+                ev = evaluate(questions, names, ("bm25",), ks, built_with=(embedders[0],), settings=Settings.load(db=db))
                 n = len(ev.questions)
                 for row in ev.rows:
                     out["analyzers"][f"{variant}|{row.strategy.rsplit('-' + variant, 1)[0]}"] = row_numbers(row, n)
             # 3. fusion, per embedder, on the default analyzer's collections
             for emb in embedders:
                 for fusion, kwargs in FUSIONS.items():
-                    ev = evaluate(questions, list(strategies), ("hybrid",), ks, db=db, embedders=(emb,),
-                                  options=SearchOptions(**kwargs))
+                    ev = evaluate(questions, list(strategies), ("hybrid",), ks, built_with=(emb,),
+                                  options=SearchOptions(**kwargs), settings=Settings.load(db=db))
                     n = len(ev.questions)
                     for row in ev.rows:
                         out["fusion"][f"{emb}|{fusion}|{row.strategy}"] = row_numbers(row, n)

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.common import CACHE  # noqa: E402
 from bench.public_sets import materialize  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 LAB = CACHE / "lab"
 DEPTH = 100
@@ -44,12 +45,12 @@ def capture(set_name: str, strategy: str, embedder: str) -> Path:
     folder, qpath = set_paths(set_name)
     db = LAB / f"db-{set_name}"
     t0 = time.perf_counter()
-    build([folder], [strategy], db=db, embedder=embedder)
+    build([folder], [strategy], settings=Settings.load(db=db, embedder=embedder))
     built = time.perf_counter() - t0
     questions = load_questions(qpath)
     _, docs = load_documents([folder])
     resolve(questions, {d.doc_id: d for d in docs})
-    index = Index.open(strategy, db=db, embedder=embedder)
+    index = Index.open(strategy, built_with=embedder, settings=Settings.load(db=db))
     spans = {c.id: (c.doc_id, c.start, c.end, c.n_tokens) for c in index.chunks()}
     rows = []
     t0 = time.perf_counter()
@@ -282,7 +283,7 @@ def add_features(path: Path) -> None:
     if data.get("features") == 1:
         return
     set_name, strategy, embedder = data["set"], data["strategy"], data["embedder"]
-    index = Index.open(strategy, db=LAB / f"db-{set_name}", embedder=embedder)
+    index = Index.open(strategy, built_with=embedder, settings=Settings.load(db=LAB / f"db-{set_name}"))
     bm = index.bm25
     n_docs = len(bm.ids)
     pos_of = {cid: i for i, cid in enumerate(bm.ids)}

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import CollectionNotFound, IndexerError, UsageError
 from ..paths import hide_folder, shown_path
+from ..retrieval.collections import RULE
 from ..settings import Settings, settings_for
 from .arguments import check_arguments
 
@@ -35,9 +36,9 @@ DEFAULT_K = 5
 DEFAULT_MAX_TOKENS = 4000
 MAX_K = 50
 Mode = Literal["hybrid", "embedding", "bm25"] | None  # tool parameters' schema
-
-DEFAULT_RULE = ("the server's --strategy if it was started with one, else `auto` if built, else the only "
-                "collection built, else the one built most recently (list_collections names it as default_strategy)")
+# the CLI's and the web API's rule too (`retrieval.collections`)
+DEFAULT_RULE = (f"the server's --strategy if it was started with one, else {RULE} "
+                "(list_collections names it as default_strategy)")
 
 INSTRUCTIONS = f"""Search the documents and code indexed by `indexer` (chunked, embedded and BM25-indexed).
 Start with `search` (hybrid by default); each result gives doc_id, lines, header (where the chunk lives) and
@@ -50,11 +51,11 @@ class Tools:
     """The server's tools over one index (read-only). Index handles are opened once per
     collection and follow rebuilds (an `indexer watch` running beside the server)."""
 
-    def __init__(self, settings: Settings | None = None, strategy: str | None = None, embedder: str | None = None,
-                 max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    def __init__(self, settings: Settings | None = None, strategy: str | None = None, *,
+                 built_with: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         self.settings = settings_for(settings)
         self.strategy = strategy
-        self.embedder = embedder
+        self.built_with = built_with
         self.max_tokens = max_tokens
         self.base = Path.cwd()  # source folders are shown relative to it (never as absolute server paths)
         self._store = None
@@ -82,46 +83,36 @@ class Tools:
     # -- collections ------------------------------------------------------------------------
     def default_strategy(self) -> str:
         """The collection a call that names none searches: the server's --strategy, else
-        `auto` if built, else the only one built, else the one built most recently (ties:
-        the first by name). With --embedder, only that embedder's collections count."""
-        if self.strategy:
-            return self.strategy
-        entries = self.store.catalogue.entries()
-        if self.embedder:
-            from ..embeddings import canonical_name
+        the one `retrieval.choose` picks (`auto` if built, else the only one built, else
+        an error naming what is built). With --embedder, only that embedder's
+        collections count. Named as list_collections names it (`strategy@embedder` when
+        the strategy is built with several embedders), as the web API does."""
+        from ..retrieval import collection_label
 
-            wanted = canonical_name(self.embedder, self.settings)
-            entries = [e for e in entries if e.embedder == wanted]
-        built = {e.strategy for e in entries}
-        if not built:
-            raise CollectionNotFound(f"nothing is built in {self.store.where}; build one: indexer build PATH")
-        from ..chunkers.registry import DEFAULT_STRATEGY  # the whole chunkers package: imported when needed
+        return collection_label(self._entry(None), self.store.catalogue.entries())
 
-        if DEFAULT_STRATEGY in built:
-            return DEFAULT_STRATEGY
-        newest = max(e.built_at for e in entries)
-        return min(e.strategy for e in entries if e.built_at == newest)
+    def _entry(self, strategy: str | None):
+        from ..retrieval import choose
+
+        return choose(self.store, strategy or self.strategy, self.built_with)
 
     def index(self, strategy: str | None = None):
+        """The kept handle of the collection named (else the default), opened on first use."""
         from ..retrieval import Index
 
-        name = strategy or self.default_strategy()
-        if name not in self._indexes:
-            self._indexes[name] = Index.open(name, store=self.store, settings=self.settings, embedder=self.embedder)
-        return self._indexes[name]
+        key = strategy or self.strategy
+        if key is None or key not in self._indexes:
+            entry = self._entry(key)  # none named: chosen on every call (what is built may change)
+            key = key or entry.key
+            if key not in self._indexes:
+                self._indexes[key] = Index(self.store, entry)
+        return self._indexes[key]
 
     def list_collections(self) -> dict:
-        from ..retrieval import search_summary
+        from ..retrieval import describe
 
-        out = []
-        for e in self.store.catalogue.entries():
-            summary = search_summary(self.store, e)
-            out.append({
-                "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
-                "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
-                "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
-                "search": summary["search"], "measured": summary["measured"],
-            })
+        entries = self.store.catalogue.entries()
+        out = [describe(self.store, e, entries, lambda p: shown_path(p, self.base)) for e in entries]
         try:
             default = self.default_strategy()
         except IndexerError:
@@ -413,11 +404,11 @@ def protocol_stdout():
         os.close(saved_fd)
 
 
-def serve(settings: Settings | None = None, strategy: str | None = None, embedder: str | None = None,
+def serve(settings: Settings | None = None, strategy: str | None = None, *, built_with: str | None = None,
           max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
     """Serve the tools over stdio until the client closes the connection."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="indexer mcp: %(levelname)s %(message)s")
-    tools = Tools(settings, strategy, embedder, max_tokens)
+    tools = Tools(settings, strategy, built_with=built_with, max_tokens=max_tokens)
     tools.store  # fail now (no index at --db) rather than on the first call
     server = create_server(tools)
     with protocol_stdout():

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..errors import UsageError
 from .units import sentence_units
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
@@ -48,10 +49,9 @@ class SemanticChunker(Chunker):
         )
 
     def _model(self):
-        if self.embedder is None:
-            from ..embeddings import get_embedder
-
-            self.embedder = get_embedder()
+        if self.embedder is None:  # the caller's: a build's, `chunk`'s (settings.embedder)
+            raise UsageError("the semantic strategy embeds sentences: create it with an embedder "
+                             "(spec.create(embedder=...) or ChunkerContext(embedder=...))")
         return self.embedder
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:

@@ -144,9 +144,24 @@ def _embedder_help() -> str:
     return f"{', '.join(names)}, or {' / '.join(f'{p}:<model>' for p in sorted(PREFIXED))} [env INDEXER_EMBEDDER]."
 
 
+def built_with_option(func):
+    """`--embedder` on commands that read: the collection built with that embedder."""
+    return click.option("--embedder", default=None, metavar="NAME", cls=LibraryOption, help=_built_with_help)(func)
+
+
+def _built_with_help() -> str:
+    return ("Read the collection built with this embedder (names as for build); a strategy built with several "
+            f"is read through the one INDEXER_EMBEDDER names, else {DEFAULT_EMBEDDER}.")
+
+
 def store_options(func):
-    """Where the index lives, which embedding model reads and writes it, and where Ollama is."""
+    """Where the index lives, which embedding model a build embeds with, and where Ollama is."""
     return embedder_option(ollama_option(db_options(func)))
+
+
+def read_options(func):
+    """Where the index lives, which embedder's collection to read, and where Ollama is."""
+    return built_with_option(ollama_option(db_options(func)))
 
 
 # what `build` takes, and `watch` too (a watch is a series of builds): defined once
@@ -185,6 +200,17 @@ def build_options(func):
     for option in reversed(BUILD_OPTIONS):
         func = option(func)
     return func
+
+
+def options_of_build(include, exclude, max_file_size, encoding, max_pdf_pages, name, full, no_wait, lang, stem,
+                     fold, stopwords, bm25_engine):
+    """The `BuildOptions` the BUILD_OPTIONS given make (those left out: the library's)."""
+    from ..indexing.options import BuildOptions
+
+    defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}
+    return BuildOptions(include=include, exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages,
+                        encoding=encoding, name=name, full=full, wait=not no_wait, stem=stem, fold=fold,
+                        stopwords=stopwords, **defaults_left)
 
 
 def _pair(text: str, option: str) -> tuple[float, float]:

@@ -8,8 +8,8 @@ import click
 
 from .common import (
     ClickProgress, build_options, corpus_options, db_options, echo_json, echo_skipped, echo_table,
-    fmt_seconds, handle_errors, json_option, max_pdf_pages_option, note_function, quiet_option, settings_from,
-    strategies_option,
+    fmt_seconds, handle_errors, json_option, max_pdf_pages_option, note_function, options_of_build, quiet_option,
+    settings_from, strategies_option,
 )
 from .library import LibraryOption, strategies_or_default
 
@@ -35,14 +35,12 @@ def chunk(paths, strategies, include, exclude, max_file_size, encoding, max_pdf_
     --json: every chunk, then one summary per strategy (JSON lines)."""
     from ..evaluation.chunk_boundaries import LEGEND, BoundaryStats, columns
     from ..indexing.pipeline import iter_chunks
-    from ..embeddings import get_embedder
 
     settings = settings_from(embedder=embedder)
-    model = get_embedder(settings.embedder, settings) if embedder else None
     found, stats, stream = iter_chunks(
         list(paths), strategies_or_default(strategies), include=include, exclude=exclude,
-        max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), embedder=model,
-        max_pdf_pages=max_pdf_pages, settings=settings,
+        max_file_size=max_file_size, encoding=encoding, skip_dirs=(settings.db,), max_pdf_pages=max_pdf_pages,
+        settings=settings,
     )
     quality = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:
@@ -76,7 +74,6 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     keeps answering queries until the new one is complete. Files left out are listed
     with their reasons (with --quiet too)."""
     from ..indexing.building import build as run_build
-    from ..indexing.options import BuildOptions
     from ..store import Store
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
@@ -84,10 +81,8 @@ def build(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
     existed = Store.holds_index(settings.db)
     ctx.meta["interrupted"] = ("interrupted; the previous version of the index is untouched" if existed or
                                settings.chroma_url else "interrupted; nothing was built")
-    defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}
-    options = BuildOptions(include=include, exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages,
-                           encoding=encoding, name=name, full=full, wait=not no_wait, stem=stem, fold=fold,
-                           stopwords=stopwords, **defaults_left)
+    options = options_of_build(include, exclude, max_file_size, encoding, max_pdf_pages, name, full, no_wait, lang,
+                               stem, fold, stopwords, bm25_engine)
     reports = run_build(list(paths), strategies_or_default(strategies), options, settings=settings,
                         progress=ClickProgress(quiet), on_message=note_function(quiet))
     if as_json:

@@ -107,6 +107,13 @@ def default_strategy() -> str:
     return DEFAULT_STRATEGY
 
 
+def rule() -> str:
+    """The rule choosing the collection a read-side command reads when none is named."""
+    from ..retrieval.collections import RULE
+
+    return RULE
+
+
 def strategies_or_default(strategies) -> list[str]:
     """The --strategy values given, else the library's default strategy."""
     return list(strategies) or [default_strategy()]

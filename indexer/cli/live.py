@@ -10,8 +10,10 @@ import time
 
 import click
 
-from .common import ClickProgress, build_options, echo_json, handle_errors, settings_from, store_options
-from .library import LibraryOption, default_strategy, strategies_or_default
+from .common import (
+    ClickProgress, build_options, echo_json, handle_errors, options_of_build, read_options, settings_from,
+)
+from .library import LibraryOption, rule, strategies_or_default
 
 
 def _watching():
@@ -134,11 +136,11 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
         if summary:
             line.note(summary)
 
-    watcher = Watcher(list(paths), strategies, settings=settings, debounce_ms=debounce, max_delay_ms=max_delay,
-                      lang=lang, stem=stem, fold=fold, stopwords=stopwords, bm25_engine=bm25_engine, on_sync=synced,
-                      on_message=line.note, on_status=line.update, progress=ClickProgress(quiet), include=include,
-                      exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages, encoding=encoding,
-                      name=name, full=full, wait=not no_wait)
+    options = options_of_build(include, exclude, max_file_size, encoding, max_pdf_pages, name, full, no_wait, lang,
+                               stem, fold, stopwords, bm25_engine)
+    watcher = Watcher(list(paths), strategies, options, settings=settings, debounce_ms=debounce,
+                      max_delay_ms=max_delay, on_sync=synced, on_message=line.note, on_status=line.update,
+                      progress=ClickProgress(quiet))
     click.get_current_context().meta["interrupted"] = "stopped during a sync; the index keeps its last complete version"
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -151,11 +153,10 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
 @click.command()
 @click.option("--strategy", "-s", default=None, cls=LibraryOption,
-              help=lambda: f"Collection searched when a tool call names none [default: {default_strategy()} if "
-                           "built, else the only one built, else the one built most recently].")
+              help=lambda: f"Collection searched when a tool call names none [default: {rule()}].")
 @click.option("--max-tokens", type=click.IntRange(1, 1_000_000), cls=LibraryOption, default_from=_max_tokens,
               help="Default token budget of a tool's result texts.")
-@store_options
+@read_options
 @handle_errors
 def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
     """Serve the index to coding agents over MCP (stdio): search, compare_strategies,
@@ -165,4 +166,4 @@ def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
     or Cursor. Logs go to stderr; stdout carries only the protocol."""
     from ..agents.server import serve
 
-    serve(settings_from(db, chroma_url, None, ollama_host), strategy, embedder, max_tokens)
+    serve(settings_from(db, chroma_url, None, ollama_host), strategy, built_with=embedder, max_tokens=max_tokens)

@@ -9,9 +9,9 @@ import click
 from ..tables import printable
 from .common import (
     db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
-    search_options, settings_from, store_options,
+    search_options, read_options, settings_from,
 )
-from .library import LibraryChoice, LibraryOption, modes, parameter_default
+from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 
 
 def _evaluate_default(name: str):
@@ -78,7 +78,7 @@ def generate_option(func):
                                      "the output says which rows the made-up questions can tell apart.")(func)
 
 
-def _question_file(questions, generate, seed, seeds, strategies, settings, embedder, corpus,
+def _question_file(questions, generate, seed, seeds, strategies, settings, built_with, corpus,
                    note) -> tuple[str, str | None, bool]:
     """The question file to score on, the corpus folder, and whether the questions are
     made up: the file given, or made with --generate."""
@@ -98,7 +98,7 @@ def _question_file(questions, generate, seed, seeds, strategies, settings, embed
     from ..questions.on_demand import CAVEAT, generated_questions
 
     made = generated_questions(_made_up_default("n") if generate == DEFAULT_N else generate, list(strategies),
-                               settings=settings, embedder=embedder, corpus=corpus,
+                               settings=settings, built_with=built_with, corpus=corpus,
                                seed=_made_up_default("seed") if seed is None else seed,
                                seeds=_made_up_default("seeds") if seeds is None else seeds)
     note(made.describe())
@@ -119,8 +119,8 @@ def _writable(path: str | None, option: str) -> None:
 @click.command(name="eval", epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
-@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
-              help="Collection to evaluate (repeatable).")
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=LibraryOption,
+              help=lambda: f"Collection to evaluate (repeatable) [default: {rule()}].")
 @click.option("--mode", "-m", "modes", multiple=True, type=LibraryChoice(modes),
               help="Search mode (repeatable; default all three).")
 @click.option("-k", "ks", multiple=True, type=int, cls=LibraryOption,
@@ -173,7 +173,7 @@ def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db
                                                 (embedders or (None,))[0], corpus, note)
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
-        settings=settings, embedders=tuple(embedders) or (None,),
+        settings=settings, built_with=tuple(embedders) or (None,),
         corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
         options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
@@ -188,8 +188,8 @@ def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db
     if show_boundaries:
         from ..evaluation.boundaries import stored_boundaries
 
-        quality = stored_boundaries(list(strategies), result.source, settings=settings,
-                                    embedders=tuple(embedders) or (None,))
+        quality = stored_boundaries(sorted({r.strategy for r in result.rows}), result.source, settings=settings,
+                                    built_with=tuple(embedders) or (None,))
     if csv_path:
         Path(csv_path).write_text(report.to_csv(result, quality), encoding="utf-8")
     if plot_path:
@@ -227,8 +227,8 @@ def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db
 @click.command(epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
-@click.option("--strategy", "-s", "strategies", multiple=True, required=True, metavar="S",
-              help="Collection to tune (repeatable: strategies are compared too).")
+@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=LibraryOption,
+              help=lambda: f"Collection to tune (repeatable: strategies are compared too) [default: {rule()}].")
 @click.option("--folds", type=int, cls=LibraryOption, default_from=lambda: _tune_default("folds"),
               help="Cross-validation folds.")
 @click.option("--save", is_flag=True,
@@ -237,7 +237,7 @@ def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
-@store_options
+@read_options
 @json_option
 @quiet_option
 @handle_errors
@@ -258,7 +258,7 @@ def tune(questions, generate, seed, seeds, strategies, folds, save, corpus, top,
     questions, corpus, made_up = _question_file(questions, generate, seed, seeds, strategies, settings, embedder,
                                                 corpus, note_function(quiet))
     result = run_tune(questions, list(strategies), settings=settings,
-                      embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
+                      built_with=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     advice = tune_advice(result) if made_up else None

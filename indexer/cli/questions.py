@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import corpus_options, echo_json, handle_errors, json_option, note_function, quiet_option
+from .common import corpus_options, echo_json, handle_errors, json_option, note_function, quiet_option, settings_from
 
 
 def register(cli: click.Group) -> None:
@@ -46,7 +46,8 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
         raise click.BadParameter(f"the folder of {output} does not exist; create it first", param_hint="--output")
     note = note_function(quiet)
     made = make_questions(list(paths), count, seed=seed, llm=llm, include=include, exclude=exclude,
-                          max_file_size=max_file_size, encoding=encoding, db=db, ollama_host=ollama_host)
+                          max_file_size=max_file_size, encoding=encoding,
+                          settings=settings_from(db=db, ollama_host=ollama_host))
     if not made.questions:
         raise click.ClickException(f"{made.shortfall}; nothing written" + "".join(f" ({n})" for n in made.notes))
     made.write(target)

@@ -6,10 +6,10 @@ import click
 
 from ..tables import printable
 from ..types import pages_label
-from .library import LibraryChoice, LibraryOption, engines, modes, search_defaults
+from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import (
-    db_options, echo_json, echo_table, embedder_option, handle_errors, json_option, make_options, note_function,
-    search_options, settings_from, store_options,
+    built_with_option, db_options, echo_json, echo_table, handle_errors, json_option, make_options, note_function,
+    read_options, search_options, settings_from,
 )
 
 
@@ -18,17 +18,6 @@ def register(cli: click.Group) -> None:
     cli.add_command(list_)
     cli.add_command(dump)
     cli.add_command(drop)
-
-
-def _only_strategy(store) -> str:
-    from ..errors import CollectionNotFound, UsageError
-
-    built = sorted({e.strategy for e in store.catalogue.entries()})
-    if len(built) == 1:
-        return built[0]
-    if not built:
-        raise CollectionNotFound("nothing is built yet; build one first: indexer build PATH")
-    raise UsageError(f"several collections are built ({', '.join(built)}); pass --strategy")
 
 
 def _stale_warning(index) -> None:
@@ -45,7 +34,7 @@ def _stale_warning(index) -> None:
 
 @click.command()
 @click.argument("text")
-@click.option("--strategy", "-s", default=None, help="Collection to search (default: the only one built).")
+@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to search [default: {rule()}].")
 @click.option("--mode", "-m", type=LibraryChoice(modes), default=None, cls=LibraryOption,
               help=lambda: "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
                            f"{search_defaults().mode}].")
@@ -53,20 +42,17 @@ def _stale_warning(index) -> None:
 @search_options
 @click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
               help="Override the collection's BM25 engine.")
-@store_options
+@read_options
 @json_option
 @handle_errors
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
           chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text."""
     from ..retrieval import Index, Query
-    from ..store import Store
 
     request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
     settings = settings_from(db, chroma_url, None, ollama_host)
-    store = Store(settings)
-    index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
-                       bm25_engine=bm25_engine, one_shot=True)
+    index = Index.open(strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True)
     hits, resolved = index.lookup(request)
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
@@ -105,34 +91,35 @@ def list_(db, chroma_url, as_json):
     default search (saved by `indexer tune --save`, else calibrated at build time) and
     emb/bm25: what the build measured of the embedder on this collection (its probes'
     MRR@10 over BM25's) and the factor that put on the embedding share."""
-    from ..retrieval import search_summary
+    from ..retrieval import describe
     from ..store import Store
 
     store = Store(settings_from(db, chroma_url))
     entries = store.catalogue.entries()
+    described = [describe(store, e, entries) for e in entries]
     if as_json:
-        echo_json({**e.__dict__, **search_summary(store, e)} for e in entries)
+        echo_json(described)
         return
     if not entries:
         click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
     rows = []
-    for e in entries:
-        params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
-        summary = search_summary(store, e)
-        m = summary["measured"]
+    for d in described:
+        params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
+        search = d["search"] + (" (tuned)" if d["tuned"] else "")
+        m = d["measured"]
         worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
-        rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19],
-                     summary["search"], worth, f"{e.kind}:{params}"])
+        rows.append([d["strategy"], d["embedder"], d["files"], d["chunks"], f"{d['avg_tokens']:.0f}",
+                     d["built_at"][:19], search, worth, f"{d['kind']}:{params}"])
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
                 "parameters"], rows)
 
 
 @click.command()
-@click.option("--strategy", "-s", required=True, help="Collection to dump.")
+@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to dump [default: {rule()}].")
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
 @db_options
-@embedder_option
+@built_with_option
 @json_option
 @handle_errors
 def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
@@ -140,8 +127,7 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     from ..indexing.manifest import newlines
     from ..retrieval import Index
 
-    settings = settings_from(db, chroma_url)
-    index = Index.open(strategy, settings=settings, embedder=embedder)
+    index = Index.open(strategy, settings=settings_from(db, chroma_url), built_with=embedder)
     chunks = index.chunks(doc_id)
     newline = newlines(index.store, index.entry)
     if as_json:
@@ -165,7 +151,7 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
 @click.command()
 @click.option("--strategy", "-s", required=True, help="Collection to remove.")
 @db_options
-@embedder_option
+@built_with_option
 @click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
 @click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors

@@ -9,6 +9,7 @@ from .chunk_boundaries import BoundaryStats, measure
 from ..loaders import load_documents
 from ..retrieval import Index
 from ..settings import Settings, settings_for
+from ..store import Store
 
 
 def stored_boundaries(
@@ -16,21 +17,19 @@ def stored_boundaries(
     corpus: str | os.PathLike,
     *,
     settings: Settings | None = None,
-    embedders: tuple[str | None, ...] = (None,),
+    built_with: tuple[str | None, ...] = (None,),
 ) -> dict[tuple[str, str], BoundaryStats]:
-    """{(strategy, embedder): BoundaryStats} of each stored collection, against the
-    documents in `corpus` as they are now (chunks of documents no longer there, or
-    changed since the build, are measured against what is there)."""
-    from ..embeddings import canonical_name
-
-    settings = settings_for(settings)
+    """{(strategy, embedder): BoundaryStats} of each stored collection (for each embedder
+    of `built_with`; None: the one it is read with), against the documents in `corpus` as
+    they are now (chunks of documents no longer there, or changed since the build, are
+    measured against what is there)."""
+    store = Store(settings_for(settings))
     _, docs = load_documents([corpus])
     docs = list(docs)
     out: dict[tuple[str, str], BoundaryStats] = {}
-    for embedder in embedders:
-        wanted = canonical_name(embedder, settings) if embedder else None
+    for embedder in built_with:
         for strategy in strategies:
-            index = Index.open(strategy, embedder=wanted, settings=settings)
+            index = Index.in_store(store, strategy, built_with=embedder)
             key = (index.entry.strategy, index.entry.embedder)
             if key not in out:
                 out[key] = measure(docs, index.chunks(), index.entry.strategy)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..loaders.markdown import blocks_of
+from ..settings import DEFAULT_MAX_FILE_SIZE, Settings
 from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
@@ -186,12 +187,15 @@ def measure(docs: Iterable[Document], chunks: Iterable[Chunk], strategy: str = "
     return stats
 
 
-def boundaries(paths, strategies, **options) -> dict[str, BoundaryStats]:
+def boundaries(paths, strategies, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+               max_file_size: int = DEFAULT_MAX_FILE_SIZE, encoding: str | None = None, *,
+               settings: Settings | None = None) -> dict[str, BoundaryStats]:
     """Chunk a corpus (as `indexer.chunk` does; same options) and measure every
     strategy's boundary quality: {strategy name: BoundaryStats}."""
     from ..indexing.pipeline import iter_chunks
 
-    _, stats, stream = iter_chunks(list(paths), list(strategies), **options)
+    _, stats, stream = iter_chunks(list(paths), list(strategies), include, exclude, max_file_size, encoding,
+                                   settings=settings)
     out = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:
         out[name].add(doc, chunks)

@@ -208,10 +208,7 @@ def evaluate(
     ks: tuple[int, ...] = (1, 5),
     *,
     settings: Settings | None = None,
-    db: str | os.PathLike | None = None,
-    chroma_url: str | None = None,
-    embedders: tuple[str | None, ...] = (None,),
-    ollama_host: str | None = None,
+    built_with: tuple[str | None, ...] = (None,),
     corpus: str | os.PathLike | None = None,
     budget: int | None = None,
     options: SearchOptions | None = None,
@@ -220,7 +217,8 @@ def evaluate(
     progress=None,
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
-    collections. Collections built from other versions of the documents than the ones
+    collections: for each embedder of `built_with`, the collections built with it (None:
+    the one each strategy is read with, `collections.choose`). Collections built from other versions of the documents than the ones
     the questions are resolved against are listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
     (`left_out`; `coverage.covered`: an error when a collection holds none of them).
@@ -237,9 +235,9 @@ def evaluate(
     for a, b in compare:
         compare_pairs(a, b, list(dict.fromkeys(collection_name(s) for s in strategies)), list(modes))
     questions = load_questions(questions_path)
-    settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
+    settings = settings_for(settings)
     store = Store(settings)
-    indexes = open_indexes(store, strategies, embedders, settings)
+    indexes = open_indexes(store, strategies, built_with)
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
@@ -287,18 +285,21 @@ def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, l
     return out
 
 
-def open_indexes(store: Store, strategies, embedders, settings: Settings) -> list[Index]:
-    """An `Index` per strategy × embedder (None: the one it was built with); one error
-    names every collection not built yet and the build command that makes them."""
+def open_indexes(store: Store, strategies: list[str], built_with: tuple[str | None, ...] = (None,)) -> list[Index]:
+    """An `Index` per strategy × embedder (None: the one it is read with; no strategy:
+    the one `collections.choose` reads); one error names every collection not built yet
+    and the build command that makes them."""
     from ..embeddings import canonical_name
 
     indexes, missing = [], []
-    for embedder in embedders:
-        wanted = canonical_name(embedder, settings) if embedder else None
-        for strategy in strategies:
+    for embedder in built_with:
+        wanted = canonical_name(embedder) if embedder else None
+        for strategy in strategies or [None]:
             try:
-                indexes.append(Index.open(strategy, embedder=wanted, store=store, settings=settings))
+                indexes.append(Index.in_store(store, strategy, built_with=wanted))
             except CollectionNotFound:
+                if strategy is None:  # nothing is built (with that embedder): choose says so
+                    raise
                 missing.append(strategy + (f" --embedder {wanted}" if wanted else ""))
     if missing:
         names = sorted({m.split()[0] for m in missing})

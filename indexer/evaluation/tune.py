@@ -175,17 +175,15 @@ def tune(
     strategies: list[str],
     *,
     settings: Settings | None = None,
-    db: str | os.PathLike | None = None,
-    chroma_url: str | None = None,
-    embedder: str | None = None,
-    ollama_host: str | None = None,
+    built_with: str | None = None,
     corpus: str | os.PathLike | None = None,
     folds: int = 5,
     save: bool = False,
     seed: int = 13,
     progress=None,
 ) -> TuneResult:
-    """Score every candidate setting on every strategy, cross-validate the choice, and
+    """Score every candidate setting on every strategy (the collections built with
+    `built_with`, None: the one each is read with), cross-validate the choice, and
     (with `save`) store each strategy's winner as its collection's default search where
     the cross-validation shows it better than the current default (`decisions` says,
     per collection, what was saved or kept and why)."""
@@ -194,11 +192,11 @@ def tune(
         raise UsageError(f"--folds must be at least 2, not {folds}")
     if len(questions) < folds:
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
-    settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
+    settings = settings_for(settings)
     store = Store(settings)
     if save:  # say it before the work, not after
         store.builds.require_writable("saving search settings")
-    indexes = open_indexes(store, strategies, (embedder,), settings)
+    indexes = open_indexes(store, strategies, (built_with,))
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
     docs = {d.doc_id: d for d in docs}

@@ -1,11 +1,13 @@
 """Build: plan what changed, chunk and embed it, and hand it to the store — per strategy.
 
-The plan compares the files with the manifest of the live version. A first build, a
-changed setting (strategy parameters, embedder, analyzer...) or `--full` writes a whole
-new version; otherwise only new and changed files are chunked and embedded, and the store
-applies the difference to the live collection as the next generation (unchanged chunks
-of a changed file keep their records). Readers see a new version only when published; a
-kill leaves the previous one answering and the next build removes it (see `indexer.store`).
+The plan (`planning.py`) compares the files with the manifest of the live version. A
+first build, a changed setting (strategy parameters, embedder, analyzer...) or `--full`
+writes a whole new version; otherwise only new and changed files are chunked and
+embedded, and the store applies the difference to the live collection as the next
+generation (unchanged chunks of a changed file keep their records). Readers see a new
+version only when published; a kill leaves the previous one answering and the next
+build removes it (see `indexer.store`). `BuildOptions.on_stage` is told each stage a
+build reaches (`options.STAGES`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,10 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
 
 from ..chunkers import ChunkerContext, StrategySpec
-from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from ..embeddings import EmbeddingCache, get_embedder
 from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
 from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder, load_or_rebuild
@@ -36,79 +36,22 @@ from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .manifest import (MANIFEST_FORMAT, content_hash, file_mtime, identity, read_manifest, trusted_hashes,
-                       why_full, with_identities)
-from .options import BUILD_FIELDS, BuildOptions
+from .job import BuildJob
+from .manifest import MANIFEST_FORMAT, file_mtime, with_identities
+from .options import BuildOptions
 from .pipeline import nothing_message, resolve_strategies
+from .planning import Plan, plan_build
+from .report import BuildReport
 
 CHUNK_FORMAT = 11  # bump when a chunker's output changes for the same parameters (11: later H1s are siblings)
 EMBED_BATCH = 256
-
-
-@dataclass
-class BuildReport:
-    strategy: str
-    embedder: str
-    collection: str = ""
-    mode: str = "full"  # full | incremental | unchanged
-    reason: str = ""
-    files: int = 0
-    chunks: int = 0
-    avg_tokens: float = 0.0
-    max_tokens: int = 0
-    embedded: int = 0  # texts the model computed
-    cache_hits: int = 0
-    written: int = 0  # records written
-    retired: int = 0  # records the new version no longer has (incremental builds)
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    generation: int = 0
-    seconds: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
-    skipped: list[Skipped] = field(default_factory=list)
-    warnings: list[Skipped] = field(default_factory=list)
-    leftovers_removed: list[str] = field(default_factory=list)
-    analyzer: str = ""
-    notes: list[str] = field(default_factory=list)  # what the strategy itself reports (LLM cost...)
-    unsupported: dict[str, int] = field(default_factory=dict)  # file types not indexed, by extension
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["skipped"] = [{"doc_id": s.doc_id, "reason": s.reason} for s in self.skipped]
-        data["warnings"] = [{"doc_id": s.doc_id, "reason": s.reason} for s in self.warnings]
-        data["timings"] = {k: round(v, 3) for k, v in self.timings.items()}
-        data["seconds"] = round(self.seconds, 3)
-        data["avg_tokens"] = round(self.avg_tokens, 1)
-        return data
 
 
 def _no_progress(*_args, **_kw):
     return contextlib.nullcontext(lambda n=1: None)
 
 
-def checkpoint(settings: Settings, name: str) -> None:
-    """A fault-injection point for the crash tests: with INDEXER_PAUSE_AT=<name> in the
-    environment, the build writes <name> to INDEXER_PAUSE_FILE and stops here until it
-    is killed or the file is removed (`<name>:<seconds>`: for that long, then goes on).
-    Points: locked, embedding, publish, published."""
-    point, _, seconds = settings.pause_at.partition(":")
-    if point == name and name not in _paused:  # once: the point may come again (every batch)
-        _paused.add(name)
-        Path(settings.pause_file).write_text(name)
-        time.sleep(float(seconds)) if seconds else _while_exists(Path(settings.pause_file))
-
-
-_paused: set[str] = set()
-
-
-def _while_exists(path: Path) -> None:
-    while path.exists():
-        time.sleep(0.05)
-
-
-def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, engine: str, encoding: str | None) -> dict:
+def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, encoding: str | None) -> dict:
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
         "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
@@ -125,24 +68,18 @@ def build(
     progress: Callable | None = None,
     on_message: Callable[[str], None] | None = None,
     changed: set[str] | None = None,
-    **overrides,
 ) -> list[BuildReport]:
     """Build (or update) one collection per strategy. See the module docstring.
 
     `options` says how (`BuildOptions`), `settings` where (the index folder or Chroma
-    server, the embedder to build with, Ollama); keyword overrides of either's fields
-    (`db=`, `embedder=`, `full=`, `bm25_engine=`...) are applied on top. `changed`
+    server), with which embedder (`settings.embedder`) and which Ollama. `changed`
     (doc_ids, from file-system events) limits hashing to them (see `trusted_hashes`)."""
-    if unknown := sorted(set(overrides) - BUILD_FIELDS - {f.name for f in fields(Settings)}):
-        raise TypeError(f"build() got unexpected keyword arguments: {', '.join(unknown)}")
-    given = {k: v for k, v in overrides.items() if k in BUILD_FIELDS}
-    options = replace(options or BuildOptions(), **given)
-    settings = settings_for(settings, **{k: v for k, v in overrides.items() if k not in BUILD_FIELDS})
+    options = options or BuildOptions()
+    settings = settings_for(settings)
     options.check()
-    include, exclude, encoding, lang = options.include, options.exclude, options.encoding, options.lang
     specs = resolve_strategies(list(strategies), options.name)
     new_folder = not settings.db.exists()
-    found = discover(paths, include, exclude, options.max_file_size, skip_dirs=(settings.db,),
+    found = discover(paths, options.include, options.exclude, options.max_file_size, skip_dirs=(settings.db,),
                      max_pdf_pages=options.max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
@@ -152,13 +89,14 @@ def build(
     try:
         cache = EmbeddingCache.in_folder(store.cache_dir)
         try:
-            lang = _detect(found.files, encoding) if lang == "auto" else lang
-            analyzer = Analyzer.for_language(lang, stem=options.stem, fold=options.fold, stopwords=options.stopwords)
-            source = [str(Path(p).resolve()) for p in paths]
+            lang = _detect(found.files, options.encoding) if options.lang == "auto" else options.lang
+            analyzer = Analyzer.for_language(lang, stem=options.stem, fold=options.fold,
+                                             stopwords=options.stopwords)
+            job = BuildJob(store, settings, options, model, cache, analyzer, found,
+                           [str(Path(p).resolve()) for p in paths], progress or _no_progress,
+                           on_message or (lambda _msg: None))
             for spec in specs:
-                builder = _StrategyBuild(store, spec, CachedEmbedder(model, cache), analyzer, options.bm25_engine,
-                                         encoding, found, source, progress or _no_progress, on_message, settings)
-                reports.append(builder.run(full=options.full, wait=options.wait, changed=changed))
+                reports.append(_StrategyBuild(job, spec).run(changed))
                 if cache.note:
                     reports[-1].notes.append(cache.note)
         finally:
@@ -177,89 +115,39 @@ def _detect(files: list[SourceFile], encoding: str | None) -> str:
     return detect_language([sample_text(src, encoding) for src in files[:25]])
 
 
-@dataclass
-class _Plan:
-    reason: str  # why the whole collection is rebuilt ("" for an incremental build)
-    process: list[SourceFile]  # new and changed files
-    unchanged: list[str]
-    removed: list[str]
-    hashes: dict[str, str]
-    manifest: dict | None
-
-
 class _StrategyBuild:
-    def __init__(self, store: Store, spec: StrategySpec, embedder: CachedEmbedder, analyzer: Analyzer, engine: str,
-                 encoding: str | None, found, source: list[str], progress, on_message, settings: Settings) -> None:
-        self.store, self.spec, self.embedder = store, spec, embedder
-        self.analyzer, self.engine, self.encoding = analyzer, engine, encoding
-        self.found, self.source, self.progress = found, source, progress
-        self.say = on_message or (lambda _msg: None)
-        self.settings = settings
+    """One strategy's build within a `BuildJob`."""
+
+    def __init__(self, job: BuildJob, spec: StrategySpec) -> None:
+        self.job, self.spec = job, spec
+        # what the loops below use most, by short names
+        self.store, self.embedder, self.analyzer = job.store, job.embedder(), job.analyzer
+        self.encoding, self.progress, self.say = job.options.encoding, job.progress, job.say
         self.timer = Timer()
-        self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
-        self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
+        self.report = BuildReport(spec.name, self.embedder.name, analyzer=self.analyzer.describe())
+        self.build_settings = build_settings(spec, self.embedder.name, self.analyzer, self.encoding)
         self.definitions: list[tuple] = []  # what new chunks define (`exact.defined_in`)
 
-    # -- the plan --------------------------------------------------------------------------
-    def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
-        manifest = read_manifest(self.store, old) if old else None
-        reason = ""
-        if full:
-            reason = "--full"
-        elif old is None:
-            others = [e.embedder for e in self.store.catalogue.entries() if e.strategy == self.spec.name]
-            reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
-        elif manifest is None:
-            reason = "no readable file manifest beside the previous version"
-        elif {k: v for k, v in manifest["settings"].items() if k in self.build_settings} != self.build_settings:
-            reason = why_full(manifest["settings"], self.build_settings)
-        trusted = trusted_hashes(manifest, changed) if not reason else {}
-        with self.timer("hash"):
-            self.stats = {src.doc_id: identity(src.path) for src in self.found.files}  # before reading
-            hashes = {src.doc_id: content_hash(src, trusted, self.stats[src.doc_id]) for src in self.found.files}
-        by_id = {src.doc_id: src for src in self.found.files}
-        if reason:
-            return _Plan(reason, list(by_id.values()), [], [], hashes, None)
-        old_files: dict[str, dict] = manifest["files"]
-        old_skipped: dict[str, dict] = manifest.get("skipped", {})
-        process, unchanged = [], []
-        for doc_id, src in by_id.items():
-            h = hashes[doc_id]
-            if doc_id in old_files and old_files[doc_id]["hash"] == h and h:
-                unchanged.append(doc_id)
-                self.report.warnings.extend(Skipped(doc_id, w) for w in old_files[doc_id].get("warnings", ()))
-            elif doc_id in old_skipped and old_skipped[doc_id].get("hash") == h and h:
-                self.report.skipped.append(Skipped(doc_id, old_skipped[doc_id].get("reason", "skipped")))
-            else:
-                process.append(src)
-                if doc_id in old_files:
-                    self.report.changed += 1
-                else:
-                    self.report.added += 1
-        removed = [d for d in old_files if d not in by_id]
-        self.report.removed, self.report.unchanged = len(removed), len(unchanged)
-        return _Plan("", process, unchanged, removed, hashes, manifest)
-
     # -- running ---------------------------------------------------------------------------
-    def run(self, full: bool, wait: bool, changed: set[str] | None = None) -> BuildReport:
+    def run(self, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
-        spec, store, report = self.spec, self.store, self.report
-        report.skipped.extend(self.found.skipped)  # what discovery turned away (size cap, links...)
-        report.unsupported = dict(self.found.unsupported)
-        with store.builds.lease(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
+        spec, store, report, options = self.spec, self.store, self.report, self.job.options
+        report.skipped.extend(self.job.found.skipped)  # what discovery turned away (size cap, links...)
+        report.unsupported = dict(self.job.found.unsupported)
+        with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
             old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
-            checkpoint(self.settings, "locked")
-            plan = self.plan(old, full, changed)
-            if old is not None and not plan.reason:
+            options.stage("locked")
+            todo = plan_build(self.job, old, self.build_settings, report, self.timer, changed)
+            if old is not None and not todo.reason:
                 old = store.builds.deltas.merge(old, report.notes.append)
-            if not plan.reason and not plan.process and not plan.removed:
+            if not todo.reason and not todo.process and not todo.removed:
                 self._unchanged(old)
             else:
-                report.mode = "full" if plan.reason else "incremental"
-                report.reason = plan.reason
-                if plan.reason:
-                    report.added = len(plan.process)
-                self._write(old, plan, t0)
+                report.mode = "full" if todo.reason else "incremental"
+                report.reason = todo.reason
+                if todo.reason:
+                    report.added = len(todo.process)
+                self._write(old, todo, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
         report.embedded, report.cache_hits = self.embedder.computed, self.embedder.cached
@@ -277,16 +165,17 @@ class _StrategyBuild:
         report.notes.extend(repaired)
         measure_unchanged(self.store, old, self.embedder)
 
-    def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
-        spec, store, report = self.spec, self.store, self.report
-        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir, ollama_host=self.settings.ollama_host,
-                                 tokenizer=get_tokenizer(cache_dir=self.settings.tiktoken_dir))
+    def _write(self, old: Entry | None, plan: Plan, t0: float) -> None:
+        spec, store, report, settings = self.spec, self.store, self.report, self.job.settings
+        engine = self.job.options.bm25_engine
+        context = ChunkerContext(embedder=self.embedder, cache_dir=store.cache_dir, ollama_host=settings.ollama_host,
+                                 tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir))
         chunker = spec.create(context=context)
         meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
                 "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
-                "source": json.dumps(self.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                "source": json.dumps(self.job.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         staging = store.builds.begin(spec.name, self.embedder.name, meta, old, full=bool(plan.reason),
-                              checkpoint=lambda name: checkpoint(self.settings, name))
+                                     on_stage=self.job.options.stage)
         report.generation = staging.generation
         files: dict[str, dict] = {} if plan.reason else dict(plan.manifest["files"])
         skipped: dict[str, dict] = {} if plan.reason else {  # files that still fail as they did: keep the reason
@@ -309,16 +198,16 @@ class _StrategyBuild:
                                      f"({len(report.skipped)} skipped); see the reasons above", report.skipped)
             with self.timer("bm25"):
                 if plan.reason:
-                    bm25 = fresh.finish(self.engine)
+                    bm25 = fresh.finish(engine)
                 else:
-                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, self.engine)
+                    bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
                 staging.save_side(BM25_SIDE, bm25.save)
                 staging.save_side(EXACT_SIDE, lambda path: write_exact(
                     store, None if plan.reason else old, staging.retired, self.definitions, files, self.analyzer, path))
             with self.timer("rows"):
                 self.rows.finish(staging.retired)
             staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings,
-                                    "files": with_identities(files, self.stats), "skipped": skipped})
+                                    "files": with_identities(files, plan.stats), "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
             with self.timer("measure"):  # the embedder on this collection (indexing.probing)
                 entry.extra["fusion"]["measured"] = measured(store, staging.stamp(entry), self.embedder,
@@ -337,7 +226,7 @@ class _StrategyBuild:
         if plan.reason:
             store.builds.collect_after_full_build()
 
-    def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
+    def _process(self, plan: Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report
         batch: list[Chunk] = []
         weights: list[float] = []
@@ -425,12 +314,8 @@ class _StrategyBuild:
 
     def _entry(self, old: Entry | None, staging, chunker, files: dict, t0: float) -> Entry:
         report = self.report
-        report.files = len(files)
-        report.chunks = sum(f.get("chunks", 0) for f in files.values())
-        tokens = sum(f.get("tokens", 0) for f in files.values())
-        report.avg_tokens = tokens / report.chunks if report.chunks else 0.0
-        report.max_tokens = max((f.get("max_tokens", 0) for f in files.values()), default=0)
-        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.engine,
+        report.files_from(files)
+        extra = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.job.options.bm25_engine,
                  "fusion": calibrated(self.embedder.name, files, self.analyzer.lang)}
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
@@ -439,7 +324,7 @@ class _StrategyBuild:
         return Entry(
             strategy=self.spec.name, embedder=self.embedder.name, collection=staging.name,
             dimension=self.embedder.dimension, kind=self.spec.kind, params=self.spec.params, tokenizer=DEFAULT_ENCODING,
-            version=VERSION, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.source,
+            version=VERSION, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.job.source,
             files=report.files, chunks=report.chunks, avg_tokens=round(report.avg_tokens, 2),
             max_tokens=report.max_tokens, build_seconds=round(time.perf_counter() - t0, 3), extra=extra,
         )

@@ -3,6 +3,7 @@ defaults (the CLI shows them, and `watch` passes them on)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ..errors import UsageError
@@ -11,13 +12,23 @@ from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.analyzer import LANGUAGE_DEFAULTS
 
 LANGUAGES = ("auto", *LANGUAGE_DEFAULTS)  # the BM25 analyzer's languages; auto: decided from the documents
+# the stages a build passes, in order, each told to `BuildOptions.on_stage`
+STAGES = ("locked", "embedding", "publish", "published")
 
 
 @dataclass(frozen=True)
 class BuildOptions:
     """How a build runs, apart from where (`Settings`): which files and how they are read,
     the collection name, the BM25 analyzer and engine, and what to do about a previous or
-    running build. The defaults are the library's (the CLI shows them)."""
+    running build. The defaults are the library's (the CLI shows them).
+
+    `on_stage(name)`, when given, is called as each strategy's build reaches a stage
+    (`STAGES`): `locked` (its build lease is held, nothing planned yet), `embedding` (a
+    batch of new records was written; once per batch, none when no file changed),
+    `publish` (everything is written, the switch is next) and `published` (readers see
+    the new version). It runs in the building thread: raising there stops the build as
+    any failure does (before `published`, the previous version stays live), and
+    blocking there holds the build (the crash tests pause a build at a stage this way)."""
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -32,6 +43,12 @@ class BuildOptions:
     fold: bool | None = None  # BM25: fold diacritics (None: the language's)
     stopwords: bool | None = None  # BM25: drop common words (None: the language's)
     bm25_engine: str = "auto"  # ENGINES (auto: postings)
+    on_stage: Callable[[str], None] | None = None  # told each stage a build reaches (STAGES)
+
+    def stage(self, name: str) -> None:
+        """Tell `on_stage` (if any) that a build reached stage `name`."""
+        if self.on_stage is not None:
+            self.on_stage(name)
 
     def check(self) -> None:
         if self.bm25_engine not in ENGINES:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
+from ..embeddings import get_embedder
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents
@@ -72,23 +73,26 @@ def iter_chunks(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     encoding: str | None = None,
     skip_dirs: tuple[str | os.PathLike, ...] = (),
-    embedder=None,
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
+    *,
     settings: Settings | None = None,
 ) -> tuple[Discovery, dict[str, ChunkStats], Iterator[tuple[str, Document, list[Chunk]]]]:
     """Stream (strategy name, document, its chunks) for every document and strategy.
 
     Returns the discovery report (skipped files are appended while streaming), the
     per-strategy stats (filled while streaming) and the stream itself. `settings` gives
-    the tokenizer's cache folder and the Ollama host (contextual's LLM).
+    the tokenizer's cache folder, the embedder of strategies that embed while chunking
+    (semantic: `settings.embedder`) and the Ollama host (contextual's LLM).
     """
     settings = settings_for(settings)
     specs = resolve_strategies(strategies)
     found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages)
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
-    context = ChunkerContext(tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir), ollama_host=settings.ollama_host)
-    chunkers = [spec.create(embedder=embedder, context=context) for spec in specs]
+    embedder = get_embedder(settings.embedder, settings) if any(s.uses_embedder for s in specs) else None
+    context = ChunkerContext(tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir), embedder=embedder,
+                             ollama_host=settings.ollama_host)
+    chunkers = [spec.create(context=context) for spec in specs]
     stats = {spec.name: ChunkStats(spec.name, spec.describe()) for spec in specs}
 
     def stream() -> Iterator[tuple[str, Document, list[Chunk]]]:
@@ -122,9 +126,20 @@ def nothing_message(paths, found: Discovery) -> str:
     )
 
 
-def chunk(paths, strategies, **options) -> tuple[dict[str, list[Chunk]], dict[str, ChunkStats], Discovery]:
+def chunk(
+    paths: list[str | os.PathLike],
+    strategies: list[str | StrategySpec],
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    encoding: str | None = None,
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
+    *,
+    settings: Settings | None = None,
+) -> tuple[dict[str, list[Chunk]], dict[str, ChunkStats], Discovery]:
     """Chunk a corpus in memory: {strategy name: chunks}, stats, discovery report."""
-    found, stats, stream = iter_chunks(list(paths), list(strategies), **options)
+    found, stats, stream = iter_chunks(list(paths), list(strategies), include, exclude, max_file_size, encoding,
+                                       max_pdf_pages=max_pdf_pages, settings=settings)
     out: dict[str, list[Chunk]] = {name: [] for name in stats}
     for name, _doc, chunks in stream:
         out[name].extend(chunks)

@@ -1,6 +1,7 @@
 """Keep collections in sync with folders: file-system events batched into incremental builds.
 
-    Watcher(["docs"], ["headers"], db=".indexer").run()   # blocks; Ctrl-C or stop.set() ends it
+    Watcher(["docs"], ["headers"], settings=Settings.load(db=".indexer")).run()
+    # blocks; Ctrl-C or stop.set() ends it
 
 Events come from watchfiles (Rust `notify`: inotify, FSEvents, ReadDirectoryChangesW), which
 groups them: a batch is handed over once no event came for `debounce_ms`, or `max_delay_ms`
@@ -14,8 +15,9 @@ folder walk still finds new and vanished ones (renames and deleted folders inclu
 Each build takes the strategy's build lease, so a watcher and `indexer build` never
 interleave; an interrupted build leaves the previous version live.
 
-Builds keep a collection's BM25 settings (language, stemming, engine) unless others are
-given, so watching a collection built by hand never rebuilds it from scratch. A file that
+Builds keep a collection's BM25 settings (language, stemming, engine) unless the
+`BuildOptions` given set others (a field left at its default keeps the collection's), so
+watching a collection built by hand never rebuilds it from scratch. A file that
 cannot be indexed is reported once (again only after it changes); a failed sync is
 reported once per distinct error and retried with a growing pause.
 """
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .building import BuildReport, build
+from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
 from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, input_labels, read_ignore_file
 from ..loaders.formats import format_of
@@ -40,6 +43,7 @@ MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even i
 TICK_MS = 250  # how often the loop wakes without events (the first sync, retries after a failed one)
 RETRY_SECONDS = (2, 5, 15, 60)
 ANALYZER_KEYS = ("lang", "stem", "fold", "stopwords")
+BM25_KEYS = (*ANALYZER_KEYS, "bm25_engine")  # BuildOptions fields a collection keeps
 
 
 @dataclass
@@ -153,37 +157,39 @@ class EventPaths:
 class Watcher:
     """Watch folders and keep one or more strategies' collections in sync with them.
 
-    `debounce_ms`: the quiet time that closes a batch of events; `max_delay_ms`: the
-    longest a batch waits for quiet. BM25 settings left None are the collection's own
-    (else the build defaults). `build_options` go to `indexer.build` as they are
-    (include, exclude, max_file_size, max_pdf_pages, encoding, name, wait), but `full`,
-    which applies to the first sync only. Callbacks: `on_sync(Sync)` after
-    every sync, `on_message(str)` for one-line notes (bad files, errors, waiting for a
-    lease), `on_status(Status)` whenever the status changes. `progress` is used by the
-    first sync only (the one that may build everything)."""
+    `options` go to `indexer.build` as they are (include, exclude, max_file_size,
+    max_pdf_pages, encoding, name, wait, on_stage), but `full`, which applies to the
+    first sync only, and the BM25 fields (lang, stem, fold, stopwords, bm25_engine): one
+    left at its default is the collection's own (else the default). `settings`: where
+    the index is and the embedder to build with. `debounce_ms`: the quiet time that
+    closes a batch of events; `max_delay_ms`: the longest a batch waits for quiet.
+    Callbacks: `on_sync(Sync)` after every sync, `on_message(str)` for one-line notes
+    (bad files, errors, waiting for a lease), `on_status(Status)` whenever the status
+    changes. `progress` is used by the first sync only (the one that may build
+    everything)."""
 
-    def __init__(self, paths: list[str | os.PathLike], strategies: list[str], *, settings: Settings | None = None,
-                 db=None, chroma_url: str | None = None, embedder: str | None = None, ollama_host: str | None = None,
-                 debounce_ms: int = DEBOUNCE_MS, max_delay_ms: int = MAX_DELAY_MS, lang: str | None = None,
-                 stem: int | None = None, fold: bool | None = None, stopwords: bool | None = None,
-                 bm25_engine: str | None = None, on_sync: Callable[[Sync], None] | None = None,
+    def __init__(self, paths: list[str | os.PathLike], strategies: list[str], options: BuildOptions | None = None,
+                 *, settings: Settings | None = None, debounce_ms: int = DEBOUNCE_MS,
+                 max_delay_ms: int = MAX_DELAY_MS, on_sync: Callable[[Sync], None] | None = None,
                  on_message: Callable[[str], None] | None = None, on_status: Callable[[Status], None] | None = None,
-                 progress=None, **build_options) -> None:
+                 progress=None) -> None:
         if debounce_ms < 1 or max_delay_ms < debounce_ms:
             raise ValueError(f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})")
         self.paths = [Path(p) for p in paths]
         self.strategies = list(strategies)
-        self.settings = settings_for(settings, db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
+        self.settings = settings_for(settings)
         self.debounce_ms, self.max_delay_ms = debounce_ms, max_delay_ms
-        self.given = {"lang": lang, "stem": stem, "fold": fold, "stopwords": stopwords, "bm25_engine": bm25_engine}
-        self.full = bool(build_options.pop("full", False))  # `--full`: the first sync rebuilds from scratch
-        self.build_options = build_options
+        options = options or BuildOptions()
+        options.check()
+        self.given = bm25_given(options)
+        self.full = options.full  # `--full`: the first sync rebuilds from scratch
+        self.options = replace(options, full=False)
         self.on_sync = on_sync or (lambda _sync: None)
         self.say = on_message or (lambda _msg: None)
         self.on_status = on_status or (lambda _status: None)
         self.progress = progress
-        self.events = EventPaths(self.paths, self.settings.db, build_options.get("include", ()),
-                                 build_options.get("exclude", ()), self._indexed_under)
+        self.events = EventPaths(self.paths, self.settings.db, options.include, options.exclude,
+                                 self._indexed_under)
         self.status = Status()
         self.syncs: list[Sync] = []
         self._changed: set[str] | None = None  # doc_ids named since the last sync; None: hash everything
@@ -257,10 +263,10 @@ class Watcher:
     # -- building -------------------------------------------------------------------------
     def _build(self, changed: set[str] | None, first: bool) -> list[BuildReport]:
         reports: list[BuildReport] = []
-        for options, strategies in self._groups():
-            reports += build(self.paths, strategies, settings=self.settings, changed=changed, on_message=self._waiting,
-                             progress=self.progress if first else None, full=self.full, **options,
-                             **self.build_options)
+        for bm25, strategies in self._groups():
+            options = replace(self.options, full=self.full, **bm25)
+            reports += build(self.paths, strategies, options, settings=self.settings, changed=changed,
+                             on_message=self._waiting, progress=self.progress if first else None)
         self.full = False  # once every strategy was rebuilt: later syncs are incremental
         return reports
 
@@ -272,12 +278,12 @@ class Watcher:
 
         store = self._store()
         embedder = get_embedder(self.settings.embedder, self.settings).name
-        specs = resolve_strategies(self.strategies, self.build_options.get("name"))
+        specs = resolve_strategies(self.strategies, self.options.name)
         groups: dict[tuple, list[str]] = {}
         for strategy, spec in zip(self.strategies, specs):
             entry = store.catalogue.find_or_none(spec.name, embedder) if store else None
             options = saved_build_options(entry.extra if entry else {})
-            options.update({k: v for k, v in self.given.items() if v is not None})
+            options.update(self.given)
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
         return [(dict(key), strategies) for key, strategies in groups.items()]
 
@@ -350,6 +356,13 @@ class Watcher:
     def _set(self, **changes) -> None:
         self.status = replace(self.status, **changes)
         self.on_status(self.status)
+
+
+def bm25_given(options: BuildOptions) -> dict:
+    """The BM25 fields `options` set to other than the defaults: a watched collection
+    keeps its own value of every other one."""
+    defaults = BuildOptions()
+    return {k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)}
 
 
 def saved_build_options(extra: dict) -> dict:

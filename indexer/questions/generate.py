@@ -9,7 +9,7 @@ with an LLM through Ollama (`llm`). The result is deterministic for a seed.
 Every question carries a span target and an answer that is an exact substring of its
 document, so `indexer eval` resolves it like a set people wrote.
 
-`cached_questions(paths, n, cache_dir=...)` reuses a file made earlier for the same
+`cached_questions(paths, n, folder=...)` reuses a file made earlier for the same
 documents (by content), generator settings, `n` and seed.
 """
 
@@ -84,19 +84,18 @@ def make_questions(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     encoding: str | None = None,
     settings: Settings | None = None,
-    db: str | os.PathLike | None = None,
-    ollama_host: str | None = None,
     progress=None,
 ) -> QuestionSet:
     """Make `n` questions from the documents under `paths` (see the module docstring).
     Fewer come back when the documents hold fewer passages worth a question, or when an
     LLM's replies fail validation (`QuestionSet.shortfall` says so); documents without a
-    single passage worth a question are an error."""
+    single passage worth a question are an error. `settings`: the Ollama host and the
+    index folder whose cache keeps an LLM's replies (`llm="ollama:<model>"`)."""
     t0 = time.perf_counter()
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not isinstance(n, int) or n < 1:
         raise UsageError(f"the number of questions must be a positive whole number, not {n!r}")
-    asker = _asker(llm, settings_for(settings, db=db, ollama_host=ollama_host))
+    asker = _asker(llm, settings_for(settings))
     knobs = knobs or Knobs()
     found, stream = load_documents(paths, include, exclude, max_file_size, encoding=encoding)
     docs: list[Document] = []
@@ -273,29 +272,32 @@ def cached_questions(
     paths: list[str | os.PathLike] | str | os.PathLike,
     n: int = 60,
     *,
-    cache_dir: str | os.PathLike,
+    folder: str | os.PathLike,
     seed: int = 0,
     llm: str = "extractive",
     knobs: Knobs | None = None,
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    **kw,
+    encoding: str | None = None,
+    settings: Settings | None = None,
+    progress=None,
 ) -> tuple[Path, QuestionSet | None]:
-    """The path of a question file for these documents, made now (the QuestionSet comes
-    back too) or reused (None) while the documents' contents (a SHA-256 per file), the
-    generator and its settings, `n` and the seed are the same as when it was made."""
+    """The path of a question file for these documents in `folder`, made now (the
+    QuestionSet comes back too) or reused (None) while the documents' contents (a SHA-256
+    per file), the generator and its settings, `n` and the seed are the same as when it
+    was made. `settings`, `encoding`, `progress`: as `make_questions` takes them."""
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     found = discover(paths, include, exclude, max_file_size)
     key = json.dumps({
         "version": GENERATOR_VERSION, "n": n, "seed": seed, "llm": llm, "knobs": (knobs or Knobs()).to_dict(),
         "files": sorted((f.doc_id, _content_hash(f.path)) for f in found.files),
     }, sort_keys=True)
-    path = Path(cache_dir) / f"questions-{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
+    path = Path(folder) / f"questions-{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
     if path.is_file():
         return path, None
     made = make_questions(paths, n, seed=seed, llm=llm, knobs=knobs, include=include, exclude=exclude,
-                          max_file_size=max_file_size, **kw)
+                          max_file_size=max_file_size, encoding=encoding, settings=settings, progress=progress)
     if made.questions:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -303,7 +305,7 @@ def cached_questions(
         except OSError as exc:  # a read-only index folder: eval and tune still run, without keeping them
             path = Path(tempfile.mkdtemp(prefix="indexer-questions-")) / path.name
             made.write(path)
-            made.notes.append(f"could not keep them in {cache_dir} ({exc.strerror or exc}); written to {path}")
+            made.notes.append(f"could not keep them in {folder} ({exc.strerror or exc}); written to {path}")
     return path, made
 
 
@@ -318,14 +320,14 @@ def _content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def pooled(parts: list[tuple[Path, QuestionSet | None]], cache_dir: str | os.PathLike,
+def pooled(parts: list[tuple[Path, QuestionSet | None]], folder: str | os.PathLike,
            seed: int) -> tuple[Path, QuestionSet | None]:
     """One question file holding the made-up sets `parts` (the (path, made) pairs of
     `cached_questions`, seeds `seed`, `seed` + 1, ...), each question's id prefixed with its
-    set's seed; kept beside them and reused while they are. The QuestionSet comes back when
+    set's seed; kept beside them (in `folder`) and reused while they are. The QuestionSet comes back when
     any part was made now (it sums them), else None."""
     name = hashlib.sha256("\0".join(p.name for p, _ in parts).encode()).hexdigest()[:20]
-    path = Path(cache_dir) / f"questions-{name}-x{len(parts)}.jsonl"
+    path = Path(folder) / f"questions-{name}-x{len(parts)}.jsonl"
     if path.is_file() and all(made is None for _, made in parts):
         return path, None
     questions = []

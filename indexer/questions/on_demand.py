@@ -59,12 +59,14 @@ class Generated:
                 f"{made.seconds:.1f}s, kept in {shown(self.path)} and reused while the documents are unchanged")
 
 
-def documents_of(strategies: list[str], settings: Settings, embedder: str | None = None) -> list[Path]:
+def documents_of(strategies: list[str], settings: Settings, built_with: str | None = None) -> list[Path]:
     """The folders the named collections were built from (they must agree)."""
+    from ..retrieval.collections import choose
+
     store = Store(settings)
     sources: dict[tuple[str, ...], list[str]] = {}
-    for strategy in strategies:
-        entry = store.catalogue.find(strategy, embedder)
+    for strategy in strategies or [None]:  # none: the one a call naming none reads
+        entry = choose(store, strategy, built_with)
         sources.setdefault(tuple(entry.source), []).append(entry.strategy)
     if len(sources) > 1:
         listing = "; ".join(f"{', '.join(names)} from {', '.join(src)}" for src, names in sources.items())
@@ -83,7 +85,7 @@ def generated_questions(
     strategies: list[str],
     *,
     settings: Settings,
-    embedder: str | None = None,
+    built_with: str | None = None,
     corpus: str | os.PathLike | list[str | os.PathLike] | None = None,
     seed: int = 0,
     seeds: int = SEEDS,
@@ -98,11 +100,11 @@ def generated_questions(
     if seeds < 1:
         raise UsageError(f"the number of made-up sets must be at least 1, not {seeds}")
     if corpus is None:
-        roots = documents_of(strategies, settings, embedder)
+        roots = documents_of(strategies, settings, built_with)
     else:
         roots = [Path(c) for c in corpus] if isinstance(corpus, (list, tuple)) else [Path(corpus)]
     folder = questions_folder(settings.db)
-    parts = [cached_questions(roots, n, cache_dir=folder, seed=s, llm=llm, settings=settings)
+    parts = [cached_questions(roots, n, folder=folder, seed=s, llm=llm, settings=settings)
              for s in range(seed, seed + seeds)]
     for _, made in parts:
         if made is not None and not made.questions:

@@ -1,8 +1,10 @@
 """Searching stored collections: BM25 beside each collection, rank and score fusion, and
 the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
-from .index import Index, entry_fusion, search, search_summary
+from .collections import RULE, choose, collection_label, describe, entry_fusion, search_summary, split_name
+from .index import Index, search
 from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query, resolve
 
-__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query",
-           "resolve", "search", "search_summary"]
+__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "RULE", "choose", "collection_label", "describe",
+           "entry_fusion", "search_summary", "split_name", "Query", "SearchOptions", "check_query",
+           "resolve", "search"]

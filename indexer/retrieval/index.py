@@ -17,54 +17,22 @@ import threading
 import time
 from typing import Any
 
-from ..chunkers.registry import collection_names
-from ..embeddings import Embedder, canonical_name, get_embedder
-from ..errors import CollectionNotFound, EmbedderMismatch
+from ..embeddings import Embedder, get_embedder
+from ..errors import CollectionNotFound
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from . import searching
 from .bm25 import BM25Index, load_or_rebuild
 from .cache import RecordCache
+from .collections import choose, entry_fusion
 from .exact import ExactIndex
 from .exact import load_or_rebuild as load_exact
-from .fusion import calibrated, current
 from .options import Query, SearchOptions, resolve
 from .rows import RowStore, open_rows
 from .sides import Sides
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
-
-
-def entry_fusion(store, entry) -> dict:
-    """A collection's calibrated fusion (`fusion.calibrated`): stored at build time, or
-    worked out from the file manifest for a version built before calibration ({} when
-    neither says). What search uses, so what `list`, serve and MCP show."""
-    if entry.extra.get("fusion"):
-        return current(entry.embedder, entry.extra["fusion"]) or {}
-    manifest = store.side.read_manifest(entry)
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    lang = entry.extra.get("analyzer", {}).get("lang", "")
-    return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
-
-
-def search_summary(store, entry) -> dict:
-    """What `list`, serve and MCP show of a collection's default search: `search`, its
-    description (`(tuned)` when `indexer tune --save` chose it; else, when the build
-    measured the embedder weak on this collection, by how much its share was narrowed),
-    `tuned`, and `measured`: the build's measurement of the embedder here (probe MRR@10 on
-    each side, their ratio, the `factor` on the embedding share) or None."""
-    saved = entry.extra.get("search")
-    fusion = entry_fusion(store, entry)
-    text = resolve(None, saved, entry.embedder, fusion).describe()
-    measured = fusion.get("measured") or None
-    if measured is not None:
-        measured = {**measured, "factor": fusion.get("embedding_factor", 1.0)}
-    if saved:
-        text += " (tuned)"
-    elif measured and measured["factor"] < 1:
-        text += f" (embedding share x{measured['factor']:g}: measured weak here)"
-    return {"search": text, "tuned": bool(saved), "measured": measured}
 
 
 class Index:
@@ -92,24 +60,23 @@ class Index:
         self.sides = Sides(self)
 
     @classmethod
-    def open(cls, strategy: str, *, settings: Settings | None = None, db=None, chroma_url: str | None = None,
-             embedder: str | None = None, ollama_host: str | None = None, bm25_engine: str | None = None,
-             store: Store | None = None, refresh: float = REFRESH, one_shot: bool = False) -> Index:
-        """`one_shot`: a process that answers a query or two and exits (`indexer query`):
+    def open(cls, strategy: str | None = None, *, settings: Settings | None = None,
+             built_with: str | None = None, bm25_engine: str | None = None, refresh: float = REFRESH,
+             one_shot: bool = False) -> Index:
+        """The collection of `strategy` in the index `settings` name (None: the
+        environment's), chosen by `collections.choose`: with no strategy, `auto` if built,
+        else the only one built; `built_with`: the one built with that embedder.
+        `one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a large collection it scans the stored vectors exactly rather than wait for
         Chroma to load its whole HNSW index (`retrieval.sides`)."""
-        settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
-        store = store or Store(settings)
-        wanted = canonical_name(embedder, settings) if embedder else None
-        entry = store.catalogue.find(collection_names(strategy), wanted)
-        model = None
-        if embedder:
-            model = get_embedder(wanted, settings)
-            if model.name != entry.embedder:
-                raise EmbedderMismatch(
-                    f"collection {strategy!r} was built with {entry.embedder}; query it with --embedder {entry.embedder}"
-                )
-        return cls(store, entry, model, bm25_engine, refresh, one_shot)
+        return cls.in_store(Store(settings_for(settings)), strategy, built_with=built_with,
+                            bm25_engine=bm25_engine, refresh=refresh, one_shot=one_shot)
+
+    @classmethod
+    def in_store(cls, store: Store, strategy: str | None = None, *, built_with: str | None = None,
+                 bm25_engine: str | None = None, refresh: float = REFRESH, one_shot: bool = False) -> Index:
+        """`open`, in a store already open (a server's, an evaluation's)."""
+        return cls(store, choose(store, strategy, built_with), None, bm25_engine, refresh, one_shot)
 
     # -- following rebuilds ----------------------------------------------------------------
     def follow(self, force: bool = False) -> bool:
@@ -247,8 +214,10 @@ class Index:
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
 
 
-def search(query: str, strategy: str, mode: str | None = None, k: int = 5, **kw) -> list[Hit]:
-    """One-shot search; for many queries open an `Index` once and call `.search`."""
-    open_keys = ("settings", "db", "chroma_url", "embedder", "ollama_host", "bm25_engine")
-    index = Index.open(strategy, **{key: kw.pop(key) for key in open_keys if key in kw})
-    return index.search(query, SearchOptions(mode=mode, k=k, **kw))
+def search(query: str, strategy: str | None = None, mode: str | None = None, k: int = 5, *,
+           options: SearchOptions | None = None, settings: Settings | None = None,
+           built_with: str | None = None) -> list[Hit]:
+    """One-shot search: `Index.open`, then `Index.search` with `mode` and `k` (or, when
+    given, every option of `options` instead); for many queries open an `Index` once."""
+    index = Index.open(strategy, settings=settings, built_with=built_with)
+    return index.search(query, options or SearchOptions(mode=mode, k=k))

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..version import VERSION as __version__
 from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
-from ..retrieval import MODES, SearchOptions
+from ..retrieval import MODES, RULE, SearchOptions
 from ..settings import Settings
 from ..paths import hide_folder, shown_path
 from .guard import MAX_BODY, Guard, TooLarge
@@ -125,8 +125,13 @@ class Api:
         return JSONResponse(schema(__version__))
 
     def collections(self, request: Request):
-        return JSONResponse({"collections": [self.library.describe(n, e) for n, e in self.library.names().items()],
-                             "where": self.where, "modes": list(MODES)})
+        try:
+            default = self.library.name_of(None)
+        except IndexerError:
+            default = None
+        return JSONResponse({"collections": [self.library.describe(e) for e in self.library.names().values()],
+                             "default_strategy": default, "default_rule": RULE, "where": self.where,
+                             "modes": list(MODES)})
 
     def documents(self, request: Request):
         docs = self.library.documents(self._names(request))
@@ -164,7 +169,8 @@ class Api:
 
     async def search(self, request: Request):
         req = search_request(await read_json(request))
-        return JSONResponse(await self._work(search_json, self.library, req.strategy, req.query, req.options, req.doc))
+        name = self.library.name_of(req.strategy)
+        return JSONResponse(await self._work(search_json, self.library, name, req.query, req.options, req.doc))
 
     async def compare(self, request: Request):
         req = compare_request(await read_json(request))

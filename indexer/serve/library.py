@@ -2,8 +2,10 @@
 Index follows rebuilds by itself), searched, and laid over a document for the view.
 
 A collection is named by its strategy (`headers`), or `strategy@embedder` when the same
-strategy is built with several embedders. Requests name collections and documents
-(doc_ids); they never name a file: documents come from stored chunk texts only.
+strategy is built with several embedders (`retrieval.collection_label`); a search that
+names none reads the one `retrieval.choose` picks, as the CLI and MCP do. Requests name
+collections and documents (doc_ids); they never name a file: documents come from stored
+chunk texts only.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from ..errors import CollectionNotFound, UsageError
-from ..retrieval import Index, SearchOptions, search_summary
+from ..paths import shown_path
+from ..retrieval import Index, SearchOptions, choose, collection_label, describe
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
@@ -24,17 +28,13 @@ ENTRIES_TTL = 2.0  # seconds the catalogue listing is reused
 MAX_NAME = 200
 
 
-def entry_name(entry: Entry, entries: list[Entry]) -> str:
-    several = sum(1 for e in entries if e.strategy == entry.strategy) > 1
-    return f"{entry.strategy}@{entry.embedder}" if several else entry.strategy
-
-
 class Library:
     """The index's collections for one server process."""
 
     def __init__(self, settings: Settings, refresh: float | None = None) -> None:
         self.store = Store(settings)
         self.refresh = refresh
+        self.base = Path.cwd()  # source folders are shown relative to it (never as absolute server paths)
         self._indexes: dict[str, Index] = {}
         self._docs: dict[tuple, dict[str, int]] = {}
         self._entries: tuple[float, list[Entry]] = (0.0, [])
@@ -50,18 +50,18 @@ class Library:
 
     def names(self) -> dict[str, Entry]:
         entries = self.entries()
-        return {entry_name(e, entries): e for e in entries}
+        return {collection_label(e, entries): e for e in entries}
 
-    def describe(self, name: str, entry: Entry) -> dict:
-        summary = search_summary(self.store, entry)
-        return {
-            "name": name, "strategy": entry.strategy, "embedder": entry.embedder, "kind": entry.kind,
-            "params": entry.params, "files": entry.files, "chunks": entry.chunks,
-            "avg_tokens": round(entry.avg_tokens, 1), "max_tokens": entry.max_tokens, "built_at": entry.built_at,
-            "generation": entry.generation, "parent_child": bool(entry.parents),
-            "search": summary["search"].removesuffix(" (tuned)"), "tuned": summary["tuned"],
-            "measured": summary["measured"],
-        }
+    def describe(self, entry: Entry) -> dict:
+        """A collection as the API lists it (`retrieval.describe`)."""
+        return describe(self.store, entry, self.entries(), lambda p: shown_path(p, self.base))
+
+    def name_of(self, name: str | None) -> str:
+        """`name`, or (None) the name of the collection a search naming none reads
+        (`retrieval.choose`: an error when the rule picks none)."""
+        if name is not None:
+            return name
+        return collection_label(choose(self.store), self.store.catalogue.entries())
 
     def index(self, name: str) -> Index:
         """The kept handle of a collection, opened on first use."""
@@ -72,9 +72,8 @@ class Library:
             found = self._indexes.get(name)
         if found is not None:
             return found
-        strategy, at, embedder = name.rpartition("@") if "@" in name else (name, "", "")
         kw = {"refresh": self.refresh} if self.refresh is not None else {}
-        index = Index.open(strategy, store=self.store, settings=self.store.settings, embedder=embedder or None, **kw)
+        index = Index.in_store(self.store, name, **kw)
         with self._lock:
             return self._indexes.setdefault(name, index)
 
@@ -152,7 +151,8 @@ class Library:
                 "covered": rebuilt.covered, "conflicts": rebuilt.conflicts, "lanes": lanes, "quality": table}
 
     # -- searching ---------------------------------------------------------------------
-    def search(self, name: str, query: str, options: SearchOptions, doc: str | None = None) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
+    def search(self, name: str, query: str, options: SearchOptions,
+               doc: str | None = None) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
         """The top k hits of a collection (only those of document `doc` when given:
         searched deeper until k of them are found), their options, and each hit's rank
         in the whole collection."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..retrieval.collections import RULE
 from .guard import MAX_BODY
 from ..questions.on_demand import QUESTIONS, SEEDS
 from .params import MAX_COLLECTIONS, MAX_GENERATE, MAX_K, VIEW_MODES
@@ -34,10 +35,10 @@ SCHEMAS = {
     "Error": {"type": "object", "required": ["error", "status"],
               "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},
     "SearchRequest": {
-        "type": "object", "required": ["query", "strategy"], "additionalProperties": False,
+        "type": "object", "required": ["query"], "additionalProperties": False,
         "properties": {
             "query": {"type": "string", "maxLength": 20000},
-            "strategy": {"type": "string", "description": STRATEGY},
+            "strategy": {"type": "string", "description": f"{STRATEGY}; default: {RULE}"},
             "mode": {"type": "string", "enum": list(VIEW_MODES),
                      "description": "default: the collection's saved search (indexer tune --save), else hybrid"},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
@@ -138,8 +139,9 @@ def schema(version: str) -> dict:
         "paths": {
             "/api/health": _get("liveness: {status, version}", _json(obj, "the server is up"), public=True),
             "/api/openapi.json": _get("this document", _json(obj, "OpenAPI 3.1"), public=True),
-            "/api/collections": _get("the built collections: strategy, embedder, sizes, default search",
-                                     _json(obj, "{collections: [...]}")),
+            "/api/collections": _get("the built collections: strategy, embedder, sizes, default search; and "
+                                     "default_strategy, the one a search naming none reads (default_rule)",
+                                     _json(obj, "{collections: [...], default_strategy, default_rule}")),
             "/api/documents": _get("doc_ids and their chunk counts per collection", _json(obj, "{documents: [...]}"),
                                    [_param("strategy", STRATEGY + "; default all", repeat=True)]),
             "/api/chunks": _get("one document's stored chunks in one collection, in document order (with "

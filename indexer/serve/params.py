@@ -104,7 +104,7 @@ def list_field(data: dict, name: str, limit: int = MAX_COLLECTIONS) -> list[str]
 @dataclass
 class SearchRequest:
     query: str
-    strategy: str
+    strategy: str | None  # None: the one `retrieval.choose` picks
     options: SearchOptions
     doc: str | None = None
 
@@ -113,10 +113,10 @@ SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc")
 
 
 def search_request(data: dict) -> SearchRequest:
-    """POST /api/search: {query, strategy, mode?, k?, doc?}."""
+    """POST /api/search: {query, strategy?, mode?, k?, doc?}."""
     check_fields(data, SEARCH_FIELDS)
     query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
-    strategy = text_field(data, "strategy", required=True, limit=200)
+    strategy = text_field(data, "strategy", limit=200)
     options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
     return SearchRequest(query, strategy, options, text_field(data, "doc"))
 

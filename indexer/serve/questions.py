@@ -197,7 +197,7 @@ class QuestionSets:
             by_embedder.setdefault(index.entry.embedder, []).append(index.entry.strategy)
         try:
             parts = [evaluate(qs.path, strategies, modes, EVAL_KS, settings=self.library.store.settings,
-                              embedders=(embedder,)) for embedder, strategies in by_embedder.items()]
+                              built_with=(embedder,)) for embedder, strategies in by_embedder.items()]
         except NotInIndex as exc:  # the same line as `indexer eval`, without the server's absolute paths
             raise QuestionSetError(exc.describe(lambda p: shown_path(p, self.base, keep=2))) from None
         ev = parts[0]

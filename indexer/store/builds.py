@@ -46,10 +46,10 @@ class Builds:
         self._chroma.require_writable(doing)
 
     def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None,
-              full: bool, checkpoint: Callable[[str], None] | None = None) -> Staging:
+              full: bool, on_stage: Callable[[str], None] | None = None) -> Staging:
         """Start writing a new version (hold the lease)."""
         return Staging(self._chroma, self._catalogue, self._side, self.deltas, self.physical,
-                       strategy, embedder, meta, old, full, checkpoint=checkpoint)
+                       strategy, embedder, meta, old, full, on_stage=on_stage)
 
     def prepare(self, strategy: str, embedder: str,
                 grace: float = GRACE) -> tuple[Entry | None, list[str]]:

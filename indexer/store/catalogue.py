@@ -97,7 +97,7 @@ class Catalogue:
         """Delete an entry: nothing of its version is live any more."""
         self._chroma.call(lambda: self._chroma.catalogue().delete(ids=[entry.key]), doing)
 
-    def save_search(self, strategy: str, embedder: str, settings: dict[str, Any] | None) -> Entry:
+    def save_search(self, strategy: str, embedder: str, search: dict[str, Any] | None) -> Entry:
         """Store (or, with None, forget) a collection's default search settings: under the
         build lease, on the live entry, so a build running now keeps them."""
         with self._leases.hold(strategy, embedder, doing="saving search settings"):
@@ -105,8 +105,8 @@ class Catalogue:
             if entry is None:
                 raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) "
                                          f"in {self._chroma.where}")
-            if settings:
-                entry.extra["search"] = settings
+            if search:
+                entry.extra["search"] = search
             else:
                 entry.extra.pop("search", None)
             self.publish(entry)

@@ -43,14 +43,14 @@ class Staging:
 
     def __init__(self, chroma: Chroma, catalogue: Catalogue, side: SideFiles, deltas: Deltas,
                  physical: PhysicalCollections, strategy: str, embedder: str, meta: dict[str, Any],
-                 old: Entry | None, full: bool, checkpoint: Callable[[str], None] | None = None) -> None:
+                 old: Entry | None, full: bool, on_stage: Callable[[str], None] | None = None) -> None:
         self._chroma, self._catalogue, self._side_files = chroma, catalogue, side
         self._deltas, self._physical = deltas, physical
         self.strategy, self.embedder = strategy, embedder
         self.old = old
         self.full = full or old is None
         self.generation = (old.generation + 1) if old else 1
-        self.checkpoint = checkpoint or (lambda _name: None)
+        self.on_stage = on_stage or (lambda _name: None)
         self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": VERSION, **meta}
         if old is None or self.full:
             stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
@@ -169,7 +169,7 @@ class Staging:
         if self._inflight is not None:
             future, self._inflight = self._inflight, None
             future.result()
-            self.checkpoint("embedding")
+            self.on_stage("embedding")
 
     def retire(self, ids, parent_ids=()) -> None:
         """A delta build: records the new version no longer has (deleted after publishing,
@@ -208,13 +208,13 @@ class Staging:
         there: a drop under it (through a server by a builder whose lease lapsed, or a
         folder whose lock files do not lock) makes it fail, not report what nobody stores."""
         self.stamp(entry)
-        self.checkpoint("publish")
+        self.on_stage("publish")
         self._verify()
         self._catalogue.publish(entry)
         self._verify(entry)
         if not self.full:
             self._deltas.done_writing(self.old)
-        self.checkpoint("published")
+        self.on_stage("published")
         if self.full and self.old is not None:
             self._physical.remove_version(self.old)
 

@@ -1,0 +1,115 @@
+"""Which collection a front door reads, and how it shows one: the CLI, the web API and
+MCP all choose and describe collections here.
+
+The one rule (`choose`), for a call that names a strategy or not:
+
+- a named strategy is that one, in any spelling of its spec (`fixed:size=64,overlap=16`
+  is `fixed64`); `strategy@embedder` (the name serve and MCP list when one strategy is
+  built with several embedders) names one embedder's;
+- none named: the default strategy (`auto`) if it is built, else the only strategy
+  built, else an error naming what is built and how to pick one.
+
+`built_with` (the CLI's `--embedder` on read-side commands) keeps only the collections
+built with that embedder; without it, a strategy built with several embedders is read
+through the settings' embedder (`Catalogue.find`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..chunkers.registry import DEFAULT_STRATEGY, collection_names
+from ..embeddings import canonical_name
+from ..errors import CollectionNotFound, UsageError
+from ..store import Entry, Store
+from .fusion import calibrated, current
+from .options import resolve
+
+# what a call naming no strategy reads (help texts and MCP's tool descriptions say it)
+RULE = (f"{DEFAULT_STRATEGY} if it is built, else the only strategy built, else an error naming "
+        "what is built")
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """(strategy, embedder) of a collection name: `headers`, or `headers@e5-small`."""
+    strategy, at, embedder = name.strip().rpartition("@")
+    return (strategy, embedder or None) if at and strategy else (name.strip(), None)
+
+
+def collection_label(entry: Entry, entries: Sequence[Entry]) -> str:
+    """How serve and MCP name a collection: its strategy, or `strategy@embedder` when the
+    strategy is built with several embedders (`choose` takes either)."""
+    several = sum(1 for e in entries if e.strategy == entry.strategy) > 1
+    return f"{entry.strategy}@{entry.embedder}" if several else entry.strategy
+
+
+def choose(store: Store, strategy: str | None = None, built_with: str | None = None) -> Entry:
+    """The live collection a call reads (the module's rule)."""
+    if strategy and strategy.strip():
+        name, embedder = split_name(strategy)
+        wanted = embedder or built_with
+        return store.catalogue.find(collection_names(name), canonical_name(wanted) if wanted else None)
+    return _default(store, canonical_name(built_with) if built_with else None)
+
+
+def _default(store: Store, wanted: str | None) -> Entry:
+    """What a call naming no strategy reads: `auto` if built, else the only strategy
+    built (of those built with `wanted`, when given), else an error naming them."""
+    entries = store.catalogue.entries()
+    built = sorted({e.strategy for e in entries if wanted in (None, e.embedder)})
+    if DEFAULT_STRATEGY in built or len(built) == 1:
+        return store.catalogue.find(DEFAULT_STRATEGY if DEFAULT_STRATEGY in built else built[0], wanted)
+    if not built:
+        with_ = f" with {wanted}" if wanted else ""
+        raise CollectionNotFound(f"nothing is built{with_} in {store.where}; build one: indexer build PATH"
+                                 + (f" --embedder {wanted}" if wanted else ""))
+    raise UsageError(f"several strategies are built ({', '.join(built)}) and none is {DEFAULT_STRATEGY}; "
+                     "name one: --strategy S (strategy in the web API and MCP)")
+
+
+def entry_fusion(store: Store, entry: Entry) -> dict:
+    """A collection's calibrated fusion (`fusion.calibrated`): stored at build time, or
+    worked out from the file manifest for a version built before calibration ({} when
+    neither says). What search uses, so what `describe` shows."""
+    if entry.extra.get("fusion"):
+        return current(entry.embedder, entry.extra["fusion"]) or {}
+    manifest = store.side.read_manifest(entry)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    lang = entry.extra.get("analyzer", {}).get("lang", "")
+    return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
+
+
+def describe(store: Store, entry: Entry, entries: Sequence[Entry] = (),
+             shown: Callable[[str], str] = str) -> dict[str, Any]:
+    """A collection as `list --json`, serve's `/api/collections` and MCP's
+    `list_collections` show it: every field of its catalogue entry, its `name` among
+    `entries` (`collection_label`), whether it is parent-child, and its default search
+    (`search`, and `tuned` when `indexer tune --save` chose it). `shown` writes its
+    source folders (serve and MCP: never as absolute server paths)."""
+    summary = search_summary(store, entry)
+    return {
+        "name": collection_label(entry, entries or [entry]), **entry.__dict__,
+        "source": [shown(s) for s in entry.source], "parent_child": bool(entry.parents),
+        "search": summary["search"], "tuned": summary["tuned"], "measured": summary["measured"],
+    }
+
+
+def search_summary(store: Store, entry: Entry) -> dict[str, Any]:
+    """A collection's default search as `describe` shows it: `search`, its description
+    (when the build measured the embedder weak on this collection and no `indexer tune
+    --save` chose the search, by how much its share was narrowed), `tuned`, and
+    `measured`: the build's measurement of the embedder here (probe MRR@10 on each side,
+    their ratio, the `factor` on the embedding share) or None."""
+    saved = entry.extra.get("search")
+    fusion = entry_fusion(store, entry)
+    text = resolve(None, saved, entry.embedder, fusion).describe()
+    measured = fusion.get("measured") or None
+    if measured is not None:
+        measured = {**measured, "factor": fusion.get("embedding_factor", 1.0)}
+    if not saved and measured and measured["factor"] < 1:
+        text += f" (embedding share x{measured['factor']:g}: measured weak here)"
+    return {"search": text, "tuned": bool(saved), "measured": measured}
+
+
+__all__ = ["RULE", "choose", "collection_label", "describe", "entry_fusion", "search_summary", "split_name"]
