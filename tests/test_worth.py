@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.indexing.building import build
+from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index
 from indexer.retrieval.fusion import by_kind
 from indexer.retrieval.worth import FLOOR, share
@@ -52,7 +53,7 @@ def unreadable(tmp_path_factory):
         questions.append({"id": f"q{d}", "question": phrase, "doc_id": f"note{d:02d}.txt", "answer": phrase})
     (base / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
     db = base / "db"
-    build([base / "notes"], ["headers"], db=db)
+    build([base / "notes"], ["headers"], settings=Settings.load(db=db))
     return db, base / "questions.jsonl"
 
 
@@ -86,12 +87,12 @@ def test_a_collection_the_embedder_cannot_read_gets_a_narrower_embedding_share(u
     narrowed = tuple(round(a * weak["measured"]["factor"], 3) for a in kind)
     assert narrowed[1] < kind[1]
     # what the search uses, not only what is shown
-    assert Index.open("headers", db=db).options().alpha_range == narrowed
+    assert Index.open("headers", settings=Settings.load(db=db)).options().alpha_range == narrowed
     assert weak["search"] == (f"hybrid adaptive {narrowed[0]:g}-{narrowed[1]:g} by coverage 0.3-0.6 "
                               f"(embedding share x{weak['measured']['factor']:g}: measured weak here)")
     # serve and MCP describe it the same way
     library = Library(Settings.load(db=db))
-    shown = library.describe("headers", library.names()["headers"])
+    shown = library.describe(library.names()["headers"])
     assert shown["search"] == weak["search"] and shown["measured"] == weak["measured"]
     mcp = Tools(Settings.load(db=db)).list_collections()["collections"][0]
     assert mcp["search"] == weak["search"] and mcp["measured"] == weak["measured"]
@@ -105,12 +106,13 @@ def test_tune_save_overrides_the_measured_share_and_outlives_a_rebuild(unreadabl
     out = run("tune", questions, "-s", "headers", "--db", db, "--save", "-q")
     assert out.exit_code == 0, out.output
     assert "saved as the default search of headers (use-m3)" in out.output
-    index = Index.open("headers", db=db)
+    index = Index.open("headers", settings=Settings.load(db=db))
     tuned = index.options().describe()
     assert index.saved and tuned != "embedding"
     row = listed(db)["headers"]
-    assert row["search"] == f"{tuned} (tuned)" and row["tuned"] and row["measured"]["factor"] < 1
-    build([src.parent / "notes"], ["headers"], db=db, full=True)  # measured again; the saved choice stays
+    assert row["search"] == tuned and row["tuned"] and row["measured"]["factor"] < 1
+    # measured again; the saved choice stays
+    build([src.parent / "notes"], ["headers"], BuildOptions(full=True), settings=Settings.load(db=db))
     again = listed(db)["headers"]
-    assert again["search"] == f"{tuned} (tuned)" and again["measured"] == row["measured"]
-    assert Index.open("headers", db=db).options().describe() == tuned
+    assert again["search"] == tuned and again["tuned"] and again["measured"] == row["measured"]
+    assert Index.open("headers", settings=Settings.load(db=db)).options().describe() == tuned
