@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunkers import ChunkerContext, StrategySpec
+from ..chunkers.unit_map import unit_map
 from ..embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
@@ -39,8 +40,9 @@ from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_man
                        why_full, with_identities)
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
+from .units import DocumentUnits
 
-CHUNK_FORMAT = 11  # bump when a chunker's output changes for the same parameters (11: later H1s are siblings)
+CHUNK_FORMAT = 12  # bump when a chunker's output changes for the same parameters (12: unit maps)
 EMBED_BATCH = 256
 
 
@@ -198,6 +200,7 @@ class _StrategyBuild:
         self.report = BuildReport(spec.name, embedder.name, analyzer=analyzer.describe())
         self.build_settings = build_settings(spec, embedder.name, analyzer, engine, encoding)
         self.definitions: list[tuple] = []  # what new chunks define (`exact.defined_in`)
+        self.units = DocumentUnits(embedder, get_tokenizer(cache_dir=settings.tiktoken_dir))
 
     # -- the plan --------------------------------------------------------------------------
     def plan(self, old: Entry | None, full: bool, changed: set[str] | None = None) -> _Plan:
@@ -382,8 +385,11 @@ class _StrategyBuild:
                 report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
                 parent_ids: set[str] = set()
+                with self.timer("units"):
+                    units = self.units.of(doc)
                 for p in self.timer.each("chunk", chunker.iter_parent_chunks(doc)):
                     parent_ids.add(p.id)
+                    p.units = unit_map(p, units, doc)
                     if p.id not in old_parents:
                         parents.append(p)
                         if len(parents) >= EMBED_BATCH:  # written now: a big file's sections are not held
@@ -402,6 +408,7 @@ class _StrategyBuild:
                     if c.id in old_ids:
                         kept.add(c.id)
                         continue
+                    c.units = unit_map(c, units, doc)
                     with self.timer("analyse"):  # BM25's terms
                         fresh.add([c.id], [c.indexed_text])
                     self.definitions.extend(defined_in(c, self.analyzer))

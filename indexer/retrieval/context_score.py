@@ -1,0 +1,104 @@
+"""How likely each candidate unit is to hold the answer: a linear score over a few
+features, its softmax the probability the packer stops on.
+
+Features (each over the units of one question's candidates):
+- `bm25`: BM25 of the unit (its label, a row's header row, its text) with the
+  collection's own analyzer and IDF statistics, divided by the best unit's;
+- `cosine` and `cosine_raw`: the collection's embedder on the unit (label, header row,
+  text) against the query, min-max scaled over the units, and as it is;
+- `chunk`: the search score of the best candidate chunk holding the unit, divided by the
+  top chunk's (where the search looked);
+- `section`: BM25 of the unit's section as the candidates hold it, divided by the best;
+- `neighbour`: the best of its adjacent units' plain sum of bm25, cosine and rank prior
+  (an answer often runs over two sentences, or a row under a matching one);
+- `log_tokens`: log(1 + tokens), and `top_chunk`: 1 for units of the first candidate.
+
+The weights were fitted by `python -m bench.labs.context_fit` (a listwise softmax fit on
+public sets, each checked with the others' weights); without unit vectors the lexical
+weights apply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .context_units import Unit, section_groups
+
+FEATURES = ("bm25", "cosine", "cosine_raw", "chunk", "section", "neighbour", "log_tokens", "top_chunk")
+# fitted by `python -m bench.labs.context_fit fit` on tr, en, xquad-tr, xquad-en (auto, use-m3);
+# each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
+WEIGHTS = (3.79, 3.13, 3.10, 1.77, 1.25, 0.69, 1.10, 0.77)
+LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93)
+K1, B = 1.2, 0.75
+
+
+def query_idf(bm25, query: str) -> dict[str, float]:
+    """IDF of each distinct analysed query term in the collection (unknown terms count
+    as the rarest)."""
+    terms = list(dict.fromkeys(bm25.analyzer(query)))
+    n = max(bm25.n, 1)
+    rare = math.log(1 + (n + 0.5) / 0.5)
+    ids = [bm25.vocab.find(t) for t in terms]
+    known = np.array([i for i in ids if i >= 0], dtype=np.int64)
+    idf = iter(bm25.postings.idf(known).tolist() if len(known) else [])
+    return {t: (next(idf) if i >= 0 else rare) for t, i in zip(terms, ids)}
+
+
+def bm25_scores(texts: Sequence[str], idf: dict[str, float], analyze: Callable[[str], list[str]]) -> np.ndarray:
+    """BM25 of each text against the query terms (`idf`), length-normalised over `texts`."""
+    docs = [analyze(t) for t in texts]
+    if not docs:
+        return np.zeros(0)
+    avg = max(sum(map(len, docs)) / len(docs), 1.0)
+    out = np.zeros(len(docs))
+    for i, terms in enumerate(docs):
+        norm = K1 * (1 - B + B * len(terms) / avg)
+        counts: dict[str, int] = {}
+        for t in terms:
+            if t in idf:
+                counts[t] = counts.get(t, 0) + 1
+        out[i] = sum(idf[t] * f * (K1 + 1) / (f + norm) for t, f in counts.items())
+    return out
+
+
+def _over_max(x: np.ndarray) -> np.ndarray:
+    top = float(x.max()) if len(x) else 0.0
+    return x / top if top > 0 else np.zeros_like(x)
+
+
+def _min_max(x: np.ndarray) -> np.ndarray:
+    lo, hi = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def features(units: list[Unit], idf: dict[str, float], analyze: Callable[[str], list[str]],
+             cosines: np.ndarray | None) -> np.ndarray:
+    """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0."""
+    n = len(units)
+    bm = _over_max(bm25_scores([u.embedded_text() for u in units], idf, analyze))
+    raw = cosines if cosines is not None else np.zeros(n)
+    cos = _min_max(raw) if cosines is not None else np.zeros(n)
+    chunk = _over_max(np.array([max(u.score, 0.0) for u in units]))
+    section = np.zeros(n)
+    groups = section_groups(units)
+    texts = [units[g[0]].label + "\n" + "\n".join(units[i].text for i in g) for g in groups]
+    for g, score in zip(groups, _over_max(bm25_scores(texts, idf, analyze))):
+        section[g] = score
+    prior = np.array([3.0 / (2.0 + u.rank) for u in units])
+    base = bm + cos + prior
+    neighbour = np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
+    tokens = np.log1p([u.n_tokens for u in units])
+    top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
+    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top])
+
+
+def probabilities(matrix: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """Softmax of the linear scores: how likely each unit is the one that answers."""
+    if not len(matrix):
+        return np.zeros(0)
+    s = matrix @ np.asarray(weights, dtype=np.float64)
+    p = np.exp(s - s.max())
+    return p / p.sum()
