@@ -43,7 +43,7 @@ from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa:
 from bench.common import machine, smoke_option, table  # noqa: E402
 
 from indexer.evaluation.metrics import reciprocal_rank  # noqa: E402
-from indexer.evaluation.questions import load_questions, resolve  # noqa: E402
+from indexer.evaluation.sets import load_questions, resolve  # noqa: E402
 
 
 def per_question(lab: SetLab) -> dict[str, list[float]]:

@@ -5,8 +5,9 @@ where a Chroma round trip per question and collection is most of the cost.
 
 `Mirror` is an `Index` whose two Chroma reads are replaced: nearest neighbours by a dot
 product over the collection's vectors (read back from the build's embedding cache:
-the same float16 vectors the build stored), and records from a dict loaded once. BM25,
-fusion, tie-breaking and the parent mapping are the library's own code. `check()`
+the same float16 vectors the build stored; `MirrorSides`, the handle's `sides`), and
+records from a dict loaded once. BM25, fusion, tie-breaking and the parent mapping are
+the library's own code. `check()`
 (`python -m bench.questions_agreement --check`) compares a mirror's scores with
 `indexer.evaluate` on the real questions before any tuning number is trusted. `SetLab` is
 one real set with a mirror per strategy.
@@ -21,13 +22,16 @@ import numpy as np
 from bench.agreement_scores import MODES, ensure_built, real_count, real_scores, set_paths, strategies_for
 
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from indexer.evaluation.generate import make_questions
+from indexer.questions.generate import make_questions
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
-from indexer.evaluation.questions import Question, load_questions, resolve
-from indexer.evaluation.run import _score, _TokenSpans  # private: see report
-from indexer.evaluation.simulate import Knobs
+from indexer.evaluation.sets import Question, load_questions, resolve
+from indexer.evaluation.scoring import TokenSpans, score_question
+from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
+from indexer.retrieval.ranking import Side
+from indexer.retrieval.sides import Sides
+from indexer.settings import Settings
 from indexer.store import Store
 
 _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
@@ -35,29 +39,39 @@ _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
 
 class Mirror(Index):
     def __init__(self, db: Path, strategy: str, embedder: str = "use-m3") -> None:
-        store = Store(db)
-        entry = store.find(strategy, embedder)
+        store = Store(Settings.load(db=db))
+        entry = store.catalogue.find(strategy, embedder)
         super().__init__(store, entry, get_embedder(embedder), refresh=1e9)
-        chunks = sorted(store.scan(entry), key=lambda cm: cm[0].id)
+        chunks = sorted(store.records.scan(entry), key=lambda cm: cm[0].id)
         live = self.live
         self.chunk_list = [c for c, _ in chunks if c.id in live]
-        self._records = {c.id: c for c in self.chunk_list}
+        self.by_id = {c.id: c for c in self.chunk_list}
         self.ids = [c.id for c in self.chunk_list]
         cache = CachedEmbedder(self.embedder, EmbeddingCache(Path(db) / "cache" / "embeddings.sqlite"))
         self.matrix = cache.embed_documents([c.indexed_text for c in self.chunk_list]).astype(np.float32)
         self.parents = {}
         if entry.parents:
             wanted = sorted({c.parent_id for c in self.chunk_list if c.parent_id})
-            self.parents = store.records(entry, wanted, parents=True)
+            self.parents = store.records.get(entry, wanted, parents=True)
+        self.sides = MirrorSides(self)
 
     def follow(self, force: bool = False) -> bool:
         return False
 
     def fetch(self, ids):
-        return {i: self._records[i] for i in ids if i in self._records}
+        return {i: self.by_id[i] for i in ids if i in self.by_id}
 
     def fetch_parents(self, ids):
         return {i: self.parents[i] for i in ids if i in self.parents}
+
+
+class MirrorSides(Sides):
+    """The embedding side by a dot product over the mirror's vectors (query vectors
+    kept across mirrors); BM25 as the library does it."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        super().__init__(mirror)
+        self.mirror = mirror
 
     def query_vector(self, query: str) -> np.ndarray:
         key = (self.entry.extra.get("analyzer", {}).get("lang", ""), query)
@@ -65,15 +79,15 @@ class Mirror(Index):
             _QUERY_VECTORS[key] = super().query_vector(query)
         return _QUERY_VECTORS[key]
 
-    def _dense(self, query: str, n: int) -> list[tuple[str, float]]:  # private: see report
-        scores = self.matrix @ self.query_vector(query)
+    def nearest(self, query: str, n: int) -> Side:
+        scores = self.mirror.matrix @ self.query_vector(query)
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
-        return [(self.ids[i], float(scores[i])) for i in top]
+        return [(self.mirror.ids[i], float(scores[i])) for i in top]
 
 
-def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, modes: tuple[str, ...]
+def first_hits(index: Index, questions: list[Question], spans: TokenSpans, modes: tuple[str, ...]
                ) -> dict[str, list[int | None]]:
     """Per mode, the rank of each question's first hit in the top MRR_DEPTH (None: none),
     scored by the evaluator's own rule."""
@@ -81,7 +95,7 @@ def first_hits(index: Index, questions: list[Question], spans: _TokenSpans, mode
     for q in questions:
         for mode in modes:
             hits = index.search(q.question, SearchOptions(mode=mode, k=MRR_DEPTH))
-            out[mode].append(_score(q, hits, 5, None, spans).first_hit)
+            out[mode].append(score_question(q, hits, 5, None, spans).first_hit)
     return out
 
 
@@ -99,7 +113,7 @@ class SetLab:
         self.mirrors = {s: Mirror(db, s) for s in strategies_for(name)}
         _, docs = load_documents([self.folder])
         self.docs = {d.doc_id: d for d in docs}
-        self.spans = _TokenSpans(self.docs)
+        self.spans = TokenSpans(self.docs)
 
     def score(self, questions: list[Question]) -> dict[str, float]:
         resolve(questions, self.docs)

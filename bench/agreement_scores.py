@@ -20,9 +20,9 @@ from pathlib import Path
 from bench.common import CACHE, CORPUS
 from bench.public_sets import materialize
 
-from indexer.evaluation.generate import GENERATOR_VERSION, make_questions
+from indexer.questions.generate import GENERATOR_VERSION, make_questions
 from indexer.evaluation.run import evaluate
-from indexer.evaluation.simulate import Knobs
+from indexer.questions.simulate import Knobs
 from indexer.indexing.building import build
 
 LAB = CACHE / "lab"
@@ -93,7 +93,7 @@ def overlap(folder: Path, questions: Path) -> dict[str, float]:
     mass (over the corpus's sections) found there."""
     import math
 
-    from indexer.evaluation.questions import load_questions, resolve
+    from indexer.evaluation.sets import load_questions, resolve
     from indexer.loaders import load_documents
     from indexer.text.analyzer import Analyzer, detect_language
 

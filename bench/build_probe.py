@@ -31,6 +31,7 @@ def main() -> None:
     folder, work, strategies = args.folder, args.work, args.strategies
     from indexer.embeddings import get_embedder
     from indexer.indexing.building import build
+    from indexer.settings import Settings
     from indexer.store import Store
 
     t0 = time.perf_counter()
@@ -42,7 +43,7 @@ def main() -> None:
         [cold] = build([folder], [strategy], db=db)
         [warm] = build([folder], [strategy], db=db, full=True)
         disk = folder_size(db)
-        cache = Store(db).cache_dir / "embeddings.sqlite"
+        cache = Store(Settings.load(db=db)).cache_dir / "embeddings.sqlite"
         print(json.dumps({"strategy": strategy, "cold": cold.to_dict(), "warm": warm.to_dict(), "disk": disk,
                           "cache_bytes": cache.stat().st_size if cache.exists() else 0}), flush=True)
 

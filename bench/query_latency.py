@@ -21,6 +21,7 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
     from indexer.retrieval.bm25 import SIDE, BM25Builder
+    from indexer.settings import Settings
     from indexer.store import Entry, Store
     from indexer.text.analyzer import Analyzer
     from indexer.text.sentences import split_sentences
@@ -30,11 +31,11 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     for text in (p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.md"))):
         sentences += [text[s:e] for s, e in split_sentences(text) if len(text[s:e]) > 20]
     rng = np.random.default_rng(7)
-    store = Store(db, create=True)
+    store = Store(Settings.load(db=db), create=True)
     strategy = f"synthetic{n}"
     model = get_embedder()
     embedder = CachedEmbedder(model, EmbeddingCache(CACHE / "embeddings.sqlite"))
-    staging = store.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
+    staging = store.builds.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
     analyzer = Analyzer.for_language("tr")
     bm25 = BM25Builder(analyzer)
     step = 2000
@@ -77,6 +78,7 @@ def bench_query(report, size: Size, work: Path) -> None:
     from indexer.embeddings import get_embedder
     from indexer.retrieval import Index, SearchOptions
     from indexer.retrieval.bm25 import SIDE, BM25Index
+    from indexer.settings import Settings
     from indexer.store import Store
 
     sizes = size.pick([(100, "real"), (300, "random")], [(1000, "real"), (10000, "random")],
@@ -90,9 +92,9 @@ def bench_query(report, size: Size, work: Path) -> None:
         db = work / f"query-db-{n}"
         shutil.rmtree(db, ignore_errors=True)
         synthetic_collection(db, n, vectors)
-        store = Store(db)
-        entry = store.find(f"synthetic{n}")
-        side = store.side_path(entry, SIDE)
+        store = Store(Settings.load(db=db))
+        entry = store.catalogue.find(f"synthetic{n}")
+        side = store.side.path(entry, SIDE)
         for engine in ("rank-bm25", "bm25s", "postings"):
             t0 = time.perf_counter()
             BM25Index.load(side, engine).scores("warm up kargo")

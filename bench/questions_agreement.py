@@ -53,7 +53,7 @@ from bench.agreement_scores import (  # noqa: E402
 from bench.agreement_mirror import SetLab, check  # noqa: E402
 from bench.common import machine, smoke_option, table  # noqa: E402
 
-from indexer.evaluation.simulate import Knobs  # noqa: E402
+from indexer.questions.simulate import Knobs  # noqa: E402
 
 
 # -- report -------------------------------------------------------------------------------------

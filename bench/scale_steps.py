@@ -66,12 +66,13 @@ def side_sizes(run: Run) -> dict:
     """MB on disk: the index folder, its BM25 index, its rows (texts and vectors beside the
     index), the embedding cache."""
     from indexer.retrieval import bm25, rows
+    from indexer.settings import Settings
     from indexer.store import Store
 
-    store = Store(run.db, run.url)
-    entry = store.find(STRATEGY)
-    out = {"db_mb": folder_mb(run.db), "bm25_mb": folder_mb(store.side_path(entry, bm25.SIDE)),
-           "rows_mb": folder_mb(store.side_path(entry, rows.SIDE)), "cache_mb": folder_mb(run.db / "cache"),
+    store = Store(Settings.load(db=run.db, chroma_url=run.url))
+    entry = store.catalogue.find(STRATEGY)
+    out = {"db_mb": folder_mb(run.db), "bm25_mb": folder_mb(store.side.path(entry, bm25.SIDE)),
+           "rows_mb": folder_mb(store.side.path(entry, rows.SIDE)), "cache_mb": folder_mb(run.db / "cache"),
            "chunks": entry.chunks, "collection": entry.collection}
     return out
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .version import VERSION as __version__
 
-_API = {
+# the library API: each public name and the (module, attribute) it loads from on first use
+API = {
     "chunk": ("indexer.indexing.pipeline", "chunk"),
     "boundaries": ("indexer.evaluation.chunk_boundaries", "boundaries"),
     "stored_boundaries": ("indexer.evaluation.boundaries", "stored_boundaries"),
@@ -21,8 +22,8 @@ _API = {
     "evaluate": ("indexer.evaluation", "evaluate"),
     "tune": ("indexer.evaluation.tune", "tune"),
     "import_beir": ("indexer.evaluation.beir", "import_beir"),
-    "make_questions": ("indexer.evaluation.generate", "make_questions"),
-    "cached_questions": ("indexer.evaluation.generate", "cached_questions"),
+    "make_questions": ("indexer.questions", "make_questions"),
+    "cached_questions": ("indexer.questions", "cached_questions"),
     "Settings": ("indexer.settings", "Settings"),
     "Store": ("indexer.store", "Store"),
     "parse_strategy": ("indexer.chunkers", "parse_strategy"),
@@ -30,14 +31,14 @@ _API = {
     "get_embedder": ("indexer.embeddings", "get_embedder"),
 }
 
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *API]
 
 
 def __getattr__(name: str):
-    if name in _API:
+    if name in API:
         import importlib
 
-        module, attr = _API[name]
+        module, attr = API[name]
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value

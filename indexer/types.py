@@ -120,6 +120,12 @@ class Document:
     def _section_starts(self) -> list[int]:
         return [s.start for s in self.sections]
 
+    def sections_starting_in(self, start: int, end: int) -> list[Section]:
+        """The sections that begin after `start` and before `end` (not the one a span
+        starting at `start` opens with), in order."""
+        starts = self._section_starts
+        return self.sections[bisect.bisect_right(starts, start) : bisect.bisect_left(starts, end)]
+
     def section_at(self, offset: int) -> Section | None:
         """The section a character offset falls in (None for a document without sections)."""
         if not self.sections:

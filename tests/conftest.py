@@ -81,6 +81,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def open_store(db, url: str | None = None, create: bool = False):
+    """`Store` on an index folder (and a Chroma server), with the environment's other settings."""
+    from indexer.settings import Settings
+    from indexer.store import Store
+
+    return Store(Settings.load(db=db, chroma_url=url), create=create)
+
+
+def raw_chroma(db, url: str | None = None):
+    """An index's Chroma client as the store opens it (the store keeps its own private):
+    for tests that look at the physical collections and their records directly."""
+    from indexer.store.chroma import Chroma
+
+    return Chroma(Path(db) / "chroma", url, read_only_ok=True)
+
+
 def start_chroma(path: Path, port: int | None = None):
     """A real Chroma server (`chroma run`) on a local port, data in `path`: (process, url)."""
     import shutil

@@ -6,7 +6,8 @@ below, never up, and there is no import circle between packages or between modul
 circle). Chroma is reached only through store/, and only the store builds paths inside
 the index folder. The environment is read only by settings.py and written by nobody;
 settings are resolved only where the library is entered. Modules stay small enough to
-have one job, and the CLI reads its choices from the library."""
+have one job, classes stay small (no more than 20 public methods, no mixins in the
+store), and the CLI reads its choices from the library."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ SOURCES = sorted(p for p in PACKAGE.rglob("*.py"))
 LAYERS = [
     ("foundation", {"errors", "settings", "version", "types", "text", "tables", "paths"}),
     ("store", {"store"}),
-    ("plug-ins: files and models", {"loaders", "embeddings"}),
+    ("plug-ins: files and models", {"loaders", "embeddings", "llm"}),
     ("plug-ins: strategies", {"chunkers"}),
     ("retrieval", {"retrieval"}),
     ("use case: indexing", {"indexing"}),
+    ("use case: question making", {"questions"}),
     ("use case: evaluation", {"evaluation"}),
     ("front doors", {"cli", "serve", "agents", "__main__", "indexer"}),
 ]
@@ -86,7 +88,7 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one node (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -143,8 +145,8 @@ def test_no_import_runs_up_a_layer():
 
 
 def test_no_import_circle_between_packages_or_modules():
-    assert _circles(package_graph()) == []
-    assert _circles(import_graph()) == []
+    assert circles(package_graph()) == []
+    assert circles(import_graph()) == []
 
 
 def test_the_graph_sees_lazy_imports():
@@ -176,8 +178,9 @@ def _index_folder_paths(path: Path) -> list[str]:
                 found.append(f"{_rel(path)}:{node.lineno}")
         elif isinstance(node, ast.Constant) and node.value in ("indexer.json", "manifest.json", "gc.json"):
             found.append(f"{_rel(path)}:{node.lineno}")
-        elif isinstance(node, ast.Attribute) and node.attr == "side_dir":
-            found.append(f"{_rel(path)}:{node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr == "folder" and (
+                isinstance(node.value, ast.Attribute) and node.value.attr == "side"):
+            found.append(f"{_rel(path)}:{node.lineno}")  # `store.side.folder(...)`: only the store's
     return found
 
 
@@ -217,9 +220,9 @@ def test_only_settings_reads_the_environment_and_nobody_writes_it():
 
 def test_settings_are_resolved_only_where_the_library_is_entered():
     """`Settings.load` / `settings_for` (which read the environment) are called by the
-    public entry points (`indexer._API`), the front doors and the watcher; inner modules
+    public entry points (`indexer.API`), the front doors and the watcher; inner modules
     receive the settings."""
-    entry_modules = {getattr(importlib.import_module(m), a).__module__ for m, a in indexer._API.values()}
+    entry_modules = {getattr(importlib.import_module(m), a).__module__ for m, a in indexer.API.values()}
     allowed = entry_modules | {"indexer.settings", "indexer.indexing.watching"}
     callers = set()
     for module, path in MODULES.items():
@@ -269,6 +272,54 @@ def test_modules_stay_small():
     assert {name: n for name, n in sizes.items() if n > 450} == {}
 
 
+MAX_PUBLIC_METHODS = 20
+
+
+def _public_methods(cls: ast.ClassDef) -> list[str]:
+    """The methods defined in a class's body that are not `_private` (properties and
+    static methods count: each is a name a caller can use)."""
+    return [n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not n.name.startswith("_")]
+
+
+def _classes(path: Path) -> list[ast.ClassDef]:
+    return [n for n in ast.walk(_tree(path)) if isinstance(n, ast.ClassDef)]
+
+
+def test_no_class_has_more_than_20_public_methods():
+    """Small objects with one job: a class users or other modules hold has a handful of
+    methods; one that passes 20 is two objects."""
+    sizes = {f"{_rel(p)}:{c.name}": len(_public_methods(c)) for p in SOURCES for c in _classes(p)}
+    assert {name: n for name, n in sizes.items() if n > MAX_PUBLIC_METHODS} == {}
+    probe = ast.parse("class Big:\n" + "".join(f"    def m{i}(self): ...\n" for i in range(21))
+                      + "    @property\n    def p(self): ...\n    def _hidden(self): ...\n")
+    assert len(_public_methods(probe.body[0])) == 22  # the count can pass the limit
+    assert sizes["store/store.py:Store"] >= 4  # ...and sees the classes of the package
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ast.dump(b)
+            for b in cls.bases]
+
+
+def _mixed_in(classes: list[tuple[str, ast.ClassDef]]) -> list[str]:
+    """The (where, class) pairs with several bases, or with a base among the classes."""
+    own = {c.name for _, c in classes}
+    return sorted(f"{where}:{c.name}" for where, c in classes if len(c.bases) > 1 or set(_base_names(c)) & own)
+
+
+def test_the_store_is_made_of_roles_not_mixins():
+    """`Store` is a small front holding role objects (catalogue, builds, records, side),
+    each a class of its own module: no class of the store inherits from another of its
+    classes, and none has several bases."""
+    store = [(_rel(p), c) for p in SOURCES if _package(_name(p)) == "store" for c in _classes(p)]
+    assert _mixed_in(store) == []
+    old = ast.parse("class Deltas: ...\nclass Reads: ...\nclass Store(Deltas, Reads): ...\n"
+                    "class Catalogue(Reads): ...\nclass Fine(Exception): ...\n")
+    probe = [("old.py", c) for c in old.body if isinstance(c, ast.ClassDef)]
+    assert _mixed_in(probe) == ["old.py:Catalogue", "old.py:Store"]  # the check can fail
+
+
 def test_readme_draws_every_package():
     """README's architecture table names every package of the code, in its layer."""
     readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
@@ -276,3 +327,177 @@ def test_readme_draws_every_package():
     packages = {_package(m) for m in MODULES} - {"__main__", "indexer"}
     missing = sorted(p for p in packages if not re.search(rf"`(indexer/)?{re.escape(p)}(/|\.py)?`", section))
     assert missing == []
+
+
+# --- private names stay private ------------------------------------------------------
+# A `_name` is its module's own: no module of indexer/, tests/ or bench/ imports one from
+# another module (`from m import _x`), reads one through another module (`m._x`,
+# `setattr(m, "_x", ...)`), or reaches inside an object for a private attribute that a
+# module it imports defines (`index._dense`). A module private to its package
+# (`_compat.py`) may be imported within that package.
+TOP_LEVELS = ("indexer", "tests", "bench")
+PRIVATE_EXCEPTIONS: set[tuple[str, str]] = set()  # none: a name another module needs is public
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _module_names(root: Path, tops: tuple[str, ...]) -> dict[str, Path]:
+    """{dotted module name: path} of every module under root/<top> for each top."""
+    out = {}
+    for top in tops:
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _defined_private_names(tree: ast.Module) -> set[str]:
+    """Private names a module defines: functions, classes, module or class variables, and
+    attributes it assigns (`self._x = ...`)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+    return {n for n in found if _private(n)}
+
+
+def _origin(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    return ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def _reexported_from(package: str, name: str, modules: dict[str, Path]) -> str:
+    """The module a package's `__init__` takes `name` from (the package itself if none)."""
+    path = modules[package]
+    if path.name != "__init__.py":
+        return package
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            origin = _origin(package, True, node)
+            return origin if origin in modules else package
+    return package
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _private_module(name: str) -> str | None:
+    """The package a private module (`pkg._compat`) is private to, None for a public one."""
+    parts = name.split(".")
+    first = next((i for i, part in enumerate(parts) if _private(part)), None)
+    return None if first is None else ".".join(parts[:first])
+
+
+def _imports_of(module: str, path: Path, tree: ast.Module, modules: dict[str, Path], tops: tuple[str, ...]):
+    """(aliases: local name -> our module, modules it takes names from, private imports
+    as (line, name, origin))."""
+    is_package = path.name == "__init__.py"
+    aliases: dict[str, str] = {}
+    imported: set[str] = set()
+    private: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in tops:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    imported.add(a.name)
+                    owner = _private_module(a.name)
+                    if owner is not None and not _inside(module, owner):
+                        private.append((node.lineno, a.name, a.name))
+        elif isinstance(node, ast.ImportFrom):
+            origin = _origin(module, is_package, node)
+            if origin not in modules:
+                continue
+            owner = _private_module(origin)
+            if owner is not None and not _inside(module, owner):
+                private += [(node.lineno, a.name, origin) for a in node.names]
+                continue
+            for a in node.names:
+                target = f"{origin}.{a.name}"
+                if target in modules:  # a module: private ones only inside their package
+                    aliases[a.asname or a.name] = target
+                    imported.add(target)
+                    if _private(a.name) and not _inside(module, origin):
+                        private.append((node.lineno, a.name, origin))
+                else:
+                    imported.add(_reexported_from(origin, a.name, modules))
+                    if _private(a.name):
+                        private.append((node.lineno, a.name, origin))
+    return aliases, imported - {module}, private
+
+
+def _private_reaches(tree: ast.Module):
+    """(line, the expression reached into, the private name) for `x._y` and
+    `getattr/setattr/delattr/hasattr(x, "_y", ...)`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            yield node.lineno, node.value, node.attr
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            func = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            name = node.args[1]
+            if func in ("getattr", "setattr", "delattr", "hasattr") and isinstance(name, ast.Constant) \
+                    and isinstance(name.value, str) and _private(name.value):
+                yield node.lineno, node.args[0], name.value
+
+
+def private_uses(root: Path, tops: tuple[str, ...] = TOP_LEVELS) -> list[tuple[str, str, str]]:
+    """(where, the private name, the module it belongs to) for every use of another
+    module's private name in the modules under root/<top>."""
+    modules = _module_names(root, tops)
+    trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in modules.items()}
+    defined = {m: _defined_private_names(t) for m, t in trees.items()}
+    found = []
+    for module, tree in trees.items():
+        where = modules[module].relative_to(root).as_posix()
+        aliases, imported, private = _imports_of(module, modules[module], tree, modules, tops)
+        found += [(f"{where}:{line}", name, origin) for line, name, origin in private]
+        for line, target, name in _private_reaches(tree):
+            dotted = ast.unparse(target).split(".")
+            if dotted[0] in aliases and all(p.isidentifier() for p in dotted):
+                owner = ".".join([aliases[dotted[0]], *dotted[1:]])
+                if owner in modules:  # m._x, m.sub._x
+                    if owner != module:
+                        found.append((f"{where}:{line}", name, owner))
+                    continue
+            if (isinstance(target, ast.Name) and target.id in ("self", "cls")) or name in defined[module]:
+                continue
+            owners = sorted(m for m in imported if name in defined.get(m, ()))
+            if owners:  # an object of a module it imports: obj._x
+                found.append((f"{where}:{line}", name, owners[0]))
+    return found
+
+
+def test_no_private_name_is_used_outside_its_module():
+    uses = private_uses(PACKAGE.parent)
+    assert [u for u in uses if (u[2], u[1]) not in PRIVATE_EXCEPTIONS] == []
+
+
+def test_the_private_name_check_sees_every_kind_of_use(tmp_path):
+    """A check that cannot fail is no check: each way of reaching in is found, and a
+    package's private module imported inside the package is not."""
+    for rel, text in {
+        "pkg/__init__.py": "from .a import Thing\n",
+        "pkg/_compat.py": "VALUE = 1\n",
+        "pkg/a.py": "from . import _compat\nfrom ._compat import VALUE\n_helper = 1\n\nclass Thing:\n"
+                    "    def _inner(self):\n        return self._inner\n",
+        "other/__init__.py": "",
+        "other/b.py": "import pkg.a\nimport pkg.a as a\nfrom pkg import _compat, Thing\nfrom pkg.a import _helper\n"
+                      "x = a._helper + pkg.a._helper\nThing()._inner()\nsetattr(a, '_helper', 2)\n"
+                      "from pkg._compat import VALUE\n",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    found = sorted(private_uses(tmp_path, ("pkg", "other")))
+    assert found == [("other/b.py:3", "_compat", "pkg"), ("other/b.py:4", "_helper", "pkg.a"),
+                     ("other/b.py:5", "_helper", "pkg.a"), ("other/b.py:5", "_helper", "pkg.a"),
+                     ("other/b.py:6", "_inner", "pkg.a"), ("other/b.py:7", "_helper", "pkg.a"),
+                     ("other/b.py:8", "VALUE", "pkg._compat")]

@@ -459,10 +459,10 @@ def _furniture_only_pdf(path: Path) -> None:
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
 
-    pdfs._fonts()
+    pdfs.register_fonts()
     c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
     for n in (1, 2, 3):
-        pdfs._furniture(c, n, 3, "Sayfa {n} / {total}")
+        pdfs.draw_furniture(c, n, 3, "Sayfa {n} / {total}")
         c.showPage()
     c.save()
 
@@ -524,13 +524,13 @@ def test_advice_names_commands_that_work(tmp_path):
     empty index suggests the default build; a strategy name that is no strategy is said
     to be none and never pasted into a command; a spec suggests itself, not its
     collection name (`fixed-7` is no strategy)."""
-    from indexer.store import Store
+    from tests.conftest import open_store
 
     docs = tmp_path / "docs"
     write_file(docs, "kargo.md", "# Kargo\n\nKargo ücreti 150 TL üzeri siparişlerde alınmaz.\n")
     db = tmp_path / "db"
     assert run("build", docs, "-s", "fixed64", "--db", db, "-q").exit_code == 0
-    with Store(db).lease("fixed64", "use-m3"):  # a build of fixed64 holds its lease
+    with open_store(db).builds.lease("fixed64", "use-m3"):  # a build of fixed64 holds its lease
         line = one_line_error(run("build", docs, "-s", "fixed64", "--db", db, "--no-wait"), 1)
     assert line == f"Error: another build of fixed64 (use-m3) is running on {db}; wait for it, or run the build " \
                    "without --no-wait to queue behind it"

@@ -14,9 +14,9 @@ from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
 from indexer.retrieval.fusion import FUSION_BY_KIND, adaptive_alpha, weighted
 from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
-from indexer.store import Store
+from indexer.store import Records, Store
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, open_store, raw_chroma
 from tests.ollama_standin import StandInOllama
 
 VAN = "Siparişim Van'ın bir köyüne kaç günde gelir?"
@@ -29,7 +29,7 @@ def run(*args):
 
 def snapshot(db, strategy):
     index = Index.open(strategy, db=db)
-    got = index.store.chroma.collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
+    got = raw_chroma(db).collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
     order = np.argsort(got["ids"])
     return ([got["ids"][i] for i in order], [got["documents"][i] for i in order],
             np.asarray(got["embeddings"])[order], index.entry)
@@ -45,6 +45,22 @@ def test_first_build_reports_what_it_did(built_db):
         assert report.embedded == report.chunks - report.cache_hits
         assert report.max_tokens <= 512
         assert report.timings["embed"] > 0
+
+
+def test_a_store_opens_one_way_and_hands_out_its_roles(built_db):
+    """`Store(settings)`: a path is refused with the way to say it; the front holds the
+    catalogue, the writer, the reads and the side files."""
+    from indexer.settings import Settings
+
+    db, _ = built_db
+    with pytest.raises(TypeError, match=r"Store\(Settings.load\(db=...\)\)"):
+        Store(db)
+    store = Store(Settings.load(db=db))
+    entry = store.catalogue.find("headers")
+    assert store.side.read_manifest(entry)["files"]
+    assert store.records.count(entry) == entry.chunks + len(entry.pending_ids)
+    assert [e.strategy for e in store.catalogue.entries()] == ["fixed64", "headers"]
+    assert store.builds.physical.unpublished() == {}  # nothing a killed build left
 
 
 def test_van_village_question_finds_the_shipping_table(built_db):
@@ -78,8 +94,7 @@ def test_rebuild_changes_nothing_and_full_rebuild_hits_the_cache(built_db, tmp_p
     assert before[0] == after[0] and before[1] == after[1]
     assert np.allclose(before[2], after[2])
     assert after[3].collection != before[3].collection  # a new physical collection...
-    store = Store(db)
-    names = [name for name, _ in store.chroma.listing()]
+    names = [name for name, _ in raw_chroma(db).listing()]
     assert before[3].collection not in names  # ...and the old one is gone
 
 
@@ -158,7 +173,7 @@ def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_p
     # building the spec builds the preset's collection (here: nothing changed), not a second one
     [report] = build([CORPUS], ["fixed:overlap=16,size=64"], db=db)
     assert (report.strategy, report.mode) == ("fixed64", "unchanged")
-    assert sorted(e.strategy for e in Store(db).entries()) == ["fixed64", "headers"]
+    assert sorted(e.strategy for e in open_store(db).catalogue.entries()) == ["fixed64", "headers"]
     result = run("drop", "--strategy", spec, "--db", db)
     assert result.exit_code == 0 and result.output.startswith("dropped fixed64 ")
 
@@ -266,7 +281,7 @@ def test_server_mode_build_and_query(chroma_server, tmp_path):
                  "--db", other, "--json")
     assert hybrid.exit_code == 0 and len(hybrid.output.splitlines()) == 5
     entry = Index.open("headers", db=other, chroma_url=chroma_server).entry
-    saved = Store(other, chroma_server).side_dir(entry.collection, entry.generation) / "bm25" / "params.json"
+    saved = open_store(other, chroma_server).side.folder(entry.collection, entry.generation) / "bm25" / "params.json"
     assert saved.exists()
     written = saved.stat().st_mtime_ns
     again = run("query", VAN, "--strategy", "headers", "--chroma-url", chroma_server, "--db", other, "--json")
@@ -322,7 +337,7 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
     index = Index.open("headers", db=db)
     assert index.options().describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
-    dense, sparse = index._dense(query, 50), index._sparse(query, 50)
+    dense, sparse = index.sides.dense(query, 50), index.sides.sparse(query, 50)
     coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
     assert index.fusion["kind"] == "prose" and index.fusion["lang"] == "tr"  # calibrated at build time
     share = adaptive_alpha(coverage, *FUSION_BY_KIND[("use-m3", "prose", "tr")])
@@ -357,9 +372,9 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
         raise AssertionError("records read from Chroma, not from the rows beside the index")
 
     monkeypatch.setattr(RowStore, "records", records)
-    monkeypatch.setattr(Store, "records", from_chroma)
-    monkeypatch.setattr(Store, "scan", scan)
-    monkeypatch.setattr(Store, "indexed_texts", scan)
+    monkeypatch.setattr(Records, "get", from_chroma)
+    monkeypatch.setattr(Records, "scan", scan)
+    monkeypatch.setattr(Records, "indexed_texts", scan)
     for mode in ("embedding", "bm25", "hybrid"):
         assert len(index.search(VAN, mode=mode, k=5)) == 5
     assert read and all(len(ids) <= DEFAULTS.candidates for ids in read)
@@ -402,7 +417,7 @@ def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(ch
     build([root], [spec], db=builder, chroma_url=chroma_server)
     first = Index.open(spec, db=reader, chroma_url=chroma_server)
     assert first.search("kargo ücreti", mode="bm25", k=1)[0].chunk.doc_id == "kargo.md"
-    before = Store(reader, chroma_server).side_dir(first.entry.collection, first.entry.generation) / "bm25"
+    before = open_store(reader, chroma_server).side.folder(first.entry.collection, first.entry.generation) / "bm25"
     (root / "iade.md").write_text("# İade\n\nİade otuz gün içinde yapılır; kargo ücreti iade edilir.\n")
     [report] = build([root], [spec], db=builder, chroma_url=chroma_server)
     assert report.mode == "incremental" and report.retired >= 1
@@ -412,6 +427,6 @@ def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(ch
     for query in ("otuz gün", "kargo ücreti", "garanti", "on dört gün"):
         assert [(h.chunk.id, round(h.score, 5)) for h in index.search(query, mode="bm25")] == \
             [(h.chunk.id, round(h.score, 5)) for h in mine.search(query, mode="bm25")]
-    after = Store(reader, chroma_server).side_dir(index.entry.collection, index.entry.generation) / "bm25"
+    after = open_store(reader, chroma_server).side.folder(index.entry.collection, index.entry.generation) / "bm25"
     assert index.count() == report.chunks and len(index.bm25.postings.segments) == 2  # a delta on the old base
     assert (after / "terms.npy").stat().st_ino == (before / "terms.npy").stat().st_ino  # linked, not rebuilt

@@ -70,7 +70,7 @@ ALL += [f"{kind}:" for kind in REGISTRY if kind not in PRESETS]
 
 def limit_of(chunker, doc=None):
     if chunker.kind == "contextual":
-        return limit_of(chunker._base())
+        return limit_of(chunker.base_chunker)
     if doc is not None and hasattr(chunker, "route"):
         return limit_of(chunker.route(doc))  # code and auto hand prose to blocks / headers
     # max_bytes (code) bounds tokens too: a token is at least one byte

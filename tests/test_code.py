@@ -14,7 +14,7 @@ from indexer.chunkers.code import AutoChunker, CodeChunker
 from indexer.chunkers.headers import HeadersChunker
 from indexer.errors import InvalidParameter
 from indexer.loaders import load_documents, make_document
-from indexer.loaders.symbols import _scan, outline, parser_for, symbol_span, walk
+from indexer.loaders.symbols import outline, parser_for, scan_definitions, symbol_span, walk
 from indexer.loaders.syntax import Source, children
 
 from tests.conftest import CORPUS
@@ -287,7 +287,7 @@ def test_java_and_generic_grammar_rules():
     # a grammar from the language pack without a rule table: kinds guessed from node types
     src = Source(text)
     root = parser_for("java").parse(src.data).root_node
-    generic = [d.symbol for d in walk(_scan(src, "unlisted-language", children(root), None))]
+    generic = [d.symbol for d in walk(scan_definitions(src, "unlisted-language", children(root)))]
     assert {"Invoices", "Invoices.total", "Invoices.State.done"} <= set(generic)
 
 

@@ -173,7 +173,7 @@ def test_a_library_is_searched_with_the_fusion_calibrated_for_code(library):
 
 def test_bm25_alone_ranks_the_tests_above_the_definition(library):
     """What the exact-match signal is for: by term counts, the tests win."""
-    ranked = library._side("sparse", "slugify", 10)
+    ranked = library.sides.sparse("slugify", 10)
     docs = [library.fetch([cid])[cid].doc_id for cid, _ in ranked]
     assert docs[0] == "tests/test_slug.py"
 
@@ -281,7 +281,7 @@ def test_a_class_split_into_methods_and_module_constants_are_definitions(lint, m
 @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
 def test_a_bare_code_finds_the_row_that_defines_it(lint, mode):
     lint = lint["headers"]
-    ranked = lint._side("sparse", "SEV2", 10)
+    ranked = lint.sides.sparse("SEV2", 10)
     assert "| SEV2 |" not in lint.fetch([ranked[0][0]])[ranked[0][0]].text  # by term counts, the credits win
     top = lint.search("SEV2", mode=mode, k=3)[0]
     assert "| SEV2 | Major feature degraded" in top.chunk.text
@@ -342,15 +342,17 @@ def test_a_collection_built_before_calibration_shows_the_fusion_its_search_uses(
     from click.testing import CliRunner
 
     from indexer.cli import cli
-    from indexer.retrieval import SearchOptions, entry_fusion
+    from indexer.retrieval import entry_fusion, resolve
+    from indexer.retrieval.fusion import current
 
     code_range = FUSION_BY_KIND[("use-m3", "code")][0]
     old = replace(library.entry, extra={k: v for k, v in library.entry.extra.items() if k != "fusion"})
     worked_out = entry_fusion(library.store, old)
     assert worked_out["kind"] == "code" and tuple(worked_out["alpha_range"]) == code_range
-    shown = SearchOptions().for_entry(old, worked_out).describe()
+    shown = resolve(None, old.extra.get("search"), old.embedder, worked_out).describe()
     assert shown.startswith(f"hybrid adaptive {code_range[0]:g}-{code_range[1]:g} ")
-    assert SearchOptions().for_entry(old).describe() != shown  # what `list` used to show
+    stored = current(old.embedder, old.extra.get("fusion"))  # none: what `list` used to show
+    assert resolve(None, old.extra.get("search"), old.embedder, stored).describe() != shown
     listed = CliRunner().invoke(cli, ["list", "--db", str(library.store.settings.db)])
     assert listed.exit_code == 0 and f"adaptive {code_range[0]:g}-{code_range[1]:g}" in listed.output
 

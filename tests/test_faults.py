@@ -22,10 +22,9 @@ import pytest
 from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.errors import StoreError
-from indexer.store import Store
 from indexer.store.gc import folder_size
 
-from .conftest import CORPUS, start_chroma, stop
+from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
 from .faultkit import copy_corpus, env, fill, indexer, one_line_error, paused, read_only_view, small_disk
 
 QUESTIONS = CORPUS / "questions.jsonl"
@@ -58,11 +57,11 @@ def test_gc_collects_what_a_killed_first_build_left(built, tmp_path):
     proc = paused(["build", corpus, "-s", "headers", "--db", db, "-q"], "embedding", tmp_path / "m")
     proc.kill()
     proc.wait()
-    left = [n for n, _ in Store(db).chroma.listing() if n.startswith("ix-headers")]
+    left = [n for n, _ in raw_chroma(db).listing() if n.startswith("ix-headers")]
     assert left  # a collection nobody published
     done = indexer("gc", "--db", db)
     assert done.returncode == 0 and "never published" in done.stdout, done.stdout + done.stderr
-    assert not [n for n, _ in Store(db).chroma.listing() if n.startswith("ix-headers")]
+    assert not [n for n, _ in raw_chroma(db).listing() if n.startswith("ix-headers")]
     assert indexer("query", "kargo", "-s", "fixed64", "--db", db).returncode == 0
 
 
@@ -112,7 +111,7 @@ def test_a_long_lived_handle_follows_five_rebuilds_without_a_failure(built):
     building.clear()
     thread.join(timeout=300)
     assert errors == [] and len(results) >= 1000 and min(results) == 3
-    live = Store(db).find("fixed64")
+    live = open_store(db).catalogue.find("fixed64")
     assert (index.entry.collection, index.entry.generation) == (live.collection, live.generation)  # it followed
     assert len(generations) >= 5  # and saw the versions in between
     assert any("Ek 4" in c.text for c in index.chunks("kargo-ve-teslimat.md"))
@@ -153,9 +152,9 @@ def test_builders_on_two_machines_share_one_lease(tmp_path):
                          INDEXER_LEASE_TTL="3")
         assert second.returncode == 0, second.stderr
         assert second.stdout.splitlines()[1].split()[:2] == ["fixed64", "full"]
-        store = Store(tmp_path / "machine-b", url)
-        entry = store.find("fixed64")
-        assert [n for n, _ in store.chroma.listing() if n.startswith("ix-")] == [entry.collection]
+        entry = open_store(tmp_path / "machine-b", url).catalogue.find("fixed64")
+        physical = raw_chroma(tmp_path / "machine-b", url).listing()
+        assert [n for n, _ in physical if n.startswith("ix-")] == [entry.collection]
         hits = indexer("query", "kargo", "-s", "fixed64", "--chroma-url", url, "--db", tmp_path / "machine-a",
                        "--json")
         assert hits.returncode == 0 and len(hits.stdout.splitlines()) == 5
@@ -219,8 +218,9 @@ def test_a_read_only_index_answers_queries_and_refuses_builds(built, tmp_path):
 
 # -- the matrix: damaged side files, caches, manifests, full disks ---------------------------------------
 def _side(db: Path) -> Path:
-    entry = Store(db).find("fixed64")
-    return Store(db).side_dir(entry.collection, entry.generation)
+    store = open_store(db)
+    entry = store.catalogue.find("fixed64")
+    return store.side.folder(entry.collection, entry.generation)
 
 
 BM25_QUERY = ("query", "kargo kaç gün", "-s", "fixed64", "-m", "bm25", "--json")

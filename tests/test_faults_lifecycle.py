@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.store import Store
+from indexer.store.chroma import CATALOG
 from indexer.store.gc import folder_size, orphan_segments
-from indexer.store.store import CATALOG
 
-from .conftest import CORPUS, start_chroma, stop
+from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
 from .faultkit import copy_corpus, env, indexer, one_line_error, paused, read_only_view
 
 NEW_FILE = "# Mağaza Teslim\n\nSiparişinizi seçili mağazalardan teslim alabilirsiniz. Mağazada 7 gün bekletilir.\n"
@@ -59,9 +59,9 @@ def side_folders(db: Path) -> list[str]:
 def assert_nothing_left(db: Path, store: Store | None = None) -> None:
     """No entry, no physical collection but the catalogue, no vector folder of a deleted
     collection; and (embedded) no side files."""
-    store = store or Store(db)
-    assert store.entries() == []
-    assert [name for name, _ in store.chroma.listing()] == [CATALOG]
+    store = store or open_store(db)
+    assert store.catalogue.entries() == []
+    assert [name for name, _ in raw_chroma(db, store.url).listing()] == [CATALOG]
     if not store.url:
         assert side_folders(db) == [] and orphan_segments(db / "chroma") == []
 
@@ -69,7 +69,7 @@ def assert_nothing_left(db: Path, store: Store | None = None) -> None:
 # -- a drop racing a build ------------------------------------------------------------------------
 def test_a_drop_waits_for_a_running_build_and_drops_what_it_published(built, tmp_path):
     corpus, db = built
-    old = Store(db).find("fixed64").chunks
+    old = open_store(db).catalogue.find("fixed64").chunks
     (corpus / "magaza-teslim.md").write_text(NEW_FILE, encoding="utf-8")  # the new version has more chunks
     marker = tmp_path / "m"
     building = paused(["build", corpus, "-s", "fixed64", "--db", db, "--full"], "embedding", marker)
@@ -108,7 +108,7 @@ def test_a_drop_during_a_first_build_waits_for_it_as_for_any_build(tmp_path, ser
         dropped = finish(dropping)
         assert dropped.returncode == 0 and dropped.stdout.strip() == f"dropped fixed64 (use-m3, {chunks} chunks)", \
             dropped.stderr
-        assert_nothing_left(db, Store(db, url))
+        assert_nothing_left(db, open_store(db, url))
         missing = one_line_error(indexer("drop", "-s", "fixed64", *where, "--no-wait"))  # no build: nothing to drop
         assert "no collection for strategy 'fixed64'" in missing
     finally:
@@ -157,13 +157,13 @@ def test_a_drop_through_a_server_waits_for_a_build_on_another_machine_or_its_lap
         new = built_chunks(finish(building))
         dropped = finish(dropping)
         assert dropped.returncode == 0 and dropped.stdout.strip() == f"dropped fixed64 (use-m3, {new} chunks)"
-        assert_nothing_left(a, Store(a, url))
+        assert_nothing_left(a, open_store(a, url))
         assert side_folders(b) == []  # a's side files are a's: its next build (or gc) removes them
 
         # machine a stalls past its lease (SIGSTOP) just before publishing: b's drop takes the
         # lapsed lease, and a, woken up, finds its version dropped and says so
         assert indexer("build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", a, "-q").returncode == 0
-        live = Store(a, url).find("fixed64").collection
+        live = open_store(a, url).catalogue.find("fixed64").collection
         assert side_folders(a) == [f"{live}/g1"]  # what b dropped before is gone from a
         (corpus / "magaza-teslim.md").write_text(NEW_FILE + "\nEk satır.\n", encoding="utf-8")
         building = paused(["build", corpus, "-s", "fixed64", "--chroma-url", url, "--db", a, "-q"], "publish", marker,
@@ -176,7 +176,7 @@ def test_a_drop_through_a_server_waits_for_a_build_on_another_machine_or_its_lap
             marker.unlink()
         assert dropped.returncode == 0 and dropped.stdout.startswith("dropped fixed64"), dropped.stderr
         assert "was dropped in http://127.0.0.1" in one_line_error(finish(building))
-        assert_nothing_left(a, Store(a, url))
+        assert_nothing_left(a, open_store(a, url))
         assert side_folders(a) == [f"{live}/g1"]  # the failed build removed its own (g2); b dropped g1
         done = indexer("gc", "--chroma-url", url, "--db", a)
         assert done.stdout.startswith(f"removed side files of {live} (not live)\n"), done.stdout + done.stderr

@@ -182,13 +182,13 @@ def test_e5_on_code_weighs_the_embedding_less_over_long_chunks():
 
 
 def test_saved_settings_come_before_the_calibrated_fusion_and_it_before_the_defaults():
-    from indexer.retrieval.options import SearchOptions
+    from indexer.retrieval.options import SearchOptions, resolve
 
     fusion = {"alpha_range": [0.1, 0.4], "coverage_range": [0.3, 0.6], "kind": "code"}
-    assert SearchOptions().resolved(None, "use-m3", fusion).alpha_range == (0.1, 0.4)
-    assert SearchOptions().resolved({"alpha_range": [0.2, 0.5]}, "use-m3", fusion).alpha_range == (0.2, 0.5)
-    assert SearchOptions(alpha_range=(0.0, 1.0)).resolved(None, "use-m3", fusion).alpha_range == (0.0, 1.0)
-    assert SearchOptions().resolved(None, "use-m3", None).alpha_range == adaptive_defaults("use-m3")[0]
+    assert resolve(SearchOptions(), None, "use-m3", fusion).alpha_range == (0.1, 0.4)
+    assert resolve(SearchOptions(), {"alpha_range": [0.2, 0.5]}, "use-m3", fusion).alpha_range == (0.2, 0.5)
+    assert resolve(SearchOptions(alpha_range=(0.0, 1.0)), None, "use-m3", fusion).alpha_range == (0.0, 1.0)
+    assert resolve(SearchOptions(), None, "use-m3", None).alpha_range == adaptive_defaults("use-m3")[0]
 
 
 def test_a_stored_calibration_by_kind_follows_the_table_and_others_stay():

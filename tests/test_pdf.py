@@ -96,7 +96,8 @@ PAGE3 = (
 EXPECTED_PAGES = [PAGE1, PAGE2, PAGE3]
 
 
-def _fonts() -> None:
+def register_fonts() -> None:
+    """Register DejaVu (regular and bold) with reportlab once: the PDFs here draw Turkish text."""
     if "DejaVu" not in pdfmetrics.getRegisteredFontNames():
         pdfmetrics.registerFont(TTFont("DejaVu", str(FONTS / "DejaVuSans.ttf")))
         pdfmetrics.registerFont(TTFont("DejaVu-Bold", str(FONTS / "DejaVuSans-Bold.ttf")))
@@ -127,7 +128,8 @@ class Writer:
         self.y += size + 8
 
 
-def _furniture(c: canvas.Canvas, n: int, total: int, footer: str) -> None:
+def draw_furniture(c: canvas.Canvas, n: int, total: int, footer: str) -> None:
+    """Page n's running header (left and right) and its `footer` (`{n}`, `{total}` filled in)."""
     c.setFont("DejaVu", 8)
     c.drawString(LEFT, A4[1] - 40, HEADER_LEFT)
     c.drawRightString(RIGHT, A4[1] - 40, HEADER_RIGHT)
@@ -183,11 +185,11 @@ PAGES = [_page1, _page2, _page3]
 def make_policy_pdf(path: Path, n_pages: int = 3, footer: str = "Sayfa {n} / {total}", **canvas_args) -> str:
     """Write the policy PDF (page templates cycle for n_pages) and return the Markdown a
     reader should get back."""
-    _fonts()
+    register_fonts()
     c = canvas.Canvas(str(path), pagesize=A4, **canvas_args)
     c.setTitle("")
     for i in range(n_pages):
-        _furniture(c, i + 1, n_pages, footer)
+        draw_furniture(c, i + 1, n_pages, footer)
         PAGES[i % 3](Writer(c))
         c.showPage()
     c.save()
@@ -268,7 +270,7 @@ def test_page_spans_map_offsets_to_pages(policy):
 
 
 def test_a_word_split_across_a_page_break_and_an_empty_page(tmp_path):
-    _fonts()
+    register_fonts()
     path = tmp_path / "sayfa.pdf"
     c = canvas.Canvas(str(path), pagesize=A4)
     for lines in (["Birinci sayfanın son satırında kulla-"], [], ["nım koşulları ikinci sayfada sürer."]):
@@ -305,7 +307,7 @@ def test_text_that_is_not_a_page_number(text):
 
 
 def test_a_page_rotated_for_landscape_reads_upright(tmp_path):
-    _fonts()
+    register_fonts()
     path = tmp_path / "yatay.pdf"
     c = canvas.Canvas(str(path), pagesize=A4)
     c.setPageRotation(90)
@@ -338,7 +340,7 @@ def test_pdf_from_another_producer(tmp_path):
 
 
 def test_code_keeps_its_lines_and_indentation_and_bullets_become_items(tmp_path):
-    _fonts()
+    register_fonts()
     if "DejaVuMono" not in pdfmetrics.getRegisteredFontNames():
         pdfmetrics.registerFont(TTFont("DejaVuMono", str(FONTS / "DejaVuSansMono.ttf")))
     path = tmp_path / "kod.pdf"
@@ -372,7 +374,7 @@ def test_a_platypus_table_with_a_merged_row(tmp_path):
     from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
 
-    _fonts()
+    register_fonts()
     style = getSampleStyleSheet()["BodyText"]
     style.fontName = "DejaVu"
     table = Table([["Bölge", "Süre"], ["Marmara", "1-2 gün"], ["Ege ve Akdeniz birlikte", ""], ["Doğu", "3-5 gün"]])
@@ -390,7 +392,7 @@ def test_a_platypus_table_with_a_merged_row(tmp_path):
 def test_columns_framed_and_split_by_a_rule_are_text_not_a_table(tmp_path):
     """A frame with a rule between the columns makes a 2-cell grid; its lines even line
     up like table rows. It is still two columns of text."""
-    _fonts()
+    register_fonts()
     path = tmp_path / "cerceve.pdf"
     c = canvas.Canvas(str(path), pagesize=A4)
     c.rect(60, 300, 475, 482)
@@ -420,7 +422,7 @@ def pdf_bytes(make, *args, **kw) -> bytes:
 
 def one_page_pdf(path: Path, paragraphs: list[list[str]]) -> None:
     """A plain one-page PDF: paragraphs of lines in the body font."""
-    _fonts()
+    register_fonts()
     c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
     w = Writer(c)
     for lines in paragraphs:

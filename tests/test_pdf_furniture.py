@@ -14,7 +14,7 @@ import pytest
 from indexer.chunkers import parse_strategy
 from indexer.loaders import discover, load_documents
 from indexer.loaders.pdf import extract_pdf
-from indexer.loaders.pdf_furniture import _Seen, same_but_page_number
+from indexer.loaders.pdf.furniture import EdgeText, same_but_page_number
 
 from tests import pdf_documents as docs
 
@@ -94,7 +94,7 @@ def test_the_same_line_set_apart_at_the_page_foot_is_a_footer(tmp_path):
     ([(7,), (9,), (4,)], [0, 1, 2], 0),  # a number that does not follow the pages
 ])
 def test_the_same_text_but_for_a_page_number(numbers, pages, kept):
-    seen = [_Seen(p, nums, []) for p, nums in zip(pages, numbers)]
+    seen = [EdgeText(p, nums, []) for p, nums in zip(pages, numbers)]
     assert len(same_but_page_number(seen, n_pages=len(pages) + 9)) == kept
 
 

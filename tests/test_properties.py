@@ -197,7 +197,7 @@ def check_invariants(strategy: str, text: str, fmt: str = "markdown") -> None:
     chunks = chunker.chunk(doc)
     tk = get_tokenizer()
     limit = limit_of(chunker)
-    base_kind = chunker._base().kind if chunker.kind == "contextual" else chunker.kind
+    base_kind = chunker.base_chunker.kind if chunker.kind == "contextual" else chunker.kind
     for c in chunks:
         assert doc.text[c.start : c.end] == c.text, (strategy, c)
         assert c.text and c.text == c.text.strip(), (strategy, c.text)

@@ -37,7 +37,7 @@ exec("from indexer import " + ", ".join(order), taken)
 problems = []
 
 def expect(stage, name, got):
-    module, attr = indexer._API[name]
+    module, attr = indexer.API[name]
     want = getattr(importlib.import_module(module), attr)
     if got is not want or isinstance(got, types.ModuleType) or not callable(got):
         problems.append(f"{stage}: indexer.{name} is {got!r}, not {module}.{attr}")
@@ -54,9 +54,9 @@ print(json.dumps(problems))
 
 
 def test_no_submodule_is_named_like_a_public_name():
-    assert sorted(set(indexer._API) & set(CHILDREN)) == []
+    assert sorted(set(indexer.API) & set(CHILDREN)) == []
     # nor does a package the API reads a name from have a submodule of that name
-    for name, (module, attr) in indexer._API.items():
+    for name, (module, attr) in indexer.API.items():
         package = importlib.import_module(module)
         if hasattr(package, "__path__"):
             inner = {m.name for m in pkgutil.iter_modules(package.__path__)}
@@ -64,11 +64,11 @@ def test_no_submodule_is_named_like_a_public_name():
 
 
 def test_every_public_name_is_a_documented_callable_in_process():
-    for name, (module, attr) in indexer._API.items():
+    for name, (module, attr) in indexer.API.items():
         value = getattr(indexer, name)
         assert not isinstance(value, types.ModuleType), name
         assert callable(value) and value is getattr(importlib.import_module(module), attr), name
-    assert set(indexer.__all__) == {"__version__", *indexer._API}
+    assert set(indexer.__all__) == {"__version__", *indexer.API}
 
 
 def _probe(first: str, order: list[str]) -> tuple[str, list[str], list[str]]:
@@ -82,7 +82,7 @@ def _probe(first: str, order: list[str]) -> tuple[str, list[str], list[str]]:
 
 @pytest.mark.slow
 def test_public_names_survive_every_import_order_in_fresh_interpreters():
-    names = list(indexer._API)
+    names = list(indexer.API)
     # every subpackage/module imported first, then the names; and the names alone, in
     # their documented order and reversed (`from indexer import Index, search` was the bug)
     cases = [(child, names) for child in CHILDREN] + [("", names), ("", names[::-1])]

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from indexer.evaluation.generate import allocate, cached_questions, make_questions
-from indexer.evaluation.questions import load_questions, resolve
-from indexer.evaluation.simulate import Knobs
+from indexer.questions.generate import allocate, cached_questions, make_questions
+from indexer.evaluation.sets import load_questions, resolve
+from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.loaders.symbols import outline, walk
 from tests.conftest import CORPUS
@@ -282,7 +282,7 @@ def test_the_cli_writes_a_set_eval_can_read(tmp_path):
 
 def test_a_suffix_after_a_number_is_not_a_query_word():
     """`6'sı` is one word: its suffix alone (`sı`) is nothing a person would type."""
-    from indexer.evaluation.simulate import Vocabulary
+    from indexer.questions.simulate import Vocabulary
 
     terms = Vocabulary().terms("Arızalı ürünlerin 6'sı ve 2024’te gelen 3'ü yenilendi.", "tr")
     surfaces = [surface for _, surface in terms]
@@ -294,7 +294,7 @@ def test_sections_under_a_later_h1_keep_their_paths_in_questions_and_passages(tm
     """A later H1 is a sibling of the first (issue 35, item 10): a question naming its
     section with or without the old title prefix still resolves, and a top-level
     boilerplate section is still left out of made-up passages."""
-    from indexer.evaluation.passages import passages
+    from indexer.questions.passages import passages
 
     (tmp_path / "guide.md").write_text(
         "# Guide\n\nThe guide explains how returns are handled by the shop in detail.\n\n"

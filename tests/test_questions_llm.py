@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.errors import EmbedderError
-from indexer.evaluation.generate import make_questions
-from indexer.evaluation.llm_questions import copied, find_answer, parse_reply
-from indexer.evaluation.simulate import Vocabulary
+from indexer.questions.generate import make_questions
+from indexer.questions.llm import copied, find_answer, parse_reply
+from indexer.questions.simulate import Vocabulary
 from tests.conftest import free_port
 from tests.ollama_standin import StandInOllama
 

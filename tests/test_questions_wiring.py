@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from indexer.evaluation.questions import load_questions, resolve
+from indexer.evaluation.sets import load_questions, resolve
 from indexer.loaders import load_documents
 from tests.conftest import CORPUS
 
@@ -77,7 +77,7 @@ def test_tune_generate_and_the_refusals(own):
 def test_eval_generate_runs_where_the_index_folder_cannot_be_written(own, tmp_path, monkeypatch):
     """A read-only index folder (eval and tune do not need to write one): the set is made
     in a temporary folder and the run says so, instead of failing on the folder."""
-    import indexer.evaluation.generated as generated
+    import indexer.questions.on_demand as generated
 
     docs, db = own
     blocked = tmp_path / "a-file"

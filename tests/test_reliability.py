@@ -13,12 +13,13 @@ import time
 import numpy as np
 import pytest
 
+import indexer.store.delta as delta_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index, search
-from indexer.store import Store
-from indexer.store.store import CATALOG
+from indexer.store.chroma import CATALOG
+from indexer.store.physical import PhysicalCollections
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, open_store, raw_chroma
 
 NEW_SECTION = "\n\n## Kargo Sigortası\n\nTüm gönderiler 10.000 TL'ye kadar sigortalıdır. Hasar bildirimi 3 gün içinde yapılır.\n"
 NEW_FILE = "# Mağaza Teslim\n\nSiparişinizi seçili mağazalardan teslim alabilirsiniz. Mağazada 7 gün bekletilir.\n"
@@ -70,7 +71,7 @@ def live_state(db, strategy="fixed64"):
 
 
 def physical_collections(db):
-    return sorted(name for name, _ in Store(db).chroma.listing() if name != CATALOG)
+    return sorted(name for name, _ in raw_chroma(db).listing() if name != CATALOG)
 
 
 @pytest.fixture
@@ -108,7 +109,7 @@ def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
     assert count == entry.chunks == report.chunks
     assert physical_collections(db) == [entry.collection]
     assert sorted(p.name for p in (db / "indexes").iterdir()) == [entry.collection]
-    records = Store(db).chroma.collection(entry.collection).get(include=["metadatas"])
+    records = raw_chroma(db).collection(entry.collection).get(include=["metadatas"])
     assert max(m["gen"] for m in records["metadatas"]) == entry.generation  # nothing of a dead build is left
     assert len(records["ids"]) == entry.chunks + len(entry.pending_ids)  # superseded ones wait out their grace
     if point != "published":
@@ -118,7 +119,7 @@ def test_a_killed_build_leaves_a_complete_version(v1, tmp_path, point):
 def snapshot(db, strategy):
     """The live records of a collection (generation numbers aside)."""
     index = Index.open(strategy, db=db)
-    got = index.store.chroma.collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
+    got = raw_chroma(db).collection(index.entry.collection).get(include=["embeddings", "documents", "metadatas"])
     order = [i for i in np.argsort(got["ids"]) if got["ids"][i] in index.live]
     return {
         "ids": [got["ids"][i] for i in order],
@@ -243,23 +244,23 @@ def test_only_a_killed_delta_build_makes_the_next_one_look_for_its_records(v1, m
     def scan(*_a, **_kw):
         raise AssertionError("looked for a dead build's records after a clean one")
 
-    monkeypatch.setattr(Store, "drop_generations_after", scan)
+    monkeypatch.setattr(PhysicalCollections, "drop_generations_after", scan)
     [report] = build([corpus], ["fixed64"], db=db)
     assert report.mode == "incremental"
     (corpus / "magaza-teslim.md").write_text(NEW_FILE + "\nEk not.\n", encoding="utf-8")
     [again] = build([corpus], ["fixed64"], db=db)
     assert again.mode == "incremental"
-    got = Store(db).catalog.get(include=["documents"])
+    got = raw_chroma(db).catalogue().get(include=["documents"])
     assert not [cid for cid in got["ids"] if cid.startswith("writing:")]
 
 
 def age_pending(db, strategy="fixed64"):
     """Every superseded record's grace period over (as if a minute had passed)."""
-    store = Store(db)
+    store = open_store(db)
     entry = Index.open(strategy, db=db).entry
     for p in entry.pending:
         p["at"] = 0
-    store.publish(entry)
+    store.catalogue.publish(entry)
 
 
 @pytest.mark.parametrize("delta", [False, True])
@@ -269,7 +270,7 @@ def test_a_file_deleted_then_restored_or_an_edit_undone_keeps_its_records(tmp_pa
     (not skipped as existing) and taken off the superseded list, so the grace's deletion
     does not remove them: every file keeps its records, in Chroma as in BM25."""
     if delta:  # the same with a large collection's delta collection
-        monkeypatch.setattr(Store, "delta_from", 0)
+        monkeypatch.setattr(delta_module, "DELTA_FROM", 0)
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
     build([corpus], ["fixed64"], db=db)
@@ -291,7 +292,7 @@ def test_a_file_deleted_then_restored_or_an_edit_undone_keeps_its_records(tmp_pa
     def state(folder):
         index = Index.open("fixed64", db=folder)
         chunks = sorted((c.doc_id, c.start, c.text) for c in index.chunks())  # read from Chroma
-        stored = set(index.store.records(index.entry, [c.id for c in index.chunks()]))
+        stored = set(index.store.records.get(index.entry, [c.id for c in index.chunks()]))
         hits = [h.chunk.doc_id for h in index.search("taksit seçenekleri kredi kartı", mode="embedding", k=3)]
         return chunks, len(stored), hits
 

@@ -7,7 +7,7 @@ Chroma's HNSW index. Missing or damaged rows fall back to Chroma."""
 import numpy as np
 import pytest
 
-import indexer.retrieval.index as index_module
+import indexer.retrieval.sides as sides_module
 import indexer.retrieval.rows as rows_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index
@@ -26,7 +26,7 @@ def assert_rows_match_chroma(db, name="fixed64"):
     assert rows.n == index.entry.chunks == len(live)
     assert rows.records(live) == live
     # the live rows are exactly the version's: a scan over every vector returns them all
-    every = rows.nearest(index.query_vector("kargo"), rows.n + 10)
+    every = rows.nearest(index.sides.query_vector("kargo"), rows.n + 10)
     assert sorted(cid for cid, _ in every) == sorted(live)
     return index, rows
 
@@ -39,8 +39,8 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
     assert rows.delta is None and len(rows.deleted) == 0
     # nearest by an exact scan = Chroma's HNSW on a collection this small
     for q in QUERIES:
-        vector = index.query_vector(q)
-        chroma = index.store.nearest(index.entry, vector, 10)
+        vector = index.sides.query_vector(q)
+        chroma = index.store.records.nearest(index.entry, vector, 10)
         scanned = rows.nearest(vector, 10)
         assert [c for c, _ in scanned] == [c for c, _ in chroma]
         assert np.allclose([s for _, s in scanned], [s for _, s in chroma], atol=1e-4)
@@ -51,7 +51,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
     assert report.mode == "incremental" and report.retired > 0
     _, rows = assert_rows_match_chroma(db)
     assert rows.delta is not None and len(rows.deleted) == report.retired
-    base_file = open_rows(index.store, index.store.find("fixed64")).source[0] / "vectors.npy"
+    base_file = open_rows(index.store, index.store.catalogue.find("fixed64")).source[0] / "vectors.npy"
     assert base_file.stat().st_nlink == 2, "the base was copied, not linked from the previous generation"
 
     monkeypatch.setattr(rows_module, "MERGE_SHARE", 0.0)  # merge into a new base
@@ -72,11 +72,11 @@ def test_a_one_shot_query_over_a_large_collection_scans_the_rows(tmp_path, monke
     db = tmp_path / "db"
     build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
     long_lived = Index.open("fixed64", db=db)
-    monkeypatch.setattr(index_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
-    monkeypatch.setattr(index_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
+    monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)  # the long-lived handle asks HNSW...
+    monkeypatch.setattr(sides_module, "SCAN_FROM", 0)  # ...and "large" starts from the first chunk
     one_shot = Index.open("fixed64", db=db, one_shot=True)
     calls = []
-    monkeypatch.setattr(one_shot.store, "nearest", lambda *a: calls.append(a) or [])
+    monkeypatch.setattr(one_shot.store.records, "nearest", lambda *a: calls.append(a) or [])
     for q in QUERIES:
         for mode in ("embedding", "hybrid"):
             a = [(h.chunk.id, round(h.score, 4)) for h in long_lived.search(q, mode=mode, k=5)]
@@ -92,12 +92,12 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
     db = tmp_path / "db"
     build([make_corpus(tmp_path / "corpus")], ["fixed64"], db=db)
     index = Index.open("fixed64", db=db)
-    monkeypatch.setattr(index.store, "nearest", lambda *a: pytest.fail("asked Chroma's vector index"))
+    monkeypatch.setattr(index.store.records, "nearest", lambda *a: pytest.fail("asked Chroma's vector index"))
     chunks = index.chunks()
     vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for q in QUERIES:
-        q_vec = index.query_vector(q)
+        q_vec = index.sides.query_vector(q)
         cosines = vectors @ (q_vec / np.linalg.norm(q_vec))
         expected = [chunks[i].id for i in np.argsort(-cosines, kind="stable")[:8]]
         got = index.search(q, mode="embedding", k=8)
@@ -111,7 +111,7 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     build([corpus], ["fixed64"], db=db)
     index = Index.open("fixed64", db=db)
     expected = [h.chunk for h in index.search(QUERIES[0], mode="hybrid", k=5)]
-    folder = index.store.side_path(index.entry, SIDE)
+    folder = index.store.side.path(index.entry, SIDE)
     blob = folder / "blob.npy"
     blob.write_bytes(blob.read_bytes()[:-10])  # truncated: no longer its checksum
     assert open_rows(index.store, index.entry) is None
@@ -125,7 +125,7 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     [report] = build([corpus], ["fixed64"], db=db)
     assert report.mode == "incremental"
     latest = Index.open("fixed64", db=db)
-    assert latest.rows is None and not latest.store.side_path(latest.entry, SIDE).exists()
+    assert latest.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
     assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
     # ...until a full build writes them again
     build([corpus], ["fixed64"], db=db, full=True)
@@ -133,15 +133,15 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
 
 
 def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_path, monkeypatch):
-    """From `Store.delta_from` records on, an incremental build writes its records into a
+    """From `delta.DELTA_FROM` records on, an incremental build writes its records into a
     delta collection and does not open the collection itself (Chroma would load its whole
     HNSW index: seconds at a million records); reads cover both; a build merges the delta
     once it passes its share (`delta.COMPACT_SHARE`). Answers equal a from-scratch build's."""
     import indexer.store.delta as delta_module
-    from indexer.store import Store
     from indexer.store.chroma import Chroma
+    from tests.conftest import raw_chroma
 
-    monkeypatch.setattr(Store, "delta_from", 0)
+    monkeypatch.setattr(delta_module, "DELTA_FROM", 0)
     monkeypatch.setattr(delta_module, "COMPACT_SHARE", 10.0)  # no merge yet
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
@@ -156,7 +156,7 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     assert main not in opened, "the incremental build opened the large collection itself"
     entry = Index.open("fixed64", db=db).entry
     assert (entry.collection, entry.delta) == (main, f"{main}-d")
-    assert Store(db).chroma.collection(entry.delta).count() == report.written
+    assert raw_chroma(db).collection(entry.delta).count() == report.written
 
     def answers(folder):
         index = Index.open("fixed64", db=folder)
@@ -166,13 +166,13 @@ def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_
     assert answers(db) == answers(tmp_path / "fresh")
     assert_rows_match_chroma(db)  # its scan of the records reads both collections
 
-    in_delta = set(Store(db).chroma.collection(entry.delta).get(include=[])["ids"])
+    in_delta = set(raw_chroma(db).collection(entry.delta).get(include=[])["ids"])
     monkeypatch.setattr(delta_module, "COMPACT_SHARE", 0.0)  # merge before the next build writes
     (corpus / "magaza-teslim.md").write_text(NEW_FILE_2, encoding="utf-8")
     [merged] = build([corpus], ["fixed64"], db=db)
     assert merged.mode == "incremental" and any("merged the delta collection" in n for n in merged.notes)
     entry = Index.open("fixed64", db=db).entry
-    chroma = Store(db).chroma
+    chroma = raw_chroma(db)
     assert chroma.collection(entry.delta).count() == merged.written  # only the new build's records
     assert in_delta <= set(chroma.collection(main).get(include=[])["ids"])  # moved into the collection
     build([corpus], ["fixed64"], db=tmp_path / "fresh2")
@@ -197,7 +197,7 @@ def test_a_long_lived_handle_follows_builds_into_a_new_delta_collection(tmp_path
     build([corpus], ["fixed64"], db=db)
     index = Index.open("fixed64", db=db, refresh=0.0)
     assert index.search("kargo", mode="hybrid", k=3)
-    script = ("import sys; import indexer.store.store as s, indexer.store.delta as d; s.Store.delta_from = 0; d.COMPACT_SHARE = float(sys.argv[3]);"
+    script = ("import sys; import indexer.store.delta as d; d.DELTA_FROM = 0; d.COMPACT_SHARE = float(sys.argv[3]);"
               "from indexer.indexing.building import build; [r] = build([sys.argv[1]], ['fixed64'], db=sys.argv[2]);"
               "print(r.mode)")
     for i, share in enumerate(("10", "10", "0")):  # create the delta, write into it, merge it (then a new one)
@@ -219,9 +219,8 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     `--full` (which does not merge) rebuilds."""
     import indexer.store.delta as delta_module
     from indexer.errors import StoreError
-    from indexer.store import Store
 
-    monkeypatch.setattr(Store, "delta_from", 0)
+    monkeypatch.setattr(delta_module, "DELTA_FROM", 0)
     corpus = make_corpus(tmp_path / "corpus")
     db = tmp_path / "db"
     build([corpus], ["fixed64"], db=db)
@@ -232,7 +231,7 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     def wedged(self, entry, grace=0.0):
         raise StoreError("Error in compaction: Failed to apply logs to the hnsw segment writer")
 
-    monkeypatch.setattr(Store, "compact", wedged)
+    monkeypatch.setattr(delta_module.Deltas, "compact", wedged)
     (corpus / "b.md").write_text("# B\n\nİkinci not: Zümrüt paketi.\n", encoding="utf-8")
     [report] = build([corpus], ["fixed64"], db=db)
     assert report.mode == "incremental" and any("indexer build --full" in n for n in report.notes)

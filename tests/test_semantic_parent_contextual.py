@@ -9,7 +9,7 @@ from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
-from indexer.embeddings.llm import extractive_context
+from indexer.chunkers.contexts import extractive_context
 from indexer.loaders import make_document
 from indexer.retrieval import Index, SearchOptions
 from indexer.chunkers.units import sentence_units

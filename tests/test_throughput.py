@@ -5,6 +5,7 @@ similarities, and the build's time estimate."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 
@@ -65,9 +66,10 @@ def test_the_cache_stores_float16_and_returns_what_it_would_read_back(tmp_path):
     got = cache.get_many("m", [text_key("a")])[text_key("a")]
     assert got.dtype == np.float32 and np.array_equal(got, stored(vec))
     assert abs(float(got @ vec) - 1.0) < 1e-3
-    (blob,) = cache._db.execute("SELECT vector FROM vectors").fetchone()
-    assert len(blob) == 512 * 2
     cache.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        (blob,) = db.execute("SELECT vector FROM vectors").fetchone()
+    assert len(blob) == 512 * 2
 
 
 def test_cached_and_fresh_vectors_are_identical(tmp_path):
@@ -94,9 +96,10 @@ def test_an_older_float32_cache_is_converted(tmp_path):
     db.close()
     cache = EmbeddingCache(path)
     assert np.array_equal(cache.get_many("m", [text_key("t")])[text_key("t")], stored(vec))
-    tables = {r[0] for r in cache._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "embeddings" not in tables
     cache.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "embeddings" not in tables
 
 
 class _Counting:

@@ -63,11 +63,10 @@ def test_boundary_inside_a_multibyte_character_moves_to_its_end():
 
 def test_decoded_ranks_cache_is_used_and_a_damaged_one_is_rebuilt(tmp_path):
     first = tokens.load_encoding("o200k_base", tmp_path)  # builds the cache
-    cached = tmp_path / f"o200k_base-{tokens._SHA256['o200k_base'][:16]}.ranks"
-    assert cached.exists()
+    [cached] = tmp_path.glob("o200k_base-*.ranks")
     again = tokens.load_encoding("o200k_base", tmp_path)
     assert again.encode_ordinary("Kargo İADE 5.000 TL") == first.encode_ordinary("Kargo İADE 5.000 TL")
     cached.write_bytes(b"not marshal data")
     repaired = tokens.load_encoding("o200k_base", tmp_path)
-    assert repaired.encode_ordinary("indexer test") == tokens._PROBE["o200k_base"]
+    assert repaired.encode_ordinary("indexer test") == first.encode_ordinary("indexer test")
     assert cached.read_bytes() != b"not marshal data"

@@ -14,10 +14,9 @@ from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
 from indexer.retrieval import Index, SearchOptions
-from indexer.evaluation.tune import _folds, tune, verdict
-from indexer.store import Store
+from indexer.evaluation.tune import assign_folds, tune, verdict
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, open_store
 
 QUESTIONS = CORPUS / "questions.jsonl"
 
@@ -27,8 +26,8 @@ def run(*args):
 
 
 def test_folds_are_deterministic_and_balanced():
-    order = _folds(65, 5, 13)
-    assert order == _folds(65, 5, 13) and order != _folds(65, 5, 14)
+    order = assign_folds(65, 5, 13)
+    assert order == assign_folds(65, 5, 13) and order != assign_folds(65, 5, 14)
     assert sorted(order.count(f) for f in range(5)) == [13] * 5
 
 
@@ -88,7 +87,7 @@ def test_saved_settings_become_the_collection_default_and_outlive_rebuilds(built
     replaced by the tuned winner, which then serves query, list and rebuilds."""
     db = tmp_path / "db"
     shutil.copytree(built_db[0], db)
-    Store(db).save_search("headers", "use-m3", {"mode": "embedding"})
+    open_store(db).catalogue.save_search("headers", "use-m3", {"mode": "embedding"})
     assert Index.open("headers", db=db).options().describe() == "embedding"
     out = run("tune", QUESTIONS, "-s", "headers", "--db", db, "--save", "-q")
     assert out.exit_code == 0, out.output

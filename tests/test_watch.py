@@ -18,10 +18,9 @@ import pytest
 
 from indexer.indexing.building import build
 from indexer.retrieval import Index
-from indexer.store import Store
 from indexer.indexing.watching import EventPaths, Watcher
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, open_store
 from tests.faultkit import interruptible
 
 DOCS = ["kargo-ve-teslimat.md", "hediye-kartlari.md", "iade-ve-geri-odeme.md"]
@@ -185,7 +184,7 @@ def test_a_sync_waits_for_a_build_holding_the_lease(tmp_path, running):
     r = running(corpus, db)
     r.settle(0)
     before = len(r.watcher.syncs)
-    with Store(db).lease("headers", "use-m3"):  # what `indexer build` holds while it runs
+    with open_store(db).builds.lease("headers", "use-m3"):  # what `indexer build` holds while it runs
         (corpus / "yeni.md").write_text("# Yeni\n\nBekleyen belge.\n", encoding="utf-8")
         deadline = time.monotonic() + 20
         while r.watcher.status.state != "waiting" and time.monotonic() < deadline:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.agreement_mirror import SetLab  # noqa: E402
 from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement  # noqa: E402
 
-from indexer.evaluation.simulate import Knobs  # noqa: E402
+from indexer.questions.simulate import Knobs  # noqa: E402
 
 GRID = {
     "noise": (0.35, 0.45),

@@ -4,7 +4,7 @@ analyzers, exact-match signals and fusion rules offline, per set × strategy × 
     python -m bench.labs.default_lab capture --sets tr,en --strategies auto,headers --embedders use-m3
     python -m bench.labs.default_lab report            # every capture: each side and the rules
 
-Capture goes through the real pipeline (`indexer.build`, `Index._dense` for the embedding
+Capture goes through the real pipeline (`indexer.build`, `Index.sides.nearest` for the embedding
 side, the stored chunks and their `indexed_text`); the BM25 side is rebuilt in memory from
 those texts with the analyzer under test (`BM25Index`, the same code a build runs), and the
 exact-match tiers and the fusion come from the library's own functions
@@ -59,11 +59,11 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     index = Index.open(strategy, db=db, embedder=embedder)
     chunks = {c.id: [c.doc_id, c.start, c.end, c.n_tokens, c.parent_id, c.symbol] for c in index.chunks()}
     texts = {cid: meta.get("indexed_text", "") for cid, meta in
-             ((c.id, m) for c, m in index.store.scan(index.entry))}
+             ((c.id, m) for c, m in index.store.records.scan(index.entry))}
     parent_ids = sorted({c[4] for c in chunks.values() if c[4]})
     parents = {pid: [p.doc_id, p.start, p.end, p.n_tokens] for pid, p in index.fetch_parents(parent_ids).items()}
     t1 = time.perf_counter()
-    nearest = index._dense  # private: see report
+    nearest = index.sides.nearest
     dense = {q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)] for q in load_questions(qpath)}
     synthetic = LAB / "synthetic" / f"{set_name}.jsonl"  # made-up questions (`indexer questions`), for calibration
     dense_syn = ({q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)]
@@ -84,7 +84,7 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
 class Query:
     id: str
     text: str
-    question: object  # indexer.evaluation.questions.Question (its `hits` rule)
+    question: object  # indexer.evaluation.sets.Question (its `hits` rule)
     dense: list[tuple[str, float]]
     sparse: list[tuple[str, float]] = field(default_factory=list)
     coverage: float = 0.0
@@ -164,7 +164,7 @@ class Collection:
 
 
 def ordered(scores: dict[str, float], chunks: dict, tier: dict[str, int] | None = None) -> list[str]:
-    """Index._break_ties's order: tier, score, then document and position."""
+    """`ranking.break_ties`'s order: tier, score, then document and position."""
     tier = tier or {}
 
     def key(c):

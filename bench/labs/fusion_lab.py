@@ -54,8 +54,8 @@ def capture(set_name: str, strategy: str, embedder: str) -> Path:
     rows = []
     t0 = time.perf_counter()
     for q in questions:
-        dense = index._dense(q.question, DEPTH)  # private: see report
-        sparse = index._sparse(q.question, DEPTH)  # private: see report
+        dense = index.sides.nearest(q.question, DEPTH)
+        sparse = index.sides.matching(q.question, DEPTH)
         rows.append({"id": q.id, "tags": q.tags, "doc": q.doc_id, "target": list(q.target),
                      "answer": list(q.answer_span) if q.answer_span else None,
                      "dense": [[cid, round(s, 6)] for cid, s in dense],

@@ -86,7 +86,7 @@ class Tools:
         the first by name). With --embedder, only that embedder's collections count."""
         if self.strategy:
             return self.strategy
-        entries = self.store.entries()
+        entries = self.store.catalogue.entries()
         if self.embedder:
             from ..embeddings import canonical_name
 
@@ -111,16 +111,16 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from ..retrieval import SearchOptions, entry_fusion
+        from ..retrieval import entry_fusion, resolve
 
         out = []
-        for e in self.store.entries():
+        for e in self.store.catalogue.entries():
             saved = e.extra.get("search")
             out.append({
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
                 "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
                 "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
-                "search": SearchOptions().for_entry(e, entry_fusion(self.store, e)).describe() + (" (tuned)" if saved else ""),
+                "search": resolve(None, saved, e.embedder, entry_fusion(self.store, e)).describe() + (" (tuned)" if saved else ""),
             })
         try:
             default = self.default_strategy()
@@ -143,7 +143,7 @@ class Tools:
 
     def compare_strategies(self, query: str, strategies: list[str] | None = None, mode: str | None = None,
                            k: int = 3, max_tokens: int | None = None) -> dict:
-        names = strategies or sorted({e.strategy for e in self.store.entries()})
+        names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {"query": query, "strategies": [self.search(query, name, mode, k, max_tokens) for name in names]}
 
     # -- reading ----------------------------------------------------------------------------

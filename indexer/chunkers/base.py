@@ -9,7 +9,7 @@ from __future__ import annotations
 from hashlib import sha1
 from zlib import crc32
 from abc import ABC
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -131,10 +131,6 @@ class Chunker(ABC):
     def build_summary(self) -> str | None:
         """The same as one line for people, if anything."""
         return None
-
-    def chunk_all(self, docs: Iterable[Document]) -> Iterator[Chunk]:
-        for doc in docs:
-            yield from self.chunk(doc)
 
     # -- helpers for strategies ----------------------------------------------------------
     def bounds(self, doc: Document) -> np.ndarray:

@@ -12,7 +12,6 @@ where the chunk starts, and a `sections:` line naming every section that begins 
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -90,11 +89,9 @@ class BlocksChunker(Chunker):
         """`sections: İade › Süre; Ücretler`: the sections that begin inside a chunk (their
         heading paths without the document title), so a chunk that spans several sections
         says so in its header, not only the section it starts in."""
-        starts = doc._section_starts  # sorted section starts, cached on the document
-        first, last = bisect.bisect_right(starts, start), bisect.bisect_left(starts, end)
         # a later top-level heading starts its own path: only the title is left out
         paths = [" › ".join(p[1:] if p[0] == doc.title else p)
-                 for p in (sec.heading_path for sec in doc.sections[first:last] if sec.level)]
+                 for p in (sec.heading_path for sec in doc.sections_starting_in(start, end) if sec.level)]
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from ..embeddings.llm import make_contextualizer
+from .contexts import make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .registry import PRESETS, REGISTRY, parse_strategy
@@ -35,7 +35,9 @@ class ContextualChunker(Chunker):
         if not (self.llm == "extractive" or self.llm.startswith("ollama:")):
             raise InvalidParameter(f"llm must be extractive or ollama:<model>, not {self.llm!r}")
 
-    def _base(self) -> Chunker:
+    @property
+    def base_chunker(self) -> Chunker:
+        """The base strategy's chunker, whose chunks get a context (made on first use)."""
         if getattr(self, "_base_chunker", None) is None:
             spec = parse_strategy(self.base)
             self._base_chunker = spec.create(tokenizer=self.tokenizer, name=f"{self.name}.base", context=self.context)
@@ -55,7 +57,7 @@ class ContextualChunker(Chunker):
     def chunk(self, doc: Document) -> list[Chunk]:
         language = detect_language([doc.text])
         out = []
-        for base in self._base().chunk(doc):
+        for base in self.base_chunker.chunk(doc):
             context = self.contextualizer.context(doc, base, language)
             out.append(self.make_chunk(doc, base.start, base.end, base.kind, base.header,
                                        tuple(base.heading_path.split(PATH_SEP)), base.n_tokens,

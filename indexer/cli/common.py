@@ -23,10 +23,6 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-class Interrupted(Exception):
-    """Raised through `handle_errors` with what an interruption left (set by a command)."""
-
-
 def handle_errors(func):
     """Turn library errors into a one-line message and the documented exit code."""
 

@@ -135,7 +135,7 @@ def gc(db, chroma_url, chroma_path, grace, quiet, as_json):
     """Remove what interrupted builds and replaced versions left behind (builds do this
     for their own collection; gc does it for every one, and for a server's data folder)."""
     from ..store import Store
-    from ..store.gc import collect
+    from ..store.collect import collect
 
     store = Store(settings_from(db, chroma_url))
     report = collect(store, grace, Path(chroma_path) if chroma_path else None, note_function(quiet))

@@ -53,7 +53,7 @@ doc_id/targets may be left out; a wrong type is named with its line."""
 
 
 def _seed_default() -> int:
-    from ..evaluation.generated import generated_questions
+    from ..questions.on_demand import generated_questions
 
     return parameter_default(generated_questions, "seed")
 
@@ -82,7 +82,7 @@ def _question_file(questions, generate, seed, strategies, settings, embedder, co
         return questions, corpus
     if generate < 1:
         raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
-    from ..evaluation.generated import CAVEAT, generated_questions
+    from ..questions.on_demand import CAVEAT, generated_questions
 
     made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus,
                                seed=_seed_default() if seed is None else seed)

@@ -37,7 +37,7 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
     over the documents by size. Then `indexer eval FILE --corpus PATH` scores strategies
     on it. Made-up questions are a tool, not the truth: see README for how well they agree
     with questions people wrote."""
-    from ..evaluation.generate import make_questions
+    from ..questions import make_questions
 
     if count < 1:
         raise click.BadParameter(f"must be at least 1, not {count}", param_hint="-n")

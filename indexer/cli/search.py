@@ -23,7 +23,7 @@ def register(cli: click.Group) -> None:
 def _only_strategy(store) -> str:
     from ..errors import CollectionNotFound, UsageError
 
-    built = sorted({e.strategy for e in store.entries()})
+    built = sorted({e.strategy for e in store.catalogue.entries()})
     if len(built) == 1:
         return built[0]
     if not built:
@@ -103,11 +103,11 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
 def list_(db, chroma_url, as_json):
     """Collections in the index: strategy, parameters, embedder, size, build time, and the
     search settings saved by `indexer tune --save`."""
-    from ..retrieval import SearchOptions, entry_fusion
+    from ..retrieval import entry_fusion, resolve
     from ..store import Store
 
     store = Store(settings_from(db, chroma_url))
-    entries = store.entries()
+    entries = store.catalogue.entries()
     if as_json:
         echo_json(e.__dict__ for e in entries)
         return
@@ -118,7 +118,7 @@ def list_(db, chroma_url, as_json):
     for e in entries:
         params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
         saved = e.extra.get("search")
-        search = SearchOptions().for_entry(e, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
+        search = resolve(None, saved, e.embedder, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
         rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
                      f"{e.kind}:{params}"])
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)
@@ -175,5 +175,5 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
     settings = settings_from(db, chroma_url)
     store = Store(settings)
     wanted = canonical_name(embedder, settings) if embedder else None
-    entry = store.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
+    entry = store.builds.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

@@ -4,14 +4,11 @@ trained with them."""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from ..errors import EmbedderError
+from ..llm.server import ollama_errors, resolve_host
 from .base import Embedder, normalise
-
-from ..settings import DEFAULT_OLLAMA_HOST as DEFAULT_HOST
 
 # model family -> (document prefix, query prefix)
 PREFIXES: dict[str, tuple[str, str]] = {
@@ -30,28 +27,6 @@ def prefixes_for(model: str) -> tuple[str, str]:
         if family.startswith(key):
             return PREFIXES[key]
     return "", ""
-
-
-def resolve_host(host: str | None) -> str:
-    return host or DEFAULT_HOST
-
-
-@contextlib.contextmanager
-def ollama_errors(host: str, model: str, purpose: str, unreachable_hint: str = ""):
-    """Turn the ollama client's errors into one-line messages that say what to do."""
-    import ollama
-
-    try:
-        yield
-    except ConnectionError:
-        raise EmbedderError(
-            f"cannot reach the Ollama server at {host}{purpose}: start it with `ollama serve`, "
-            f"or pass --ollama-host / set OLLAMA_HOST{unreachable_hint}"
-        ) from None
-    except ollama.ResponseError as exc:
-        if exc.status_code == 404 or "not found" in str(exc.error).lower():
-            raise EmbedderError(f"the Ollama server at {host} has no model {model!r}: run `ollama pull {model}`") from None
-        raise EmbedderError(f"Ollama failed with {model}{purpose}: {exc.error}") from None
 
 
 class OllamaEmbedder(Embedder):

@@ -2,7 +2,7 @@
 bootstrap intervals, the evaluation of stored strategies × modes, reports, and tuning
 the search settings by cross-validation."""
 
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import Evaluation, Row, evaluate
 
 __all__ = ["Evaluation", "MRR_METRIC", "NDCG_METRIC", "Question", "Row", "evaluate", "load_questions", "resolve"]

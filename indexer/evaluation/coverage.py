@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import QuestionSetError
 from ..retrieval import Index
-from .questions import Question
+from .sets import Question
 
 
 def label(index: Index) -> str:
@@ -36,7 +36,7 @@ def held(index: Index, doc_ids: set[str]) -> set[str]:
     manifest = read_manifest(index.store, index.entry)
     if manifest is not None:
         return doc_ids & set(manifest["files"])
-    return {d for d in doc_ids if next(iter(index.store.scan(index.entry, d)), None) is not None}
+    return {d for d in doc_ids if next(iter(index.store.records.scan(index.entry, d)), None) is not None}
 
 
 def absent(questions: list[Question], index: Index) -> list[str]:

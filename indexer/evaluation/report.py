@@ -13,7 +13,7 @@ from .coverage import dropped
 from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
-from .questions import MRR_METRIC, NDCG_METRIC
+from .sets import MRR_METRIC, NDCG_METRIC
 from .run import Evaluation, Row
 
 MRR_LABEL = MRR_METRIC.upper()  # MRR@10

@@ -9,7 +9,6 @@ bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 
 from __future__ import annotations
 
-import bisect
 import os
 import time
 from dataclasses import dataclass, field
@@ -22,28 +21,10 @@ from ..retrieval import MODES, Index, SearchOptions
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
-from ..text.tokens import get_tokenizer
-from ..types import Document, Hit
-from .metrics import (
-    MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, contains, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg,
-    paired_difference, recall_at, reciprocal_rank, span_scores, union_length,
-)
+from .metrics import MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, mrr, paired_difference, recall_at, reciprocal_rank
 from .coverage import covered
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
-
-
-@dataclass
-class QuestionResult:
-    id: str
-    first_hit: int | None
-    first_strict: int | None
-    ctx_tokens: int
-    sections: int
-    retrieved: list[str]
-    ndcg: float = 0.0  # nDCG@10 (graded for whole-document targets, else the first hit's)
-    span: tuple[float, float, float] | None = None  # recall, precision, IoU at the context k
-    budget_hit: int | None = None
-    budget_tokens: int = 0
+from .scoring import QuestionResult, TokenSpans, score_question
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
 @dataclass
@@ -258,8 +239,8 @@ def evaluate(
     questions = load_questions(questions_path)
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
-    indexes = _open_all(store, strategies, embedders, settings)
-    root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
+    indexes = open_indexes(store, strategies, embedders, settings)
+    root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
@@ -273,7 +254,7 @@ def evaluate(
     depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0)
     base = options or SearchOptions()
     rows = []
-    spans = _TokenSpans(docs, settings.tiktoken_dir)
+    spans = TokenSpans(docs, settings.tiktoken_dir)
     for index in indexes:
         for mode in modes:
             opts = SearchOptions(**{**base.__dict__, "mode": mode, "k": depth})
@@ -281,7 +262,7 @@ def evaluate(
             results = []
             for q in questions:
                 hits = index.search(q.question, opts)
-                results.append(_score(q, hits, ctx_k, budget, spans))
+                results.append(score_question(q, hits, ctx_k, budget, spans))
             rows.append(Row(
                 index.entry.strategy, mode, index.entry.embedder, index.entry.chunks, index.entry.avg_tokens, ks,
                 ctx_k, results, time.perf_counter() - t0, budget, index.entry.build_seconds,
@@ -306,7 +287,9 @@ def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, l
     return out
 
 
-def _open_all(store: Store, strategies, embedders, settings: Settings) -> list[Index]:
+def open_indexes(store: Store, strategies, embedders, settings: Settings) -> list[Index]:
+    """An `Index` per strategy × embedder (None: the one it was built with); one error
+    names every collection not built yet and the build command that makes them."""
     from ..embeddings import canonical_name
 
     indexes, missing = [], []
@@ -326,7 +309,7 @@ def _open_all(store: Store, strategies, embedders, settings: Settings) -> list[I
     return indexes
 
 
-def _corpus_root(questions_path: Path, questions: list[Question], indexes: list[Index]) -> Path:
+def corpus_root(questions_path: Path, questions: list[Question], indexes: list[Index]) -> Path:
     """The corpus folder: of the question file's folder and the folders the collections
     were built from, the first that holds most of the documents the first questions name
     (`resolve` then names any question whose document is not there)."""
@@ -340,95 +323,3 @@ def _corpus_root(questions_path: Path, questions: list[Question], indexes: list[
         f"cannot find the documents of {questions_path.name} next to it or where the collections were built from; "
         "pass --corpus DIR"
     )
-
-
-class _TokenSpans:
-    """Character spans to token spans per document (for token-level span metrics)."""
-
-    def __init__(self, docs: dict[str, Document], cache_dir: Path | None = None) -> None:
-        self.docs = docs
-        self.cache_dir = cache_dir
-        self.bounds: dict[str, list[int]] = {}
-
-    def tokens(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
-        if doc_id not in self.bounds:
-            doc = self.docs.get(doc_id)
-            self.bounds[doc_id] = get_tokenizer(cache_dir=self.cache_dir).boundaries(doc.text).tolist() if doc else []
-        b = self.bounds[doc_id]
-        if not b:
-            return (0, 0)
-        return (max(bisect.bisect_right(b, start) - 1, 0), bisect.bisect_left(b, end))
-
-
-def question_ndcg(q: Question, hits: list[Hit], first_hit: int | None) -> float:
-    """nDCG@10 of one question. Whole-document targets: graded, a document counted once at
-    its first chunk's rank (linear gain = grade, as trec_eval and BEIR). Passage targets:
-    binary, the first hit is the one relevant item (ideal DCG 1)."""
-    if q.documents:
-        gains = document_gains([seen_doc(q, h) for h in hits[:NDCG_DEPTH]], q.documents)
-        return ndcg(gains, list(q.documents.values()))
-    return first_hit_ndcg(first_hit)
-
-
-def seen_doc(q: Question, h: Hit) -> str:
-    """The document a hit stands for in a question with whole-document targets: its own,
-    or a target document holding the very same text (search shows a text once and names
-    its other documents in `same_text`)."""
-    if h.chunk.doc_id in q.documents:
-        return h.chunk.doc_id
-    return next((d for d in h.same_text if d in q.documents), h.chunk.doc_id)
-
-
-def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int, int]:
-    """(document, start, end) a hit stands for: its own place, or where a copy of its
-    text in the question's target document lies, when only the copy hits the target."""
-    c = h.chunk
-    own = (c.doc_id, c.start, c.end)
-    if q.documents:
-        return (seen_doc(q, h), c.start, c.end)
-    if q.hits(*own) or q.doc_id not in h.same_text or q.doc_id not in docs:
-        return own
-    text = docs[q.doc_id].text
-    at = text.find(c.text, max(0, q.target[0] - len(c.text)))
-    return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
-
-
-def _score(q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: _TokenSpans) -> QuestionResult:
-    seen = {id(h): seen_span(q, h, spans.docs) for h in hits}
-
-    def is_hit(h: Hit) -> bool:
-        return q.hits(*seen[id(h)])
-
-    def is_strict(h: Hit) -> bool:
-        doc_id, start, end = seen[id(h)]
-        return q.answer_span is not None and doc_id == q.doc_id and contains((start, end), q.answer_span)
-
-    top = hits[:ctx_k]
-    first = first_hit_rank([is_hit(h) for h in hits])
-    result = QuestionResult(
-        q.id,
-        first,
-        first_hit_rank([is_strict(h) for h in hits]),
-        sum(h.chunk.n_tokens for h in top),
-        len({(h.chunk.doc_id, h.chunk.heading_path) for h in top}),
-        [h.chunk.id for h in hits],
-        question_ndcg(q, hits, first),
-    )
-    if q.answer_span is not None:
-        by_doc: dict[str, list[tuple[int, int]]] = {}
-        for h in top:
-            doc_id, start, end = seen[id(h)]
-            by_doc.setdefault(doc_id, []).append(spans.tokens(doc_id, start, end))
-        total = sum(union_length(v) for v in by_doc.values())
-        answer = spans.tokens(q.doc_id, *q.answer_span)
-        result.span = span_scores(by_doc.get(q.doc_id, []), total, answer)
-    if budget:
-        used, taken = 0, []
-        for h in hits:
-            if taken and used + h.chunk.n_tokens > budget:
-                break
-            used += h.chunk.n_tokens
-            taken.append(h)
-        result.budget_hit = first_hit_rank([is_hit(h) for h in taken])
-        result.budget_tokens = used
-    return result

@@ -21,12 +21,14 @@ from typing import Any
 from ..errors import UsageError
 from ..loaders import load_documents
 from ..retrieval import Index, SearchOptions
+from ..retrieval import resolve as resolve_options
 from ..settings import Settings, settings_for
 from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .questions import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
-from .run import _corpus_root, _open_all, _score, _TokenSpans
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
+from .run import corpus_root, open_indexes
+from .scoring import TokenSpans, score_question
 
 
 def candidates() -> list[dict[str, Any]]:
@@ -195,20 +197,20 @@ def tune(
     settings = settings_for(settings, db=db, chroma_url=chroma_url, ollama_host=ollama_host)
     store = Store(settings)
     if save:  # say it before the work, not after
-        store.require_writable("saving search settings")
-    indexes = _open_all(store, strategies, (embedder,), settings)
-    root = Path(corpus) if corpus else _corpus_root(Path(questions_path), questions, indexes)
+        store.builds.require_writable("saving search settings")
+    indexes = open_indexes(store, strategies, (embedder,), settings)
+    root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     _, docs = load_documents([root])
     docs = {d.doc_id: d for d in docs}
     resolve(questions, docs)
     questions, left_out = covered(questions_path, questions, indexes, root)
     if len(questions) < folds:
         raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
-    spans = _TokenSpans(docs)
+    spans = TokenSpans(docs)
     scored: list[Candidate] = []
     for index in indexes:
         scored += _score_all(index, questions, spans, progress)
-    order = _folds(len(questions), folds, seed)
+    order = assign_folds(len(questions), folds, seed)
     held_out, chosen = _cross_validate(scored, order, folds)
     best = _best(scored)
     winners = {index.entry.strategy: _best([c for c in scored if c.strategy == index.entry.strategy])
@@ -222,7 +224,8 @@ def tune(
     if save:
         for decision in result.decisions:
             if decision.save:
-                store.save_search(decision.tuned.strategy, decision.tuned.embedder, decision.tuned.options.settings())
+                tuned = decision.tuned
+                store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
                 decision.saved = True
                 result.saved.append(decision.collection)
     return result
@@ -258,14 +261,15 @@ def _key(options: SearchOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, progress) -> list[Candidate]:
+def _score_all(index: Index, questions: list[Question], spans: TokenSpans, progress) -> list[Candidate]:
     settings = []
     seen = set()
     raws = candidates()
     # the collection's current default is always scored (a setting saved by hand or by an
     # older grid may not be among the candidates), last so that ties go to the grid
     current = index.options(SearchOptions(k=MRR_DEPTH))
-    grid = [SearchOptions(k=MRR_DEPTH, **raw).resolved(None, index.entry.embedder, index.fusion) for raw in raws]
+    grid = [resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+            for raw in raws]
     for options in grid + [current]:
         key = _key(options)
         if key not in seen:
@@ -275,7 +279,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     for n, q in enumerate(questions, start=1):
         for cand in out:
             hits = index.search(q.question, cand.options)  # both sides are searched once per question
-            result = _score(q, hits, 5, None, spans)
+            result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
@@ -284,7 +288,7 @@ def _score_all(index: Index, questions: list[Question], spans: _TokenSpans, prog
     return out
 
 
-def _folds(n: int, folds: int, seed: int) -> list[int]:
+def assign_folds(n: int, folds: int, seed: int) -> list[int]:
     """A fold number per question: a seeded shuffle dealt round-robin (deterministic)."""
     rows = list(range(n))
     random.Random(seed).shuffle(rows)

@@ -36,7 +36,7 @@ from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..types import Chunk
 from ..version import VERSION
 from .estimates import Timer, estimate_line
-from .manifest import (MANIFEST_FORMAT, _mtime, content_hash, identity, read_manifest, trusted_hashes,
+from .manifest import (MANIFEST_FORMAT, content_hash, file_mtime, identity, read_manifest, trusted_hashes,
                        why_full, with_identities)
 from .options import BUILD_FIELDS, BuildOptions
 from .pipeline import nothing_message, resolve_strategies
@@ -167,7 +167,7 @@ def build(
     except BaseException as exc:
         full = store.fault(exc) if is_disk_full(exc) else None  # a side file, the cache: Chroma's are translated
         if new_folder and not reports:  # a failed first build leaves no empty index behind
-            store.discard_if_empty()
+            store.builds.discard_if_empty()
         if full is not None:
             raise full from None
         raise
@@ -209,7 +209,7 @@ class _StrategyBuild:
         if full:
             reason = "--full"
         elif old is None:
-            others = [e.embedder for e in self.store.entries() if e.strategy == self.spec.name]
+            others = [e.embedder for e in self.store.catalogue.entries() if e.strategy == self.spec.name]
             reason = f"first build with {self.embedder.name} (kept: {', '.join(others)})" if others else "first build"
         elif manifest is None:
             reason = "no readable file manifest beside the previous version"
@@ -248,11 +248,12 @@ class _StrategyBuild:
         spec, store, report = self.spec, self.store, self.report
         report.skipped.extend(self.found.skipped)  # what discovery turned away (size cap, links...)
         report.unsupported = dict(self.found.unsupported)
-        with store.lease(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
-            old, report.leftovers_removed = store.prepare(spec.name, self.embedder.name)
+        with store.builds.lease(spec.name, self.embedder.name, wait=wait, on_wait=self.say):
+            old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
             checkpoint(self.settings, "locked")
             plan = self.plan(old, full, changed)
-            old = store.merge_delta(old, report.notes.append) if old is not None and not plan.reason else old
+            if old is not None and not plan.reason:
+                old = store.builds.deltas.merge(old, report.notes.append)
             if not plan.reason and not plan.process and not plan.removed:
                 self._unchanged(old)
             else:
@@ -285,7 +286,7 @@ class _StrategyBuild:
         meta = {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
                 "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
                 "source": json.dumps(self.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        staging = store.begin(spec.name, self.embedder.name, meta, old, full=bool(plan.reason),
+        staging = store.builds.begin(spec.name, self.embedder.name, meta, old, full=bool(plan.reason),
                               checkpoint=lambda name: checkpoint(self.settings, name))
         report.generation = staging.generation
         files: dict[str, dict] = {} if plan.reason else dict(plan.manifest["files"])
@@ -332,7 +333,7 @@ class _StrategyBuild:
             staging.publish(entry)
         report.collection = staging.name
         if plan.reason:
-            store.collect_after_full_build()
+            store.builds.collect_after_full_build()
 
     def _process(self, plan: _Plan, staging, chunker, live, files, skipped, fresh: BM25Builder) -> None:
         report = self.report
@@ -419,7 +420,7 @@ class _StrategyBuild:
                     if len(batch) >= EMBED_BATCH:
                         flush(advance)
                 staging.retire(old_ids - kept, old_parents - parent_ids)
-                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": _mtime(src.path), "chunks": count,
+                files[doc.doc_id] = {"hash": hashes[src.doc_id], "size": src.size, "mtime": file_mtime(src.path), "chunks": count,
                                      "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline, "warnings": doc.warnings}
                 advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
             flush(advance)

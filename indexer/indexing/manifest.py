@@ -14,7 +14,9 @@ MANIFEST_FORMAT = 2
 RACY_NS = 2_000_000_000  # a file changed this recently is not trusted by its identity next time
 
 
-def _mtime(path: Path) -> int:
+def file_mtime(path: Path) -> int:
+    """A file's modification time in whole seconds, as the manifest keeps it (0 when it
+    cannot be read)."""
     try:
         return int(path.stat().st_mtime)
     except OSError:
@@ -31,7 +33,7 @@ def file_hash(path: Path) -> str:
 
 def read_manifest(store: Store, entry: Entry) -> dict | None:
     """The file manifest of a live version (None when missing or unreadable)."""
-    data = store.read_manifest(entry)
+    data = store.side.read_manifest(entry)
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return None
     files = data.get("files")

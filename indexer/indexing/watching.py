@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .building import BuildReport, build
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, _read_ignore_file, input_labels
+from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, input_labels, read_ignore_file
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
@@ -90,7 +90,7 @@ class EventPaths:
 
     def reload(self) -> None:
         """Re-read the roots' .indexerignore files."""
-        self.filters = {root: PathFilter(self.include, self.exclude + tuple(_read_ignore_file(root)))
+        self.filters = {root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
                         for root, is_dir, _ in self.roots if is_dir}
 
     def watched(self) -> list[str]:
@@ -275,7 +275,7 @@ class Watcher:
         specs = resolve_strategies(self.strategies, self.build_options.get("name"))
         groups: dict[tuple, list[str]] = {}
         for strategy, spec in zip(self.strategies, specs):
-            entry = store.find_or_none(spec.name, embedder) if store else None
+            entry = store.catalogue.find_or_none(spec.name, embedder) if store else None
             options = saved_build_options(entry.extra if entry else {})
             options.update({k: v for k, v in self.given.items() if v is not None})
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
@@ -300,7 +300,7 @@ class Watcher:
         if store is None:
             return False
         prefix = folder.rstrip("/") + "/"
-        for entry in store.entries():
+        for entry in store.catalogue.entries():
             manifest = read_manifest(store, entry) or {"files": {}}
             if any(d.startswith(prefix) for d in manifest["files"]):
                 return True

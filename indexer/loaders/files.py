@@ -89,7 +89,9 @@ class PathFilter:
         return not self.exclude.match_file(rel) and (self.include is None or self.include.match_file(rel))
 
 
-def _read_ignore_file(root: Path) -> list[str]:
+def read_ignore_file(root: Path) -> list[str]:
+    """The exclude patterns of a folder's ignore file (IGNORE_FILE; blank lines and `#`
+    comments left out), none when it has no such file."""
     path = root / IGNORE_FILE
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -171,7 +173,7 @@ def discover(
             continue
         walk.real_root = root.resolve()
         walk.prefix = f"{label}/" if label else ""
-        walk.filt = PathFilter(include, tuple(exclude) + tuple(_read_ignore_file(root)))
+        walk.filt = PathFilter(include, tuple(exclude) + tuple(read_ignore_file(root)))
         _walk(walk, root, "", {str(walk.real_root)}, False)
     walk.once()
     return result

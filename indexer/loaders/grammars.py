@@ -75,8 +75,10 @@ ATTACHED = {"comment", "line_comment", "block_comment", "attribute_item", "decor
 TRANSPARENT = {"ERROR", "enum_body_declarations"}
 # containers whose functions stay functions (not methods)
 NAMESPACES = {"namespace", "module", "mod"}
-_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
-_BLOCKS = {"block", "statement_block", "compound_statement"}
+# nodes that are a function given as a value (`const f = () => ...`, `f = function () {}`)
+FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+# the nodes a function's body block is, across the grammars
+BODY_BLOCKS = {"block", "statement_block", "compound_statement"}
 
 
 @lru_cache(maxsize=None)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..types import Document
 from .grammars import (  # noqa: F401 (re-exported: grammar, parser_for)
-    _BLOCKS, _FUNCTION_VALUES, ATTACHED, KINDS, NAMESPACES, WHEELS, grammar, parser_for,
+    ATTACHED, BODY_BLOCKS, FUNCTION_VALUES, KINDS, NAMESPACES, WHEELS, grammar, parser_for,
 )
 from .syntax import Source, children
 
@@ -67,7 +67,7 @@ def outline(doc: Document) -> Outline | None:
     if parser is not None and doc.format == "code":
         src = Source(doc.text)
         root = parser.parse(src.data).root_node
-        defs = _scan(src, doc.language, top_level(root), None)
+        defs = scan_definitions(src, doc.language, top_level(root))
         _name_receivers(defs)
         from .imports import module_imports
 
@@ -90,7 +90,11 @@ def top_level(root) -> list:
     return out
 
 
-def _scan(src: Source, language: str, nodes: list, parent: Definition | None) -> list[Definition]:
+def scan_definitions(src: Source, language: str, nodes: list,
+                     parent: Definition | None = None) -> list[Definition]:
+    """The definitions among `nodes`, each with its members (a class's, or the functions a
+    function defines), nested under `parent`. `language` picks the grammar's rules; one
+    without rules gets kinds guessed from its node types."""
     out = []
     for i, node in enumerate(nodes):
         shape = describe(src, language, node)
@@ -106,7 +110,7 @@ def _scan(src: Source, language: str, nodes: list, parent: Definition | None) ->
         start = src.char(_attached_start(src, nodes, i))
         d = Definition(symbol, owner, category, word, labels, start, src.char(node.end_byte))
         if shape.body is not None:  # class members, or the functions a function defines inside it
-            d.members = _scan(src, language, children(shape.body), d)
+            d.members = scan_definitions(src, language, children(shape.body), d)
         out.append(d)
     return out
 
@@ -142,7 +146,7 @@ def describe(src: Source, language: str, node) -> Shape | None:
     inner = _unwrap(node)
     if inner is not None:
         shape = describe(src, language, inner)
-        if shape is None and t == "export_statement" and inner.type in _FUNCTION_VALUES | {"class"}:
+        if shape is None and t == "export_statement" and inner.type in FUNCTION_VALUES | {"class"}:
             name = _name(src, inner) or "default"  # `export default function () {}`
             if inner.type == "class":
                 return Shape("class", "class", name, inner.child_by_field_name("body"))
@@ -153,7 +157,7 @@ def describe(src: Source, language: str, node) -> Shape | None:
     if t in ("field_definition", "public_field_definition"):  # `handle = (e) => {...}` in a class
         value = node.child_by_field_name("value")
         name = node.child_by_field_name("property" if node.type == "field_definition" else "name")
-        if value is not None and name is not None and value.type in _FUNCTION_VALUES:
+        if value is not None and name is not None and value.type in FUNCTION_VALUES:
             return Shape("function", "function", src.node_text(name))
         return None
     if language == "go" and t == "type_declaration":
@@ -178,7 +182,7 @@ def describe(src: Source, language: str, node) -> Shape | None:
 def _block(function):
     """The statement block of a function (None for an expression body or a signature)."""
     body = function.child_by_field_name("body")
-    return body if body is not None and body.type in _BLOCKS else None
+    return body if body is not None and body.type in BODY_BLOCKS else None
 
 
 def _kind(language: str, node_type: str) -> tuple[str, str] | None:
@@ -233,7 +237,7 @@ def _bound_function(src: Source, node) -> Shape | None:
     name, value = declarators[0].child_by_field_name("name"), _unparenthesized(declarators[0].child_by_field_name("value"))
     if name is None or value is None or name.type != "identifier":
         return None
-    if value.type in _FUNCTION_VALUES:
+    if value.type in FUNCTION_VALUES:
         return Shape("function", "function", src.node_text(name), _block(value))
     if value.type == "class":
         return Shape("class", "class", src.node_text(name), value.child_by_field_name("body"))
@@ -264,13 +268,13 @@ def wrapped_bodies(node) -> list:
         if prop is None or prop.text not in (b"call", b"apply"):
             return []
         callee = _unparenthesized(callee.child_by_field_name("object"))
-    if callee is None or callee.type not in _FUNCTION_VALUES:
+    if callee is None or callee.type not in FUNCTION_VALUES:
         return []
     bodies = [_block(callee)]
     args = expr.child_by_field_name("arguments")
     for arg in args.named_children if args is not None else ():
         arg = _unparenthesized(arg)
-        if arg.type in _FUNCTION_VALUES:
+        if arg.type in FUNCTION_VALUES:
             bodies.append(_block(arg))
     return [b for b in bodies if b is not None]
 

@@ -2,6 +2,7 @@
 the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
 from .index import Index, entry_fusion, search
-from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query
+from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query, resolve
 
-__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query", "search"]
+__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query",
+           "resolve", "search"]

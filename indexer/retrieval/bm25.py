@@ -51,7 +51,7 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
     (a machine that did not build it: a reader of a Chroma server) or damaged, it is
     rebuilt from the records the version holds and saved there (a read-only index keeps
     it in memory). `check_all`: hash every file (a build does)."""
-    folder = store.side_path(entry, SIDE)
+    folder = store.side.path(entry, SIDE)
     problem = ""
     if (folder / "params.json").exists():
         try:
@@ -65,7 +65,7 @@ def load_or_rebuild(store, entry, engine: str | None = None, on_repair=None, che
         index = _rebuilt(store, entry, engine)
     try:
         index.save(folder)
-        store.prune_side(entry)  # a reader's older generations
+        store.side.prune(entry)  # a reader's older generations
     except OSError:
         pass  # read-only index: keep it in memory
     if problem and on_repair:
@@ -79,8 +79,8 @@ def _caught_up(store, entry, engine: str | None) -> BM25Index | None:
     them per generation) dropped — at the cost of the change. None when there is no such
     index, or the catalogue no longer lists every generation since (a reader that lagged
     past the grace period), or the result disagrees with the catalogue's chunk count."""
-    for generation, folder in store.earlier_side_paths(entry, SIDE):
-        retired = store.retired_since(entry, generation)
+    for generation, folder in store.side.earlier_paths(entry, SIDE):
+        retired = store.side.retired_since(entry, generation)
         if retired is None or not (folder / "params.json").exists():
             continue
         try:
@@ -88,7 +88,7 @@ def _caught_up(store, entry, engine: str | None) -> BM25Index | None:
         except IndexerError:
             continue
         fresh = BM25Builder(previous.analyzer)
-        for chunk_id, text in store.indexed_texts(entry, after=generation):
+        for chunk_id, text in store.records.indexed_texts(entry, after=generation):
             fresh.add([chunk_id], [text])
         index = previous.updated(retired, fresh)
         return index if index.n == entry.chunks else None
@@ -99,7 +99,7 @@ def _rebuilt(store, entry, engine: str | None) -> BM25Index:
     """The index rebuilt from every stored text of the version."""
     builder = BM25Builder(Analyzer.from_dict(entry.extra.get("analyzer", {})))
     ids, texts = [], []
-    for chunk_id, text in store.indexed_texts(entry):
+    for chunk_id, text in store.records.indexed_texts(entry):
         ids.append(chunk_id)
         texts.append(text)
         if len(ids) >= 2000:

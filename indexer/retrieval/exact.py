@@ -248,13 +248,13 @@ class ExactIndex:
 def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
     """A live version's ExactIndex from its side folder, or rebuilt from its records (a
     version built before exact.json existed, or a damaged file) and saved where possible."""
-    path = store.side_path(entry, SIDE)
+    path = store.side.path(entry, SIDE)
     try:
         return ExactIndex.load(path)
     except IndexerError:
         pass
     index, docs = ExactIndex(), set()
-    for chunk, _meta in store.scan(entry):
+    for chunk, _meta in store.records.scan(entry):
         for definition in defined_in(chunk, analyzer):
             index.add(*definition)
         docs.add(chunk.doc_id)

@@ -1,35 +1,11 @@
-"""From ranked candidates to what a person sees: scores that never rise down the list, one
-hit per text, and parent sections in place of the children that found them."""
+"""From ranked hits to what a person sees: one hit per text, and parent sections in place
+of the children that found them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..types import Chunk, Hit
-
-
-def in_rank_order(ranked: list[tuple]) -> list[tuple]:
-    """Ranked rows (id, score, embedding rank and score, bm25 rank and score, exact tier)
-    whose scores never rise down the list: a row an exact-match tier put above rows the
-    search scored higher takes the best score below it, and keeps its own as an eighth
-    field. Rows without tiers come back as they are.
-
-    >>> in_rank_order([("d", 0.0, None, None, None, None, 2), ("a", 0.9, 1, 0.9, None, None, 0),
-    ...                ("b", 0.5, 2, 0.5, None, None, 0)])[0]
-    ('d', 0.9, None, None, None, None, 2, 0.0)
-    """
-    if not ranked or len(ranked[0]) < 7:
-        return ranked
-    out: list[tuple] = []
-    floor = float("-inf")
-    for row in reversed(ranked):
-        if row[6] and round(row[1], 9) < round(floor, 9):
-            out.append((row[0], floor, *row[2:7], row[1]))
-        else:
-            floor = max(floor, row[1])
-            out.append(row)
-    out.reverse()
-    return out
 
 
 def distinct(hits: list[Hit]) -> list[Hit]:

@@ -29,10 +29,6 @@ class Vocabulary:
         self.extra = list(extra)
         self._extra_id = {t: self.base + i for i, t in enumerate(self.extra)}
 
-    @classmethod
-    def sorted_from(cls, terms: Iterable[str]) -> Vocabulary:
-        return cls(*blob(sorted(terms)))
-
     def __len__(self) -> int:
         return self.base + len(self.extra)
 

@@ -1,14 +1,16 @@
 """Search options: the mode, the fusion and its settings, and the defaults they fall back
-on (a collection's saved choice first, then the library's, per embedder)."""
+on (a collection's saved choice first, then its calibrated fusion, then the library's,
+per embedder), filled in one place: `resolve`."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
-from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults, current
+from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
 
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
@@ -19,8 +21,9 @@ UNENCODABLE = re.compile("[\ud800-\udfff]")
 
 @dataclass
 class SearchOptions:
-    """How to search. A setting left None is the collection's saved choice (`indexer
-    tune --save`), else the library default (`DEFAULTS`)."""
+    """How to search. A setting left None is filled by `resolve`: the collection's saved
+    choice (`indexer tune --save`), its calibrated fusion, else the library default
+    (`DEFAULTS`)."""
 
     mode: str | None = None  # embedding | bm25 | hybrid
     k: int = 5
@@ -34,31 +37,6 @@ class SearchOptions:
     children_k: int | None = None  # parent-child: children taken before mapping to parents
 
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
-
-    def resolved(self, saved: dict | None = None, embedder: str = "", fusion: dict | None = None) -> SearchOptions:
-        """Every None filled: from `saved` (a collection's tuned settings), then the
-        collection's calibrated fusion (`fusion`, chosen at build time for its embedder and
-        its kind of chunks), then the defaults (the adaptive fusion's ranges per embedder)."""
-        alpha_range, coverage_range = adaptive_defaults(embedder)
-        if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
-            alpha_range, coverage_range = tuple(fusion["alpha_range"]), tuple(fusion["coverage_range"])
-        defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
-        values = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None and saved and saved.get(f.name) is not None:
-                value = saved[f.name]
-            if value is None:
-                value = defaults.get(f.name, getattr(DEFAULTS, f.name))
-            values[f.name] = tuple(value) if isinstance(value, list) else value
-        return SearchOptions(**values)
-
-    def for_entry(self, entry, fusion: dict | None = None) -> SearchOptions:
-        """Resolved for a stored collection (its saved settings, then its calibrated fusion:
-        `fusion` as `retrieval.entry_fusion` works it out, else the one stored on it)."""
-        if fusion is None:
-            fusion = current(entry.embedder, entry.extra.get("fusion"))
-        return self.resolved(entry.extra.get("search"), entry.embedder, fusion)
 
     def settings(self) -> dict[str, Any]:
         """The search settings a collection can save (everything but k and depths)."""
@@ -103,6 +81,32 @@ DEFAULTS = SearchOptions(
     mode="hybrid", k=5, fusion="adaptive", alpha=0.5, alpha_range=ADAPTIVE_ALPHA, coverage_range=ADAPTIVE_COVERAGE,
     rrf_k=10, weights=(1.0, 1.0), candidates=50, children_k=30,
 )
+
+
+def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | None = None,
+            embedder: str = "", fusion: Mapping[str, Any] | None = None) -> SearchOptions:
+    """`options` with every unset (None) value filled, then checked (a usage error names
+    the first bad setting): from `saved` (a collection's tuned settings, `indexer tune
+    --save`), then its calibrated fusion (`fusion`: the adaptive ranges chosen at build
+    time for its embedder and kind of chunks, `retrieval.entry_fusion`), then the defaults
+    (`DEFAULTS`, the adaptive ranges per `embedder`). What every search, `list` and the
+    evaluator resolve options by (`Index.options` for an open collection)."""
+    options = options or SearchOptions()
+    alpha_range, coverage_range = adaptive_defaults(embedder)
+    if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
+        alpha_range, coverage_range = tuple(fusion["alpha_range"]), tuple(fusion["coverage_range"])
+    defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
+    values = {}
+    for f in fields(options):
+        value = getattr(options, f.name)
+        if value is None and saved and saved.get(f.name) is not None:
+            value = saved[f.name]
+        if value is None:
+            value = defaults.get(f.name, getattr(DEFAULTS, f.name))
+        values[f.name] = tuple(value) if isinstance(value, list) else value
+    resolved = SearchOptions(**values)
+    resolved.check()
+    return resolved
 
 
 @dataclass(frozen=True)

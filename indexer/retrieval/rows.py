@@ -380,7 +380,7 @@ def open_rows(store, entry, on_problem=None) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
     server, an index built before rows were kept) or they are damaged (`on_problem` is
     told why): then records are read from Chroma, as before."""
-    folder = store.side_path(entry, SIDE)
+    folder = store.side.path(entry, SIDE)
     if not folder.exists():
         return None
     try:

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from ..errors import CollectionNotFound, UsageError
-from ..retrieval import Index, SearchOptions, entry_fusion
+from ..retrieval import Index, SearchOptions, entry_fusion, resolve
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
@@ -44,7 +44,7 @@ class Library:
     def entries(self) -> list[Entry]:
         at, entries = self._entries
         if time.monotonic() - at > ENTRIES_TTL:
-            entries = self.store.entries()
+            entries = self.store.catalogue.entries()
             self._entries = (time.monotonic(), entries)
         return entries
 
@@ -59,7 +59,7 @@ class Library:
             "params": entry.params, "files": entry.files, "chunks": entry.chunks,
             "avg_tokens": round(entry.avg_tokens, 1), "max_tokens": entry.max_tokens, "built_at": entry.built_at,
             "generation": entry.generation, "parent_child": bool(entry.parents),
-            "search": SearchOptions().for_entry(entry, entry_fusion(self.store, entry)).describe(), "tuned": bool(saved),
+            "search": resolve(None, saved, entry.embedder, entry_fusion(self.store, entry)).describe(), "tuned": bool(saved),
         }
 
     def index(self, name: str) -> Index:

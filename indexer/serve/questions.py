@@ -21,7 +21,7 @@ from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
-from ..evaluation.run import _corpus_root
+from ..evaluation.run import corpus_root
 from ..loaders import load_documents
 from ..paths import shown_path
 from ..retrieval import MODES
@@ -143,7 +143,7 @@ class QuestionSets:
         if qs.questions is None:
             questions = load_questions(qs.path)
             indexes = [self.library.index(name) for name in self.library.names()]
-            root = _corpus_root(qs.path, questions, indexes)
+            root = corpus_root(qs.path, questions, indexes)
             _, docs = load_documents([root])
             resolve(questions, {d.doc_id: d for d in docs})
             qs.questions = questions
@@ -172,7 +172,7 @@ class QuestionSets:
         """Make `n` questions from the documents the named collections were built from (or
         reuse the set made earlier for the same documents), then evaluate it like any set."""
         from ..errors import UsageError
-        from ..evaluation.generated import generated_questions
+        from ..questions.on_demand import generated_questions
 
         indexes = [self.library.index(name) for name in names]
         sources = list(dict.fromkeys(tuple(i.entry.source) for i in indexes))

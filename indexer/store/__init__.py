@@ -1,12 +1,26 @@
-"""The only door to Chroma: the catalogue of live collections, staging and publishing
-builds, reads (nearest, records, scan), build leases, garbage collection, and the
-translation of every Chroma error into one-line messages."""
+"""The only door to Chroma. `Store(settings)` opens an index; its four roles, each a class
+of its own module, do the rest:
 
-from .catalog import Entry, entry_key
-from .records import chunk_from_record, chunk_metadata
-from .staging import GRACE, Staging
+    store.catalogue   the live entries: find, publish, forget, saved search settings   catalogue.py
+    store.builds      the writer: leases, begin -> Staging, clean-up, drop             builds.py
+                      (its parts: delta collections, delta.py; physical ones, physical.py)
+    store.records     reads of a version: nearest, get, scan, indexed texts            reading.py
+    store.side        side files beside each collection: paths, the manifest           side.py
+
+Below them: the Chroma client and the translation of every Chroma error into a one-line
+message (chroma.py), build leases (leases.py), the catalogue's records (entries.py),
+chunks as records (records.py), the folder's layout (layout.py), garbage collection
+(gc.py, and collect.py for `indexer gc`)."""
+
+from .builds import Builds
+from .catalogue import Catalogue
+from .entries import GRACE, Entry, entry_key
 from .layout import cache_folder, questions_folder, write_json
+from .reading import Records
+from .records import chunk_from_record, chunk_metadata
+from .side import SideFiles
+from .staging import Staging
 from .store import Store
 
-__all__ = ["GRACE", "Entry", "Staging", "Store", "chunk_from_record", "chunk_metadata", "entry_key", "write_json",
-           "cache_folder", "questions_folder"]
+__all__ = ["GRACE", "Builds", "Catalogue", "Entry", "Records", "SideFiles", "Staging", "Store",
+           "cache_folder", "chunk_from_record", "chunk_metadata", "entry_key", "questions_folder", "write_json"]

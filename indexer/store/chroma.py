@@ -1,5 +1,6 @@
-"""The Chroma client (embedded in the index folder, or a server by URL) and the one place
-where Chroma's exceptions become our one-line errors."""
+"""The Chroma client (embedded in the index folder, or a server by URL), the one place
+where Chroma's exceptions become our one-line errors, and the name of the catalogue
+collection every role of the store reads or writes through it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from urllib.parse import urlparse
 
 from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
 
+CATALOG = "indexer-catalog"  # the catalogue: live entries, build leases, delta-writing marks
 # "Missing metadata segment": a read of a collection that a full rebuild deleted meanwhile
 _MISSING = ("does not exist", "not found", "missing metadata segment", "missing vector segment")
 _DISK_FULL = ("database or disk is full", "no space left", "disk full", "disk quota exceeded")
@@ -219,6 +221,19 @@ class Chroma:
             with contextlib.suppress(Exception):
                 client._system.stop()
 
+    def require_writable(self, doing: str) -> None:
+        """Refuse, in one line, to write into a read-only index folder (before any write)."""
+        folder = self.folder
+        if folder is None:
+            return
+        if folder.is_dir() and not writable(folder):
+            raise ReadOnlyIndex(f"{folder} is read-only: {doing} needs write access (query, eval and list do not); "
+                                "run it where the index is writable, or remount it read-write")
+        if self.read_only_ok:
+            self.client  # opened now: on a full disk, a reader's is a private copy
+            if self.full_disk_copy:
+                raise disk_full(self.where, folder)  # what is written into the copy would be lost
+
     def call(self, fn, what: str = ""):
         try:
             return fn()
@@ -259,6 +274,10 @@ class Chroma:
         )
         self._handles[name] = handle
         return handle
+
+    def catalogue(self) -> Any:
+        """The catalogue collection (created on first use)."""
+        return self.get_or_create(CATALOG, {"indexer": "catalog"})
 
     def get_or_create(self, name: str, metadata: dict[str, Any]):
         handle = self._handles.get(name)

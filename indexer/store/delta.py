@@ -4,52 +4,64 @@ Chroma 1.5 loads a collection's whole HNSW index on the first read or write of a
 at a million records that is seconds that every incremental build of one edited file
 would pay. So once a version holds `DELTA_FROM` records, incremental builds write into a
 companion collection (`Entry.delta`, `<collection>-d`), which reads cover beside the
-collection (`reading.Reads`), and a later build merges it in once it (or what it
+collection (`reading.Records`), and a later build merges it in once it (or what it
 superseded) passes `COMPACT_SHARE` of the collection. A build writing into a delta marks
 it in the catalogue first (`writing`), so the next build looks for a killed build's
-records only when one was left.
+records only when one was left. `Builds` holds the one `Deltas` of an index.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Callable
 
 from ..errors import IndexerError
-from .catalog import Entry, superseded
-from .staging import GRACE
+from .catalogue import WRITING, Catalogue
+from .chroma import Chroma
+from .entries import GRACE, Entry, superseded
 
 DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
 COMPACT_SHARE = 0.05  # ...merged into the collection once it (or what it superseded) passes this share
 MERGE_BATCH = 2000
-WRITING = "writing:"  # catalogue ids marking a delta build's writes in progress
 
 
 class Deltas:
-    """Mixed into `Store`, whose `chroma`, `catalog` and `publish` it uses."""
+    """The delta collections of one index: where a build writes, the marks, the merge."""
 
-    chroma: Any
-    catalog: Any
+    def __init__(self, chroma: Chroma, catalogue: Catalogue) -> None:
+        self._chroma, self._catalogue = chroma, catalogue
+
+    def target(self, old: Entry) -> str:
+        """The delta collection an incremental build of `old` writes into ("" for none): a
+        large embedded collection's new records go into its delta collection, as writing
+        into the collection would load its whole HNSW index first (Chroma does, on any read
+        or write: 6-10 s at a million records; a server holds it loaded already)."""
+        large = old.chunks >= DELTA_FROM and not self._chroma.url
+        return old.delta or (f"{old.collection}-d" if large else "")
 
     def writing(self, entry: Entry) -> None:
         """Say in the catalogue, before a delta build writes records of the next generation
         into `entry`'s collection, that it does — until it publishes or undoes them
-        (`done_writing`). `prepare` looks for an unpublished generation's records only when
-        this mark was left (a killed build): looking costs a metadata scan of the collection,
-        seconds at a million records, which every build paid before."""
-        self.chroma.call(lambda: self.catalog.upsert(
+        (`done_writing`). `Builds.prepare` looks for an unpublished generation's records
+        only when this mark was left (a killed build): looking costs a metadata scan of the
+        collection, seconds at a million records, which every build paid before."""
+        self._chroma.call(lambda: self._chroma.catalogue().upsert(
             ids=[WRITING + entry.key], embeddings=[[0.0]], documents=[json.dumps({"generation": entry.generation + 1})],
             metadatas=[{"kind": "writing"}]), "writing the catalogue")
 
     def done_writing(self, entry: Entry) -> None:
-        self.chroma.call(lambda: self.catalog.delete(ids=[WRITING + entry.key]), "writing the catalogue")
+        self._chroma.call(lambda: self._chroma.catalogue().delete(ids=[WRITING + entry.key]),
+                          "writing the catalogue")
 
-    def _was_writing(self, entry: Entry) -> bool:
-        got = self.chroma.call(lambda: self.catalog.get(ids=[WRITING + entry.key], include=[]), "reading the catalogue")
+    def was_writing(self, entry: Entry) -> bool:
+        """Did a build writing into `entry`'s collection stop before it published?"""
+        got = self._chroma.call(lambda: self._chroma.catalogue().get(ids=[WRITING + entry.key], include=[]),
+                                "reading the catalogue")
         return bool(got["ids"])
 
-    def merge_delta(self, entry: Entry, on_note=lambda _msg: None, grace: float = GRACE) -> Entry:
+    def merge(self, entry: Entry, on_note: Callable[[str], object] = lambda _msg: None,
+              grace: float = GRACE) -> Entry:
         """Before an incremental build (holding the lease): merge the entry's delta
         collection into its collection once due (`compact`). A merge that fails does not
         fail the build — Chroma 1.5 can be left unable to apply its log to a collection's
@@ -68,7 +80,7 @@ class Deltas:
         return entry
 
     def _delta_due(self, entry: Entry) -> bool:
-        delta = self.chroma.call(self.chroma.collection(entry.delta).count, "counting a delta")
+        delta: int = self._chroma.call(self._chroma.collection(entry.delta).count, "counting a delta")
         return max(delta, len(entry.pending_ids)) > COMPACT_SHARE * max(entry.chunks, 1)
 
     def compact(self, entry: Entry, grace: float = GRACE) -> None:
@@ -77,22 +89,24 @@ class Deltas:
         record once) and delete the records superseded since, once their grace is over.
         What every incremental build of a large collection would otherwise pay: Chroma
         loads the collection's whole HNSW index on the first read or write."""
-        main, delta = self.chroma.collection(entry.collection), self.chroma.collection(entry.delta)
+        main, delta = self._chroma.collection(entry.collection), self._chroma.collection(entry.delta)
         while True:  # page from the start: each page is deleted from the delta once copied
-            got = self.chroma.call(lambda: delta.get(include=["embeddings", "documents", "metadatas"],
-                                                     limit=MERGE_BATCH), "reading a delta")
+            got = self._chroma.call(lambda: delta.get(include=["embeddings", "documents", "metadatas"],
+                                                      limit=MERGE_BATCH), "reading a delta")
             if not got["ids"]:
                 break
-            self.chroma.call(lambda: main.upsert(ids=got["ids"], embeddings=got["embeddings"],
-                                                 documents=got["documents"], metadatas=got["metadatas"]),
-                             "merging a delta")
-            self.chroma.call(lambda: delta.delete(ids=got["ids"]), "merging a delta")
+            self._chroma.call(lambda: main.upsert(ids=got["ids"], embeddings=got["embeddings"],
+                                                  documents=got["documents"], metadatas=got["metadatas"]),
+                              "merging a delta")
+            self._chroma.call(lambda: delta.delete(ids=got["ids"]), "merging a delta")
         name, entry.delta = entry.delta, ""
-        self.publish(entry)
-        self.chroma.delete(name)
-        self._expire_pending(entry, grace)
+        self._catalogue.publish(entry)
+        self._chroma.delete(name)
+        self.expire_pending(entry, grace)
 
-    def _expire_pending(self, entry: Entry, grace: float) -> bool:
+    def expire_pending(self, entry: Entry, grace: float) -> bool:
+        """Delete the records superseded by generations whose grace period is over (and
+        take them off the entry); False when none is due."""
         now = time.time()
         due = [p for p in entry.pending if now - p.get("at", 0) >= grace]
         if not due:
@@ -104,10 +118,10 @@ class Deltas:
             named_later = {i for p in later for i in (*p.get(field, ()), *p.get(revived, ()))}
             ids = sorted(superseded(due, field, revived) - named_later)
             if name and ids:
-                col = self.chroma.collection(name)
+                col = self._chroma.collection(name)
                 for i in range(0, len(ids), 5000):
                     part = ids[i : i + 5000]
-                    self.chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
+                    self._chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
         entry.pending = later
-        self.publish(entry)
+        self._catalogue.publish(entry)
         return True

@@ -1,12 +1,11 @@
-"""Garbage collection: keep an index that is rebuilt daily within the size of one build.
+"""What Chroma leaves on disk, and its collection.
 
 Chroma leaves a deleted collection's vector-index folder on disk (chroma-core/chroma
-#5259, #5520), so a rebuilt index grows by a whole vector index per full rebuild. What
-is collected here: collections no build published (a killed build's), records of an
-unpublished generation, superseded records past their grace period, side files of
-collections or generations no longer live, and vector-segment folders that Chroma's own
-catalogue no longer lists (in the embedded database, or in a server's data folder given
-by path on the server's machine).
+#5259, #5520), so a rebuilt index grows by a whole vector index per full rebuild. Here:
+the vector-segment folders that Chroma's own catalogue no longer lists (in the embedded
+database, or in a server's data folder given by path on the server's machine), and the
+VACUUM of its catalogue database. `collect.py` runs the whole collection over an index
+(`indexer gc`); builds remove segment folders after a drop or a full rebuild.
 """
 
 from __future__ import annotations
@@ -19,16 +18,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LockTimeout, StoreError
+from ..errors import StoreError
 from .layout import GC_MARK
-from .staging import GRACE, PREFIX
 
 _SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @dataclass
 class GcReport:
-    """What was removed, and the bytes that freed: `collect` measures its folders before
+    """What was removed, and the bytes that freed: `collect.collect` measures its folders before
     and after (`add`'s sizes serve builds, which only remove segment folders)."""
 
     removed: list[str] = field(default_factory=list)
@@ -133,50 +131,3 @@ def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -
     if not baseline or size > growth * baseline or size < baseline:
         with contextlib.suppress(OSError):
             mark.write_text(json.dumps({"catalog_bytes": size}))
-
-
-def collect(store, grace: float | None = None, chroma_path: Path | None = None, on_message=None) -> GcReport:
-    """Everything above, for every collection in the index (each under its lease). The
-    bytes freed are measured: the index folder (and `chroma_path`) before and after."""
-    store.require_writable("collecting garbage")
-    report = GcReport()
-    grace = GRACE if grace is None else grace
-    say = on_message or (lambda _m: None)
-    folders = [store.db] + ([chroma_path] if chroma_path and store.db not in chroma_path.parents else [])
-    before = sum(folder_size(f) for f in folders)
-    for entry in store.entries():
-        with store.lease(entry.strategy, entry.embedder, on_wait=say, doing="collecting garbage", action="gc"):
-            _, removed = store.prepare(entry.strategy, entry.embedder, grace)
-            report.removed.extend(removed)
-    live = {name for e in store.entries() for name in (e.collection, e.parents, e.delta)}
-    orphans: dict[str, list[str]] = {}
-    for name, meta in store.chroma.listing():
-        if name.startswith(PREFIX) and name not in live and meta.get("indexer_key"):
-            orphans.setdefault(meta["indexer_key"], []).append(name)
-    for key, names in orphans.items():
-        strategy, _, embedder = key.rpartition("@")
-        try:
-            with store.lease(strategy, embedder, wait=False, doing="collecting garbage"):
-                for name in names:
-                    store.remove_physical([name])
-                    report.add(f"collection {name} (never published)")
-        except LockTimeout:
-            say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
-    in_chroma = len(report.removed)  # versions and collections removed from Chroma
-    side = store.side_root
-    if side.is_dir():
-        for folder in side.iterdir():
-            if folder.is_dir() and folder.name not in live:
-                shutil.rmtree(folder, ignore_errors=True)
-                report.add(f"side files of {folder.name} (not live)")
-    path = chroma_path or (None if store.url else store.chroma_path)
-    if path is not None and path.is_dir():
-        listed = len(report.removed)
-        remove_orphan_segments(path, report)
-        in_chroma += len(report.removed) - listed
-        # a VACUUM rewrites the whole database (minutes at a million chunks): when this
-        # run removed something from Chroma, or when what earlier deletions left is worth it
-        vacuum(path, report, force=in_chroma > 0)
-    report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
-    report.measured = [str(f) for f in folders]
-    return report

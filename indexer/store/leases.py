@@ -17,13 +17,17 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..errors import LockTimeout
-from .catalog import slug
+from .chroma import Chroma, translate
+from .entries import entry_key, slug
 
 TTL = 30.0  # seconds a server lease lives without a heartbeat
 SETTLE = 0.4  # seconds between writing a lease and reading it back
+LEASE = "lease:"  # the catalogue ids of server leases
 
 
 def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str = "") -> LockTimeout:
@@ -47,8 +51,6 @@ def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: boo
                action: str = ""):
     """A lock file in the index folder (embedded database)."""
     from filelock import FileLock, Timeout
-
-    from .chroma import translate
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,7 @@ class ServerLease:
     def __init__(self, catalog, chroma, key: str, strategy: str, embedder: str, ttl: float = TTL,
                  action: str = "") -> None:
         self.catalog, self.chroma = catalog, chroma
-        self.id = f"lease:{key}"
+        self.id = f"{LEASE}{key}"
         self.strategy, self.embedder = strategy, embedder
         self.action = action
         self.ttl = ttl
@@ -181,3 +183,34 @@ def server_lease(catalog, chroma, key: str, strategy: str, embedder: str, wait: 
         yield lease
     finally:
         lease.release()
+
+
+class Leases:
+    """The build leases of one index: lock files in its folder (`locks`), or with a Chroma
+    server records in the server's catalogue, so builders on other machines wait too."""
+
+    def __init__(self, chroma: Chroma, locks: Path, ttl: float = TTL) -> None:
+        self._chroma, self._locks, self._ttl = chroma, locks, ttl
+
+    def hold(self, strategy: str, embedder: str, wait: bool = True, on_wait: Callable[[str], None] | None = None,
+             doing: str = "building", action: str = "") -> AbstractContextManager[object]:
+        """An exclusive build lease. Whoever takes it writes into the index (`doing`, for
+        the message when the folder is read-only); `action` names what a caller other
+        than a build wants (`drop`), for the messages when a build holds the lease."""
+        chroma = self._chroma
+        if chroma.url:
+            return server_lease(chroma.catalogue(), chroma, entry_key(strategy, embedder), strategy, embedder,
+                                wait, on_wait, self._ttl, action)
+        chroma.require_writable(doing)
+        return file_lease(self._locks, strategy, embedder, chroma.where, wait, on_wait, action)
+
+    def running(self, names: Sequence[str], embedder: str | None = None) -> list[tuple[str, str]]:
+        """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
+        holding its lease now."""
+        if self._chroma.url:
+            leases = held_server_leases(self._chroma.catalogue(), self._chroma)
+            return [(r["strategy"], r["embedder"]) for r in leases
+                    if r.get("strategy") in names and embedder in (None, r.get("embedder"))]
+        return [(name, embedder or held) for name in names
+                for held in held_file_leases(self._locks, name)
+                if embedder is None or slug(embedder) == held]

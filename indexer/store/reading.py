@@ -1,4 +1,5 @@
-"""The store's reads of a version's records: nearest vectors, records by id, scans.
+"""The store's reads of a version's records (`store.records`): nearest vectors, records by
+id, scans, counts.
 
 A version's records live in its collection and, for a large collection that incremental
 builds have written into since its last compaction, in its delta collection too
@@ -10,59 +11,71 @@ vector and id reads (the caller filters by the version it reads); scans skip the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..types import Chunk
-from .catalog import Entry
+from .chroma import Chroma
+from .entries import Entry
 from .records import chunk_from_record
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 SCAN_BATCH = 2000
 
 
-class Reads:
-    chroma: Any
+class Records:
+    """Reads of the versions the catalogue names, through one Chroma client."""
 
-    def record_collections(self, entry: Entry) -> list[str]:
-        """The collections holding a version's records: its own, then its delta's."""
-        return [entry.collection] + ([entry.delta] if entry.delta else [])
+    def __init__(self, chroma: Chroma) -> None:
+        self._chroma = chroma
 
-    def nearest(self, entry: Entry, vector, n: int) -> list[tuple[str, float]]:
+    def reopen(self) -> None:
+        """See what other processes wrote since this client opened the embedded database
+        (a long-lived reader does when a new version is published; see `Chroma.reopen`)."""
+        self._chroma.reopen()
+
+    def nearest(self, entry: Entry, vector: ArrayLike, n: int) -> list[tuple[str, float]]:
         """(id, cosine similarity) of up to n nearest records (live or not: the caller
         filters by the version it reads)."""
         found: dict[str, float] = {}
-        for name in self.record_collections(entry):
-            col = self.chroma.collection(name)
-            got = self.chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1),
-                                                     include=["distances"]), f"searching {entry.strategy}")
+        for name in entry.record_collections:
+            col = self._chroma.collection(name)
+            got = self._chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1),
+                                                      include=["distances"]),
+                                    f"searching {entry.strategy}")
             for cid, d in zip(got["ids"][0], got["distances"][0]):
-                found[cid] = max(found.get(cid, -2.0), 1.0 - float(d))  # a record being merged is in both
+                # a record being merged is in both collections
+                found[cid] = max(found.get(cid, -2.0), 1.0 - float(d))
         return sorted(found.items(), key=lambda kv: -kv[1])[: max(n, 1)]
 
-    def records(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
+    def get(self, entry: Entry, ids: list[str], parents: bool = False) -> dict[str, Chunk]:
         """Chunks by id (of the parent collection with `parents`; the delta's copy first)."""
         out: dict[str, Chunk] = {}
-        for name in [entry.parents] if parents else reversed(self.record_collections(entry)):
+        for name in [entry.parents] if parents else reversed(entry.record_collections):
             missing = [i for i in ids if i not in out]
             if not missing:
                 break
-            col = self.chroma.collection(name)
-            got = self.chroma.call(lambda: col.get(ids=missing, include=["documents", "metadatas"]),
-                                   f"reading {entry.strategy}")
+            col = self._chroma.collection(name)
+            got = self._chroma.call(lambda: col.get(ids=missing, include=["documents", "metadatas"]),
+                                    f"reading {entry.strategy}")
             out.update((cid, chunk_from_record(cid, doc, meta))
                        for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]))
         return out
 
-    def _pages(self, entry: Entry, where: dict[str, Any], include: list[str]) -> Iterator[tuple[str, str, dict]]:
+    def _pages(self, entry: Entry, where: dict[str, Any],
+               include: list[str]) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
         """(id, document, metadata) of the records matching `where`, in batches, both
         collections; superseded ones skipped."""
         pending = entry.pending_ids
-        seen: set[str] = set()  # a record written again (its file restored) is in the delta and may be in both
-        for name in reversed(self.record_collections(entry)):
-            col = self.chroma.collection(name)
+        # a record written again (its file restored) is in the delta and may be in both
+        seen: set[str] = set()
+        for name in reversed(entry.record_collections):
+            col = self._chroma.collection(name)
             offset = 0
             while True:
-                got = self.chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH, offset=offset),
-                                       f"reading {entry.strategy}")
+                got = self._chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH,
+                                                        offset=offset), f"reading {entry.strategy}")
                 if not got["ids"]:
                     break
                 docs = got.get("documents") or [None] * len(got["ids"])
@@ -73,7 +86,8 @@ class Reads:
                         seen.add(cid)
                 offset += len(got["ids"])
 
-    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
+    def scan(self, entry: Entry,
+             doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
         """Every live record of a version (of one document), with its metadata, in
         batches; records of other generations and superseded ones are skipped."""
         where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
@@ -95,5 +109,6 @@ class Reads:
     def count(self, entry: Entry) -> int:
         """Records stored for the version's collection and its delta (superseded ones
         included until they are deleted)."""
-        return sum(self.chroma.call(self.chroma.collection(name).count, f"counting {entry.strategy}")
-                   for name in self.record_collections(entry))
+        chroma = self._chroma
+        return sum(chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
+                   for name in entry.record_collections)

@@ -18,65 +18,68 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..version import VERSION
 from ..errors import StoreError
 from ..types import Chunk
-from .catalog import Entry, entry_key, slug
+from .catalogue import Catalogue
+from .chroma import Chroma
+from .delta import Deltas
+from .entries import Entry, entry_key, name_prefix
 from .layout import MANIFEST, write_json
+from .physical import PhysicalCollections
 from .records import chunk_metadata
+from .side import SideFiles
 
-PREFIX = "ix-"
-GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
 LIVE_BATCH_DOCS = 64
 
 
 class Staging:
-    def __init__(self, store, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None, full: bool,
-                 timer=None, checkpoint=None) -> None:
-        self.store = store
-        self.chroma = store.chroma
+    """The writer of one build: records, parent records, side files, then the switch.
+    `Builds.begin` makes one (under the build lease)."""
+
+    def __init__(self, chroma: Chroma, catalogue: Catalogue, side: SideFiles, deltas: Deltas,
+                 physical: PhysicalCollections, strategy: str, embedder: str, meta: dict[str, Any],
+                 old: Entry | None, full: bool, checkpoint: Callable[[str], None] | None = None) -> None:
+        self._chroma, self._catalogue, self._side_files = chroma, catalogue, side
+        self._deltas, self._physical = deltas, physical
         self.strategy, self.embedder = strategy, embedder
         self.old = old
         self.full = full or old is None
         self.generation = (old.generation + 1) if old else 1
-        self.timer = timer
         self.checkpoint = checkpoint or (lambda _name: None)
         self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": VERSION, **meta}
-        if self.full:
+        if old is None or self.full:
             stamp = time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:6]
-            self.name = f"{PREFIX}{slug(strategy)}--{slug(embedder)}--{stamp}"[:500]
-            self.collection = self.chroma.create(self.name, self.meta)
+            self.name = f"{name_prefix(strategy, embedder)}{stamp}"[:500]
+            self._collection = chroma.create(self.name, self.meta)
             self.delta = ""
         else:
             self.name = old.collection
-            # a large embedded collection's new records go into its delta collection: writing
-            # into the collection would load its whole HNSW index first (Chroma does, on any
-            # read or write: 6-10 s at a million records; a server holds it loaded already);
-            # `Store.compact` merges them later
-            large = old.chunks >= store.delta_from and not store.url
-            self.delta = old.delta or (f"{old.collection}-d" if large else "")
+            # a large embedded collection's new records go into its delta collection
+            # (`Deltas.target`), which `Deltas.compact` merges later
+            self.delta = deltas.target(old)
             if self.delta and not old.delta:
-                self.collection = self.chroma.create(self.delta, {**self.meta, "role": "delta"})
+                self._collection = chroma.create(self.delta, {**self.meta, "role": "delta"})
             else:
-                self.collection = self.chroma.collection(self.delta or old.collection)
-            store.writing(old)
-        self.parents_name = "" if self.full else old.parents
-        self._parents = None
+                self._collection = chroma.collection(self.delta or old.collection)
+            deltas.writing(old)
+        self.parents_name = "" if old is None or self.full else old.parents
+        self._parents: Any = None
         self.retired: list[str] = []
         self.retired_parents: list[str] = []
         self.written: set[str] = set()  # a delta build's record ids (and parents'): some may be revived
         self.written_parents: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
-        self._inflight = None
+        self._inflight: Future[None] | None = None
         self.write_seconds = 0.0
 
     @property
     def _side(self) -> Path:
-        return self.store.side_dir(self.name, self.generation)
+        return self._side_files.folder(self.name, self.generation)
 
     def side_path(self, name: str) -> Path:
         """Where this version's side file or folder `name` goes."""
@@ -88,7 +91,7 @@ class Staging:
         writer(self._side / name)
 
     def write_manifest(self, data: Any) -> None:
-        """Save the version's file manifest (JSON; read back with `Store.read_manifest`)."""
+        """Save the version's file manifest (JSON; read back with `SideFiles.read_manifest`)."""
         write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------
@@ -107,12 +110,12 @@ class Staging:
                     if meta.get("parent_id") and meta["parent_id"] not in pending_parents:
                         out[doc][1].add(meta["parent_id"])
             return out
-        for name in self.store.record_collections(self.old):
-            col = self.chroma.collection(name)
+        for name in self.old.record_collections:
+            col = self._chroma.collection(name)
             for i in range(0, len(doc_ids), LIVE_BATCH_DOCS):
                 batch = doc_ids[i : i + LIVE_BATCH_DOCS]
                 where = {"$and": [{"doc_id": {"$in": batch}}, {"gen": {"$lte": self.old.generation}}]}
-                got = self.chroma.call(lambda: col.get(where=where, include=["metadatas"]), "reading records")
+                got = self._chroma.call(lambda: col.get(where=where, include=["metadatas"]), "reading records")
                 for cid, meta in zip(got["ids"], got["metadatas"]):
                     if cid not in pending:
                         out[meta["doc_id"]][0].add(cid)
@@ -130,7 +133,7 @@ class Staging:
         metas = [chunk_metadata(c, self.generation) for c in chunks]
         if not self.full:
             self.written.update(c.id for c in chunks)
-        self._inflight = self._pool.submit(self._write, self.collection, chunks, vectors, metas)
+        self._inflight = self._pool.submit(self._write, self._collection, chunks, vectors, metas)
         return metas
 
     def add_parents(self, chunks: list[Chunk]) -> None:
@@ -141,23 +144,23 @@ class Staging:
         metas = [chunk_metadata(c, self.generation) for c in chunks]
         if not self.full:
             self.written_parents.update(c.id for c in chunks)
-        self._inflight = self._pool.submit(self._write, self.parents_collection(), chunks, [[1.0]] * len(chunks),
+        self._inflight = self._pool.submit(self._write, self._parents_collection(), chunks, [[1.0]] * len(chunks),
                                            metas)
 
-    def parents_collection(self):
+    def _parents_collection(self) -> Any:
         if self._parents is None:
             if not self.parents_name:
                 self.parents_name = f"{self.name}-p" if self.full else f"{self.name}-p{uuid.uuid4().hex[:6]}"
-                self._parents = self.chroma.create(self.parents_name, {**self.meta, "role": "parents"})
+                self._parents = self._chroma.create(self.parents_name, {**self.meta, "role": "parents"})
             else:
-                self._parents = self.chroma.collection(self.parents_name)
+                self._parents = self._chroma.collection(self.parents_name)
         return self._parents
 
     def _write(self, collection, chunks: list[Chunk], vectors, metas) -> None:
         t0 = time.perf_counter()
         # upsert: a record superseded earlier and not deleted yet may be written again (its
         # file restored); it takes this generation and the metadata of now
-        self.chroma.call(lambda: collection.upsert(
+        self._chroma.call(lambda: collection.upsert(
             ids=[c.id for c in chunks], embeddings=vectors, documents=[c.text for c in chunks], metadatas=metas,
         ), "writing records")
         self.write_seconds += time.perf_counter() - t0
@@ -200,36 +203,36 @@ class Staging:
                                   "revived_parents": sorted(self.written_parents & self.old.pending_parents)})
         self.checkpoint("publish")
         self._verify()
-        self.store.publish(entry)
+        self._catalogue.publish(entry)
         self._verify(entry)
         if not self.full:
-            self.store.done_writing(self.old)
+            self._deltas.done_writing(self.old)
         self.checkpoint("published")
         if self.full and self.old is not None:
-            self.store.remove_collections(self.old)
+            self._physical.remove_version(self.old)
 
     def _verify(self, published: Entry | None = None) -> None:
         """Before the switch (`published` None) the catalogue must still name the version
         this build started from, after it the version it published, and its collections
         must still exist. Otherwise what it wrote is removed (unless another version
         lives in the same collection) and the build fails."""
-        current = self.store.find_or_none(self.strategy, self.embedder)
+        current = self._catalogue.find_or_none(self.strategy, self.embedder)
         base = published or self.old
         expected = (base.collection, base.generation) if base else None
         dangling = False
         if ((current.collection, current.generation) if current else None) == expected:
-            gone = [n for n in (self.name, self.parents_name, self.delta) if n and not self.chroma.exists(n)]
+            gone = [n for n in (self.name, self.parents_name, self.delta) if n and not self._chroma.exists(n)]
             if not gone:
                 return
             problem = f"lost its collection {gone[0]}"
             dangling = published is not None  # the entry it just published names a missing collection
-            if dangling:
-                self.chroma.call(lambda: self.store.catalog.delete(ids=[published.key]), "removing a dangling entry")
+            if published is not None:
+                self._catalogue.forget(published, "removing a dangling entry")
         else:
             problem = "was dropped" if current is None else "was replaced by another build"
         if self.full or dangling or current is None or current.collection != self.name:
             self.abandon()
-        raise StoreError(f"{self.strategy} ({self.embedder}) {problem} in {self.store.where} while this build ran "
+        raise StoreError(f"{self.strategy} ({self.embedder}) {problem} in {self._chroma.where} while this build ran "
                          "(by a drop or build that did not wait for its lease); nothing of this build is live and "
                          "what it wrote is removed: build it again")
 
@@ -240,11 +243,11 @@ class Staging:
         self._pool.shutdown(wait=True)
         with contextlib.suppress(Exception):  # its collection may be gone already (dropped under it)
             if self.full:
-                self.chroma.delete(self.name)
+                self._chroma.delete(self.name)
                 if self.parents_name:
-                    self.chroma.delete(self.parents_name)
+                    self._chroma.delete(self.parents_name)
             else:
-                self.store.drop_generations_after(self.old)
-                self.store.done_writing(self.old)
-        shutil.rmtree(self.store.side_dir(self.name) if self.full else self._side, ignore_errors=True)
-        self.store.collect_segments()
+                self._physical.drop_generations_after(self.old)
+                self._deltas.done_writing(self.old)
+        shutil.rmtree(self._side_files.folder(self.name) if self.full else self._side, ignore_errors=True)
+        self._physical.collect_segments()

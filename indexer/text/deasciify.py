@@ -30,7 +30,7 @@ import re
 import threading
 from importlib import resources
 
-__all__ = ["deasciify", "looks_turkish_ascii", "looks_english"]
+__all__ = ["deasciify", "loaded", "looks_english", "looks_turkish_ascii", "patterns"]
 
 _CONTEXT = 10
 _TURKISH_LETTERS = re.compile("[çğıöşüÇĞİÖŞÜâîûÂÎÛ]")
@@ -73,8 +73,15 @@ _table: dict[str, dict[str, int]] | None = None
 _lock = threading.Lock()
 
 
-def _patterns() -> dict[str, dict[str, int]]:
-    """The decision lists, read from the package data on first use (thread-safe)."""
+def loaded() -> bool:
+    """Whether the decision lists are in memory yet (importing the module does not load
+    them; the first call that needs them does)."""
+    return _table is not None
+
+
+def patterns() -> dict[str, dict[str, int]]:
+    """The decision lists (letter -> pattern -> signed rank), read from the package data
+    on first use (thread-safe)."""
     global _table
     if _table is None:
         with _lock:
@@ -161,7 +168,7 @@ def deasciify(text: str) -> str:
     ASCII-typed Turkish (see the module docstring for what is left alone)."""
     if not looks_turkish_ascii(text):
         return text
-    table = _patterns()
+    table = patterns()
     mask = _protected(text)
     chars = list(text)
     for i, ch in enumerate(chars):

@@ -1,9 +1,9 @@
-"""PDF files to Markdown-shaped text with a page map: the reader, and the API.
+"""PDF files to Markdown-shaped text with a page map: the reader (PDFium).
 
 `extract_pdf(path)` reads every character with its position, size and weight
 (pypdfium2, PDFium's text layer), and the ruled lines and images of each page, and hands
-the pages, one at a time as they are read, to the layout pass (`pdf_layout`,
-`pdf_tables`, `pdf_furniture`, `pdf_markdown`): running headers/footers and page numbers
+the pages, one at a time as they are read, to the layout pass (`layout`, `tables`,
+`furniture`, `markdown` in this package): running headers/footers and page numbers
 dropped, columns read left then right, hyphenated line ends joined, headings from font
 size and weight as `#` levels, ruled tables as Markdown tables. `PdfText.pages[i]` is the
 character span of page i+1 in the text.
@@ -21,16 +21,10 @@ import re
 import threading
 from pathlib import Path
 
-from ..settings import DEFAULT_MAX_PDF_PAGES
-from .skips import SkipFile
-from .pdf_furniture import page_number_like
-from .pdf_layout import Glyph, Glyphs, Page, fixed_pitch
-from .pdf_markdown import OCR_HINT, PdfText, layout_markdown, page_list
-
-__all__ = [
-    "Glyph", "OCR_HINT", "Page", "PdfText", "extract_pdf", "layout_markdown", "over_cap", "page_count",
-    "page_number_like", "read_pages", "sample_text",
-]
+from ...settings import DEFAULT_MAX_PDF_PAGES
+from ..skips import SkipFile
+from .layout import Glyphs, Page, fixed_pitch
+from .markdown import PdfText, layout_markdown, page_list
 
 _PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
@@ -97,16 +91,6 @@ def _opened(path):
         finally:
             if pdf is not None:
                 pdf.close()
-
-
-def read_pages(path, max_pages: int | None = DEFAULT_MAX_PDF_PAGES) -> tuple[list[Page], str, list[str]]:
-    """Glyphs, rules and image counts of every page, the metadata title, and warnings
-    (all pages at once: for other layout passes; `extract_pdf` streams them)."""
-    _check_file(Path(path))
-    with _PDFIUM, _document(Path(path), max_pages) as pdf:
-        warnings: list[str] = []
-        pages = list(_pages(pdf, warnings))
-        return pages, _title(pdf), warnings
 
 
 def _check_file(path: Path) -> None:

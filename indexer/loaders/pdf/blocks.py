@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pdf_layout import Box
+from .layout import Box
 
 __all__ = ["BULLET", "Block", "line_blocks"]
 

@@ -14,12 +14,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..types import page_at
-from .skips import SkipFile
-from .pdf_blocks import BULLET, Block, line_blocks
-from .pdf_furniture import furniture
-from .pdf_layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
-from .pdf_tables import ruled_tables
+from ...types import page_at
+from ..skips import SkipFile
+from .blocks import BULLET, Block, line_blocks
+from .furniture import furniture
+from .layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
+from .tables import ruled_tables
 
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
 

@@ -12,7 +12,7 @@ import bisect
 import math
 from collections import Counter
 
-from .pdf_layout import Box, rows_of
+from .layout import Box, rows_of
 
 __all__ = ["ruled_tables"]
 

@@ -54,7 +54,7 @@ def documents_of(strategies: list[str], settings: Settings, embedder: str | None
     store = Store(settings)
     sources: dict[tuple[str, ...], list[str]] = {}
     for strategy in strategies:
-        entry = store.find(strategy, embedder)
+        entry = store.catalogue.find(strategy, embedder)
         sources.setdefault(tuple(entry.source), []).append(entry.strategy)
     if len(sources) > 1:
         listing = "; ".join(f"{', '.join(names)} from {', '.join(src)}" for src, names in sources.items())

@@ -1,9 +1,9 @@
 """PDF layout, first half: glyphs to lines, in reading order.
 
-A reader gives `Page`s of `Glyph`s and rule segments (indexer.loaders.pdf reads them with
+A reader gives `Page`s of `Glyph`s and rule segments (`pdf.reader` reads them with
 PDFium; bench/pdf_compare.py feeds other libraries). Glyphs become words, and the words
 of a row become fragments wherever a gap is wider than a gutter (`fragments`); running
-headers, footers and page numbers among them are found by `pdf_furniture`. The fragments
+headers, footers and page numbers among them are found by `furniture`. The fragments
 of a page are read in order: columns left then right, by recursive cuts along white
 gutters (`reading_order`).
 """

@@ -4,8 +4,8 @@
 passages a question can target (prose: sentences, list items, table rows, minus
 boilerplate; code: definitions), spreads `n` questions over the documents in proportion to
 the text they hold that is worth asking about, and makes one question per chosen passage:
-offline by simulating a searcher's known-item query (`simulate`, `code_questions`), or
-with an LLM through Ollama (`llm_questions`). The result is deterministic for a seed.
+offline by simulating a searcher's known-item query (`simulate`, `code`), or
+with an LLM through Ollama (`llm`). The result is deterministic for a seed.
 Every question carries a span target and an answer that is an exact substring of its
 document, so `indexer eval` resolves it like a set people wrote.
 
@@ -29,7 +29,7 @@ from ..loaders import Skipped, discover, load_documents
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from ..text.analyzer import detect_language
 from ..types import Document
-from .code_questions import Symbol, code_query, code_text, symbols
+from .code import Symbol, code_query, code_text, symbols
 from .passages import MIN_WORDS_ALONE, Passage, boilerplate_reason, passages
 from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
@@ -190,7 +190,7 @@ def _asker(llm: str, settings: Settings):
     if llm == "extractive":
         return None
     if llm.startswith("ollama:"):
-        from .llm_questions import OllamaQuestioner
+        from .llm import OllamaQuestioner
 
         from ..store import cache_folder
 

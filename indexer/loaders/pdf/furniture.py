@@ -31,7 +31,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .pdf_layout import Box
+from .layout import Box
 
 __all__ = ["GAP", "furniture", "page_number_like"]
 
@@ -58,7 +58,7 @@ def page_number_like(text: str) -> bool:
 
 
 @dataclass(slots=True)
-class _Seen:
+class EdgeText:
     """A text at a page's edge: the page, the numbers in it, and its fragments."""
 
     page: int
@@ -72,7 +72,7 @@ def _key(text: str) -> tuple[str, tuple[int, ...]]:
     return _DIGITS.sub("#", text), tuple(int(d) for d in _DIGITS.findall(text))
 
 
-def same_but_page_number(seen: list[_Seen], n_pages: int) -> list[_Seen]:
+def same_but_page_number(seen: list[EdgeText], n_pages: int) -> list[EdgeText]:
     """The occurrences of one masked text that are the same text but for a page number:
     every number fixed but at most one, which is the page index plus a constant (each on
     75% of the occurrences or more)."""
@@ -157,14 +157,14 @@ def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: flo
     nothing further from the edge is looked at."""
     n = len(pages_rows)
     need = max(2, math.ceil(SHARE * n))
-    seen: dict[tuple[int, str], list[_Seen]] = {}
+    seen: dict[tuple[int, str], list[EdgeText]] = {}
     for p, rows in enumerate(pages_rows):
         for edge in (0, -1):
             for k in _edge_rows(rows, edge, heights[p]):
                 for frag in rows[k]:
                     if _plain(frag, body):
                         key, numbers = _key(frag.text)
-                        seen.setdefault((edge, key), []).append(_Seen(p, numbers, [frag]))
+                        seen.setdefault((edge, key), []).append(EdgeText(p, numbers, [frag]))
     running: dict[tuple[int, str], set[int]] = {}
     for key, occurrences in seen.items():
         kept = same_but_page_number(occurrences, n)
@@ -196,7 +196,7 @@ def _chains(pages_rows, heights, body, is_furniture) -> list[tuple[int, int, lis
             for p, rows in enumerate(pages_rows) for edge in (0, -1)]
 
 
-def _body_at_its_place(key, seen: list[_Seen], pages: set[int], pages_rows, dropped: set[int]) -> bool:
+def _body_at_its_place(key, seen: list[EdgeText], pages: set[int], pages_rows, dropped: set[int]) -> bool:
     """Do other pages put body text where this text stands, on more than half as many
     pages as it is on? (A line in the body area, repeated, is still body.)"""
     frags = [s.frags[0] for s in seen if s.page in pages]
@@ -219,7 +219,7 @@ def _chapter_headers(pages_rows, heights, body, chains) -> set[int]:
     n = len(pages_rows)
     drop: set[int] = set()
     for edge in (0, -1):
-        at: dict[int, list[_Seen]] = {}
+        at: dict[int, list[EdgeText]] = {}
         for p, e, chain, _ in chains:
             rows = pages_rows[p]
             if e != edge or len(chain) >= len(rows):
@@ -231,11 +231,11 @@ def _chapter_headers(pages_rows, heights, body, chains) -> set[int]:
             text = [f for f in rows[k] if not page_number_like(f.text)]
             if text and all(_plain(f, body) for f in text):
                 _, numbers = _key(" ".join(f.text for f in text))
-                at.setdefault(round(rows[k][0].y / 2), []).append(_Seen(p, numbers, rows[k]))
+                at.setdefault(round(rows[k][0].y / 2), []).append(EdgeText(p, numbers, rows[k]))
         for found in at.values():
             if len(found) < max(3, n / 2):
                 continue
-            by_text: dict[str, list[_Seen]] = {}
+            by_text: dict[str, list[EdgeText]] = {}
             for s in found:
                 text = " ".join(f.text for f in s.frags if not page_number_like(f.text))
                 by_text.setdefault(_key(text)[0], []).append(s)

@@ -5,8 +5,9 @@ a question a user would ask whose answer is in it, without copying its wording, 
 exact words of the passage that answer it. Every reply is validated: the answer must be
 found in the passage, and a question whose words come too much from the passage (a share
 of its content words over `MAX_OVERLAP`, or a run of `MAX_RUN` words copied) is rejected.
-Replies are cached by (model, prompt version, document hash, passage hash), in the same
-cache and through the same client and host settings as the `contextual` strategy.
+Replies are cached by (model, prompt version, document hash, passage hash) in
+`<db>/cache/questions.sqlite`, through the same client (`indexer.llm`), host setting and
+cache format as the `contextual` strategy.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..embeddings.llm import LANGUAGE_NAMES, ContextCache
+from ..llm import LANGUAGE_NAMES, ChatClient, ReplyCache
 from ..types import Document
-from .code_questions import Symbol
+from .code import Symbol
 from .passages import Passage
 from .simulate import Vocabulary
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 1  # in the cache's key: a new prompt asks again
 MAX_OVERLAP = 0.6  # share of a question's content words found in its passage (code: MAX_OVERLAP_CODE)
 MAX_OVERLAP_CODE = 0.85  # a developer names identifiers of the code they look for
 MAX_RUN = 5  # words in a row copied from the passage
@@ -74,18 +75,12 @@ class OllamaQuestioner:
     temperature 0, fixed seed), validated and cached."""
 
     def __init__(self, model: str, host: str | None, cache_dir: Path | None) -> None:
-        from ..embeddings.ollama import resolve_host
-        from ..errors import UsageError
-
-        if not model:
-            raise UsageError("give the Ollama model: --llm ollama:gemma3:4b")
-        self.model = model
-        self.backend = f"ollama:{model}"
-        self.host = resolve_host(host)
-        self.cache = ContextCache(cache_dir / "questions.sqlite" if cache_dir else None)
+        self.client = ChatClient(model, host, purpose=" for questions", fallback=", or use --llm extractive",
+                                 missing="give the Ollama model: --llm ollama:gemma3:4b")
+        self.backend = self.client.backend
+        self.cache = ReplyCache(cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION)
         self.stats = QuestionStats(self.backend)
         self.vocab = Vocabulary()
-        self._client = None
 
     def ask(self, doc: Document, target: Passage | Symbol, lang: str) -> tuple[str, list[str], tuple[int, int]] | None:
         """(question, tags, answer span) or None when the reply fails validation."""
@@ -129,32 +124,15 @@ class OllamaQuestioner:
         if cached is not None:
             self.stats.cache_hits += 1
             return cached
-        response = self._chat(
+        response = self.client.chat(
             SYSTEM.format(language=LANGUAGE_NAMES.get(lang, "the passage's language")),
-            (USER_CODE if code else USER).format(heading=heading, passage=passage),
+            (USER_CODE if code else USER).format(heading=heading, passage=passage), max_tokens=256, json=True,
         )
         self.stats.calls += 1
-        tokens_in = int(getattr(response, "prompt_eval_count", 0) or 0)
-        tokens_out = int(getattr(response, "eval_count", 0) or 0)
-        self.stats.input_tokens += tokens_in
-        self.stats.output_tokens += tokens_out
-        reply = response.message.content or ""
-        self.cache.put(model_key, doc.hash, key, reply, tokens_in, tokens_out)
-        return reply
-
-    def _chat(self, system: str, user: str):
-        import ollama
-
-        from ..embeddings.ollama import ollama_errors
-
-        if self._client is None:
-            self._client = ollama.Client(host=self.host)
-        with ollama_errors(self.host, self.model, " for questions", ", or use --llm extractive"):
-            return self._client.chat(
-                model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                options={"temperature": 0, "seed": 42, "num_predict": 256}, format="json",
-            )
+        self.stats.input_tokens += response.input_tokens
+        self.stats.output_tokens += response.output_tokens
+        self.cache.put(model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens)
+        return response.text
 
 
 def parse_reply(reply: str) -> tuple[str, str]:

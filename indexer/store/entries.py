@@ -1,5 +1,6 @@
-"""The catalogue's records: which physical collection (and which generation of it) is
-live for each (strategy, embedder), with what it was built from and how to search it."""
+"""The catalogue's records (`Entry`): which physical collection (and which generation of
+it) is live for each (strategy, embedder), with what it was built from and how to search
+it. `catalogue.py` reads and writes them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+PREFIX = "ix-"  # physical collections: ix-<strategy>--<embedder>--<stamp> (and -p, -d companions)
+GRACE = 60.0  # seconds a superseded record stays readable for readers still on the previous version
+
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._]+", "-", text).strip("-._") or "x"
@@ -15,6 +19,11 @@ def slug(text: str) -> str:
 
 def entry_key(strategy: str, embedder: str) -> str:
     return f"{strategy}@{embedder}"
+
+
+def name_prefix(strategy: str, embedder: str) -> str:
+    """What the names of a key's physical collections start with (a stamp follows)."""
+    return f"{PREFIX}{slug(strategy)}--{slug(embedder)}--"
 
 
 def superseded(pending: list[dict[str, Any]], field_: str, revived: str) -> set[str]:
@@ -62,6 +71,11 @@ class Entry:
     @property
     def key(self) -> str:
         return entry_key(self.strategy, self.embedder)
+
+    @property
+    def record_collections(self) -> list[str]:
+        """The collections holding this version's records: its own, then its delta's."""
+        return [self.collection] + ([self.delta] if self.delta else [])
 
     @property
     def pending_ids(self) -> set[str]:

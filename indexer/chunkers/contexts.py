@@ -1,23 +1,23 @@
-"""Contextualizers for Contextual Retrieval: an LLM (through Ollama) that writes one or two
-sentences placing a chunk in its document, or a deterministic extractive stand-in.
+"""Contextualizers for Contextual Retrieval: an LLM (through Ollama, `indexer.llm`) that
+writes one or two sentences placing a chunk in its document, or a deterministic
+extractive stand-in.
 
-Contexts are cached by (model, prompt version, document hash, chunk hash), so rebuilding
-costs nothing. Every call is accounted for: wall time, calls, cache hits, input and
-output tokens, and fallbacks (an empty reply, or one that merely repeats the chunk,
-falls back to the extractive context).
+Contexts are cached by (model, prompt version, document hash, chunk hash) in
+`<cache>/contexts.sqlite`, so rebuilding costs nothing. Every call is accounted for:
+wall time, calls, cache hits, input and output tokens, and fallbacks (an empty reply, or
+one that merely repeats the chunk, falls back to the extractive context).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..llm import LANGUAGE_NAMES, ChatClient, ReplyCache
 from ..text.sentences import split_sentences
 from ..types import Chunk, Document
 
@@ -34,8 +34,6 @@ USER = """<document>
 </chunk>
 Write one or two sentences that place this chunk within the document (which document, which topic, what it
 applies to), so that the chunk can be found by search. Reply with the sentences only."""
-
-LANGUAGE_NAMES = {"tr": "Turkish", "en": "English"}
 
 
 @dataclass
@@ -57,36 +55,6 @@ class ContextStats:
         return (f"contextualized {self.chunks} chunks with {self.backend} in {self.seconds:.1f} s: "
                 f"{self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input tokens, "
                 f"{self.output_tokens:,} output tokens, {self.fallbacks} fallbacks to extractive")
-
-
-class ContextCache:
-    def __init__(self, path: Path | None) -> None:
-        self._lock = threading.Lock()
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS contexts (model TEXT, prompt INTEGER, doc TEXT, chunk TEXT, context TEXT, "
-            "input_tokens INTEGER, output_tokens INTEGER, PRIMARY KEY (model, prompt, doc, chunk)) WITHOUT ROWID"
-        )
-        self._db.commit()
-
-    def get(self, model: str, doc_hash: str, chunk_hash: str) -> str | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT context FROM contexts WHERE model=? AND prompt=? AND doc=? AND chunk=?",
-                (model, PROMPT_VERSION, doc_hash, chunk_hash),
-            ).fetchone()
-        return row[0] if row else None
-
-    def put(self, model: str, doc_hash: str, chunk_hash: str, context: str, tokens_in: int, tokens_out: int) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (model, PROMPT_VERSION, doc_hash, chunk_hash, context, tokens_in, tokens_out),
-            )
-            self._db.commit()
 
 
 def extractive_context(doc: Document, chunk: Chunk) -> str:
@@ -127,8 +95,8 @@ class Contextualizer:
 
     backend = "extractive"
 
-    def __init__(self, cache: ContextCache | None = None, tokenizer=None) -> None:
-        self.cache = cache or ContextCache(None)
+    def __init__(self, cache: ReplyCache | None = None, tokenizer=None) -> None:
+        self.cache = cache or ReplyCache(None, PROMPT_VERSION)
         self.stats = ContextStats(self.backend)
         self.tokenizer = tokenizer
 
@@ -148,30 +116,12 @@ class OllamaContextualizer(Contextualizer):
     """An LLM on an Ollama server, through the official client's chat API
     (temperature 0, fixed seed), with the document and chunk inside delimiters."""
 
-    def __init__(self, model: str, host: str | None = None, cache: ContextCache | None = None, tokenizer=None):
-        from .ollama import resolve_host
-
-        if not model:
-            raise UsageError("give the Ollama model: contextual:llm=ollama:gemma3:4b")
-        self.backend = f"ollama:{model}"
+    def __init__(self, model: str, host: str | None = None, cache: ReplyCache | None = None, tokenizer=None):
+        self.client = ChatClient(model, host, purpose=" for contextual retrieval",
+                                 fallback=", or use contextual:llm=extractive",
+                                 missing="give the Ollama model: contextual:llm=ollama:gemma3:4b")
+        self.backend = self.client.backend
         super().__init__(cache, tokenizer)
-        self.model = model
-        self.host = resolve_host(host)
-        self._client = None
-
-    def _chat(self, system: str, user: str):
-        import ollama
-
-        from .ollama import ollama_errors
-
-        if self._client is None:
-            self._client = ollama.Client(host=self.host)
-        with ollama_errors(self.host, self.model, " for contextual retrieval", ", or use contextual:llm=extractive"):
-            return self._client.chat(
-                model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                options={"temperature": 0, "seed": 42, "num_predict": MAX_CONTEXT_TOKENS * 2},
-            )
 
     def _context(self, doc: Document, chunk: Chunk, language: str) -> str:
         chunk_hash = hashlib.sha256(chunk.text.encode()).hexdigest()
@@ -179,16 +129,15 @@ class OllamaContextualizer(Contextualizer):
         if cached is not None:
             self.stats.cache_hits += 1
             return cached
-        response = self._chat(
+        response = self.client.chat(
             SYSTEM.format(language=LANGUAGE_NAMES.get(language, "the document's language")),
-            USER.format(document=doc.text, chunk=chunk.text),
+            USER.format(document=doc.text, chunk=chunk.text), max_tokens=MAX_CONTEXT_TOKENS * 2,
         )
         self.stats.calls += 1
-        tokens_in = int(getattr(response, "prompt_eval_count", 0) or 0)
-        tokens_out = int(getattr(response, "eval_count", 0) or 0)
+        tokens_in, tokens_out = response.input_tokens, response.output_tokens
         self.stats.input_tokens += tokens_in
         self.stats.output_tokens += tokens_out
-        reply = _one_paragraph(response.message.content or "")
+        reply = _one_paragraph(response.text)
         if self.tokenizer is not None and reply:
             tokens = self.tokenizer.encode(reply)
             if len(tokens) > MAX_CONTEXT_TOKENS:
@@ -201,7 +150,7 @@ class OllamaContextualizer(Contextualizer):
 
 
 def make_contextualizer(spec: str, cache_dir: Path | None, ollama_host: str | None = None, tokenizer=None):
-    cache = ContextCache(cache_dir / "contexts.sqlite" if cache_dir else None)
+    cache = ReplyCache(cache_dir / "contexts.sqlite" if cache_dir else None, PROMPT_VERSION)
     if spec == "extractive":
         return Contextualizer(cache, tokenizer)
     if spec.startswith("ollama:"):

@@ -1,0 +1,145 @@
+"""Each side's candidates for a query: the embedding's nearest chunks (`dense`), BM25's
+best matches (`sparse`), and how much of the query BM25's best match covers
+(`coverage`), remembered for the last few queries — evaluating and tuning search the same
+question under many settings.
+
+The dense side scans the version's stored vectors exactly (`retrieval.rows`) where that
+is the better way: under EXACT_UNDER chunks (HNSW is approximate: near-duplicate chunks
+can hide the nearest ones from it), and in a one-shot process over SCAN_FROM chunks or
+more (rather than wait for Chroma to load its whole HNSW index: seconds at a million
+chunks). Otherwise it asks Chroma, for more when records outside the version (a build in
+progress, superseded ones) crowd the live ones out.
+
+To search another way (an in-memory copy, a lab), subclass `Sides` and override
+`nearest` or `matching` (the uncached lookups) or `query_vector`; `Index.sides` holds the
+one a handle uses.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..embeddings import Embedder
+from ..errors import EmbedderMismatch
+from ..store import Entry, Store
+from .bm25 import BM25Index
+from .ranking import Side
+from .rows import RowStore
+
+SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
+EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW
+RECENT = 96  # (side, query, depth) answers remembered
+
+
+class Opened(Protocol):
+    """What the sides read from the handle they serve (`Index`): its current version and
+    the parts it opens lazily (they change when it follows a rebuild)."""
+
+    store: Store
+    entry: Entry
+    one_shot: bool
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def bm25(self) -> BM25Index: ...
+
+    @property
+    def rows(self) -> RowStore | None: ...
+
+
+class Sides:
+    """The candidate lists of one handle, remembered for the last RECENT (side, query,
+    depth) asked; `clear` forgets them (the handle switched versions)."""
+
+    def __init__(self, index: Opened) -> None:
+        self.index = index
+        self.store = index.store
+        self._recent: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def entry(self) -> Entry:
+        return self.index.entry
+
+    # -- remembered ---------------------------------------------------------------------
+    def dense(self, query: str, n: int) -> Side:
+        """(id, cosine similarity) of the n nearest live chunks, nearest first."""
+        return self._remembered(("dense", query, n), lambda: self.nearest(query, n))
+
+    def sparse(self, query: str, n: int) -> Side:
+        """(id, BM25 score) of the n best live matches, best first."""
+        return self._remembered(("sparse", query, n), lambda: self.matching(query, n))
+
+    def coverage(self, query: str, n: int) -> float:
+        """The share of the query's IDF mass in BM25's best match (0 for no match)."""
+        return self._remembered(("coverage", query, n), lambda: self._covered(query, n))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._recent.clear()
+
+    def _remembered(self, key: tuple[str, str, int], compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]
+        value = compute()
+        with self._lock:
+            self._recent[key] = value
+            while len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+        return value
+
+    def _covered(self, query: str, n: int) -> float:
+        top = self.sparse(query, n)
+        bm25 = self.index.bm25
+        return bm25.coverage(query, [bm25.position(top[0][0])])[0] if top else 0.0
+
+    # -- looked up ----------------------------------------------------------------------
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's embedding. A Turkish collection's query typed without Turkish
+        letters (`yurtdisina kargo var mi`) is embedded with its letters restored: BM25
+        folds them anyway, the embedding would read different words."""
+        text = query
+        if self.entry.extra.get("analyzer", {}).get("lang") == "tr":
+            from ..text.deasciify import deasciify, looks_turkish_ascii
+
+            if looks_turkish_ascii(query):
+                text = deasciify(query)
+        vector = self.index.embedder.embed_query(text)
+        if vector.shape[-1] != self.entry.dimension:
+            raise EmbedderMismatch(
+                f"the embedder returned {vector.shape[-1]}-d vectors but {self.entry.strategy!r} "
+                f"holds {self.entry.dimension}-d ones; rebuild it with this embedder"
+            )
+        return np.asarray(vector, dtype=np.float32)
+
+    def nearest(self, query: str, n: int) -> Side:
+        """`dense`, not remembered: the stored vectors scanned, or Chroma asked."""
+        vector = self.query_vector(query)
+        live = self.index.bm25  # lists exactly the version's chunks
+        n = min(n, len(live))
+        entry = self.entry
+        if entry.chunks < EXACT_UNDER or (self.index.one_shot and entry.chunks >= SCAN_FROM):
+            rows = self.index.rows
+            if rows is not None:
+                return rows.nearest(vector, n)
+        ask = n + len(entry.pending_ids) + 8
+        while True:
+            got = self.store.records.nearest(self.entry, vector, ask)
+            out = [(cid, s) for cid, s in got if cid in live]
+            if len(out) >= n or len(got) < ask:
+                return out[:n]
+            ask *= 4
+
+    def matching(self, query: str, n: int) -> Side:
+        """`sparse`, not remembered."""
+        index = self.index.bm25
+        return [(index.ids[pos], score) for pos, score in index.search(query, n)]

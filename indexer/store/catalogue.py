@@ -1,0 +1,119 @@
+"""The catalogue: which physical collection and generation is live for each (strategy,
+embedder), as `Entry` records in a small collection of the same Chroma. Readers resolve
+names through it, so they only ever see published versions; a build's publish is one
+upsert here. Server build leases (`leases.py`) and delta-writing marks (`delta.py`) are
+records in it too, which the entries leave out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import CollectionNotFound
+from .chroma import Chroma
+from .entries import Entry, entry_key
+from .leases import LEASE, Leases
+
+WRITING = "writing:"  # catalogue ids marking a delta build's writes in progress
+
+
+class Catalogue:
+    """The live entries of one index, found by name, published, forgotten."""
+
+    def __init__(self, chroma: Chroma, leases: Leases, embedder: str) -> None:
+        self._chroma, self._leases = chroma, leases
+        self._embedder = embedder  # the default one: chosen when a strategy has several
+
+    def _read(self, **query: Any) -> Any:
+        chroma = self._chroma
+        return chroma.call(lambda: chroma.catalogue().get(include=["documents"], **query),
+                           "reading the catalogue")
+
+    def entries(self) -> list[Entry]:
+        """Every live entry, by strategy then embedder."""
+        got = self._read()
+        out = [Entry.from_json(doc) for cid, doc in zip(got["ids"], got["documents"] or [])
+               if doc and not cid.startswith((LEASE, WRITING))]
+        return sorted(out, key=lambda e: (e.strategy, e.embedder))
+
+    def entry(self, key: str) -> Entry | None:
+        """One live entry by key (one small read: what long-lived readers poll)."""
+        docs = self._read(ids=[key]).get("documents") or []
+        return Entry.from_json(docs[0]) if docs and docs[0] else None
+
+    def find(self, names: str | Sequence[str], built_with: str | None = None) -> Entry:
+        """The live entry for a collection name, or for the first of several names that has
+        one (`chunkers.collection_names` resolves a strategy spec to them: `fixed:size=100`
+        finds `fixed-100`); with no embedder given (`built_with`), the only one there is
+        (or the default embedder's when several exist)."""
+        names = [n.strip() for n in ([names] if isinstance(names, str) else names)]
+        entries = self.entries()
+        strategy = names[0]
+        matches = [e for e in entries if e.strategy == strategy]
+        for other in names[1:]:
+            if matches:
+                break
+            matches = [e for e in entries if e.strategy == other]
+            strategy = other if matches else strategy
+        if built_with is not None:
+            exact = [e for e in matches if e.embedder == built_with]
+            if exact:
+                return exact[0]
+            if matches:
+                built = ", ".join(e.embedder for e in matches)
+                raise CollectionNotFound(
+                    f"strategy {strategy!r} was built with {built}, not {built_with}; "
+                    f"query with --embedder {matches[0].embedder}, or build it: "
+                    f"indexer build PATH --strategy {strategy} --embedder {built_with}"
+                )
+        elif len(matches) == 1:
+            return matches[0]
+        elif matches:
+            for e in matches:
+                if e.embedder == self._embedder:
+                    return e
+            built = ", ".join(e.embedder for e in matches)
+            raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders "
+                                     f"({built}); pass --embedder")
+        known = sorted({e.strategy for e in self.entries()})
+        have = f"built: {', '.join(known)}" if known else "nothing is built yet"
+        # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
+        raise CollectionNotFound(
+            f"no collection for strategy {strategy!r} in {self._chroma.where} ({have}); "
+            f"build it: indexer build PATH --strategy {names[-1]}"
+        )
+
+    def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
+        return self.entry(entry_key(strategy, embedder))
+
+    def publish(self, entry: Entry) -> None:
+        """Make `entry` the live version for its key: one upsert, the switch point."""
+        self._chroma.call(lambda: self._chroma.catalogue().upsert(
+            ids=[entry.key], embeddings=[[0.0]], documents=[entry.to_json()],
+            metadatas=[{"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}],
+        ), "publishing a build")
+
+    def forget(self, entry: Entry, doing: str = "dropping a collection") -> None:
+        """Delete an entry: nothing of its version is live any more."""
+        self._chroma.call(lambda: self._chroma.catalogue().delete(ids=[entry.key]), doing)
+
+    def save_search(self, strategy: str, embedder: str, settings: dict[str, Any] | None) -> Entry:
+        """Store (or, with None, forget) a collection's default search settings: under the
+        build lease, on the live entry, so a build running now keeps them."""
+        with self._leases.hold(strategy, embedder, doing="saving search settings"):
+            entry = self.find_or_none(strategy, embedder)
+            if entry is None:
+                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) "
+                                         f"in {self._chroma.where}")
+            if settings:
+                entry.extra["search"] = settings
+            else:
+                entry.extra.pop("search", None)
+            self.publish(entry)
+        return entry
+
+    def running_builds(self, names: Sequence[str],
+                       embedder: str | None = None) -> list[tuple[str, str]]:
+        """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
+        holding its lease now."""
+        return self._leases.running(names, embedder)
