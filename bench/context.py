@@ -51,7 +51,7 @@ def row(label: str, budget: int, scores: list) -> dict:
 
 def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], with_peers: bool) -> list[dict]:
     from indexer.evaluation.context_eval import TokenCounter, score_context, whole_chunks
-    from indexer.evaluation.questions import load_questions, resolve
+    from indexer.evaluation.sets import load_questions, resolve
     from indexer.indexing.building import build
     from indexer.loaders import load_documents
     from indexer.retrieval import Index, SearchOptions

@@ -31,7 +31,7 @@ LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)  # without the unit vectors' columns
 
 
 def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path:
-    from indexer.evaluation.questions import load_questions, resolve
+    from indexer.evaluation.sets import load_questions, resolve
     from indexer.indexing.building import build
     from indexer.loaders import load_documents
     from indexer.retrieval import Index, SearchOptions
