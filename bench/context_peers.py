@@ -127,28 +127,32 @@ class LlamaIndexOptimizer:
             return []
         out = []
         for hit, node in zip(hits, kept):
-            sentences = self.split(hit.chunk.text)
-            windows = self._windows(sentences, node.node.get_content())
-            for text in windows:
-                place = _place(text, hit)
-                if place:
-                    out.append((place, text))
+            text = hit.chunk.text
+            sentences = self.split(text)
+            spans, pos = [], 0  # each sentence's place in the chunk
+            for sentence in sentences:
+                at = text.find(sentence.strip(), pos)
+                spans.append((at, at + len(sentence.strip())) if at >= 0 else None)
+                pos = at + len(sentence.strip()) if at >= 0 else pos
+            for i in self._kept(sentences, node.node.get_content()):
+                window = [sp for sp in spans[max(i - 1, 0):i + 2] if sp]
+                if window:
+                    s, e = window[0][0], window[-1][1]
+                    c = hit.chunk
+                    out.append(((c.doc_id, c.start + s, c.start + e), text[s:e]))
         return out
 
     @staticmethod
-    def _windows(sentences: list[str], joined: str) -> list[str]:
-        """The kept windows (one sentence of context either side) in the order kept."""
-        candidates = {" ".join(sentences[max(i - 1, 0):i + 2]): i for i in range(len(sentences))}
+    def _kept(sentences: list[str], joined: str) -> list[int]:
+        """The sentences whose windows (one sentence of context either side) the
+        optimizer kept, in the order it kept them (it joins the windows with spaces)."""
+        windows = {" ".join(sentences[max(i - 1, 0):i + 2]): i for i in range(len(sentences))}
         out, pos = [], 0
         while pos < len(joined):
-            found = None
-            for window in sorted(candidates, key=len, reverse=True):
-                if joined.startswith(window, pos):
-                    found = window
-                    break
+            found = next((w for w in sorted(windows, key=len, reverse=True) if joined.startswith(w, pos)), None)
             if found is None:
                 break
-            out.append("".join(sentences[max(candidates[found] - 1, 0):candidates[found] + 2]))
+            out.append(windows[found])
             pos += len(found) + 1
         return out
 

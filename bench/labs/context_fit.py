@@ -27,7 +27,8 @@ from bench.common import CACHE  # noqa: E402
 from bench.public_sets import materialize  # noqa: E402
 
 LAB = CACHE / "lab"
-LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)  # without the unit vectors' columns
+LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)
+N_FEATURES = 9  # without the unit vectors' columns
 
 
 def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path:
@@ -60,8 +61,9 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         units = candidate_units(hits, tokenizer, gaps)
         if not units:
             continue
-        cos = unit_cosines(index, q.question, units)
-        x = features(units, query_idf(index.bm25, q.question), index.bm25.analyzer, cos)
+        cos, vec = unit_cosines(index, q.question, units) or (None, None)
+        x = features(units, query_idf(index.bm25, q.question), index.bm25.analyzer, cos, vec,
+                     index.sides.query_vector(q.question))
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
         x_lex = features(units, query_idf(index.bm25, q.question), index.bm25.analyzer, None)
         rows.append({"id": q.id, "x": x, "x_lex": x_lex, "y": y, "units": units, "gaps": gaps, "spans": spans})
@@ -127,7 +129,7 @@ def main() -> None:
             ranks = first_answer_ranks(data[held], key, w, columns)
             print(f"  {held:9} " + " ".join(f"top{k} {np.mean(ranks < k):.3f}" for k in (1, 3, 10)))
         w = fit([r for s in sets for r in data[s]], key, columns)
-        full = np.zeros(8)
+        full = np.zeros(N_FEATURES)
         full[columns or slice(None)] = w
         print(f"{label} = ({', '.join(f'{v:.2f}' for v in full)})")
 

@@ -50,9 +50,11 @@ def answer_context(index, query: str, budget: int, options: SearchOptions | None
     units = candidate_units(hits, tokenizer, gaps)
     scoring = "bm25"
     if units:
-        cosines = unit_cosines(index, query, units)
+        embedded = unit_cosines(index, query, units)
+        cosines, vectors = embedded if embedded is not None else (None, None)
         scoring = "bm25+embedding" if cosines is not None else "bm25"
-        matrix = features(units, query_idf(index.bm25, query), index.bm25.analyzer, cosines)
+        matrix = features(units, query_idf(index.bm25, query), index.bm25.analyzer, cosines, vectors,
+                          index.sides.query_vector(query) if vectors is not None else None)
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
         spans, label_tokens = pack(units, probs, budget, tokenizer, mass, gaps)
     else:
@@ -61,7 +63,7 @@ def answer_context(index, query: str, budget: int, options: SearchOptions | None
                    scoring, index.entry.strategy)
 
 
-def unit_cosines(index, query: str, units: list[Unit]) -> np.ndarray | None:
+def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
     keys = [text_key(t) for t in texts]
@@ -78,4 +80,4 @@ def unit_cosines(index, query: str, units: list[Unit]) -> np.ndarray | None:
         vectors = index.embedder.embed_documents([by_key[k] for k in missing])
         found.update(zip(missing, vectors))
     matrix = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
-    return matrix @ index.query_vector(query)
+    return matrix @ index.sides.query_vector(query), matrix

@@ -27,11 +27,11 @@ import numpy as np
 
 from .context_units import Unit, section_groups
 
-FEATURES = ("bm25", "cosine", "cosine_raw", "chunk", "section", "neighbour", "log_tokens", "top_chunk")
+FEATURES = ("bm25", "cosine", "cosine_raw", "chunk", "section", "neighbour", "log_tokens", "top_chunk", "window")
 # fitted by `python -m bench.labs.context_fit fit` on tr, en, xquad-tr, xquad-en (auto, use-m3);
 # each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
-WEIGHTS = (3.79, 3.13, 3.10, 1.77, 1.25, 0.69, 1.10, 0.77)
-LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93)
+WEIGHTS = (3.69, 2.58, 2.63, 1.76, 1.31, 0.44, 1.10, 0.83, 2.01)
+LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93, 0.0)
 K1, B = 1.2, 0.75
 
 
@@ -75,7 +75,8 @@ def _min_max(x: np.ndarray) -> np.ndarray:
 
 
 def features(units: list[Unit], idf: dict[str, float], analyze: Callable[[str], list[str]],
-             cosines: np.ndarray | None) -> np.ndarray:
+             cosines: np.ndarray | None, vectors: np.ndarray | None = None,
+             query: np.ndarray | None = None) -> np.ndarray:
     """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0."""
     n = len(units)
     bm = _over_max(bm25_scores([u.embedded_text() for u in units], idf, analyze))
@@ -92,7 +93,13 @@ def features(units: list[Unit], idf: dict[str, float], analyze: Callable[[str], 
     neighbour = np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
     tokens = np.log1p([u.n_tokens for u in units])
     top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
-    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top])
+    window = np.zeros(n)
+    if vectors is not None and query is not None:
+        for i, u in enumerate(units):
+            v = vectors[[i, *u.neighbours]].sum(axis=0)
+            window[i] = float(v @ query) / (float(np.linalg.norm(v)) or 1.0)
+        window = _min_max(window)
+    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top, window])
 
 
 def probabilities(matrix: np.ndarray, weights: Sequence[float]) -> np.ndarray:
