@@ -20,6 +20,13 @@ Sets (in this order):
   function's documentation removed from the source; the question is the first paragraph
   of a public function's removed docstring / JSDoc, the target span the whole function
   definition, the answer its first signature line.
+- `scipy-docs`, `man-pages` (bench/manual_sets.py): long scientific and technical English
+  whose labels come from the source's own structure, not from relevance judgements: SciPy's
+  reference pages (one per documented function of stats, special, signal, integrate,
+  interpolate, optimize; PyPI wheel) and section 2 of the Linux man-pages (Debian's
+  manpages-dev, rendered by groff); the question is the page's own summary line (the
+  docstring's first line, the NAME line's description), removed from the page; the target
+  is the whole page.
 
 Generated data lives in bench/.cache/sets/<name>/ (git-ignored): `corpus/` (what gets
 indexed), `questions.jsonl`, licence and NOTICE files beside `corpus/`, and `STAMP.json`;
@@ -45,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import exact_set, library_set  # noqa: E402
 from bench.code_set import LODASH, MORE_ITERTOOLS, build_code_pypi  # noqa: E402
+from bench.manual_sets import MANPAGES, SCIPY, build_man_pages, build_scipy_docs  # noqa: E402
 from bench.common import (  # noqa: E402
     CORPUS, SETS_DIR, SMOKE_DOCS, machine, parse_args, save_json, smoke_corpus, smoke_option, table, word_count,
     write_text, xquad_option,
@@ -148,6 +156,13 @@ SETS: dict[str, PublicSet] = {
     "exact": PublicSet("exact", "lookups: codes, symbols, numbers, file names, phrases",
                        "bundled corpora + PyPI pycodestyle (Expat); questions written here", "exact-1-pycodestyle2.15.0",
                        exact_set.build),
+    "scipy-docs": PublicSet("scipy-docs", f"SciPy {SCIPY} reference pages (stats, special, signal, ...); "
+                            "question = the docstring's own summary line, removed (structure, not judgements)",
+                            "PyPI scipy wheel; BSD-3-Clause", f"scipy-docs-1-{SCIPY}", build_scipy_docs),
+    "man-pages": PublicSet("man-pages", "Linux man-pages section 2 (system calls); question = the NAME line's "
+                           "description, removed (structure, not judgements)",
+                           f"Debian manpages-dev {MANPAGES}; man-pages licences (verbatim, GPL, BSD)",
+                           f"man-pages-1-{MANPAGES}", build_man_pages),
     "smoke": PublicSet("smoke", "two bundled Turkish documents and their questions (what --smoke runs use)",
                        "this project (corpus/)", "smoke-1", build_smoke),
 }
