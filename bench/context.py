@@ -50,7 +50,8 @@ def row(label: str, budget: int, scores: list) -> dict:
 
 
 def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], with_peers: bool) -> list[dict]:
-    from indexer.evaluation.context_eval import TokenCounter, score_context, whole_chunks
+    from indexer.evaluation.context_eval import score_context, whole_chunks
+    from indexer.evaluation.scoring import TokenSpans
     from indexer.evaluation.sets import load_questions, resolve
     from indexer.indexing.building import build
     from indexer.loaders import load_documents
@@ -65,10 +66,10 @@ def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], wi
     docs = {d.doc_id: d for d in load_documents([folder])[1]}
     questions = load_questions(questions_path)
     resolve(questions, docs)
-    questions = [q for q in questions if q.answer_span]
+    questions = [q for q in questions if q.answer_spans]
     tokenizer = get_tokenizer()
-    counter = TokenCounter(docs, tokenizer)
-    answers = {q.id: [(q.doc_id, *q.answer_span)] for q in questions}
+    counter = TokenSpans(docs)
+    answers = {q.id: [(q.doc_id, s, e) for s, e in q.answer_spans] for q in questions}
     rows: list[dict] = []
 
     auto = Index.open("auto", settings=settings)

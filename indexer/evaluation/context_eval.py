@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..text.tokens import Tokenizer
-from ..types import Document, Hit
+from ..types import Hit
+from .scoring import TokenSpans
 
 Place = tuple[str, int, int]  # document, start, end (characters)
 
@@ -39,34 +40,20 @@ def glued(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
-class TokenCounter:
-    """Characters to token positions, per document (the tool's tokenizer)."""
-
-    def __init__(self, docs: dict[str, Document], tokenizer: Tokenizer) -> None:
-        self.docs = docs
-        self.tokenizer = tokenizer
-        self._bounds: dict[str, list[int]] = {}
-
-    def tokens(self, doc_id: str, start: int, end: int) -> set[int]:
-        """The positions of the tokens that start inside [start, end)."""
-        import bisect
-
-        if doc_id not in self._bounds:
-            doc = self.docs.get(doc_id)
-            self._bounds[doc_id] = self.tokenizer.boundaries(doc.text).tolist() if doc else []
-        b = self._bounds[doc_id]
-        return set(range(bisect.bisect_left(b, start), bisect.bisect_left(b, end)))
-
-
-def score_context(answers: list[Place], handed: list[Place], tokens: int, counter: TokenCounter) -> ContextScore:
-    """How much of the answer spans what was handed over holds."""
+def score_context(answers: list[Place], handed: list[Place], tokens: int, spans: TokenSpans) -> ContextScore:
+    """How much of the answer spans what was handed over holds (`spans` maps characters
+    to the tokens of each document)."""
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for d, s, e in handed:
         by_doc.setdefault(d, []).append((s, e))
-    merged = {d: glued(v, counter.docs[d].text) if d in counter.docs else v for d, v in by_doc.items()}
+    merged = {d: glued(v, spans.docs[d].text) if d in spans.docs else v for d, v in by_doc.items()}
     strict = bool(answers) and all(any(s <= a0 and a1 <= e for s, e in merged.get(d, [])) for d, a0, a1 in answers)
-    got: set[tuple[str, int]] = {(d, t) for d, v in merged.items() for s, e in v for t in counter.tokens(d, s, e)}
-    want: set[tuple[str, int]] = {(d, t) for d, s, e in answers for t in counter.tokens(d, s, e)}
+
+    def positions(d: str, s: int, e: int) -> range:
+        return range(*spans.tokens(d, s, e))
+
+    got: set[tuple[str, int]] = {(d, t) for d, v in merged.items() for s, e in v for t in positions(d, s, e)}
+    want: set[tuple[str, int]] = {(d, t) for d, s, e in answers for t in positions(d, s, e)}
     hit = len(got & want)
     union = len(got | want)
     return ContextScore(strict, hit / len(want) if want else 0.0, hit / len(got) if got else 0.0,

@@ -1,8 +1,9 @@
 """Searching stored collections: BM25 beside each collection, rank and score fusion, and
 the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
+from .context_pack import Context, Span
 from .index import Index, entry_fusion, search
 from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query, resolve
 
-__all__ = ["DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query",
+__all__ = ["Context", "Span", "DEFAULTS", "FUSIONS", "Index", "MODES", "entry_fusion", "Query", "SearchOptions", "check_query",
            "resolve", "search"]

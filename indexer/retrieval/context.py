@@ -16,11 +16,14 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..embeddings import EmbeddingCache, text_key
 from ..errors import UsageError
-from ..text.tokens import get_tokenizer
+from ..text.tokens import Tokenizer, get_tokenizer
+from ..types import Hit
 from .context_pack import Context, pack, render
 from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
@@ -31,24 +34,59 @@ MASS = 0.97  # stop once the units taken hold this much of the probability
 MISSING_EMBEDDED = 32  # unit vectors a query embeds itself when the cache lacks them
 MIN_BUDGET = 16
 
-__all__ = ["CANDIDATES", "MASS", "Context", "answer_context", "unit_cosines"]
+__all__ = ["CANDIDATES", "MASS", "MIN_BUDGET", "Context", "Scored", "answer_context", "check", "scored_units",
+           "unit_cosines"]
 
 
 def answer_context(index, query: str, budget: int, options: SearchOptions | None = None, *,
                    candidates: int = CANDIDATES, mass: float = MASS) -> Context:
     """The context for `query` from `index` (an open `Index`) in at most `budget`
     tokens of the tool's tokenizer, labels included."""
+    check(budget, mass)
+    base = options or SearchOptions()
+    wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
+    hits = index.search(query, wanted)
+    return scored_units(index, query, hits).pack(budget, mass, base.k)
+
+
+def check(budget: int, mass: float = MASS) -> None:
     if budget < MIN_BUDGET:
         raise UsageError(f"--budget must be at least {MIN_BUDGET} tokens, not {budget}")
     if not 0 < mass <= 1:
         raise UsageError(f"mass must be above 0 and at most 1, not {mass}")
-    base = options or SearchOptions()
-    wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, 1)})
-    hits = index.search(query, wanted)
+
+
+@dataclass
+class Scored:
+    """The units of a search's candidates with their probabilities: packed at any budget."""
+
+    query: str
+    strategy: str
+    hits: list[Hit]
+    units: list[Unit]
+    probs: np.ndarray
+    gaps: Gaps
+    scoring: str
+    tokenizer: Tokenizer
+
+    def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
+        """The spans under `budget` (`context_pack.pack`), and what they cost."""
+        if self.units:
+            spans, label_tokens = pack(self.units, self.probs, budget, self.tokenizer, mass, self.gaps)
+        else:
+            spans, label_tokens = [], 0
+        whole = sum(h.chunk.n_tokens for h in self.hits[:whole_k])  # what a plain search hands over
+        return Context(self.query, budget, spans, self.tokenizer.count(render(spans)), label_tokens,
+                       len(self.hits), len(self.units), self.scoring, self.strategy, whole,
+                       min(whole_k, len(self.hits)))
+
+
+def scored_units(index, query: str, hits: list[Hit]) -> Scored:
+    """The units of `hits` (candidates of `index`'s search for `query`) scored."""
     tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
     gaps: Gaps = {}
     units = candidate_units(hits, tokenizer, gaps)
-    scoring = "bm25"
+    scoring, probs = "bm25", np.zeros(0)
     if units:
         embedded = unit_cosines(index, query, units)
         cosines, vectors = embedded if embedded is not None else (None, None)
@@ -56,11 +94,7 @@ def answer_context(index, query: str, budget: int, options: SearchOptions | None
         matrix = features(units, query_idf(index.bm25, query), index.bm25.analyzer, cosines, vectors,
                           index.sides.query_vector(query) if vectors is not None else None)
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
-        spans, label_tokens = pack(units, probs, budget, tokenizer, mass, gaps)
-    else:
-        spans, label_tokens = [], 0
-    return Context(query, budget, spans, tokenizer.count(render(spans)), label_tokens, len(hits), len(units),
-                   scoring, index.entry.strategy)
+    return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
 
 
 def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:

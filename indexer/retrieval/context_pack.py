@@ -61,6 +61,8 @@ class Context:
     units: int  # units those chunks held
     scoring: str  # "bm25+embedding", or "bm25" where the units have no vectors
     strategy: str = ""
+    whole_tokens: int = 0  # what the top `whole_k` whole chunks of a plain search cost
+    whole_k: int = 0
 
     def text(self) -> str:
         return render(self.spans)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chunkers.registry import collection_names
 from ..embeddings import Embedder, canonical_name, get_embedder
@@ -32,6 +32,9 @@ from .fusion import calibrated, current
 from .options import Query, SearchOptions, resolve
 from .rows import RowStore, open_rows
 from .sides import Sides
+
+if TYPE_CHECKING:
+    from .context_pack import Context
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 
@@ -195,6 +198,16 @@ class Index:
                 raise
             resolved = self.options(request.options)
             return searching.search(self, request.text, resolved), resolved
+
+    def context(self, query: str | Query, budget: int, options: SearchOptions | None = None,
+                **kw: Any) -> Context:
+        """The best spans for `query` in at most `budget` tokens (labels included), cut
+        from the candidates of this collection's own search (`retrieval.context`)."""
+        from .context import answer_context
+
+        text = query.text if isinstance(query, Query) else query
+        given = query.options if isinstance(query, Query) else options
+        return answer_context(self, text, budget, given, **kw)
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:
