@@ -91,7 +91,7 @@ def scored_units(index, query: str, hits: list[Hit]) -> Scored:
         embedded = unit_cosines(index, query, units)
         cosines, vectors = embedded if embedded is not None else (None, None)
         scoring = "bm25+embedding" if cosines is not None else "bm25"
-        matrix = features(units, query_idf(index.bm25, query), index.bm25.analyzer, cosines, vectors,
+        matrix = features(units, query_idf(index.bm25, query), index.unit_terms, cosines, vectors,
                           index.sides.query_vector(query) if vectors is not None else None)
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
     return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)

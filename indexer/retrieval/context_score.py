@@ -47,9 +47,28 @@ def query_idf(bm25, query: str) -> dict[str, float]:
     return {t: (next(idf) if i >= 0 else rare) for t, i in zip(terms, ids)}
 
 
-def bm25_scores(texts: Sequence[str], idf: dict[str, float], analyze: Callable[[str], list[str]]) -> np.ndarray:
-    """BM25 of each text against the query terms (`idf`), length-normalised over `texts`."""
-    docs = [analyze(t) for t in texts]
+class TermMemo:
+    """The collection's analyzer with a bounded memory of the texts it analysed: the
+    units of the chunks a collection's queries keep finding are analysed once."""
+
+    SIZE = 50_000
+
+    def __init__(self, analyze: Callable[[str], list[str]]) -> None:
+        self.analyze = analyze
+        self.seen: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        terms = self.seen.get(text)
+        if terms is None:
+            if len(self.seen) >= self.SIZE:
+                self.seen.clear()
+            terms = self.seen[text] = tuple(self.analyze(text)) if text else ()
+        return terms
+
+
+def bm25_scores(docs: Sequence[Sequence[str]], idf: dict[str, float]) -> np.ndarray:
+    """BM25 of each analysed text against the query terms (`idf`), length-normalised
+    over `docs`."""
     if not docs:
         return np.zeros(0)
     avg = max(sum(map(len, docs)) / len(docs), 1.0)
@@ -74,19 +93,22 @@ def _min_max(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def features(units: list[Unit], idf: dict[str, float], analyze: Callable[[str], list[str]],
+def features(units: list[Unit], idf: dict[str, float], terms: Callable[[str], Sequence[str]],
              cosines: np.ndarray | None, vectors: np.ndarray | None = None,
              query: np.ndarray | None = None) -> np.ndarray:
-    """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0."""
+    """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0.
+    `terms` analyses a text (a `TermMemo`): a unit's text is analysed apart from its
+    label and header row, as the analyzer's terms never span a line break."""
     n = len(units)
-    bm = _over_max(bm25_scores([u.embedded_text() for u in units], idf, analyze))
+    own = [terms(u.text) for u in units]
+    bm = _over_max(bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf))
     raw = cosines if cosines is not None else np.zeros(n)
     cos = _min_max(raw) if cosines is not None else np.zeros(n)
     chunk = _over_max(np.array([max(u.score, 0.0) for u in units]))
     section = np.zeros(n)
     groups = section_groups(units)
-    texts = [units[g[0]].label + "\n" + "\n".join(units[i].text for i in g) for g in groups]
-    for g, score in zip(groups, _over_max(bm25_scores(texts, idf, analyze))):
+    docs = [[*terms(units[g[0]].label), *(t for i in g for t in own[i])] for g in groups]
+    for g, score in zip(groups, _over_max(bm25_scores(docs, idf))):
         section[g] = score
     prior = np.array([3.0 / (2.0 + u.rank) for u in units])
     base = bm + cos + prior

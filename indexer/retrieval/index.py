@@ -31,6 +31,7 @@ from .exact import load_or_rebuild as load_exact
 from .fusion import calibrated, current
 from .options import Query, SearchOptions, resolve
 from .rows import RowStore, open_rows
+from .context_score import TermMemo
 from .sides import Sides
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Index:
         self._embedder = embedder
         self._bm25: BM25Index | None = None
         self._exact: ExactIndex | None = None
+        self._unit_terms: TermMemo | None = None
         self._rows: RowStore | None | bool = False  # False: not looked for yet
         self._bm25_engine = bm25_engine
         self.one_shot = one_shot
@@ -198,6 +200,15 @@ class Index:
                 raise
             resolved = self.options(request.options)
             return searching.search(self, request.text, resolved), resolved
+
+    @property
+    def unit_terms(self) -> TermMemo:
+        """The BM25 side's analyzer, remembering the unit texts it analysed (answer-sized
+        context), renewed with the analyzer."""
+        analyze = self.bm25.analyzer
+        if self._unit_terms is None or self._unit_terms.analyze is not analyze:
+            self._unit_terms = TermMemo(analyze)
+        return self._unit_terms
 
     def context(self, query: str | Query, budget: int, options: SearchOptions | None = None,
                 **kw: Any) -> Context:
