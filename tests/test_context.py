@@ -122,6 +122,13 @@ def test_the_command_line_prints_spans_and_json_lines(guide_db):
     assert tiny.returncode == 2 and "8 is not in the range x>=16" in tiny.stderr
 
 
+def test_an_index_opened_by_a_relative_path_reads_its_unit_vectors(guide_db, monkeypatch):
+    root, db = guide_db
+    monkeypatch.chdir(db.parent)
+    context = Index.open("headers", db=db.name).context("Hangi Python sürümü gerekir?", 80)
+    assert context.scoring == "bm25+embedding" and "Python 3.10" in context.text()
+
+
 def test_a_budget_below_the_minimum_is_one_clear_error(guide_db):
     _, db = guide_db
     with pytest.raises(UsageError, match="at least 16 tokens"):

@@ -55,7 +55,8 @@ class EmbeddingCache:
         cache = cls.__new__(cls)
         cache.path, cache.note, cache._broken, cache._lock = path, "", False, threading.Lock()
         try:
-            cache._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5, check_same_thread=False)
+            uri = f"{path.absolute().as_uri()}?mode=ro"  # a relative --db too
+            cache._db = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
             cache._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except sqlite3.DatabaseError:
             return None
