@@ -117,10 +117,12 @@ def features(units: list[Unit], idf: dict[str, float], terms: Callable[[str], Se
     top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
     window = np.zeros(n)
     if vectors is not None and query is not None:
+        sums = np.array(vectors, dtype=np.float32, copy=True)  # each unit's vector plus its neighbours'
         for i, u in enumerate(units):
-            v = vectors[[i, *u.neighbours]].sum(axis=0)
-            window[i] = float(v @ query) / (float(np.linalg.norm(v)) or 1.0)
-        window = _min_max(window)
+            for j in u.neighbours:
+                sums[i] += vectors[j]
+        norms = np.linalg.norm(sums, axis=1)
+        window = _min_max((sums @ query) / np.where(norms > 0, norms, 1.0))
     return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top, window])
 
 
