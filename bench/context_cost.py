@@ -2,7 +2,7 @@
 
     python -m bench.context_cost                       # the Turkish set (use-m3) and 100k chunks
     python -m bench.context_cost --chunks 100000 --data DIR   # the large collection kept in DIR
-    python -m bench.context_cost --smoke               # 2,000 chunks (numbers mean nothing)
+    python -m bench.context_cost --smoke               # two documents (numbers mean nothing)
 
 Per collection, warm and in-process, each query new to the process: p50 of a hybrid
 search for the 20 candidates the packer reads, p50/p95 of what `Index.context(query,
@@ -76,6 +76,22 @@ def bundled() -> list:
     return measure("bundled Turkish, auto, use-m3", Index.open("auto", settings=settings), queries)
 
 
+def smoke(data: Path) -> list:
+    """The two smoke documents with the bench-only embedder: every code path, in seconds."""
+    from bench import scale_kit  # noqa: F401  (registers bench-hash)
+    from bench.common import smoke_corpus
+    from indexer.evaluation.sets import load_questions
+    from indexer.indexing.building import build
+    from indexer.retrieval import Index
+    from indexer.settings import Settings
+
+    corpus = smoke_corpus(data / "smoke")
+    settings = Settings.load(db=data / "db-smoke", embedder="bench-hash")
+    build([corpus], ["fixed64"], settings=settings)
+    queries = [q.question for q in load_questions(corpus / "questions.jsonl")]
+    return measure("smoke, fixed64, bench-hash", Index.open("fixed64", settings=settings), queries)
+
+
 def large(chunks: int, data: Path) -> list:
     from bench import scale_kit
     from indexer.indexing.building import build
@@ -104,8 +120,10 @@ def main() -> None:
     smoke_option(parser)
     args = parse_args(parser)
     print(f"# What answer-sized context adds to a warm query ({BUDGET} tokens), {machine()}\n")
-    rows = [] if args.no_bundled or args.smoke else [bundled()]
-    rows.append(large(2000 if args.smoke else args.chunks, args.data))
+    if args.smoke:
+        rows = [smoke(args.data)]
+    else:
+        rows = ([] if args.no_bundled else [bundled()]) + [large(args.chunks, args.data)]
     print(table(["collection", "chunks", "search p50 ms", "search + context p50 ms", "added p50 ms", "added p95 ms",
                  "packing peak KiB"], rows))
 
