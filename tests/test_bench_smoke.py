@@ -43,7 +43,7 @@ SMOKES = [
     ("bench.pdf_long", [], ["strategy", "peak RSS MB", "constant MB"]),
     ("bench.deasciify", [], ["candidate", "word acc"]),
     ("bench.context", [], ["set", "method", "budget", "strict"]),
-    ("bench.context_cost", [], ["collection", "chunks", "added p50 ms"]),
+    ("bench.context_cost", [], ["collection", "chunks", "search p50 ms"]),
 ]
 PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 # programs whose smoke runs are other programs' (or that need what a test cannot have): they must start
