@@ -118,6 +118,11 @@ def test_the_command_line_prints_spans_and_json_lines(guide_db):
     assert spans and all({"doc_id", "start", "end", "start_line", "label", "text"} <= set(s) for s in spans)
     document = (root / "rehber.md").read_text(encoding="utf-8")
     assert all(document[s["start"]:s["end"]] == s["text"] for s in spans if s["doc_id"] == "rehber.md")
+    filled = subprocess.run(args + ["--fill", "--json"], capture_output=True, text=True, timeout=120)
+    used = sum(json.loads(line)["n_tokens"] for line in filled.stdout.splitlines())
+    assert used >= sum(s["n_tokens"] for s in spans)  # the whole budget used: never fewer spans' tokens
+    alone = subprocess.run(args[:-2] + ["--fill"], capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 2 and "--fill goes with --budget N" in alone.stderr
     tiny = subprocess.run(args[:-1] + ["8"], capture_output=True, text=True, timeout=120)
     assert tiny.returncode == 2 and "8 is not in the range x>=16" in tiny.stderr
 

@@ -56,11 +56,14 @@ def _stale_warning(index) -> None:
 @click.option("--budget", type=click.IntRange(min=16), default=None, metavar="TOKENS",
               help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
                    "under this many tokens (labels included), instead of whole chunks.")
+@click.option("--fill", is_flag=True,
+              help="With --budget: use the whole budget (by default the packing stops once the spans taken "
+                   "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).")
 @store_options
 @json_option
 @handle_errors
 def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, budget,
-          db, chroma_url, ollama_host, embedder, as_json):
+          fill, db, chroma_url, ollama_host, embedder, as_json):
     """Search one collection; show rank, score, where the chunk lives, and its text.
 
     With --budget N: the best spans of the top 20 chunks in at most N tokens, each with
@@ -73,8 +76,12 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
     store = Store(settings)
     index = Index.open(strategy or _only_strategy(store), store=store, settings=settings, embedder=embedder,
                        bm25_engine=bm25_engine, one_shot=True)
+    if fill and budget is None:
+        from ..errors import UsageError
+
+        raise UsageError("--fill goes with --budget N")
     if budget is not None:
-        context = index.context(request, budget)
+        context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
         _stale_warning(index)
         _echo_context(context, as_json)
         return
