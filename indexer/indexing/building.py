@@ -264,7 +264,7 @@ class _StrategyBuild:
                 self._write(old, plan, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
-        report.embedded, report.cache_hits = self.embedder.computed, self.embedder.cached
+        report.embedded, report.cache_hits = self.units.chunk_counts()  # the units' own vectors apart
         return report
 
     def _unchanged(self, old: Entry) -> None:

@@ -19,12 +19,19 @@ class DocumentUnits:
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.embedded = 0  # unit texts the model computed (not found in the cache)
+        self.cached = 0  # unit texts found in the cache
 
     def of(self, doc: Document) -> list[DocUnit]:
         units = document_units(doc, self.tokenizer)
         texts = list(dict.fromkeys(unit_texts(doc, units)))
-        before = self.embedder.computed
+        computed, cached = self.embedder.computed, self.embedder.cached
         for i in range(0, len(texts), BATCH):
             self.embedder.embed_documents(texts[i:i + BATCH])
-        self.embedded += self.embedder.computed - before
+        self.embedded += self.embedder.computed - computed
+        self.cached += self.embedder.cached - cached
         return units
+
+    def chunk_counts(self) -> tuple[int, int]:
+        """(computed, cached) of the build's embedder, its unit texts left out: what a
+        build report counts for its chunks."""
+        return self.embedder.computed - self.embedded, self.embedder.cached - self.cached
