@@ -6,6 +6,7 @@
     python -m bench.questions_agreement --held-out --seeds 3       # README's table
     python -m bench.questions_agreement --summarize      # the table again from the last results
     python -m bench.questions_agreement --smoke          # the two-document smoke set (numbers mean nothing)
+    python -m bench.questions_agreement --sets tr,en,code,pdf --stability 3   # one default run per seed
 
 On every set where people wrote the questions (the bundled Turkish, English, code and PDF
 sets; XQuAD tr and en; code-pypi, from bench/public_sets.py) the offline generator
@@ -51,6 +52,7 @@ from bench.agreement_scores import (  # noqa: E402
     real_count, real_scores, set_paths,
 )
 from bench.agreement_mirror import SetLab, check  # noqa: E402
+from bench.agreement_advice import stability, stability_summary  # noqa: E402
 from bench.common import machine, smoke_option, table  # noqa: E402
 
 from indexer.questions.simulate import Knobs  # noqa: E402
@@ -139,12 +141,21 @@ def main() -> None:
     parser.add_argument("--held-out", action="store_true",
                         help="each set with the knobs bench/labs/agreement_tune.py chose on the other six "
                              "(bench/.cache/agreement/loso.json)")
+    parser.add_argument("--stability", type=int, default=0, metavar="RUNS",
+                        help="the advice of RUNS runs (seeds 0..RUNS-1) as a user makes them: one made-up set "
+                             "as big as the set's own (before) and `eval --generate`'s default (after)")
     parser.add_argument("--json", type=Path, default=None)
     smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.sets, args.seeds = "smoke", 1
     names = args.sets.split(",")
+    if args.stability or args.smoke:
+        runs = args.stability or 1
+        print(f"the advice of one run per seed (seeds 0..{runs - 1}); {time.strftime('%Y-%m-%d')}, {machine()}\n")
+        print(stability_summary([stability(name, runs) for name in names]))
+        if not args.smoke:
+            return
     if args.check:
         check([SetLab(name) for name in names])
         return

@@ -49,7 +49,7 @@ PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 # programs whose smoke runs are other programs' (or that need what a test cannot have): they must start
 STARTS = ["bench.build_probe", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
           "bench.labs.agreement_tune", "bench.labs.calibrate_lab", "bench.labs.deasciify_retrieval",
-          "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab",
+          "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab",
           "bench.labs.context_fit"]
 
 

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
+from indexer.evaluation.advice import LEXICAL_BIAS
 from indexer.evaluation.sets import load_questions, resolve
 from indexer.loaders import load_documents
 from tests.conftest import CORPUS
@@ -40,11 +41,14 @@ def _run(*args):
 
 def test_eval_generate_makes_keeps_and_reuses_a_set(own):
     docs, db = own
-    first = _run("eval", "--generate", 24, "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", db, "--json")
+    first = _run("eval", "--generate", 24, "--seeds", 1, "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", db,
+                 "--json")
     assert first.exit_code == 0, first.output
     kept = list((db / "questions").glob("questions-*.jsonl"))
     assert len(kept) == 1 and f"made 24 questions from 3 document(s) in {docs}" in first.stderr
     rows = [json.loads(line) for line in first.stdout.splitlines()]
+    assert rows[-1]["row"] == "advice" and rows[-1]["questions"] == 24  # what the made-up set can tell
+    rows = [r for r in rows if r["row"] == "result"]
     assert {r["strategy"] for r in rows} == {"headers", "fixed64"} and all(r["questions"] == 24 for r in rows)
     questions = load_questions(kept[0])  # a set in the ordinary format, every target resolvable
     _, loaded = load_documents([docs])
@@ -54,7 +58,7 @@ def test_eval_generate_makes_keeps_and_reuses_a_set(own):
     direct = _run("eval", kept[0], "-s", "headers", "-s", "fixed64", "-m", "bm25", "--db", db, "--corpus", docs,
                   "--json", "-q")
     assert [json.loads(line)["mrr@10"] for line in direct.stdout.splitlines()] == [r["mrr@10"] for r in rows]
-    again = _run("eval", "--generate", 24, "-s", "headers", "-m", "bm25", "--db", db)
+    again = _run("eval", "--generate", 24, "--seeds", 1, "-s", "headers", "-m", "bm25", "--db", db)
     assert again.exit_code == 0, again.output
     assert "reused 24 made-up questions" in again.stderr and "24 questions from" in again.stdout
     assert "not to judge bm25 against the embedding" in again.stderr  # the caveat comes with the numbers
@@ -63,11 +67,11 @@ def test_eval_generate_makes_keeps_and_reuses_a_set(own):
 
 def test_tune_generate_and_the_refusals(own):
     docs, db = own
-    tuned = _run("tune", "--generate", 24, "-s", "headers", "--db", db, "--folds", 3)
+    tuned = _run("tune", "--generate", 24, "--seeds", 1, "-s", "headers", "--db", db, "--folds", 3)
     assert tuned.exit_code == 0, tuned.output
     assert "24 questions; every setting scored" in tuned.stdout and "cross-validated over 3 folds" in tuned.stdout
     neither = _run("eval", "-s", "headers", "--db", db)
-    assert neither.exit_code != 0 and "--generate N" in neither.output
+    assert neither.exit_code != 0 and "--generate [N]" in neither.output
     both = _run("eval", CORPUS / "questions.jsonl", "--generate", 5, "-s", "headers", "--db", db)
     assert both.exit_code != 0 and "not both" in both.output
     zero = _run("eval", "--generate", 0, "-s", "headers", "--db", db)
@@ -75,8 +79,9 @@ def test_tune_generate_and_the_refusals(own):
 
 
 def test_eval_generate_runs_where_the_index_folder_cannot_be_written(own, tmp_path, monkeypatch):
-    """A read-only index folder (eval and tune do not need to write one): the set is made
-    in a temporary folder and the run says so, instead of failing on the folder."""
+    """A read-only index folder (eval and tune do not need to write one): the sets, and the
+    file pooling them, are made in a temporary folder and the run says so, instead of
+    failing on the folder."""
     import indexer.questions.on_demand as generated
 
     docs, db = own
@@ -85,7 +90,7 @@ def test_eval_generate_runs_where_the_index_folder_cannot_be_written(own, tmp_pa
     monkeypatch.setattr(generated, "questions_folder", lambda _db: blocked / "questions")  # mkdir fails
     done = _run("eval", "--generate", 12, "-s", "headers", "-m", "bm25", "--db", db)
     assert done.exit_code == 0, done.output
-    assert "12 questions from" in done.stdout and "could not keep them in" in done.stderr
+    assert "36 questions from" in done.stdout and "could not keep them in" in done.stderr  # 3 sets of 12
 
 
 def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
@@ -96,7 +101,7 @@ def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
                                         "business days.\n"})
     db = tmp_path / "index"
     build([folder], ["headers"], db=db)
-    got = _run("eval", "--generate", 50, "-s", "headers", "-m", "bm25", "--db", db)
+    got = _run("eval", "--generate", 50, "--seeds", 1, "-s", "headers", "-m", "bm25", "--db", db)
     assert got.exit_code == 0, got.output
     assert "made 2 of the 50 questions asked for: the documents hold 2 passages worth a question" in got.stderr
     assert "2 questions from" in got.stdout
@@ -115,12 +120,15 @@ def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
     got = client.post("/api/evaluation/generate", json=body)
     assert got.status_code == 200, got.text
     data = got.json()
-    assert data["questions"] == 20 and data["generated"]["questions"] == 20 and not data["generated"]["reused"]
+    assert data["questions"] == 60 and data["generated"]["questions"] == 60 and not data["generated"]["reused"]
+    advice = data["advice"]  # three sets of 20, pooled, and what they can tell
+    assert advice["questions"] == 60 and advice["lexical_bias"] == LEXICAL_BIAS and advice["bm25_minus_embedding"]
+    assert advice["verdict"] in data["advice_text"] and (advice["winner"] is None) == (len(advice["tied"]) > 1)
     assert [(r["strategy"], r["mode"]) for r in data["rows"]] == [("headers", "bm25"), ("headers", "embedding")]
     assert str(db) not in got.text and str(docs) not in got.text
     listed = client.get("/api/questions").json()["sets"]
     assert [s["id"] for s in listed] == [data["set"]] and listed[0]["generated"]
-    assert listed[0]["name"].startswith("20 made-up questions (")
+    assert listed[0]["name"].startswith("60 made-up questions (")
     same = client.get("/api/evaluation", params={"set": data["set"], "strategy": "headers", "mode": ["bm25", "embedding"]})
     assert [r["mrr@10"] for r in same.json()["rows"]] == [r["mrr@10"] for r in data["rows"]]
     again = client.post("/api/evaluation/generate", json=body).json()

@@ -274,14 +274,16 @@ def test_the_evaluation_view_makes_questions_from_the_documents_and_evaluates_th
     field.send_keys("8")
     browser.find_element(By.ID, "eval-generate").click()
     deadline = time.time() + 90
-    # the parent collection holds 3 of the 10 documents: questions about the others are left
-    # out of every row, and the view says how many
-    while "3 questions from" not in browser.find_element(By.ID, "eval-text").get_attribute("textContent"):
+    # three sets of 8, pooled; the parent collection holds 3 of the 10 documents: questions
+    # about the others are left out of every row, and the view says how many
+    while "9 questions from" not in browser.find_element(By.ID, "eval-text").get_attribute("textContent"):
         assert time.time() < deadline, browser.find_element(By.ID, "eval-status").text
         time.sleep(0.2)
     status = browser.find_element(By.ID, "eval-status").text
-    assert "made 8 questions" in status or "reused 8 made-up questions" in status
-    assert "5 of 8 questions are about documents parent (use-m3)" in status
+    assert "made 24 questions (3 sets" in status or "reused 24 made-up questions" in status
+    assert "15 of 24 questions are about documents parent (use-m3)" in status
+    assert "9 made-up questions cannot tell them apart" in status or "winner on these made-up" in status
+    assert "favour bm25 by about" in browser.find_element(By.ID, "eval-text").get_attribute("textContent")
     options = browser.find_elements(By.CSS_SELECTOR, "#eval-set option")
     assert len(options) == before + 1
     chosen = browser.execute_script("return document.getElementById('eval-set').value")

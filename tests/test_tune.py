@@ -145,8 +145,8 @@ def test_generate_takes_a_seed_and_keeps_one_set_per_seed(built_db, tmp_path):
 
     def generate(command: str, seed: int):
         extra = ["-m", "bm25"] if command == "eval" else ["--folds", 3]
-        result = CliRunner().invoke(cli, [str(a) for a in [command, "--generate", 12, "--seed", seed, "-s", "headers",
-                                                           "--db", db, *extra]])
+        result = CliRunner().invoke(cli, [str(a) for a in [command, "--generate", 12, "--seed", seed, "--seeds", 1,
+                                                           "-s", "headers", "--db", db, *extra]])
         assert result.exit_code == 0, result.output
         return result.stderr.splitlines()[0]
 
@@ -161,7 +161,7 @@ def test_generate_takes_a_seed_and_keeps_one_set_per_seed(built_db, tmp_path):
     assert run("questions", CORPUS, "-o", made, "-n", 12, "--seed", 3, "-q").exit_code == 0
     assert made.read_text(encoding="utf-8") == kept[0].read_text(encoding="utf-8")
     refused = CliRunner().invoke(cli, ["eval", str(QUESTIONS), "--seed", "3", "-s", "headers", "--db", str(db)])
-    assert refused.exit_code == 2 and "--seed chooses made-up questions: it goes with --generate N" in refused.stderr
+    assert refused.exit_code == 2 and "--seed and --seeds choose made-up questions: they go with --generate" in refused.stderr
 
 
 @pytest.mark.parametrize("command", ["eval", "tune"])
@@ -173,4 +173,5 @@ def test_help_describes_the_question_file_and_the_seed(command):
     assert re.search(r"id +required", text) and re.search(r"question +required", text)
     assert "one per question" in text and "several with grades" in text
     flat = " ".join(text.split())
-    assert "--seed INTEGER With --generate: the seed of the made-up questions (the same seed makes the same set" in flat
+    assert "--seed INTEGER With --generate: the seed of the first made-up set (the same seed makes the same set" in flat
+    assert "--seeds INTEGER With --generate: how many made-up sets" in flat and "--generate [N]" in flat

@@ -114,16 +114,16 @@ class Tools:
         return self._indexes[name]
 
     def list_collections(self) -> dict:
-        from ..retrieval import entry_fusion, resolve
+        from ..retrieval import search_summary
 
         out = []
         for e in self.store.catalogue.entries():
-            saved = e.extra.get("search")
+            summary = search_summary(self.store, e)
             out.append({
                 "strategy": e.strategy, "embedder": e.embedder, "kind": e.kind, "params": e.params,
                 "files": e.files, "chunks": e.chunks, "avg_tokens": e.avg_tokens, "built_at": e.built_at,
                 "source": [shown_path(s, self.base) for s in e.source], "parent_child": bool(e.parents),
-                "search": resolve(None, saved, e.embedder, entry_fusion(self.store, e)).describe() + (" (tuned)" if saved else ""),
+                "search": summary["search"], "measured": summary["measured"],
             })
         try:
             default = self.default_strategy()

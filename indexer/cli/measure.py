@@ -52,47 +52,62 @@ a doc_id alone targets its whole document. Every field but id, question and
 doc_id/targets may be left out; a wrong type is named with its line."""
 
 
-def _seed_default() -> int:
-    from ..questions.on_demand import generated_questions
+def _made_up_default(name: str):
+    from ..questions import on_demand
 
-    return parameter_default(generated_questions, "seed")
+    return {"n": on_demand.QUESTIONS}.get(name) or parameter_default(on_demand.generated_questions, name)
+
+
+DEFAULT_N = -1  # `--generate` given without N: the library's default number (on_demand.QUESTIONS)
 
 
 def generate_option(func):
+    func = click.option("--seeds", type=int, default=None, cls=LibraryOption,
+                        help=lambda: "With --generate: how many made-up sets (seeds --seed, --seed + 1, ...) "
+                                     "are pooled; more make the advice steadier "
+                                     f"[default: {_made_up_default('seeds')}].")(func)
     func = click.option("--seed", type=int, default=None, cls=LibraryOption,
-                        help=lambda: "With --generate: the seed of the made-up questions (the same seed makes the "
-                                     f"same set; each seed's set is kept apart) [default: {_seed_default()}].")(func)
-    return click.option("--generate", "generate", type=int, default=None, metavar="N",
-                        help="No question file? Make N questions from the documents (offline, see `indexer "
-                             "questions`), kept in the index folder and reused while the documents are "
-                             "unchanged.")(func)
+                        help=lambda: "With --generate: the seed of the first made-up set (the same seed makes the "
+                                     f"same set; each seed's set is kept apart) [default: {_made_up_default('seed')}]."
+                        )(func)
+    return click.option("--generate", "generate", type=int, default=None, is_flag=False, flag_value=DEFAULT_N,
+                        metavar="[N]", cls=LibraryOption,
+                        help=lambda: "No question file? Make up to N questions a set from the documents "
+                                     f"[default N: {_made_up_default('n')}] (offline, see `indexer questions`), "
+                                     "kept in the index folder and reused while the documents are unchanged; "
+                                     "the output says which rows the made-up questions can tell apart.")(func)
 
 
-def _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
-                   note) -> tuple[str, str | None]:
-    """The question file to score on (and the corpus folder): the one given, or made with
-    --generate."""
+def _question_file(questions, generate, seed, seeds, strategies, settings, embedder, corpus,
+                   note) -> tuple[str, str | None, bool]:
+    """The question file to score on, the corpus folder, and whether the questions are
+    made up: the file given, or made with --generate."""
     if questions and generate is not None:
-        raise click.UsageError("give a question file or --generate N, not both")
+        raise click.UsageError("give a question file or --generate [N], not both")
     if not questions and generate is None:
-        raise click.UsageError("give a question file, or --generate N to make N questions from the documents")
+        raise click.UsageError("give a question file, or --generate [N] to make questions from the documents")
     if questions:
-        if seed is not None:
-            raise click.UsageError("--seed chooses made-up questions: it goes with --generate N, not a question file")
-        return questions, corpus
-    if generate < 1:
+        if seed is not None or seeds is not None:
+            raise click.UsageError("--seed and --seeds choose made-up questions: they go with --generate, "
+                                   "not a question file")
+        return questions, corpus, False
+    if generate != DEFAULT_N and generate < 1:
         raise click.BadParameter(f"must be at least 1, not {generate}", param_hint="--generate")
+    if seeds is not None and seeds < 1:
+        raise click.BadParameter(f"must be at least 1, not {seeds}", param_hint="--seeds")
     from ..questions.on_demand import CAVEAT, generated_questions
 
-    made = generated_questions(generate, list(strategies), settings=settings, embedder=embedder, corpus=corpus,
-                               seed=_seed_default() if seed is None else seed)
+    made = generated_questions(_made_up_default("n") if generate == DEFAULT_N else generate, list(strategies),
+                               settings=settings, embedder=embedder, corpus=corpus,
+                               seed=_made_up_default("seed") if seed is None else seed,
+                               seeds=_made_up_default("seeds") if seeds is None else seeds)
     note(made.describe())
     note(f"note: {CAVEAT}")
-    if made.made is not None and made.made.shortfall:
+    if made.made is not None and made.made.shortfall and generate != DEFAULT_N:
         click.echo(f"warning: {made.made.shortfall}; scoring on those", err=True)
     for line in made.made.notes if made.made is not None else ():
         note(f"note: {line}")
-    return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus
+    return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus, True
 
 
 def _writable(path: str | None, option: str) -> None:
@@ -138,13 +153,14 @@ def _writable(path: str | None, option: str) -> None:
               help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
 @quiet_option
 @handle_errors
-def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion,
+def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion,
           alpha, rrf_weights, rrf_k, candidates, children_k, budgets, by_tag, show_boundaries, compare, require_fresh,
           as_json, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
-    file? --generate N makes N from the documents."""
+    file? --generate makes a set from the documents, and says which rows it cannot tell apart."""
     from ..evaluation import evaluate, report
+    from ..evaluation.advice import advice_of
     from ..evaluation.coverage import dropped, left_out_warning
 
     options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
@@ -155,8 +171,8 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
         report.check_plot(plot_path)  # matplotlib is missing: say so now, not after the evaluation
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
-    questions, corpus = _question_file(questions, generate, seed, strategies, settings, (embedders or (None,))[0],
-                                       corpus, note)
+    questions, corpus, made_up = _question_file(questions, generate, seed, seeds, strategies, settings,
+                                                (embedders or (None,))[0], corpus, note)
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
         settings=settings, embedders=tuple(embedders) or (None,),
@@ -180,14 +196,18 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
         Path(csv_path).write_text(report.to_csv(result, quality), encoding="utf-8")
     if plot_path:
         report.plot(result, plot_path)
+    advice = advice_of(result) if made_up else None
     if as_json:
-        echo_json(report.json_rows(result, compare, quality))
+        echo_json(report.json_rows(result, compare, quality) + ([{"row": "advice", **advice.to_dict()}] if advice else []))
         return
     left = f" ({len(dropped(result.left_out))} left out, see the warning)" if result.left_out else ""
     click.echo(f"{len(result.questions)} questions from {questions}{left}; documents in {result.source}")
     click.echo(report.table(result))
     click.echo()
     click.echo(report.intervals(result))
+    if advice:
+        click.echo()
+        click.echo(advice.text())
     extra = report.extras(result)
     if extra:
         click.echo()
@@ -223,28 +243,30 @@ def eval_(questions, generate, seed, strategies, modes, ks, embedders, db, chrom
 @json_option
 @quiet_option
 @handle_errors
-def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder,
+def tune(questions, generate, seed, seeds, strategies, folds, save, corpus, top, db, chroma_url, ollama_host, embedder,
          as_json, quiet):
     """Choose search settings on your own questions: modes × fusions (× strategies),
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
     where the cross-validation shows it better than the collection's current default. No
-    question file? --generate N makes N from the documents."""
+    question file? --generate makes a set from the documents."""
     from ..evaluation import MRR_METRIC, NDCG_METRIC
+    from ..evaluation.advice import tune_advice
     from ..evaluation.coverage import left_out_warning
     from ..evaluation.tune import tune as run_tune
     from ..evaluation.tune import verdict
     from ..tables import table
 
     settings = settings_from(db, chroma_url, None, ollama_host)
-    questions, corpus = _question_file(questions, generate, seed, strategies, settings, embedder, corpus,
-                                       note_function(quiet))
+    questions, corpus, made_up = _question_file(questions, generate, seed, seeds, strategies, settings, embedder,
+                                                corpus, note_function(quiet))
     result = run_tune(questions, list(strategies), settings=settings,
                       embedder=embedder, corpus=corpus, folds=folds, save=save, progress=note_function(quiet))
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
+    advice = tune_advice(result) if made_up else None
     if as_json:
         echo_json([{"row": "candidate", **c.to_dict()} for c in result.candidates]
-                  + [{"row": "summary", **result.to_dict()}])
+                  + [{"row": "summary", **result.to_dict()}] + ([{"row": "advice", **advice.to_dict()}] if advice else []))
         return
     n = len(result.questions)
     ranked = sorted(result.candidates, key=lambda c: -c.mean(MRR_METRIC))
@@ -267,6 +289,8 @@ def tune(questions, generate, seed, strategies, folds, save, corpus, top, db, ch
     best = result.best
     click.echo(f"best on all questions: {best.label} (MRR@10 {best.mean(MRR_METRIC):.3f}, "
                f"ctxTok@5 {sum(best.ctx_tokens) / n:.0f})")
+    for line in advice.lines() if advice else ():
+        click.echo(line)
     for d in result.decisions:
         if d.saved:
             click.echo(f"saved as the default search of {d.collection}: {d.reason()}; query, eval and the API "

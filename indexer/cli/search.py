@@ -143,15 +143,17 @@ def _echo_context(context, as_json: bool) -> None:
 @json_option
 @handle_errors
 def list_(db, chroma_url, as_json):
-    """Collections in the index: strategy, parameters, embedder, size, build time, and the
-    search settings saved by `indexer tune --save`."""
-    from ..retrieval import entry_fusion, resolve
+    """Collections in the index: strategy, parameters, embedder, size, build time, the
+    default search (saved by `indexer tune --save`, else calibrated at build time) and
+    emb/bm25: what the build measured of the embedder on this collection (its probes'
+    MRR@10 over BM25's) and the factor that put on the embedding share."""
+    from ..retrieval import search_summary
     from ..store import Store
 
     store = Store(settings_from(db, chroma_url))
     entries = store.catalogue.entries()
     if as_json:
-        echo_json(e.__dict__ for e in entries)
+        echo_json({**e.__dict__, **search_summary(store, e)} for e in entries)
         return
     if not entries:
         click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
@@ -159,11 +161,13 @@ def list_(db, chroma_url, as_json):
     rows = []
     for e in entries:
         params = ",".join(f"{k}={v}" for k, v in e.params.items() if v is not None)
-        saved = e.extra.get("search")
-        search = resolve(None, saved, e.embedder, entry_fusion(store, e)).describe() + (" (tuned)" if saved else "")
-        rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19], search,
-                     f"{e.kind}:{params}"])
-    echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "parameters"], rows)
+        summary = search_summary(store, e)
+        m = summary["measured"]
+        worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
+        rows.append([e.strategy, e.embedder, e.files, e.chunks, f"{e.avg_tokens:.0f}", e.built_at[:19],
+                     summary["search"], worth, f"{e.kind}:{params}"])
+    echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
+                "parameters"], rows)
 
 
 @click.command()

@@ -103,6 +103,31 @@ def paired_difference(a: Sequence[float], b: Sequence[float], samples: int = 200
     return mean, bootstrap_interval(diffs, samples=samples, seed=seed)
 
 
+def paired_differences(rows: Mapping[str, Sequence[float]], reference: Sequence[float], samples: int = 2000,
+                       level: float = 0.95, seed: int = 13) -> dict[str, tuple[float, tuple[float, float]]]:
+    """`paired_difference(row, reference)` for many rows at once: each row's mean of
+    row - reference over the same questions and its percentile bootstrap interval, every row
+    resampled with the same draws of questions (so the rows stay paired with each other
+    too). Vectorised: 20 rows of 600 questions take milliseconds, not 15 seconds."""
+    import numpy as np
+
+    ref = np.asarray(reference, dtype=float)
+    n = len(ref)
+    if any(len(v) != n for v in rows.values()):
+        raise ValueError("paired values need the same questions")
+    if not n:
+        return {k: (0.0, (0.0, 0.0)) for k in rows}
+    draws = np.random.default_rng(seed).integers(0, n, size=(samples, n))
+    out = {}
+    for key, values in rows.items():
+        diffs = np.asarray(values, dtype=float) - ref
+        stats = np.sort(diffs[draws].mean(axis=1))
+        lo = stats[int((1 - level) / 2 * samples)]
+        hi = stats[min(samples - 1, int((1 + level) / 2 * samples))]
+        out[key] = (float(diffs.mean()), (float(lo), float(hi)))
+    return out
+
+
 def union_length(spans: Sequence[Span]) -> int:
     total, end = 0, None
     for s, e in sorted(spans):

@@ -28,6 +28,7 @@ from ..retrieval import rows as side_rows
 from ..retrieval.exact import SIDE as EXACT_SIDE, defined_in
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
+from .probing import measure_unchanged, measured
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..store.chroma import is_disk_full
@@ -277,6 +278,7 @@ class _StrategyBuild:
         repaired: list[str] = []
         load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
         report.notes.extend(repaired)
+        measure_unchanged(self.store, old, self.embedder)
 
     def _write(self, old: Entry | None, plan: _Plan, t0: float) -> None:
         spec, store, report = self.spec, self.store, self.report
@@ -321,6 +323,9 @@ class _StrategyBuild:
             staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings,
                                     "files": with_identities(files, self.stats), "skipped": skipped})
             entry = self._entry(old, staging, chunker, files, t0)
+            with self.timer("measure"):  # the embedder on this collection (indexing.probing)
+                entry.extra["fusion"]["measured"] = measured(store, staging.stamp(entry), self.embedder,
+                                                             None if plan.reason else old)
             report.retired = len(staging.retired)
             report.notes.extend(filter(None, [chunker.build_summary()]))
         except BaseException:

@@ -316,3 +316,33 @@ def _content_hash(path: Path) -> str:
     except OSError:
         return ""  # unreadable now: loading it will say why
     return h.hexdigest()
+
+
+def pooled(parts: list[tuple[Path, QuestionSet | None]], cache_dir: str | os.PathLike,
+           seed: int) -> tuple[Path, QuestionSet | None]:
+    """One question file holding the made-up sets `parts` (the (path, made) pairs of
+    `cached_questions`, seeds `seed`, `seed` + 1, ...), each question's id prefixed with its
+    set's seed; kept beside them and reused while they are. The QuestionSet comes back when
+    any part was made now (it sums them), else None."""
+    name = hashlib.sha256("\0".join(p.name for p, _ in parts).encode()).hexdigest()[:20]
+    path = Path(cache_dir) / f"questions-{name}-x{len(parts)}.jsonl"
+    if path.is_file() and all(made is None for _, made in parts):
+        return path, None
+    questions = []
+    for i, (part, _) in enumerate(parts):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                questions.append({**q, "id": f"s{seed + i}-{q['id']}"})
+    made = [m for _, m in parts if m is not None]
+    first = made[0] if made else None
+    total = QuestionSet(questions, sum(m.requested for m in made) if len(made) == len(parts) else len(questions),
+                        first.generator if first else "extractive", seed, first.documents if first else 0,
+                        first.candidates if first else 0, first.skipped if first else [],
+                        sum(m.seconds for m in made), [n for m in made for n in m.notes])
+    try:
+        total.write(path)
+    except OSError:  # a read-only index folder: the parts went to a temporary folder, and so does this
+        path = parts[0][0].with_name(path.name)
+        total.write(path)
+    return path, total if made else None

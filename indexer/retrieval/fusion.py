@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .worth import factor
+
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
     """Reciprocal rank fusion: score(d) = sum_i w_i / (k + rank_i(d)), ranks from 1.
@@ -131,9 +133,13 @@ def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
 
 def current(embedder: str, stored: dict | None) -> dict | None:
     """What a stored calibration stands for today: one chosen by kind is looked up again
-    in the table (refitted since the build, it reaches collections without a rebuild)."""
+    in the table (refitted since the build, it reaches collections without a rebuild),
+    then its embedding share narrowed by what the build measured of the embedder on the
+    collection (`worth.factor`; `embedding_factor` says by how much, 1 for not at all)."""
     if not stored or stored.get("source", "kind") != "kind" or "kind" not in stored:
         return stored
     size = size_of(stored["avg_tokens"]) if isinstance(stored.get("avg_tokens"), (int, float)) else ""
     alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""), size)
-    return {**stored, "alpha_range": list(alpha), "coverage_range": list(coverage)}
+    f = factor(embedder, stored["kind"], stored.get("measured"))
+    return {**stored, "alpha_range": [round(a * f, 3) for a in alpha], "coverage_range": list(coverage),
+            "embedding_factor": f}

@@ -52,6 +52,25 @@ def entry_fusion(store, entry) -> dict:
     return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
 
 
+def search_summary(store, entry) -> dict:
+    """What `list`, serve and MCP show of a collection's default search: `search`, its
+    description (`(tuned)` when `indexer tune --save` chose it; else, when the build
+    measured the embedder weak on this collection, by how much its share was narrowed),
+    `tuned`, and `measured`: the build's measurement of the embedder here (probe MRR@10 on
+    each side, their ratio, the `factor` on the embedding share) or None."""
+    saved = entry.extra.get("search")
+    fusion = entry_fusion(store, entry)
+    text = resolve(None, saved, entry.embedder, fusion).describe()
+    measured = fusion.get("measured") or None
+    if measured is not None:
+        measured = {**measured, "factor": fusion.get("embedding_factor", 1.0)}
+    if saved:
+        text += " (tuned)"
+    elif measured and measured["factor"] < 1:
+        text += f" (embedding share x{measured['factor']:g}: measured weak here)"
+    return {"search": text, "tuned": bool(saved), "measured": measured}
+
+
 class Index:
     """One live collection, opened for searching (embedder and BM25 loaded on first use).
     `sides` fetches each side's candidates (`retrieval.sides`: replace it to search

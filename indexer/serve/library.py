@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from ..errors import CollectionNotFound, UsageError
-from ..retrieval import Index, SearchOptions, entry_fusion, resolve
+from ..retrieval import Index, SearchOptions, search_summary
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
@@ -53,13 +53,14 @@ class Library:
         return {entry_name(e, entries): e for e in entries}
 
     def describe(self, name: str, entry: Entry) -> dict:
-        saved = entry.extra.get("search")
+        summary = search_summary(self.store, entry)
         return {
             "name": name, "strategy": entry.strategy, "embedder": entry.embedder, "kind": entry.kind,
             "params": entry.params, "files": entry.files, "chunks": entry.chunks,
             "avg_tokens": round(entry.avg_tokens, 1), "max_tokens": entry.max_tokens, "built_at": entry.built_at,
             "generation": entry.generation, "parent_child": bool(entry.parents),
-            "search": resolve(None, saved, entry.embedder, entry_fusion(self.store, entry)).describe(), "tuned": bool(saved),
+            "search": summary["search"].removesuffix(" (tuned)"), "tuned": summary["tuned"],
+            "measured": summary["measured"],
         }
 
     def index(self, name: str) -> Index:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .guard import MAX_BODY
+from ..questions.on_demand import QUESTIONS, SEEDS
 from .params import MAX_BUDGET, MAX_COLLECTIONS, MAX_GENERATE, MAX_K, MIN_BUDGET, VIEW_MODES
 
 
@@ -59,10 +60,11 @@ SCHEMAS = {
         },
     },
     "GenerateRequest": {
-        "type": "object", "required": ["n"], "additionalProperties": False,
+        "type": "object", "additionalProperties": False,
         "properties": {
-            "n": {"type": "integer", "minimum": 1, "maximum": MAX_GENERATE,
-                  "description": "questions to make (fewer when the documents hold fewer passages worth one)"},
+            "n": {"type": "integer", "minimum": 1, "maximum": MAX_GENERATE, "default": QUESTIONS,
+                  "description": f"questions to make a set, {SEEDS} sets pooled (fewer when the documents hold "
+                                 "fewer passages worth one)"},
             "strategies": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLLECTIONS,
                            "description": "collections to evaluate (of one source folder); default all"},
             "modes": {"type": "array", "items": {"type": "string", "enum": ["embedding", "bm25", "hybrid"]}},
@@ -195,7 +197,9 @@ def schema(version: str) -> dict:
             "/api/evaluation/generate": _post(
                 "no question file? make questions from the collections' documents (offline, as `indexer questions`; "
                 "kept in the index folder, reused while the documents are unchanged), then evaluate them",
-                "GenerateRequest", _json(obj, "the evaluation, its set id, and {generated: {questions, reused, "
-                                              "shortfall, message}}")),
+                "GenerateRequest", _json(obj, "the evaluation, its set id, {generated: {questions, reused, "
+                                              "shortfall, message}}, and {advice: {winner, tied, rows, "
+                                              "bm25_minus_embedding, lexical_bias, ...}, advice_text}: "
+                                              "which rows the made-up questions can tell apart")),
         },
     }

@@ -181,9 +181,12 @@ GENERATE_FIELDS = ("n", "strategies", "modes")
 
 
 def generate_request(data: dict, modes: tuple[str, ...]) -> GenerateRequest:
-    """POST /api/evaluation/generate: {n, strategies?, modes?}."""
+    """POST /api/evaluation/generate: {n?, strategies?, modes?} (n: questions a made-up set,
+    default `eval --generate`'s)."""
+    from ..questions.on_demand import QUESTIONS
+
     check_fields(data, GENERATE_FIELDS)
-    n = data.get("n")
+    n = data.get("n", QUESTIONS)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_GENERATE:
         raise bad(f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}")
     chosen = list_field(data, "modes", len(modes))

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import CollectionNotFound, IndexerError, QuestionSetError
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
 from ..evaluation import report
+from ..evaluation.advice import advice_of
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
 from ..evaluation.run import corpus_root
@@ -205,6 +206,7 @@ class QuestionSets:
                             {k: v for p in parts for k, v in p.stale.items()},
                             {k: v for p in parts for k, v in p.left_out.items()})
         source = shown_path(ev.source, self.base)
+        advice = advice_of(ev) if qs.path in self.generated else None  # made-up: what they can tell
         rows = report.json_rows(ev)
         for row in rows:
             if "source" in row:
@@ -215,6 +217,7 @@ class QuestionSets:
             "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
             "ctx_k": ev.ctx_k, "source": source, "rows": rows,
             "table": report.table(ev), "intervals": report.intervals(ev),
+            "advice": advice.to_dict() if advice else None, "advice_text": advice.text() if advice else "",
             "stale": ev.stale, "left_out": dropped(ev.left_out),
             "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
         }

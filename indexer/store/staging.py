@@ -185,11 +185,10 @@ class Staging:
         finally:
             self._pool.shutdown(wait=True)
 
-    def publish(self, entry: Entry) -> None:
-        """The switch: from here on readers see this version. It happens only if the
-        catalogue still points where this build started from and its collections are still
-        there: a drop under it (through a server by a builder whose lease lapsed, or a
-        folder whose lock files do not lock) makes it fail, not report what nobody stores."""
+    def stamp(self, entry: Entry) -> Entry:
+        """`entry` made this version (in place): its collections, generation and what it
+        retired. `publish` stamps it; a build stamps it first to read the version (its
+        side files, its records) before anyone else can."""
         entry.collection, entry.parents, entry.generation = self.name, self.parents_name, self.generation
         entry.delta = self.delta
         if self.full:
@@ -201,6 +200,14 @@ class Staging:
                                   "parents": sorted(set(self.retired_parents)),
                                   "revived": sorted(self.written & self.old.pending_ids),
                                   "revived_parents": sorted(self.written_parents & self.old.pending_parents)})
+        return entry
+
+    def publish(self, entry: Entry) -> None:
+        """The switch: from here on readers see this version. It happens only if the
+        catalogue still points where this build started from and its collections are still
+        there: a drop under it (through a server by a builder whose lease lapsed, or a
+        folder whose lock files do not lock) makes it fail, not report what nobody stores."""
+        self.stamp(entry)
         self.checkpoint("publish")
         self._verify()
         self._catalogue.publish(entry)

@@ -127,9 +127,10 @@
     $("eval-chart").replaceChildren(chart(data));
     $("eval-table").replaceChildren(...table(data));
     $("eval-text").textContent = `${data.questions} questions from ${data.name}; documents in ${data.source}\n`
-      + data.table + "\n\n" + data.intervals;
+      + data.table + "\n\n" + data.intervals + (data.advice_text ? "\n\n" + data.advice_text : "");
     const stale = Object.keys(data.stale || {});
     const notes = [data.generated ? data.generated.message : "", data.generated ? data.generated.shortfall : "",
+      data.advice ? data.advice.verdict : "",
       stale.length ? `warning: ${stale.join(", ")} built from other versions of the documents` : "",
       ...(data.warnings || []).map((w) => `warning: ${w}`)];
     $("eval-status").textContent = notes.filter(Boolean).join("; ");
