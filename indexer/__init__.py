@@ -20,6 +20,8 @@ API = {
     "search": ("indexer.retrieval", "search"),
     "Index": ("indexer.retrieval", "Index"),
     "SearchOptions": ("indexer.retrieval", "SearchOptions"),
+    "Context": ("indexer.retrieval", "Context"),
+    "Span": ("indexer.retrieval", "Span"),
     "evaluate": ("indexer.evaluation", "evaluate"),
     "tune": ("indexer.evaluation.tune", "tune"),
     "import_beir": ("indexer.evaluation.beir", "import_beir"),

@@ -81,6 +81,7 @@ class Derived:
     bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
     section_index: tuple[list[int], list[str]] | None = None  # section starts and joined heading paths
     parents: dict[str, list] = field(default_factory=dict)  # parent sections (spans), by parent-child strategy
+    units: list | None = None  # the units answer-sized context packs (chunkers.unit_map)
 
 
 @dataclass(eq=False)
@@ -174,6 +175,7 @@ class Chunk:
     hash: str = ""
     start_page: int = 0  # PDF pages the chunk spans (1-based; 0 for documents without pages)
     end_page: int = 0
+    units: str = ""  # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
 
     @property
     def indexed_text(self) -> str:
@@ -181,6 +183,7 @@ class Chunk:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["units"]
         data["indexed_text"] = self.indexed_text
         return data
 

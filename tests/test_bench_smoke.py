@@ -42,12 +42,15 @@ SMOKES = [
     ("bench.pdf_compare", [], ["extractor", "kind", "licence", "CER"]),
     ("bench.pdf_long", [], ["strategy", "peak RSS MB", "constant MB"]),
     ("bench.deasciify", [], ["candidate", "word acc"]),
+    ("bench.context", [], ["set", "method", "budget", "strict"]),
+    ("bench.context_cost", [], ["collection", "chunks", "search p50 ms"]),
 ]
 PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 # programs whose smoke runs are other programs' (or that need what a test cannot have): they must start
 STARTS = ["bench.build_probe", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
           "bench.labs.agreement_tune", "bench.labs.calibrate_lab", "bench.labs.deasciify_retrieval",
-          "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab"]
+          "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab",
+          "bench.labs.context_fit"]
 
 
 def run(module: str, args: list[str], tmp_path) -> subprocess.CompletedProcess:

@@ -15,7 +15,8 @@ import anyio
 import pytest
 
 from indexer.errors import CollectionNotFound, UsageError
-from indexer.agents.server import Tools, document_lines, fit
+from indexer.agents.results import document_lines, fit
+from indexer.agents.server import Tools
 from indexer.types import Chunk
 from indexer.settings import Settings
 from indexer.indexing.options import BuildOptions
@@ -105,9 +106,12 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
     assert span["text"] == file_lines(hit["doc_id"], hit["start_line"], hit["end_line"])
     assert (span["start_line"], span["end_line"], span["truncated"]) == (hit["start_line"], hit["end_line"], False)
 
-    budget = got["budget"]
-    assert budget["tokens"] <= 150 and budget["omitted"] >= 1 and len(budget["results"]) >= 1
-    assert budget["omitted"] + len(budget["results"]) == 10
+    budget = got["budget"]  # max_tokens given: answer-sized context, exact spans, never over the budget
+    assert 0 < budget["tokens"] <= 150 and budget["budget"] == 150 and budget["spans"]
+    assert budget["tokens"] < budget["whole_chunks_tokens"]
+    for span in budget["spans"]:
+        assert span["text"] in budget["context"]
+        assert span["text"] in (ROOT / "corpus" / span["doc_id"]).read_text(encoding="utf-8")
     # several collections, no auto, no strategy: one line naming what is built and how to pick
     assert got["collections"]["default_strategy"] is None
     several = "several strategies are built (fixed64, headers) and none is auto; name one"
@@ -182,12 +186,16 @@ def test_stdout_is_the_protocol_only():
 
 def test_a_token_budget_cuts_results_in_process(built_db):
     db, _ = built_db
-    tools = Tools(Settings.load(db=db), strategy="fixed64")
-    result = tools.search("iade süresi kaç gün", k=5, max_tokens=10)
+    tools = Tools(Settings.load(db=db), strategy="fixed64", max_tokens=10)  # the server's budget for whole chunks
+    result = tools.search("iade süresi kaç gün", k=5)
     [only] = result["results"]
     assert only["truncated"] and only["n_tokens"] == 10 and result["omitted"] == 4
-    full = tools.search("iade süresi kaç gün", k=1)["results"][0]
+    full = Tools(Settings.load(db=db), strategy="fixed64").search("iade süresi kaç gün", k=1)["results"][0]
     assert full["text"].startswith(only["text"]) and len(only["text"]) < len(full["text"])
+    packed = tools.search("iade süresi kaç gün", k=5, max_tokens=100)  # a caller's budget: packed spans
+    assert packed["tokens"] <= 100 and "14 gün" in packed["context"]
+    with pytest.raises(UsageError, match="max_tokens must be at least 16"):
+        tools.search("iade süresi kaç gün", max_tokens=10)
     assert tools.list_collections()["default_strategy"] == "fixed64"
     span = tools.get_document_span("kargo-ve-teslimat.md", 1, 400, max_tokens=40)
     assert span["truncated"] and span["end_line"] < span["lines_in_document"]

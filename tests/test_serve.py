@@ -102,6 +102,27 @@ def test_search_with_a_doc_filter_ranks_within_the_document(client):
     assert all(h.get("collection_rank", h["rank"]) >= h["rank"] for h in got["hits"])
 
 
+def test_a_budget_adds_the_answer_sized_context_the_library_packs(client, db):
+    from indexer.retrieval import Index, SearchOptions
+
+    body = {"query": QUERY, "strategy": "headers", "k": 5, "budget": 150}
+    got = client.post("/api/search", json=body).json()
+    want = Index.open("headers", settings=Settings.load(db=db)).context(QUERY, 150, SearchOptions(k=5))
+    context = got["context"]
+    assert context["text"] == want.text() and context["tokens"] == want.tokens <= 150
+    assert context["whole_tokens"] == got["ctx_tokens"] > context["tokens"]
+    for span in context["spans"]:
+        document = (CORPUS / span["doc_id"]).read_text(encoding="utf-8")
+        assert document[span["start"]:span["end"]] == span["text"]
+    assert "context" not in client.post("/api/search", json={**body, "budget": None}).json()
+    for bad, says in ((8, "budget must be from 16"), ("lots", "budget must be a whole number"),
+                      (True, "budget must be a whole number")):
+        answer = client.post("/api/search", json={**body, "budget": bad})
+        assert answer.status_code == 400 and says in answer.json()["error"], answer.json()
+    both = client.post("/api/search", json={**body, "doc": "iade-ve-geri-odeme.md"})
+    assert both.status_code == 400 and "leave out doc" in both.json()["error"]
+
+
 def test_parent_child_hits_carry_the_children_they_were_found_by(client):
     got = client.post("/api/search", json={"query": QUERY, "strategy": "parent", "k": 3}).json()
     assert got["parent_child"] and got["hits"]

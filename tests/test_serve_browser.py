@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,6 +171,23 @@ def test_the_query_view_compares_strategies_and_marks_hits(server, browser):
     assert {m.text.lower() for m in marks} <= {"strict hit", "hit", "miss"}
     assert any(m.text.lower() != "miss" for m in marks)
     screenshot(browser, "query")
+    assert not js_errors(browser)
+
+
+def test_the_query_view_packs_answer_sized_context_under_a_budget(server, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "#query")
+    wait_for(browser, "#query-question option", 2)
+    browser.find_element(By.ID, "query-text").send_keys(QUERY)
+    browser.find_element(By.ID, "query-budget").send_keys("120")
+    browser.find_element(By.ID, "query-run").click()
+    blocks = wait_for(browser, ".cell .context", 9)
+    assert len(blocks) == 9  # every collection × mode packs its own candidates
+    for block in blocks:
+        used, budget = re.search(r"context: (\d+) of (\d+) tokens", block.text).groups()
+        assert budget == "120" and 0 < int(used) <= 120, block.text
+        assert block.find_elements(By.CSS_SELECTOR, ".spantext")
     assert not js_errors(browser)
 
 

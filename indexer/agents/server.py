@@ -6,8 +6,10 @@ Tools (read-only): `search` (hybrid, embedding or BM25; parent-child collections
 parent sections), `compare_strategies`, `list_collections`, `get_chunk` and
 `get_document_span` (lines of a document rebuilt from the stored chunk texts, never read
 from the file system). Results are sized for a model's context: every result carries its
-token count and a `max_tokens` budget cuts the list (the first result is shortened to fit
-when it alone is over).
+token count; without `max_tokens` whole chunks are cut at the server's budget (the first
+one shortened when it alone is over, `results.fit`); `search` given `max_tokens` answers
+with answer-sized context instead: the sentences, rows and lines that answer, as exact
+spans in at most that many tokens (`retrieval.context`).
 
 The tools are plain methods of `Tools` (dicts in, dicts out), usable without MCP; `serve`
 wraps them with the official `mcp` SDK. stdout is the protocol's transport: while
@@ -29,6 +31,7 @@ from pathlib import Path
 from ..errors import CollectionNotFound, IndexerError, UsageError
 from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
+from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict
 from ..settings import Settings, settings_for
 from .arguments import check_arguments
 
@@ -127,10 +130,28 @@ class Tools:
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
         index = self.index(strategy)
+        if max_tokens is not None:
+            return self.context(index, query, mode, k, max_tokens)
         hits, options = index.lookup(query, SearchOptions(mode=mode, k=k))
         results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
         return {"strategy": index.entry.strategy, "embedder": index.entry.embedder, "mode": options.mode,
                 "results": results, "omitted": omitted, "tokens": tokens}
+
+    def context(self, index, query: str, mode: str | None, k: int, budget: int) -> dict:
+        """Answer-sized context in `budget` tokens: `context` is the text to read (a label
+        line per document section, its spans, `…` between spans that are not adjacent)."""
+        from ..retrieval import SearchOptions
+        from ..retrieval.context import MIN_BUDGET
+
+        if budget < MIN_BUDGET:
+            raise UsageError(f"max_tokens must be at least {MIN_BUDGET} for a packed context, not {budget}")
+        packed = index.context(query, budget, SearchOptions(mode=mode, k=k))
+        spans = [{"doc_id": s.doc_id, "start_line": s.start_line, "end_line": s.end_line, "header": s.label,
+                  "score": round(s.score, 4), "n_tokens": s.n_tokens, "text": s.text} for s in packed.spans]
+        return {"strategy": index.entry.strategy, "embedder": index.entry.embedder,
+                "mode": index.options(SearchOptions(mode=mode)).mode, "context": packed.text(), "spans": spans,
+                "tokens": packed.tokens, "budget": budget, "label_tokens": packed.label_tokens,
+                "whole_chunks_tokens": packed.whole_tokens}
 
     def compare_strategies(self, query: str, strategies: list[str] | None = None, mode: str | None = None,
                            k: int = 3, max_tokens: int | None = None) -> dict:
@@ -163,99 +184,6 @@ class Tools:
             "lines_in_document": last, "text": "\n".join(wanted), "truncated": cut,
             "inexact_lines": [[a, b] for a, b in inexact if a <= shown_end and b >= start_line],
         }
-
-
-# -- results sized for a context window ---------------------------------------------------------
-def chunk_dict(c) -> dict:
-    out = {"id": c.id, "doc_id": c.doc_id, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-           "header": c.header, "n_tokens": c.n_tokens, "text": c.text}
-    if c.symbol:
-        out["symbol"] = c.symbol
-    if c.parent_id:
-        out["parent_id"] = c.parent_id  # a child chunk: get_chunk(parent_id) gives its section
-    return out
-
-
-def hit_dict(hit) -> dict:
-    out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
-    if hit.match:
-        out["match"] = hit.match  # an exact-match tier ranked it (score raised to keep rank order)
-    if hit.same_text:
-        out["same_text"] = hit.same_text  # other documents holding this very text
-    if hit.child_ids:
-        out["matched_children"] = hit.child_ids  # parent-child: the text is the parent section these matched in
-    return out
-
-
-def fit(results: list[dict], budget: int) -> tuple[list[dict], int, int]:
-    """The results in rank order while their texts fit `budget` tokens; the first one is
-    shortened to fit when it alone is over. Returns (results, how many were left out,
-    tokens used)."""
-    kept: list[dict] = []
-    used = 0
-    for r in results:
-        if used + r["n_tokens"] > budget:
-            if not kept and budget > 0:
-                kept.append(shorten(r, budget))
-                used = kept[0]["n_tokens"]
-            break
-        kept.append(r)
-        used += r["n_tokens"]
-    return kept, len(results) - len(kept), used
-
-
-def shorten(result: dict, budget: int) -> dict:
-    """A result whose text is cut after `budget` tokens (at a token boundary; still a
-    prefix of the stored text, with its end line adjusted)."""
-    from ..text.tokens import get_tokenizer
-
-    bounds = get_tokenizer().boundaries(result["text"])
-    text = result["text"][: int(bounds[min(budget, len(bounds) - 1)])]
-    return {**result, "text": text, "n_tokens": min(budget, len(bounds) - 1), "truncated": True,
-            "end_line": result["start_line"] + text.count("\n")}
-
-
-def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
-    """The leading lines that fit `budget` tokens (at least one)."""
-    from ..text.tokens import get_tokenizer
-
-    tokenizer = get_tokenizer()
-    used = 0
-    for i, line in enumerate(lines):
-        used += tokenizer.count(line + "\n")
-        if used > budget and i > 0:
-            return lines[:i], True
-    return lines, False
-
-
-def document_lines(chunks) -> tuple[list[str], list[tuple[int, int]]]:
-    """A document's lines as far as its stored chunks hold them, and the line ranges they
-    do not hold exactly. Chunk texts are exact slices of the document, so overlapping
-    chunks agree. Between two chunks the line breaks are known (from their line numbers):
-    a gap of line breaks alone is rebuilt exactly; other characters in a gap (indentation,
-    usually) come back as spaces before the next chunk, and the lines the gap spans are
-    listed as not held exactly."""
-    segments: list[list] = []  # [start offset, end offset, text, first line]
-    for c in sorted(chunks, key=lambda c: (c.start, c.end)):
-        if segments and c.start <= segments[-1][1]:
-            last = segments[-1]
-            if c.end > last[1]:
-                last[2] += c.text[last[1] - c.start :]
-                last[1] = c.end
-        else:
-            segments.append([c.start, c.end, c.text, c.start_line])
-    parts: list[str] = []
-    inexact: list[tuple[int, int]] = []
-    line, prev_end = 1, 0
-    for start, end, text, first in segments:
-        breaks = max(first - line, 0)
-        other = max(start - prev_end - breaks, 0)
-        parts.append("\n" * breaks + " " * other)
-        if other:
-            inexact.append((line, first))
-        parts.append(text)
-        line, prev_end = first + text.count("\n"), end
-    return "".join(parts).split("\n"), inexact
 
 
 # -- the MCP server ----------------------------------------------------------------------------
@@ -321,9 +249,12 @@ def create_server(tools: Tools):
         file · class · method for code), score, n_tokens, and match when an exact-match tier
         ranked it (exact symbol, exact code, file name, exact term). mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
-        strategy: a collection from list_collections; when omitted, DEFAULT_RULE. max_tokens
-        caps the total text returned (default 4000); results that do not fit are counted in
-        `omitted`."""
+        strategy: a collection from list_collections; when omitted, DEFAULT_RULE. Without
+        max_tokens: whole chunks up to 4000 tokens, those that do not fit counted in
+        `omitted`. With max_tokens (at least 16): answer-sized context instead, the
+        sentences, rows and lines of the top chunks that answer, packed into at most
+        max_tokens tokens: `context` (the text to read, a [doc_id] header line above each
+        section's spans) and `spans` (doc_id, start_line, end_line, header, text, score)."""
         return answer(tools.search, query, strategy, mode, k, max_tokens)
 
     @tool
@@ -415,4 +346,4 @@ def serve(settings: Settings | None = None, strategy: str | None = None, *, buil
         server.run("stdio")
 
 
-__all__ = ["Tools", "create_server", "document_lines", "fit", "serve"]
+__all__ = ["Tools", "create_server", "serve"]

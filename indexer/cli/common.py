@@ -58,6 +58,26 @@ def _parse_size(value: str) -> int:
     return int(text)
 
 
+class BudgetsType(click.ParamType):
+    """Token budgets: `400`, or a list `100,200,400`."""
+
+    name = "TOKENS"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            budgets = tuple(int(x) for x in str(value).split(",") if x.strip())
+        except ValueError:
+            self.fail(f"{value!r} is not a number of tokens or a list like 100,200,400", param, ctx)
+        if not budgets or min(budgets) < 16:
+            self.fail(f"{value!r}: a budget is at least 16 tokens", param, ctx)
+        return budgets
+
+
+BUDGETS = BudgetsType()
+
+
 class SizeType(click.ParamType):
     name = "SIZE"
 

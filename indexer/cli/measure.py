@@ -8,8 +8,8 @@ import click
 
 from ..tables import printable
 from .common import (
-    db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option, quiet_option,
-    search_options, read_options, settings_from,
+    BUDGETS, db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option,
+    quiet_option, search_options, read_options, settings_from,
 )
 from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 
@@ -133,8 +133,10 @@ def _writable(path: str | None, option: str) -> None:
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
               help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
 @search_options
-@click.option("--budget", type=int, default=None, metavar="TOKENS",
-              help="Also score at equal prompt cost: hits in rank order up to this many tokens.")
+@click.option("--budget", "budgets", multiple=True, type=BUDGETS, metavar="TOKENS",
+              help="Also score answer-sized context (query --budget) and whole chunks cut at this many tokens "
+                   "against the questions' answers (repeatable, or a list: 100,200,400,800); hits in rank order "
+                   "up to the first budget give recall and MRR at equal cost.")
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
 @click.option("--boundaries", "show_boundaries", is_flag=True,
               help="Also where each collection's stored chunks cut: inside words, sentences, tables, code, "
@@ -152,7 +154,7 @@ def _writable(path: str | None, option: str) -> None:
 @quiet_option
 @handle_errors
 def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db, chroma_url, ollama_host, corpus, fusion,
-          alpha, rrf_weights, rrf_k, candidates, children_k, budget, by_tag, show_boundaries, compare, require_fresh,
+          alpha, rrf_weights, rrf_k, candidates, children_k, budgets, by_tag, show_boundaries, compare, require_fresh,
           as_json, csv_path, plot_path, quiet):
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
@@ -174,7 +176,8 @@ def eval_(questions, generate, seed, seeds, strategies, modes, ks, embedders, db
     result = evaluate(
         questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
         settings=settings, built_with=tuple(embedders) or (None,),
-        corpus=corpus, budget=budget, require_fresh=require_fresh, compare=tuple(compare),
+        corpus=corpus, budget=tuple(b for group in budgets for b in group), require_fresh=require_fresh,
+        compare=tuple(compare),
         options=options,
         progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
     )

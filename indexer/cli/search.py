@@ -42,17 +42,35 @@ def _stale_warning(index) -> None:
 @search_options
 @click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
               help="Override the collection's BM25 engine.")
+@click.option("--budget", type=click.IntRange(min=16), default=None, metavar="TOKENS",
+              help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
+                   "under this many tokens (labels included), instead of whole chunks.")
+@click.option("--fill", is_flag=True,
+              help="With --budget: use the whole budget (by default the packing stops once the spans taken "
+                   "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).")
 @read_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, db,
-          chroma_url, ollama_host, embedder, as_json):
-    """Search one collection; show rank, score, where the chunk lives, and its text."""
+def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, budget,
+          fill, db, chroma_url, ollama_host, embedder, as_json):
+    """Search one collection; show rank, score, where the chunk lives, and its text.
+
+    With --budget N: the best spans of the top 20 chunks in at most N tokens, each with
+    its document, lines and heading path (--json: one line per span)."""
     from ..retrieval import Index, Query
 
     request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
     settings = settings_from(db, chroma_url, None, ollama_host)
     index = Index.open(strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True)
+    if fill and budget is None:
+        from ..errors import UsageError
+
+        raise UsageError("--fill goes with --budget N")
+    if budget is not None:
+        context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
+        _stale_warning(index)
+        _echo_context(context, as_json)
+        return
     hits, resolved = index.lookup(request)
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
@@ -80,6 +98,30 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
             click.echo("    " + c.header.replace("\n", "\n    "))
         click.echo("    " + c.text.replace("\n", "\n    "))
         click.echo()
+
+
+def _echo_context(context, as_json: bool) -> None:
+    """The packed spans (as handed over, with where each lives), then what they cost."""
+    if as_json:
+        echo_json(span.to_dict() for span in context.spans)
+        return
+    if not context.spans:
+        click.echo("no results")
+    group = None
+    for span in context.spans:
+        where = pages_label(span.start_page, span.end_page) if span.start_page else \
+            f"lines {span.start_line}-{span.end_line}"
+        if (span.doc_id, span.label) != group:
+            click.echo(("\n" if group else "") + f"[{printable(span.doc_id)}] {span.label}")
+            group = (span.doc_id, span.label)
+        click.echo(f"  {where}, {span.n_tokens} tok, p={span.score:.2f}")
+        click.echo("    " + span.text.replace("\n", "\n    "))
+    click.echo()
+    saved = context.whole_tokens - context.tokens
+    click.echo(f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
+               f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
+               f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
+               + (f" ({saved} saved)" if saved > 0 else ""))
 
 
 @click.command(name="list")

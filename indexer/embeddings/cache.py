@@ -45,6 +45,23 @@ class EmbeddingCache:
         """The cache kept in `folder` (an index's cache folder: `Store.cache_dir`)."""
         return cls(folder / cls.FILE)
 
+    @classmethod
+    def reader(cls, folder: Path) -> EmbeddingCache | None:
+        """The cache in `folder` opened for reading only (a query on a read-only mount or
+        a full disk reads it too); None where there is none or it cannot be read."""
+        path = folder / cls.FILE
+        if not path.is_file():
+            return None
+        cache = cls.__new__(cls)
+        cache.path, cache.note, cache._broken, cache._lock = path, "", False, threading.Lock()
+        try:
+            uri = f"{path.absolute().as_uri()}?mode=ro"  # a relative --db too
+            cache._db = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
+            cache._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
+        except sqlite3.DatabaseError:
+            return None
+        return cache
+
     def __init__(self, path: Path | None) -> None:
         """`path=None` keeps the cache in memory (nothing persists). A damaged cache file
         (truncated, not a database) is moved aside and a fresh one started: it is a cache,

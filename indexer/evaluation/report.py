@@ -76,7 +76,30 @@ def extras(ev: Evaluation) -> str:
                  f"{sum(q.budget_tokens for q in r.results) / n:.0f}"] for r in ev.rows]
         parts.append(render(["strategy", "mode", "recall", MRR_LABEL, "tokens"], rows,
                             f"equal budget: hits taken in rank order up to {budget} context tokens"))
+    if any(r.context for r in ev.rows):
+        parts.append(context_table(ev, several))
     return "\n\n".join(parts)
+
+
+def context_table(ev: Evaluation, several: bool) -> str:
+    """`--budget`: answer-sized context against whole chunks cut at the same budget."""
+    rows = []
+    for r in ev.rows:
+        for cell in r.context:
+            p, w = cell.summary("packed"), cell.summary("whole")
+            n = p["questions"]
+            if not n:
+                continue
+            rows.append([_label(r, several), r.mode, cell.budget,
+                         f"{p['strict']}/{n}", f"{p['recall']:.3f}", f"{p['iou']:.3f}", f"{p['tokens']:.0f}",
+                         f"{w['strict']}/{n}", f"{w['recall']:.3f}", f"{w['iou']:.3f}", f"{w['tokens']:.0f}"])
+    if not rows:
+        return ("answer-sized context (--budget): no question names an answer excerpt to score it against "
+                '(give questions an "answer" or "answers")')
+    return render(["strategy", "mode", "budget", "packed strict", "recall", "IoU", "tokens",
+                   "whole strict", "recall", "IoU", "tokens"], rows,
+                  "answer-sized context (indexer query --budget) against whole chunks cut at the same budget: "
+                  "strict = the whole answer inside; recall, IoU over answer tokens")
 
 
 def by_tag(ev: Evaluation) -> str:

@@ -18,10 +18,12 @@ from typing import Any
 from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageError
 from ..loaders import load_documents
 from ..retrieval import MODES, Index, SearchOptions
+from ..retrieval.context import CANDIDATES
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
 from .metrics import MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, mrr, paired_difference, recall_at, reciprocal_rank
+from .context_rows import ContextCell, check_budgets, context_cells
 from .coverage import covered
 from .scoring import QuestionResult, TokenSpans, score_question
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
@@ -40,6 +42,7 @@ class Row:
     seconds: float
     budget: int | None = None
     build_seconds: float = 0.0
+    context: list[ContextCell] = field(default_factory=list)  # `--budget`: one per budget
 
     @property
     def label(self) -> str:
@@ -113,6 +116,8 @@ class Row:
                                          "iou": round(span[2], 4)}
         if self.budget:
             data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), MRR_METRIC: round(self.budget_mrr(), 4)}
+        if self.context:
+            data["context"] = [cell.to_dict() for cell in self.context]
         tags = {q.id: q.tags for q in questions}
         data["per_question"] = [
             {"id": r.id, "tags": tags.get(r.id, []), "first_hit": r.first_hit, "first_strict": r.first_strict,
@@ -210,7 +215,7 @@ def evaluate(
     settings: Settings | None = None,
     built_with: tuple[str | None, ...] = (None,),
     corpus: str | os.PathLike | None = None,
-    budget: int | None = None,
+    budget: int | tuple[int, ...] | None = None,
     options: SearchOptions | None = None,
     require_fresh: bool = False,
     compare: tuple[tuple[str, str], ...] = (),
@@ -222,6 +227,8 @@ def evaluate(
     the questions are resolved against are listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
     (`left_out`; `coverage.covered`: an error when a collection holds none of them).
+    `budget` (one or several token budgets): hits in rank order up to the first, and
+    answer-sized context at each scored against the answer spans (`context_rows`).
     `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
     before anything runs."""
     ks = sorted(set(ks))
@@ -230,8 +237,8 @@ def evaluate(
     for mode in modes:
         if mode not in MODES:
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if budget is not None and budget < 1:
-        raise UsageError("--budget must be a positive number of tokens")
+    budgets = check_budgets((budget,) if isinstance(budget, int) else tuple(budget or ()))
+    budget = budgets[0] if budgets else None
     for a, b in compare:
         compare_pairs(a, b, list(dict.fromkeys(collection_name(s) for s in strategies)), list(modes))
     questions = load_questions(questions_path)
@@ -249,7 +256,7 @@ def evaluate(
         raise StaleIndex(f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
                          f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); rebuild it: indexer build {root}")
     ctx_k = 5 if 5 in ks else ks[-1]
-    depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0)
+    depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0, CANDIDATES if budgets else 0)
     base = options or SearchOptions()
     rows = []
     spans = TokenSpans(docs, settings.tiktoken_dir)
@@ -258,12 +265,15 @@ def evaluate(
             opts = SearchOptions(**{**base.__dict__, "mode": mode, "k": depth})
             t0 = time.perf_counter()
             results = []
+            cells = [ContextCell(b) for b in budgets]
             for q in questions:
                 hits = index.search(q.question, opts)
                 results.append(score_question(q, hits, ctx_k, budget, spans))
+                if cells and q.answer_spans:
+                    context_cells(index, q, hits, budgets, spans, cells)
             rows.append(Row(
                 index.entry.strategy, mode, index.entry.embedder, index.entry.chunks, index.entry.avg_tokens, ks,
-                ctx_k, results, time.perf_counter() - t0, budget, index.entry.build_seconds,
+                ctx_k, results, time.perf_counter() - t0, budget, index.entry.build_seconds, cells,
             ))
             if progress:
                 progress(rows[-1])

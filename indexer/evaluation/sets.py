@@ -16,7 +16,7 @@ from .metrics import MRR_DEPTH, NDCG_DEPTH
 REQUIRED = ("id", "question")
 MRR_METRIC = f"mrr@{MRR_DEPTH}"
 NDCG_METRIC = f"ndcg@{NDCG_DEPTH}"
-PASSAGE_KEYS = ("section", "answer", "symbol", "span")
+PASSAGE_KEYS = ("section", "answer", "answers", "symbol", "span")
 
 
 @dataclass
@@ -34,6 +34,8 @@ class Question:
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
+    answers: list[str] = field(default_factory=list)  # more answer excerpts (a context must hold them all)
+    answer_spans: list[tuple[int, int]] = field(default_factory=list)  # resolved: `answer`'s, then `answers`'
 
     def hits(self, doc_id: str, start: int, end: int) -> bool:
         """Does a retrieved chunk (document and character span) hit this question's target?
@@ -87,7 +89,7 @@ def load_questions(path: str | os.PathLike) -> list[Question]:
         out.append(Question(
             str(data["id"]), data["question"], data.get("doc_id") or next(iter(documents)), data.get("section") or "",
             data.get("answer") or "", data.get("symbol") or "", [tags] if isinstance(tags, str) else list(tags),
-            tuple(span) if span else None, documents,
+            tuple(span) if span else None, documents, answers=list(data.get("answers") or []),
         ))
     if problems:
         raise QuestionSetError(f"{path}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
@@ -123,6 +125,10 @@ def field_problem(data: dict) -> str:
         return f"tags must be a string or a list of strings, not {json.dumps(tags)[:40]}"
     if data.get("span") is not None and not _is_span(data["span"]):
         return "span must be [start, end] character offsets with start < end"
+    answers = data.get("answers")
+    if answers is not None and not (isinstance(answers, list) and all(isinstance(a, str) and a.strip()
+                                                                      for a in answers)):
+        return f"answers must be a list of excerpts (strings), not {json.dumps(answers)[:40]}"
     return ""
 
 
@@ -187,14 +193,16 @@ def resolve(questions: list[Question], docs: dict[str, Document]) -> None:
             if target is None:
                 problems.append(f"{q.id}: no symbol {q.symbol!r} in {q.doc_id}")
                 continue
-        if q.answer:
-            lo, hi = target if target else (0, len(doc.text))
-            at = doc.text.find(q.answer, lo, hi)
-            if at == -1:
-                where = f"section {q.section!r}" if q.section else (f"symbol {q.symbol}" if q.symbol else q.doc_id)
-                problems.append(f"{q.id}: answer not found in {where}: {q.answer[:60]!r}")
-                continue
-            q.answer_span = (at, at + len(q.answer))
+        lo, hi = target if target else (0, len(doc.text))
+        spans = [(text, doc.text.find(text, lo, hi)) for text in ([q.answer] if q.answer else []) + q.answers]
+        absent = next((text for text, at in spans if at == -1), None)
+        if absent is not None:
+            where = f"section {q.section!r}" if q.section else (f"symbol {q.symbol}" if q.symbol else q.doc_id)
+            problems.append(f"{q.id}: answer not found in {where}: {absent[:60]!r}")
+            continue
+        q.answer_spans = [(at, at + len(text)) for text, at in spans]
+        if q.answer_spans:
+            q.answer_span = q.answer_spans[0]
         q.target = target or q.answer_span
     if problems:
         raise QuestionSetError(

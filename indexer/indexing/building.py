@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..chunkers import ChunkerContext, StrategySpec
+from ..chunkers.unit_map import unit_map
 from ..embeddings import EmbeddingCache, get_embedder
 from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
@@ -42,8 +43,9 @@ from .options import BuildOptions
 from .pipeline import nothing_message, resolve_strategies
 from .planning import Plan, plan_build
 from .report import BuildReport
+from .units import DocumentUnits
 
-CHUNK_FORMAT = 11  # bump when a chunker's output changes for the same parameters (11: later H1s are siblings)
+CHUNK_FORMAT = 12  # bump when a chunker's output changes for the same parameters (12: unit maps)
 EMBED_BATCH = 256
 
 
@@ -127,6 +129,7 @@ class _StrategyBuild:
         self.report = BuildReport(spec.name, self.embedder.name, analyzer=self.analyzer.describe())
         self.build_settings = build_settings(spec, self.embedder.name, self.analyzer, self.encoding)
         self.definitions: list[tuple] = []  # what new chunks define (`exact.defined_in`)
+        self.units = DocumentUnits(self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir))
 
     # -- running ---------------------------------------------------------------------------
     def run(self, changed: set[str] | None = None) -> BuildReport:
@@ -150,7 +153,7 @@ class _StrategyBuild:
                 self._write(old, todo, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
-        report.embedded, report.cache_hits = self.embedder.computed, self.embedder.cached
+        report.embedded, report.cache_hits = self.units.chunk_counts()  # the units' own vectors apart
         return report
 
     def _unchanged(self, old: Entry) -> None:
@@ -277,8 +280,11 @@ class _StrategyBuild:
                 report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
                 old_ids, old_parents = live.get(doc.doc_id, (set(), set()))
                 parent_ids: set[str] = set()
+                with self.timer("units"):
+                    units = self.units.of(doc)
                 for p in self.timer.each("chunk", chunker.iter_parent_chunks(doc)):
                     parent_ids.add(p.id)
+                    p.units = unit_map(p, units, doc)
                     if p.id not in old_parents:
                         parents.append(p)
                         if len(parents) >= EMBED_BATCH:  # written now: a big file's sections are not held
@@ -297,6 +303,7 @@ class _StrategyBuild:
                     if c.id in old_ids:
                         kept.add(c.id)
                         continue
+                    c.units = unit_map(c, units, doc)
                     with self.timer("analyse"):  # BM25's terms
                         fresh.add([c.id], [c.indexed_text])
                     self.definitions.extend(defined_in(c, self.analyzer))

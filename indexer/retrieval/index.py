@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..embeddings import Embedder, get_embedder
 from ..errors import CollectionNotFound
@@ -30,7 +30,11 @@ from .exact import ExactIndex
 from .exact import load_or_rebuild as load_exact
 from .options import Query, SearchOptions, resolve
 from .rows import RowStore, open_rows
+from .context_score import TermMemo
 from .sides import Sides
+
+if TYPE_CHECKING:
+    from .context_pack import Context
 
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 
@@ -48,6 +52,7 @@ class Index:
         self._embedder = embedder
         self._bm25: BM25Index | None = None
         self._exact: ExactIndex | None = None
+        self._unit_terms: TermMemo | None = None
         self._rows: RowStore | None | bool = False  # False: not looked for yet
         self._bm25_engine = bm25_engine
         self.one_shot = one_shot
@@ -181,6 +186,25 @@ class Index:
                 raise
             resolved = self.options(request.options)
             return searching.search(self, request.text, resolved), resolved
+
+    @property
+    def unit_terms(self) -> TermMemo:
+        """The BM25 side's analyzer, remembering the unit texts it analysed (answer-sized
+        context), renewed with the analyzer."""
+        analyze = self.bm25.analyzer
+        if self._unit_terms is None or self._unit_terms.analyze is not analyze:
+            self._unit_terms = TermMemo(analyze)
+        return self._unit_terms
+
+    def context(self, query: str | Query, budget: int, options: SearchOptions | None = None,
+                **kw: Any) -> Context:
+        """The best spans for `query` in at most `budget` tokens (labels included), cut
+        from the candidates of this collection's own search (`retrieval.context`)."""
+        from .context import answer_context
+
+        text = query.text if isinstance(query, Query) else query
+        given = query.options if isinstance(query, Query) else options
+        return answer_context(self, text, budget, given, **kw)
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:

@@ -66,7 +66,8 @@ def child_json(chunk) -> dict:
 
 
 def search_json(library: Library, name: str, query: str, options: SearchOptions, doc: str | None = None,
-                question=None) -> dict:
+                question=None, budget: int | None = None) -> dict:
+    """The hits of one collection; given a `budget`, its answer-sized context too."""
     index, resolved, hits, overall = library.search(name, query, options, doc)
     children = library.children(index, hits)
     out = []
@@ -80,9 +81,13 @@ def search_json(library: Library, name: str, query: str, options: SearchOptions,
         if question is not None:
             data["mark"] = judge(question, hit.chunk)
         out.append(data)
-    return {"strategy": name, "embedder": index.entry.embedder, "mode": resolved.mode, "search": resolved.describe(),
-            "k": resolved.k, "doc": doc, "parent_child": bool(index.entry.parents),
-            "ctx_tokens": sum(h.chunk.n_tokens for h in hits), "hits": out}
+    result = {"strategy": name, "embedder": index.entry.embedder, "mode": resolved.mode,
+              "search": resolved.describe(), "k": resolved.k, "doc": doc, "parent_child": bool(index.entry.parents),
+              "ctx_tokens": sum(h.chunk.n_tokens for h in hits), "hits": out}
+    if budget is not None:
+        packed = index.context(query, budget, resolved)
+        result["context"] = {**packed.to_dict(), "text": packed.text()}
+    return result
 
 
 def question_json(q) -> dict:
@@ -170,7 +175,8 @@ class Api:
     async def search(self, request: Request):
         req = search_request(await read_json(request))
         name = self.library.name_of(req.strategy)
-        return JSONResponse(await self._work(search_json, self.library, name, req.query, req.options, req.doc))
+        return JSONResponse(await self._work(search_json, self.library, name, req.query, req.options, req.doc,
+                                             None, req.budget))
 
     async def compare(self, request: Request):
         req = compare_request(await read_json(request))
@@ -188,7 +194,7 @@ class Api:
             for mode in req.modes:
                 try:
                     result = search_json(self.library, name, req.query, SearchOptions(mode=mode, k=req.k),
-                                         question=question)
+                                         question=question, budget=req.budget)
                 except IndexerError as exc:
                     result = {"strategy": name, "mode": mode, "error": self.shown(str(exc)), "status": status_of(exc)}
                 result["requested_mode"] = mode or DEFAULT_MODE

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..retrieval.collections import RULE
 from .guard import MAX_BODY
 from ..questions.on_demand import QUESTIONS, SEEDS
-from .params import MAX_COLLECTIONS, MAX_GENERATE, MAX_K, VIEW_MODES
+from .params import MAX_BUDGET, MAX_COLLECTIONS, MAX_GENERATE, MAX_K, MIN_BUDGET, VIEW_MODES
 
 
 def _ref(name: str) -> dict:
@@ -29,6 +29,8 @@ ERRORS = {
     "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
 }
 
+BUDGET = {"type": "integer", "minimum": MIN_BUDGET, "maximum": MAX_BUDGET,
+          "description": "answer-sized context: the spans that answer in at most this many tokens"}
 STRATEGY = "a collection name from GET /api/collections (`headers`, or `headers@e5-small`)"
 
 SCHEMAS = {
@@ -43,6 +45,7 @@ SCHEMAS = {
                      "description": "default: the collection's saved search (indexer tune --save), else hybrid"},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "doc": {"type": "string", "description": "only hits of this document (a doc_id)"},
+            "budget": BUDGET,
         },
     },
     "CompareRequest": {
@@ -54,6 +57,7 @@ SCHEMAS = {
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "question_set": {"type": "string", "description": "a set id from GET /api/questions"},
             "question": {"type": "string", "description": "a question id of that set: hits get hit/strict/miss marks"},
+            "budget": BUDGET,
         },
     },
     "GenerateRequest": {
@@ -99,6 +103,30 @@ SCHEMAS = {
             "mark": {"type": "string", "enum": ["strict", "hit", "miss"]},
         },
     },
+    "Span": {
+        "type": "object", "description": "an exact slice of a document: text == document[start:end]",
+        "properties": {
+            "doc_id": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"},
+            "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
+            "start_page": {"type": "integer"}, "end_page": {"type": "integer"},
+            "label": {"type": "string", "description": "the heading path above the span"},
+            "text": {"type": "string"}, "score": {"type": "number"}, "n_tokens": {"type": "integer"},
+            "kinds": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "Context": {
+        "type": "object", "description": "answer-sized context (only with budget)",
+        "properties": {
+            "text": {"type": "string", "description": "what goes into a prompt: label lines and spans"},
+            "spans": {"type": "array", "items": _ref("Span")},
+            "tokens": {"type": "integer", "description": "tokens of text, labels included (<= budget)"},
+            "budget": {"type": "integer"}, "label_tokens": {"type": "integer"},
+            "candidates": {"type": "integer"}, "units": {"type": "integer"},
+            "scoring": {"type": "string", "enum": ["bm25+embedding", "bm25"]},
+            "whole_tokens": {"type": "integer", "description": "what the top k whole chunks cost"},
+            "whole_k": {"type": "integer"}, "query": {"type": "string"}, "strategy": {"type": "string"},
+        },
+    },
     "SearchResult": {
         "type": "object",
         "properties": {
@@ -107,6 +135,7 @@ SCHEMAS = {
             "k": {"type": "integer"}, "doc": {"type": ["string", "null"]},
             "ctx_tokens": {"type": "integer", "description": "tokens the hits' texts put in a prompt"},
             "hits": {"type": "array", "items": _ref("Hit")},
+            "context": _ref("Context"),
             "error": {"type": "string"},
         },
     },

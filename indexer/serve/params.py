@@ -10,6 +10,7 @@ from ..retrieval import MODES, SearchOptions
 from ..retrieval.options import MAX_QUERY_CHARS, encodable
 
 MAX_K = 100
+MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request may ask for
 MAX_COLLECTIONS = 12
 MAX_DOC_ID = 1000
 DEFAULT_MODE = "default"  # the collection's saved search (`indexer tune --save`), else hybrid
@@ -107,18 +108,34 @@ class SearchRequest:
     strategy: str | None  # None: the one `retrieval.choose` picks
     options: SearchOptions
     doc: str | None = None
+    budget: int | None = None
 
 
-SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc")
+SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget")
 
 
 def search_request(data: dict) -> SearchRequest:
-    """POST /api/search: {query, strategy?, mode?, k?, doc?}."""
+    """POST /api/search: {query, strategy?, mode?, k?, doc?, budget?}."""
     check_fields(data, SEARCH_FIELDS)
     query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
     strategy = text_field(data, "strategy", limit=200)
     options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
-    return SearchRequest(query, strategy, options, text_field(data, "doc"))
+    doc, budget = text_field(data, "doc"), budget_field(data)
+    if doc and budget:
+        raise bad("budget packs context from the whole collection; leave out doc (or budget)")
+    return SearchRequest(query, strategy, options, doc, budget)
+
+
+def budget_field(data: dict) -> int | None:
+    """`budget`: answer-sized context in at most this many tokens (absent: whole chunks)."""
+    value = data.get("budget")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad(f"budget must be a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}, not {value!r}")
+    if not MIN_BUDGET <= value <= MAX_BUDGET:
+        raise bad(f"budget must be from {MIN_BUDGET} to {MAX_BUDGET} tokens, not {value}")
+    return value
 
 
 @dataclass
@@ -129,13 +146,14 @@ class CompareRequest:
     k: int
     question_set: str | None = None
     question: str | None = None
+    budget: int | None = None
 
 
-COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question")
+COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question", "budget")
 
 
 def compare_request(data: dict) -> CompareRequest:
-    """POST /api/compare: {query, strategies, modes?, k?, question_set?, question?}."""
+    """POST /api/compare: {query, strategies, modes?, k?, question_set?, question?, budget?}."""
     check_fields(data, COMPARE_FIELDS)
     query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
     strategies = list_field(data, "strategies")
@@ -145,7 +163,8 @@ def compare_request(data: dict) -> CompareRequest:
     question_set, question = text_field(data, "question_set", limit=64), text_field(data, "question", limit=200)
     if bool(question_set) != bool(question):
         raise bad("question_set and question go together (the set's id and the question's id)")
-    return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question)
+    return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question,
+                          budget_field(data))
 
 
 MAX_GENERATE = 2000  # made-up questions one request may ask for

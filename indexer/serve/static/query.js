@@ -62,6 +62,23 @@
       textWithChildren(h));
   }
 
+  // answer-sized context: the spans as handed to a model, and what they cost against whole chunks
+  function contextBlock(c) {
+    const groups = [];
+    for (const s of c.spans) {
+      const where = s.start_page ? `p. ${s.start_page}` + (s.end_page !== s.start_page ? `-${s.end_page}` : "")
+        : `lines ${s.start_line}-${s.end_line}`;
+      groups.push(el("div", {class: "span"},
+        el("div", {class: "hdr", text: `[${s.doc_id}] ${s.label}`}),
+        el("div", {class: "where", text: `${where} · ${s.n_tokens} tok · p=${fmt(s.score, 2)}`}),
+        el("pre", {class: "spantext", text: s.text})));
+    }
+    return el("div", {class: "context"},
+      el("div", {class: "ctx", text: `context: ${c.tokens} of ${c.budget} tokens (labels ${c.label_tokens}) · `
+        + `${c.spans.length} span(s) from ${c.candidates} chunks · top ${c.whole_k} whole chunks: ${c.whole_tokens} tokens`}),
+      ...(groups.length ? groups : [el("div", {class: "muted", text: "no spans"})]));
+  }
+
   function cell(result) {
     const label = MODE_LABELS[result.requested_mode] || result.mode;
     if (result.error) {
@@ -80,6 +97,7 @@
         }}),
         marks.length ? el("span", {class: "muted", text: ` · first hit at #${marks[0].rank}`}) : null),
       prompt,
+      result.context && contextBlock(result.context),
       result.hits.length ? el("ol", {class: "hits"}, ...result.hits.map(hitItem))
         : el("div", {class: "muted", text: "no results"}));
   }
@@ -90,6 +108,8 @@
     const names = pickedNames(), modes = pickedModes();
     if (!query || !names.length || !modes.length) return;
     const body = {query, strategies: names, modes, k: Number($("query-k").value) || 5};
+    const budget = Number($("query-budget").value);
+    if (budget) body.budget = budget;
     const qid = $("query-question").value;
     const question = questions.find((q) => q.id === qid);
     if (question && question.question === query) Object.assign(body, {question_set: $("query-set").value, question: qid});

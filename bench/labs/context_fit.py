@@ -1,0 +1,138 @@
+"""Context lab: fit the unit scorer of answer-sized context (indexer/retrieval/context_score.py).
+
+    python -m bench.labs.context_fit capture --sets tr,en,xquad-tr,xquad-en
+    python -m bench.labs.context_fit fit --sets tr,en,xquad-tr,xquad-en
+
+`capture` builds each set with `auto` (use-m3) through the real pipeline and keeps, per
+question, its candidate units (the search's top CANDIDATES chunks, cut by their unit
+maps), their feature matrix and which units overlap the answer. `fit` fits the linear
+weights by a listwise softmax (the answer units against the rest) twice: with unit
+vectors (WEIGHTS) and without (LEXICAL); each set is scored with the weights fitted on
+the others (leave one set out), then the weights of all sets are printed to be copied
+into context_score.py. The packer's figures at budgets come from bench/context.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.common import CACHE  # noqa: E402
+from bench.public_sets import materialize  # noqa: E402
+
+LAB = CACHE / "lab"
+LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)
+N_FEATURES = 9  # without the unit vectors' columns
+
+
+def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path:
+    from indexer.evaluation.sets import load_questions, resolve
+    from indexer.indexing.building import build
+    from indexer.loaders import load_documents
+    from indexer.retrieval import Index, SearchOptions
+    from indexer.retrieval.context import CANDIDATES, unit_cosines
+    from indexer.retrieval.context_score import features, query_idf
+    from indexer.retrieval.context_units import candidate_units
+    from indexer.settings import Settings
+    from indexer.text.tokens import get_tokenizer
+
+    folder, questions = materialize(name)
+    db = LAB / f"ctx-{name}"
+    settings = Settings.load(db=db, embedder=embedder)
+    build([folder], [strategy], settings=settings)
+    docs = {d.doc_id: d for d in load_documents([folder])[1]}
+    qs = [q for q in load_questions(questions) if True]
+    resolve(qs, docs)
+    index = Index.open(strategy, settings=settings)
+    tokenizer = get_tokenizer()
+    rows = []
+    for q in qs:
+        spans = answer_spans(q)
+        if not spans:
+            continue
+        hits = index.search(q.question, SearchOptions(k=CANDIDATES))
+        gaps: dict = {}
+        units = candidate_units(hits, tokenizer, gaps)
+        if not units:
+            continue
+        cos, vec = unit_cosines(index, q.question, units) or (None, None)
+        x = features(units, query_idf(index.bm25, q.question), index.unit_terms, cos, vec,
+                     index.sides.query_vector(q.question))
+        y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
+        x_lex = features(units, query_idf(index.bm25, q.question), index.unit_terms, None)
+        rows.append({"id": q.id, "x": x, "x_lex": x_lex, "y": y, "units": units, "gaps": gaps, "spans": spans})
+    out = LAB / f"ctx-{name}-{strategy}.pkl"
+    out.write_bytes(pickle.dumps(rows))
+    print(f"{name}: {len(rows)} questions captured -> {out}")
+    return out
+
+
+def answer_spans(q) -> list[tuple[str, int, int]]:
+    spans = getattr(q, "answer_spans", None) or ([q.answer_span] if q.answer_span else [])
+    return [(q.doc_id, s, e) for s, e in spans]
+
+
+def load(name: str, strategy: str = "auto") -> list[dict]:
+    return pickle.loads((LAB / f"ctx-{name}-{strategy}.pkl").read_bytes())
+
+
+def fit(rows: list[dict], key: str, columns=None, l2: float = 1e-3, steps: int = 400) -> np.ndarray:
+    """Listwise softmax: the answer units' share of the probability, maximised (Adam)."""
+    data = [(r[key][:, columns] if columns else r[key], r["y"]) for r in rows if r["y"].sum()]
+    w = np.zeros(data[0][0].shape[1])
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    for step in range(1, steps + 1):
+        g = l2 * w
+        for x, y in data:
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            g += x.T @ (p - y / y.sum()) / len(data)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= 0.05 * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+    return w
+
+
+def first_answer_ranks(rows: list[dict], key: str, w: np.ndarray, columns=None) -> np.ndarray:
+    out = []
+    for r in rows:
+        x = r[key][:, columns] if columns else r[key]
+        order = np.argsort(-(x @ w), kind="stable")
+        hit = np.where(r["y"][order] > 0)[0]
+        out.append(hit[0] if len(hit) else 10**6)
+    return np.array(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=("capture", "fit"))
+    parser.add_argument("--sets", default="tr,en,xquad-tr,xquad-en")
+    args = parser.parse_args()
+    sets = args.sets.split(",")
+    if args.what == "capture":
+        for name in sets:
+            capture(name)
+        return
+    data = {name: load(name) for name in sets}
+    for key, columns, label in (("x", None, "WEIGHTS"), ("x_lex", list(LEXICAL_COLUMNS), "LEXICAL")):
+        print(f"\n{label}: first answer unit within the top k, each set with the others' weights")
+        for held in sets:
+            w = fit([r for s in sets if s != held for r in data[s]], key, columns)
+            ranks = first_answer_ranks(data[held], key, w, columns)
+            print(f"  {held:9} " + " ".join(f"top{k} {np.mean(ranks < k):.3f}" for k in (1, 3, 10)))
+        w = fit([r for s in sets for r in data[s]], key, columns)
+        full = np.zeros(N_FEATURES)
+        full[columns or slice(None)] = w
+        print(f"{label} = ({', '.join(f'{v:.2f}' for v in full)})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""What a context holds of the answer, in tokens: packed spans, or whole chunks cut at
+the same budget (the baseline).
+
+For each question and budget: `strict` (every answer span lies whole inside what was
+handed over), token-level recall (answer tokens inside), precision (what was handed over
+that is answer) and IoU (their overlap over their union), and the tokens used (labels and
+separators included for packed context). Spans of one document that only whitespace
+parts count as one (a table's rows, a list's items, blocks parted by a blank line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..text.tokens import Tokenizer
+from ..types import Hit
+from .scoring import TokenSpans
+
+Place = tuple[str, int, int]  # document, start, end (characters)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextScore:
+    strict: bool
+    recall: float
+    precision: float
+    iou: float
+    tokens: int  # handed over (labels and separators included)
+
+
+def glued(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Spans of one document sorted, overlapping ones and those parted only by
+    whitespace merged."""
+    out: list[list[int]] = []
+    for s, e in sorted(spans):
+        if out and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def score_context(answers: list[Place], handed: list[Place], tokens: int, spans: TokenSpans) -> ContextScore:
+    """How much of the answer spans what was handed over holds (`spans` maps characters
+    to the tokens of each document)."""
+    by_doc: dict[str, list[tuple[int, int]]] = {}
+    for d, s, e in handed:
+        by_doc.setdefault(d, []).append((s, e))
+    merged = {d: glued(v, spans.docs[d].text) if d in spans.docs else v for d, v in by_doc.items()}
+    strict = bool(answers) and all(any(s <= a0 and a1 <= e for s, e in merged.get(d, [])) for d, a0, a1 in answers)
+
+    def positions(d: str, s: int, e: int) -> range:
+        return range(*spans.tokens(d, s, e))
+
+    got: set[tuple[str, int]] = {(d, t) for d, v in merged.items() for s, e in v for t in positions(d, s, e)}
+    want: set[tuple[str, int]] = {(d, t) for d, s, e in answers for t in positions(d, s, e)}
+    hit = len(got & want)
+    union = len(got | want)
+    return ContextScore(strict, hit / len(want) if want else 0.0, hit / len(got) if got else 0.0,
+                        hit / union if union else 0.0, tokens)
+
+
+def whole_chunks(hits: list[Hit], budget: int, tokenizer: Tokenizer) -> tuple[list[Place], int]:
+    """Whole chunks in rank order up to the budget, the last one cut at it (the baseline
+    a packer must beat): the places handed over and the tokens used."""
+    used, out = 0, []
+    for hit in hits:
+        c = hit.chunk
+        n = c.n_tokens or tokenizer.count(c.text)
+        if used + n <= budget:
+            out.append((c.doc_id, c.start, c.end))
+            used += n
+            continue
+        rest = budget - used
+        if rest > 0:
+            bounds = tokenizer.boundaries(c.text)
+            end = int(bounds[min(rest, len(bounds) - 1)]) if len(bounds) else 0
+            if end > 0:
+                out.append((c.doc_id, c.start, c.start + end))
+                used += rest
+        break
+    return out, used

@@ -1,0 +1,191 @@
+"""Packing: the most likely units under a token budget, merged into exact spans.
+
+Units are taken by probability (`context_score`) until the budget is spent or the units
+taken hold `mass` of the probability (the rest is unlikely to answer: an answer-sized
+context stops there). A table row brings its table's header rows. Taken units that are
+adjacent in their document become one span (the whitespace between them included, so a
+span is an exact slice); spans are grouped under their label (document and heading
+path), groups in the order of their best unit, spans within a group in document order.
+
+What is handed over is `Context.text()`: each group's label line, then its spans,
+`…` between spans that are not adjacent. Its length in the tool's tokenizer is counted
+exactly and never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..text.tokens import Tokenizer
+from ..types import pages_label
+from .context_units import Gaps, Unit
+
+GAP = "\n…\n"  # between two spans of one group that are not adjacent
+SEP = "\n\n"  # between groups
+
+
+@dataclass(slots=True)
+class Span:
+    """An exact slice of a document: `text == document[start:end]`."""
+
+    doc_id: str
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    start_page: int
+    end_page: int
+    label: str
+    text: str
+    score: float  # the best probability of a unit in it
+    n_tokens: int
+    kinds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Context:
+    """An answer-sized context: spans under a budget, and what they cost."""
+
+    query: str
+    budget: int
+    spans: list[Span]
+    tokens: int  # of `text()`, labels and separators included
+    label_tokens: int  # what the label lines cost of it
+    candidates: int  # chunks the units came from
+    units: int  # units those chunks held
+    scoring: str  # "bm25+embedding", or "bm25" where the units have no vectors
+    strategy: str = ""
+    whole_tokens: int = 0  # what the top `whole_k` whole chunks of a plain search cost
+    whole_k: int = 0
+
+    def text(self) -> str:
+        return render(self.spans)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if k != "spans"}
+        data["spans"] = [s.to_dict() for s in self.spans]
+        return data
+
+
+def label_line(span: Span) -> str:
+    pages = pages_label(span.start_page, span.end_page)
+    return f"[{span.doc_id}{' ' + pages if pages else ''}] {span.label}"
+
+
+def render(spans: list[Span]) -> str:
+    """The spans as one text: a label line above each group's spans."""
+    out: list[str] = []
+    label = None
+    last_end = None
+    for span in spans:
+        key = (span.doc_id, span.label)
+        if key != label:
+            if out:
+                out.append(SEP)
+            out.append(label_line(span) + "\n")
+            label = key
+        elif last_end is not None:
+            out.append(GAP)
+        out.append(span.text)
+        last_end = span.end
+    return "".join(out)
+
+
+def pack(units: list[Unit], probs: np.ndarray, budget: int, tokenizer: Tokenizer, mass: float = 1.0,
+         gaps: Gaps | None = None) -> tuple[list[Span], int]:
+    """The spans to hand over, and how many tokens their label lines cost. `gaps` holds
+    the text between adjacent units (keyed by document and the first unit's end)."""
+    gaps = gaps or {}
+    order = np.argsort(-probs, kind="stable")
+    taken: set[int] = set()
+    heads: dict[tuple[str, int, int], Unit] = {}
+    labels: set[tuple[str, str]] = set()
+    used, held = 0, 0.0
+    label_cost = {}
+    for i in order:
+        if held >= mass:
+            break
+        u = units[i]
+        cost = u.n_tokens + 2
+        group = (u.doc_id, u.label)
+        if group not in labels:
+            if group not in label_cost:
+                label_cost[group] = tokenizer.count(f"[{u.doc_id}] {u.label}\n") + 2
+            cost += label_cost[group]
+        head = _head_unit(u)
+        if head is not None and head.key not in heads:
+            cost += tokenizer.count(head.text) + 2
+        if used + cost > budget:
+            continue
+        taken.add(int(i))
+        used += cost
+        held += float(probs[i])
+        labels.add(group)
+        if head is not None:
+            heads.setdefault(head.key, head)
+    chosen = [units[i] for i in sorted(taken)] + list(heads.values())
+    scores = {units[i].key: float(probs[i]) for i in taken}
+    for i in taken:  # a header row is worth what its best row is
+        head = units[i].head
+        if head is not None:
+            key = (units[i].doc_id, head[0], head[1])
+            scores[key] = max(scores.get(key, 0.0), scores[units[i].key])
+    spans = _spans(chosen, scores, gaps, tokenizer)
+    spans = _ordered(spans)
+    return _within(spans, budget, tokenizer)
+
+
+def _head_unit(u: Unit) -> Unit | None:
+    if u.head is None or not u.head_text:
+        return None
+    return Unit(u.doc_id, u.head[0], u.head[1], "head", u.label, u.head_text, 0, u.page, u.head_line)
+
+
+def _spans(units: list[Unit], probs: dict[tuple[str, int, int], float], gaps: Gaps,
+           tokenizer: Tokenizer) -> list[Span]:
+    """Adjacent units of one document merged (the text between them from `gaps`)."""
+    units = sorted({u.key: u for u in units}.values(), key=lambda u: u.key)
+    out: list[Span] = []
+    for u in units:
+        last = out[-1] if out else None
+        between = gaps.get((u.doc_id, last.end)) if last and last.doc_id == u.doc_id else None
+        if last is not None and between is not None and last.end + len(between) == u.start:
+            last.text += between + u.text
+            last.end = u.end
+            last.end_line = u.line + u.text.count("\n")
+            last.end_page = max(last.end_page, u.page)
+            last.score = max(last.score, probs.get(u.key, 0.0))
+            last.kinds.append(u.kind)
+            continue
+        out.append(Span(u.doc_id, u.start, u.end, u.line, u.line + u.text.count("\n"), u.page, u.page, u.label,
+                        u.text, probs.get(u.key, 0.0), 0, [u.kind]))
+    for span in out:
+        span.n_tokens = tokenizer.count(span.text)
+    return out
+
+
+def _ordered(spans: list[Span]) -> list[Span]:
+    """Groups (document, label) by their best span; spans of a group in document order."""
+    best: dict[tuple[str, str], float] = {}
+    for s in spans:
+        key = (s.doc_id, s.label)
+        best[key] = max(best.get(key, 0.0), s.score)
+    return sorted(spans, key=lambda s: (-best[(s.doc_id, s.label)], s.doc_id, s.label, s.start))
+
+
+def _within(spans: list[Span], budget: int, tokenizer: Tokenizer) -> tuple[list[Span], int]:
+    """Drop the least likely span until the rendered text fits the budget exactly."""
+    while spans:
+        total = tokenizer.count(render(spans))
+        if total <= budget:
+            break
+        worst = min(range(len(spans)), key=lambda i: (spans[i].score, -spans[i].start))
+        spans = spans[:worst] + spans[worst + 1:]
+    labels = {(s.doc_id, s.label): label_line(s) for s in spans}
+    return spans, sum(tokenizer.count(line + "\n") for line in labels.values())
