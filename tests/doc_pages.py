@@ -1,7 +1,7 @@
-"""Run a documentation page's shell blocks as a reader would: each command in a fresh
-folder, with the `indexer` of this environment first on PATH, a home of its own (so `~/notes`
-is the test's copy of a bundled folder, and the caches start empty) and none of a
-developer's INDEXER_* settings.
+"""Run a documentation page's shell blocks and Python examples as a reader would, in page
+order: each command in a fresh folder, with the `indexer` of this environment first on
+PATH, a home of its own (so `~/notes` is the test's copy of a bundled folder, and the
+caches start empty) and none of a developer's INDEXER_* settings.
 
 The install steps a block may hold (`python3 -m venv`, activating it, `pip install`) are
 the ones this environment already took; .ci/run and .ci/dist take them from scratch. The
@@ -26,6 +26,7 @@ from pathlib import Path
 from tests.conftest import free_port, stop
 
 BLOCK = re.compile(r"```bash\n(.+?)\n```", flags=re.S)
+FENCED = re.compile(r"```(bash|python)\n(.+?)\n```", flags=re.S)
 INSTALL = re.compile(r"python3? -m venv \S+|(\.|source) \S+/bin/activate|pip install [^&]+")
 TIMEOUT = 600  # seconds, one command on a loaded machine
 
@@ -33,6 +34,11 @@ TIMEOUT = 600  # seconds, one command on a loaded machine
 def shell_blocks(page: Path) -> list[str]:
     """The ```bash blocks of a Markdown page, in order."""
     return BLOCK.findall(page.read_text(encoding="utf-8"))
+
+
+def runnable_blocks(page: Path) -> list[tuple[str, str]]:
+    """The ```bash and ```python blocks of a Markdown page, in order: (language, text)."""
+    return FENCED.findall(page.read_text(encoding="utf-8"))
 
 
 def commands(block: str) -> tuple[list[str], list[str]]:
@@ -145,11 +151,26 @@ def mcp(command: str, cwd: Path, env: dict[str, str]) -> None:
         stop(proc)
 
 
+def run_python(code: str, cwd: Path, env: dict[str, str]) -> str:
+    """A ```python block, run by the environment's Python; it must exit 0 and print."""
+    python = str(Path(sys.executable).parent / "python")
+    done = subprocess.run([python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+    assert done.returncode == 0, f"the Python example exited {done.returncode}: {done.stderr[-3000:]}"
+    assert done.stdout.strip(), f"the Python example printed nothing:\n{code}"
+    return done.stdout
+
+
 def run_page(page: Path, cwd: Path, env: dict[str, str]) -> list[str]:
-    """Every command of every shell block of `page`, in order; the commands run."""
+    """Every command of every shell block of `page` and every Python example, in order;
+    what ran."""
     ran: list[str] = []
     built: set[str] = set()
-    for block in shell_blocks(page):
+    for language, block in runnable_blocks(page):
+        if language == "python":
+            run_python(block, cwd, env)
+            ran.append(block)
+            continue
         for command in commands(block)[0]:
             words = argv(command)
             verb = words[1] if words[:1] == ["indexer"] and len(words) > 1 else None
