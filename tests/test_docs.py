@@ -8,9 +8,10 @@ import shutil
 import pytest
 
 from tests.conftest import CORPUS, ROOT
-from tests.doc_pages import commands, reader_env, run_page, shell_blocks
+from tests.doc_pages import argv, commands, reader_env, run_page, shell_blocks
 
 DOCS = ROOT / "docs"
+RUN_PAGES = ["getting-started.md", "own-folder.md"]  # every shell block of these runs in a test
 
 
 def readme_commands():
@@ -62,6 +63,15 @@ def test_benchmarks_take_their_paths_from_the_repository_or_the_user():
         assert not found, f"{script.name}: {found}"
 
 
+def test_readme_shows_only_commands_that_the_tested_pages_run():
+    """README's shell blocks after its first two hold commands of the getting-started and
+    own-folder pages (comments aside), which run in a test below."""
+    run = {tuple(argv(c)) for name in RUN_PAGES for b in shell_blocks(DOCS / name) for c in commands(b)[0]}
+    shown = [c for block in readme_commands()[2:] for c in commands(block)[0]]
+    assert shown, "README shows no command for your own folder"
+    assert [c for c in shown if tuple(argv(c)) not in run] == []
+
+
 def test_readme_links_to_files_that_exist():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme)
@@ -97,7 +107,7 @@ def test_install_steps_are_taken_out_and_the_rest_runs():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["getting-started.md", "own-folder.md"])
+@pytest.mark.parametrize("name", RUN_PAGES)
 def test_every_shell_block_of_the_page_runs(name, tmp_path):
     """As a reader runs them, in a fresh folder: getting-started on a copy of the bundled
     corpus, own-folder with the bundled English documents as ~/notes."""
