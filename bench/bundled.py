@@ -1,5 +1,5 @@
-"""README's tables for the bundled sets: every preset on the Turkish corpus, and code vs
-fixed128 on the code sample, through the real pipeline.
+"""The tables of the bundled sets (docs/results.md): every preset on the Turkish corpus,
+and code vs fixed128 on the code sample, through the real pipeline.
 
     python -m bench.bundled              # ~3 minutes on 2 cores (semantic and parent embed sentences)
     python -m bench.bundled --sets code

@@ -3,7 +3,7 @@
     python -m bench.questions_agreement                  # the proof: seven sets, tables + summary
     python -m bench.questions_agreement --sets tr,en --seeds 3
     python -m bench.questions_agreement --check          # the tuning mirror against indexer.evaluate
-    python -m bench.questions_agreement --held-out --seeds 3       # README's table
+    python -m bench.questions_agreement --held-out --seeds 3       # docs/results.md's table
     python -m bench.questions_agreement --summarize      # the table again from the last results
     python -m bench.questions_agreement --smoke          # the two-document smoke set (numbers mean nothing)
     python -m bench.questions_agreement --sets tr,en,code,pdf --stability 3   # one default run per seed

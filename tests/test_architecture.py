@@ -1,4 +1,4 @@
-"""The layout holds, as README's architecture section draws it.
+"""The layout holds, as the architecture page (docs/architecture.md) draws it.
 
 The package is a stack of layers; a module imports only from its own layer or the ones
 below, never up, and there is no import circle between packages or between modules
@@ -388,10 +388,10 @@ def test_the_store_is_made_of_roles_not_mixins():
     assert _mixed_in(probe) == ["old.py:Catalogue", "old.py:Store"]  # the check can fail
 
 
-def test_readme_draws_every_package():
-    """README's architecture table names every package of the code, in its layer."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+def test_the_architecture_page_draws_every_package():
+    """The architecture page's layer table names every package of the code, in its layer."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## The layers", 1)[1].split("\n## ", 1)[0]
     packages = {_package(m) for m in MODULES} - {"__main__", "indexer"}
     missing = sorted(p for p in packages if not re.search(rf"`(indexer/)?{re.escape(p)}(/|\.py)?`", section))
     assert missing == []

@@ -1,13 +1,21 @@
-"""README is part of the product: its first two commands must be what CI runs."""
+"""README and the documentation are part of the product: README's first two commands are
+what CI runs, every shell block of the getting-started and own-folder pages runs, and the
+references cover what the code exports."""
 
 import re
+import shutil
 
-from tests.conftest import ROOT
+import pytest
+
+from tests.conftest import CORPUS, ROOT
+from tests.doc_pages import argv, commands, reader_env, run_page, shell_blocks
+
+DOCS = ROOT / "docs"
+RUN_PAGES = ["getting-started.md", "own-folder.md"]  # every shell block of these runs in a test
 
 
 def readme_commands():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return re.findall(r"```bash\n(.+?)\n```", text, flags=re.S)
+    return shell_blocks(ROOT / "README.md")
 
 
 def test_readme_starts_with_two_commands_and_ci_runs_the_second():
@@ -53,3 +61,64 @@ def test_benchmarks_take_their_paths_from_the_repository_or_the_user():
         text = script.read_text(encoding="utf-8")
         found = re.findall(r"""["'(\s](/(?:work|home|Users|root|mnt)/[^\s"')]*)""", text)
         assert not found, f"{script.name}: {found}"
+
+
+def test_readme_shows_only_commands_that_the_tested_pages_run():
+    """README's shell blocks after its first two hold commands of the getting-started and
+    own-folder pages (comments aside), which run in a test below."""
+    run = {tuple(argv(c)) for name in RUN_PAGES for b in shell_blocks(DOCS / name) for c in commands(b)[0]}
+    shown = [c for block in readme_commands()[2:] for c in commands(block)[0]]
+    assert shown, "README shows no command for your own folder"
+    assert [c for c in shown if tuple(argv(c)) not in run] == []
+
+
+def test_readme_links_to_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme)
+    assert "docs/getting-started.md" in targets
+    missing = sorted(t for t in targets if not (ROOT / t).is_file())
+    assert missing == [], f"README links to files that do not exist: {missing}"
+
+
+def test_the_api_page_documents_every_public_name():
+    """docs/api.md renders (mkdocstrings) each name `indexer/__init__.py` exports, from the
+    object it loads, and nothing else."""
+    import indexer
+
+    page = (DOCS / "api.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^### `indexer\.(\w+)`\n\n::: ([\w.]+)$", page, flags=re.M)
+    assert len(shown) == page.count("\n::: ")
+    assert sorted(shown) == sorted((name, f"{m}.{a}") for name, (m, a) in indexer.API.items())
+
+
+def test_the_cli_page_is_generated_from_the_click_group():
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    directive = re.search(r"^::: mkdocs-click\n((?:    :.+\n)+)", page, flags=re.M)
+    assert directive, "docs/cli.md has no mkdocs-click block"
+    options = dict(re.findall(r":(\w+): (\S+)", directive.group(1)))
+    assert (options["module"], options["command"], options["prog_name"]) == ("indexer.cli", "cli", "indexer")
+
+
+def test_install_steps_are_taken_out_and_the_rest_runs():
+    block = ('python3 -m venv .venv && . .venv/bin/activate && pip install -e . && indexer build corpus\n'
+             'indexer eval q.jsonl -s a \\\n    --by-tag  # a comment\n')
+    assert commands(block) == (["indexer build corpus", "indexer eval q.jsonl -s a      --by-tag  # a comment"],
+                               ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -e ."])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RUN_PAGES)
+def test_every_shell_block_of_the_page_runs(name, tmp_path):
+    """As a reader runs them, in a fresh folder: getting-started on a copy of the bundled
+    corpus, own-folder with the bundled English documents as ~/notes."""
+    page = DOCS / name
+    assert shell_blocks(page), f"{name} has no shell block"
+    work, home = tmp_path / "work", tmp_path / "home"
+    shutil.copytree(CORPUS, work / "corpus")
+    notes = home / "notes"
+    notes.mkdir(parents=True)
+    for path in (CORPUS / "en").glob("*.md"):
+        shutil.copy(path, notes / path.name)
+    ran = run_page(page, work, reader_env(home))
+    assert any(c.startswith("indexer build") for c in ran)
+    assert any(c.startswith("indexer eval") for c in ran)

@@ -316,12 +316,14 @@ def test_a_plot_that_cannot_be_written_fails_before_the_evaluation(built_db, tmp
     assert page.exit_code == 0 and "<svg" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 
-def test_the_readme_tour_plots_without_the_plot_extra(monkeypatch):
-    """The tour runs top to bottom in a fresh install: its --plot needs nothing extra."""
+def test_the_tour_plots_without_the_plot_extra(monkeypatch):
+    """The tour (docs/cli.md) runs top to bottom in a fresh install: its --plot needs nothing
+    extra."""
     from indexer.evaluation import report
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    tour = (ROOT / "README.md").read_text(encoding="utf-8").split("## A tour", 1)[1].split("```", 2)[1]
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    tour = page.split("## A tour", 1)[1].split("```", 2)[1]
     plots = re.findall(r"--plot (\S+)", tour)
     assert plots
     for path in plots:

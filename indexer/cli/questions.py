@@ -35,8 +35,8 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
     """Make a question set from your own documents: each question targets a passage (a
     sentence, list item, table row, or a code definition) with an exact answer, spread
     over the documents by size. Then `indexer eval FILE --corpus PATH` scores strategies
-    on it. Made-up questions are a tool, not the truth: see README for how well they agree
-    with questions people wrote."""
+    on it. Made-up questions are a tool, not the truth: see the documentation
+    (docs/results.md) for how well they agree with questions people wrote."""
     from ..questions import make_questions
 
     if count < 1:

@@ -2,7 +2,8 @@
 simulated searcher's known-item queries (prose and code), questions written by an LLM,
 and the made-up sets kept beside an index for `eval --generate` (`on_demand`).
 
-Made-up questions are a tool, not the truth: see README's "Made-up questions"."""
+Made-up questions are a tool, not the truth: see docs/results.md, "Made-up questions: do
+they choose like real ones?"."""
 
 from .generate import GENERATOR_VERSION, QuestionSet, cached_questions, make_questions
 from .simulate import Knobs

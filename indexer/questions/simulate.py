@@ -5,7 +5,7 @@ passage they know is there.
 Each term is drawn from one of three sources — the answer passage itself, its context (the
 heading path and the neighbouring text) or the rest of its document (words that are not in
 the target at all, as a paraphrasing user's are; the corpus at large, the literature's
-background model, agreed worse: see README) — with a weight `tf × idf^d`: d = 0 picks
+background model, agreed worse: see docs/results.md) — with a weight `tf × idf^d`: d = 0 picks
 popular terms (what a person who does not know the exact wording remembers), larger d the
 discriminative ones. Then what people do to a query: word order changed, inflection
 dropped, Turkish typed without its letters, a question frame around the terms.
@@ -36,7 +36,7 @@ CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its cont
 class Knobs:
     """What shapes a made-up query. The tuned ones first: their defaults are the setting
     with the best mean Kendall tau-b over all seven sets (bench/agreement_tune.py; each
-    set's own number in README comes from the setting chosen without it)."""
+    set's own number in docs/results.md comes from the setting chosen without it)."""
 
     passage: float = 0.45  # share of terms drawn from the answer passage ...
     noise: float = 0.35  # ... from the rest of the document; the remainder from the context

@@ -12,7 +12,7 @@ Engines score the same BM25 (Lucene's IDF, which is never negative) and rank ide
 loops over every chunk per query term, built in memory on first use) and `bm25s` (sparse
 matrices, `pip install 'indexer[fast]'`, built in memory on load). `auto`, the default,
 is `postings` at every size: it was measured faster than rank-bm25 from the smallest
-collections on (README "Scale"), loads in milliseconds, and needs numpy only.
+collections on (docs/benchmarks.md, "Scale"), loads in milliseconds, and needs numpy only.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def weighted(embedding: dict[str, float], bm25: dict[str, float], alpha: float =
 
 
 # The default fusion, chosen on six question sets (three nobody here wrote; bench/public.py,
-# README "Choosing defaults"): the embedding side's share of a min-max weighted sum moves
+# docs/results.md, "Choosing defaults"): the embedding side's share of a min-max weighted sum moves
 # with how well BM25's best match covers the query — per embedder, since a weak one
 # (USE) must give way to BM25 sooner than a retrieval-trained one (e5, Ollama models).
 # embedder -> (embedding share when BM25 covers the query well, ... poorly), (coverage
@@ -87,7 +87,7 @@ def adaptive_alpha(
 # The fusion a collection is built with: the embedding side's share follows what the
 # embedder is worth on that kind of collection — fitted per embedder, kind (code, prose)
 # and, for prose, language, or for code the size of its chunks, on the public sets
-# (bench/calibrate_lab.py, README "Choosing defaults"), checked on a held-out library.
+# (bench/calibrate_lab.py, docs/results.md "Choosing defaults"), checked on a held-out library.
 # (embedder, kind[, language or size]) -> (alpha range, coverage range); the most specific
 # key wins, then the embedder's defaults.
 FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {

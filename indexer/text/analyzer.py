@@ -49,7 +49,8 @@ STOPWORDS = {
     ),
 }
 
-# Defaults per language, chosen by measurement (bench/defaults.py; README "Choosing defaults").
+# Defaults per language, chosen by measurement (bench/defaults.py; docs/results.md,
+# "Choosing defaults").
 LANGUAGE_DEFAULTS = {
     "tr": {"fold": True, "stem": 4, "stopwords": True},
     "en": {"fold": True, "stem": 5, "stopwords": True},
