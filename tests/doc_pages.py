@@ -7,7 +7,7 @@ The install steps a block may hold (`python3 -m venv`, activating it, `pip insta
 the ones this environment already took; .ci/run and .ci/dist take them from scratch. The
 long-running commands are run as their readers use them: `indexer serve` until it answers
 over HTTP (on a free port instead of 8765), `indexer mcp` until it answers a real MCP
-handshake and a search over stdio."""
+handshake and a search over stdio, `indexer watch` while it stays up."""
 
 from __future__ import annotations
 
@@ -151,6 +151,21 @@ def mcp(command: str, cwd: Path, env: dict[str, str]) -> None:
         stop(proc)
 
 
+def watch(command: str, cwd: Path, env: dict[str, str]) -> None:
+    """`indexer watch` as written: it does its first sync and stays up, watching (a sync
+    of an unchanged folder says nothing, off a terminal)."""
+    log_path = cwd / "watch.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=cwd, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(15)
+        assert proc.poll() is None, f"`{command}` exited: {log_path.read_text()[-2000:]}"
+        assert "error" not in log_path.read_text().lower(), log_path.read_text()[-2000:]
+    finally:
+        stop(proc)
+
+
 def run_python(code: str, cwd: Path, env: dict[str, str]) -> str:
     """A ```python block, run by the environment's Python; it must exit 0 and print."""
     python = str(Path(sys.executable).parent / "python")
@@ -178,9 +193,13 @@ def run_page(page: Path, cwd: Path, env: dict[str, str]) -> list[str]:
                 serve(command, cwd, env, built)
             elif verb == "mcp":
                 mcp(command, cwd, env)
+            elif verb == "watch":
+                watch(command, cwd, env)
             else:
                 run(command, cwd, env)
-                if verb == "build":
+                if "--db" not in words and verb == "build":  # what serve, reading the default index, lists
                     built.update(strategies(words))
+                elif "--db" not in words and verb == "drop":
+                    built.difference_update(strategies(words))
             ran.append(command)
     return ran

@@ -11,7 +11,7 @@ from tests.conftest import CORPUS, ROOT
 from tests.doc_pages import argv, commands, reader_env, run_page, shell_blocks
 
 DOCS = ROOT / "docs"
-RUN_PAGES = ["getting-started.md", "own-folder.md"]  # every shell block of these runs in a test
+RUN_PAGES = ["getting-started.md", "own-folder.md", "cli.md"]  # every shell block of these runs in a test
 
 
 def readme_commands():
