@@ -61,12 +61,20 @@ def _package(module: str) -> str:
     return parts[1] if len(parts) > 1 else "indexer"
 
 
-@cache
-def import_graph() -> dict[str, set[str]]:
-    """{module: the package modules it imports}, from every import statement, at the top
-    or inside a function."""
+def modules_of(root: Path) -> dict[str, Path]:
+    """{dotted module name: its file} for every module under a top-level folder."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def graph_of(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """{module: the modules of the same tree it imports}, from every import statement, at
+    the top or inside a function."""
     graph: dict[str, set[str]] = {}
-    for module, path in MODULES.items():
+    for module, path in modules.items():
         found: set[str] = set()
         base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
         for node in ast.walk(_tree(path)):
@@ -78,14 +86,20 @@ def import_graph() -> dict[str, set[str]]:
                     origin = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
                 else:
                     origin = node.module or ""
-                targets = [f"{origin}.{a.name}" if f"{origin}.{a.name}" in MODULES else origin for a in node.names]
+                targets = [f"{origin}.{a.name}" if f"{origin}.{a.name}" in modules else origin for a in node.names]
             for target in targets:
-                while target not in MODULES and "." in target:
+                while target not in modules and "." in target:
                     target = target.rsplit(".", 1)[0]
-                if target in MODULES and target != module:
+                if target in modules and target != module:
                     found.add(target)
         graph[module] = found
     return graph
+
+
+@cache
+def import_graph() -> dict[str, set[str]]:
+    """The package's import graph (imports inside functions included)."""
+    return graph_of(MODULES)
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
