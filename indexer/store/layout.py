@@ -27,12 +27,12 @@ GC_MARK = "gc.json"
 QUESTIONS = "questions"
 
 
-def cache_folder(db: str | os.PathLike) -> Path:
+def cache_folder(db: str | os.PathLike[str]) -> Path:
     """The caches of an index folder (for callers with settings but no open store)."""
     return Path(db) / CACHE
 
 
-def questions_folder(db: str | os.PathLike) -> Path:
+def questions_folder(db: str | os.PathLike[str]) -> Path:
     """Where made-up question sets of an index folder are kept."""
     return Path(db) / QUESTIONS
 
