@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any
@@ -73,15 +74,19 @@ class Section:
 
 @dataclass
 class Derived:
-    """What is worked out once per document and reused by loaders and chunkers."""
+    """What is worked out once per document and reused by loaders and chunkers.
 
-    blocks: list | None = None  # Markdown blocks (loaders.markdown)
+    The items are of types the layers above define (`loaders.markdown.Block`,
+    `chunkers.unit_map.DocUnit`, `chunkers.parent.ParentSpan`): this layer cannot name
+    them, so each cache holds `Any` and its one owner gives it its type."""
+
+    blocks: list[Any] | None = None  # Markdown blocks (loaders.markdown)
     outline: Any = None  # the tree-sitter outline of code (loaders.symbols)
     outline_done: bool = False  # outline is None both before parsing and for files without a grammar
     bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
     section_index: tuple[list[int], list[str]] | None = None  # section starts and joined heading paths
-    parents: dict[str, list] = field(default_factory=dict)  # parent sections (spans), by parent-child strategy
-    units: list | None = None  # the units answer-sized context packs (chunkers.unit_map)
+    parents: dict[str, list[Any]] = field(default_factory=dict)  # parent sections (spans), by parent-child strategy
+    units: list[Any] | None = None  # the units answer-sized context packs (chunkers.unit_map)
 
 
 @dataclass(eq=False)
@@ -108,7 +113,7 @@ class Document:
         return sha256_hex(self.text)
 
     @cached_property
-    def line_starts(self) -> list[int]:
+    def line_starts(self) -> Sequence[int]:
         """Offset of the first character of every line."""
         return line_starts(self.text)
 
