@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import CollectionNotFound
-from .chroma import Chroma
+from .chroma import Chroma, placeholders
 from .entries import Entry, entry_key
 from .leases import LEASE, Leases
 
@@ -89,7 +89,7 @@ class Catalogue:
     def publish(self, entry: Entry) -> None:
         """Make `entry` the live version for its key: one upsert, the switch point."""
         self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[entry.key], embeddings=[[0.0]], documents=[entry.to_json()],
+            ids=[entry.key], embeddings=placeholders(1), documents=[entry.to_json()],
             metadatas=[{"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}],
         ), "publishing a build")
 

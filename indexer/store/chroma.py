@@ -8,11 +8,21 @@ import contextlib
 import errno
 import shutil
 from functools import cached_property
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from chromadb.api.types import PyEmbedding
+    from chromadb.config import Settings as ChromaSettings
+
+T = TypeVar("T")
 
 CATALOG = "indexer-catalog"  # the catalogue: live entries, build leases, delta-writing marks
 # "Missing metadata segment": a read of a collection that a full rebuild deleted meanwhile
@@ -25,6 +35,12 @@ _CONNECTION = ("connection refused", "connecterror", "connection reset", "remote
 # a full disk: Chroma reports a failed write as "Failed to apply logs to the metadata
 # segment", and the write that failed needed more than what is left.
 DISK_LOW = 64 * 1024 * 1024
+
+
+def placeholders(n: int, value: float = 0.0) -> list[PyEmbedding]:
+    """`n` one-number vectors, for records that are fetched by id and never searched
+    (catalogue records, parent chunks)."""
+    return [[value]] * n
 
 
 class ChromaFailure(StoreError):
@@ -140,7 +156,7 @@ class Chroma:
         self.url = url
         self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
         self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Collection] = {}
 
     @property
     def where(self) -> str:
@@ -152,7 +168,7 @@ class Chroma:
         return None if self.url else self.path.parent
 
     @cached_property
-    def client(self):
+    def client(self) -> ClientAPI:
         from chromadb.config import Settings as ChromaSettings
 
         settings = ChromaSettings(anonymized_telemetry=False)
@@ -193,10 +209,10 @@ class Chroma:
             ) from None
         return client
 
-    def _open(self, chromadb, path: Path, settings):
+    def _open(self, chromadb: ModuleType, path: Path, settings: ChromaSettings) -> ClientAPI:
         """An embedded client on `path` (Chroma writes into its database when it opens it)."""
         self._opened = str(path)
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client: ClientAPI = chromadb.PersistentClient(path=str(path), settings=settings)
         client.list_collections(limit=1)
         return client
 
@@ -234,7 +250,7 @@ class Chroma:
             if self.full_disk_copy:
                 raise disk_full(self.where, folder)  # what is written into the copy would be lost
 
-    def call(self, fn, what: str = ""):
+    def call(self, fn: Callable[[], T], what: str = "") -> T:
         try:
             return fn()
         except IndexerError:
@@ -243,7 +259,7 @@ class Chroma:
             raise translate(exc, self.where, what, self.folder) from None
 
     # -- collections -----------------------------------------------------------------------
-    def collection(self, name: str):
+    def collection(self, name: str) -> Collection:
         """A handle on a collection (cached); CollectionNotFound when it is gone."""
         handle = self._handles.get(name)
         if handle is None:
@@ -265,7 +281,7 @@ class Chroma:
     def forget(self, name: str) -> None:
         self._handles.pop(name, None)
 
-    def create(self, name: str, metadata: dict[str, Any]):
+    def create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self.call(
             lambda: self.client.create_collection(
                 name, embedding_function=None, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}
@@ -275,11 +291,11 @@ class Chroma:
         self._handles[name] = handle
         return handle
 
-    def catalogue(self) -> Any:
+    def catalogue(self) -> Collection:
         """The catalogue collection (created on first use)."""
         return self.get_or_create(CATALOG, {"indexer": "catalog"})
 
-    def get_or_create(self, name: str, metadata: dict[str, Any]):
+    def get_or_create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self._handles.get(name)
         if handle is None:
             handle = self.call(lambda: self.client.get_or_create_collection(name, embedding_function=None,
@@ -292,7 +308,7 @@ class Chroma:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
 
-    def listing(self) -> list[tuple[str, dict]]:
+    def listing(self) -> list[tuple[str, dict[str, Any]]]:
         """(name, metadata) of every collection."""
         out = []
         for col in self.call(self.client.list_collections, "listing collections"):

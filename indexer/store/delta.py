@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ..errors import IndexerError
 from .catalogue import WRITING, Catalogue
-from .chroma import Chroma
+from .chroma import Chroma, placeholders
 from .entries import GRACE, Entry, superseded
 
 DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
@@ -47,7 +47,7 @@ class Deltas:
         only when this mark was left (a killed build): looking costs a metadata scan of the
         collection, seconds at a million records, which every build paid before."""
         self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[WRITING + entry.key], embeddings=[[0.0]], documents=[json.dumps({"generation": entry.generation + 1})],
+            ids=[WRITING + entry.key], embeddings=placeholders(1), documents=[json.dumps({"generation": entry.generation + 1})],
             metadatas=[{"kind": "writing"}]), "writing the catalogue")
 
     def done_writing(self, entry: Entry) -> None:

@@ -13,6 +13,7 @@ from .catalogue import Catalogue
 from .chroma import Chroma
 from .entries import PREFIX, Entry
 from .gc import GcReport, compact_if_grown, remove_orphan_segments
+from .records import generation_filter
 from .side import SideFiles
 
 
@@ -41,7 +42,7 @@ class PhysicalCollections:
             if not name:
                 continue
             col = self._chroma.collection(name)
-            where = {"gen": {"$gt": entry.generation}}
+            where = generation_filter("$gt", entry.generation)
             got = self._chroma.call(lambda: col.get(where=where, include=[]), "reading records")
             if got["ids"]:
                 self._chroma.call(lambda: col.delete(ids=got["ids"]), "deleting records")
