@@ -97,16 +97,40 @@ def translate(exc: BaseException, where: str, what: str = "", folder: Path | Non
     doing = f" while {what}" if what else ""
     if is_disk_full(exc):
         return disk_full(where, folder)
-    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or any(s in text for s in _READ_ONLY):
+    if _is_read_only(exc, text):
         return ReadOnlyIndex(f"{where} is read-only{doing}: building needs write access (querying does not)")
-    if "notfound" in name or any(s in text for s in _MISSING):
+    if _is_missing(name, text):
         return CollectionNotFound(f"{what or 'a collection'} is missing from {where}; rebuild the strategy")
-    if any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name:
+    if _is_lost_connection(name, text):
         return StoreError(f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
                           "running and run the command again (the previous version of the index is untouched)")
-    if folder is not None and (free_bytes(folder) or 0) < DISK_LOW and not isinstance(exc, OSError):
+    if _is_low_on_space(exc, folder):
         return disk_full(where, folder)
     return ChromaFailure(f"Chroma at {where} failed{doing}: {first_line(exc)}")
+
+
+def _is_read_only(exc: BaseException, text: str) -> bool:
+    """A write refused by a read-only file system or database, or by permissions."""
+    refused = isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES)
+    return refused or any(s in text for s in _READ_ONLY)
+
+
+def _is_missing(name: str, text: str) -> bool:
+    """A collection (or its segments) gone: deleted by a drop or a full rebuild meanwhile."""
+    return "notfound" in name or any(s in text for s in _MISSING)
+
+
+def _is_lost_connection(name: str, text: str) -> bool:
+    """A Chroma server that could not be reached or stopped answering."""
+    return any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name
+
+
+def _is_low_on_space(exc: BaseException, folder: Path | None) -> bool:
+    """A Chroma or SQLite failure nothing else explains, on a local index whose disk has
+    less than DISK_LOW left: taken for a full disk."""
+    if folder is None or isinstance(exc, OSError):
+        return False
+    return (free_bytes(folder) or 0) < DISK_LOW
 
 
 def writable(folder: Path) -> bool:
@@ -175,39 +199,53 @@ class Chroma:
         import chromadb
 
         if self.url:
-            parsed = urlparse(self.url if "://" in self.url else f"http://{self.url}")
-            host = parsed.hostname or "127.0.0.1"
-            port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-            try:
-                client = chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https", settings=settings)
-                client.heartbeat()
-            except Exception:
-                raise StoreError(
-                    f"cannot reach the Chroma server at {self.url}: start one with "
-                    "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
-                ) from None
-            return client
+            return self._server(chromadb, self.url, settings)
+        return self._embedded(chromadb, settings)
+
+    def _server(self, chromadb: ModuleType, url: str, settings: ChromaSettings) -> ClientAPI:
+        """A client of the Chroma server at `url`, which answered a heartbeat."""
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        host = parsed.hostname or "127.0.0.1"
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        try:
+            client: ClientAPI = chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https",
+                                                    settings=settings)
+            client.heartbeat()
+        except Exception:
+            raise StoreError(
+                f"cannot reach the Chroma server at {url}: start one with "
+                "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
+            ) from None
+        return client
+
+    def _embedded(self, chromadb: ModuleType, settings: ChromaSettings) -> ClientAPI:
+        """A client of the embedded database (a reader's private view of a read-only one)."""
         path = self.path
         self.full_disk_copy = False
         if self.read_only_ok and path.is_dir() and not writable(path):
             path = read_only_view(path)
         try:
-            client = self._open(chromadb, path, settings)
+            return self._open(chromadb, path, settings)
         except Exception as exc:  # chroma raises many kinds here
-            error = translate(exc, self.where, folder=self.folder)
-            if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
-                forget_system(path)  # the next open, once there is room, starts afresh
-                with contextlib.suppress(Exception):  # read as from a read-only folder
-                    client = self._open(chromadb, read_only_view(path), settings)
-                    self.full_disk_copy = True
-                    return client
-            if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
-                raise error from None
-            raise StoreError(
-                f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
-                "if it is corrupt, move the folder away and rebuild"
-            ) from None
-        return client
+            return self._open_failed(exc, chromadb, path, settings)
+
+    def _open_failed(self, exc: Exception, chromadb: ModuleType, path: Path,
+                     settings: ChromaSettings) -> ClientAPI:
+        """After a failed open: a reader on a full disk reads a private copy (Chroma writes
+        when it opens a database); anything else is its one-line error."""
+        error = translate(exc, self.where, folder=self.folder)
+        if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
+            forget_system(path)  # the next open, once there is room, starts afresh
+            with contextlib.suppress(Exception):  # read as from a read-only folder
+                client = self._open(chromadb, read_only_view(path), settings)
+                self.full_disk_copy = True
+                return client
+        if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
+            raise error from None
+        raise StoreError(
+            f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
+            "if it is corrupt, move the folder away and rebuild"
+        ) from None
 
     def _open(self, chromadb: ModuleType, path: Path, settings: ChromaSettings) -> ClientAPI:
         """An embedded client on `path` (Chroma writes into its database when it opens it)."""
