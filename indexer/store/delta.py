@@ -104,6 +104,15 @@ class Deltas:
         self._chroma.delete(name)
         self.expire_pending(entry, grace)
 
+    def _delete(self, name: str, ids: list[str]) -> None:
+        """Delete records by id from collection `name` ("" names none), in batches."""
+        if not name or not ids:
+            return
+        col = self._chroma.collection(name)
+        for i in range(0, len(ids), 5000):
+            part = ids[i : i + 5000]
+            self._chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
+
     def expire_pending(self, entry: Entry, grace: float) -> bool:
         """Delete the records superseded by generations whose grace period is over (and
         take them off the entry); False when none is due."""
@@ -116,12 +125,7 @@ class Deltas:
             # superseded by the due generations and not written again since, nor named by a
             # later generation (which decides their fate when its own grace is over)
             named_later = {i for p in later for i in (*p.get(field, ()), *p.get(revived, ()))}
-            ids = sorted(superseded(due, field, revived) - named_later)
-            if name and ids:
-                col = self._chroma.collection(name)
-                for i in range(0, len(ids), 5000):
-                    part = ids[i : i + 5000]
-                    self._chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
+            self._delete(name, sorted(superseded(due, field, revived) - named_later))
         entry.pending = later
         self._catalogue.publish(entry)
         return True

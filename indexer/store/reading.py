@@ -21,7 +21,7 @@ from .records import RecordMeta, all_of, chunk_from_record, generation_filter
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-    from chromadb.api.types import Embedding, Include, Where
+    from chromadb.api.types import Embedding, GetResult, Include, Where
 
 SCAN_BATCH = 2000
 
@@ -77,20 +77,21 @@ class Records:
         # a record written again (its file restored) is in the delta and may be in both
         seen: set[str] = set()
         for name in reversed(entry.record_collections):
-            col = self._chroma.collection(name)
-            offset = 0
-            while True:
-                got = self._chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH,
-                                                        offset=offset), f"reading {entry.strategy}")
-                if not got["ids"]:
-                    break
-                docs: Sequence[str | None] = got.get("documents") or [None] * len(got["ids"])
-                for cid, doc, meta in zip(got["ids"], docs, got["metadatas"] or []):
-                    if cid not in pending and cid not in seen:
-                        yield cid, doc, meta or {}
-                    if name == entry.delta:
-                        seen.add(cid)
-                offset += len(got["ids"])
+            in_delta = name == entry.delta
+            for got in self._batches(name, where, include, f"reading {entry.strategy}"):
+                yield from _unseen(got, pending, seen, in_delta)
+
+    def _batches(self, name: str, where: Where, include: Include, what: str) -> Iterator[GetResult]:
+        """The records of collection `name` matching `where`, SCAN_BATCH at a time."""
+        col = self._chroma.collection(name)
+        offset = 0
+        while True:
+            got = self._chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH,
+                                                    offset=offset), what)
+            if not got["ids"]:
+                return
+            yield got
+            offset += len(got["ids"])
 
     def scan(self, entry: Entry,
              doc_id: str | None = None) -> Iterator[tuple[Chunk, RecordMeta]]:
@@ -118,3 +119,15 @@ class Records:
         chroma = self._chroma
         return sum(chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
                    for name in entry.record_collections)
+
+
+def _unseen(got: GetResult, pending: set[str], seen: set[str],
+            in_delta: bool) -> Iterator[tuple[str, str | None, RecordMeta]]:
+    """(id, document, metadata) of a batch's records neither superseded (`pending`) nor
+    read already from the delta (`seen`, which a delta's batch adds to)."""
+    docs: Sequence[str | None] = got.get("documents") or [None] * len(got["ids"])
+    for cid, doc, meta in zip(got["ids"], docs, got["metadatas"] or []):
+        if cid not in pending and cid not in seen:
+            yield cid, doc, meta or {}
+        if in_delta:
+            seen.add(cid)
