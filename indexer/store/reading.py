@@ -11,7 +11,7 @@ vector and id reads (the caller filters by the version it reads); scans skip the
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..types import Chunk
 from .chroma import Chroma
