@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 
 
-def shown_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, keep: int = 1) -> str:
+def shown_path(
+    path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, keep: int = 1
+) -> str:
     """`path` relative to `base` (where the server was started; default the current
     folder) when inside it, POSIX separators; else, or when it is `base` itself, only
     its last `keep` names: `corpus/code`, `corpus`, `docs` (`code/questions.jsonl` with

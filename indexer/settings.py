@@ -135,7 +135,9 @@ def from_environment(env: Mapping[str, str]) -> Settings:
         chroma_url=env.get(ENV["chroma_url"]) or None,
         embedder=(env.get(ENV["embedder"]) or DEFAULT_EMBEDDER).strip(),
         ollama_host=env.get(ENV["ollama_host"]) or DEFAULT_OLLAMA_HOST,
-        cache_dir=Path(env.get(ENV["cache_dir"]) or os.path.join(cache_home, "indexer")).expanduser(),
+        cache_dir=Path(
+            env.get(ENV["cache_dir"]) or os.path.join(cache_home, "indexer")
+        ).expanduser(),
         tiktoken_cache=Path(tiktoken) if tiktoken else None,
         lease_ttl=float(env.get("INDEXER_LEASE_TTL") or 30.0),
     )

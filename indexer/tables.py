@@ -30,8 +30,11 @@ def printable(text: str) -> str:
 
 def _numeric(text: str) -> bool:
     t = text.strip()
-    return bool(t) and (t[0].isdigit() or (t[0] in "-+." and len(t) > 1 and (t[1].isdigit() or t[1] == "."))) \
+    return (
+        bool(t)
+        and (t[0].isdigit() or (t[0] in "-+." and len(t) > 1 and (t[1].isdigit() or t[1] == ".")))
         and not t.endswith(":")
+    )
 
 
 def _row(values: Sequence[object], n: int) -> list[str]:

@@ -26,14 +26,18 @@ class Catalogue:
 
     def _read(self, **query: Any) -> Any:
         chroma = self._chroma
-        return chroma.call(lambda: chroma.catalogue().get(include=["documents"], **query),
-                           "reading the catalogue")
+        return chroma.call(
+            lambda: chroma.catalogue().get(include=["documents"], **query), "reading the catalogue"
+        )
 
     def entries(self) -> list[Entry]:
         """Every live entry, by strategy then embedder."""
         got = self._read()
-        out = [Entry.from_json(doc) for cid, doc in zip(got["ids"], got["documents"] or [])
-               if doc and not cid.startswith((LEASE, WRITING))]
+        out = [
+            Entry.from_json(doc)
+            for cid, doc in zip(got["ids"], got["documents"] or [])
+            if doc and not cid.startswith((LEASE, WRITING))
+        ]
         return sorted(out, key=lambda e: (e.strategy, e.embedder))
 
     def entry(self, key: str) -> Entry | None:
@@ -73,18 +77,26 @@ class Catalogue:
             if e.embedder == self._embedder:
                 return e
         built = ", ".join(e.embedder for e in matches)
-        raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders "
-                                 f"({built}); pass --embedder")
+        raise CollectionNotFound(
+            f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder"
+        )
 
     def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
         return self.entry(entry_key(strategy, embedder))
 
     def publish(self, entry: Entry) -> None:
         """Make `entry` the live version for its key: one upsert, the switch point."""
-        self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[entry.key], embeddings=placeholders(1), documents=[entry.to_json()],
-            metadatas=[{"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}],
-        ), "publishing a build")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().upsert(
+                ids=[entry.key],
+                embeddings=placeholders(1),
+                documents=[entry.to_json()],
+                metadatas=[
+                    {"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}
+                ],
+            ),
+            "publishing a build",
+        )
 
     def forget(self, entry: Entry, doing: str = "dropping a collection") -> None:
         """Delete an entry: nothing of its version is live any more."""
@@ -96,8 +108,9 @@ class Catalogue:
         with self._leases.hold(strategy, embedder, doing="saving search settings"):
             entry = self.find_or_none(strategy, embedder)
             if entry is None:
-                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) "
-                                         f"in {self._chroma.where}")
+                raise CollectionNotFound(
+                    f"no collection for strategy {strategy!r} ({embedder}) in {self._chroma.where}"
+                )
             if search:
                 entry.extra["search"] = search
             else:
@@ -105,8 +118,9 @@ class Catalogue:
             self.publish(entry)
         return entry
 
-    def running_builds(self, names: Sequence[str],
-                       embedder: str | None = None) -> list[tuple[str, str]]:
+    def running_builds(
+        self, names: Sequence[str], embedder: str | None = None
+    ) -> list[tuple[str, str]]:
         """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
         holding its lease now."""
         return self._leases.running(names, embedder)

@@ -29,8 +29,17 @@ CATALOG = "indexer-catalog"  # the catalogue: live entries, build leases, delta-
 _MISSING = ("does not exist", "not found", "missing metadata segment", "missing vector segment")
 _DISK_FULL = ("database or disk is full", "no space left", "disk full", "disk quota exceeded")
 _READ_ONLY = ("readonly database", "read-only", "read only file system", "permission denied")
-_CONNECTION = ("connection refused", "connecterror", "connection reset", "remoteprotocolerror", "timed out",
-               "server disconnected", "could not connect", "readerror", "connection aborted")
+_CONNECTION = (
+    "connection refused",
+    "connecterror",
+    "connection reset",
+    "remoteprotocolerror",
+    "timed out",
+    "server disconnected",
+    "could not connect",
+    "readerror",
+    "connection aborted",
+)
 # Below this much free space, a Chroma or SQLite failure nothing else explains is taken for
 # a full disk: Chroma reports a failed write as "Failed to apply logs to the metadata
 # segment", and the write that failed needed more than what is left.
@@ -68,10 +77,14 @@ def disk_full(where: str, folder: Path | None) -> DiskFull:
     Chroma server's (`folder` None)."""
     free = free_bytes(folder) if folder is not None else None
     if free is None:
-        return DiskFull(f"the Chroma server at {where} reports a full disk; free space on its machine and retry "
-                        "— nothing was lost")
-    return DiskFull(f"the disk holding {where} is full ({free / 2**20:.1f} MB free); free space and retry "
-                    "— nothing was lost")
+        return DiskFull(
+            f"the Chroma server at {where} reports a full disk; free space on its machine and retry "
+            "— nothing was lost"
+        )
+    return DiskFull(
+        f"the disk holding {where} is full ({free / 2**20:.1f} MB free); free space and retry "
+        "— nothing was lost"
+    )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -86,7 +99,9 @@ def is_disk_full(exc: BaseException) -> bool:
     return any(s in str(exc).lower() for s in _DISK_FULL)
 
 
-def translate(exc: BaseException, where: str, what: str = "", folder: Path | None = None) -> IndexerError:
+def translate(
+    exc: BaseException, where: str, what: str = "", folder: Path | None = None
+) -> IndexerError:
     """The IndexerError that says what a Chroma (or file system) failure means to a user.
     `folder`: the local index folder (None with a server), whose free space tells a full
     disk from other failures."""
@@ -98,12 +113,18 @@ def translate(exc: BaseException, where: str, what: str = "", folder: Path | Non
     if is_disk_full(exc):
         return disk_full(where, folder)
     if _is_read_only(exc, text):
-        return ReadOnlyIndex(f"{where} is read-only{doing}: building needs write access (querying does not)")
+        return ReadOnlyIndex(
+            f"{where} is read-only{doing}: building needs write access (querying does not)"
+        )
     if _is_missing(name, text):
-        return CollectionNotFound(f"{what or 'a collection'} is missing from {where}; rebuild the strategy")
+        return CollectionNotFound(
+            f"{what or 'a collection'} is missing from {where}; rebuild the strategy"
+        )
     if _is_lost_connection(name, text):
-        return StoreError(f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
-                          "running and run the command again (the previous version of the index is untouched)")
+        return StoreError(
+            f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
+            "running and run the command again (the previous version of the index is untouched)"
+        )
     if _is_low_on_space(exc, folder):
         return disk_full(where, folder)
     return ChromaFailure(f"Chroma at {where} failed{doing}: {first_line(exc)}")
@@ -178,7 +199,9 @@ class Chroma:
     def __init__(self, path: Path, url: str | None, read_only_ok: bool = False) -> None:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
-        self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
+        self.read_only_ok = (
+            read_only_ok  # a reader may open a read-only folder through a private copy
+        )
         self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
         self._handles: dict[str, Collection] = {}
 
@@ -208,8 +231,9 @@ class Chroma:
         host = parsed.hostname or "127.0.0.1"
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
         try:
-            client: ClientAPI = chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https",
-                                                    settings=settings)
+            client: ClientAPI = chromadb.HttpClient(
+                host=host, port=port, ssl=parsed.scheme == "https", settings=settings
+            )
             client.heartbeat()
         except Exception:
             raise StoreError(
@@ -229,8 +253,9 @@ class Chroma:
         except Exception as exc:  # chroma raises many kinds here
             return self._open_failed(exc, chromadb, path, settings)
 
-    def _open_failed(self, exc: Exception, chromadb: ModuleType, path: Path,
-                     settings: ChromaSettings) -> ClientAPI:
+    def _open_failed(
+        self, exc: Exception, chromadb: ModuleType, path: Path, settings: ChromaSettings
+    ) -> ClientAPI:
         """After a failed open: a reader on a full disk reads a private copy (Chroma writes
         when it opens a database); anything else is its one-line error."""
         error = translate(exc, self.where, folder=self.folder)
@@ -240,7 +265,9 @@ class Chroma:
                 client = self._open(chromadb, read_only_view(path), settings)
                 self.full_disk_copy = True
                 return client
-        if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
+        if not isinstance(
+            error, ChromaFailure
+        ):  # a full disk, a read-only folder...: nothing is damaged
             raise error from None
         raise StoreError(
             f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
@@ -281,8 +308,10 @@ class Chroma:
         if folder is None:
             return
         if folder.is_dir() and not writable(folder):
-            raise ReadOnlyIndex(f"{folder} is read-only: {doing} needs write access (query, eval and list do not); "
-                                "run it where the index is writable, or remount it read-write")
+            raise ReadOnlyIndex(
+                f"{folder} is read-only: {doing} needs write access (query, eval and list do not); "
+                "run it where the index is writable, or remount it read-write"
+            )
         if self.read_only_ok:
             self.client  # opened now: on a full disk, a reader's is a private copy
             if self.full_disk_copy:
@@ -301,8 +330,10 @@ class Chroma:
         """A handle on a collection (cached); CollectionNotFound when it is gone."""
         handle = self._handles.get(name)
         if handle is None:
-            handle = self.call(lambda: self.client.get_collection(name, embedding_function=None),
-                               f"collection {name}")
+            handle = self.call(
+                lambda: self.client.get_collection(name, embedding_function=None),
+                f"collection {name}",
+            )
             self._handles[name] = handle
         return handle
 
@@ -310,7 +341,10 @@ class Chroma:
         """Is the collection there now? (Asked of the database, not of the handle cache:
         another process may have deleted it.)"""
         try:
-            self.call(lambda: self.client.get_collection(name, embedding_function=None), f"collection {name}")
+            self.call(
+                lambda: self.client.get_collection(name, embedding_function=None),
+                f"collection {name}",
+            )
         except CollectionNotFound:
             self.forget(name)
             return False
@@ -322,7 +356,10 @@ class Chroma:
     def create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self.call(
             lambda: self.client.create_collection(
-                name, embedding_function=None, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}
+                name,
+                embedding_function=None,
+                metadata=metadata,
+                configuration={"hnsw": {"space": "cosine"}},
             ),
             f"creating collection {name}",
         )
@@ -336,8 +373,11 @@ class Chroma:
     def get_or_create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self._handles.get(name)
         if handle is None:
-            handle = self.call(lambda: self.client.get_or_create_collection(name, embedding_function=None,
-                                                                            metadata=metadata))
+            handle = self.call(
+                lambda: self.client.get_or_create_collection(
+                    name, embedding_function=None, metadata=metadata
+                )
+            )
             self._handles[name] = handle
         return handle
 

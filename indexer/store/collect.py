@@ -20,8 +20,12 @@ from .store import Store
 DOING = "collecting garbage"
 
 
-def collect(store: Store, grace: float | None = None, chroma_path: Path | None = None,
-            on_message: Callable[[str], None] | None = None) -> GcReport:
+def collect(
+    store: Store,
+    grace: float | None = None,
+    chroma_path: Path | None = None,
+    on_message: Callable[[str], None] | None = None,
+) -> GcReport:
     """Everything above, for every collection in the index (each under its lease). The
     bytes freed are measured: the index folder (and `chroma_path`) before and after."""
     store.builds.require_writable(DOING)
@@ -54,8 +58,9 @@ def _chroma_folder(store: Store, chroma_path: Path | None) -> Path | None:
     return path if path is not None and path.is_dir() else None
 
 
-def _prepare_entries(store: Store, grace: float, say: Callable[[str], None],
-                     report: GcReport) -> None:
+def _prepare_entries(
+    store: Store, grace: float, say: Callable[[str], None], report: GcReport
+) -> None:
     """Each live entry's clean-up before a build (`Builds.prepare`), under its lease."""
     builds = store.builds
     for entry in store.catalogue.entries():

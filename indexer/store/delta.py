@@ -22,7 +22,9 @@ from .chroma import Chroma, placeholders
 from .entries import GRACE, Entry, superseded
 
 DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
-COMPACT_SHARE = 0.05  # ...merged into the collection once it (or what it superseded) passes this share
+COMPACT_SHARE = (
+    0.05  # ...merged into the collection once it (or what it superseded) passes this share
+)
 MERGE_BATCH = 2000
 
 
@@ -46,22 +48,36 @@ class Deltas:
         (`done_writing`). `Builds.prepare` looks for an unpublished generation's records
         only when this mark was left (a killed build): looking costs a metadata scan of the
         collection, seconds at a million records, which every build paid before."""
-        self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[WRITING + entry.key], embeddings=placeholders(1), documents=[json.dumps({"generation": entry.generation + 1})],
-            metadatas=[{"kind": "writing"}]), "writing the catalogue")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().upsert(
+                ids=[WRITING + entry.key],
+                embeddings=placeholders(1),
+                documents=[json.dumps({"generation": entry.generation + 1})],
+                metadatas=[{"kind": "writing"}],
+            ),
+            "writing the catalogue",
+        )
 
     def done_writing(self, entry: Entry) -> None:
-        self._chroma.call(lambda: self._chroma.catalogue().delete(ids=[WRITING + entry.key]),
-                          "writing the catalogue")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().delete(ids=[WRITING + entry.key]),
+            "writing the catalogue",
+        )
 
     def was_writing(self, entry: Entry) -> bool:
         """Did a build writing into `entry`'s collection stop before it published?"""
-        got = self._chroma.call(lambda: self._chroma.catalogue().get(ids=[WRITING + entry.key], include=[]),
-                                "reading the catalogue")
+        got = self._chroma.call(
+            lambda: self._chroma.catalogue().get(ids=[WRITING + entry.key], include=[]),
+            "reading the catalogue",
+        )
         return bool(got["ids"])
 
-    def merge(self, entry: Entry, on_note: Callable[[str], object] = lambda _msg: None,
-              grace: float = GRACE) -> Entry:
+    def merge(
+        self,
+        entry: Entry,
+        on_note: Callable[[str], object] = lambda _msg: None,
+        grace: float = GRACE,
+    ) -> Entry:
         """Before an incremental build (holding the lease): merge the entry's delta
         collection into its collection once due (`compact`). A merge that fails does not
         fail the build — Chroma 1.5 can be left unable to apply its log to a collection's
@@ -73,14 +89,18 @@ class Deltas:
         try:
             self.compact(entry, grace)
         except IndexerError as exc:
-            on_note(f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
-                    f"searches read both: indexer build --full rebuilds the collection")
+            on_note(
+                f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
+                f"searches read both: indexer build --full rebuilds the collection"
+            )
             return entry
         on_note(f"merged the delta collection {name} into {entry.collection}")
         return entry
 
     def _delta_due(self, entry: Entry) -> bool:
-        delta: int = self._chroma.call(self._chroma.collection(entry.delta).count, "counting a delta")
+        delta: int = self._chroma.call(
+            self._chroma.collection(entry.delta).count, "counting a delta"
+        )
         return max(delta, len(entry.pending_ids)) > COMPACT_SHARE * max(entry.chunks, 1)
 
     def compact(self, entry: Entry, grace: float = GRACE) -> None:
@@ -89,15 +109,28 @@ class Deltas:
         record once) and delete the records superseded since, once their grace is over.
         What every incremental build of a large collection would otherwise pay: Chroma
         loads the collection's whole HNSW index on the first read or write."""
-        main, delta = self._chroma.collection(entry.collection), self._chroma.collection(entry.delta)
+        main, delta = (
+            self._chroma.collection(entry.collection),
+            self._chroma.collection(entry.delta),
+        )
         while True:  # page from the start: each page is deleted from the delta once copied
-            got = self._chroma.call(lambda: delta.get(include=["embeddings", "documents", "metadatas"],
-                                                      limit=MERGE_BATCH), "reading a delta")
+            got = self._chroma.call(
+                lambda: delta.get(
+                    include=["embeddings", "documents", "metadatas"], limit=MERGE_BATCH
+                ),
+                "reading a delta",
+            )
             if not got["ids"]:
                 break
-            self._chroma.call(lambda: main.upsert(ids=got["ids"], embeddings=got["embeddings"],
-                                                  documents=got["documents"], metadatas=got["metadatas"]),
-                              "merging a delta")
+            self._chroma.call(
+                lambda: main.upsert(
+                    ids=got["ids"],
+                    embeddings=got["embeddings"],
+                    documents=got["documents"],
+                    metadatas=got["metadatas"],
+                ),
+                "merging a delta",
+            )
             self._chroma.call(lambda: delta.delete(ids=got["ids"]), "merging a delta")
         name, entry.delta = entry.delta, ""
         self._catalogue.publish(entry)
@@ -121,7 +154,10 @@ class Deltas:
         if not due:
             return False
         later = [p for p in entry.pending if p not in due]
-        for name, field, revived in ((entry.collection, "ids", "revived"), (entry.parents, "parents", "revived_parents")):
+        for name, field, revived in (
+            (entry.collection, "ids", "revived"),
+            (entry.parents, "parents", "revived_parents"),
+        ):
             # superseded by the due generations and not written again since, nor named by a
             # later generation (which decides their fate when its own grace is over)
             named_later = {i for p in later for i in (*p.get(field, ()), *p.get(revived, ()))}

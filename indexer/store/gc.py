@@ -71,7 +71,9 @@ def _listed_segments(database: Path) -> set[str]:
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
             return {row[0] for row in conn.execute("SELECT id FROM segments")}
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot read Chroma's catalogue in {database} ({exc}); is it a Chroma data folder?") from None
+        raise StoreError(
+            f"cannot read Chroma's catalogue in {database} ({exc}); is it a Chroma data folder?"
+        ) from None
 
 
 def _age(path: Path, now: float) -> float:
@@ -102,13 +104,20 @@ def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
     before = database.stat().st_size
     try:
         with contextlib.closing(sqlite3.connect(str(database), timeout=30)) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            fts = "embedding_fulltext_search" in tables and "embedding_fulltext_search_data" in tables
+            tables = {
+                row[0]
+                for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            fts = (
+                "embedding_fulltext_search" in tables and "embedding_fulltext_search_data" in tables
+            )
             bloated = _bloated(conn, tables, fts)
             if not force and not bloated:
                 return
             if fts:
-                conn.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
+                conn.execute(
+                    "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')"
+                )
                 conn.commit()
             conn.execute("VACUUM")
     except sqlite3.Error:
@@ -123,8 +132,16 @@ def _bloated(conn: sqlite3.Connection, tables: set[str], fts: bool) -> bool:
     free pages, or far more full-text index segments than records?"""
     free: int = conn.execute("PRAGMA freelist_count").fetchone()[0]
     pages: int = conn.execute("PRAGMA page_count").fetchone()[0] or 1
-    segments: int = conn.execute("SELECT count(*) FROM embedding_fulltext_search_data").fetchone()[0] if fts else 0
-    rows: int = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] if "embeddings" in tables else 0
+    segments: int = (
+        conn.execute("SELECT count(*) FROM embedding_fulltext_search_data").fetchone()[0]
+        if fts
+        else 0
+    )
+    rows: int = (
+        conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        if "embeddings" in tables
+        else 0
+    )
     return not (free / pages <= 0.3 and segments <= 2 * rows + 200)
 
 

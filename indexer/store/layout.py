@@ -1,11 +1,11 @@
 """The index folder's layout: the names of what the store keeps in it, known here only.
 
-    <db>/indexer.json                  the marker: format, tool
-    <db>/chroma/                       the embedded Chroma database (gc.json beside it)
-    <db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
-    <db>/locks/                        build leases (an embedded database)
-    <db>/cache/                        the embedding cache, the LLM context and question caches
-    <db>/questions/                    question sets made from the documents (eval --generate)
+<db>/indexer.json                  the marker: format, tool
+<db>/chroma/                       the embedded Chroma database (gc.json beside it)
+<db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
+<db>/locks/                        build leases (an embedded database)
+<db>/cache/                        the embedding cache, the LLM context and question caches
+<db>/questions/                    question sets made from the documents (eval --generate)
 """
 
 from __future__ import annotations

@@ -37,14 +37,20 @@ OnWait = Callable[[str], None]
 LeaseRecord = dict[str, Any]  # owner, until (epoch seconds), strategy, embedder, since
 
 
-def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str = "") -> LockTimeout:
+def _busy(
+    strategy: str, embedder: str, where: str, owner: str = "", action: str = ""
+) -> LockTimeout:
     """`action`: what the refused caller wanted to do (empty: build)."""
     by = f" ({owner})" if owner else ""
     if action:
-        return LockTimeout(f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
-                           f"and holds its lease; {action} it when the build is done, or without --no-wait to wait")
-    return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
-                       "wait for it, or run the build without --no-wait to queue behind it")
+        return LockTimeout(
+            f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
+            f"and holds its lease; {action} it when the build is done, or without --no-wait to wait"
+        )
+    return LockTimeout(
+        f"another build of {strategy} ({embedder}) is running on {where}{by}; "
+        "wait for it, or run the build without --no-wait to queue behind it"
+    )
 
 
 def _waiting(strategy: str, embedder: str, action: str = "") -> str:
@@ -54,8 +60,15 @@ def _waiting(strategy: str, embedder: str, action: str = "") -> str:
 
 
 @contextlib.contextmanager
-def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: bool = True,
-               on_wait: OnWait | None = None, action: str = "") -> Iterator[None]:
+def file_lease(
+    folder: Path,
+    strategy: str,
+    embedder: str,
+    where: str,
+    wait: bool = True,
+    on_wait: OnWait | None = None,
+    action: str = "",
+) -> Iterator[None]:
     """A lock file in the index folder (embedded database)."""
     from filelock import FileLock, Timeout
 
@@ -113,8 +126,9 @@ def _record(doc: str | None) -> LeaseRecord | None:
 def held_server_leases(catalog: Collection, chroma: Chroma) -> list[LeaseRecord]:
     """The lease records in a server's catalogue that have not expired (strategy, embedder,
     owner...)."""
-    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]),
-                      "reading build leases")
+    got = chroma.call(
+        lambda: catalog.get(where={"kind": "lease"}, include=["documents"]), "reading build leases"
+    )
     records = [_record(doc) for doc in got.get("documents") or []]
     return [r for r in records if r is not None and r.get("until", 0) >= time.time()]
 
@@ -122,8 +136,16 @@ def held_server_leases(catalog: Collection, chroma: Chroma) -> list[LeaseRecord]
 class ServerLease:
     """A lease record in the catalogue of a Chroma server."""
 
-    def __init__(self, catalog: Collection, chroma: Chroma, key: str, strategy: str, embedder: str,
-                 ttl: float = TTL, action: str = "") -> None:
+    def __init__(
+        self,
+        catalog: Collection,
+        chroma: Chroma,
+        key: str,
+        strategy: str,
+        embedder: str,
+        ttl: float = TTL,
+        action: str = "",
+    ) -> None:
         self.catalog, self.chroma = catalog, chroma
         self.id = f"{LEASE}{key}"
         self.strategy, self.embedder = strategy, embedder
@@ -134,7 +156,9 @@ class ServerLease:
         self._thread: threading.Thread | None = None
 
     def _read(self) -> LeaseRecord | None:
-        got = self.chroma.call(lambda: self.catalog.get(ids=[self.id], include=["documents"]), "reading a build lease")
+        got = self.chroma.call(
+            lambda: self.catalog.get(ids=[self.id], include=["documents"]), "reading a build lease"
+        )
         docs = got.get("documents") or []
         return _record(docs[0]) if docs else None
 
@@ -142,10 +166,22 @@ class ServerLease:
         return record is not None and record.get("owner") == self.owner
 
     def _write(self) -> None:
-        record = {"owner": self.owner, "until": time.time() + self.ttl, "strategy": self.strategy,
-                  "embedder": self.embedder, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        self.chroma.call(lambda: self.catalog.upsert(ids=[self.id], embeddings=placeholders(1), documents=[json.dumps(record)],
-                                                     metadatas=[{"kind": "lease"}]), "writing a build lease")
+        record = {
+            "owner": self.owner,
+            "until": time.time() + self.ttl,
+            "strategy": self.strategy,
+            "embedder": self.embedder,
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        self.chroma.call(
+            lambda: self.catalog.upsert(
+                ids=[self.id],
+                embeddings=placeholders(1),
+                documents=[json.dumps(record)],
+                metadatas=[{"kind": "lease"}],
+            ),
+            "writing a build lease",
+        )
 
     def _take(self) -> tuple[bool, LeaseRecord | None]:
         """One attempt: write the lease when it is free (expired, or ours), then read back
@@ -167,11 +203,18 @@ class ServerLease:
                 break
             holder = current or {}
             if not wait:
-                raise _busy(self.strategy, self.embedder, self.chroma.where, holder.get("owner", ""),
-                            self.action)
+                raise _busy(
+                    self.strategy,
+                    self.embedder,
+                    self.chroma.where,
+                    holder.get("owner", ""),
+                    self.action,
+                )
             if on_wait and not told:
-                on_wait(_waiting(self.strategy, self.embedder, self.action)[:-3]
-                        + f" (held by {holder.get('owner', '?')})...")
+                on_wait(
+                    _waiting(self.strategy, self.embedder, self.action)[:-3]
+                    + f" (held by {holder.get('owner', '?')})..."
+                )
                 told = True
             time.sleep(1.0)
         self._thread = threading.Thread(target=self._beat, name="indexer-lease", daemon=True)
@@ -195,9 +238,17 @@ class ServerLease:
 
 
 @contextlib.contextmanager
-def server_lease(catalog: Collection, chroma: Chroma, key: str, strategy: str, embedder: str,
-                 wait: bool = True, on_wait: OnWait | None = None, ttl: float = TTL,
-                 action: str = "") -> Iterator[ServerLease]:
+def server_lease(
+    catalog: Collection,
+    chroma: Chroma,
+    key: str,
+    strategy: str,
+    embedder: str,
+    wait: bool = True,
+    on_wait: OnWait | None = None,
+    ttl: float = TTL,
+    action: str = "",
+) -> Iterator[ServerLease]:
     lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl, action)
     lease.acquire(wait, on_wait)
     try:
@@ -213,15 +264,31 @@ class Leases:
     def __init__(self, chroma: Chroma, locks: Path, ttl: float = TTL) -> None:
         self._chroma, self._locks, self._ttl = chroma, locks, ttl
 
-    def hold(self, strategy: str, embedder: str, wait: bool = True, on_wait: Callable[[str], None] | None = None,
-             doing: str = "building", action: str = "") -> AbstractContextManager[object]:
+    def hold(
+        self,
+        strategy: str,
+        embedder: str,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        doing: str = "building",
+        action: str = "",
+    ) -> AbstractContextManager[object]:
         """An exclusive build lease. Whoever takes it writes into the index (`doing`, for
         the message when the folder is read-only); `action` names what a caller other
         than a build wants (`drop`), for the messages when a build holds the lease."""
         chroma = self._chroma
         if chroma.url:
-            return server_lease(chroma.catalogue(), chroma, entry_key(strategy, embedder), strategy, embedder,
-                                wait, on_wait, self._ttl, action)
+            return server_lease(
+                chroma.catalogue(),
+                chroma,
+                entry_key(strategy, embedder),
+                strategy,
+                embedder,
+                wait,
+                on_wait,
+                self._ttl,
+                action,
+            )
         chroma.require_writable(doing)
         return file_lease(self._locks, strategy, embedder, chroma.where, wait, on_wait, action)
 
@@ -230,12 +297,19 @@ class Leases:
         holding its lease now."""
         if self._chroma.url:
             return self._running_on_server(names, embedder)
-        return [(name, embedder or held) for name in names
-                for held in held_file_leases(self._locks, name)
-                if embedder is None or slug(embedder) == held]
+        return [
+            (name, embedder or held)
+            for name in names
+            for held in held_file_leases(self._locks, name)
+            if embedder is None or slug(embedder) == held
+        ]
 
-    def _running_on_server(self, names: Sequence[str],
-                           embedder: str | None) -> list[tuple[str, str]]:
+    def _running_on_server(
+        self, names: Sequence[str], embedder: str | None
+    ) -> list[tuple[str, str]]:
         leases = held_server_leases(self._chroma.catalogue(), self._chroma)
-        return [(r["strategy"], r["embedder"]) for r in leases
-                if r.get("strategy") in names and embedder in (None, r.get("embedder"))]
+        return [
+            (r["strategy"], r["embedder"])
+            for r in leases
+            if r.get("strategy") in names and embedder in (None, r.get("embedder"))
+        ]

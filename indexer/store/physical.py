@@ -52,7 +52,9 @@ class PhysicalCollections:
     def unpublished(self, key: str | None = None) -> dict[str, list[str]]:
         """{entry key: names} of the physical collections no live entry names (what killed
         builds left), of one key (`entry_key`) or of every one."""
-        live = {name for e in self._live_entries(key) for name in (e.collection, e.parents, e.delta)}
+        live = {
+            name for e in self._live_entries(key) for name in (e.collection, e.parents, e.delta)
+        }
         out: dict[str, list[str]] = {}
         for name, meta in sorted(self._chroma.listing()):
             owner = meta.get("indexer_key")

@@ -37,17 +37,21 @@ class Records:
         (a long-lived reader does when a new version is published; see `Chroma.reopen`)."""
         self._chroma.reopen()
 
-    def nearest(self, entry: Entry, vector: npt.NDArray[np.float32],
-                n: int) -> list[tuple[str, float]]:
+    def nearest(
+        self, entry: Entry, vector: npt.NDArray[np.float32], n: int
+    ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of up to n nearest records (live or not: the caller
         filters by the version it reads)."""
         found: dict[str, float] = {}
         queries: list[Embedding] = [vector]
         for name in entry.record_collections:
             col = self._chroma.collection(name)
-            got = self._chroma.call(lambda: col.query(query_embeddings=queries, n_results=max(n, 1),
-                                                      include=["distances"]),
-                                    f"searching {entry.strategy}")
+            got = self._chroma.call(
+                lambda: col.query(
+                    query_embeddings=queries, n_results=max(n, 1), include=["distances"]
+                ),
+                f"searching {entry.strategy}",
+            )
             distances = got["distances"] or [[]]  # asked for: always there
             for cid, d in zip(got["ids"][0], distances[0]):
                 # a record being merged is in both collections
@@ -62,15 +66,20 @@ class Records:
             if not missing:
                 break
             col = self._chroma.collection(name)
-            got = self._chroma.call(lambda: col.get(ids=missing, include=["documents", "metadatas"]),
-                                    f"reading {entry.strategy}")
+            got = self._chroma.call(
+                lambda: col.get(ids=missing, include=["documents", "metadatas"]),
+                f"reading {entry.strategy}",
+            )
             docs, metas = got["documents"] or [], got["metadatas"] or []  # asked for: there
-            out.update((cid, chunk_from_record(cid, doc, meta))
-                       for cid, doc, meta in zip(got["ids"], docs, metas))
+            out.update(
+                (cid, chunk_from_record(cid, doc, meta))
+                for cid, doc, meta in zip(got["ids"], docs, metas)
+            )
         return out
 
-    def _pages(self, entry: Entry, where: Where,
-               include: Include) -> Iterator[tuple[str, str | None, RecordMeta]]:
+    def _pages(
+        self, entry: Entry, where: Where, include: Include
+    ) -> Iterator[tuple[str, str | None, RecordMeta]]:
         """(id, document, metadata) of the records matching `where`, in batches, both
         collections; superseded ones skipped."""
         pending = entry.pending_ids
@@ -86,15 +95,15 @@ class Records:
         col = self._chroma.collection(name)
         offset = 0
         while True:
-            got = self._chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH,
-                                                    offset=offset), what)
+            got = self._chroma.call(
+                lambda: col.get(where=where, include=include, limit=SCAN_BATCH, offset=offset), what
+            )
             if not got["ids"]:
                 return
             yield got
             offset += len(got["ids"])
 
-    def scan(self, entry: Entry,
-             doc_id: str | None = None) -> Iterator[tuple[Chunk, RecordMeta]]:
+    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, RecordMeta]]:
         """Every live record of a version (of one document), with its metadata, in
         batches; records of other generations and superseded ones are skipped."""
         where = generation_filter("$lte", entry.generation)
@@ -117,12 +126,15 @@ class Records:
         """Records stored for the version's collection and its delta (superseded ones
         included until they are deleted)."""
         chroma = self._chroma
-        return sum(chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
-                   for name in entry.record_collections)
+        return sum(
+            chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
+            for name in entry.record_collections
+        )
 
 
-def _unseen(got: GetResult, pending: set[str], seen: set[str],
-            in_delta: bool) -> Iterator[tuple[str, str | None, RecordMeta]]:
+def _unseen(
+    got: GetResult, pending: set[str], seen: set[str], in_delta: bool
+) -> Iterator[tuple[str, str | None, RecordMeta]]:
     """(id, document, metadata) of a batch's records neither superseded (`pending`) nor
     read already from the delta (`seen`, which a delta's batch adds to)."""
     docs: Sequence[str | None] = got.get("documents") or [None] * len(got["ids"])

@@ -17,8 +17,24 @@ if TYPE_CHECKING:
 RecordMeta = Mapping[str, Any]
 
 META_FIELDS = (
-    "doc_id", "start", "end", "start_line", "end_line", "kind", "header", "heading_path", "n_tokens",
-    "parent_id", "context", "symbol", "parent_symbol", "language", "strategy", "hash", "start_page", "end_page",
+    "doc_id",
+    "start",
+    "end",
+    "start_line",
+    "end_line",
+    "kind",
+    "header",
+    "heading_path",
+    "n_tokens",
+    "parent_id",
+    "context",
+    "symbol",
+    "parent_symbol",
+    "language",
+    "strategy",
+    "hash",
+    "start_page",
+    "end_page",
     "units",
 )
 _INTS = ("start", "end", "start_line", "end_line", "n_tokens", "start_page", "end_page")

@@ -47,16 +47,29 @@ Live = dict[str, tuple[set[str], set[str]]]  # {doc_id: (live record ids, live p
 class DocumentRows(Protocol):
     """The previous version's rows by document (`retrieval.rows.RowStore`)."""
 
-    def of_documents(self, doc_ids: list[str]) -> Mapping[str, Sequence[tuple[str, RecordMeta]]]: ...
+    def of_documents(
+        self, doc_ids: list[str]
+    ) -> Mapping[str, Sequence[tuple[str, RecordMeta]]]: ...
 
 
 class Staging:
     """The writer of one build: records, parent records, side files, then the switch.
     `Builds.begin` makes one (under the build lease)."""
 
-    def __init__(self, chroma: Chroma, catalogue: Catalogue, side: SideFiles, deltas: Deltas,
-                 physical: PhysicalCollections, strategy: str, embedder: str, meta: dict[str, Any],
-                 old: Entry | None, full: bool, on_stage: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        chroma: Chroma,
+        catalogue: Catalogue,
+        side: SideFiles,
+        deltas: Deltas,
+        physical: PhysicalCollections,
+        strategy: str,
+        embedder: str,
+        meta: dict[str, Any],
+        old: Entry | None,
+        full: bool,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> None:
         self._chroma, self._catalogue, self._side_files = chroma, catalogue, side
         self._deltas, self._physical = deltas, physical
         self.strategy, self.embedder = strategy, embedder
@@ -64,7 +77,11 @@ class Staging:
         self.full = full or old is None
         self.generation = (old.generation + 1) if old else 1
         self.on_stage = on_stage or (lambda _name: None)
-        self.meta = {"indexer_key": entry_key(strategy, embedder), "indexer_version": VERSION, **meta}
+        self.meta = {
+            "indexer_key": entry_key(strategy, embedder),
+            "indexer_version": VERSION,
+            **meta,
+        }
         if old is None or self.full:
             self._collection = self._start_full()
         else:
@@ -73,7 +90,9 @@ class Staging:
         self._parents: Collection | None = None
         self.retired: list[str] = []
         self.retired_parents: list[str] = []
-        self.written: set[str] = set()  # a delta build's record ids (and parents'): some may be revived
+        self.written: set[str] = (
+            set()
+        )  # a delta build's record ids (and parents'): some may be revived
         self.written_parents: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
         self._inflight: Future[None] | None = None
@@ -146,8 +165,12 @@ class Staging:
         col = self._chroma.collection(name)
         for i in range(0, len(doc_ids), LIVE_BATCH_DOCS):
             batch = doc_ids[i : i + LIVE_BATCH_DOCS]
-            where = all_of(documents_filter(batch), generation_filter("$lte", self._previous.generation))
-            got = self._chroma.call(lambda: col.get(where=where, include=["metadatas"]), "reading records")
+            where = all_of(
+                documents_filter(batch), generation_filter("$lte", self._previous.generation)
+            )
+            got = self._chroma.call(
+                lambda: col.get(where=where, include=["metadatas"]), "reading records"
+            )
             yield from zip(got["ids"], got["metadatas"] or [])
 
     # -- writing -------------------------------------------------------------------------
@@ -171,27 +194,43 @@ class Staging:
         metas = [chunk_metadata(c, self.generation) for c in chunks]
         if not self.full:
             self.written_parents.update(c.id for c in chunks)
-        self._inflight = self._pool.submit(self._write, self._parents_collection(), chunks,
-                                           placeholders(len(chunks), 1.0), metas)
+        self._inflight = self._pool.submit(
+            self._write, self._parents_collection(), chunks, placeholders(len(chunks), 1.0), metas
+        )
 
     def _parents_collection(self) -> Collection:
         if self._parents is None:
             if not self.parents_name:
-                self.parents_name = f"{self.name}-p" if self.full else f"{self.name}-p{uuid.uuid4().hex[:6]}"
-                self._parents = self._chroma.create(self.parents_name, {**self.meta, "role": "parents"})
+                self.parents_name = (
+                    f"{self.name}-p" if self.full else f"{self.name}-p{uuid.uuid4().hex[:6]}"
+                )
+                self._parents = self._chroma.create(
+                    self.parents_name, {**self.meta, "role": "parents"}
+                )
             else:
                 self._parents = self._chroma.collection(self.parents_name)
         return self._parents
 
-    def _write(self, collection: Collection, chunks: list[Chunk], vectors: np.ndarray | list[PyEmbedding],
-               records: list[dict[str, Any]]) -> None:
+    def _write(
+        self,
+        collection: Collection,
+        chunks: list[Chunk],
+        vectors: np.ndarray | list[PyEmbedding],
+        records: list[dict[str, Any]],
+    ) -> None:
         t0 = time.perf_counter()
         metas: list[Metadata] = list(records)
         # upsert: a record superseded earlier and not deleted yet may be written again (its
         # file restored); it takes this generation and the metadata of now
-        self._chroma.call(lambda: collection.upsert(
-            ids=[c.id for c in chunks], embeddings=vectors, documents=[c.text for c in chunks], metadatas=metas,
-        ), "writing records")
+        self._chroma.call(
+            lambda: collection.upsert(
+                ids=[c.id for c in chunks],
+                embeddings=vectors,
+                documents=[c.text for c in chunks],
+                metadatas=metas,
+            ),
+            "writing records",
+        )
         self.write_seconds += time.perf_counter() - t0
 
     def wait(self) -> None:
@@ -218,18 +257,27 @@ class Staging:
         """`entry` made this version (in place): its collections, generation and what it
         retired. `publish` stamps it; a build stamps it first to read the version (its
         side files, its records) before anyone else can."""
-        entry.collection, entry.parents, entry.generation = self.name, self.parents_name, self.generation
+        entry.collection, entry.parents, entry.generation = (
+            self.name,
+            self.parents_name,
+            self.generation,
+        )
         entry.delta = self.delta
         if self.full:
             entry.pending = []
         else:
             old = self._previous
             entry.pending = list(old.pending)  # each generation says what it retired (if only
-            entry.pending.append({"at": time.time(), "gen": self.generation,  # nothing), so a reader can
-                                  "ids": sorted(set(self.retired)),  # bring its BM25 index up to date
-                                  "parents": sorted(set(self.retired_parents)),
-                                  "revived": sorted(self.written & old.pending_ids),
-                                  "revived_parents": sorted(self.written_parents & old.pending_parents)})
+            entry.pending.append(
+                {
+                    "at": time.time(),
+                    "gen": self.generation,  # nothing), so a reader can
+                    "ids": sorted(set(self.retired)),  # bring its BM25 index up to date
+                    "parents": sorted(set(self.retired_parents)),
+                    "revived": sorted(self.written & old.pending_ids),
+                    "revived_parents": sorted(self.written_parents & old.pending_parents),
+                }
+            )
         return entry
 
     def publish(self, entry: Entry) -> None:
@@ -260,20 +308,28 @@ class Staging:
             if not gone:
                 return
             problem = f"lost its collection {gone[0]}"
-            dangling = published is not None  # the entry it just published names a missing collection
+            dangling = (
+                published is not None
+            )  # the entry it just published names a missing collection
             if published is not None:
                 self._catalogue.forget(published, "removing a dangling entry")
         else:
             problem = "was dropped" if current is None else "was replaced by another build"
         if not self._shares_collection(current, dangling):
             self.abandon()
-        raise StoreError(f"{self.strategy} ({self.embedder}) {problem} in {self._chroma.where} while this build ran "
-                         "(by a drop or build that did not wait for its lease); nothing of this build is live and "
-                         "what it wrote is removed: build it again")
+        raise StoreError(
+            f"{self.strategy} ({self.embedder}) {problem} in {self._chroma.where} while this build ran "
+            "(by a drop or build that did not wait for its lease); nothing of this build is live and "
+            "what it wrote is removed: build it again"
+        )
 
     def _gone(self) -> list[str]:
         """This build's collections that no longer exist."""
-        return [n for n in (self.name, self.parents_name, self.delta) if n and not self._chroma.exists(n)]
+        return [
+            n
+            for n in (self.name, self.parents_name, self.delta)
+            if n and not self._chroma.exists(n)
+        ]
 
     def _shares_collection(self, current: Entry | None, dangling: bool) -> bool:
         """Does the version live now (`current`) still hold what this delta build wrote
@@ -285,7 +341,9 @@ class Staging:
         with contextlib.suppress(Exception):
             self.wait()
         self._pool.shutdown(wait=True)
-        with contextlib.suppress(Exception):  # its collection may be gone already (dropped under it)
+        with contextlib.suppress(
+            Exception
+        ):  # its collection may be gone already (dropped under it)
             if self.full:
                 self._chroma.delete(self.name)
                 if self.parents_name:
@@ -293,7 +351,9 @@ class Staging:
             else:
                 self._physical.drop_generations_after(self._previous)
                 self._deltas.done_writing(self._previous)
-        shutil.rmtree(self._side_files.folder(self.name) if self.full else self._side, ignore_errors=True)
+        shutil.rmtree(
+            self._side_files.folder(self.name) if self.full else self._side, ignore_errors=True
+        )
         self._physical.collect_segments()
 
 
@@ -302,8 +362,9 @@ def _version(entry: Entry | None) -> tuple[str, int] | None:
     return (entry.collection, entry.generation) if entry else None
 
 
-def _live_from_rows(out: Live, rows: Mapping[str, Sequence[tuple[str, RecordMeta]]],
-                    pending_parents: set[str]) -> Live:
+def _live_from_rows(
+    out: Live, rows: Mapping[str, Sequence[tuple[str, RecordMeta]]], pending_parents: set[str]
+) -> Live:
     """`Staging.live` from the previous version's rows by document (live records only)."""
     for doc, found in rows.items():
         for cid, meta in found:
@@ -311,8 +372,9 @@ def _live_from_rows(out: Live, rows: Mapping[str, Sequence[tuple[str, RecordMeta
     return out
 
 
-def _add_live(found: tuple[set[str], set[str]], cid: str, meta: RecordMeta,
-              pending_parents: set[str]) -> None:
+def _add_live(
+    found: tuple[set[str], set[str]], cid: str, meta: RecordMeta, pending_parents: set[str]
+) -> None:
     """Count a live record, and its parent unless that was superseded."""
     found[0].add(cid)
     if meta.get("parent_id") and meta["parent_id"] not in pending_parents:

