@@ -89,9 +89,8 @@ class Derived:
     section_index: tuple[list[int], list[str]] | None = (
         None  # section starts and joined heading paths
     )
-    parents: dict[str, list[Any]] = field(
-        default_factory=dict
-    )  # parent sections (spans), by parent-child strategy
+    # parent sections (spans), by parent-child strategy
+    parents: dict[str, list[Any]] = field(default_factory=dict)
     units: list[Any] | None = None  # the units answer-sized context packs (chunkers.unit_map)
 
 
@@ -110,9 +109,8 @@ class Document:
     language: str = ""  # programming language for code files
     source_path: str = ""
     warnings: list[str] = field(default_factory=list)
-    pages: list[tuple[int, int]] = field(
-        default_factory=list
-    )  # PDF: (start, end) of page i+1 in text
+    # PDF: (start, end) of page i+1 in text
+    pages: list[tuple[int, int]] = field(default_factory=list)
     newline: str = "lf"
     derived: Derived = field(default_factory=Derived, repr=False)
 
@@ -230,9 +228,8 @@ class Hit:
     search_score: float | None = (
         None  # the mode's own score, when `score` was raised to keep rank order
     )
-    same_text: list[str] = field(
-        default_factory=list
-    )  # other documents whose hits had this text (dropped)
+    # other documents whose hits had this text (dropped)
+    same_text: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk

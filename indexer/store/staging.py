@@ -90,9 +90,8 @@ class Staging:
         self._parents: Collection | None = None
         self.retired: list[str] = []
         self.retired_parents: list[str] = []
-        self.written: set[str] = (
-            set()
-        )  # a delta build's record ids (and parents'): some may be revived
+        # a delta build's record ids (and parents'): some may be revived
+        self.written: set[str] = set()
         self.written_parents: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indexer-write")
         self._inflight: Future[None] | None = None
@@ -308,9 +307,8 @@ class Staging:
             if not gone:
                 return
             problem = f"lost its collection {gone[0]}"
-            dangling = (
-                published is not None
-            )  # the entry it just published names a missing collection
+            # the entry it just published names a missing collection
+            dangling = published is not None
             if published is not None:
                 self._catalogue.forget(published, "removing a dangling entry")
         else:
