@@ -82,13 +82,11 @@ class Derived:
 
     blocks: list[Any] | None = None  # Markdown blocks (loaders.markdown)
     outline: Any = None  # the tree-sitter outline of code (loaders.symbols)
-    outline_done: bool = (
-        False  # outline is None both before parsing and for files without a grammar
-    )
+    # outline is None both before parsing and for files without a grammar
+    outline_done: bool = False
     bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
-    section_index: tuple[list[int], list[str]] | None = (
-        None  # section starts and joined heading paths
-    )
+    # section starts and joined heading paths
+    section_index: tuple[list[int], list[str]] | None = None
     # parent sections (spans), by parent-child strategy
     parents: dict[str, list[Any]] = field(default_factory=dict)
     units: list[Any] | None = None  # the units answer-sized context packs (chunkers.unit_map)
@@ -186,9 +184,8 @@ class Chunk:
     hash: str = ""
     start_page: int = 0  # PDF pages the chunk spans (1-based; 0 for documents without pages)
     end_page: int = 0
-    units: str = (
-        ""  # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
-    )
+    # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
+    units: str = ""
 
     @property
     def indexed_text(self) -> str:
@@ -218,16 +215,13 @@ class Hit:
     bm25_rank: int | None = None
     bm25_score: float | None = None
     child_ids: list[str] = field(default_factory=list)
-    embedding_share: float | None = (
-        None  # weighted and adaptive fusion: the embedding side's weight
-    )
-    exact: int = (
-        0  # exact-match tier: query codes held, +2 for the definition a bare symbol query names
-    )
+    # weighted and adaptive fusion: the embedding side's weight
+    embedding_share: float | None = None
+    # exact-match tier: query codes held, +2 for the definition a bare symbol query names
+    exact: int = 0
     match: str = ""  # what put it in its exact-match tier: exact symbol | exact code | file name | exact term
-    search_score: float | None = (
-        None  # the mode's own score, when `score` was raised to keep rank order
-    )
+    # the mode's own score, when `score` was raised to keep rank order
+    search_score: float | None = None
     # other documents whose hits had this text (dropped)
     same_text: list[str] = field(default_factory=list)
 

@@ -199,9 +199,8 @@ class Chroma:
     def __init__(self, path: Path, url: str | None, read_only_ok: bool = False) -> None:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
-        self.read_only_ok = (
-            read_only_ok  # a reader may open a read-only folder through a private copy
-        )
+        # a reader may open a read-only folder through a private copy
+        self.read_only_ok = read_only_ok
         self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
         self._handles: dict[str, Collection] = {}
 

@@ -22,9 +22,8 @@ from .chroma import Chroma, placeholders
 from .entries import GRACE, Entry, superseded
 
 DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
-COMPACT_SHARE = (
-    0.05  # ...merged into the collection once it (or what it superseded) passes this share
-)
+# ...merged into the collection once it (or what it superseded) passes this share
+COMPACT_SHARE = 0.05
 MERGE_BATCH = 2000
 
 
