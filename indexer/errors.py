@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Protocol
+
 
 class IndexerError(Exception):
     """Base class for every error a user can cause or fix (bad input, missing index...).
@@ -26,13 +29,23 @@ class InvalidParameter(UsageError):
     pass
 
 
+class SkippedFile(Protocol):
+    """A file left out, as a loader reports it (`loaders.skips.Skipped`)."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
 class NothingToIndex(IndexerError):
     """No file could be indexed. `skipped` holds every file left out (items with
     `doc_id` and `reason`), which the message cannot list: a caller shows them."""
 
-    def __init__(self, message: str, skipped=()) -> None:
+    def __init__(self, message: str, skipped: Iterable[SkippedFile] = ()) -> None:
         super().__init__(message)
-        self.skipped = list(skipped)
+        self.skipped: list[SkippedFile] = list(skipped)
 
 
 class CollectionNotFound(IndexerError):

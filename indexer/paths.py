@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 
 
-def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None, keep: int = 1) -> str:
+def shown_path(
+    path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, keep: int = 1
+) -> str:
     """`path` relative to `base` (where the server was started; default the current
     folder) when inside it, POSIX separators; else, or when it is `base` itself, only
     its last `keep` names: `corpus/code`, `corpus`, `docs` (`code/questions.jsonl` with
@@ -24,7 +26,7 @@ def shown_path(path: str | os.PathLike, base: str | os.PathLike | None = None, k
     return "/".join(names) or "."
 
 
-def hide_folder(message: str, folder: str | os.PathLike, shown: str) -> str:
+def hide_folder(message: str, folder: str | os.PathLike[str], shown: str) -> str:
     """`message` with the absolute spellings of `folder` (as given, and resolved) replaced
     by `shown`: an error for a client that must not learn the server's disk layout."""
     given = Path(folder).expanduser()

@@ -23,8 +23,10 @@ choose a collection by the embedder it was built with through their own `built_w
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 DEFAULT_DB_DIR = ".indexer"
 DEFAULT_EMBEDDER = "use-m3"
@@ -41,6 +43,25 @@ ENV = {
     "tiktoken_cache": "TIKTOKEN_CACHE_DIR",
 }
 
+PathArg = str | os.PathLike[str]
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def _or(value: T | None, default: T) -> T:
+    """`value` when given (not None), else `default`."""
+    return default if value is None else value
+
+
+def _path_or(value: PathArg | None, default: D) -> Path | D:
+    """`value` as a path (`~` expanded) when given (not None), else `default`."""
+    return default if value is None else Path(value).expanduser()
+
+
+def _given(value: T) -> T | None:
+    """None for an empty string: to `load`, "" means not given."""
+    return None if value == "" else value
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -53,35 +74,73 @@ class Settings:
     lease_ttl: float = 30.0  # seconds a build lease on a Chroma server outlives its last heartbeat
 
     @classmethod
-    def load(cls, **overrides) -> Settings:
-        """Explicit values (None = not given) over the environment over the defaults."""
-        env = os.environ
-        base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        values = {
-            "db": Path(env.get(ENV["db"]) or DEFAULT_DB_DIR).expanduser(),
-            "chroma_url": env.get(ENV["chroma_url"]) or None,
-            "embedder": (env.get(ENV["embedder"]) or DEFAULT_EMBEDDER).strip(),
-            "ollama_host": env.get(ENV["ollama_host"]) or DEFAULT_OLLAMA_HOST,
-            "cache_dir": Path(env.get(ENV["cache_dir"]) or os.path.join(base, "indexer")).expanduser(),
-            "tiktoken_cache": Path(env[ENV["tiktoken_cache"]]) if env.get(ENV["tiktoken_cache"]) else None,
-            "lease_ttl": float(env.get("INDEXER_LEASE_TTL") or 30.0),
-        }
-        for key, value in overrides.items():
-            if key not in values:
-                raise TypeError(f"unknown setting {key!r}")
-            if value is not None and value != "":
-                values[key] = Path(value).expanduser() if key in ("db", "cache_dir", "tiktoken_cache") else value
-        return cls(**values)
+    def load(
+        cls,
+        *,
+        db: PathArg | None = None,
+        chroma_url: str | None = None,
+        embedder: str | None = None,
+        ollama_host: str | None = None,
+        cache_dir: PathArg | None = None,
+        tiktoken_cache: PathArg | None = None,
+        lease_ttl: float | None = None,
+    ) -> Settings:
+        """Explicit values (None or "" = not given) over the environment over the defaults."""
+        env = from_environment(os.environ)
+        return cls(
+            db=_path_or(_given(db), env.db),
+            chroma_url=_or(_given(chroma_url), env.chroma_url),
+            embedder=_or(_given(embedder), env.embedder),
+            ollama_host=_or(_given(ollama_host), env.ollama_host),
+            cache_dir=_path_or(_given(cache_dir), env.cache_dir),
+            tiktoken_cache=_path_or(_given(tiktoken_cache), env.tiktoken_cache),
+            lease_ttl=_or(_given(lease_ttl), env.lease_ttl),
+        )
 
-    def with_(self, **overrides) -> Settings:
-        """A copy with the given (non-None) values replaced."""
-        given = {k: (Path(v).expanduser() if k in ("db", "cache_dir") else v) for k, v in overrides.items()
-                 if v is not None}
-        return replace(self, **given) if given else self
+    def with_(
+        self,
+        *,
+        db: PathArg | None = None,
+        chroma_url: str | None = None,
+        embedder: str | None = None,
+        ollama_host: str | None = None,
+        cache_dir: PathArg | None = None,
+        tiktoken_cache: PathArg | None = None,
+        lease_ttl: float | None = None,
+    ) -> Settings:
+        """A copy with the given (non-None) values replaced (itself when none is given)."""
+        copy = replace(
+            self,
+            db=_path_or(db, self.db),
+            chroma_url=_or(chroma_url, self.chroma_url),
+            embedder=_or(embedder, self.embedder),
+            ollama_host=_or(ollama_host, self.ollama_host),
+            cache_dir=_path_or(cache_dir, self.cache_dir),
+            tiktoken_cache=_path_or(tiktoken_cache, self.tiktoken_cache),
+            lease_ttl=_or(lease_ttl, self.lease_ttl),
+        )
+        return self if copy == self else copy
 
     @property
     def tiktoken_dir(self) -> Path:
         return self.tiktoken_cache or self.cache_dir / "tiktoken"
+
+
+def from_environment(env: Mapping[str, str]) -> Settings:
+    """The settings `env` (the environment) gives, defaults where it says nothing."""
+    cache_home = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tiktoken = env.get(ENV["tiktoken_cache"])
+    return Settings(
+        db=Path(env.get(ENV["db"]) or DEFAULT_DB_DIR).expanduser(),
+        chroma_url=env.get(ENV["chroma_url"]) or None,
+        embedder=(env.get(ENV["embedder"]) or DEFAULT_EMBEDDER).strip(),
+        ollama_host=env.get(ENV["ollama_host"]) or DEFAULT_OLLAMA_HOST,
+        cache_dir=Path(
+            env.get(ENV["cache_dir"]) or os.path.join(cache_home, "indexer")
+        ).expanduser(),
+        tiktoken_cache=Path(tiktoken) if tiktoken else None,
+        lease_ttl=float(env.get("INDEXER_LEASE_TTL") or 30.0),
+    )
 
 
 def settings_for(settings: Settings | None = None) -> Settings:

@@ -30,22 +30,41 @@ def printable(text: str) -> str:
 
 def _numeric(text: str) -> bool:
     t = text.strip()
-    return bool(t) and (t[0].isdigit() or (t[0] in "-+." and len(t) > 1 and (t[1].isdigit() or t[1] == "."))) \
+    return (
+        bool(t)
+        and (t[0].isdigit() or (t[0] in "-+." and len(t) > 1 and (t[1].isdigit() or t[1] == ".")))
         and not t.endswith(":")
+    )
+
+
+def _row(values: Sequence[object], n: int) -> list[str]:
+    """A row's cells (None empty, control characters escaped), padded to `n` columns."""
+    cells = ["" if v is None else printable(str(v)) for v in values]
+    return cells + [""] * (n - len(cells))
+
+
+def _width(header: str, column: list[str]) -> int:
+    return max([len(header)] + [len(c) for c in column])
+
+
+def _numeric_column(column: list[str]) -> bool:
+    """Is every non-empty cell of a column a number (then it is aligned right)?"""
+    return all(_numeric(c) or not c for c in column)
+
+
+def _line(values: Sequence[str], widths: list[int], right: list[bool]) -> str:
+    out = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
+    return "  ".join(out).rstrip()
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: str = "") -> str:
     """Columns padded to their widest cell; numbers (and `12/65`-style counts) aligned
     right, text left; two spaces between columns; control characters in a cell escaped."""
-    cells = [[("" if c is None else printable(str(c))) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells if i < len(r)]) for i, h in enumerate(headers)]
-    right = [bool(cells) and all(_numeric(r[i]) or not r[i] for r in cells if i < len(r)) for i in range(len(headers))]
-
-    def line(values: Sequence[str]) -> str:
-        out = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
-        return "  ".join(out).rstrip()
-
+    n = len(headers)
+    cells = [_row(row, n) for row in rows]
+    columns = [[row[i] for row in cells] for i in range(n)]
+    widths = [_width(h, column) for h, column in zip(headers, columns)]
+    right = [bool(cells) and _numeric_column(column) for column in columns]
     lines = [title] if title else []
-    lines.append(line(list(headers)))
-    lines += [line(r + [""] * (len(headers) - len(r))) for r in cells]
+    lines += [_line(values, widths, right) for values in [list(headers), *cells]]
     return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any
@@ -73,15 +74,22 @@ class Section:
 
 @dataclass
 class Derived:
-    """What is worked out once per document and reused by loaders and chunkers."""
+    """What is worked out once per document and reused by loaders and chunkers.
 
-    blocks: list | None = None  # Markdown blocks (loaders.markdown)
+    The items are of types the layers above define (`loaders.markdown.Block`,
+    `chunkers.unit_map.DocUnit`, `chunkers.parent.ParentSpan`): this layer cannot name
+    them, so each cache holds `Any` and its one owner gives it its type."""
+
+    blocks: list[Any] | None = None  # Markdown blocks (loaders.markdown)
     outline: Any = None  # the tree-sitter outline of code (loaders.symbols)
-    outline_done: bool = False  # outline is None both before parsing and for files without a grammar
+    # outline is None both before parsing and for files without a grammar
+    outline_done: bool = False
     bounds: dict[str, Any] = field(default_factory=dict)  # token boundaries, by tokenizer name
-    section_index: tuple[list[int], list[str]] | None = None  # section starts and joined heading paths
-    parents: dict[str, list] = field(default_factory=dict)  # parent sections (spans), by parent-child strategy
-    units: list | None = None  # the units answer-sized context packs (chunkers.unit_map)
+    # section starts and joined heading paths
+    section_index: tuple[list[int], list[str]] | None = None
+    # parent sections (spans), by parent-child strategy
+    parents: dict[str, list[Any]] = field(default_factory=dict)
+    units: list[Any] | None = None  # the units answer-sized context packs (chunkers.unit_map)
 
 
 @dataclass(eq=False)
@@ -99,7 +107,8 @@ class Document:
     language: str = ""  # programming language for code files
     source_path: str = ""
     warnings: list[str] = field(default_factory=list)
-    pages: list[tuple[int, int]] = field(default_factory=list)  # PDF: (start, end) of page i+1 in text
+    # PDF: (start, end) of page i+1 in text
+    pages: list[tuple[int, int]] = field(default_factory=list)
     newline: str = "lf"
     derived: Derived = field(default_factory=Derived, repr=False)
 
@@ -108,7 +117,7 @@ class Document:
         return sha256_hex(self.text)
 
     @cached_property
-    def line_starts(self) -> list[int]:
+    def line_starts(self) -> Sequence[int]:
         """Offset of the first character of every line."""
         return line_starts(self.text)
 
@@ -175,7 +184,8 @@ class Chunk:
     hash: str = ""
     start_page: int = 0  # PDF pages the chunk spans (1-based; 0 for documents without pages)
     end_page: int = 0
-    units: str = ""  # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
+    # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
+    units: str = ""
 
     @property
     def indexed_text(self) -> str:
@@ -205,11 +215,15 @@ class Hit:
     bm25_rank: int | None = None
     bm25_score: float | None = None
     child_ids: list[str] = field(default_factory=list)
-    embedding_share: float | None = None  # weighted and adaptive fusion: the embedding side's weight
-    exact: int = 0  # exact-match tier: query codes held, +2 for the definition a bare symbol query names
+    # weighted and adaptive fusion: the embedding side's weight
+    embedding_share: float | None = None
+    # exact-match tier: query codes held, +2 for the definition a bare symbol query names
+    exact: int = 0
     match: str = ""  # what put it in its exact-match tier: exact symbol | exact code | file name | exact term
-    search_score: float | None = None  # the mode's own score, when `score` was raised to keep rank order
-    same_text: list[str] = field(default_factory=list)  # other documents whose hits had this text (dropped)
+    # the mode's own score, when `score` was raised to keep rank order
+    search_score: float | None = None
+    # other documents whose hits had this text (dropped)
+    same_text: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
@@ -235,7 +249,11 @@ class Hit:
             "bm25_rank": self.bm25_rank,
             "bm25_score": self.bm25_score,
             **({"child_ids": self.child_ids} if self.child_ids else {}),
-            **({"embedding_share": self.embedding_share} if self.embedding_share is not None else {}),
+            **(
+                {"embedding_share": self.embedding_share}
+                if self.embedding_share is not None
+                else {}
+            ),
             **({"exact": self.exact, "match": self.match} if self.exact else {}),
             **({"search_score": self.search_score} if self.search_score is not None else {}),
             **({"same_text": self.same_text} if self.same_text else {}),

@@ -22,5 +22,19 @@ from .side import SideFiles
 from .staging import Staging
 from .store import Store
 
-__all__ = ["GRACE", "Builds", "Catalogue", "Entry", "Records", "SideFiles", "Staging", "Store",
-           "cache_folder", "chunk_from_record", "chunk_metadata", "entry_key", "questions_folder", "write_json"]
+__all__ = [
+    "GRACE",
+    "Builds",
+    "Catalogue",
+    "Entry",
+    "Records",
+    "SideFiles",
+    "Staging",
+    "Store",
+    "cache_folder",
+    "chunk_from_record",
+    "chunk_metadata",
+    "entry_key",
+    "questions_folder",
+    "write_json",
+]

@@ -27,16 +27,23 @@ DROPPING = "dropping a collection"
 class Builds:
     """What writes into one index, each write under its (strategy, embedder)'s lease."""
 
-    def __init__(self, chroma: Chroma, catalogue: Catalogue, side: SideFiles,
-                 leases: Leases) -> None:
+    def __init__(
+        self, chroma: Chroma, catalogue: Catalogue, side: SideFiles, leases: Leases
+    ) -> None:
         self._chroma, self._catalogue = chroma, catalogue
         self._side, self._leases = side, leases
         self.deltas = Deltas(chroma, catalogue)
         self.physical = PhysicalCollections(chroma, catalogue, side)
 
-    def lease(self, strategy: str, embedder: str, wait: bool = True,
-              on_wait: Callable[[str], None] | None = None, doing: str = "building",
-              action: str = "") -> AbstractContextManager[object]:
+    def lease(
+        self,
+        strategy: str,
+        embedder: str,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        doing: str = "building",
+        action: str = "",
+    ) -> AbstractContextManager[object]:
         """An exclusive build lease (`Leases.hold`): a lock file in the index folder, or
         with a Chroma server a lease in the server's catalogue."""
         return self._leases.hold(strategy, embedder, wait, on_wait, doing, action)
@@ -45,14 +52,33 @@ class Builds:
         """Refuse, in one line, to write into a read-only index folder (before any write)."""
         self._chroma.require_writable(doing)
 
-    def begin(self, strategy: str, embedder: str, meta: dict[str, Any], old: Entry | None,
-              full: bool, on_stage: Callable[[str], None] | None = None) -> Staging:
+    def begin(
+        self,
+        strategy: str,
+        embedder: str,
+        meta: dict[str, Any],
+        old: Entry | None,
+        full: bool,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> Staging:
         """Start writing a new version (hold the lease)."""
-        return Staging(self._chroma, self._catalogue, self._side, self.deltas, self.physical,
-                       strategy, embedder, meta, old, full, on_stage=on_stage)
+        return Staging(
+            self._chroma,
+            self._catalogue,
+            self._side,
+            self.deltas,
+            self.physical,
+            strategy,
+            embedder,
+            meta,
+            old,
+            full,
+            on_stage=on_stage,
+        )
 
-    def prepare(self, strategy: str, embedder: str,
-                grace: float = GRACE) -> tuple[Entry | None, list[str]]:
+    def prepare(
+        self, strategy: str, embedder: str, grace: float = GRACE
+    ) -> tuple[Entry | None, list[str]]:
         """Before a build (holding the lease): remove what killed builds left (collections
         never published, records of an unpublished generation) and superseded records
         whose grace period is over. Returns the live entry and what was removed."""
@@ -72,8 +98,13 @@ class Builds:
             self._side.prune(entry)
         return entry, removed
 
-    def drop(self, names: str | Sequence[str], built_with: str | None = None, wait: bool = True,
-             on_wait: Callable[[str], None] | None = None) -> Entry:
+    def drop(
+        self,
+        names: str | Sequence[str],
+        built_with: str | None = None,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> Entry:
         """Remove a collection (found by its names as in `Catalogue.find`), its BM25 index
         and manifest, and whatever builds left; a build of it running now is waited for
         (or, without `wait`, LockTimeout), and what is dropped is the version live once it
@@ -94,8 +125,9 @@ class Builds:
         with self.lease(strategy, embedder, wait, on_wait, doing=DROPPING, action="drop"):
             entry = catalogue.find_or_none(strategy, embedder)
             if entry is None:
-                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) "
-                                         f"in {self._chroma.where}")
+                raise CollectionNotFound(
+                    f"no collection for strategy {strategy!r} ({embedder}) in {self._chroma.where}"
+                )
             catalogue.forget(entry)
             self.physical.remove_version(entry)
             key = entry_key(strategy, embedder)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import CollectionNotFound
-from .chroma import Chroma
+from .chroma import Chroma, placeholders
 from .entries import Entry, entry_key
 from .leases import LEASE, Leases
 
@@ -26,14 +26,18 @@ class Catalogue:
 
     def _read(self, **query: Any) -> Any:
         chroma = self._chroma
-        return chroma.call(lambda: chroma.catalogue().get(include=["documents"], **query),
-                           "reading the catalogue")
+        return chroma.call(
+            lambda: chroma.catalogue().get(include=["documents"], **query), "reading the catalogue"
+        )
 
     def entries(self) -> list[Entry]:
         """Every live entry, by strategy then embedder."""
         got = self._read()
-        out = [Entry.from_json(doc) for cid, doc in zip(got["ids"], got["documents"] or [])
-               if doc and not cid.startswith((LEASE, WRITING))]
+        out = [
+            Entry.from_json(doc)
+            for cid, doc in zip(got["ids"], got["documents"] or [])
+            if doc and not cid.startswith((LEASE, WRITING))
+        ]
         return sorted(out, key=lambda e: (e.strategy, e.embedder))
 
     def entry(self, key: str) -> Entry | None:
@@ -47,34 +51,13 @@ class Catalogue:
         finds `fixed-100`); with no embedder given (`built_with`), the only one there is
         (or the default embedder's when several exist)."""
         names = [n.strip() for n in ([names] if isinstance(names, str) else names)]
-        entries = self.entries()
-        strategy = names[0]
-        matches = [e for e in entries if e.strategy == strategy]
-        for other in names[1:]:
-            if matches:
-                break
-            matches = [e for e in entries if e.strategy == other]
-            strategy = other if matches else strategy
+        strategy, matches = _first_built(names, self.entries())
         if built_with is not None:
-            exact = [e for e in matches if e.embedder == built_with]
-            if exact:
-                return exact[0]
-            if matches:
-                built = ", ".join(e.embedder for e in matches)
-                raise CollectionNotFound(
-                    f"strategy {strategy!r} was built with {built}, not {built_with}; "
-                    f"query with --embedder {matches[0].embedder}, or build it: "
-                    f"indexer build PATH --strategy {strategy} --embedder {built_with}"
-                )
-        elif len(matches) == 1:
-            return matches[0]
-        elif matches:
-            for e in matches:
-                if e.embedder == self._embedder:
-                    return e
-            built = ", ".join(e.embedder for e in matches)
-            raise CollectionNotFound(f"strategy {strategy!r} exists for several embedders "
-                                     f"({built}); pass --embedder")
+            found = _built_with(strategy, matches, built_with)
+        else:
+            found = self._default(strategy, matches)
+        if found is not None:
+            return found
         known = sorted({e.strategy for e in self.entries()})
         have = f"built: {', '.join(known)}" if known else "nothing is built yet"
         # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
@@ -83,15 +66,37 @@ class Catalogue:
             f"build it: indexer build PATH --strategy {names[-1]}"
         )
 
+    def _default(self, strategy: str, matches: list[Entry]) -> Entry | None:
+        """With no embedder given: the only entry there is, or the default embedder's
+        when there are several (None when there is none)."""
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            return None
+        for e in matches:
+            if e.embedder == self._embedder:
+                return e
+        built = ", ".join(e.embedder for e in matches)
+        raise CollectionNotFound(
+            f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder"
+        )
+
     def find_or_none(self, strategy: str, embedder: str) -> Entry | None:
         return self.entry(entry_key(strategy, embedder))
 
     def publish(self, entry: Entry) -> None:
         """Make `entry` the live version for its key: one upsert, the switch point."""
-        self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[entry.key], embeddings=[[0.0]], documents=[entry.to_json()],
-            metadatas=[{"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}],
-        ), "publishing a build")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().upsert(
+                ids=[entry.key],
+                embeddings=placeholders(1),
+                documents=[entry.to_json()],
+                metadatas=[
+                    {"kind": "entry", "strategy": entry.strategy, "embedder": entry.embedder}
+                ],
+            ),
+            "publishing a build",
+        )
 
     def forget(self, entry: Entry, doing: str = "dropping a collection") -> None:
         """Delete an entry: nothing of its version is live any more."""
@@ -103,8 +108,9 @@ class Catalogue:
         with self._leases.hold(strategy, embedder, doing="saving search settings"):
             entry = self.find_or_none(strategy, embedder)
             if entry is None:
-                raise CollectionNotFound(f"no collection for strategy {strategy!r} ({embedder}) "
-                                         f"in {self._chroma.where}")
+                raise CollectionNotFound(
+                    f"no collection for strategy {strategy!r} ({embedder}) in {self._chroma.where}"
+                )
             if search:
                 entry.extra["search"] = search
             else:
@@ -112,8 +118,37 @@ class Catalogue:
             self.publish(entry)
         return entry
 
-    def running_builds(self, names: Sequence[str],
-                       embedder: str | None = None) -> list[tuple[str, str]]:
+    def running_builds(
+        self, names: Sequence[str], embedder: str | None = None
+    ) -> list[tuple[str, str]]:
         """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
         holding its lease now."""
         return self._leases.running(names, embedder)
+
+
+def _first_built(names: list[str], entries: list[Entry]) -> tuple[str, list[Entry]]:
+    """The first of `names` that has entries, and them (the first name and none when
+    none has)."""
+    strategy = names[0]
+    matches = [e for e in entries if e.strategy == strategy]
+    for other in names[1:]:
+        if matches:
+            break
+        matches = [e for e in entries if e.strategy == other]
+        strategy = other if matches else strategy
+    return strategy, matches
+
+
+def _built_with(strategy: str, matches: list[Entry], embedder: str) -> Entry | None:
+    """The entry of `strategy` built with `embedder` (None when the strategy has none)."""
+    exact = [e for e in matches if e.embedder == embedder]
+    if exact:
+        return exact[0]
+    if matches:
+        built = ", ".join(e.embedder for e in matches)
+        raise CollectionNotFound(
+            f"strategy {strategy!r} was built with {built}, not {embedder}; "
+            f"query with --embedder {matches[0].embedder}, or build it: "
+            f"indexer build PATH --strategy {strategy} --embedder {embedder}"
+        )
+    return None

@@ -8,23 +8,48 @@ import contextlib
 import errno
 import shutil
 from functools import cached_property
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from chromadb.api.types import PyEmbedding
+    from chromadb.config import Settings as ChromaSettings
+
+T = TypeVar("T")
 
 CATALOG = "indexer-catalog"  # the catalogue: live entries, build leases, delta-writing marks
 # "Missing metadata segment": a read of a collection that a full rebuild deleted meanwhile
 _MISSING = ("does not exist", "not found", "missing metadata segment", "missing vector segment")
 _DISK_FULL = ("database or disk is full", "no space left", "disk full", "disk quota exceeded")
 _READ_ONLY = ("readonly database", "read-only", "read only file system", "permission denied")
-_CONNECTION = ("connection refused", "connecterror", "connection reset", "remoteprotocolerror", "timed out",
-               "server disconnected", "could not connect", "readerror", "connection aborted")
+_CONNECTION = (
+    "connection refused",
+    "connecterror",
+    "connection reset",
+    "remoteprotocolerror",
+    "timed out",
+    "server disconnected",
+    "could not connect",
+    "readerror",
+    "connection aborted",
+)
 # Below this much free space, a Chroma or SQLite failure nothing else explains is taken for
 # a full disk: Chroma reports a failed write as "Failed to apply logs to the metadata
 # segment", and the write that failed needed more than what is left.
 DISK_LOW = 64 * 1024 * 1024
+
+
+def placeholders(n: int, value: float = 0.0) -> list[PyEmbedding]:
+    """`n` one-number vectors, for records that are fetched by id and never searched
+    (catalogue records, parent chunks)."""
+    return [[value]] * n
 
 
 class ChromaFailure(StoreError):
@@ -52,10 +77,14 @@ def disk_full(where: str, folder: Path | None) -> DiskFull:
     Chroma server's (`folder` None)."""
     free = free_bytes(folder) if folder is not None else None
     if free is None:
-        return DiskFull(f"the Chroma server at {where} reports a full disk; free space on its machine and retry "
-                        "— nothing was lost")
-    return DiskFull(f"the disk holding {where} is full ({free / 2**20:.1f} MB free); free space and retry "
-                    "— nothing was lost")
+        return DiskFull(
+            f"the Chroma server at {where} reports a full disk; free space on its machine and retry "
+            "— nothing was lost"
+        )
+    return DiskFull(
+        f"the disk holding {where} is full ({free / 2**20:.1f} MB free); free space and retry "
+        "— nothing was lost"
+    )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -70,7 +99,9 @@ def is_disk_full(exc: BaseException) -> bool:
     return any(s in str(exc).lower() for s in _DISK_FULL)
 
 
-def translate(exc: BaseException, where: str, what: str = "", folder: Path | None = None) -> IndexerError:
+def translate(
+    exc: BaseException, where: str, what: str = "", folder: Path | None = None
+) -> IndexerError:
     """The IndexerError that says what a Chroma (or file system) failure means to a user.
     `folder`: the local index folder (None with a server), whose free space tells a full
     disk from other failures."""
@@ -81,16 +112,46 @@ def translate(exc: BaseException, where: str, what: str = "", folder: Path | Non
     doing = f" while {what}" if what else ""
     if is_disk_full(exc):
         return disk_full(where, folder)
-    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or any(s in text for s in _READ_ONLY):
-        return ReadOnlyIndex(f"{where} is read-only{doing}: building needs write access (querying does not)")
-    if "notfound" in name or any(s in text for s in _MISSING):
-        return CollectionNotFound(f"{what or 'a collection'} is missing from {where}; rebuild the strategy")
-    if any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name:
-        return StoreError(f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
-                          "running and run the command again (the previous version of the index is untouched)")
-    if folder is not None and (free_bytes(folder) or 0) < DISK_LOW and not isinstance(exc, OSError):
+    if _is_read_only(exc, text):
+        return ReadOnlyIndex(
+            f"{where} is read-only{doing}: building needs write access (querying does not)"
+        )
+    if _is_missing(name, text):
+        return CollectionNotFound(
+            f"{what or 'a collection'} is missing from {where}; rebuild the strategy"
+        )
+    if _is_lost_connection(name, text):
+        return StoreError(
+            f"lost the Chroma server at {where}{doing} ({first_line(exc)}); check that it is "
+            "running and run the command again (the previous version of the index is untouched)"
+        )
+    if _is_low_on_space(exc, folder):
         return disk_full(where, folder)
     return ChromaFailure(f"Chroma at {where} failed{doing}: {first_line(exc)}")
+
+
+def _is_read_only(exc: BaseException, text: str) -> bool:
+    """A write refused by a read-only file system or database, or by permissions."""
+    refused = isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES)
+    return refused or any(s in text for s in _READ_ONLY)
+
+
+def _is_missing(name: str, text: str) -> bool:
+    """A collection (or its segments) gone: deleted by a drop or a full rebuild meanwhile."""
+    return "notfound" in name or any(s in text for s in _MISSING)
+
+
+def _is_lost_connection(name: str, text: str) -> bool:
+    """A Chroma server that could not be reached or stopped answering."""
+    return any(s in text for s in _CONNECTION) or "connect" in name or "timeout" in name
+
+
+def _is_low_on_space(exc: BaseException, folder: Path | None) -> bool:
+    """A Chroma or SQLite failure nothing else explains, on a local index whose disk has
+    less than DISK_LOW left: taken for a full disk."""
+    if folder is None or isinstance(exc, OSError):
+        return False
+    return (free_bytes(folder) or 0) < DISK_LOW
 
 
 def writable(folder: Path) -> bool:
@@ -138,9 +199,10 @@ class Chroma:
     def __init__(self, path: Path, url: str | None, read_only_ok: bool = False) -> None:
         self.path = path  # the embedded database folder (unused with a server)
         self.url = url
-        self.read_only_ok = read_only_ok  # a reader may open a read-only folder through a private copy
+        # a reader may open a read-only folder through a private copy
+        self.read_only_ok = read_only_ok
         self.full_disk_copy = False  # ...or one on a full disk (Chroma writes when it opens one)
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Collection] = {}
 
     @property
     def where(self) -> str:
@@ -152,51 +214,69 @@ class Chroma:
         return None if self.url else self.path.parent
 
     @cached_property
-    def client(self):
+    def client(self) -> ClientAPI:
         from chromadb.config import Settings as ChromaSettings
 
         settings = ChromaSettings(anonymized_telemetry=False)
         import chromadb
 
         if self.url:
-            parsed = urlparse(self.url if "://" in self.url else f"http://{self.url}")
-            host = parsed.hostname or "127.0.0.1"
-            port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-            try:
-                client = chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https", settings=settings)
-                client.heartbeat()
-            except Exception:
-                raise StoreError(
-                    f"cannot reach the Chroma server at {self.url}: start one with "
-                    "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
-                ) from None
-            return client
+            return self._server(chromadb, self.url, settings)
+        return self._embedded(chromadb, settings)
+
+    def _server(self, chromadb: ModuleType, url: str, settings: ChromaSettings) -> ClientAPI:
+        """A client of the Chroma server at `url`, which answered a heartbeat."""
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        host = parsed.hostname or "127.0.0.1"
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        try:
+            client: ClientAPI = chromadb.HttpClient(
+                host=host, port=port, ssl=parsed.scheme == "https", settings=settings
+            )
+            client.heartbeat()
+        except Exception:
+            raise StoreError(
+                f"cannot reach the Chroma server at {url}: start one with "
+                "`chroma run --path DIR --port PORT`, or fix --chroma-url / INDEXER_CHROMA_URL"
+            ) from None
+        return client
+
+    def _embedded(self, chromadb: ModuleType, settings: ChromaSettings) -> ClientAPI:
+        """A client of the embedded database (a reader's private view of a read-only one)."""
         path = self.path
         self.full_disk_copy = False
         if self.read_only_ok and path.is_dir() and not writable(path):
             path = read_only_view(path)
         try:
-            client = self._open(chromadb, path, settings)
+            return self._open(chromadb, path, settings)
         except Exception as exc:  # chroma raises many kinds here
-            error = translate(exc, self.where, folder=self.folder)
-            if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
-                forget_system(path)  # the next open, once there is room, starts afresh
-                with contextlib.suppress(Exception):  # read as from a read-only folder
-                    client = self._open(chromadb, read_only_view(path), settings)
-                    self.full_disk_copy = True
-                    return client
-            if not isinstance(error, ChromaFailure):  # a full disk, a read-only folder...: nothing is damaged
-                raise error from None
-            raise StoreError(
-                f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
-                "if it is corrupt, move the folder away and rebuild"
-            ) from None
-        return client
+            return self._open_failed(exc, chromadb, path, settings)
 
-    def _open(self, chromadb, path: Path, settings):
+    def _open_failed(
+        self, exc: Exception, chromadb: ModuleType, path: Path, settings: ChromaSettings
+    ) -> ClientAPI:
+        """After a failed open: a reader on a full disk reads a private copy (Chroma writes
+        when it opens a database); anything else is its one-line error."""
+        error = translate(exc, self.where, folder=self.folder)
+        if isinstance(error, DiskFull) and self.read_only_ok and path == self.path:
+            forget_system(path)  # the next open, once there is room, starts afresh
+            with contextlib.suppress(Exception):  # read as from a read-only folder
+                client = self._open(chromadb, read_only_view(path), settings)
+                self.full_disk_copy = True
+                return client
+        if not isinstance(
+            error, ChromaFailure
+        ):  # a full disk, a read-only folder...: nothing is damaged
+            raise error from None
+        raise StoreError(
+            f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "
+            "if it is corrupt, move the folder away and rebuild"
+        ) from None
+
+    def _open(self, chromadb: ModuleType, path: Path, settings: ChromaSettings) -> ClientAPI:
         """An embedded client on `path` (Chroma writes into its database when it opens it)."""
         self._opened = str(path)
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client: ClientAPI = chromadb.PersistentClient(path=str(path), settings=settings)
         client.list_collections(limit=1)
         return client
 
@@ -227,14 +307,16 @@ class Chroma:
         if folder is None:
             return
         if folder.is_dir() and not writable(folder):
-            raise ReadOnlyIndex(f"{folder} is read-only: {doing} needs write access (query, eval and list do not); "
-                                "run it where the index is writable, or remount it read-write")
+            raise ReadOnlyIndex(
+                f"{folder} is read-only: {doing} needs write access (query, eval and list do not); "
+                "run it where the index is writable, or remount it read-write"
+            )
         if self.read_only_ok:
             self.client  # opened now: on a full disk, a reader's is a private copy
             if self.full_disk_copy:
                 raise disk_full(self.where, folder)  # what is written into the copy would be lost
 
-    def call(self, fn, what: str = ""):
+    def call(self, fn: Callable[[], T], what: str = "") -> T:
         try:
             return fn()
         except IndexerError:
@@ -243,12 +325,14 @@ class Chroma:
             raise translate(exc, self.where, what, self.folder) from None
 
     # -- collections -----------------------------------------------------------------------
-    def collection(self, name: str):
+    def collection(self, name: str) -> Collection:
         """A handle on a collection (cached); CollectionNotFound when it is gone."""
         handle = self._handles.get(name)
         if handle is None:
-            handle = self.call(lambda: self.client.get_collection(name, embedding_function=None),
-                               f"collection {name}")
+            handle = self.call(
+                lambda: self.client.get_collection(name, embedding_function=None),
+                f"collection {name}",
+            )
             self._handles[name] = handle
         return handle
 
@@ -256,7 +340,10 @@ class Chroma:
         """Is the collection there now? (Asked of the database, not of the handle cache:
         another process may have deleted it.)"""
         try:
-            self.call(lambda: self.client.get_collection(name, embedding_function=None), f"collection {name}")
+            self.call(
+                lambda: self.client.get_collection(name, embedding_function=None),
+                f"collection {name}",
+            )
         except CollectionNotFound:
             self.forget(name)
             return False
@@ -265,25 +352,31 @@ class Chroma:
     def forget(self, name: str) -> None:
         self._handles.pop(name, None)
 
-    def create(self, name: str, metadata: dict[str, Any]):
+    def create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self.call(
             lambda: self.client.create_collection(
-                name, embedding_function=None, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}
+                name,
+                embedding_function=None,
+                metadata=metadata,
+                configuration={"hnsw": {"space": "cosine"}},
             ),
             f"creating collection {name}",
         )
         self._handles[name] = handle
         return handle
 
-    def catalogue(self) -> Any:
+    def catalogue(self) -> Collection:
         """The catalogue collection (created on first use)."""
         return self.get_or_create(CATALOG, {"indexer": "catalog"})
 
-    def get_or_create(self, name: str, metadata: dict[str, Any]):
+    def get_or_create(self, name: str, metadata: dict[str, Any]) -> Collection:
         handle = self._handles.get(name)
         if handle is None:
-            handle = self.call(lambda: self.client.get_or_create_collection(name, embedding_function=None,
-                                                                            metadata=metadata))
+            handle = self.call(
+                lambda: self.client.get_or_create_collection(
+                    name, embedding_function=None, metadata=metadata
+                )
+            )
             self._handles[name] = handle
         return handle
 
@@ -292,7 +385,7 @@ class Chroma:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
 
-    def listing(self) -> list[tuple[str, dict]]:
+    def listing(self) -> list[tuple[str, dict[str, Any]]]:
         """(name, metadata) of every collection."""
         out = []
         for col in self.call(self.client.list_collections, "listing collections"):

@@ -20,22 +20,59 @@ from .store import Store
 DOING = "collecting garbage"
 
 
-def collect(store: Store, grace: float | None = None, chroma_path: Path | None = None,
-            on_message: Callable[[str], None] | None = None) -> GcReport:
+def collect(
+    store: Store,
+    grace: float | None = None,
+    chroma_path: Path | None = None,
+    on_message: Callable[[str], None] | None = None,
+) -> GcReport:
     """Everything above, for every collection in the index (each under its lease). The
     bytes freed are measured: the index folder (and `chroma_path`) before and after."""
-    builds, catalogue = store.builds, store.catalogue
-    builds.require_writable(DOING)
+    store.builds.require_writable(DOING)
     report = GcReport()
-    grace = GRACE if grace is None else grace
     say = on_message or (lambda _m: None)
-    outside = chroma_path is not None and store.db not in chroma_path.parents
-    folders = [store.db] + ([chroma_path] if chroma_path and outside else [])
+    folders = _measured_folders(store, chroma_path)
     before = sum(folder_size(f) for f in folders)
-    for entry in catalogue.entries():
+    _prepare_entries(store, GRACE if grace is None else grace, say, report)
+    _remove_unpublished(store, say, report)
+    in_chroma = len(report.removed)  # versions and collections removed from Chroma
+    _remove_dead_side_files(store, report)
+    path = _chroma_folder(store, chroma_path)
+    if path is not None:
+        _collect_chroma_folder(path, report, in_chroma)
+    report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
+    report.measured = [str(f) for f in folders]
+    return report
+
+
+def _measured_folders(store: Store, chroma_path: Path | None) -> list[Path]:
+    """The index folder, and a Chroma data folder given outside it."""
+    outside = chroma_path is not None and store.db not in chroma_path.parents
+    return [store.db] + ([chroma_path] if chroma_path and outside else [])
+
+
+def _chroma_folder(store: Store, chroma_path: Path | None) -> Path | None:
+    """Chroma's data folder on this machine: the one given, else the embedded database's
+    (None with a server and none given, or when it is not there)."""
+    path = chroma_path or (None if store.url else store.db / CHROMA)
+    return path if path is not None and path.is_dir() else None
+
+
+def _prepare_entries(
+    store: Store, grace: float, say: Callable[[str], None], report: GcReport
+) -> None:
+    """Each live entry's clean-up before a build (`Builds.prepare`), under its lease."""
+    builds = store.builds
+    for entry in store.catalogue.entries():
         with builds.lease(entry.strategy, entry.embedder, on_wait=say, doing=DOING, action="gc"):
             _, removed = builds.prepare(entry.strategy, entry.embedder, grace)
             report.removed.extend(removed)
+
+
+def _remove_unpublished(store: Store, say: Callable[[str], None], report: GcReport) -> None:
+    """The collections no build published (a killed build's), unless a build of their
+    key is running now."""
+    builds = store.builds
     for key, names in builds.physical.unpublished().items():
         strategy, _, embedder = key.rpartition("@")
         try:
@@ -45,22 +82,25 @@ def collect(store: Store, grace: float | None = None, chroma_path: Path | None =
                     report.add(f"collection {name} (never published)")
         except LockTimeout:
             say(f"skipped {', '.join(names)}: a build of {strategy} ({embedder}) is running")
-    in_chroma = len(report.removed)  # versions and collections removed from Chroma
-    live = {name for e in catalogue.entries() for name in (e.collection, e.parents, e.delta)}
+
+
+def _remove_dead_side_files(store: Store, report: GcReport) -> None:
+    """Side folders of collections no live entry names."""
+    live = {name for e in store.catalogue.entries() for name in (e.collection, e.parents, e.delta)}
     side = store.side.root
-    if side.is_dir():
-        for folder in side.iterdir():
-            if folder.is_dir() and folder.name not in live:
-                shutil.rmtree(folder, ignore_errors=True)
-                report.add(f"side files of {folder.name} (not live)")
-    path = chroma_path or (None if store.url else store.db / CHROMA)
-    if path is not None and path.is_dir():
-        listed = len(report.removed)
-        remove_orphan_segments(path, report)
-        in_chroma += len(report.removed) - listed
-        # a VACUUM rewrites the whole database (minutes at a million chunks): when this
-        # run removed something from Chroma, or when what earlier deletions left is worth it
-        vacuum(path, report, force=in_chroma > 0)
-    report.bytes_freed = max(before - sum(folder_size(f) for f in folders), 0)
-    report.measured = [str(f) for f in folders]
-    return report
+    if not side.is_dir():
+        return
+    for folder in side.iterdir():
+        if folder.is_dir() and folder.name not in live:
+            shutil.rmtree(folder, ignore_errors=True)
+            report.add(f"side files of {folder.name} (not live)")
+
+
+def _collect_chroma_folder(path: Path, report: GcReport, in_chroma: int) -> None:
+    """Orphan vector segments in Chroma's data folder, then its catalogue compacted."""
+    listed = len(report.removed)
+    remove_orphan_segments(path, report)
+    in_chroma += len(report.removed) - listed
+    # a VACUUM rewrites the whole database (minutes at a million chunks): when this
+    # run removed something from Chroma, or when what earlier deletions left is worth it
+    vacuum(path, report, force=in_chroma > 0)

@@ -18,11 +18,12 @@ from collections.abc import Callable
 
 from ..errors import IndexerError
 from .catalogue import WRITING, Catalogue
-from .chroma import Chroma
+from .chroma import Chroma, placeholders
 from .entries import GRACE, Entry, superseded
 
 DELTA_FROM = 50_000  # records from which incremental builds write into a delta collection
-COMPACT_SHARE = 0.05  # ...merged into the collection once it (or what it superseded) passes this share
+# ...merged into the collection once it (or what it superseded) passes this share
+COMPACT_SHARE = 0.05
 MERGE_BATCH = 2000
 
 
@@ -46,22 +47,36 @@ class Deltas:
         (`done_writing`). `Builds.prepare` looks for an unpublished generation's records
         only when this mark was left (a killed build): looking costs a metadata scan of the
         collection, seconds at a million records, which every build paid before."""
-        self._chroma.call(lambda: self._chroma.catalogue().upsert(
-            ids=[WRITING + entry.key], embeddings=[[0.0]], documents=[json.dumps({"generation": entry.generation + 1})],
-            metadatas=[{"kind": "writing"}]), "writing the catalogue")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().upsert(
+                ids=[WRITING + entry.key],
+                embeddings=placeholders(1),
+                documents=[json.dumps({"generation": entry.generation + 1})],
+                metadatas=[{"kind": "writing"}],
+            ),
+            "writing the catalogue",
+        )
 
     def done_writing(self, entry: Entry) -> None:
-        self._chroma.call(lambda: self._chroma.catalogue().delete(ids=[WRITING + entry.key]),
-                          "writing the catalogue")
+        self._chroma.call(
+            lambda: self._chroma.catalogue().delete(ids=[WRITING + entry.key]),
+            "writing the catalogue",
+        )
 
     def was_writing(self, entry: Entry) -> bool:
         """Did a build writing into `entry`'s collection stop before it published?"""
-        got = self._chroma.call(lambda: self._chroma.catalogue().get(ids=[WRITING + entry.key], include=[]),
-                                "reading the catalogue")
+        got = self._chroma.call(
+            lambda: self._chroma.catalogue().get(ids=[WRITING + entry.key], include=[]),
+            "reading the catalogue",
+        )
         return bool(got["ids"])
 
-    def merge(self, entry: Entry, on_note: Callable[[str], object] = lambda _msg: None,
-              grace: float = GRACE) -> Entry:
+    def merge(
+        self,
+        entry: Entry,
+        on_note: Callable[[str], object] = lambda _msg: None,
+        grace: float = GRACE,
+    ) -> Entry:
         """Before an incremental build (holding the lease): merge the entry's delta
         collection into its collection once due (`compact`). A merge that fails does not
         fail the build — Chroma 1.5 can be left unable to apply its log to a collection's
@@ -73,14 +88,18 @@ class Deltas:
         try:
             self.compact(entry, grace)
         except IndexerError as exc:
-            on_note(f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
-                    f"searches read both: indexer build --full rebuilds the collection")
+            on_note(
+                f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
+                f"searches read both: indexer build --full rebuilds the collection"
+            )
             return entry
         on_note(f"merged the delta collection {name} into {entry.collection}")
         return entry
 
     def _delta_due(self, entry: Entry) -> bool:
-        delta: int = self._chroma.call(self._chroma.collection(entry.delta).count, "counting a delta")
+        delta: int = self._chroma.call(
+            self._chroma.collection(entry.delta).count, "counting a delta"
+        )
         return max(delta, len(entry.pending_ids)) > COMPACT_SHARE * max(entry.chunks, 1)
 
     def compact(self, entry: Entry, grace: float = GRACE) -> None:
@@ -89,20 +108,42 @@ class Deltas:
         record once) and delete the records superseded since, once their grace is over.
         What every incremental build of a large collection would otherwise pay: Chroma
         loads the collection's whole HNSW index on the first read or write."""
-        main, delta = self._chroma.collection(entry.collection), self._chroma.collection(entry.delta)
+        main, delta = (
+            self._chroma.collection(entry.collection),
+            self._chroma.collection(entry.delta),
+        )
         while True:  # page from the start: each page is deleted from the delta once copied
-            got = self._chroma.call(lambda: delta.get(include=["embeddings", "documents", "metadatas"],
-                                                      limit=MERGE_BATCH), "reading a delta")
+            got = self._chroma.call(
+                lambda: delta.get(
+                    include=["embeddings", "documents", "metadatas"], limit=MERGE_BATCH
+                ),
+                "reading a delta",
+            )
             if not got["ids"]:
                 break
-            self._chroma.call(lambda: main.upsert(ids=got["ids"], embeddings=got["embeddings"],
-                                                  documents=got["documents"], metadatas=got["metadatas"]),
-                              "merging a delta")
+            self._chroma.call(
+                lambda: main.upsert(
+                    ids=got["ids"],
+                    embeddings=got["embeddings"],
+                    documents=got["documents"],
+                    metadatas=got["metadatas"],
+                ),
+                "merging a delta",
+            )
             self._chroma.call(lambda: delta.delete(ids=got["ids"]), "merging a delta")
         name, entry.delta = entry.delta, ""
         self._catalogue.publish(entry)
         self._chroma.delete(name)
         self.expire_pending(entry, grace)
+
+    def _delete(self, name: str, ids: list[str]) -> None:
+        """Delete records by id from collection `name` ("" names none), in batches."""
+        if not name or not ids:
+            return
+        col = self._chroma.collection(name)
+        for i in range(0, len(ids), 5000):
+            part = ids[i : i + 5000]
+            self._chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
 
     def expire_pending(self, entry: Entry, grace: float) -> bool:
         """Delete the records superseded by generations whose grace period is over (and
@@ -112,16 +153,14 @@ class Deltas:
         if not due:
             return False
         later = [p for p in entry.pending if p not in due]
-        for name, field, revived in ((entry.collection, "ids", "revived"), (entry.parents, "parents", "revived_parents")):
+        for name, field, revived in (
+            (entry.collection, "ids", "revived"),
+            (entry.parents, "parents", "revived_parents"),
+        ):
             # superseded by the due generations and not written again since, nor named by a
             # later generation (which decides their fate when its own grace is over)
             named_later = {i for p in later for i in (*p.get(field, ()), *p.get(revived, ()))}
-            ids = sorted(superseded(due, field, revived) - named_later)
-            if name and ids:
-                col = self._chroma.collection(name)
-                for i in range(0, len(ids), 5000):
-                    part = ids[i : i + 5000]
-                    self._chroma.call(lambda: col.delete(ids=part), "deleting superseded records")
+            self._delete(name, sorted(superseded(due, field, revived) - named_later))
         entry.pending = later
         self._catalogue.publish(entry)
         return True

@@ -65,7 +65,8 @@ class Entry:
     delta: str = ""  # companion collection incremental builds of a large collection write into (delta.DELTA_FROM)
     build_seconds: float = 0.0
     generation: int = 1
-    pending: list[dict[str, Any]] = field(default_factory=list)  # [{"at", "gen", "ids", "parents", "revived"...}]
+    # [{"at", "gen", "ids", "parents", "revived"...}]
+    pending: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

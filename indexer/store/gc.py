@@ -55,21 +55,33 @@ def orphan_segments(chroma_path: Path, min_age: float = 0.0) -> list[Path]:
     database = chroma_path / "chroma.sqlite3"
     if not database.exists():
         return []
-    try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
-            live = {row[0] for row in conn.execute("SELECT id FROM segments")}
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read Chroma's catalogue in {database} ({exc}); is it a Chroma data folder?") from None
+    live = _listed_segments(database)
     now = time.time()
     out = []
     for child in chroma_path.iterdir():
         if child.is_dir() and _SEGMENT_DIR.match(child.name) and child.name not in live:
-            try:
-                if now - child.stat().st_mtime >= min_age:
-                    out.append(child)
-            except OSError:
-                pass
+            if _age(child, now) >= min_age:
+                out.append(child)
     return out
+
+
+def _listed_segments(database: Path) -> set[str]:
+    """The segment ids Chroma's catalogue database lists."""
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as conn:
+            return {row[0] for row in conn.execute("SELECT id FROM segments")}
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"cannot read Chroma's catalogue in {database} ({exc}); is it a Chroma data folder?"
+        ) from None
+
+
+def _age(path: Path, now: float) -> float:
+    """Seconds since `path` changed (-inf when it cannot be read: never old enough)."""
+    try:
+        return now - path.stat().st_mtime
+    except OSError:
+        return float("-inf")
 
 
 def remove_orphan_segments(chroma_path: Path, report: GcReport) -> None:
@@ -92,16 +104,20 @@ def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
     before = database.stat().st_size
     try:
         with contextlib.closing(sqlite3.connect(str(database), timeout=30)) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-            pages = conn.execute("PRAGMA page_count").fetchone()[0] or 1
-            fts = "embedding_fulltext_search" in tables and "embedding_fulltext_search_data" in tables
-            segments = conn.execute("SELECT count(*) FROM embedding_fulltext_search_data").fetchone()[0] if fts else 0
-            rows = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] if "embeddings" in tables else 0
-            if not force and free / pages <= 0.3 and segments <= 2 * rows + 200:
+            tables = {
+                row[0]
+                for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            fts = (
+                "embedding_fulltext_search" in tables and "embedding_fulltext_search_data" in tables
+            )
+            bloated = _bloated(conn, tables, fts)
+            if not force and not bloated:
                 return
             if fts:
-                conn.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
+                conn.execute(
+                    "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')"
+                )
                 conn.commit()
             conn.execute("VACUUM")
     except sqlite3.Error:
@@ -109,6 +125,24 @@ def vacuum(chroma_path: Path, report: GcReport, force: bool = False) -> None:
     freed = before - database.stat().st_size
     if freed > 0:
         report.add("space in Chroma's catalogue (full-text index merged, vacuumed)", freed)
+
+
+def _bloated(conn: sqlite3.Connection, tables: set[str], fts: bool) -> bool:
+    """Does Chroma's catalogue keep enough of replaced versions to compact it: over 30%
+    free pages, or far more full-text index segments than records?"""
+    free: int = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    pages: int = conn.execute("PRAGMA page_count").fetchone()[0] or 1
+    segments: int = (
+        conn.execute("SELECT count(*) FROM embedding_fulltext_search_data").fetchone()[0]
+        if fts
+        else 0
+    )
+    rows: int = (
+        conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        if "embeddings" in tables
+        else 0
+    )
+    return not (free / pages <= 0.3 and segments <= 2 * rows + 200)
 
 
 def compact_if_grown(chroma_path: Path, report: GcReport, growth: float = 1.2) -> None:

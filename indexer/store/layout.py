@@ -1,11 +1,11 @@
 """The index folder's layout: the names of what the store keeps in it, known here only.
 
-    <db>/indexer.json                  the marker: format, tool
-    <db>/chroma/                       the embedded Chroma database (gc.json beside it)
-    <db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
-    <db>/locks/                        build leases (an embedded database)
-    <db>/cache/                        the embedding cache, the LLM context and question caches
-    <db>/questions/                    question sets made from the documents (eval --generate)
+<db>/indexer.json                  the marker: format, tool
+<db>/chroma/                       the embedded Chroma database (gc.json beside it)
+<db>/indexes/<collection>/g<N>/    one version's side files: manifest.json, bm25/, ...
+<db>/locks/                        build leases (an embedded database)
+<db>/cache/                        the embedding cache, the LLM context and question caches
+<db>/questions/                    question sets made from the documents (eval --generate)
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ GC_MARK = "gc.json"
 QUESTIONS = "questions"
 
 
-def cache_folder(db: str | os.PathLike) -> Path:
+def cache_folder(db: str | os.PathLike[str]) -> Path:
     """The caches of an index folder (for callers with settings but no open store)."""
     return Path(db) / CACHE
 
 
-def questions_folder(db: str | os.PathLike) -> Path:
+def questions_folder(db: str | os.PathLike[str]) -> Path:
     """Where made-up question sets of an index folder are kept."""
     return Path(db) / QUESTIONS
 

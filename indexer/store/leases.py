@@ -17,27 +17,40 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LockTimeout
-from .chroma import Chroma, translate
+from .chroma import Chroma, placeholders, translate
 from .entries import entry_key, slug
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
 
 TTL = 30.0  # seconds a server lease lives without a heartbeat
 SETTLE = 0.4  # seconds between writing a lease and reading it back
 LEASE = "lease:"  # the catalogue ids of server leases
 
+OnWait = Callable[[str], None]
+LeaseRecord = dict[str, Any]  # owner, until (epoch seconds), strategy, embedder, since
 
-def _busy(strategy: str, embedder: str, where: str, owner: str = "", action: str = "") -> LockTimeout:
+
+def _busy(
+    strategy: str, embedder: str, where: str, owner: str = "", action: str = ""
+) -> LockTimeout:
     """`action`: what the refused caller wanted to do (empty: build)."""
     by = f" ({owner})" if owner else ""
     if action:
-        return LockTimeout(f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
-                           f"and holds its lease; {action} it when the build is done, or without --no-wait to wait")
-    return LockTimeout(f"another build of {strategy} ({embedder}) is running on {where}{by}; "
-                       "wait for it, or run the build without --no-wait to queue behind it")
+        return LockTimeout(
+            f"cannot {action} {strategy} ({embedder}) now: a build of it is running on {where}{by} "
+            f"and holds its lease; {action} it when the build is done, or without --no-wait to wait"
+        )
+    return LockTimeout(
+        f"another build of {strategy} ({embedder}) is running on {where}{by}; "
+        "wait for it, or run the build without --no-wait to queue behind it"
+    )
 
 
 def _waiting(strategy: str, embedder: str, action: str = "") -> str:
@@ -47,8 +60,15 @@ def _waiting(strategy: str, embedder: str, action: str = "") -> str:
 
 
 @contextlib.contextmanager
-def file_lease(folder: Path, strategy: str, embedder: str, where: str, wait: bool = True, on_wait=None,
-               action: str = ""):
+def file_lease(
+    folder: Path,
+    strategy: str,
+    embedder: str,
+    where: str,
+    wait: bool = True,
+    on_wait: OnWait | None = None,
+    action: str = "",
+) -> Iterator[None]:
     """A lock file in the index folder (embedded database)."""
     from filelock import FileLock, Timeout
 
@@ -92,23 +112,40 @@ def held_file_leases(folder: Path, strategy: str) -> list[str]:
     return held
 
 
-def held_server_leases(catalog, chroma) -> list[dict]:
+def _record(doc: str | None) -> LeaseRecord | None:
+    """A lease record from its JSON (None when there is none, or it is not one)."""
+    if not doc:
+        return None
+    try:
+        record = json.loads(doc)
+    except (TypeError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def held_server_leases(catalog: Collection, chroma: Chroma) -> list[LeaseRecord]:
     """The lease records in a server's catalogue that have not expired (strategy, embedder,
     owner...)."""
-    got = chroma.call(lambda: catalog.get(where={"kind": "lease"}, include=["documents"]),
-                      "reading build leases")
-    records = []
-    for doc in got.get("documents") or []:
-        with contextlib.suppress(TypeError, ValueError):
-            records.append(json.loads(doc))
-    return [r for r in records if isinstance(r, dict) and r.get("until", 0) >= time.time()]
+    got = chroma.call(
+        lambda: catalog.get(where={"kind": "lease"}, include=["documents"]), "reading build leases"
+    )
+    records = [_record(doc) for doc in got.get("documents") or []]
+    return [r for r in records if r is not None and r.get("until", 0) >= time.time()]
 
 
 class ServerLease:
     """A lease record in the catalogue of a Chroma server."""
 
-    def __init__(self, catalog, chroma, key: str, strategy: str, embedder: str, ttl: float = TTL,
-                 action: str = "") -> None:
+    def __init__(
+        self,
+        catalog: Collection,
+        chroma: Chroma,
+        key: str,
+        strategy: str,
+        embedder: str,
+        ttl: float = TTL,
+        action: str = "",
+    ) -> None:
         self.catalog, self.chroma = catalog, chroma
         self.id = f"{LEASE}{key}"
         self.strategy, self.embedder = strategy, embedder
@@ -118,38 +155,66 @@ class ServerLease:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def _read(self) -> dict | None:
-        got = self.chroma.call(lambda: self.catalog.get(ids=[self.id], include=["documents"]), "reading a build lease")
+    def _read(self) -> LeaseRecord | None:
+        got = self.chroma.call(
+            lambda: self.catalog.get(ids=[self.id], include=["documents"]), "reading a build lease"
+        )
         docs = got.get("documents") or []
-        if not docs or not docs[0]:
-            return None
-        try:
-            return json.loads(docs[0])
-        except ValueError:
-            return None
+        return _record(docs[0]) if docs else None
+
+    def _mine(self, record: LeaseRecord | None) -> bool:
+        return record is not None and record.get("owner") == self.owner
 
     def _write(self) -> None:
-        record = {"owner": self.owner, "until": time.time() + self.ttl, "strategy": self.strategy,
-                  "embedder": self.embedder, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        self.chroma.call(lambda: self.catalog.upsert(ids=[self.id], embeddings=[[0.0]], documents=[json.dumps(record)],
-                                                     metadatas=[{"kind": "lease"}]), "writing a build lease")
+        record = {
+            "owner": self.owner,
+            "until": time.time() + self.ttl,
+            "strategy": self.strategy,
+            "embedder": self.embedder,
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        self.chroma.call(
+            lambda: self.catalog.upsert(
+                ids=[self.id],
+                embeddings=placeholders(1),
+                documents=[json.dumps(record)],
+                metadatas=[{"kind": "lease"}],
+            ),
+            "writing a build lease",
+        )
 
-    def acquire(self, wait: bool = True, on_wait=None) -> None:
+    def _take(self) -> tuple[bool, LeaseRecord | None]:
+        """One attempt: write the lease when it is free (expired, or ours), then read back
+        who holds it. (Whether this owner holds it, the record read.)"""
+        current = self._read()
+        if current is None or current.get("until", 0) < time.time() or self._mine(current):
+            self._write()
+            time.sleep(SETTLE)
+            current = self._read()
+            if self._mine(current):
+                return True, current
+        return False, current
+
+    def acquire(self, wait: bool = True, on_wait: OnWait | None = None) -> None:
         told = False
         while True:
-            current = self._read()
-            if current is None or current.get("until", 0) < time.time() or current.get("owner") == self.owner:
-                self._write()
-                time.sleep(SETTLE)
-                current = self._read()
-                if current and current.get("owner") == self.owner:
-                    break
+            held, current = self._take()
+            if held:
+                break
+            holder = current or {}
             if not wait:
-                raise _busy(self.strategy, self.embedder, self.chroma.where, (current or {}).get("owner", ""),
-                            self.action)
+                raise _busy(
+                    self.strategy,
+                    self.embedder,
+                    self.chroma.where,
+                    holder.get("owner", ""),
+                    self.action,
+                )
             if on_wait and not told:
-                on_wait(_waiting(self.strategy, self.embedder, self.action)[:-3]
-                        + f" (held by {(current or {}).get('owner', '?')})...")
+                on_wait(
+                    _waiting(self.strategy, self.embedder, self.action)[:-3]
+                    + f" (held by {holder.get('owner', '?')})..."
+                )
                 told = True
             time.sleep(1.0)
         self._thread = threading.Thread(target=self._beat, name="indexer-lease", daemon=True)
@@ -158,8 +223,7 @@ class ServerLease:
     def _beat(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             try:
-                current = self._read()
-                if current and current.get("owner") == self.owner:
+                if self._mine(self._read()):
                     self._write()
             except Exception:  # the build itself will report a lost server
                 pass
@@ -169,14 +233,22 @@ class ServerLease:
         if self._thread is not None:
             self._thread.join(timeout=5)
         with contextlib.suppress(Exception):
-            current = self._read()
-            if current and current.get("owner") == self.owner:
+            if self._mine(self._read()):
                 self.chroma.call(lambda: self.catalog.delete(ids=[self.id]))
 
 
 @contextlib.contextmanager
-def server_lease(catalog, chroma, key: str, strategy: str, embedder: str, wait: bool = True, on_wait=None,
-                 ttl: float = TTL, action: str = ""):
+def server_lease(
+    catalog: Collection,
+    chroma: Chroma,
+    key: str,
+    strategy: str,
+    embedder: str,
+    wait: bool = True,
+    on_wait: OnWait | None = None,
+    ttl: float = TTL,
+    action: str = "",
+) -> Iterator[ServerLease]:
     lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl, action)
     lease.acquire(wait, on_wait)
     try:
@@ -192,15 +264,31 @@ class Leases:
     def __init__(self, chroma: Chroma, locks: Path, ttl: float = TTL) -> None:
         self._chroma, self._locks, self._ttl = chroma, locks, ttl
 
-    def hold(self, strategy: str, embedder: str, wait: bool = True, on_wait: Callable[[str], None] | None = None,
-             doing: str = "building", action: str = "") -> AbstractContextManager[object]:
+    def hold(
+        self,
+        strategy: str,
+        embedder: str,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        doing: str = "building",
+        action: str = "",
+    ) -> AbstractContextManager[object]:
         """An exclusive build lease. Whoever takes it writes into the index (`doing`, for
         the message when the folder is read-only); `action` names what a caller other
         than a build wants (`drop`), for the messages when a build holds the lease."""
         chroma = self._chroma
         if chroma.url:
-            return server_lease(chroma.catalogue(), chroma, entry_key(strategy, embedder), strategy, embedder,
-                                wait, on_wait, self._ttl, action)
+            return server_lease(
+                chroma.catalogue(),
+                chroma,
+                entry_key(strategy, embedder),
+                strategy,
+                embedder,
+                wait,
+                on_wait,
+                self._ttl,
+                action,
+            )
         chroma.require_writable(doing)
         return file_lease(self._locks, strategy, embedder, chroma.where, wait, on_wait, action)
 
@@ -208,9 +296,20 @@ class Leases:
         """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)
         holding its lease now."""
         if self._chroma.url:
-            leases = held_server_leases(self._chroma.catalogue(), self._chroma)
-            return [(r["strategy"], r["embedder"]) for r in leases
-                    if r.get("strategy") in names and embedder in (None, r.get("embedder"))]
-        return [(name, embedder or held) for name in names
-                for held in held_file_leases(self._locks, name)
-                if embedder is None or slug(embedder) == held]
+            return self._running_on_server(names, embedder)
+        return [
+            (name, embedder or held)
+            for name in names
+            for held in held_file_leases(self._locks, name)
+            if embedder is None or slug(embedder) == held
+        ]
+
+    def _running_on_server(
+        self, names: Sequence[str], embedder: str | None
+    ) -> list[tuple[str, str]]:
+        leases = held_server_leases(self._chroma.catalogue(), self._chroma)
+        return [
+            (r["strategy"], r["embedder"])
+            for r in leases
+            if r.get("strategy") in names and embedder in (None, r.get("embedder"))
+        ]

@@ -13,6 +13,7 @@ from .catalogue import Catalogue
 from .chroma import Chroma
 from .entries import PREFIX, Entry
 from .gc import GcReport, compact_if_grown, remove_orphan_segments
+from .records import generation_filter
 from .side import SideFiles
 
 
@@ -41,7 +42,7 @@ class PhysicalCollections:
             if not name:
                 continue
             col = self._chroma.collection(name)
-            where = {"gen": {"$gt": entry.generation}}
+            where = generation_filter("$gt", entry.generation)
             got = self._chroma.call(lambda: col.get(where=where, include=[]), "reading records")
             if got["ids"]:
                 self._chroma.call(lambda: col.delete(ids=got["ids"]), "deleting records")
@@ -51,18 +52,22 @@ class PhysicalCollections:
     def unpublished(self, key: str | None = None) -> dict[str, list[str]]:
         """{entry key: names} of the physical collections no live entry names (what killed
         builds left), of one key (`entry_key`) or of every one."""
-        if key is not None:
-            one = self._catalogue.entry(key)
-            lives = [one] if one else []
-        else:
-            lives = self._catalogue.entries()
-        live = {name for e in lives for name in (e.collection, e.parents, e.delta)}
+        live = {
+            name for e in self._live_entries(key) for name in (e.collection, e.parents, e.delta)
+        }
         out: dict[str, list[str]] = {}
         for name, meta in sorted(self._chroma.listing()):
             owner = meta.get("indexer_key")
             if name.startswith(PREFIX) and name not in live and owner and key in (None, owner):
                 out.setdefault(owner, []).append(name)
         return out
+
+    def _live_entries(self, key: str | None) -> list[Entry]:
+        """The live entry of `key` (none or one), or with None every live entry."""
+        if key is None:
+            return self._catalogue.entries()
+        one = self._catalogue.entry(key)
+        return [one] if one else []
 
     def collect_segments(self) -> None:
         """Embedded database: remove the vector-index folders Chroma leaves of deleted

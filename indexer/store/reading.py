@@ -10,16 +10,18 @@ vector and id reads (the caller filters by the version it reads); scans skip the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ..types import Chunk
 from .chroma import Chroma
 from .entries import Entry
-from .records import chunk_from_record
+from .records import RecordMeta, all_of, chunk_from_record, generation_filter
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    import numpy as np
+    import numpy.typing as npt
+    from chromadb.api.types import Embedding, GetResult, Include, Where
 
 SCAN_BATCH = 2000
 
@@ -35,16 +37,23 @@ class Records:
         (a long-lived reader does when a new version is published; see `Chroma.reopen`)."""
         self._chroma.reopen()
 
-    def nearest(self, entry: Entry, vector: ArrayLike, n: int) -> list[tuple[str, float]]:
+    def nearest(
+        self, entry: Entry, vector: npt.NDArray[np.float32], n: int
+    ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of up to n nearest records (live or not: the caller
         filters by the version it reads)."""
         found: dict[str, float] = {}
+        queries: list[Embedding] = [vector]
         for name in entry.record_collections:
             col = self._chroma.collection(name)
-            got = self._chroma.call(lambda: col.query(query_embeddings=[vector], n_results=max(n, 1),
-                                                      include=["distances"]),
-                                    f"searching {entry.strategy}")
-            for cid, d in zip(got["ids"][0], got["distances"][0]):
+            got = self._chroma.call(
+                lambda: col.query(
+                    query_embeddings=queries, n_results=max(n, 1), include=["distances"]
+                ),
+                f"searching {entry.strategy}",
+            )
+            distances = got["distances"] or [[]]  # asked for: always there
+            for cid, d in zip(got["ids"][0], distances[0]):
                 # a record being merged is in both collections
                 found[cid] = max(found.get(cid, -2.0), 1.0 - float(d))
         return sorted(found.items(), key=lambda kv: -kv[1])[: max(n, 1)]
@@ -57,42 +66,49 @@ class Records:
             if not missing:
                 break
             col = self._chroma.collection(name)
-            got = self._chroma.call(lambda: col.get(ids=missing, include=["documents", "metadatas"]),
-                                    f"reading {entry.strategy}")
-            out.update((cid, chunk_from_record(cid, doc, meta))
-                       for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]))
+            got = self._chroma.call(
+                lambda: col.get(ids=missing, include=["documents", "metadatas"]),
+                f"reading {entry.strategy}",
+            )
+            docs, metas = got["documents"] or [], got["metadatas"] or []  # asked for: there
+            out.update(
+                (cid, chunk_from_record(cid, doc, meta))
+                for cid, doc, meta in zip(got["ids"], docs, metas)
+            )
         return out
 
-    def _pages(self, entry: Entry, where: dict[str, Any],
-               include: list[str]) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+    def _pages(
+        self, entry: Entry, where: Where, include: Include
+    ) -> Iterator[tuple[str, str | None, RecordMeta]]:
         """(id, document, metadata) of the records matching `where`, in batches, both
         collections; superseded ones skipped."""
         pending = entry.pending_ids
         # a record written again (its file restored) is in the delta and may be in both
         seen: set[str] = set()
         for name in reversed(entry.record_collections):
-            col = self._chroma.collection(name)
-            offset = 0
-            while True:
-                got = self._chroma.call(lambda: col.get(where=where, include=include, limit=SCAN_BATCH,
-                                                        offset=offset), f"reading {entry.strategy}")
-                if not got["ids"]:
-                    break
-                docs = got.get("documents") or [None] * len(got["ids"])
-                for cid, doc, meta in zip(got["ids"], docs, got["metadatas"]):
-                    if cid not in pending and cid not in seen:
-                        yield cid, doc, meta or {}
-                    if name == entry.delta:
-                        seen.add(cid)
-                offset += len(got["ids"])
+            in_delta = name == entry.delta
+            for got in self._batches(name, where, include, f"reading {entry.strategy}"):
+                yield from _unseen(got, pending, seen, in_delta)
 
-    def scan(self, entry: Entry,
-             doc_id: str | None = None) -> Iterator[tuple[Chunk, dict[str, Any]]]:
+    def _batches(self, name: str, where: Where, include: Include, what: str) -> Iterator[GetResult]:
+        """The records of collection `name` matching `where`, SCAN_BATCH at a time."""
+        col = self._chroma.collection(name)
+        offset = 0
+        while True:
+            got = self._chroma.call(
+                lambda: col.get(where=where, include=include, limit=SCAN_BATCH, offset=offset), what
+            )
+            if not got["ids"]:
+                return
+            yield got
+            offset += len(got["ids"])
+
+    def scan(self, entry: Entry, doc_id: str | None = None) -> Iterator[tuple[Chunk, RecordMeta]]:
         """Every live record of a version (of one document), with its metadata, in
         batches; records of other generations and superseded ones are skipped."""
-        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        where = generation_filter("$lte", entry.generation)
         if doc_id:
-            where = {"$and": [where, {"doc_id": doc_id}]}
+            where = all_of(where, {"doc_id": doc_id})
         for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
             yield chunk_from_record(cid, doc, meta), meta
 
@@ -100,9 +116,9 @@ class Records:
         """(id, indexed_text) of every live record (written after generation `after`): what
         a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
         with (metadata only: the chunk texts themselves are not transferred)."""
-        where: dict[str, Any] = {"gen": {"$lte": entry.generation}}
+        where = generation_filter("$lte", entry.generation)
         if after:
-            where = {"$and": [where, {"gen": {"$gt": after}}]}
+            where = all_of(where, generation_filter("$gt", after))
         for cid, _, meta in self._pages(entry, where, ["metadatas"]):
             yield cid, meta.get("indexed_text", "")
 
@@ -110,5 +126,20 @@ class Records:
         """Records stored for the version's collection and its delta (superseded ones
         included until they are deleted)."""
         chroma = self._chroma
-        return sum(chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
-                   for name in entry.record_collections)
+        return sum(
+            chroma.call(chroma.collection(name).count, f"counting {entry.strategy}")
+            for name in entry.record_collections
+        )
+
+
+def _unseen(
+    got: GetResult, pending: set[str], seen: set[str], in_delta: bool
+) -> Iterator[tuple[str, str | None, RecordMeta]]:
+    """(id, document, metadata) of a batch's records neither superseded (`pending`) nor
+    read already from the delta (`seen`, which a delta's batch adds to)."""
+    docs: Sequence[str | None] = got.get("documents") or [None] * len(got["ids"])
+    for cid, doc, meta in zip(got["ids"], docs, got["metadatas"] or []):
+        if cid not in pending and cid not in seen:
+            yield cid, doc, meta or {}
+        if in_delta:
+            seen.add(cid)

@@ -66,8 +66,9 @@ class SideFiles:
     def earlier_paths(self, entry: Entry, name: str) -> list[tuple[int, Path]]:
         """(generation, path) of the side file or folder `name` of each generation of the
         entry's collection before the live one that this machine has, newest first."""
-        earlier = sorted((g for g in self._generations(entry) if g < entry.generation),
-                         reverse=True)
+        earlier = sorted(
+            (g for g in self._generations(entry) if g < entry.generation), reverse=True
+        )
         return [(g, self.folder(entry.collection, g) / name) for g in earlier]
 
     def prune(self, entry: Entry) -> None:

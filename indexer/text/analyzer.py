@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
 
 _SPAN = re.compile(r"\w+(?:[-.,]\w+)*(?:['’]\w+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -49,9 +51,16 @@ STOPWORDS = {
     ),
 }
 
+
+class LanguageDefaults(TypedDict):
+    fold: bool
+    stem: int
+    stopwords: bool
+
+
 # Defaults per language, chosen by measurement (bench/defaults.py; docs/results.md,
 # "Choosing defaults").
-LANGUAGE_DEFAULTS = {
+LANGUAGE_DEFAULTS: dict[str, LanguageDefaults] = {
     "tr": {"fold": True, "stem": 4, "stopwords": True},
     "en": {"fold": True, "stem": 5, "stopwords": True},
 }
@@ -66,17 +75,34 @@ class Analyzer:
     codes: bool = True  # codes and identifiers whole and unstemmed (False: version 1's analysis, for comparison)
 
     @classmethod
-    def for_language(cls, lang: str, **overrides) -> Analyzer:
-        values = dict(LANGUAGE_DEFAULTS.get(lang, LANGUAGE_DEFAULTS["en"]))
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(lang=lang, **values)
+    def for_language(
+        cls,
+        lang: str,
+        *,
+        fold: bool | None = None,
+        stem: int | None = None,
+        stopwords: bool | None = None,
+        codes: bool | None = None,
+    ) -> Analyzer:
+        """The language's defaults (English's for another language), overridden by the
+        values given (None: not given)."""
+        default = LANGUAGE_DEFAULTS.get(lang, LANGUAGE_DEFAULTS["en"])
+        return cls(
+            lang=lang,
+            fold=default["fold"] if fold is None else fold,
+            stem=default["stem"] if stem is None else stem,
+            stopwords=default["stopwords"] if stopwords is None else stopwords,
+            codes=cls.codes if codes is None else codes,
+        )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "version": ANALYZER_VERSION}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Analyzer:
-        return cls(**{k: data[k] for k in ("lang", "fold", "stem", "stopwords", "codes") if k in data})
+    def from_dict(cls, data: dict[str, Any]) -> Analyzer:
+        return cls(
+            **{k: data[k] for k in ("lang", "fold", "stem", "stopwords", "codes") if k in data}
+        )
 
     def describe(self) -> str:
         parts = [self.lang]
@@ -101,7 +127,11 @@ class Analyzer:
         if self.fold:
             text = text.translate(_FOLD)
             if not text.isascii():
-                text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+                text = "".join(
+                    ch
+                    for ch in unicodedata.normalize("NFKD", text)
+                    if not unicodedata.combining(ch)
+                )
         return text
 
     def __call__(self, text: str) -> list[str]:
@@ -112,7 +142,9 @@ class Analyzer:
         for unit in self._units(text):
             terms = memo.get(unit)
             if terms is None:  # a pure function of the unit: analysing is a look-up for most words
-                if len(memo) >= _MEMO_SIZE:  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                if (
+                    len(memo) >= _MEMO_SIZE
+                ):  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
                     memo.clear()
                 found: list[str] = []
                 self._unit_terms(unit, found)
@@ -134,25 +166,21 @@ class Analyzer:
         return out
 
     # -- the pieces ---------------------------------------------------------------------------
-    def _units(self, text: str):
+    def _units(self, text: str) -> Iterator[str]:
         """The units of a text: words, numbers, and codes or identifiers with their dots and
         digit-bound hyphens, apostrophe suffixes dealt with."""
         for match in _SPAN.finditer(unicodedata.normalize("NFKC", text)):
-            raw = match.group()
-            base, tail = raw, ""
-            for i, ch in enumerate(raw):
-                if ch in "'’":
-                    base, tail = raw[:i], raw[i:]
-                    break
-            if tail and self.lang != "tr" and base.isalpha():  # English: doesn't -> doesnt, user's -> user
-                base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
-            for piece in re.split(r"(?<!\d),|,(?!\d)", base):  # a comma binds digits only
-                if not piece:
-                    continue
-                if "-" in piece and not any(ch.isdigit() for ch in piece):
-                    yield from (p for p in piece.split("-") if p)  # e-posta, real-time: words
-                else:
-                    yield piece
+            yield from _pieces(self._base(match.group()))
+
+    def _base(self, raw: str) -> str:
+        """A span without the suffix after its apostrophe (an inflection in Turkish); in
+        English the letters after it stay, bar a possessive s."""
+        base, tail = _apostrophe_split(raw)
+        if (
+            tail and self.lang != "tr" and base.isalpha()
+        ):  # English: doesn't -> doesnt, user's -> user
+            base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
+        return base
 
     def _kind(self, unit: str) -> str:
         if _VERSION.match(unit) and not _THOUSANDS.match(unit):
@@ -175,9 +203,7 @@ class Analyzer:
         token = self._lower(word)
         if not token or (self.stopwords and token in STOPWORDS.get(self.lang, ())):
             return
-        if self.stem and len(token) > self.stem and not token[0].isdigit():
-            token = token[: self.stem]
-        out.append(token)
+        out.append(_stemmed(token, self.stem))
 
     def _unit_terms(self, unit: str, out: list[str]) -> None:
         kind = self._kind(unit)
@@ -185,7 +211,7 @@ class Analyzer:
             self._word(unit, out)
             return
         if kind == "number":
-            out.append(unit.replace(".", "").replace(",", "") if _THOUSANDS.match(unit) else unit)
+            out.append(_without_thousands(unit))
             return
         whole = _canonical(self._lower(unit))
         if not whole:
@@ -195,20 +221,71 @@ class Analyzer:
             if unit[0] in "vV":
                 out.append(unit[1:])
             return
+        self._code_terms(unit, whole, out)
+
+    def _code_terms(self, unit: str, whole: str, out: list[str]) -> None:
+        """The terms of a code or identifier beside its `whole` one: its segments (between
+        `-`, `.`, `_`) and their parts."""
         segments = [seg for seg in re.split(r"[-._]+", unit) if seg]
         for seg in segments:
-            switches = sum(1 for a, b in zip(seg, seg[1:]) if a.isdigit() != b.isdigit())
-            parts = identifier_parts(seg) if switches <= _MAX_SWITCHES else [seg]
+            parts = _segment_parts(seg)
             if len(segments) > 1 and (len(parts) > 1 or not seg.isalpha()):
-                seg_whole = self._lower(seg)
-                if seg_whole != whole and not seg_whole.isdigit():
-                    out.append(seg_whole)  # QueueWorker of QueueWorker.drain: a term of its own
-            for part in parts:
-                if part.isdigit():
-                    out.append(part)
-                elif part.isalpha() and len(part) > 1 and self._lower(part) != whole:
-                    self._word(part, out)
-                # else: one letter (the `E` of E4021), or an opaque segment kept whole above
+                self._segment_term(seg, whole, out)
+            self._part_terms(parts, whole, out)
+
+    def _part_terms(self, parts: list[str], whole: str, out: list[str]) -> None:
+        """Numbers and words of a segment's parts (one letter, the `E` of E4021, or an
+        opaque segment kept whole gives none)."""
+        for part in parts:
+            if part.isdigit():
+                out.append(part)
+            elif part.isalpha() and len(part) > 1 and self._lower(part) != whole:
+                self._word(part, out)
+
+    def _segment_term(self, seg: str, whole: str, out: list[str]) -> None:
+        """QueueWorker of QueueWorker.drain: a term of its own (not a bare number)."""
+        seg_whole = self._lower(seg)
+        if seg_whole != whole and not seg_whole.isdigit():
+            out.append(seg_whole)
+
+
+def _apostrophe_split(raw: str) -> tuple[str, str]:
+    """`raw` cut before its first apostrophe: (base, tail from the apostrophe on)."""
+    for i, ch in enumerate(raw):
+        if ch in "'’":
+            return raw[:i], raw[i:]
+    return raw, ""
+
+
+def _pieces(base: str) -> Iterator[str]:
+    """The units of a span's base: a comma binds digits only, a hyphen only a group that
+    holds a digit (`e-posta`, `real-time`: words)."""
+    for piece in re.split(r"(?<!\d),|,(?!\d)", base):
+        if not piece:
+            continue
+        if "-" in piece and not any(ch.isdigit() for ch in piece):
+            yield from (p for p in piece.split("-") if p)
+        else:
+            yield piece
+
+
+def _segment_parts(seg: str) -> list[str]:
+    """The parts of an identifier's segment; an opaque one (a hash, an id: letters and
+    digits switching often) stays whole."""
+    switches = sum(1 for a, b in zip(seg, seg[1:]) if a.isdigit() != b.isdigit())
+    return identifier_parts(seg) if switches <= _MAX_SWITCHES else [seg]
+
+
+def _stemmed(token: str, stem: int) -> str:
+    """The first `stem` characters of a word (0: all of it); a number stays whole."""
+    if stem and len(token) > stem and not token[0].isdigit():
+        return token[:stem]
+    return token
+
+
+def _without_thousands(number: str) -> str:
+    """`5.000`, `5,000` -> `5000`; other numbers (`89,90`, `1.26.4`) unchanged."""
+    return number.replace(".", "").replace(",", "") if _THOUSANDS.match(number) else number
 
 
 def _canonical(lowered: str) -> str:
@@ -224,34 +301,38 @@ _TOKEN_V1 = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['’]\w+)*")
 def _analyse_v1(analyzer: Analyzer, text: str) -> list[str]:
     """Version 1's analysis (every word stemmed, codes included): for comparisons only."""
     out: list[str] = []
-    stop = STOPWORDS.get(analyzer.lang, set()) if analyzer.stopwords else ()
-    stem, lower = analyzer.stem, analyzer._lower
+    stop: set[str] | tuple[()] = STOPWORDS.get(analyzer.lang, set()) if analyzer.stopwords else ()
+    lower = analyzer._lower
     for match in _TOKEN_V1.finditer(unicodedata.normalize("NFKC", text)):
         raw = match.group()
         if raw[0].isdigit():
-            if _THOUSANDS.match(raw):
-                raw = raw.replace(".", "").replace(",", "")
-            out.append(lower(raw))
+            out.append(lower(_without_thousands(raw)))
             continue
-        if "'" in raw or "’" in raw:
-            parts = re.split(r"['’]", raw)
-            if analyzer.lang == "tr":
-                raw = parts[0]
-            else:
-                raw = "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
-        pieces = [raw]
-        if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
-            parts = identifier_parts(raw)
-            if len(parts) > 1:
-                pieces = [raw.replace("_", "")] + parts
-        for piece in pieces:
+        for piece in _v1_pieces(_v1_base(raw, analyzer.lang)):
             token = lower(piece)
-            if not token or token in stop:
-                continue
-            if stem and len(token) > stem and not token[0].isdigit():
-                token = token[:stem]
-            out.append(token)
+            if token and token not in stop:
+                out.append(_stemmed(token, analyzer.stem))
     return out
+
+
+def _v1_base(raw: str, lang: str) -> str:
+    """Version 1: a word without its apostrophe suffix (Turkish), or without the
+    apostrophes and a possessive s (English)."""
+    if "'" not in raw and "’" not in raw:
+        return raw
+    parts = re.split(r"['’]", raw)
+    if lang == "tr":
+        return parts[0]
+    return "".join(p for p in parts if p.lower() != "s") if len(parts) > 1 else parts[0]
+
+
+def _v1_pieces(raw: str) -> list[str]:
+    """Version 1: a word, or an identifier joined (`_` dropped) followed by its parts."""
+    if "_" in raw or not (raw.islower() or raw.isupper() or raw.istitle()):
+        parts = identifier_parts(raw)
+        if len(parts) > 1:
+            return [raw.replace("_", "")] + parts
+    return [raw]
 
 
 _MEMO_SIZE = 200_000
@@ -277,21 +358,25 @@ def identifier_parts(name: str) -> list[str]:
                 parts.append(current)
             current = ""
             continue
-        if current:
-            prev = current[-1]
-            nxt = name[i + 1] if i + 1 < len(name) else ""
-            boundary = (
-                (prev.islower() and ch.isupper())
-                or (prev.isupper() and ch.isupper() and nxt.islower())
-                or (prev.isdigit() != ch.isdigit())
-            )
-            if boundary:
-                parts.append(current)
-                current = ""
+        nxt = name[i + 1] if i + 1 < len(name) else ""
+        if current and _part_boundary(current[-1], ch, nxt):
+            parts.append(current)
+            current = ""
         current += ch
     if current:
         parts.append(current)
     return parts
+
+
+def _part_boundary(prev: str, ch: str, nxt: str) -> bool:
+    """Does a new part of an identifier start at `ch` (between `prev` and `nxt`)? At a
+    capital after a lowercase letter, at the last capital of a run followed by a
+    lowercase letter (`HTTPServer`), and where letters and digits meet."""
+    return (
+        (prev.islower() and ch.isupper())
+        or (prev.isupper() and ch.isupper() and nxt.islower())
+        or (prev.isdigit() != ch.isdigit())
+    )
 
 
 _TR_MARKERS = set("ğşıİĞŞ")

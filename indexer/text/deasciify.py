@@ -86,7 +86,11 @@ def patterns() -> dict[str, dict[str, int]]:
     if _table is None:
         with _lock:
             if _table is None:
-                raw = resources.files("indexer").joinpath("data", "deasciify-patterns.json.gz").read_bytes()
+                raw = (
+                    resources.files("indexer")
+                    .joinpath("data", "deasciify-patterns.json.gz")
+                    .read_bytes()
+                )
                 _table = json.loads(gzip.decompress(raw))["patterns"]
     return _table
 
@@ -106,7 +110,9 @@ def looks_english(text: str) -> bool:
 def looks_turkish_ascii(text: str) -> bool:
     """True when `deasciify` would work on the text: it has letters, none of them
     Turkish-specific already, and it does not read as English."""
-    return bool(_WORDS.search(text)) and not _TURKISH_LETTERS.search(text) and not looks_english(text)
+    return (
+        bool(_WORDS.search(text)) and not _TURKISH_LETTERS.search(text) and not looks_english(text)
+    )
 
 
 def _protected(text: str) -> list[bool]:
@@ -114,7 +120,7 @@ def _protected(text: str) -> list[bool]:
     mask = [False] * len(text)
     for chunk in _CHUNK.finditer(text):
         if _CODE_CHUNK.search(chunk.group()):
-            mask[chunk.start():chunk.end()] = [True] * (chunk.end() - chunk.start())
+            mask[chunk.start() : chunk.end()] = [True] * (chunk.end() - chunk.start())
             continue
         for w in _WORD.finditer(chunk.group()):
             word = w.group()
@@ -129,7 +135,7 @@ def _context(chars: list[str], point: int) -> str:
     word and one space on the right, restored text on the left (runs of non-letters, and
     the ends of the text, read as one space)."""
     right = []
-    for ch in chars[point + 1:point + 1 + _CONTEXT]:
+    for ch in chars[point + 1 : point + 1 + _CONTEXT]:
         x = _DOWN.get(ch)
         if x is None:
             break

