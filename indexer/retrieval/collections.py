@@ -68,7 +68,7 @@ def _default(store: Store, wanted: str | None) -> Entry:
                      "name one: --strategy S (strategy in the web API and MCP)")
 
 
-def entry_fusion(store: Store, entry: Entry) -> dict:
+def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
     """A collection's calibrated fusion (`fusion.calibrated`): stored at build time, or
     worked out from the file manifest for a version built before calibration ({} when
     neither says). What search uses, so what `describe` shows."""

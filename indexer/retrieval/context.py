@@ -17,6 +17,7 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
 from .options import SearchOptions
 
+if TYPE_CHECKING:
+    from .index import Index
+
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
 MISSING_EMBEDDED = 32  # unit vectors a query embeds itself when the cache lacks them
@@ -38,7 +42,7 @@ __all__ = ["CANDIDATES", "MASS", "MIN_BUDGET", "Context", "Scored", "answer_cont
            "unit_cosines"]
 
 
-def answer_context(index, query: str, budget: int, options: SearchOptions | None = None, *,
+def answer_context(index: Index, query: str, budget: int, options: SearchOptions | None = None, *,
                    candidates: int = CANDIDATES, mass: float = MASS) -> Context:
     """The context for `query` from `index` (an open `Index`) in at most `budget`
     tokens of the tool's tokenizer, labels included."""
@@ -81,7 +85,7 @@ class Scored:
                        min(whole_k, len(self.hits)))
 
 
-def scored_units(index, query: str, hits: list[Hit]) -> Scored:
+def scored_units(index: Index, query: str, hits: list[Hit]) -> Scored:
     """The units of `hits` (candidates of `index`'s search for `query`) scored."""
     tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
     gaps: Gaps = {}
@@ -97,15 +101,11 @@ def scored_units(index, query: str, hits: list[Hit]) -> Scored:
     return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
 
 
-def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:
+def unit_cosines(index: Index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
     keys = [text_key(t) for t in texts]
-    model = index.entry.embedder
-    cache = EmbeddingCache.reader(index.store.cache_dir)
-    found = cache.get_many(model, list(set(keys))) if cache is not None else {}
-    if cache is not None:
-        cache.close()
+    found = _cached_vectors(index, keys)
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if len(missing) > MISSING_EMBEDDED:
         return None
@@ -115,3 +115,13 @@ def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.n
         found.update(zip(missing, vectors))
     matrix = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
     return matrix @ index.sides.query_vector(query), matrix
+
+
+def _cached_vectors(index: Index, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+    """The vectors the index's embedding cache holds of these text keys (by key)."""
+    cache = EmbeddingCache.reader(index.store.cache_dir)
+    if cache is None:
+        return {}
+    found = cache.get_many(index.entry.embedder, list(set(keys)))
+    cache.close()
+    return found

@@ -130,15 +130,21 @@ def pack(units: list[Unit], probs: np.ndarray, budget: int, tokenizer: Tokenizer
         if head is not None:
             heads.setdefault(head.key, head)
     chosen = [units[i] for i in sorted(taken)] + list(heads.values())
-    scores = {units[i].key: float(probs[i]) for i in taken}
-    for i in taken:  # a header row is worth what its best row is
-        head = units[i].head
-        if head is not None:
-            key = (units[i].doc_id, head[0], head[1])
-            scores[key] = max(scores.get(key, 0.0), scores[units[i].key])
-    spans = _spans(chosen, scores, gaps, tokenizer)
+    spans = _spans(chosen, _taken_scores(units, probs, taken), gaps, tokenizer)
     spans = _ordered(spans)
     return _within(spans, budget, tokenizer)
+
+
+def _taken_scores(units: list[Unit], probs: np.ndarray, taken: set[int]) -> dict[tuple[str, int, int], float]:
+    """The probability of each unit taken, by its key; a header row is worth what its best
+    row taken is."""
+    scores = {units[i].key: float(probs[i]) for i in taken}
+    for i in taken:
+        row_head = units[i].head
+        if row_head is not None:
+            key = (units[i].doc_id, row_head[0], row_head[1])
+            scores[key] = max(scores.get(key, 0.0), scores[units[i].key])
+    return scores
 
 
 def _head_unit(u: Unit) -> Unit | None:

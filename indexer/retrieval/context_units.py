@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..chunkers.unit_map import KINDS, MAP_VERSION, code_runs, embedded_text
 from ..text.sentences import iter_sentences
 from ..text.tokens import Tokenizer
 from ..types import Chunk, Hit
+
+# a chunk's unit map as its record holds it (JSON: units "u", paths "p", header rows "h",
+# pieces of the document outside the chunk "x"; `chunkers.unit_map`)
+UnitMap = dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -51,7 +56,7 @@ class Unit:
 class _View:
     """What a chunk's record holds of its document: its text and the pieces outside it."""
 
-    def __init__(self, chunk: Chunk, extra: list[list]) -> None:
+    def __init__(self, chunk: Chunk, extra: list[tuple[int, str]]) -> None:
         self.pieces = sorted([(chunk.start, chunk.text)] + [(int(s), str(t)) for s, t in extra])
         self.chunk = chunk
 
@@ -90,18 +95,28 @@ def chunk_units(chunk: Chunk, tokenizer: Tokenizer, gaps: Gaps | None = None) ->
         view = _View(chunk, data.get("x", []))
         units = _from_map(chunk, data, view)
     if gaps is not None:
-        ends = sorted({u.end for u in units} | {u.head[1] for u in units if u.head})
-        starts = sorted(u.start for u in units)
-        for end in ends:
-            nxt = next((st for st in starts if st >= end), None)
-            if nxt is not None and nxt - end <= 4:
-                between = view.slice(end, nxt)
-                if between is not None and not between.strip():
-                    gaps[(chunk.doc_id, end)] = between
+        _gather_gaps(chunk, units, view, gaps)
     return units
 
 
-def _from_map(chunk: Chunk, data: dict, view: _View) -> list[Unit]:
+def _gather_gaps(chunk: Chunk, units: list[Unit], view: _View, gaps: Gaps) -> None:
+    """Into `gaps`: the blank text (at most 4 characters) between each unit of the chunk
+    (or table head) and the next one."""
+    starts = sorted(u.start for u in units)
+    for end in _ends(units):
+        nxt = next((st for st in starts if st >= end), None)
+        if nxt is not None and nxt - end <= 4:
+            between = view.slice(end, nxt)
+            if between is not None and not between.strip():
+                gaps[(chunk.doc_id, end)] = between
+
+
+def _ends(units: list[Unit]) -> list[int]:
+    """Where the units and their table heads end, in order."""
+    return sorted({u.end for u in units} | {u.head[1] for u in units if u.head})
+
+
+def _from_map(chunk: Chunk, data: UnitMap, view: _View) -> list[Unit]:
     paths, heads = data["p"], data.get("h", [])
     out = []
     for rs, re_, kind, path, n, page, head in data["u"]:
@@ -116,7 +131,7 @@ def _from_map(chunk: Chunk, data: dict, view: _View) -> list[Unit]:
     return out
 
 
-def _map(raw: str) -> dict | None:
+def _map(raw: str) -> UnitMap | None:
     if not raw:
         return None
     try:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .worth import factor
 
@@ -113,7 +114,7 @@ def by_kind(embedder: str, kind: str, lang: str = "", size: str = "") -> tuple[t
             or FUSION_BY_KIND.get((embedder, kind)) or adaptive_defaults(embedder))
 
 
-def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
+def calibrated(embedder: str, files: Mapping[str, Mapping[str, Any]], lang: str = "") -> dict[str, Any]:
     """A collection's fusion, chosen at build time from what it holds: its kind (the share
     of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
     as the manifest lists them), its language (the analyzer's), its chunks' average size
@@ -131,7 +132,7 @@ def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
             "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1), "source": "kind"}
 
 
-def current(embedder: str, stored: dict | None) -> dict | None:
+def current(embedder: str, stored: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a stored calibration stands for today: one chosen by kind is looked up again
     in the table (refitted since the build, it reaches collections without a rebuild),
     then its embedding share narrowed by what the build measured of the embedder on the

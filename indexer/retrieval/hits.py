@@ -41,7 +41,7 @@ def to_parents(hits: list[Hit], fetch_parents: Callable[[list[str]], dict[str, C
         else:
             best[pid].child_ids.append(hit.chunk.id)
     parents = fetch_parents(order)
-    out = []
+    out: list[Hit] = []
     for pid in order:
         if pid in parents:
             child = best[pid]

@@ -23,7 +23,8 @@ from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from . import searching
-from .bm25 import BM25Index, load_or_rebuild
+from .bm25 import BM25Index
+from .bm25_repair import load_or_rebuild
 from .cache import RecordCache
 from .collections import choose, entry_fusion
 from .exact import ExactIndex
@@ -57,7 +58,7 @@ class Index:
         self._bm25_engine = bm25_engine
         self.one_shot = one_shot
         self._records = RecordCache()
-        self._fusion_for: tuple[Any, dict] = (None, {})  # (version, its fusion)
+        self._fusion_for: tuple[tuple[str, int] | None, dict[str, Any]] = (None, {})  # (version, its fusion)
         self.refresh = refresh
         self._checked = time.monotonic()
         self._lock = threading.RLock()
@@ -147,12 +148,12 @@ class Index:
 
     # -- searching ------------------------------------------------------------------------
     @property
-    def saved(self) -> dict:
+    def saved(self) -> dict[str, Any]:
         """The collection's saved search settings (`indexer tune --save`), if any."""
         return self.entry.extra.get("search") or {}
 
     @property
-    def fusion(self) -> dict:
+    def fusion(self) -> dict[str, Any]:
         """The collection's calibrated fusion (`entry_fusion`), worked out once per version."""
         key = (self.entry.collection, self.entry.generation)
         if self._fusion_for[0] != key:
@@ -226,16 +227,20 @@ class Index:
         """Every live chunk (of one document), in document order."""
         self.follow()
         try:
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         except CollectionNotFound:
             if not self.follow(force=True):  # the version we read was replaced under us (a full rebuild)
                 raise
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         if doc_id and not out and self.follow(force=True):  # ...or emptied while being deleted
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         if doc_id and not out:
             raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
+
+    def _scan(self, doc_id: str | None) -> list[Chunk]:
+        """The live chunks (of one document) as the store scans them."""
+        return [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
 
 
 def search(query: str, strategy: str | None = None, mode: str | None = None, k: int = 5, *,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ..types import Chunk, Hit
 from .fusion import adaptive_alpha, rrf, weighted
-from .options import SearchOptions
+from .options import SearchOptions, resolved
 
 Side = list[tuple[str, float]]  # one side's (chunk id, score), best first
 Fetch = Callable[[list[str]], dict[str, Chunk]]  # chunk ids -> the chunks found
@@ -59,7 +59,8 @@ def embedding_share(options: SearchOptions, coverage: Callable[[], float]) -> fl
     if options.fusion == "weighted":
         return options.alpha
     if options.fusion == "adaptive":
-        return adaptive_alpha(coverage(), options.alpha_range, options.coverage_range)
+        return adaptive_alpha(coverage(), resolved(options.alpha_range, "alpha_range"),
+                              resolved(options.coverage_range, "coverage_range"))
     return None
 
 
@@ -71,9 +72,9 @@ def fuse(dense: Side, sparse: Side, options: SearchOptions, alpha: float | None)
     b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
     if options.fusion == "rrf":
         lists = [[cid for cid, _ in dense], [cid for cid, _ in sparse]]
-        fused = rrf(lists, options.rrf_k, options.weights)
+        fused = rrf(lists, resolved(options.rrf_k, "rrf_k"), options.weights)
     else:
-        fused = weighted(dict(dense), dict(sparse), alpha)
+        fused = weighted(dict(dense), dict(sparse), resolved(alpha, "alpha"))
     none = (None, None)
     return [Candidate(cid, score, *e_rank.get(cid, none), *b_rank.get(cid, none))
             for cid, score in fused]
@@ -104,10 +105,7 @@ def break_ties(candidates: list[Candidate], fetch: Fetch,
     ranked = candidates
     if any(c.tier for c in ranked):
         ranked = sorted(ranked, key=lambda c: (-c.tier, -round(c.score, 9)))  # stable
-    counts = Counter(grade(c) for c in ranked)
-    floor = min(grade(c) for c in ranked[:keep]) if keep and len(ranked) > keep else None
-    tied = [c.id for c in ranked
-            if counts[grade(c)] > 1 and (floor is None or grade(c) >= floor)]
+    tied = _tied(ranked, keep)
     if not tied:
         return ranked
     chunks = fetch(tied)
@@ -118,6 +116,15 @@ def break_ties(candidates: list[Candidate], fetch: Fetch,
         return (-c.tier, -round(c.score, 9), *where, c.id)
 
     return sorted(ranked, key=key)
+
+
+def _tied(ranked: list[Candidate], keep: int | None) -> list[str]:
+    """The ids of the candidates that tie with another (the same `grade`); with `keep`,
+    only those of the groups that reach into the first `keep` places."""
+    counts = Counter(grade(c) for c in ranked)
+    floor = min(grade(c) for c in ranked[:keep]) if keep and len(ranked) > keep else None
+    return [c.id for c in ranked
+            if counts[grade(c)] > 1 and (floor is None or grade(c) >= floor)]
 
 
 def in_rank_order(candidates: list[Candidate]) -> list[Candidate]:

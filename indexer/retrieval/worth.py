@@ -22,10 +22,14 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..text.analyzer import STOPWORDS
+
+if TYPE_CHECKING:
+    from .index import Index
 
 PROBES = 150  # chunks probed, one query each: 2-7 s with use-m3 (e5-small: ~25 s idle)
 TERMS = 5  # content words per probe
@@ -63,7 +67,7 @@ def share(ratio: float, full: float | None) -> float:
     return max(FLOOR, round(round(ratio / full / STEP) * STEP, 2))
 
 
-def factor(embedder: str, kind: str, measured: dict | None) -> float:
+def factor(embedder: str, kind: str, measured: Mapping[str, Any] | None) -> float:
     """The factor on a collection's embedding share from what was measured on it."""
     if not measured or not isinstance(measured.get("ratio"), (int, float)):
         return 1.0
@@ -74,7 +78,8 @@ def probe_terms(text: str, common: Callable[[str], bool], rng: random.Random, n:
     """Up to n distinct content words of `text`, drawn by their frequency in it (words in
     `common` and stop words left out), in the order drawn."""
     counts = Counter(w for w in _WORD.findall(text) if w.lower() not in STOPWORDS and not common(w))
-    words, out = list(counts), []
+    words = list(counts)
+    out: list[str] = []
     while words and len(out) < n:
         pick = rng.choices(words, weights=[counts[w] for w in words])[0]
         out.append(pick)
@@ -89,7 +94,7 @@ def make_probes(ids: Sequence[str], text_of: Callable[[list[str]], dict[str, str
     rng = random.Random(seed)
     chosen = sorted(rng.sample(list(ids), min(n, len(ids))))
     texts = text_of(chosen)
-    out = []
+    out: list[Probe] = []
     for cid in chosen:
         terms = probe_terms(texts.get(cid, ""), common, rng)
         if len(terms) >= 3:
@@ -101,7 +106,7 @@ def reciprocal_rank(found: Sequence[str], target: str, depth: int = DEPTH) -> fl
     return next((1.0 / r for r, cid in enumerate(found[:depth], start=1) if cid == target), 0.0)
 
 
-def measure(index, n: int = PROBES, seed: int = 0) -> dict:
+def measure(index: Index, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     """The embedding side's worth on an open collection (`retrieval.Index`): the probes'
     MRR@10 on each side, their ratio and the factor on the embedding share (`share`).
     {} when the collection is too small to tell."""
