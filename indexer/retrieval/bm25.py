@@ -71,8 +71,11 @@ class BM25Builder:
 
     def forward(self) -> tuple[list[str], NDArray[np.int32], Ints]:
         """(terms in insertion order, term ids per chunk, offsets)."""
-        return (list(self.vocab), np.frombuffer(self.flat, dtype=np.int32).copy(),
-                np.frombuffer(self.offsets, dtype=np.int64).copy())
+        return (
+            list(self.vocab),
+            np.frombuffer(self.flat, dtype=np.int32).copy(),
+            np.frombuffer(self.offsets, dtype=np.int64).copy(),
+        )
 
     def finish(self, engine: str | None = None, k1: float = K1, b: float = B) -> BM25Index:
         """One base segment, its vocabulary sorted (a term's id is its rank)."""
@@ -83,14 +86,24 @@ class BM25Builder:
 class BM25Index:
     """A BM25 index over chunks: ids by position, the vocabulary, the postings engine."""
 
-    def __init__(self, ids: IdTable, vocab: Vocabulary, engine_: Postings, analyzer: Analyzer,
-                 engine: str | None = None, k1: float = K1, b: float = B,
-                 source: tuple[Path, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        ids: IdTable,
+        vocab: Vocabulary,
+        engine_: Postings,
+        analyzer: Analyzer,
+        engine: str | None = None,
+        k1: float = K1,
+        b: float = B,
+        source: tuple[Path, dict[str, str]] | None = None,
+    ) -> None:
         self.ids, self.vocab, self.postings = ids, vocab, engine_
         self.analyzer, self.k1, self.b = analyzer, k1, b
         self.requested = engine or "auto"  # what is saved: `auto` chooses again by size on load
         self.engine = engine_for(engine)
-        self.source = source  # (folder, sha256 of its files): the base's files, to link rather than write
+        self.source = (
+            source  # (folder, sha256 of its files): the base's files, to link rather than write
+        )
         self._okapi: TermScorer | None = None
         self._bm25s: IdScorer | None = None
         self._live: Ints | None = None
@@ -99,8 +112,17 @@ class BM25Index:
 
     # -- building --------------------------------------------------------------------------
     @classmethod
-    def from_forward(cls, ids: Sequence[str], terms: list[str], flat: NDArray[np.integer[Any]], offsets: Ints,
-                     analyzer: Analyzer, engine: str | None = None, k1: float = K1, b: float = B) -> BM25Index:
+    def from_forward(
+        cls,
+        ids: Sequence[str],
+        terms: list[str],
+        flat: NDArray[np.integer[Any]],
+        offsets: Ints,
+        analyzer: Analyzer,
+        engine: str | None = None,
+        k1: float = K1,
+        b: float = B,
+    ) -> BM25Index:
         """One segment from a forward index whose term ids number `terms` (any order)."""
         order = sorted(range(len(terms)), key=terms.__getitem__)
         rank = np.empty(len(terms), dtype=np.int32)
@@ -108,12 +130,26 @@ class BM25Index:
         numbered = rank[flat] if len(flat) else flat.astype(np.int32)
         vocab = Vocabulary(*blob([terms[i] for i in order]))
         table = IdTable(*IdTable.columns_for(list(ids)))
-        return cls(table, vocab, Postings([Segment.from_forward(numbered, offsets)], np.zeros(0, np.int64), k1, b),
-                   analyzer, engine, k1, b)
+        return cls(
+            table,
+            vocab,
+            Postings([Segment.from_forward(numbered, offsets)], np.zeros(0, np.int64), k1, b),
+            analyzer,
+            engine,
+            k1,
+            b,
+        )
 
     @classmethod
-    def build(cls, ids: Sequence[str], texts: Sequence[str], analyzer: Analyzer, engine: str | None = None,
-              k1: float = K1, b: float = B) -> BM25Index:
+    def build(
+        cls,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        analyzer: Analyzer,
+        engine: str | None = None,
+        k1: float = K1,
+        b: float = B,
+    ) -> BM25Index:
         builder = BM25Builder(analyzer)
         builder.add(ids, texts)
         return builder.finish(engine, k1, b)
@@ -140,25 +176,49 @@ class BM25Index:
         linked: dict[str, tuple[Path, str]] = {}
         if self.source is not None and folder.resolve() != self.source[0].resolve():
             src, sums = self.source
-            linked = {f"{name}.npy": (src / f"{name}.npy", sums[f"{name}.npy"]) for name in BASE_FILES}
+            linked = {
+                f"{name}.npy": (src / f"{name}.npy", sums[f"{name}.npy"]) for name in BASE_FILES
+            }
         else:
             arrays.update(base.arrays())
-            arrays.update(vocab_bytes=self.vocab.data, vocab_offsets=self.vocab.offsets, ids=self.ids.ids,
-                          ids_sorted=self.ids.ordered, ids_rank=self.ids.rank)
+            arrays.update(
+                vocab_bytes=self.vocab.data,
+                vocab_offsets=self.vocab.offsets,
+                ids=self.ids.ids,
+                ids_sorted=self.ids.ordered,
+                ids_rank=self.ids.rank,
+            )
         if rest:
             arrays.update({f"delta_{name}": a for name, a in rest[0].arrays().items()})
         if rest or len(self.postings.deleted):
             arrays["delta_ids"] = strings(self.ids.extra)
             arrays["delta_vocab"] = strings(self.vocab.extra)
             arrays["deleted"] = self.postings.deleted
-        files.write(folder, arrays, linked, {
-            "engine": self.requested, "k1": self.k1, "b": self.b, "analyzer": self.analyzer.to_dict(),
-            "documents": self.n, "base": len(base), "delta": len(rest[0]) if rest else 0,
-            "deleted": int(len(self.postings.deleted)), "vocabulary": len(self.vocab)})
+        files.write(
+            folder,
+            arrays,
+            linked,
+            {
+                "engine": self.requested,
+                "k1": self.k1,
+                "b": self.b,
+                "analyzer": self.analyzer.to_dict(),
+                "documents": self.n,
+                "base": len(base),
+                "delta": len(rest[0]) if rest else 0,
+                "deleted": int(len(self.postings.deleted)),
+                "vocabulary": len(self.vocab),
+            },
+        )
 
     @classmethod
-    def load(cls, folder: Path, engine: str | None = None, expected: int | None = None,
-             check_all: bool = False) -> BM25Index:
+    def load(
+        cls,
+        folder: Path,
+        engine: str | None = None,
+        expected: int | None = None,
+        check_all: bool = False,
+    ) -> BM25Index:
         """Map a saved index; `engine` may differ from the one it was built with. Damaged
         files (unreadable, not matching their checksums, inconsistent with each other or
         with the `expected` number of chunks) raise IndexerError: `load_or_rebuild` then
@@ -166,8 +226,16 @@ class BM25Index:
         params = files.read_params(folder)
         files.verify(folder, params, full=check_all)
         saved = read_saved(folder, params, expected)
-        return cls(saved.ids, saved.vocab, saved.postings, saved.analyzer, engine or params["engine"],
-                   saved.k1, saved.b, source=(folder, params["sha256"]))
+        return cls(
+            saved.ids,
+            saved.vocab,
+            saved.postings,
+            saved.analyzer,
+            engine or params["engine"],
+            saved.k1,
+            saved.b,
+            source=(folder, params["sha256"]),
+        )
 
     # -- the reference engines ---------------------------------------------------------------
     @property
@@ -245,7 +313,9 @@ class BM25Index:
         return np.array([t for t in found if t >= 0], dtype=np.int64)
 
     def _weights(self, query: str) -> tuple[Ints, Floats]:
-        terms, counts = np.unique(np.array(self.query_terms(query), dtype=np.int64), return_counts=True)
+        terms, counts = np.unique(
+            np.array(self.query_terms(query), dtype=np.int64), return_counts=True
+        )
         return terms, counts.astype(np.float64)
 
     def scores(self, query: str) -> NDArray[np.float32]:
@@ -262,7 +332,9 @@ class BM25Index:
     def _reference_scores(self, terms: list[int]) -> NDArray[np.float32]:
         """The live chunks' scores from a reference engine (bm25s or rank-bm25)."""
         if self._bm25s is not None:
-            return np.asarray(self._bm25s.get_scores_from_ids(terms), dtype=np.float32) * (self.k1 + 1)
+            return np.asarray(self._bm25s.get_scores_from_ids(terms), dtype=np.float32) * (
+                self.k1 + 1
+            )
         if self._okapi is None:
             self._okapi = lucene_okapi(self._doc_terms(), self.k1, self.b)
         return np.asarray(self._okapi.get_scores(terms), dtype=np.float32)

@@ -64,8 +64,13 @@ def _write_json(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
-def write(folder: Path, arrays: dict[str, NDArray[np.generic]], linked: dict[str, tuple[Path, str]],
-          params: Params, moved: dict[str, Path] | None = None) -> None:
+def write(
+    folder: Path,
+    arrays: dict[str, NDArray[np.generic]],
+    linked: dict[str, tuple[Path, str]],
+    params: Params,
+    moved: dict[str, Path] | None = None,
+) -> None:
     """Write `arrays` as `<name>.npy`, hard-link (or copy) the `linked` files — {name:
     (path of an identical verified file, its sha256)}: a base segment an incremental build
     did not change — and move in the `moved` ones ({name: a file written elsewhere on the
@@ -85,8 +90,13 @@ def write(folder: Path, arrays: dict[str, NDArray[np.generic]], linked: dict[str
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write(folder: Path, arrays: dict[str, NDArray[np.generic]], linked: dict[str, tuple[Path, str]],
-           params: Params, moved: dict[str, Path]) -> None:
+def _write(
+    folder: Path,
+    arrays: dict[str, NDArray[np.generic]],
+    linked: dict[str, tuple[Path, str]],
+    params: Params,
+    moved: dict[str, Path],
+) -> None:
     folder.mkdir()
     sums: dict[str, str] = {}
     for name, source in moved.items():
@@ -111,7 +121,10 @@ def _write(folder: Path, arrays: dict[str, NDArray[np.generic]], linked: dict[st
     params["sha256"]["params"] = params_digest(params)
     _write_json(folder / "params.json", params)
     with contextlib.suppress(OSError):
-        _write_json(folder / RECORD, {name: [*identity(folder / name), digest] for name, digest in sums.items()})
+        _write_json(
+            folder / RECORD,
+            {name: [*identity(folder / name), digest] for name, digest in sums.items()},
+        )
 
 
 def read_params(folder: Path) -> Params:
@@ -120,7 +133,9 @@ def read_params(folder: Path) -> Params:
     except (OSError, ValueError) as exc:
         raise damaged(folder, f"params.json: {exc.__class__.__name__}") from None
     if not isinstance(params, dict) or params.get("format") != FORMAT:
-        raise IndexerError(f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}")
+        raise IndexerError(
+            f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}"
+        )
     sums = params.get("sha256")
     if not isinstance(sums, dict) or sums.get("params") != params_digest(params):
         raise damaged(folder, "params.json does not match its checksum")

@@ -29,10 +29,13 @@ def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -
     try:
         import bm25s
     except ImportError:
-        raise UsageError("the bm25s engine needs the bm25s package: pip install 'indexer[fast]'") from None
+        raise UsageError(
+            "the bm25s engine needs the bm25s package: pip install 'indexer[fast]'"
+        ) from None
     model = bm25s.BM25(k1=k1, b=b, method="lucene", idf_method="lucene")
-    model.scores = model.build_index_from_ids(unique_token_ids=list(range(vocabulary)),
-                                              corpus_token_ids=corpus, show_progress=False)
+    model.scores = model.build_index_from_ids(
+        unique_token_ids=list(range(vocabulary)), corpus_token_ids=corpus, show_progress=False
+    )
     model.vocab_dict = {i: i for i in range(vocabulary)}
     model.unique_token_ids_set = set(range(vocabulary))
     scorer: IdScorer = model  # bm25s has no type information: its model has this method

@@ -15,8 +15,13 @@ from .bm25 import SIDE, BM25Builder, BM25Index
 REBUILD_BATCH = 2000  # texts analysed at a time when the index is rebuilt
 
 
-def load_or_rebuild(store: Store, entry: Entry, engine: str | None = None,
-                    on_repair: Callable[[str], None] | None = None, check_all: bool = False) -> BM25Index:
+def load_or_rebuild(
+    store: Store,
+    entry: Entry,
+    engine: str | None = None,
+    on_repair: Callable[[str], None] | None = None,
+    check_all: bool = False,
+) -> BM25Index:
     """The BM25 index of a live version, from its side folder; when the folder is missing
     (a machine that did not build it: a reader of a Chroma server) or damaged, it is
     rebuilt from the records the version holds and saved there (a read-only index keeps

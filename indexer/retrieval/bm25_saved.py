@@ -39,21 +39,28 @@ def read_saved(folder: Path, params: files.Params, expected: int | None = None) 
     except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
         raise files.damaged(folder, exc.__class__.__name__) from None
     base = saved.postings.segments[0]
-    if not consistent or len(base) != params["base"] or (expected is not None and expected != saved.postings.n):
+    if (
+        not consistent
+        or len(base) != params["base"]
+        or (expected is not None and expected != saved.postings.n)
+    ):
         raise files.damaged(folder, "its files disagree")
     return saved
 
 
 def mapped_segment(folder: Path, prefix: str = "", first: int = 0) -> Segment:
     """A segment's arrays mapped (`prefix`: `delta_` for the delta's)."""
-    return Segment({
-        "terms": files.mapped(folder, f"{prefix}terms", np.int32),
-        "offsets": files.mapped(folder, f"{prefix}offsets", np.int64),
-        "keys": files.mapped(folder, f"{prefix}keys", np.int32),
-        "indptr": files.mapped(folder, f"{prefix}indptr", np.int64),
-        "docs": files.mapped(folder, f"{prefix}docs", np.int32),
-        "tfs": files.mapped(folder, f"{prefix}tfs", np.uint16),
-    }, first)
+    return Segment(
+        {
+            "terms": files.mapped(folder, f"{prefix}terms", np.int32),
+            "offsets": files.mapped(folder, f"{prefix}offsets", np.int64),
+            "keys": files.mapped(folder, f"{prefix}keys", np.int32),
+            "indptr": files.mapped(folder, f"{prefix}indptr", np.int64),
+            "docs": files.mapped(folder, f"{prefix}docs", np.int32),
+            "tfs": files.mapped(folder, f"{prefix}tfs", np.uint16),
+        },
+        first,
+    )
 
 
 def _mapped(folder: Path, params: files.Params) -> tuple[Saved, bool]:
@@ -69,12 +76,22 @@ def _mapped(folder: Path, params: files.Params) -> tuple[Saved, bool]:
         extra_terms = strings_of(files.mapped(folder, "delta_vocab", np.bytes_))
     if params["delta"]:
         segments.append(mapped_segment(folder, "delta_", len(base)))
-    ids = IdTable(files.mapped(folder, "ids", np.bytes_), files.mapped(folder, "ids_sorted", np.bytes_),
-                  files.mapped(folder, "ids_rank", np.int32), extra=extra_ids)
-    vocab = Vocabulary(files.mapped(folder, "vocab_bytes", np.uint8),
-                       files.mapped(folder, "vocab_offsets", np.int64), extra_terms)
+    ids = IdTable(
+        files.mapped(folder, "ids", np.bytes_),
+        files.mapped(folder, "ids_sorted", np.bytes_),
+        files.mapped(folder, "ids_rank", np.int32),
+        extra=extra_ids,
+    )
+    vocab = Vocabulary(
+        files.mapped(folder, "vocab_bytes", np.uint8),
+        files.mapped(folder, "vocab_offsets", np.int64),
+        extra_terms,
+    )
     k1, b = float(params["k1"]), float(params["b"])
     analyzer = Analyzer.from_dict(params["analyzer"])
-    consistent = (all(s.consistent() for s in segments) and len(ids) == sum(len(s) for s in segments)
-                  and len(ids.ordered) == len(ids.rank) == ids.base)
+    consistent = (
+        all(s.consistent() for s in segments)
+        and len(ids) == sum(len(s) for s in segments)
+        and len(ids.ordered) == len(ids.rank) == ids.base
+    )
     return Saved(ids, vocab, Postings(segments, deleted, k1, b), analyzer, k1, b), consistent

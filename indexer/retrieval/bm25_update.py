@@ -53,12 +53,26 @@ def updated(index: BM25Index, drop: set[str], fresh: BM25Builder, share: float) 
     delta = Segment.from_forward(flat, offsets, first=base_n)
     table = IdTable(index.ids.ids, index.ids.ordered, index.ids.rank, extra=ids)
     vocab = Vocabulary(index.vocab.data, index.vocab.offsets, extra=terms)
-    return type(index)(table, vocab, Postings([base, delta], deleted, index.k1, index.b), index.analyzer,
-                       index.requested, index.k1, index.b, source=index.source)
+    return type(index)(
+        table,
+        vocab,
+        Postings([base, delta], deleted, index.k1, index.b),
+        index.analyzer,
+        index.requested,
+        index.k1,
+        index.b,
+        source=index.source,
+    )
 
 
-def _kept_delta(index: BM25Index, size: int, gone: Ints, extra_id: Callable[[str], int],
-                ids: list[str], parts: list[TermIds]) -> None:
+def _kept_delta(
+    index: BM25Index,
+    size: int,
+    gone: Ints,
+    extra_id: Callable[[str], int],
+    ids: list[str],
+    parts: list[TermIds],
+) -> None:
     """The delta's chunks not `gone` (of `size`), their terms renumbered (`extra_id` for the
     terms the base lacks), appended to `ids` and `parts`."""
     base_n, v_base = len(index.postings.segments[0]), index.vocab.base
@@ -75,32 +89,51 @@ def _kept_delta(index: BM25Index, size: int, gone: Ints, extra_id: Callable[[str
         ids.append(index.ids[pos])
 
 
-def _add_fresh(index: BM25Index, fresh: BM25Builder, extra_id: Callable[[str], int], ids: list[str],
-               parts: list[TermIds]) -> None:
+def _add_fresh(
+    index: BM25Index,
+    fresh: BM25Builder,
+    extra_id: Callable[[str], int],
+    ids: list[str],
+    parts: list[TermIds],
+) -> None:
     """`fresh`'s chunks, their terms numbered in the index's vocabulary (`extra_id` for the
     terms it lacks), appended to `ids` and `parts`."""
     v_base = index.vocab.base
     fresh_terms, fresh_flat, fresh_offsets = fresh.forward()
     found = [index.vocab.find(t) for t in fresh_terms]
-    fresh_map = np.array([f if 0 <= f < v_base else extra_id(t) for f, t in zip(found, fresh_terms)], dtype=np.int64)
+    fresh_map = np.array(
+        [f if 0 <= f < v_base else extra_id(t) for f, t in zip(found, fresh_terms)], dtype=np.int64
+    )
     for i in range(len(fresh.ids)):
         parts.append(fresh_map[fresh_flat[fresh_offsets[i] : fresh_offsets[i + 1]]])
     ids.extend(fresh.ids)
 
 
-def _merged(index: BM25Index, base: Segment, deleted: Ints, ids: list[str], extra: list[str],
-            flat: NDArray[np.int32], offsets: Ints) -> BM25Index:
+def _merged(
+    index: BM25Index,
+    base: Segment,
+    deleted: Ints,
+    ids: list[str],
+    extra: list[str],
+    flat: NDArray[np.int32],
+    offsets: Ints,
+) -> BM25Index:
     """Everything live in one new base: the base's kept chunks, then the delta's."""
     keep = np.ones(len(base), dtype=bool)
     keep[deleted] = False
     lengths: Ints = np.diff(base.offsets)
     base_terms = np.asarray(base.terms)[np.repeat(keep, lengths)]
     all_flat = np.concatenate([base_terms.astype(np.int64), flat.astype(np.int64)])
-    all_offsets = np.concatenate(([0], np.cumsum(np.concatenate([lengths[keep], np.diff(offsets)])))).astype(np.int64)
+    all_offsets = np.concatenate(
+        ([0], np.cumsum(np.concatenate([lengths[keep], np.diff(offsets)])))
+    ).astype(np.int64)
     used = np.unique(all_flat)  # terms still in use, by their old id
-    names = [index.vocab.term(int(t)) if t < index.vocab.base else extra[int(t) - index.vocab.base]
-             for t in used.tolist()]
+    names = [
+        index.vocab.term(int(t)) if t < index.vocab.base else extra[int(t) - index.vocab.base]
+        for t in used.tolist()
+    ]
     renumber = np.searchsorted(used, all_flat).astype(np.int32)
     all_ids = [index.ids[int(p)] for p in np.flatnonzero(keep).tolist()] + ids
-    return type(index).from_forward(all_ids, names, renumber, all_offsets, index.analyzer, index.requested,
-                                    index.k1, index.b)
+    return type(index).from_forward(
+        all_ids, names, renumber, all_offsets, index.analyzer, index.requested, index.k1, index.b
+    )

@@ -38,12 +38,28 @@ MASS = 0.97  # stop once the units taken hold this much of the probability
 MISSING_EMBEDDED = 32  # unit vectors a query embeds itself when the cache lacks them
 MIN_BUDGET = 16
 
-__all__ = ["CANDIDATES", "MASS", "MIN_BUDGET", "Context", "Scored", "answer_context", "check", "scored_units",
-           "unit_cosines"]
+__all__ = [
+    "CANDIDATES",
+    "MASS",
+    "MIN_BUDGET",
+    "Context",
+    "Scored",
+    "answer_context",
+    "check",
+    "scored_units",
+    "unit_cosines",
+]
 
 
-def answer_context(index: Index, query: str, budget: int, options: SearchOptions | None = None, *,
-                   candidates: int = CANDIDATES, mass: float = MASS) -> Context:
+def answer_context(
+    index: Index,
+    query: str,
+    budget: int,
+    options: SearchOptions | None = None,
+    *,
+    candidates: int = CANDIDATES,
+    mass: float = MASS,
+) -> Context:
     """The context for `query` from `index` (an open `Index`) in at most `budget`
     tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
@@ -76,13 +92,25 @@ class Scored:
     def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
         """The spans under `budget` (`context_pack.pack`), and what they cost."""
         if self.units:
-            spans, label_tokens = pack(self.units, self.probs, budget, self.tokenizer, mass, self.gaps)
+            spans, label_tokens = pack(
+                self.units, self.probs, budget, self.tokenizer, mass, self.gaps
+            )
         else:
             spans, label_tokens = [], 0
         whole = sum(h.chunk.n_tokens for h in self.hits[:whole_k])  # what a plain search hands over
-        return Context(self.query, budget, spans, self.tokenizer.count(render(spans)), label_tokens,
-                       len(self.hits), len(self.units), self.scoring, self.strategy, whole,
-                       min(whole_k, len(self.hits)))
+        return Context(
+            self.query,
+            budget,
+            spans,
+            self.tokenizer.count(render(spans)),
+            label_tokens,
+            len(self.hits),
+            len(self.units),
+            self.scoring,
+            self.strategy,
+            whole,
+            min(whole_k, len(self.hits)),
+        )
 
 
 def scored_units(index: Index, query: str, hits: list[Hit]) -> Scored:
@@ -95,13 +123,21 @@ def scored_units(index: Index, query: str, hits: list[Hit]) -> Scored:
         embedded = unit_cosines(index, query, units)
         cosines, vectors = embedded if embedded is not None else (None, None)
         scoring = "bm25+embedding" if cosines is not None else "bm25"
-        matrix = features(units, query_idf(index.bm25, query), index.unit_terms, cosines, vectors,
-                          index.sides.query_vector(query) if vectors is not None else None)
+        matrix = features(
+            units,
+            query_idf(index.bm25, query),
+            index.unit_terms,
+            cosines,
+            vectors,
+            index.sides.query_vector(query) if vectors is not None else None,
+        )
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
     return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
 
 
-def unit_cosines(index: Index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:
+def unit_cosines(
+    index: Index, query: str, units: list[Unit]
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
     keys = [text_key(t) for t in texts]

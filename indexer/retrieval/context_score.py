@@ -31,7 +31,17 @@ from .context_units import Unit, section_groups
 if TYPE_CHECKING:
     from .bm25 import BM25Index
 
-FEATURES = ("bm25", "cosine", "cosine_raw", "chunk", "section", "neighbour", "log_tokens", "top_chunk", "window")
+FEATURES = (
+    "bm25",
+    "cosine",
+    "cosine_raw",
+    "chunk",
+    "section",
+    "neighbour",
+    "log_tokens",
+    "top_chunk",
+    "window",
+)
 # fitted by `python -m bench.labs.context_fit fit` on tr, en, xquad-tr, xquad-en (auto, use-m3);
 # each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
 WEIGHTS = (3.69, 2.58, 2.63, 1.76, 1.31, 0.44, 1.10, 0.83, 2.01)
@@ -97,15 +107,22 @@ def _min_max(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def features(units: list[Unit], idf: dict[str, float], terms: Callable[[str], Sequence[str]],
-             cosines: np.ndarray | None, vectors: np.ndarray | None = None,
-             query: np.ndarray | None = None) -> np.ndarray:
+def features(
+    units: list[Unit],
+    idf: dict[str, float],
+    terms: Callable[[str], Sequence[str]],
+    cosines: np.ndarray | None,
+    vectors: np.ndarray | None = None,
+    query: np.ndarray | None = None,
+) -> np.ndarray:
     """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0.
     `terms` analyses a text (a `TermMemo`): a unit's text is analysed apart from its
     label and header row, as the analyzer's terms never span a line break."""
     n = len(units)
     own = [terms(u.text) for u in units]
-    bm = _over_max(bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf))
+    bm = _over_max(
+        bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf)
+    )
     raw, cos = _cosine_columns(cosines, n)
     chunk = _over_max(np.array([max(u.score, 0.0) for u in units]))
     section = _section_scores(units, own, terms, idf)
@@ -124,8 +141,12 @@ def _cosine_columns(cosines: np.ndarray | None, n: int) -> tuple[np.ndarray, np.
     return cosines, _min_max(cosines)
 
 
-def _section_scores(units: list[Unit], own: list[Sequence[str]], terms: Callable[[str], Sequence[str]],
-                    idf: dict[str, float]) -> np.ndarray:
+def _section_scores(
+    units: list[Unit],
+    own: list[Sequence[str]],
+    terms: Callable[[str], Sequence[str]],
+    idf: dict[str, float],
+) -> np.ndarray:
     """`section`: BM25 of each unit's section (its first unit's label and every unit's
     terms, `own`), divided by the best section's."""
     section = np.zeros(len(units))
@@ -141,7 +162,9 @@ def _neighbour_scores(units: list[Unit], base: np.ndarray) -> np.ndarray:
     return np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
 
 
-def _window_scores(units: list[Unit], vectors: np.ndarray | None, query: np.ndarray | None) -> np.ndarray:
+def _window_scores(
+    units: list[Unit], vectors: np.ndarray | None, query: np.ndarray | None
+) -> np.ndarray:
     """`window`: the cosine of each unit's vector plus its neighbours' with the query,
     min-max scaled over the units (zeros without the vectors)."""
     if vectors is None or query is None:

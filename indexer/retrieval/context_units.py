@@ -42,7 +42,9 @@ class Unit:
     head_line: int = 0
     rank: int = 0  # the best rank of a candidate chunk holding it
     score: float = 0.0  # that chunk's search score
-    neighbours: list[int] = field(default_factory=list)  # adjacent units (indexes into the unit list)
+    neighbours: list[int] = field(
+        default_factory=list
+    )  # adjacent units (indexes into the unit list)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -68,7 +70,7 @@ class _View:
                 continue
             if s > pos:
                 return None  # a gap: not held
-            out.append(text[pos - s:min(end, e) - s])
+            out.append(text[pos - s : min(end, e) - s])
             pos = min(end, e)
             if pos >= end:
                 break
@@ -82,7 +84,9 @@ class _View:
         return c.start_line - (before.count("\n") if before is not None else 0)
 
 
-Gaps = dict[tuple[str, int], str]  # (document, end of a unit or header) -> the text up to the next unit
+Gaps = dict[
+    tuple[str, int], str
+]  # (document, end of a unit or header) -> the text up to the next unit
 
 
 def chunk_units(chunk: Chunk, tokenizer: Tokenizer, gaps: Gaps | None = None) -> list[Unit]:
@@ -126,8 +130,22 @@ def _from_map(chunk: Chunk, data: UnitMap, view: _View) -> list[Unit]:
             continue
         span = (int(heads[head][0]), int(heads[head][1])) if head >= 0 else None
         head_text = (view.slice(*span) or "") if span else ""
-        out.append(Unit(chunk.doc_id, start, end, KINDS[kind], paths[path], text, n, page, view.line_at(start),
-                        span, head_text, view.line_at(span[0]) if span else 0))
+        out.append(
+            Unit(
+                chunk.doc_id,
+                start,
+                end,
+                KINDS[kind],
+                paths[path],
+                text,
+                n,
+                page,
+                view.line_at(start),
+                span,
+                head_text,
+                view.line_at(span[0]) if span else 0,
+            )
+        )
     return out
 
 
@@ -160,9 +178,20 @@ def _from_text(chunk: Chunk, tokenizer: Tokenizer) -> list[Unit]:
                     kinds.append("sentence")
             pos = end + 1
     view = _View(chunk, [])
-    return [Unit(chunk.doc_id, chunk.start + s, chunk.start + e, kind, chunk.heading_path, text[s:e],
-                 tokenizer.count(text[s:e]), chunk.start_page, view.line_at(chunk.start + s))
-            for (s, e), kind in zip(spans, kinds)]
+    return [
+        Unit(
+            chunk.doc_id,
+            chunk.start + s,
+            chunk.start + e,
+            kind,
+            chunk.heading_path,
+            text[s:e],
+            tokenizer.count(text[s:e]),
+            chunk.start_page,
+            view.line_at(chunk.start + s),
+        )
+        for (s, e), kind in zip(spans, kinds)
+    ]
 
 
 def candidate_units(hits: list[Hit], tokenizer: Tokenizer, gaps: Gaps | None = None) -> list[Unit]:
@@ -214,4 +243,3 @@ def section_groups(units: list[Unit]) -> list[list[int]]:
     for i, u in enumerate(units):
         groups.setdefault((u.doc_id, u.label), []).append(i)
     return list(groups.values())
-

@@ -39,26 +39,38 @@ from ..store import Entry, Store
 from ..text.analyzer import Analyzer
 from ..types import Chunk
 
-FORMAT = 3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
+FORMAT = (
+    3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
+)
 SIDE = "exact.json"  # the side file (of each version) the index is saved in
 LOOKUP_WORDS = 8  # a longer query is a question, not a lookup: no exact-match tiers
-_KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
+_KEYWORDS = (
+    r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
+)
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
     r"^(?:export\s+)?(?:(?:pub(?:\(crate\))?\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?"
-    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)", re.MULTILINE)
+    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)",
+    re.MULTILINE,
+)
 _DEFINITION_LINE = re.compile(  # a definition's first line, at any indentation
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\(crate\))?\s+)?(?:public\s+|private\s+|protected\s+)?"
     r"(?:static\s+)?(?:async\s+)?(?:def|class|function\*?|func(?:\s*\([^)\n]*\))?|fn|interface|struct|trait|enum)"
-    r"\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
-_DEFINIENDUM = re.compile(r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
-                          re.MULTILINE)
+    r"\s+([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
+)
+_DEFINIENDUM = re.compile(
+    r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
+    re.MULTILINE,
+)
 # what a chunk defines (`defined_in`): (id, its symbol, document, names assigned or defined, codes)
 Definition = tuple[str, str, str, list[str], list[str]]
 Ranked = list[tuple[str, int]]  # (chunk id, tier or bonus)
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
+)
 
 
 def bare_symbol(query: str) -> str:
@@ -121,7 +133,11 @@ def defined_in(chunk: Chunk, analyzer: Analyzer) -> list[Definition]:
     code = is_code(chunk)
     names = _defined_names(chunk) if code else []
     codes = [] if code else defined_codes(chunk.text, analyzer)
-    return [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)] if chunk.symbol or names or codes else []
+    return (
+        [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)]
+        if chunk.symbol or names or codes
+        else []
+    )
 
 
 def is_code(chunk: Chunk) -> bool:
@@ -159,8 +175,14 @@ class ExactIndex:
     names: dict[str, list[str]] = field(default_factory=dict)
     codes: dict[str, list[str]] = field(default_factory=dict)  # code -> chunk ids that define it
 
-    def add(self, chunk_id: str, symbol: str, doc_id: str, assigned: Iterable[str] = (),
-            codes: Iterable[str] = ()) -> None:
+    def add(
+        self,
+        chunk_id: str,
+        symbol: str,
+        doc_id: str,
+        assigned: Iterable[str] = (),
+        codes: Iterable[str] = (),
+    ) -> None:
         """A chunk's definitions: its symbol (and, for a member, its owner — the first chunk
         of a class split into methods answers for the class), the names it assigns at
         module level, the codes it defines."""
@@ -239,8 +261,10 @@ class ExactIndex:
         for i in range(1, len(parts)):
             suffix = ".".join(parts[i:])
             if suffix in self.symbols:
-                return [(cid, _bonus(doc) + self._qualified(cid, doc, parts[:i], suffix))
-                        for cid, doc in self.symbols[suffix]]
+                return [
+                    (cid, _bonus(doc) + self._qualified(cid, doc, parts[:i], suffix))
+                    for cid, doc in self.symbols[suffix]
+                ]
         return None
 
     def _qualified(self, chunk_id: str, doc_id: str, qualifiers: list[str], suffix: str) -> int:
@@ -248,7 +272,11 @@ class ExactIndex:
         for `click.termui.echo`) or an owner it is defined under (`Context.invoke`)."""
         path = doc_id.lower().split("/")
         places = set(path[:-1]) | {path[-1].split(".", 1)[0]}
-        owned = {q for q in qualifiers if any(d[0] == chunk_id for d in self.symbols.get(f"{q}.{suffix}", ()))}
+        owned = {
+            q
+            for q in qualifiers
+            if any(d[0] == chunk_id for d in self.symbols.get(f"{q}.{suffix}", ()))
+        }
         return sum(1 for q in dict.fromkeys(qualifiers) if q in places or q in owned)
 
     def _names_a_file(self, key: str) -> bool:
@@ -259,8 +287,12 @@ class ExactIndex:
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        body: dict[str, object] = {"format": FORMAT, "symbols": self.symbols, "names": self.names,
-                                   "codes": self.codes}
+        body: dict[str, object] = {
+            "format": FORMAT,
+            "symbols": self.symbols,
+            "names": self.names,
+            "codes": self.codes,
+        }
         text = json.dumps(body, ensure_ascii=False, sort_keys=True)
         body["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         path.write_text(json.dumps(body, ensure_ascii=False, sort_keys=True), encoding="utf-8")
@@ -272,7 +304,10 @@ class ExactIndex:
             body = json.loads(path.read_text(encoding="utf-8"))
             digest = body.pop("sha256")
             text = json.dumps(body, ensure_ascii=False, sort_keys=True)
-            if body.get("format") != FORMAT or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+            if (
+                body.get("format") != FORMAT
+                or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest
+            ):
                 raise IndexerError(f"{path} is of another format or damaged")
             return cls(body["symbols"], body["names"], body["codes"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -300,12 +335,23 @@ def load_or_rebuild(store: Store, entry: Entry, analyzer: Analyzer) -> ExactInde
     return index
 
 
-def write_for_build(store: Store, previous: Entry | None, retired: Iterable[str], definitions: Iterable[Definition],
-                    doc_ids: Iterable[str], analyzer: Analyzer, path: Path) -> None:
+def write_for_build(
+    store: Store,
+    previous: Entry | None,
+    retired: Iterable[str],
+    definitions: Iterable[Definition],
+    doc_ids: Iterable[str],
+    analyzer: Analyzer,
+    path: Path,
+) -> None:
     """A new version's exact.json: the `previous` version's definitions (an incremental
     build; None for a full one) less the `retired` chunks, plus the new `definitions`
     (`defined_in` of each new chunk); file names from every document of the version."""
-    index = load_or_rebuild(store, previous, analyzer).without(set(retired)) if previous is not None else ExactIndex()
+    index = (
+        load_or_rebuild(store, previous, analyzer).without(set(retired))
+        if previous is not None
+        else ExactIndex()
+    )
     for definition in definitions:
         index.add(*definition)
     index.name_documents(doc_ids, analyzer)

@@ -17,10 +17,17 @@ class Live(Protocol):
     def __contains__(self, chunk_id: str, /) -> bool: ...
 
 
-def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex,
-               holds: Callable[[list[str], list[str]], list[int]],
-               doc_of: Callable[[list[str]], dict[str, str]], first_chunks: Callable[[str], list[str]],
-               live: Live, why: dict[str, str] | None = None) -> tuple[list[str], dict[str, int]]:
+def rank_exact(
+    query: str,
+    analyzer: Analyzer,
+    ids: list[str],
+    exact: ExactIndex,
+    holds: Callable[[list[str], list[str]], list[int]],
+    doc_of: Callable[[list[str]], dict[str, str]],
+    first_chunks: Callable[[str], list[str]],
+    live: Live,
+    why: dict[str, str] | None = None,
+) -> tuple[list[str], dict[str, int]]:
     """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
     end — definitions the query names, or the first chunks of a file it names when no
     candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
@@ -42,7 +49,9 @@ def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex
     held = dict(zip(everything, holds(terms, everything))) if terms else {}
     named = _named_ids(everything, docs, doc_of)
     if why is not None:
-        why.update(match_labels(held, named, [cid for cid, _ in symbols], [cid for cid, _ in codes]))
+        why.update(
+            match_labels(held, named, [cid for cid, _ in symbols], [cid for cid, _ in codes])
+        )
     return extra, tiers(held, named, definitions)
 
 
@@ -53,9 +62,14 @@ def _symbol_definitions(key: str, exact: ExactIndex, live: Live) -> Ranked:
     return [(cid, t) for cid, t in exact.definitions(key) if cid in live]
 
 
-def _added(ids: list[str], definitions: Ranked, docs: dict[str, int],
-           doc_of: Callable[[list[str]], dict[str, str]], first_chunks: Callable[[str], list[str]],
-           live: Live) -> list[str]:
+def _added(
+    ids: list[str],
+    definitions: Ranked,
+    docs: dict[str, int],
+    doc_of: Callable[[list[str]], dict[str, str]],
+    first_chunks: Callable[[str], list[str]],
+    live: Live,
+) -> list[str]:
     """The live ids to add after the candidates `ids`, each once: the `definitions`, then —
     when no candidate comes from a document the query names (`docs`) — those documents'
     first chunks."""
@@ -66,8 +80,12 @@ def _added(ids: list[str], definitions: Ranked, docs: dict[str, int],
     return [cid for cid in dict.fromkeys(extra) if cid not in seen and cid in live]
 
 
-def _first_chunks_named(ids: list[str], docs: dict[str, int], doc_of: Callable[[list[str]], dict[str, str]],
-                        first_chunks: Callable[[str], list[str]]) -> list[str]:
+def _first_chunks_named(
+    ids: list[str],
+    docs: dict[str, int],
+    doc_of: Callable[[list[str]], dict[str, str]],
+    first_chunks: Callable[[str], list[str]],
+) -> list[str]:
     """The first chunks of the documents the query names (`docs`), when no candidate comes
     from one of them."""
     if any(doc in docs for doc in doc_of(ids).values()):
@@ -75,8 +93,9 @@ def _first_chunks_named(ids: list[str], docs: dict[str, int], doc_of: Callable[[
     return [cid for doc in docs for cid in first_chunks(doc)]
 
 
-def _named_ids(ids: list[str], docs: dict[str, int],
-               doc_of: Callable[[list[str]], dict[str, str]]) -> dict[str, int]:
+def _named_ids(
+    ids: list[str], docs: dict[str, int], doc_of: Callable[[list[str]], dict[str, str]]
+) -> dict[str, int]:
     """For each id, how many exact terms of the query its document's file name has
     (nothing asked when the query names no document)."""
     if not docs:
@@ -101,8 +120,9 @@ def _named_documents(terms: list[str], exact: ExactIndex) -> dict[str, int]:
     return docs
 
 
-def match_labels(held: dict[str, int], named: dict[str, int], symbols: list[str],
-                 codes: list[str]) -> dict[str, str]:
+def match_labels(
+    held: dict[str, int], named: dict[str, int], symbols: list[str], codes: list[str]
+) -> dict[str, str]:
     """What put each tiered id in its tier, the strongest reason only: `exact symbol` (a
     definition of the symbol the query names), `exact code` (the row, heading or line that
     defines the code), `file name` (a chunk of the file the query names), `exact term` (it

@@ -79,7 +79,9 @@ class IdTable(Sequence[str]):
     (with the position of each), as fixed-width byte strings; `extra` are the ids of a
     small delta, held in a dict."""
 
-    def __init__(self, ids: Strings, ordered: Strings, rank: NDArray[np.int32], extra: Sequence[str] = ()) -> None:
+    def __init__(
+        self, ids: Strings, ordered: Strings, rank: NDArray[np.int32], extra: Sequence[str] = ()
+    ) -> None:
         self.ids, self.ordered, self.rank = ids, ordered, rank
         self.base = len(ids)
         self.extra = list(extra)
@@ -117,7 +119,11 @@ class IdTable(Sequence[str]):
         return bytes(self.ids[i]).decode("utf-8")
 
     def __eq__(self, other: object) -> bool:
-        return list(self) == list(other) if isinstance(other, (list, tuple, IdTable)) else NotImplemented
+        return (
+            list(self) == list(other)
+            if isinstance(other, (list, tuple, IdTable))
+            else NotImplemented
+        )
 
     def position(self, chunk_id: str) -> int:
         """Where the id is, or -1."""

@@ -43,7 +43,9 @@ class SearchOptions:
     k: int = 5
     fusion: str | None = None  # hybrid: adaptive | weighted | rrf
     alpha: float | None = None  # weighted: the embedding side's share
-    alpha_range: tuple[float, float] | None = None  # adaptive: embedding share when BM25 covers well / poorly
+    alpha_range: tuple[float, float] | None = (
+        None  # adaptive: embedding share when BM25 covers well / poorly
+    )
     coverage_range: tuple[float, float] | None = None  # adaptive: coverage counted as poor / good
     rrf_k: int | None = None  # rrf: the k in 1 / (k + rank)
     weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
@@ -84,8 +86,12 @@ class SearchOptions:
             raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
 
     def _check_counts(self) -> None:
-        for name, value in (("-k", self.k), ("--candidates", self.candidates), ("--children-k", self.children_k),
-                            ("--rrf-k", self.rrf_k)):
+        for name, value in (
+            ("-k", self.k),
+            ("--candidates", self.candidates),
+            ("--children-k", self.children_k),
+            ("--rrf-k", self.rrf_k),
+        ):
             if _bad(value, lambda v: v >= 1):
                 raise UsageError(f"{name} must be at least 1, not {value}")
 
@@ -93,20 +99,37 @@ class SearchOptions:
         if _bad(self.alpha, lambda v: 0.0 <= v <= 1.0):
             raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
         if _bad(self.weights, lambda w: len(w) == 2 and min(w) >= 0 and sum(w) > 0):
-            raise UsageError(f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}")
-        for name, pair in (("alpha range", self.alpha_range), ("coverage range", self.coverage_range)):
+            raise UsageError(
+                f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}"
+            )
+        for name, pair in (
+            ("alpha range", self.alpha_range),
+            ("coverage range", self.coverage_range),
+        ):
             if _bad(pair, lambda p: len(p) == 2 and 0.0 <= p[0] <= p[1] <= 1.0):
                 raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
 
 
 DEFAULTS = SearchOptions(
-    mode="hybrid", k=5, fusion="adaptive", alpha=0.5, alpha_range=ADAPTIVE_ALPHA, coverage_range=ADAPTIVE_COVERAGE,
-    rrf_k=10, weights=(1.0, 1.0), candidates=50, children_k=30,
+    mode="hybrid",
+    k=5,
+    fusion="adaptive",
+    alpha=0.5,
+    alpha_range=ADAPTIVE_ALPHA,
+    coverage_range=ADAPTIVE_COVERAGE,
+    rrf_k=10,
+    weights=(1.0, 1.0),
+    candidates=50,
+    children_k=30,
 )
 
 
-def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | None = None,
-            embedder: str = "", fusion: Mapping[str, Any] | None = None) -> SearchOptions:
+def resolve(
+    options: SearchOptions | None = None,
+    saved: Mapping[str, Any] | None = None,
+    embedder: str = "",
+    fusion: Mapping[str, Any] | None = None,
+) -> SearchOptions:
     """`options` with every unset (None) value filled, then checked (a usage error names
     the first bad setting): from `saved` (a collection's tuned settings, `indexer tune
     --save`), then its calibrated fusion (`fusion`: the adaptive ranges chosen at build
@@ -128,12 +151,17 @@ def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | Non
     return filled
 
 
-def _adaptive_defaults(embedder: str, fusion: Mapping[str, Any] | None) -> dict[str, tuple[float, ...]]:
+def _adaptive_defaults(
+    embedder: str, fusion: Mapping[str, Any] | None
+) -> dict[str, tuple[float, ...]]:
     """The adaptive fusion's ranges a search falls back on: the collection's calibrated
     ones (`fusion`), else the library's for its `embedder`."""
     alpha_range, coverage_range = adaptive_defaults(embedder)
     if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
-        return {"alpha_range": tuple(fusion["alpha_range"]), "coverage_range": tuple(fusion["coverage_range"])}
+        return {
+            "alpha_range": tuple(fusion["alpha_range"]),
+            "coverage_range": tuple(fusion["coverage_range"]),
+        }
     return {"alpha_range": alpha_range, "coverage_range": coverage_range}
 
 

@@ -51,15 +51,23 @@ def postings(terms: NDArray[np.int32], offsets: Ints) -> PostingLists:
     chunks holding it (`docs`, ascending, local to the segment) and how often (`tfs`)."""
     n_docs = len(offsets) - 1
     if not len(terms) or n_docs <= 0:
-        return {"keys": np.zeros(0, np.int32), "indptr": np.zeros(1, np.int64), "docs": np.zeros(0, np.int32),
-                "tfs": np.zeros(0, np.uint16)}
+        return {
+            "keys": np.zeros(0, np.int32),
+            "indptr": np.zeros(1, np.int64),
+            "docs": np.zeros(0, np.int32),
+            "tfs": np.zeros(0, np.uint16),
+        }
     doc = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(offsets))
     pairs, tfs = np.unique(terms.astype(np.int64) * n_docs + doc, return_counts=True)
     term_of, docs = np.divmod(pairs, n_docs)
     keys, starts = np.unique(term_of, return_index=True)
     indptr = np.append(starts, len(pairs)).astype(np.int64)
-    return {"keys": keys.astype(np.int32), "indptr": indptr, "docs": docs.astype(np.int32),
-            "tfs": np.minimum(tfs, np.iinfo(np.uint16).max).astype(np.uint16)}
+    return {
+        "keys": keys.astype(np.int32),
+        "indptr": indptr,
+        "docs": docs.astype(np.int32),
+        "tfs": np.minimum(tfs, np.iinfo(np.uint16).max).astype(np.uint16),
+    }
 
 
 class Segment:
@@ -67,7 +75,12 @@ class Segment:
 
     def __init__(self, arrays: SegmentArrays, first: int = 0) -> None:
         self.terms, self.offsets = arrays["terms"], arrays["offsets"]
-        self.keys, self.indptr, self.docs, self.tfs = arrays["keys"], arrays["indptr"], arrays["docs"], arrays["tfs"]
+        self.keys, self.indptr, self.docs, self.tfs = (
+            arrays["keys"],
+            arrays["indptr"],
+            arrays["docs"],
+            arrays["tfs"],
+        )
         self.first = first
         self._lengths: NDArray[np.float32] | None = None
 
@@ -77,16 +90,27 @@ class Segment:
 
     def arrays(self) -> dict[str, NDArray[np.generic]]:
         """The arrays by their names in SEGMENT_ARRAYS."""
-        return {"terms": self.terms, "offsets": self.offsets, "keys": self.keys, "indptr": self.indptr,
-                "docs": self.docs, "tfs": self.tfs}
+        return {
+            "terms": self.terms,
+            "offsets": self.offsets,
+            "keys": self.keys,
+            "indptr": self.indptr,
+            "docs": self.docs,
+            "tfs": self.tfs,
+        }
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def consistent(self) -> bool:
         """Whether the arrays' sizes agree: offsets over the terms, postings over the keys."""
-        return bool(len(self.offsets) >= 1 and self.offsets[0] == 0 and self.offsets[-1] == len(self.terms)
-                    and len(self.indptr) == len(self.keys) + 1 and self.indptr[-1] == len(self.docs) == len(self.tfs))
+        return bool(
+            len(self.offsets) >= 1
+            and self.offsets[0] == 0
+            and self.offsets[-1] == len(self.terms)
+            and len(self.indptr) == len(self.keys) + 1
+            and self.indptr[-1] == len(self.docs) == len(self.tfs)
+        )
 
     @property
     def lengths(self) -> NDArray[np.float32]:
@@ -102,7 +126,11 @@ class Segment:
         """For each term id, (start, end) of its postings here (empty when absent)."""
         k = np.searchsorted(self.keys, term_ids)
         k = np.minimum(k, max(len(self.keys) - 1, 0))
-        found = (np.asarray(self.keys[k]) == term_ids) if len(self.keys) else np.zeros(len(term_ids), bool)
+        found = (
+            (np.asarray(self.keys[k]) == term_ids)
+            if len(self.keys)
+            else np.zeros(len(term_ids), bool)
+        )
         start = np.where(found, np.asarray(self.indptr[k]), 0)
         end = np.where(found, np.asarray(self.indptr[k + found.astype(np.int64)]), 0)
         return start, end
@@ -116,13 +144,19 @@ class Segment:
 class Postings:
     """The engine over a base segment, a delta and deleted positions."""
 
-    def __init__(self, segments: Sequence[Segment], deleted: Positions, k1: float, b: float) -> None:
+    def __init__(
+        self, segments: Sequence[Segment], deleted: Positions, k1: float, b: float
+    ) -> None:
         self.segments = list(segments)
         self.deleted = np.sort(np.asarray(deleted, dtype=np.int64))  # positions of retired chunks
         self.k1, self.b = k1, b
         self.size = sum(len(s) for s in self.segments)  # positions, deleted ones included
         self.n = self.size - len(self.deleted)  # live chunks
-        total = sum(float(np.asarray(s.offsets[-1]) - np.asarray(s.offsets[0])) for s in self.segments if len(s))
+        total = sum(
+            float(np.asarray(s.offsets[-1]) - np.asarray(s.offsets[0]))
+            for s in self.segments
+            if len(s)
+        )
         total -= float(sum(len(self.doc_terms(p)) for p in self.deleted.tolist()))
         self._gone_keys, self._gone_df = np.unique(self._terms_of(self.deleted), return_counts=True)
         self.avgdl = total / self.n if self.n > 0 else 0.0
@@ -171,13 +205,15 @@ class Postings:
         """Per segment, k1 * (1 - b + b * length / avgdl) of every chunk (computed once)."""
         if self._norm is None:
             avgdl = self.avgdl or 1.0
-            self._norm = [self.k1 * (1 - self.b + self.b * seg.lengths.astype(np.float64) / avgdl)
-                          for seg in self.segments]
+            self._norm = [
+                self.k1 * (1 - self.b + self.b * seg.lengths.astype(np.float64) / avgdl)
+                for seg in self.segments
+            ]
         return self._norm
 
-
-    def _accumulate(self, term_ids: Sequence[int] | Ints,
-                    weights: Sequence[float] | Floats) -> tuple[Floats, list[Positions]]:
+    def _accumulate(
+        self, term_ids: Sequence[int] | Ints, weights: Sequence[float] | Floats
+    ) -> tuple[Floats, list[Positions]]:
         """Every position's score (an array of them, mostly zeros) and the positions each
         term's postings touched: sum over terms of weight * idf * tf * (k1 + 1) /
         (tf + k1 * (1 - b + b * len / avgdl)). Weights are the query's own (how often each
@@ -194,18 +230,23 @@ class Postings:
                 docs = seg.docs[start[t] : end[t]]
                 tf = seg.tfs[start[t] : end[t]].astype(np.float64)
                 where = docs + seg.first if seg.first else docs
-                acc[where] += factor[t] * tf / (tf + norm[docs])  # a term's postings never repeat a chunk
+                acc[where] += (
+                    factor[t] * tf / (tf + norm[docs])
+                )  # a term's postings never repeat a chunk
                 touched.append(where)
         if len(self.deleted):
             acc[self.deleted] = 0.0
         return acc, touched
 
-    def dense(self, term_ids: Sequence[int] | Ints, weights: Sequence[float] | Floats) -> NDArray[np.float32]:
+    def dense(
+        self, term_ids: Sequence[int] | Ints, weights: Sequence[float] | Floats
+    ) -> NDArray[np.float32]:
         """A score for every position (0 for chunks without the terms, and deleted ones)."""
         return self._accumulate(term_ids, weights)[0].astype(np.float32)
 
-    def top(self, term_ids: Sequence[int] | Ints, weights: Sequence[float] | Floats,
-            k: int) -> list[tuple[int, float]]:
+    def top(
+        self, term_ids: Sequence[int] | Ints, weights: Sequence[float] | Floats, k: int
+    ) -> list[tuple[int, float]]:
         """The k best (position, score) pairs with a positive score: score descending,
         then position (deterministic ties) — the same as ranking `dense`, at the cost of
         the postings it must read. Terms are read from the highest bound on their
@@ -229,8 +270,9 @@ class Postings:
         self._look_up_rest(rest, bounds, slots, acc, cand)
         return self._ranked(acc, cand, k, unique=True)
 
-    def _look_up_rest(self, rest: list[int], bounds: Floats, slots: list[Slots], acc: Floats,
-                      cand: Positions) -> None:
+    def _look_up_rest(
+        self, rest: list[int], bounds: Floats, slots: list[Slots], acc: Floats, cand: Positions
+    ) -> None:
         """MaxScore's second phase: the terms left, looked up for the chunks found (`cand`),
         in postings sorted by chunk."""
         norms = self._norms()
@@ -244,8 +286,9 @@ class Postings:
         acc, touched = self._accumulate(term_ids, weights)
         return self._ranked(acc, np.concatenate(touched), k) if touched else []
 
-    def _read_best(self, order: list[int], bounds: Floats, slots: list[Slots], acc: Floats,
-                   k: int) -> tuple[list[Positions], list[int]]:
+    def _read_best(
+        self, order: list[int], bounds: Floats, slots: list[Slots], acc: Floats, k: int
+    ) -> tuple[list[Positions], list[int]]:
         """MaxScore's first phase: the terms' postings read into `acc`, highest bound first,
         until the bounds of the terms left cannot lift a chunk into the top k. Returns the
         chunks found (each once, as first seen) and the terms left (`order`'s tail)."""
@@ -274,8 +317,9 @@ class Postings:
         return float(np.partition(values, len(values) - k)[len(values) - k])
 
     @staticmethod
-    def _look_up(seg: Segment, norm: Floats, start: int, end: int, bound: float, acc: Floats,
-                 cand: Positions) -> None:
+    def _look_up(
+        seg: Segment, norm: Floats, start: int, end: int, bound: float, acc: Floats, cand: Positions
+    ) -> None:
         """One term's contribution (postings `start:end` of `seg`) to the chunks `cand`:
         searched for each of them, or read whole when that is cheaper."""
         docs = seg.docs[start:end]
@@ -298,7 +342,9 @@ class Postings:
             self._live[self.deleted] = 0.0
         return self._live
 
-    def _ranked(self, acc: Floats, cand: Positions, k: int, unique: bool = False) -> list[tuple[int, float]]:
+    def _ranked(
+        self, acc: Floats, cand: Positions, k: int, unique: bool = False
+    ) -> list[tuple[int, float]]:
         """The k best positions among `cand`, by their float32 score (as `dense` gives
         it), then position; every chunk tied with the k-th is kept for the tie order."""
         if not unique:
@@ -315,12 +361,16 @@ class Postings:
 
 def _by_bound(bounds: Floats, slots: list[Slots]) -> list[int]:
     """The terms some segment has postings for, highest bound first (ties: query order)."""
-    return [i for i in np.argsort(-bounds, kind="stable").tolist()
-            if any(end[i] > start[i] for start, end in slots)]
+    return [
+        i
+        for i in np.argsort(-bounds, kind="stable").tolist()
+        if any(end[i] > start[i] for start, end in slots)
+    ]
 
 
-def _read_postings(seg: Segment, norm: Floats, start: int, end: int, bound: float,
-                   acc: Floats) -> Positions:
+def _read_postings(
+    seg: Segment, norm: Floats, start: int, end: int, bound: float, acc: Floats
+) -> Positions:
     """One term's postings (`start:end` of `seg`) added to `acc`; the chunks they hold that
     nothing had scored yet (every contribution is positive)."""
     docs = seg.docs[start:end]

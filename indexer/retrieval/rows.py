@@ -94,9 +94,16 @@ def doc_key(doc_id: str) -> int:
 class RowSegment:
     """One segment's arrays (mapped) and where its rows start."""
 
-    def __init__(self, ids: Strings, docs: Keys, offsets: Ints, blob: Bytes, vectors: Vectors,
-                 first: int) -> None:
-        self.ids, self.docs, self.offsets, self.blob, self.vectors = ids, docs, offsets, blob, vectors
+    def __init__(
+        self, ids: Strings, docs: Keys, offsets: Ints, blob: Bytes, vectors: Vectors, first: int
+    ) -> None:
+        self.ids, self.docs, self.offsets, self.blob, self.vectors = (
+            ids,
+            docs,
+            offsets,
+            blob,
+            vectors,
+        )
         self.first = first
         self.n = len(ids)
 
@@ -104,15 +111,24 @@ class RowSegment:
         return bytes(self.ids[local]).decode("utf-8")
 
     def record(self, local: int) -> tuple[str, Metadata]:
-        got = json.loads(self.blob[self.offsets[local] : self.offsets[local + 1]].tobytes().decode("utf-8"))
+        got = json.loads(
+            self.blob[self.offsets[local] : self.offsets[local + 1]].tobytes().decode("utf-8")
+        )
         return got["d"], got["m"]
 
 
 class RowStore:
     """A version's rows, mapped (see the module)."""
 
-    def __init__(self, base: RowSegment, delta: RowSegment | None, table: IdTable, deleted: Ints, dimension: int,
-                 source: tuple[Path, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        base: RowSegment,
+        delta: RowSegment | None,
+        table: IdTable,
+        deleted: Ints,
+        dimension: int,
+        source: tuple[Path, dict[str, str]] | None = None,
+    ) -> None:
         self.base, self.delta, self.table = base, delta, table
         self.deleted = deleted
         self.dimension = dimension
@@ -132,28 +148,45 @@ class RowStore:
             delta = mapped_delta(folder) if params["delta"] or params["deleted"] else None
             rows = cls.load(base, delta, int(params["dimension"]), (folder, params["sha256"]))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-            raise IndexerError(f"the stored rows in {folder} are damaged ({exc.__class__.__name__})") from None
+            raise IndexerError(
+                f"the stored rows in {folder} are damaged ({exc.__class__.__name__})"
+            ) from None
         if expected is not None and rows.n != expected:
             raise IndexerError(f"the stored rows in {folder} hold {rows.n} records, not {expected}")
         return rows
 
     @classmethod
-    def load(cls, arrays: BaseArrays, more: DeltaArrays | None, dimension: int,
-             source: tuple[Path, dict[str, str]] | None = None) -> RowStore:
+    def load(
+        cls,
+        arrays: BaseArrays,
+        more: DeltaArrays | None,
+        dimension: int,
+        source: tuple[Path, dict[str, str]] | None = None,
+    ) -> RowStore:
         """Rows over a base segment's arrays and, when there are any, the delta's and the
         deleted positions (ValueError when the vectors are not of `dimension`)."""
-        base = RowSegment(arrays["ids"], arrays["docs"], arrays["offsets"], arrays["blob"], arrays["vectors"], 0)
+        base = RowSegment(
+            arrays["ids"], arrays["docs"], arrays["offsets"], arrays["blob"], arrays["vectors"], 0
+        )
         delta = None
         extra: list[str] = []
         deleted = np.zeros(0, np.int64)
         if more is not None:
             deleted = more["deleted"]
             if len(more["delta_ids"]):
-                delta = RowSegment(more["delta_ids"], more["delta_docs"], more["delta_offsets"], more["delta_blob"],
-                                   more["delta_vectors"], base.n)
+                delta = RowSegment(
+                    more["delta_ids"],
+                    more["delta_docs"],
+                    more["delta_offsets"],
+                    more["delta_blob"],
+                    more["delta_vectors"],
+                    base.n,
+                )
                 extra = strings_of(more["delta_ids"])
         table = IdTable(arrays["ids"], arrays["ids_sorted"], arrays["ids_rank"], extra=extra)
-        if vectors_shape_wrong(base, dimension) or (delta is not None and vectors_shape_wrong(delta, dimension)):
+        if vectors_shape_wrong(base, dimension) or (
+            delta is not None and vectors_shape_wrong(delta, dimension)
+        ):
             raise ValueError("vectors")
         return cls(base, delta, table, deleted, dimension, source)
 
@@ -265,15 +298,26 @@ def gather(rows: RowStore, positions: ArrayLike) -> Iterator[RowBlock]:
     for seg, local in rows.split(positions):
         lo, hi = seg.offsets[local], seg.offsets[local + 1]
         blob = np.concatenate([seg.blob[a:b] for a, b in zip(lo, hi)])
-        yield RowBlock([seg.id(int(j)) for j in local], np.asarray(seg.docs[local]), blob, (hi - lo).tolist(),
-                       seg.vectors[local])
+        yield RowBlock(
+            [seg.id(int(j)) for j in local],
+            np.asarray(seg.docs[local]),
+            blob,
+            (hi - lo).tolist(),
+            seg.vectors[local],
+        )
 
 
 def vectors_shape_wrong(seg: RowSegment, dimension: int) -> bool:
-    return seg.vectors.ndim != 2 or seg.vectors.shape != (seg.n, dimension) or len(seg.offsets) != seg.n + 1
+    return (
+        seg.vectors.ndim != 2
+        or seg.vectors.shape != (seg.n, dimension)
+        or len(seg.offsets) != seg.n + 1
+    )
 
 
-def open_rows(store: Store, entry: Entry, on_problem: Callable[[str], None] | None = None) -> RowStore | None:
+def open_rows(
+    store: Store, entry: Entry, on_problem: Callable[[str], None] | None = None
+) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
     server, an index built before rows were kept) or they are damaged (`on_problem` is
     told why): then records are read from Chroma, as before."""
@@ -284,7 +328,9 @@ def open_rows(store: Store, entry: Entry, on_problem: Callable[[str], None] | No
         return RowStore.open(folder, expected=entry.chunks)
     except IndexerError as exc:
         if on_problem is not None:
-            on_problem(f"{exc}; records are read from Chroma until the next full build (indexer build --full)")
+            on_problem(
+                f"{exc}; records are read from Chroma until the next full build (indexer build --full)"
+            )
         return None
 
 

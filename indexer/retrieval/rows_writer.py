@@ -21,16 +21,33 @@ from ..store import Entry, Store
 from ..types import Chunk
 from . import bm25_files as files
 from .lookup import IdTable, strings
-from .rows import (BASE, MERGE_SHARE, SCAN_BLOCK, SIDE, BaseArrays, Ints, Metadata, RowBlock, RowStore,
-                   doc_key, gather, open_rows)
+from .rows import (
+    BASE,
+    MERGE_SHARE,
+    SCAN_BLOCK,
+    SIDE,
+    BaseArrays,
+    Ints,
+    Metadata,
+    RowBlock,
+    RowStore,
+    doc_key,
+    gather,
+    open_rows,
+)
 
 HEADER = 128  # bytes reserved for a streamed .npy file's header (data aligned to 64)
 
 
 def npy_header(shape: tuple[int, ...], dtype: np.dtype[Any]) -> bytes:
     """A .npy (1.0) header of exactly HEADER bytes."""
-    text = repr({"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-                 "shape": tuple(shape)}).encode("latin1")
+    text = repr(
+        {
+            "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+            "fortran_order": False,
+            "shape": tuple(shape),
+        }
+    ).encode("latin1")
     pad = HEADER - 10 - len(text) - 1
     if pad < 0:
         raise ValueError(f"shape {shape} does not fit a {HEADER}-byte header")
@@ -86,8 +103,9 @@ class RowsWriter:
         self.previous: RowStore | None = None  # the rows an incremental build starts from
 
     @classmethod
-    def for_build(cls, store: Store, old: Entry | None, folder: Path, dimension: int,
-                  full: bool) -> RowsWriter | NoRows:
+    def for_build(
+        cls, store: Store, old: Entry | None, folder: Path, dimension: int, full: bool
+    ) -> RowsWriter | NoRows:
         """A build's writer (its `previous`: the rows it starts from), when the build can
         make the rows whole: a full build, or an incremental one whose previous version has
         them. Otherwise one that keeps none: partial rows would answer for records they
@@ -99,19 +117,38 @@ class RowsWriter:
         writer.previous = previous
         return writer
 
-    def add_chunks(self, chunks: Sequence[Chunk], metas: Sequence[Metadata], vectors: ArrayLike) -> None:
-        self.add([c.id for c in chunks], [c.doc_id for c in chunks], [c.text for c in chunks], metas, vectors)
+    def add_chunks(
+        self, chunks: Sequence[Chunk], metas: Sequence[Metadata], vectors: ArrayLike
+    ) -> None:
+        self.add(
+            [c.id for c in chunks],
+            [c.doc_id for c in chunks],
+            [c.text for c in chunks],
+            metas,
+            vectors,
+        )
 
-    def add(self, ids: Sequence[str], docs: Sequence[str], texts: Sequence[str], metas: Sequence[Metadata],
-            vectors: ArrayLike) -> None:
-        encoded = [json.dumps({"d": t, "m": m}, ensure_ascii=False).encode("utf-8") for t, m in zip(texts, metas)]
+    def add(
+        self,
+        ids: Sequence[str],
+        docs: Sequence[str],
+        texts: Sequence[str],
+        metas: Sequence[Metadata],
+        vectors: ArrayLike,
+    ) -> None:
+        encoded = [
+            json.dumps({"d": t, "m": m}, ensure_ascii=False).encode("utf-8")
+            for t, m in zip(texts, metas)
+        ]
         self.blob.add(np.frombuffer(b"".join(encoded), dtype=np.uint8))
         self.lengths.extend(len(e) for e in encoded)
         self.ids.extend(ids)
         self.docs.extend(doc_key(d) for d in docs)
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self.vectors.add(matrix / np.where(norms > 0, norms, 1.0))  # unit length: a scan's cosine is a dot
+        self.vectors.add(
+            matrix / np.where(norms > 0, norms, 1.0)
+        )  # unit length: a scan's cosine is a dot
 
     def add_rows(self, rows: RowStore, positions: Ints) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
@@ -135,18 +172,27 @@ class RowsWriter:
         return offsets
 
     def _arrays(self) -> dict[str, NDArray[np.generic]]:
-        return {**IdTable.arrays_for(self.ids), "docs": np.array(self.docs, dtype=np.uint64),
-                "offsets": self._offsets()}
+        return {
+            **IdTable.arrays_for(self.ids),
+            "docs": np.array(self.docs, dtype=np.uint64),
+            "offsets": self._offsets(),
+        }
 
     def _own_rows(self) -> RowStore:
         """These rows, read back from the writer's folder (once its streams are closed)."""
         ids, ordered, rank = IdTable.columns_for(self.ids)
         arrays: BaseArrays = {
-            "ids": ids, "ids_sorted": ordered, "ids_rank": rank, "docs": np.array(self.docs, dtype=np.uint64),
+            "ids": ids,
+            "ids_sorted": ordered,
+            "ids_rank": rank,
+            "docs": np.array(self.docs, dtype=np.uint64),
             "offsets": self._offsets(),
-            "blob": np.asarray(np.load(self.tmp / "blob.npy", mmap_mode="r").view(np.ndarray), dtype=np.uint8),
-            "vectors": np.asarray(np.load(self.tmp / "vectors.npy", mmap_mode="r").view(np.ndarray),
-                                  dtype=np.float32),
+            "blob": np.asarray(
+                np.load(self.tmp / "blob.npy", mmap_mode="r").view(np.ndarray), dtype=np.uint8
+            ),
+            "vectors": np.asarray(
+                np.load(self.tmp / "vectors.npy", mmap_mode="r").view(np.ndarray), dtype=np.float32
+            ),
         }
         return RowStore.load(arrays, None, self.dimension)
 
@@ -159,7 +205,9 @@ class RowsWriter:
             self.vectors.close()
             if previous is None:
                 self._write_base({})
-            elif previous.dimension == self.dimension:  # else not an incremental build's case: no partial rows
+            elif (
+                previous.dimension == self.dimension
+            ):  # else not an incremental build's case: no partial rows
                 self._write_with(previous, retired)
         finally:
             self.abandon()
@@ -171,7 +219,9 @@ class RowsWriter:
         drop = drop[drop >= 0]
         deleted = np.union1d(previous.deleted, drop[drop < previous.base.n])
         delta = previous.delta
-        keep = np.setdiff1d(np.arange(previous.base.n, previous.base.n + (delta.n if delta else 0)), drop)
+        keep = np.setdiff1d(
+            np.arange(previous.base.n, previous.base.n + (delta.n if delta else 0)), drop
+        )
         if len(keep) + len(self.ids) + len(deleted) > MERGE_SHARE * previous.base.n:
             self._merge(previous, deleted, keep)
         else:
@@ -179,9 +229,20 @@ class RowsWriter:
 
     def _write_base(self, extra: dict[str, bool]) -> None:
         moved = {"blob.npy": self.tmp / "blob.npy", "vectors.npy": self.tmp / "vectors.npy"}
-        files.write(self.folder, self._arrays(), {}, {"what": "rows", "dimension": self.dimension,
-                                                      "base": len(self.ids), "delta": 0, "deleted": 0, **extra},
-                    moved=moved)
+        files.write(
+            self.folder,
+            self._arrays(),
+            {},
+            {
+                "what": "rows",
+                "dimension": self.dimension,
+                "base": len(self.ids),
+                "delta": 0,
+                "deleted": 0,
+                **extra,
+            },
+            moved=moved,
+        )
 
     def _merge(self, previous: RowStore, deleted: Ints, keep: Ints) -> None:
         merged = RowsWriter(self.folder, self.dimension)
@@ -197,18 +258,32 @@ class RowsWriter:
 
     def _write_delta(self, previous: RowStore, deleted: Ints, keep: Ints) -> None:
         # the delta: the previous delta's rows still live, then the new ones (small: in memory)
-        blocks = [*gather(previous, keep), *gather(self._own_rows(), np.arange(len(self.ids), dtype=np.int64))]
+        blocks = [
+            *gather(previous, keep),
+            *gather(self._own_rows(), np.arange(len(self.ids), dtype=np.int64)),
+        ]
         arrays = delta_arrays(blocks, deleted, self.dimension)
         if previous.source is None:
             raise ValueError("the previous rows were not read from a folder")
         src, sums = previous.source
         linked = {f"{name}.npy": (src / f"{name}.npy", sums[f"{name}.npy"]) for name in BASE}
-        files.write(self.folder, arrays, linked, {"what": "rows", "dimension": self.dimension,
-                                                  "base": previous.base.n, "delta": len(arrays["delta_ids"]),
-                                                  "deleted": int(len(deleted))})
+        files.write(
+            self.folder,
+            arrays,
+            linked,
+            {
+                "what": "rows",
+                "dimension": self.dimension,
+                "base": previous.base.n,
+                "delta": len(arrays["delta_ids"]),
+                "deleted": int(len(deleted)),
+            },
+        )
 
 
-def delta_arrays(blocks: list[RowBlock], deleted: Ints, dimension: int) -> dict[str, NDArray[np.generic]]:
+def delta_arrays(
+    blocks: list[RowBlock], deleted: Ints, dimension: int
+) -> dict[str, NDArray[np.generic]]:
     """A delta's files: the rows of `blocks` end to end, and the base's `deleted` positions."""
     ids = [i for block in blocks for i in block.ids]
     lengths = [n for block in blocks for n in block.lengths]
@@ -221,8 +296,14 @@ def delta_arrays(blocks: list[RowBlock], deleted: Ints, dimension: int) -> dict[
         docs = np.concatenate([b.docs for b in blocks]).astype(np.uint64)
         blob = np.concatenate([b.blob for b in blocks])
         vectors = np.concatenate([b.vectors for b in blocks])
-    return {"delta_ids": strings(ids), "delta_docs": docs, "delta_offsets": offsets, "delta_blob": blob,
-            "delta_vectors": vectors.astype(np.float32), "deleted": deleted.astype(np.int64)}
+    return {
+        "delta_ids": strings(ids),
+        "delta_docs": docs,
+        "delta_offsets": offsets,
+        "delta_blob": blob,
+        "delta_vectors": vectors.astype(np.float32),
+        "deleted": deleted.astype(np.int64),
+    }
 
 
 __all__ = ["SIDE", "NoRows", "RowsWriter", "Stream", "delta_arrays", "npy_header"]

@@ -21,8 +21,16 @@ from .exact import ExactIndex
 from .exact_rank import rank_exact
 from .hits import distinct, to_parents
 from .options import SearchOptions, resolved
-from .ranking import (Candidate, break_ties, embedding_share, fuse, in_rank_order, one_side,
-                      to_hits, with_tiers)
+from .ranking import (
+    Candidate,
+    break_ties,
+    embedding_share,
+    fuse,
+    in_rank_order,
+    one_side,
+    to_hits,
+    with_tiers,
+)
 from .sides import Sides
 
 # a text repeated all over: look this many times deeper for k distinct ones, no more
@@ -62,7 +70,9 @@ def search(index: Searched, query: str, options: SearchOptions) -> list[Hit]:
     return hits[: options.k]
 
 
-def _distinct_hits(index: Searched, query: str, options: SearchOptions, total: int) -> tuple[list[Hit], int]:
+def _distinct_hits(
+    index: Searched, query: str, options: SearchOptions, total: int
+) -> tuple[list[Hit], int]:
     """At least k hits of distinct texts where the collection has them (of `total`
     chunks), and the depth the sides were searched to: deeper while a text repeated
     among the candidates leaves fewer than k."""
@@ -83,12 +93,16 @@ def _distinct_hits(index: Searched, query: str, options: SearchOptions, total: i
         n *= 4  # too few distinct texts among the candidates: look deeper
 
 
-def _parent_hits(index: Searched, query: str, options: SearchOptions, total: int) -> tuple[list[Hit], int]:
+def _parent_hits(
+    index: Searched, query: str, options: SearchOptions, total: int
+) -> tuple[list[Hit], int]:
     """A parent-child collection's hits: the children ranked, mapped to their distinct
     parents; deeper (up to every one of the `total` chunks) while there are fewer than k.
     Also returns the depth the sides were searched to."""
     k = options.k
-    n = max(k, resolved(options.candidates, "candidates"), resolved(options.children_k, "children_k"))
+    n = max(
+        k, resolved(options.candidates, "candidates"), resolved(options.children_k, "children_k")
+    )
     while True:
         found = ranked(index, query, min(n, total), options, None)
         hits = distinct(to_parents(hits_of(index, found), index.fetch_parents))
@@ -97,8 +111,9 @@ def _parent_hits(index: Searched, query: str, options: SearchOptions, total: int
         n *= 4  # too few distinct parents among the candidates: look deeper
 
 
-def ranked(index: Searched, query: str, n: int, options: SearchOptions,
-           keep: int | None = None) -> list[Candidate]:
+def ranked(
+    index: Searched, query: str, n: int, options: SearchOptions, keep: int | None = None
+) -> list[Candidate]:
     """The candidates of each side searched to depth n, in the mode's order (in tie order
     up to the `keep`th, when only those are kept), with their exact-match tiers (every
     mode but the embedding alone)."""
@@ -118,8 +133,9 @@ def ranked(index: Searched, query: str, n: int, options: SearchOptions,
     return in_rank_order(break_ties(found, index.fetch, keep))
 
 
-def exact_tiers(index: Searched, query: str,
-                ids: list[str]) -> tuple[list[str], dict[str, int], dict[str, str]]:
+def exact_tiers(
+    index: Searched, query: str, ids: list[str]
+) -> tuple[list[str], dict[str, int], dict[str, str]]:
     """`exact.rank_exact` over the handle's parts: the ids to add (definitions a bare
     symbol query names, the first chunks of a file it names), each id's tier, and what
     put each tiered id there."""
@@ -138,8 +154,9 @@ def exact_tiers(index: Searched, query: str,
             return []
 
     why: dict[str, str] = {}
-    extra, tier = rank_exact(query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks,
-                             bm25, why)
+    extra, tier = rank_exact(
+        query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks, bm25, why
+    )
     return extra, tier, why
 
 

@@ -74,7 +74,9 @@ def factor(embedder: str, kind: str, measured: Mapping[str, Any] | None) -> floa
     return share(measured["ratio"], FULL_AT.get((embedder, kind)))
 
 
-def probe_terms(text: str, common: Callable[[str], bool], rng: random.Random, n: int = TERMS) -> list[str]:
+def probe_terms(
+    text: str, common: Callable[[str], bool], rng: random.Random, n: int = TERMS
+) -> list[str]:
     """Up to n distinct content words of `text`, drawn by their frequency in it (words in
     `common` and stop words left out), in the order drawn."""
     counts = Counter(w for w in _WORD.findall(text) if w.lower() not in STOPWORDS and not common(w))
@@ -87,8 +89,13 @@ def probe_terms(text: str, common: Callable[[str], bool], rng: random.Random, n:
     return out
 
 
-def make_probes(ids: Sequence[str], text_of: Callable[[list[str]], dict[str, str]],
-                common: Callable[[str], bool], n: int = PROBES, seed: int = 0) -> list[Probe]:
+def make_probes(
+    ids: Sequence[str],
+    text_of: Callable[[list[str]], dict[str, str]],
+    common: Callable[[str], bool],
+    n: int = PROBES,
+    seed: int = 0,
+) -> list[Probe]:
     """Probes from up to n chunks sampled (seeded) from `ids`; a chunk with fewer than
     three usable words makes none."""
     rng = random.Random(seed)
@@ -129,8 +136,14 @@ def measure(index: Index, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     dense = sparse = 0.0
     for p in probes:
         dense += reciprocal_rank([cid for cid, _ in index.sides.nearest(p.query, DEPTH)], p.target)
-        sparse += reciprocal_rank([cid for cid, _ in index.sides.matching(p.query, DEPTH)], p.target)
+        sparse += reciprocal_rank(
+            [cid for cid, _ in index.sides.matching(p.query, DEPTH)], p.target
+        )
     dense, sparse = dense / len(probes), sparse / len(probes)
     ratio = dense / sparse if sparse > 0 else 1.0
-    return {"probes": len(probes), "embedding_mrr": round(dense, 3), "bm25_mrr": round(sparse, 3),
-            "ratio": round(ratio, 3)}
+    return {
+        "probes": len(probes),
+        "embedding_mrr": round(dense, 3),
+        "bm25_mrr": round(sparse, 3),
+        "ratio": round(ratio, 3),
+    }
