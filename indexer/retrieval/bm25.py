@@ -159,9 +159,33 @@ class BM25Index:
         (deleted positions marked), the delta rewritten with the new chunks; merged into a
         new base when the delta outgrows MERGE_SHARE of it. Costs the change, not the corpus
         (apart from the rare merge)."""
-        from .bm25_update import updated
+        from .bm25_update import Fresh, Merged, Previous, updated
 
-        index = updated(self, drop, fresh, MERGE_SHARE)
+        previous = Previous(self.postings, self.ids, self.vocab)
+        change = updated(previous, drop, Fresh(fresh.ids, *fresh.forward()), MERGE_SHARE)
+        if isinstance(change, Merged):
+            index = type(self).from_forward(
+                change.ids,
+                change.terms,
+                change.flat,
+                change.offsets,
+                self.analyzer,
+                self.requested,
+                self.k1,
+                self.b,
+            )
+        else:
+            postings = Postings(change.segments, change.deleted, self.k1, self.b)
+            index = type(self)(
+                change.ids,
+                change.vocab,
+                postings,
+                self.analyzer,
+                self.requested,
+                self.k1,
+                self.b,
+                source=self.source,
+            )
         if engine:  # the engine the build asked for (saved with the index)
             index.requested, index.engine = engine, engine_for(engine)
             index._bm25s = index._build_bm25s() if index.engine == "bm25s" else None

@@ -12,7 +12,8 @@ corpus changed), and terms no chunk uses any more leave the vocabulary.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,13 +21,49 @@ from numpy.typing import NDArray
 from .lookup import IdTable, Vocabulary
 from .postings import Ints, Postings, Segment
 
-if TYPE_CHECKING:
-    from .bm25 import BM25Builder, BM25Index
-
 TermIds = NDArray[np.integer[Any]]  # a chunk's term ids, of whichever integer width
 
 
-def updated(index: BM25Index, drop: set[str], fresh: BM25Builder, share: float) -> BM25Index:
+@dataclass
+class Previous:
+    """What the update reads of the index it starts from."""
+
+    postings: Postings
+    ids: IdTable
+    vocab: Vocabulary
+
+
+@dataclass
+class Fresh:
+    """The new chunks (a `BM25Builder`'s): their ids and forward index (`forward`)."""
+
+    ids: list[str]
+    terms: list[str]
+    flat: NDArray[np.int32]
+    offsets: Ints
+
+
+@dataclass
+class Kept:
+    """The base kept (its retired chunks marked `deleted`) and a new delta after it."""
+
+    ids: IdTable
+    vocab: Vocabulary
+    segments: list[Segment]
+    deleted: Ints
+
+
+@dataclass
+class Merged:
+    """Everything live as the forward index of one new base (`BM25Index.from_forward`)."""
+
+    ids: list[str]
+    terms: list[str]
+    flat: NDArray[np.int32]
+    offsets: Ints
+
+
+def updated(index: Previous, drop: set[str], fresh: Fresh, share: float) -> Kept | Merged:
     """`index` without the chunks `drop`ped, plus `fresh`'s."""
     base, *rest = index.postings.segments
     base_n, v_base = len(base), index.vocab.base
@@ -53,20 +90,11 @@ def updated(index: BM25Index, drop: set[str], fresh: BM25Builder, share: float) 
     delta = Segment.from_forward(flat, offsets, first=base_n)
     table = IdTable(index.ids.ids, index.ids.ordered, index.ids.rank, extra=ids)
     vocab = Vocabulary(index.vocab.data, index.vocab.offsets, extra=terms)
-    return type(index)(
-        table,
-        vocab,
-        Postings([base, delta], deleted, index.k1, index.b),
-        index.analyzer,
-        index.requested,
-        index.k1,
-        index.b,
-        source=index.source,
-    )
+    return Kept(table, vocab, [base, delta], deleted)
 
 
 def _kept_delta(
-    index: BM25Index,
+    index: Previous,
     size: int,
     gone: Ints,
     extra_id: Callable[[str], int],
@@ -90,8 +118,8 @@ def _kept_delta(
 
 
 def _add_fresh(
-    index: BM25Index,
-    fresh: BM25Builder,
+    index: Previous,
+    fresh: Fresh,
     extra_id: Callable[[str], int],
     ids: list[str],
     parts: list[TermIds],
@@ -99,7 +127,7 @@ def _add_fresh(
     """`fresh`'s chunks, their terms numbered in the index's vocabulary (`extra_id` for the
     terms it lacks), appended to `ids` and `parts`."""
     v_base = index.vocab.base
-    fresh_terms, fresh_flat, fresh_offsets = fresh.forward()
+    fresh_terms, fresh_flat, fresh_offsets = fresh.terms, fresh.flat, fresh.offsets
     found = [index.vocab.find(t) for t in fresh_terms]
     fresh_map = np.array(
         [f if 0 <= f < v_base else extra_id(t) for f, t in zip(found, fresh_terms)], dtype=np.int64
@@ -110,14 +138,14 @@ def _add_fresh(
 
 
 def _merged(
-    index: BM25Index,
+    index: Previous,
     base: Segment,
     deleted: Ints,
     ids: list[str],
     extra: list[str],
     flat: NDArray[np.int32],
     offsets: Ints,
-) -> BM25Index:
+) -> Merged:
     """Everything live in one new base: the base's kept chunks, then the delta's."""
     keep = np.ones(len(base), dtype=bool)
     keep[deleted] = False
@@ -134,6 +162,4 @@ def _merged(
     ]
     renumber = np.searchsorted(used, all_flat).astype(np.int32)
     all_ids = [index.ids[int(p)] for p in np.flatnonzero(keep).tolist()] + ids
-    return type(index).from_forward(
-        all_ids, names, renumber, all_offsets, index.analyzer, index.requested, index.k1, index.b
-    )
+    return Merged(all_ids, names, renumber, all_offsets)

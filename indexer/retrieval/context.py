@@ -17,21 +17,22 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from ..embeddings import EmbeddingCache, text_key
+from ..embeddings import Embedder, EmbeddingCache, text_key
 from ..errors import UsageError
 from ..text.tokens import Tokenizer, get_tokenizer
+from ..store import Entry, Store
 from ..types import Hit
+from .bm25 import BM25Index
 from .context_pack import Context, pack, render
-from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
+from .context_score import LEXICAL, WEIGHTS, TermMemo, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
 from .options import SearchOptions
 
-if TYPE_CHECKING:
-    from .index import Index
+from .sides import Sides
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
@@ -52,7 +53,7 @@ __all__ = [
 
 
 def answer_context(
-    index: Index,
+    index: Answered,
     query: str,
     budget: int,
     options: SearchOptions | None = None,
@@ -67,6 +68,27 @@ def answer_context(
     wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
     hits = index.search(query, wanted)
     return scored_units(index, query, hits).pack(budget, mass, base.k)
+
+
+class Answered(Protocol):
+    """What a context reads of an open collection (`retrieval.Index`)."""
+
+    store: Store
+    entry: Entry
+
+    @property
+    def bm25(self) -> BM25Index: ...
+
+    @property
+    def sides(self) -> Sides: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def unit_terms(self) -> TermMemo: ...
+
+    def search(self, query: str, options: SearchOptions) -> list[Hit]: ...
 
 
 def check(budget: int, mass: float = MASS) -> None:
@@ -113,7 +135,7 @@ class Scored:
         )
 
 
-def scored_units(index: Index, query: str, hits: list[Hit]) -> Scored:
+def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:
     """The units of `hits` (candidates of `index`'s search for `query`) scored."""
     tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
     gaps: Gaps = {}
@@ -136,7 +158,7 @@ def scored_units(index: Index, query: str, hits: list[Hit]) -> Scored:
 
 
 def unit_cosines(
-    index: Index, query: str, units: list[Unit]
+    index: Answered, query: str, units: list[Unit]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
@@ -153,7 +175,7 @@ def unit_cosines(
     return matrix @ index.sides.query_vector(query), matrix
 
 
-def _cached_vectors(index: Index, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+def _cached_vectors(index: Answered, keys: list[bytes]) -> dict[bytes, np.ndarray]:
     """The vectors the index's embedding cache holds of these text keys (by key)."""
     cache = EmbeddingCache.reader(index.store.cache_dir)
     if cache is None:

@@ -24,12 +24,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..text.analyzer import STOPWORDS
-
-if TYPE_CHECKING:
-    from .index import Index
+from ..types import Chunk
+from .bm25 import BM25Index
 
 PROBES = 150  # chunks probed, one query each: 2-7 s with use-m3 (e5-small: ~25 s idle)
 TERMS = 5  # content words per probe
@@ -113,7 +112,27 @@ def reciprocal_rank(found: Sequence[str], target: str, depth: int = DEPTH) -> fl
     return next((1.0 / r for r, cid in enumerate(found[:depth], start=1) if cid == target), 0.0)
 
 
-def measure(index: Index, n: int = PROBES, seed: int = 0) -> dict[str, float]:
+class Lookups(Protocol):
+    """Each side's candidates, not remembered (`Sides.nearest`, `Sides.matching`)."""
+
+    def nearest(self, query: str, n: int) -> list[tuple[str, float]]: ...
+
+    def matching(self, query: str, n: int) -> list[tuple[str, float]]: ...
+
+
+class Probed(Protocol):
+    """What `measure` reads of an open collection (`retrieval.Index`)."""
+
+    @property
+    def bm25(self) -> BM25Index: ...
+
+    @property
+    def sides(self) -> Lookups: ...
+
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]: ...
+
+
+def measure(index: Probed, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     """The embedding side's worth on an open collection (`retrieval.Index`): the probes'
     MRR@10 on each side, their ratio and the factor on the embedding share (`share`).
     {} when the collection is too small to tell."""
