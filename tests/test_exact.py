@@ -7,7 +7,8 @@ import pytest
 
 from indexer import build
 from indexer.retrieval import Index
-from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys, tiers
+from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys
+from indexer.retrieval.exact_rank import tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 from indexer.settings import Settings
 

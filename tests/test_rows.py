@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import indexer.retrieval.sides as sides_module
-import indexer.retrieval.rows as rows_module
+import indexer.retrieval.rows_writer as rows_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.retrieval.rows import SIDE, RowStore, open_rows

@@ -8,7 +8,7 @@ Capture goes through the real pipeline (`indexer.build`, `Index.sides.nearest` f
 side, the stored chunks and their `indexed_text`); the BM25 side is rebuilt in memory from
 those texts with the analyzer under test (`BM25Index`, the same code a build runs), and the
 exact-match tiers and the fusion come from the library's own functions
-(`indexer.retrieval.exact.rank_exact`, `indexer.retrieval.fusion`), so the lab ranks as
+(`indexer.retrieval.exact_rank.rank_exact`, `indexer.retrieval.fusion`), so the lab ranks as
 `Index.search` does — checked end to end by bench/public.py. Parent-child collections are
 scored on their parents, like `indexer eval`.
 """
@@ -133,7 +133,7 @@ class Collection:
         return f"{self.set}/{self.strategy}/{self.embedder}"
 
     def prepare(self) -> None:
-        from indexer.retrieval.exact import rank_exact
+        from indexer.retrieval.exact_rank import rank_exact
 
         bm25, live = self.bm25, set(self.bm25.ids)
         for q in self.queries:

@@ -23,8 +23,9 @@ from ..chunkers.unit_map import unit_map
 from ..embeddings import EmbeddingCache, get_embedder
 from ..errors import NothingToIndex
 from ..loaders import SkipFile, Skipped, SourceFile, discover, load_file, sample_text
-from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder, load_or_rebuild
-from ..retrieval import rows as side_rows
+from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder
+from ..retrieval.bm25_repair import load_or_rebuild
+from ..retrieval import rows_writer as side_rows
 from ..retrieval.exact import SIDE as EXACT_SIDE, defined_in
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated

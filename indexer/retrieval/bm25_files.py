@@ -20,21 +20,26 @@ import os
 import shutil
 import uuid
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import IndexerError
 
 FORMAT = 4  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments;
 # 4: analyzer 2 (codes, identifiers and versions kept whole and unstemmed): older indexes rebuild
 RECORD = "verified.json"
+Params = dict[str, Any]  # params.json: settings and statistics (JSON values of every kind)
+Record = dict[str, list[Any]]  # verified.json: {file: [size, mtime_ns, inode, device, sha256]}
+Scalar = TypeVar("Scalar", bound=np.generic)
 
 
 def damaged(folder: Path, why: str) -> IndexerError:
     return IndexerError(f"the BM25 index in {folder} is damaged ({why})")
 
 
-def params_digest(params: dict) -> str:
+def params_digest(params: Params) -> str:
     """The checksum of params.json itself (everything in it but the checksums)."""
     rest = {k: v for k, v in params.items() if k != "sha256"}
     return hashlib.sha256(json.dumps(rest, sort_keys=True).encode("utf-8")).hexdigest()
@@ -53,14 +58,19 @@ def identity(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
 
 
-def _write_json(path: Path, data) -> None:
+def _write_json(path: Path, data: object) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     os.replace(tmp, path)
 
 
-def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict,
-          moved: dict[str, Path] | None = None) -> None:
+def write(
+    folder: Path,
+    arrays: dict[str, NDArray[np.generic]],
+    linked: dict[str, tuple[Path, str]],
+    params: Params,
+    moved: dict[str, Path] | None = None,
+) -> None:
     """Write `arrays` as `<name>.npy`, hard-link (or copy) the `linked` files — {name:
     (path of an identical verified file, its sha256)}: a base segment an incremental build
     did not change — and move in the `moved` ones ({name: a file written elsewhere on the
@@ -80,8 +90,13 @@ def write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[P
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[Path, str]], params: dict,
-           moved: dict[str, Path]) -> None:
+def _write(
+    folder: Path,
+    arrays: dict[str, NDArray[np.generic]],
+    linked: dict[str, tuple[Path, str]],
+    params: Params,
+    moved: dict[str, Path],
+) -> None:
     folder.mkdir()
     sums: dict[str, str] = {}
     for name, source in moved.items():
@@ -106,53 +121,72 @@ def _write(folder: Path, arrays: dict[str, np.ndarray], linked: dict[str, tuple[
     params["sha256"]["params"] = params_digest(params)
     _write_json(folder / "params.json", params)
     with contextlib.suppress(OSError):
-        _write_json(folder / RECORD, {name: [*identity(folder / name), digest] for name, digest in sums.items()})
+        _write_json(
+            folder / RECORD,
+            {name: [*identity(folder / name), digest] for name, digest in sums.items()},
+        )
 
 
-def read_params(folder: Path) -> dict:
+def read_params(folder: Path) -> Params:
     try:
         params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise damaged(folder, f"params.json: {exc.__class__.__name__}") from None
     if not isinstance(params, dict) or params.get("format") != FORMAT:
-        raise IndexerError(f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}")
+        raise IndexerError(
+            f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}"
+        )
     sums = params.get("sha256")
     if not isinstance(sums, dict) or sums.get("params") != params_digest(params):
         raise damaged(folder, "params.json does not match its checksum")
     return params
 
 
-def verify(folder: Path, params: dict, full: bool = False) -> None:
+def verify(folder: Path, params: Params, full: bool = False) -> None:
     """Check each file against its sha256: hashed when `full`, or when its identity is not
     the one recorded at its last check (then recorded, where the folder is writable)."""
     sums = {k: v for k, v in params["sha256"].items() if k != "params"}
-    try:
-        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-        record = record if isinstance(record, dict) else {}
-    except (OSError, ValueError):
-        record = {}
+    record = _read_record(folder)
     changed = False
     for name, digest in sums.items():
-        path = folder / name
-        try:
-            now = identity(path)
-        except OSError as exc:
-            raise damaged(folder, f"{name}: {exc.__class__.__name__}") from None
-        if not full and record.get(name) == [*now, digest]:
-            continue
-        if sha256_file(path) != digest:
-            raise damaged(folder, f"{name} does not match its checksum")
-        record[name] = [*now, digest]
-        changed = True
+        changed = _verified(folder, name, digest, record, full) or changed
     if changed:
         with contextlib.suppress(OSError):
             _write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
 
 
-def mapped(folder: Path, name: str) -> np.ndarray:
-    """A `.npy` array mapped read-only (an empty one read, as an empty file cannot be mapped)."""
+def _read_record(folder: Path) -> Record:
+    """What verified.json records (nothing when it is missing or unreadable)."""
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _verified(folder: Path, name: str, digest: str, record: Record, full: bool) -> bool:
+    """Check one file (damaged: IndexerError); True when it was hashed (and `record` now
+    holds its identity)."""
+    path = folder / name
+    try:
+        now = identity(path)
+    except OSError as exc:
+        raise damaged(folder, f"{name}: {exc.__class__.__name__}") from None
+    if not full and record.get(name) == [*now, digest]:
+        return False
+    if sha256_file(path) != digest:
+        raise damaged(folder, f"{name} does not match its checksum")
+    record[name] = [*now, digest]
+    return True
+
+
+def mapped(folder: Path, name: str, dtype: type[Scalar]) -> NDArray[Scalar]:
+    """A `.npy` array of `dtype` mapped read-only (an empty one read, as an empty file
+    cannot be mapped). The files hold the dtypes their writers give them, so the array is
+    the map itself; one of another dtype would be converted in memory."""
     path = folder / f"{name}.npy"
     try:  # a plain ndarray over the map: slicing a np.memmap costs a Python call each time
-        return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+        loaded = np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
     except ValueError:
-        return np.load(path, allow_pickle=False)
+        loaded = np.load(path, allow_pickle=False)
+    return np.asarray(loaded, dtype=dtype)

@@ -19,8 +19,9 @@ class RecordCache:
         self._records: dict[str, Chunk] = {}
         self._lock = threading.Lock()
 
-    def get(self, ids: list[str],
-            read: Callable[[list[str]], dict[str, Chunk]]) -> dict[str, Chunk]:
+    def get(
+        self, ids: list[str], read: Callable[[list[str]], dict[str, Chunk]]
+    ) -> dict[str, Chunk]:
         """The chunks of these ids that exist (`read(missing)` for the unseen ones)."""
         with self._lock:
             missing = [i for i in ids if i not in self._records]

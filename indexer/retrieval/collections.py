@@ -27,8 +27,10 @@ from .fusion import calibrated, current
 from .options import resolve
 
 # what a call naming no strategy reads (help texts and MCP's tool descriptions say it)
-RULE = (f"{DEFAULT_STRATEGY} if it is built, else the only strategy built, else an error naming "
-        "what is built")
+RULE = (
+    f"{DEFAULT_STRATEGY} if it is built, else the only strategy built, else an error naming "
+    "what is built"
+)
 
 
 def split_name(name: str) -> tuple[str, str | None]:
@@ -49,7 +51,9 @@ def choose(store: Store, strategy: str | None = None, built_with: str | None = N
     if strategy and strategy.strip():
         name, embedder = split_name(strategy)
         wanted = embedder or built_with
-        return store.catalogue.find(collection_names(name), canonical_name(wanted) if wanted else None)
+        return store.catalogue.find(
+            collection_names(name), canonical_name(wanted) if wanted else None
+        )
     return _default(store, canonical_name(built_with) if built_with else None)
 
 
@@ -59,16 +63,22 @@ def _default(store: Store, wanted: str | None) -> Entry:
     entries = store.catalogue.entries()
     built = sorted({e.strategy for e in entries if wanted in (None, e.embedder)})
     if DEFAULT_STRATEGY in built or len(built) == 1:
-        return store.catalogue.find(DEFAULT_STRATEGY if DEFAULT_STRATEGY in built else built[0], wanted)
+        return store.catalogue.find(
+            DEFAULT_STRATEGY if DEFAULT_STRATEGY in built else built[0], wanted
+        )
     if not built:
         with_ = f" with {wanted}" if wanted else ""
-        raise CollectionNotFound(f"nothing is built{with_} in {store.where}; build one: indexer build PATH"
-                                 + (f" --embedder {wanted}" if wanted else ""))
-    raise UsageError(f"several strategies are built ({', '.join(built)}) and none is {DEFAULT_STRATEGY}; "
-                     "name one: --strategy S (strategy in the web API and MCP)")
+        raise CollectionNotFound(
+            f"nothing is built{with_} in {store.where}; build one: indexer build PATH"
+            + (f" --embedder {wanted}" if wanted else "")
+        )
+    raise UsageError(
+        f"several strategies are built ({', '.join(built)}) and none is {DEFAULT_STRATEGY}; "
+        "name one: --strategy S (strategy in the web API and MCP)"
+    )
 
 
-def entry_fusion(store: Store, entry: Entry) -> dict:
+def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
     """A collection's calibrated fusion (`fusion.calibrated`): stored at build time, or
     worked out from the file manifest for a version built before calibration ({} when
     neither says). What search uses, so what `describe` shows."""
@@ -80,8 +90,9 @@ def entry_fusion(store: Store, entry: Entry) -> dict:
     return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
 
 
-def describe(store: Store, entry: Entry, entries: Sequence[Entry] = (),
-             shown: Callable[[str], str] = str) -> dict[str, Any]:
+def describe(
+    store: Store, entry: Entry, entries: Sequence[Entry] = (), shown: Callable[[str], str] = str
+) -> dict[str, Any]:
     """A collection as `list --json`, serve's `/api/collections` and MCP's
     `list_collections` show it: every field of its catalogue entry, its `name` among
     `entries` (`collection_label`), whether it is parent-child, and its default search
@@ -89,9 +100,13 @@ def describe(store: Store, entry: Entry, entries: Sequence[Entry] = (),
     source folders (serve and MCP: never as absolute server paths)."""
     summary = search_summary(store, entry)
     return {
-        "name": collection_label(entry, entries or [entry]), **entry.__dict__,
-        "source": [shown(s) for s in entry.source], "parent_child": bool(entry.parents),
-        "search": summary["search"], "tuned": summary["tuned"], "measured": summary["measured"],
+        "name": collection_label(entry, entries or [entry]),
+        **entry.__dict__,
+        "source": [shown(s) for s in entry.source],
+        "parent_child": bool(entry.parents),
+        "search": summary["search"],
+        "tuned": summary["tuned"],
+        "measured": summary["measured"],
     }
 
 
@@ -112,4 +127,12 @@ def search_summary(store: Store, entry: Entry) -> dict[str, Any]:
     return {"search": text, "tuned": bool(saved), "measured": measured}
 
 
-__all__ = ["RULE", "choose", "collection_label", "describe", "entry_fusion", "search_summary", "split_name"]
+__all__ = [
+    "RULE",
+    "choose",
+    "collection_label",
+    "describe",
+    "entry_fusion",
+    "search_summary",
+    "split_name",
+]

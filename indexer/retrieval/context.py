@@ -17,29 +17,50 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from ..embeddings import EmbeddingCache, text_key
+from ..embeddings import Embedder, EmbeddingCache, text_key
 from ..errors import UsageError
 from ..text.tokens import Tokenizer, get_tokenizer
+from ..store import Entry, Store
 from ..types import Hit
+from .bm25 import BM25Index
 from .context_pack import Context, pack, render
-from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
+from .context_score import LEXICAL, WEIGHTS, TermMemo, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
 from .options import SearchOptions
+
+from .sides import Sides
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
 MISSING_EMBEDDED = 32  # unit vectors a query embeds itself when the cache lacks them
 MIN_BUDGET = 16
 
-__all__ = ["CANDIDATES", "MASS", "MIN_BUDGET", "Context", "Scored", "answer_context", "check", "scored_units",
-           "unit_cosines"]
+__all__ = [
+    "CANDIDATES",
+    "MASS",
+    "MIN_BUDGET",
+    "Context",
+    "Scored",
+    "answer_context",
+    "check",
+    "scored_units",
+    "unit_cosines",
+]
 
 
-def answer_context(index, query: str, budget: int, options: SearchOptions | None = None, *,
-                   candidates: int = CANDIDATES, mass: float = MASS) -> Context:
+def answer_context(
+    index: Answered,
+    query: str,
+    budget: int,
+    options: SearchOptions | None = None,
+    *,
+    candidates: int = CANDIDATES,
+    mass: float = MASS,
+) -> Context:
     """The context for `query` from `index` (an open `Index`) in at most `budget`
     tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
@@ -47,6 +68,27 @@ def answer_context(index, query: str, budget: int, options: SearchOptions | None
     wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
     hits = index.search(query, wanted)
     return scored_units(index, query, hits).pack(budget, mass, base.k)
+
+
+class Answered(Protocol):
+    """What a context reads of an open collection (`retrieval.Index`)."""
+
+    store: Store
+    entry: Entry
+
+    @property
+    def bm25(self) -> BM25Index: ...
+
+    @property
+    def sides(self) -> Sides: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def unit_terms(self) -> TermMemo: ...
+
+    def search(self, query: str, options: SearchOptions) -> list[Hit]: ...
 
 
 def check(budget: int, mass: float = MASS) -> None:
@@ -72,16 +114,28 @@ class Scored:
     def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
         """The spans under `budget` (`context_pack.pack`), and what they cost."""
         if self.units:
-            spans, label_tokens = pack(self.units, self.probs, budget, self.tokenizer, mass, self.gaps)
+            spans, label_tokens = pack(
+                self.units, self.probs, budget, self.tokenizer, mass, self.gaps
+            )
         else:
             spans, label_tokens = [], 0
         whole = sum(h.chunk.n_tokens for h in self.hits[:whole_k])  # what a plain search hands over
-        return Context(self.query, budget, spans, self.tokenizer.count(render(spans)), label_tokens,
-                       len(self.hits), len(self.units), self.scoring, self.strategy, whole,
-                       min(whole_k, len(self.hits)))
+        return Context(
+            self.query,
+            budget,
+            spans,
+            self.tokenizer.count(render(spans)),
+            label_tokens,
+            len(self.hits),
+            len(self.units),
+            self.scoring,
+            self.strategy,
+            whole,
+            min(whole_k, len(self.hits)),
+        )
 
 
-def scored_units(index, query: str, hits: list[Hit]) -> Scored:
+def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:
     """The units of `hits` (candidates of `index`'s search for `query`) scored."""
     tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
     gaps: Gaps = {}
@@ -91,21 +145,25 @@ def scored_units(index, query: str, hits: list[Hit]) -> Scored:
         embedded = unit_cosines(index, query, units)
         cosines, vectors = embedded if embedded is not None else (None, None)
         scoring = "bm25+embedding" if cosines is not None else "bm25"
-        matrix = features(units, query_idf(index.bm25, query), index.unit_terms, cosines, vectors,
-                          index.sides.query_vector(query) if vectors is not None else None)
+        matrix = features(
+            units,
+            query_idf(index.bm25, query),
+            index.unit_terms,
+            cosines,
+            vectors,
+            index.sides.query_vector(query) if vectors is not None else None,
+        )
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
     return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
 
 
-def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.ndarray] | None:
+def unit_cosines(
+    index: Answered, query: str, units: list[Unit]
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
     keys = [text_key(t) for t in texts]
-    model = index.entry.embedder
-    cache = EmbeddingCache.reader(index.store.cache_dir)
-    found = cache.get_many(model, list(set(keys))) if cache is not None else {}
-    if cache is not None:
-        cache.close()
+    found = _cached_vectors(index, keys)
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if len(missing) > MISSING_EMBEDDED:
         return None
@@ -115,3 +173,13 @@ def unit_cosines(index, query: str, units: list[Unit]) -> tuple[np.ndarray, np.n
         found.update(zip(missing, vectors))
     matrix = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
     return matrix @ index.sides.query_vector(query), matrix
+
+
+def _cached_vectors(index: Answered, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+    """The vectors the index's embedding cache holds of these text keys (by key)."""
+    cache = EmbeddingCache.reader(index.store.cache_dir)
+    if cache is None:
+        return {}
+    found = cache.get_many(index.entry.embedder, list(set(keys)))
+    cache.close()
+    return found

@@ -97,8 +97,14 @@ def render(spans: list[Span]) -> str:
     return "".join(out)
 
 
-def pack(units: list[Unit], probs: np.ndarray, budget: int, tokenizer: Tokenizer, mass: float = 1.0,
-         gaps: Gaps | None = None) -> tuple[list[Span], int]:
+def pack(
+    units: list[Unit],
+    probs: np.ndarray,
+    budget: int,
+    tokenizer: Tokenizer,
+    mass: float = 1.0,
+    gaps: Gaps | None = None,
+) -> tuple[list[Span], int]:
     """The spans to hand over, and how many tokens their label lines cost. `gaps` holds
     the text between adjacent units (keyed by document and the first unit's end)."""
     gaps = gaps or {}
@@ -130,25 +136,36 @@ def pack(units: list[Unit], probs: np.ndarray, budget: int, tokenizer: Tokenizer
         if head is not None:
             heads.setdefault(head.key, head)
     chosen = [units[i] for i in sorted(taken)] + list(heads.values())
-    scores = {units[i].key: float(probs[i]) for i in taken}
-    for i in taken:  # a header row is worth what its best row is
-        head = units[i].head
-        if head is not None:
-            key = (units[i].doc_id, head[0], head[1])
-            scores[key] = max(scores.get(key, 0.0), scores[units[i].key])
-    spans = _spans(chosen, scores, gaps, tokenizer)
+    spans = _spans(chosen, _taken_scores(units, probs, taken), gaps, tokenizer)
     spans = _ordered(spans)
     return _within(spans, budget, tokenizer)
+
+
+def _taken_scores(
+    units: list[Unit], probs: np.ndarray, taken: set[int]
+) -> dict[tuple[str, int, int], float]:
+    """The probability of each unit taken, by its key; a header row is worth what its best
+    row taken is."""
+    scores = {units[i].key: float(probs[i]) for i in taken}
+    for i in taken:
+        row_head = units[i].head
+        if row_head is not None:
+            key = (units[i].doc_id, row_head[0], row_head[1])
+            scores[key] = max(scores.get(key, 0.0), scores[units[i].key])
+    return scores
 
 
 def _head_unit(u: Unit) -> Unit | None:
     if u.head is None or not u.head_text:
         return None
-    return Unit(u.doc_id, u.head[0], u.head[1], "head", u.label, u.head_text, 0, u.page, u.head_line)
+    return Unit(
+        u.doc_id, u.head[0], u.head[1], "head", u.label, u.head_text, 0, u.page, u.head_line
+    )
 
 
-def _spans(units: list[Unit], probs: dict[tuple[str, int, int], float], gaps: Gaps,
-           tokenizer: Tokenizer) -> list[Span]:
+def _spans(
+    units: list[Unit], probs: dict[tuple[str, int, int], float], gaps: Gaps, tokenizer: Tokenizer
+) -> list[Span]:
     """Adjacent units of one document merged (the text between them from `gaps`)."""
     units = sorted({u.key: u for u in units}.values(), key=lambda u: u.key)
     out: list[Span] = []
@@ -163,8 +180,22 @@ def _spans(units: list[Unit], probs: dict[tuple[str, int, int], float], gaps: Ga
             last.score = max(last.score, probs.get(u.key, 0.0))
             last.kinds.append(u.kind)
             continue
-        out.append(Span(u.doc_id, u.start, u.end, u.line, u.line + u.text.count("\n"), u.page, u.page, u.label,
-                        u.text, probs.get(u.key, 0.0), 0, [u.kind]))
+        out.append(
+            Span(
+                u.doc_id,
+                u.start,
+                u.end,
+                u.line,
+                u.line + u.text.count("\n"),
+                u.page,
+                u.page,
+                u.label,
+                u.text,
+                probs.get(u.key, 0.0),
+                0,
+                [u.kind],
+            )
+        )
     for span in out:
         span.n_tokens = tokenizer.count(span.text)
     return out
@@ -186,6 +217,6 @@ def _within(spans: list[Span], budget: int, tokenizer: Tokenizer) -> tuple[list[
         if total <= budget:
             break
         worst = min(range(len(spans)), key=lambda i: (spans[i].score, -spans[i].start))
-        spans = spans[:worst] + spans[worst + 1:]
+        spans = spans[:worst] + spans[worst + 1 :]
     labels = {(s.doc_id, s.label): label_line(s) for s in spans}
     return spans, sum(tokenizer.count(line + "\n") for line in labels.values())

@@ -22,12 +22,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .context_units import Unit, section_groups
 
-FEATURES = ("bm25", "cosine", "cosine_raw", "chunk", "section", "neighbour", "log_tokens", "top_chunk", "window")
+if TYPE_CHECKING:
+    from .bm25 import BM25Index
+
+FEATURES = (
+    "bm25",
+    "cosine",
+    "cosine_raw",
+    "chunk",
+    "section",
+    "neighbour",
+    "log_tokens",
+    "top_chunk",
+    "window",
+)
 # fitted by `python -m bench.labs.context_fit fit` on tr, en, xquad-tr, xquad-en (auto, use-m3);
 # each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
 WEIGHTS = (3.69, 2.58, 2.63, 1.76, 1.31, 0.44, 1.10, 0.83, 2.01)
@@ -35,7 +49,7 @@ LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93, 0.0)
 K1, B = 1.2, 0.75
 
 
-def query_idf(bm25, query: str) -> dict[str, float]:
+def query_idf(bm25: BM25Index, query: str) -> dict[str, float]:
     """IDF of each distinct analysed query term in the collection (unknown terms count
     as the rarest)."""
     terms = list(dict.fromkeys(bm25.analyzer(query)))
@@ -93,37 +107,74 @@ def _min_max(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def features(units: list[Unit], idf: dict[str, float], terms: Callable[[str], Sequence[str]],
-             cosines: np.ndarray | None, vectors: np.ndarray | None = None,
-             query: np.ndarray | None = None) -> np.ndarray:
+def features(
+    units: list[Unit],
+    idf: dict[str, float],
+    terms: Callable[[str], Sequence[str]],
+    cosines: np.ndarray | None,
+    vectors: np.ndarray | None = None,
+    query: np.ndarray | None = None,
+) -> np.ndarray:
     """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0.
     `terms` analyses a text (a `TermMemo`): a unit's text is analysed apart from its
     label and header row, as the analyzer's terms never span a line break."""
     n = len(units)
     own = [terms(u.text) for u in units]
-    bm = _over_max(bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf))
-    raw = cosines if cosines is not None else np.zeros(n)
-    cos = _min_max(raw) if cosines is not None else np.zeros(n)
+    bm = _over_max(
+        bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf)
+    )
+    raw, cos = _cosine_columns(cosines, n)
     chunk = _over_max(np.array([max(u.score, 0.0) for u in units]))
-    section = np.zeros(n)
+    section = _section_scores(units, own, terms, idf)
+    prior = np.array([3.0 / (2.0 + u.rank) for u in units])
+    neighbour = _neighbour_scores(units, bm + cos + prior)
+    tokens = np.log1p([u.n_tokens for u in units])
+    top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
+    window = _window_scores(units, vectors, query)
+    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top, window])
+
+
+def _cosine_columns(cosines: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """`cosine_raw` and `cosine` (min-max scaled) of the `n` units; zeros without cosines."""
+    if cosines is None:
+        return np.zeros(n), np.zeros(n)
+    return cosines, _min_max(cosines)
+
+
+def _section_scores(
+    units: list[Unit],
+    own: list[Sequence[str]],
+    terms: Callable[[str], Sequence[str]],
+    idf: dict[str, float],
+) -> np.ndarray:
+    """`section`: BM25 of each unit's section (its first unit's label and every unit's
+    terms, `own`), divided by the best section's."""
+    section = np.zeros(len(units))
     groups = section_groups(units)
     docs = [[*terms(units[g[0]].label), *(t for i in g for t in own[i])] for g in groups]
     for g, score in zip(groups, _over_max(bm25_scores(docs, idf))):
         section[g] = score
-    prior = np.array([3.0 / (2.0 + u.rank) for u in units])
-    base = bm + cos + prior
-    neighbour = np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
-    tokens = np.log1p([u.n_tokens for u in units])
-    top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
-    window = np.zeros(n)
-    if vectors is not None and query is not None:
-        sums = np.array(vectors, dtype=np.float32, copy=True)  # each unit's vector plus its neighbours'
-        for i, u in enumerate(units):
-            for j in u.neighbours:
-                sums[i] += vectors[j]
-        norms = np.linalg.norm(sums, axis=1)
-        window = _min_max((sums @ query) / np.where(norms > 0, norms, 1.0))
-    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top, window])
+    return section
+
+
+def _neighbour_scores(units: list[Unit], base: np.ndarray) -> np.ndarray:
+    """`neighbour`: the best `base` score of each unit's adjacent units (0 for none)."""
+    return np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
+
+
+def _window_scores(
+    units: list[Unit], vectors: np.ndarray | None, query: np.ndarray | None
+) -> np.ndarray:
+    """`window`: the cosine of each unit's vector plus its neighbours' with the query,
+    min-max scaled over the units (zeros without the vectors)."""
+    if vectors is None or query is None:
+        return np.zeros(len(units))
+    sums = np.array(vectors, dtype=np.float32, copy=True)  # each unit's vector plus its neighbours'
+    for i, u in enumerate(units):
+        for j in u.neighbours:
+            sums[i] += vectors[j]
+    norms = np.linalg.norm(sums, axis=1)
+    return _min_max((sums @ query) / np.where(norms > 0, norms, 1.0))
 
 
 def probabilities(matrix: np.ndarray, weights: Sequence[float]) -> np.ndarray:
@@ -132,4 +183,5 @@ def probabilities(matrix: np.ndarray, weights: Sequence[float]) -> np.ndarray:
         return np.zeros(0)
     s = matrix @ np.asarray(weights, dtype=np.float64)
     p = np.exp(s - s.max())
-    return p / p.sum()
+    probs: np.ndarray = p / p.sum()
+    return probs

@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..chunkers.unit_map import KINDS, MAP_VERSION, code_runs, embedded_text
 from ..text.sentences import iter_sentences
 from ..text.tokens import Tokenizer
 from ..types import Chunk, Hit
+
+# a chunk's unit map as its record holds it (JSON: units "u", paths "p", header rows "h",
+# pieces of the document outside the chunk "x"; `chunkers.unit_map`)
+UnitMap = dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -37,7 +42,9 @@ class Unit:
     head_line: int = 0
     rank: int = 0  # the best rank of a candidate chunk holding it
     score: float = 0.0  # that chunk's search score
-    neighbours: list[int] = field(default_factory=list)  # adjacent units (indexes into the unit list)
+    neighbours: list[int] = field(
+        default_factory=list
+    )  # adjacent units (indexes into the unit list)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -51,7 +58,7 @@ class Unit:
 class _View:
     """What a chunk's record holds of its document: its text and the pieces outside it."""
 
-    def __init__(self, chunk: Chunk, extra: list[list]) -> None:
+    def __init__(self, chunk: Chunk, extra: list[tuple[int, str]]) -> None:
         self.pieces = sorted([(chunk.start, chunk.text)] + [(int(s), str(t)) for s, t in extra])
         self.chunk = chunk
 
@@ -63,7 +70,7 @@ class _View:
                 continue
             if s > pos:
                 return None  # a gap: not held
-            out.append(text[pos - s:min(end, e) - s])
+            out.append(text[pos - s : min(end, e) - s])
             pos = min(end, e)
             if pos >= end:
                 break
@@ -77,7 +84,9 @@ class _View:
         return c.start_line - (before.count("\n") if before is not None else 0)
 
 
-Gaps = dict[tuple[str, int], str]  # (document, end of a unit or header) -> the text up to the next unit
+Gaps = dict[
+    tuple[str, int], str
+]  # (document, end of a unit or header) -> the text up to the next unit
 
 
 def chunk_units(chunk: Chunk, tokenizer: Tokenizer, gaps: Gaps | None = None) -> list[Unit]:
@@ -90,18 +99,28 @@ def chunk_units(chunk: Chunk, tokenizer: Tokenizer, gaps: Gaps | None = None) ->
         view = _View(chunk, data.get("x", []))
         units = _from_map(chunk, data, view)
     if gaps is not None:
-        ends = sorted({u.end for u in units} | {u.head[1] for u in units if u.head})
-        starts = sorted(u.start for u in units)
-        for end in ends:
-            nxt = next((st for st in starts if st >= end), None)
-            if nxt is not None and nxt - end <= 4:
-                between = view.slice(end, nxt)
-                if between is not None and not between.strip():
-                    gaps[(chunk.doc_id, end)] = between
+        _gather_gaps(chunk, units, view, gaps)
     return units
 
 
-def _from_map(chunk: Chunk, data: dict, view: _View) -> list[Unit]:
+def _gather_gaps(chunk: Chunk, units: list[Unit], view: _View, gaps: Gaps) -> None:
+    """Into `gaps`: the blank text (at most 4 characters) between each unit of the chunk
+    (or table head) and the next one."""
+    starts = sorted(u.start for u in units)
+    for end in _ends(units):
+        nxt = next((st for st in starts if st >= end), None)
+        if nxt is not None and nxt - end <= 4:
+            between = view.slice(end, nxt)
+            if between is not None and not between.strip():
+                gaps[(chunk.doc_id, end)] = between
+
+
+def _ends(units: list[Unit]) -> list[int]:
+    """Where the units and their table heads end, in order."""
+    return sorted({u.end for u in units} | {u.head[1] for u in units if u.head})
+
+
+def _from_map(chunk: Chunk, data: UnitMap, view: _View) -> list[Unit]:
     paths, heads = data["p"], data.get("h", [])
     out = []
     for rs, re_, kind, path, n, page, head in data["u"]:
@@ -111,12 +130,26 @@ def _from_map(chunk: Chunk, data: dict, view: _View) -> list[Unit]:
             continue
         span = (int(heads[head][0]), int(heads[head][1])) if head >= 0 else None
         head_text = (view.slice(*span) or "") if span else ""
-        out.append(Unit(chunk.doc_id, start, end, KINDS[kind], paths[path], text, n, page, view.line_at(start),
-                        span, head_text, view.line_at(span[0]) if span else 0))
+        out.append(
+            Unit(
+                chunk.doc_id,
+                start,
+                end,
+                KINDS[kind],
+                paths[path],
+                text,
+                n,
+                page,
+                view.line_at(start),
+                span,
+                head_text,
+                view.line_at(span[0]) if span else 0,
+            )
+        )
     return out
 
 
-def _map(raw: str) -> dict | None:
+def _map(raw: str) -> UnitMap | None:
     if not raw:
         return None
     try:
@@ -145,9 +178,20 @@ def _from_text(chunk: Chunk, tokenizer: Tokenizer) -> list[Unit]:
                     kinds.append("sentence")
             pos = end + 1
     view = _View(chunk, [])
-    return [Unit(chunk.doc_id, chunk.start + s, chunk.start + e, kind, chunk.heading_path, text[s:e],
-                 tokenizer.count(text[s:e]), chunk.start_page, view.line_at(chunk.start + s))
-            for (s, e), kind in zip(spans, kinds)]
+    return [
+        Unit(
+            chunk.doc_id,
+            chunk.start + s,
+            chunk.start + e,
+            kind,
+            chunk.heading_path,
+            text[s:e],
+            tokenizer.count(text[s:e]),
+            chunk.start_page,
+            view.line_at(chunk.start + s),
+        )
+        for (s, e), kind in zip(spans, kinds)
+    ]
 
 
 def candidate_units(hits: list[Hit], tokenizer: Tokenizer, gaps: Gaps | None = None) -> list[Unit]:
@@ -199,4 +243,3 @@ def section_groups(units: list[Unit]) -> list[list[int]]:
     for i, u in enumerate(units):
         groups.setdefault((u.doc_id, u.label), []).append(i)
     return list(groups.values())
-

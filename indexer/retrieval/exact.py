@@ -20,7 +20,7 @@ performs a binary search`): BM25 (which keeps it whole) and the embedding weigh 
   the code heads a table row, a heading or a line (`| SEV2 | Major feature...`,
   `## E4021: ...`, `SEV2: ...`).
 
-Chunks keep the order of the ranking they came with inside a tier. What a collection
+Chunks keep the order of the ranking they came with inside a tier (`exact_rank`). What a collection
 defines and which file names it holds live beside it in `exact.json` (`ExactIndex`),
 written at build time and rebuilt from the stored records when missing or damaged.
 """
@@ -35,23 +35,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IndexerError
+from ..store import Entry, Store
 from ..text.analyzer import Analyzer
+from ..types import Chunk
 
-FORMAT = 3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
+FORMAT = (
+    3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
+)
 SIDE = "exact.json"  # the side file (of each version) the index is saved in
 LOOKUP_WORDS = 8  # a longer query is a question, not a lookup: no exact-match tiers
-_KEYWORDS = r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
+_KEYWORDS = (
+    r"(?:def|function|func|fn|class|method|struct|type|interface|trait|impl|const|var|let|enum)\s+"
+)
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _ASSIGNED = re.compile(  # a module-level assignment or declaration, at the start of a line
     r"^(?:export\s+)?(?:(?:pub(?:\(crate\))?\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?"
-    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)", re.MULTILINE)
+    r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]{1,60})?=(?!=)",
+    re.MULTILINE,
+)
 _DEFINITION_LINE = re.compile(  # a definition's first line, at any indentation
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\(crate\))?\s+)?(?:public\s+|private\s+|protected\s+)?"
     r"(?:static\s+)?(?:async\s+)?(?:def|class|function\*?|func(?:\s*\([^)\n]*\))?|fn|interface|struct|trait|enum)"
-    r"\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
-_DEFINIENDUM = re.compile(r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
-                          re.MULTILINE)
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$")
+    r"\s+([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
+)
+_DEFINIENDUM = re.compile(
+    r"^(?:\|\s*|#{1,6}\s+|[-*]\s+)?(?:\*\*|`)?([^\s|`*:]{2,40})(?:\*\*|`)?\s*(?:\||:|\s-\s|$)",
+    re.MULTILINE,
+)
+# what a chunk defines (`defined_in`): (id, its symbol, document, names assigned or defined, codes)
+Definition = tuple[str, str, str, list[str], list[str]]
+Ranked = list[tuple[str, int]]  # (chunk id, tier or bonus)
+
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
+)
 
 
 def bare_symbol(query: str) -> str:
@@ -106,19 +125,35 @@ def definition_lines(text: str) -> list[str]:
     return list(dict.fromkeys(_DEFINITION_LINE.findall(text)))
 
 
-def defined_in(chunk, analyzer: Analyzer) -> list[tuple[str, str, str, list[str], list[str]]]:
+def defined_in(chunk: Chunk, analyzer: Analyzer) -> list[Definition]:
     """What a chunk defines, for `ExactIndex.add`: [(id, its symbol, document, the names a
     code chunk assigns at module level — and, for a chunk of a source file cut by a prose
     strategy (no symbol of its own), the definitions that start in it — the codes a text
     chunk defines)], or [] for nothing."""
+    code = is_code(chunk)
+    names = _defined_names(chunk) if code else []
+    codes = [] if code else defined_codes(chunk.text, analyzer)
+    return (
+        [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)]
+        if chunk.symbol or names or codes
+        else []
+    )
+
+
+def is_code(chunk: Chunk) -> bool:
+    """Whether a chunk is source code: a code chunker's, or cut from a source file."""
     from ..loaders.formats import format_of
 
-    code = bool(chunk.language) or format_of(chunk.doc_id.rsplit("/", 1)[-1])[0] == "code"
-    names = [n for n in assigned_names(chunk.text) if n != chunk.symbol] if code else []
-    if code and not chunk.symbol:
+    return bool(chunk.language) or format_of(chunk.doc_id.rsplit("/", 1)[-1])[0] == "code"
+
+
+def _defined_names(chunk: Chunk) -> list[str]:
+    """The names a code chunk assigns at module level (but its own symbol) and, when it has
+    no symbol of its own, the definitions that start in it."""
+    names = [n for n in assigned_names(chunk.text) if n != chunk.symbol]
+    if not chunk.symbol:
         names += [n for n in definition_lines(chunk.text) if n not in names]
-    codes = [] if code else defined_codes(chunk.text, analyzer)
-    return [(chunk.id, chunk.symbol, chunk.doc_id, names, codes)] if chunk.symbol or names or codes else []
+    return names
 
 
 def is_test_file(doc_id: str) -> bool:
@@ -140,8 +175,14 @@ class ExactIndex:
     names: dict[str, list[str]] = field(default_factory=dict)
     codes: dict[str, list[str]] = field(default_factory=dict)  # code -> chunk ids that define it
 
-    def add(self, chunk_id: str, symbol: str, doc_id: str, assigned: Iterable[str] = (),
-            codes: Iterable[str] = ()) -> None:
+    def add(
+        self,
+        chunk_id: str,
+        symbol: str,
+        doc_id: str,
+        assigned: Iterable[str] = (),
+        codes: Iterable[str] = (),
+    ) -> None:
         """A chunk's definitions: its symbol (and, for a member, its owner — the first chunk
         of a class split into methods answers for the class), the names it assigns at
         module level, the codes it defines."""
@@ -166,19 +207,19 @@ class ExactIndex:
 
     def without(self, drop: set[str]) -> ExactIndex:
         """A copy without the definitions of the `drop`ped chunk ids (an incremental build)."""
-        symbols = {}
+        symbols: dict[str, list[list[str]]] = {}
         for key, defs in self.symbols.items():
             kept = [d for d in defs if d[0] not in drop]
             if kept:
                 symbols[key] = kept
-        codes = {}
+        codes: dict[str, list[str]] = {}
         for code, ids in self.codes.items():
-            kept = [cid for cid in ids if cid not in drop]
-            if kept:
-                codes[code] = kept
+            kept_ids = [cid for cid in ids if cid not in drop]
+            if kept_ids:
+                codes[code] = kept_ids
         return ExactIndex(symbols, dict(self.names), codes)
 
-    def definitions(self, key: str) -> list[tuple[str, int]]:
+    def definitions(self, key: str) -> Ranked:
         """(chunk id, definition bonus) of the definitions a bare symbol query names: 2 outside
         test files, 1 inside them, plus 1 per qualifier part that names the definition's
         folder, file or owner.
@@ -196,26 +237,46 @@ class ExactIndex:
         parts = key.split(".")
         if len(parts) < 2 or self._names_a_file(key):
             return []
-        owner = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
-                      if ".".join(parts[:i]) in self.symbols), "")
-        owners = self.symbols.get(owner, [])
-        files = {doc for _, doc in owners}
-        found = [(cid, _bonus(doc)) for cid, doc in self.symbols.get(parts[-1], []) if doc in files]
+        owners = self.symbols.get(self._owner(parts), [])
+        found = self._in_files(parts[-1], {doc for _, doc in owners})
         if found:
             return found
+        by_suffix = self._by_suffix(parts)
+        if by_suffix is not None:
+            return by_suffix
+        return [(cid, _bonus(doc)) for cid, doc in owners]
+
+    def _in_files(self, key: str, files: set[str]) -> Ranked:
+        """The definitions of `key` in these files."""
+        return [(cid, _bonus(doc)) for cid, doc in self.symbols.get(key, []) if doc in files]
+
+    def _owner(self, parts: list[str]) -> str:
+        """The longest proper prefix of a qualified name's parts that is a known symbol."""
+        prefixes = (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1))
+        return next((prefix for prefix in prefixes if prefix in self.symbols), "")
+
+    def _by_suffix(self, parts: list[str]) -> Ranked | None:
+        """The definitions of a qualified name's longest known suffix, each scored by the
+        qualifier parts that name it (None when no suffix is known)."""
         for i in range(1, len(parts)):
             suffix = ".".join(parts[i:])
             if suffix in self.symbols:
-                return [(cid, _bonus(doc) + self._qualified(cid, doc, parts[:i], suffix))
-                        for cid, doc in self.symbols[suffix]]
-        return [(cid, _bonus(doc)) for cid, doc in owners]
+                return [
+                    (cid, _bonus(doc) + self._qualified(cid, doc, parts[:i], suffix))
+                    for cid, doc in self.symbols[suffix]
+                ]
+        return None
 
     def _qualified(self, chunk_id: str, doc_id: str, qualifiers: list[str], suffix: str) -> int:
         """How many qualifier parts name a definition's folder or file (`click/termui.py`
         for `click.termui.echo`) or an owner it is defined under (`Context.invoke`)."""
         path = doc_id.lower().split("/")
         places = set(path[:-1]) | {path[-1].split(".", 1)[0]}
-        owned = {q for q in qualifiers if any(d[0] == chunk_id for d in self.symbols.get(f"{q}.{suffix}", ()))}
+        owned = {
+            q
+            for q in qualifiers
+            if any(d[0] == chunk_id for d in self.symbols.get(f"{q}.{suffix}", ()))
+        }
         return sum(1 for q in dict.fromkeys(qualifiers) if q in places or q in owned)
 
     def _names_a_file(self, key: str) -> bool:
@@ -226,7 +287,12 @@ class ExactIndex:
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        body = {"format": FORMAT, "symbols": self.symbols, "names": self.names, "codes": self.codes}
+        body: dict[str, object] = {
+            "format": FORMAT,
+            "symbols": self.symbols,
+            "names": self.names,
+            "codes": self.codes,
+        }
         text = json.dumps(body, ensure_ascii=False, sort_keys=True)
         body["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         path.write_text(json.dumps(body, ensure_ascii=False, sort_keys=True), encoding="utf-8")
@@ -238,14 +304,17 @@ class ExactIndex:
             body = json.loads(path.read_text(encoding="utf-8"))
             digest = body.pop("sha256")
             text = json.dumps(body, ensure_ascii=False, sort_keys=True)
-            if body.get("format") != FORMAT or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+            if (
+                body.get("format") != FORMAT
+                or hashlib.sha256(text.encode("utf-8")).hexdigest() != digest
+            ):
                 raise IndexerError(f"{path} is of another format or damaged")
             return cls(body["symbols"], body["names"], body["codes"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise IndexerError(f"{path} is unreadable ({exc.__class__.__name__})") from None
 
 
-def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
+def load_or_rebuild(store: Store, entry: Entry, analyzer: Analyzer) -> ExactIndex:
     """A live version's ExactIndex from its side folder, or rebuilt from its records (a
     version built before exact.json existed, or a damaged file) and saved where possible."""
     path = store.side.path(entry, SIDE)
@@ -253,7 +322,7 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
         return ExactIndex.load(path)
     except IndexerError:
         pass
-    index, docs = ExactIndex(), set()
+    index, docs = ExactIndex(), set[str]()
     for chunk, _meta in store.records.scan(entry):
         for definition in defined_in(chunk, analyzer):
             index.add(*definition)
@@ -266,83 +335,23 @@ def load_or_rebuild(store, entry, analyzer: Analyzer) -> ExactIndex:
     return index
 
 
-def rank_exact(query: str, analyzer: Analyzer, ids: list[str], exact: ExactIndex, holds, doc_of, first_chunks,
-               live, why: dict[str, str] | None = None) -> tuple[list[str], dict[str, int]]:
-    """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
-    end — definitions the query names, or the first chunks of a file it names when no
-    candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
-    terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
-    a document's first chunk ids, `live` says which ids the version has. `why`, when
-    given, receives what put each tiered id there (`match_labels`)."""
-    if len(query.split()) > LOOKUP_WORDS:
-        return [], {}
-    terms = analyzer.exact_terms(query)
-    key = bare_symbol(query)
-    if not terms and not key:
-        return [], {}
-    symbols = [(cid, t) for cid, t in exact.definitions(key) if cid in live] if key else []
-    codes = []
-    if terms and len(query.split()) <= 2:  # a bare code (`SEV2`, `error E4021`): where it is defined
-        codes = [(cid, 1) for term in terms for cid in exact.codes.get(term, ()) if cid in live]
-    definitions = symbols + codes
-    docs: dict[str, int] = {}  # documents whose file names are among the query's exact terms
-    for term in terms:
-        for doc in exact.names.get(term, ()):
-            docs[doc] = docs.get(doc, 0) + 1
-    extra = [cid for cid, _ in definitions]
-    if docs and not any(doc in docs for doc in doc_of(ids).values()):
-        extra += [cid for doc in docs for cid in first_chunks(doc)]
-    seen = set(ids)
-    extra = [cid for cid in dict.fromkeys(extra) if cid not in seen and cid in live]
-    everything = ids + extra
-    held = dict(zip(everything, holds(terms, everything))) if terms else {}
-    named = {cid: docs.get(doc, 0) for cid, doc in doc_of(everything).items()} if docs else {}
-    if why is not None:
-        why.update(match_labels(held, named, [cid for cid, _ in symbols], [cid for cid, _ in codes]))
-    return extra, tiers(held, named, definitions)
-
-
-def match_labels(held: dict[str, int], named: dict[str, int], symbols: list[str],
-                 codes: list[str]) -> dict[str, str]:
-    """What put each tiered id in its tier, the strongest reason only: `exact symbol` (a
-    definition of the symbol the query names), `exact code` (the row, heading or line that
-    defines the code), `file name` (a chunk of the file the query names), `exact term` (it
-    holds one of the query's codes or identifiers verbatim).
-
-    >>> match_labels({"a": 1, "b": 1}, {"c": 1}, ["b"], ["d"])
-    {'a': 'exact term', 'b': 'exact symbol', 'c': 'file name', 'd': 'exact code'}
-    """
-    out = {cid: "exact term" for cid, n in held.items() if n}
-    out.update((cid, "file name") for cid, n in named.items() if n)
-    out.update((cid, "exact code") for cid in codes)
-    out.update((cid, "exact symbol") for cid in symbols)
-    return out
-
-
-def tiers(held: dict[str, int], named: dict[str, int], definitions: list[tuple[str, int]]) -> dict[str, int]:
-    """Each candidate's tier: the exact terms its text holds or its file name has (`held`,
-    `named`: chunk id -> count, the larger counts), plus the bonus of a definition the
-    query names (`ExactIndex.definitions`: 2 outside test files, 1 inside them, more for a
-    qualifier that names it). Only ids with a tier above 0 are listed.
-
-    >>> tiers({"a": 1, "b": 1}, {"c": 1}, [("d", 2), ("b", 1)])
-    {'a': 1, 'b': 2, 'c': 1, 'd': 2}
-    """
-    out = {cid: max(n, named.get(cid, 0)) for cid, n in held.items() if n}
-    for cid, n in named.items():
-        if n and cid not in out:
-            out[cid] = n
-    for cid, bonus in definitions:
-        out[cid] = out.get(cid, 0) + bonus
-    return out
-
-
-def write_for_build(store, previous, retired: Iterable[str], definitions: list[tuple[str, str, str]],
-                    doc_ids: Iterable[str], analyzer: Analyzer, path: Path) -> None:
+def write_for_build(
+    store: Store,
+    previous: Entry | None,
+    retired: Iterable[str],
+    definitions: Iterable[Definition],
+    doc_ids: Iterable[str],
+    analyzer: Analyzer,
+    path: Path,
+) -> None:
     """A new version's exact.json: the `previous` version's definitions (an incremental
     build; None for a full one) less the `retired` chunks, plus the new `definitions`
     (`defined_in` of each new chunk); file names from every document of the version."""
-    index = load_or_rebuild(store, previous, analyzer).without(set(retired)) if previous is not None else ExactIndex()
+    index = (
+        load_or_rebuild(store, previous, analyzer).without(set(retired))
+        if previous is not None
+        else ExactIndex()
+    )
     for definition in definitions:
         index.add(*definition)
     index.name_documents(doc_ids, analyzer)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .worth import factor
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+def rrf(
+    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
     """Reciprocal rank fusion: score(d) = sum_i w_i / (k + rank_i(d)), ranks from 1.
 
     A document at ranks 1 and 3 of two lists scores 1/61 + 1/63. Ties keep the order in
@@ -34,7 +37,9 @@ def minmax(scores: dict[str, float]) -> dict[str, float]:
     return {doc: (s - lo) / (hi - lo) for doc, s in scores.items()}
 
 
-def weighted(embedding: dict[str, float], bm25: dict[str, float], alpha: float = 0.5) -> list[tuple[str, float]]:
+def weighted(
+    embedding: dict[str, float], bm25: dict[str, float], alpha: float = 0.5
+) -> list[tuple[str, float]]:
     """Weighted sum of min-max normalised scores: alpha * embedding + (1 - alpha) * bm25.
     A document missing from one side gets 0 for that side."""
     if not 0.0 <= alpha <= 1.0:
@@ -65,7 +70,9 @@ def adaptive_defaults(embedder: str) -> tuple[tuple[float, float], tuple[float, 
 
 
 def adaptive_alpha(
-    coverage: float, alpha: tuple[float, float] = ADAPTIVE_ALPHA, bounds: tuple[float, float] = ADAPTIVE_COVERAGE,
+    coverage: float,
+    alpha: tuple[float, float] = ADAPTIVE_ALPHA,
+    bounds: tuple[float, float] = ADAPTIVE_COVERAGE,
 ) -> float:
     """The embedding side's share for a query whose best BM25 match contains `coverage`
     of the query's IDF mass: alpha[1] at or below bounds[0], alpha[0] at or above
@@ -91,8 +98,14 @@ def adaptive_alpha(
 # (embedder, kind[, language or size]) -> (alpha range, coverage range); the most specific
 # key wins, then the embedder's defaults.
 FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {
-    ("use-m3", "code"): ((0.05, 0.3), (0.3, 0.6)),  # USE reads code poorly: BM25 leads even on paraphrases
-    ("use-m3", "prose", "tr"): ((0.05, 0.5), (0.3, 0.6)),  # Turkish BM25 (folded, stemmed) is the stronger side
+    ("use-m3", "code"): (
+        (0.05, 0.3),
+        (0.3, 0.6),
+    ),  # USE reads code poorly: BM25 leads even on paraphrases
+    ("use-m3", "prose", "tr"): (
+        (0.05, 0.5),
+        (0.3, 0.6),
+    ),  # Turkish BM25 (folded, stemmed) is the stronger side
     # e5 reads a function well and keeps a say even where BM25 covers the query; over long
     # windows its one vector is spread thin and BM25 gets more of the say
     ("e5-small", "code"): ((0.4, 0.7), (0.25, 0.6)),
@@ -107,13 +120,21 @@ def size_of(avg_tokens: float) -> str:
     return "long" if avg_tokens >= LONG_CHUNKS else "short"
 
 
-def by_kind(embedder: str, kind: str, lang: str = "", size: str = "") -> tuple[tuple[float, float], tuple[float, float]]:
+def by_kind(
+    embedder: str, kind: str, lang: str = "", size: str = ""
+) -> tuple[tuple[float, float], tuple[float, float]]:
     """The (alpha range, coverage range) for an embedder on a kind of collection."""
-    return (FUSION_BY_KIND.get((embedder, kind, lang)) or FUSION_BY_KIND.get((embedder, kind, size))
-            or FUSION_BY_KIND.get((embedder, kind)) or adaptive_defaults(embedder))
+    return (
+        FUSION_BY_KIND.get((embedder, kind, lang))
+        or FUSION_BY_KIND.get((embedder, kind, size))
+        or FUSION_BY_KIND.get((embedder, kind))
+        or adaptive_defaults(embedder)
+    )
 
 
-def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
+def calibrated(
+    embedder: str, files: Mapping[str, Mapping[str, Any]], lang: str = ""
+) -> dict[str, Any]:
     """A collection's fusion, chosen at build time from what it holds: its kind (the share
     of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
     as the manifest lists them), its language (the analyzer's), its chunks' average size
@@ -123,23 +144,38 @@ def calibrated(embedder: str, files: dict[str, dict], lang: str = "") -> dict:
     from ..loaders.formats import format_of
 
     total = sum(f.get("tokens", 0) for f in files.values()) or 1
-    code = sum(f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code")
+    code = sum(
+        f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code"
+    )
     chunks = sum(f.get("chunks", 0) for f in files.values()) or 1
     kind = "code" if code / total >= CODE_SHARE else "prose"
     alpha, coverage = by_kind(embedder, kind, lang, size_of(total / chunks))
-    return {"alpha_range": list(alpha), "coverage_range": list(coverage), "kind": kind, "lang": lang,
-            "code_share": round(code / total, 3), "avg_tokens": round(total / chunks, 1), "source": "kind"}
+    return {
+        "alpha_range": list(alpha),
+        "coverage_range": list(coverage),
+        "kind": kind,
+        "lang": lang,
+        "code_share": round(code / total, 3),
+        "avg_tokens": round(total / chunks, 1),
+        "source": "kind",
+    }
 
 
-def current(embedder: str, stored: dict | None) -> dict | None:
+def current(embedder: str, stored: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a stored calibration stands for today: one chosen by kind is looked up again
     in the table (refitted since the build, it reaches collections without a rebuild),
     then its embedding share narrowed by what the build measured of the embedder on the
     collection (`worth.factor`; `embedding_factor` says by how much, 1 for not at all)."""
     if not stored or stored.get("source", "kind") != "kind" or "kind" not in stored:
         return stored
-    size = size_of(stored["avg_tokens"]) if isinstance(stored.get("avg_tokens"), (int, float)) else ""
+    size = (
+        size_of(stored["avg_tokens"]) if isinstance(stored.get("avg_tokens"), (int, float)) else ""
+    )
     alpha, coverage = by_kind(embedder, stored["kind"], stored.get("lang", ""), size)
     f = factor(embedder, stored["kind"], stored.get("measured"))
-    return {**stored, "alpha_range": [round(a * f, 3) for a in alpha], "coverage_range": list(coverage),
-            "embedding_factor": f}
+    return {
+        **stored,
+        "alpha_range": [round(a * f, 3) for a in alpha],
+        "coverage_range": list(coverage),
+        "embedding_factor": f,
+    }

@@ -26,7 +26,9 @@ def distinct(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def to_parents(hits: list[Hit], fetch_parents: Callable[[list[str]], dict[str, Chunk]]) -> list[Hit]:
+def to_parents(
+    hits: list[Hit], fetch_parents: Callable[[list[str]], dict[str, Chunk]]
+) -> list[Hit]:
     """Child hits mapped to their parents, each parent at its best child's rank."""
     order: list[str] = []
     best: dict[str, Hit] = {}
@@ -41,11 +43,23 @@ def to_parents(hits: list[Hit], fetch_parents: Callable[[list[str]], dict[str, C
         else:
             best[pid].child_ids.append(hit.chunk.id)
     parents = fetch_parents(order)
-    out = []
+    out: list[Hit] = []
     for pid in order:
         if pid in parents:
             child = best[pid]
-            out.append(Hit(len(out) + 1, child.score, parents[pid], child.embedding_rank, child.embedding_score,
-                           child.bm25_rank, child.bm25_score, child.child_ids, exact=child.exact,
-                           match=child.match, search_score=child.search_score))
+            out.append(
+                Hit(
+                    len(out) + 1,
+                    child.score,
+                    parents[pid],
+                    child.embedding_rank,
+                    child.embedding_score,
+                    child.bm25_rank,
+                    child.bm25_score,
+                    child.child_ids,
+                    exact=child.exact,
+                    match=child.match,
+                    search_score=child.search_score,
+                )
+            )
     return out

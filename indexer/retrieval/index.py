@@ -23,7 +23,8 @@ from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from . import searching
-from .bm25 import BM25Index, load_or_rebuild
+from .bm25 import BM25Index
+from .bm25_repair import load_or_rebuild
 from .cache import RecordCache
 from .collections import choose, entry_fusion
 from .exact import ExactIndex
@@ -44,9 +45,15 @@ class Index:
     `sides` fetches each side's candidates (`retrieval.sides`: replace it to search
     another way)."""
 
-    def __init__(self, store: Store, entry: Entry, embedder: Embedder | None = None,
-                 bm25_engine: str | None = None, refresh: float = REFRESH,
-                 one_shot: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        entry: Entry,
+        embedder: Embedder | None = None,
+        bm25_engine: str | None = None,
+        refresh: float = REFRESH,
+        one_shot: bool = False,
+    ) -> None:
         self.store = store
         self.entry = entry
         self._embedder = embedder
@@ -57,7 +64,10 @@ class Index:
         self._bm25_engine = bm25_engine
         self.one_shot = one_shot
         self._records = RecordCache()
-        self._fusion_for: tuple[Any, dict] = (None, {})  # (version, its fusion)
+        self._fusion_for: tuple[tuple[str, int] | None, dict[str, Any]] = (
+            None,
+            {},
+        )  # (version, its fusion)
         self.refresh = refresh
         self._checked = time.monotonic()
         self._lock = threading.RLock()
@@ -65,21 +75,42 @@ class Index:
         self.sides = Sides(self)
 
     @classmethod
-    def open(cls, strategy: str | None = None, *, settings: Settings | None = None,
-             built_with: str | None = None, bm25_engine: str | None = None, refresh: float = REFRESH,
-             one_shot: bool = False) -> Index:
+    def open(
+        cls,
+        strategy: str | None = None,
+        *,
+        settings: Settings | None = None,
+        built_with: str | None = None,
+        bm25_engine: str | None = None,
+        refresh: float = REFRESH,
+        one_shot: bool = False,
+    ) -> Index:
         """The collection of `strategy` in the index `settings` name (None: the
         environment's), chosen by `collections.choose`: with no strategy, `auto` if built,
         else the only one built; `built_with`: the one built with that embedder.
         `one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a large collection it scans the stored vectors exactly rather than wait for
         Chroma to load its whole HNSW index (`retrieval.sides`)."""
-        return cls.in_store(Store(settings_for(settings)), strategy, built_with=built_with,
-                            bm25_engine=bm25_engine, refresh=refresh, one_shot=one_shot)
+        return cls.in_store(
+            Store(settings_for(settings)),
+            strategy,
+            built_with=built_with,
+            bm25_engine=bm25_engine,
+            refresh=refresh,
+            one_shot=one_shot,
+        )
 
     @classmethod
-    def in_store(cls, store: Store, strategy: str | None = None, *, built_with: str | None = None,
-                 bm25_engine: str | None = None, refresh: float = REFRESH, one_shot: bool = False) -> Index:
+    def in_store(
+        cls,
+        store: Store,
+        strategy: str | None = None,
+        *,
+        built_with: str | None = None,
+        bm25_engine: str | None = None,
+        refresh: float = REFRESH,
+        one_shot: bool = False,
+    ) -> Index:
         """`open`, in a store already open (a server's, an evaluation's)."""
         return cls(store, choose(store, strategy, built_with), None, bm25_engine, refresh, one_shot)
 
@@ -93,10 +124,15 @@ class Index:
         self._checked = now
         latest = self.store.catalogue.entry(self.entry.key)
         if latest is None:
-            raise CollectionNotFound(f"{self.entry.strategy} ({self.entry.embedder}) was dropped from "
-                                     f"{self.store.where}; build it again")
+            raise CollectionNotFound(
+                f"{self.entry.strategy} ({self.entry.embedder}) was dropped from "
+                f"{self.store.where}; build it again"
+            )
         if (latest.collection, latest.generation, latest.pending) == (
-                self.entry.collection, self.entry.generation, self.entry.pending):
+            self.entry.collection,
+            self.entry.generation,
+            self.entry.pending,
+        ):
             self.entry = latest  # saved search settings may have changed
             return False
         with self._lock:
@@ -118,7 +154,9 @@ class Index:
     def bm25(self) -> BM25Index:
         with self._lock:
             if self._bm25 is None:
-                self._bm25 = load_or_rebuild(self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append)
+                self._bm25 = load_or_rebuild(
+                    self.store, self.entry, self._bm25_engine, on_repair=self.repairs.append
+                )
             return self._bm25
 
     @property
@@ -147,12 +185,12 @@ class Index:
 
     # -- searching ------------------------------------------------------------------------
     @property
-    def saved(self) -> dict:
+    def saved(self) -> dict[str, Any]:
         """The collection's saved search settings (`indexer tune --save`), if any."""
         return self.entry.extra.get("search") or {}
 
     @property
-    def fusion(self) -> dict:
+    def fusion(self) -> dict[str, Any]:
         """The collection's calibrated fusion (`entry_fusion`), worked out once per version."""
         key = (self.entry.collection, self.entry.generation)
         if self._fusion_for[0] != key:
@@ -164,19 +202,25 @@ class Index:
         saved settings, then its calibrated fusion, then the defaults; checked)."""
         return resolve(options or SearchOptions(**kw), self.saved, self.entry.embedder, self.fusion)
 
-    def search(self, query: str | Query, options: SearchOptions | None = None,
-               **kw: Any) -> list[Hit]:
+    def search(
+        self, query: str | Query, options: SearchOptions | None = None, **kw: Any
+    ) -> list[Hit]:
         """The top k hits, best first (`retrieval.searching`): the top 5 is always the
         prefix of the top 10, a text comes back once, scores never rise down the list;
         parent-child collections return their parents."""
         return self.lookup(query, options, **kw)[0]
 
-    def lookup(self, query: str | Query, options: SearchOptions | None = None,
-               **kw: Any) -> tuple[list[Hit], SearchOptions]:
+    def lookup(
+        self, query: str | Query, options: SearchOptions | None = None, **kw: Any
+    ) -> tuple[list[Hit], SearchOptions]:
         """`search`, and the options it resolved (the collection's saved settings, then
         the defaults, filling what `options` left unset). A `Query` was checked where it
         was made; a string (and its options) is checked here."""
-        request = query if isinstance(query, Query) else Query.checked(query, options or SearchOptions(**kw))
+        request = (
+            query
+            if isinstance(query, Query)
+            else Query.checked(query, options or SearchOptions(**kw))
+        )
         self.follow()
         try:
             resolved = self.options(request.options)
@@ -196,8 +240,9 @@ class Index:
             self._unit_terms = TermMemo(analyze)
         return self._unit_terms
 
-    def context(self, query: str | Query, budget: int, options: SearchOptions | None = None,
-                **kw: Any) -> Context:
+    def context(
+        self, query: str | Query, budget: int, options: SearchOptions | None = None, **kw: Any
+    ) -> Context:
         """The best spans for `query` in at most `budget` tokens (labels included), cut
         from the candidates of this collection's own search (`retrieval.context`)."""
         from .context import answer_context
@@ -226,21 +271,34 @@ class Index:
         """Every live chunk (of one document), in document order."""
         self.follow()
         try:
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         except CollectionNotFound:
-            if not self.follow(force=True):  # the version we read was replaced under us (a full rebuild)
+            if not self.follow(
+                force=True
+            ):  # the version we read was replaced under us (a full rebuild)
                 raise
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         if doc_id and not out and self.follow(force=True):  # ...or emptied while being deleted
-            out = [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
+            out = self._scan(doc_id)
         if doc_id and not out:
             raise CollectionNotFound(f"no chunks of {doc_id!r} in {self.entry.strategy}")
         return sorted(out, key=lambda c: (c.doc_id, c.start, c.end))
 
+    def _scan(self, doc_id: str | None) -> list[Chunk]:
+        """The live chunks (of one document) as the store scans them."""
+        return [chunk for chunk, _ in self.store.records.scan(self.entry, doc_id)]
 
-def search(query: str, strategy: str | None = None, mode: str | None = None, k: int = 5, *,
-           options: SearchOptions | None = None, settings: Settings | None = None,
-           built_with: str | None = None) -> list[Hit]:
+
+def search(
+    query: str,
+    strategy: str | None = None,
+    mode: str | None = None,
+    k: int = 5,
+    *,
+    options: SearchOptions | None = None,
+    settings: Settings | None = None,
+    built_with: str | None = None,
+) -> list[Hit]:
     """One-shot search: `Index.open`, then `Index.search` with `mode` and `k` (or, when
     given, every option of `options` instead); for many queries open an `Index` once."""
     index = Index.open(strategy, settings=settings, built_with=built_with)

@@ -6,11 +6,17 @@ build and hundreds of MB to hold)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 import numpy as np
+from numpy.typing import NDArray
+
+Bytes = NDArray[np.uint8]
+Offsets = NDArray[np.int64]
+Strings = NDArray[np.bytes_]  # fixed-width UTF-8 byte strings
 
 
-def blob(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def blob(strings: Sequence[str]) -> tuple[Bytes, Offsets]:
     """UTF-8 bytes of the strings end to end, and where each starts (plus the end)."""
     encoded = [s.encode("utf-8") for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
@@ -19,11 +25,23 @@ def blob(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets
 
 
+def strings_of(array: Strings) -> list[str]:
+    """The strings of an array of UTF-8 byte strings."""
+    return [bytes(x).decode("utf-8") for x in array]
+
+
+def strings(values: Sequence[str]) -> Strings:
+    """Strings as an array of their UTF-8 bytes (fixed width)."""
+    if not values:
+        return np.zeros(0, dtype="S1")
+    return np.array([v.encode("utf-8") for v in values], dtype=bytes)
+
+
 class Vocabulary:
     """Terms sorted by their UTF-8 bytes (= code points); a term's id is its rank. Terms an
     incremental build added after the base was written (`extra`) take the next ids."""
 
-    def __init__(self, data: np.ndarray, offsets: np.ndarray, extra: Sequence[str] = ()) -> None:
+    def __init__(self, data: Bytes, offsets: Offsets, extra: Sequence[str] = ()) -> None:
         self.data, self.offsets = data, offsets
         self.base = len(offsets) - 1
         self.extra = list(extra)
@@ -56,28 +74,42 @@ class Vocabulary:
         return (self.term(i) for i in range(len(self)))
 
 
-class IdTable(Sequence):
+class IdTable(Sequence[str]):
     """Chunk ids by position, and positions by id: the ids in position order and sorted
     (with the position of each), as fixed-width byte strings; `extra` are the ids of a
     small delta, held in a dict."""
 
-    def __init__(self, ids: np.ndarray, ordered: np.ndarray, rank: np.ndarray, extra: Sequence[str] = ()) -> None:
+    def __init__(
+        self, ids: Strings, ordered: Strings, rank: NDArray[np.int32], extra: Sequence[str] = ()
+    ) -> None:
         self.ids, self.ordered, self.rank = ids, ordered, rank
         self.base = len(ids)
         self.extra = list(extra)
         self._extra_pos = {cid: self.base + i for i, cid in enumerate(self.extra)}
 
     @classmethod
-    def arrays_for(cls, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The arrays of a table of these ids (position order)."""
-        raw = np.array([i.encode("utf-8") for i in ids], dtype=bytes) if len(ids) else np.zeros(0, dtype="S1")
+    def arrays_for(cls, ids: Sequence[str]) -> dict[str, NDArray[np.generic]]:
+        """The arrays of a table of these ids (position order), by their file names."""
+        return dict(zip(("ids", "ids_sorted", "ids_rank"), cls.columns_for(ids)))
+
+    @staticmethod
+    def columns_for(ids: Sequence[str]) -> tuple[Strings, Strings, NDArray[np.int32]]:
+        """A table's arrays for these ids: the ids in position order, sorted, and the
+        position of each sorted one."""
+        raw = strings(list(ids))
         order = np.argsort(raw, kind="stable").astype(np.int32)
-        return {"ids": raw, "ids_sorted": raw[order], "ids_rank": order}
+        return raw, raw[order], order
 
     def __len__(self) -> int:
         return self.base + len(self.extra)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -86,8 +118,12 @@ class IdTable(Sequence):
             return self.extra[i - self.base]
         return bytes(self.ids[i]).decode("utf-8")
 
-    def __eq__(self, other) -> bool:
-        return list(self) == list(other) if isinstance(other, (list, tuple, IdTable)) else NotImplemented
+    def __eq__(self, other: object) -> bool:
+        return (
+            list(self) == list(other)
+            if isinstance(other, (list, tuple, IdTable))
+            else NotImplemented
+        )
 
     def position(self, chunk_id: str) -> int:
         """Where the id is, or -1."""
@@ -101,5 +137,5 @@ class IdTable(Sequence):
             return int(self.rank[k])
         return -1
 
-    def positions(self, chunk_ids: Iterable[str]) -> np.ndarray:
+    def positions(self, chunk_ids: Iterable[str]) -> NDArray[np.int64]:
         return np.array([self.position(c) for c in chunk_ids], dtype=np.int64)

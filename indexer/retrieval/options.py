@@ -5,9 +5,9 @@ per embedder), filled in one place: `resolve`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import UsageError
 from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
@@ -17,6 +17,20 @@ FUSIONS = ("adaptive", "weighted", "rrf")
 MAX_QUERY_CHARS = 20_000
 # what no encoder can write: lone surrogates (JSON's "\ud800", undecodable bytes in argv)
 UNENCODABLE = re.compile("[\ud800-\udfff]")
+T = TypeVar("T")
+
+
+def resolved(value: T | None, name: str) -> T:
+    """A setting that `resolve` fills in: what a search reads from resolved options
+    (ValueError for options that were not resolved)."""
+    if value is None:
+        raise ValueError(f"the search option {name} is unset: resolve the options first")
+    return value
+
+
+def _bad(value: T | None, test: Callable[[T], bool]) -> bool:
+    """Whether a setting is set and fails its test."""
+    return value is not None and not test(value)
 
 
 @dataclass
@@ -29,7 +43,9 @@ class SearchOptions:
     k: int = 5
     fusion: str | None = None  # hybrid: adaptive | weighted | rrf
     alpha: float | None = None  # weighted: the embedding side's share
-    alpha_range: tuple[float, float] | None = None  # adaptive: embedding share when BM25 covers well / poorly
+    alpha_range: tuple[float, float] | None = (
+        None  # adaptive: embedding share when BM25 covers well / poorly
+    )
     coverage_range: tuple[float, float] | None = None  # adaptive: coverage counted as poor / good
     rrf_k: int | None = None  # rrf: the k in 1 / (k + rank)
     weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
@@ -49,42 +65,71 @@ class SearchOptions:
         if self.mode != "hybrid":
             return str(self.mode)
         if self.fusion == "adaptive":
-            (a, b), (c, d) = self.alpha_range, self.coverage_range
+            (a, b) = resolved(self.alpha_range, "alpha_range")
+            (c, d) = resolved(self.coverage_range, "coverage_range")
             return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
         if self.fusion == "weighted":
             return f"hybrid weighted {self.alpha:g}"
-        return f"hybrid rrf k={self.rrf_k} {self.weights[0]:g}:{self.weights[1]:g}"
+        weights = resolved(self.weights, "weights")
+        return f"hybrid rrf k={self.rrf_k} {weights[0]:g}:{weights[1]:g}"
 
     def check(self) -> None:
         """Raise a usage error naming the first bad setting; unset (None) settings pass."""
-        def bad(value, test) -> bool:
-            return value is not None and not test(value)
+        self._check_choices()
+        self._check_counts()
+        self._check_shares()
 
-        if bad(self.mode, lambda v: v in MODES):
+    def _check_choices(self) -> None:
+        if _bad(self.mode, lambda v: v in MODES):
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
-        if bad(self.fusion, lambda v: v in FUSIONS):
+        if _bad(self.fusion, lambda v: v in FUSIONS):
             raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
-        for name, value in (("-k", self.k), ("--candidates", self.candidates), ("--children-k", self.children_k),
-                            ("--rrf-k", self.rrf_k)):
-            if bad(value, lambda v: v >= 1):
+
+    def _check_counts(self) -> None:
+        for name, value in (
+            ("-k", self.k),
+            ("--candidates", self.candidates),
+            ("--children-k", self.children_k),
+            ("--rrf-k", self.rrf_k),
+        ):
+            if _bad(value, lambda v: v >= 1):
                 raise UsageError(f"{name} must be at least 1, not {value}")
-        if bad(self.alpha, lambda v: 0.0 <= v <= 1.0):
+
+    def _check_shares(self) -> None:
+        if _bad(self.alpha, lambda v: 0.0 <= v <= 1.0):
             raise UsageError(f"--alpha must be between 0 and 1, not {self.alpha}")
-        if bad(self.weights, lambda w: len(w) == 2 and min(w) >= 0 and sum(w) > 0):
-            raise UsageError(f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}")
-        for name, pair in (("alpha range", self.alpha_range), ("coverage range", self.coverage_range)):
-            if bad(pair, lambda p: len(p) == 2 and 0.0 <= p[0] <= p[1] <= 1.0):
+        if _bad(self.weights, lambda w: len(w) == 2 and min(w) >= 0 and sum(w) > 0):
+            raise UsageError(
+                f"--rrf-weights must be two non-negative numbers, not both zero: {self.weights}"
+            )
+        for name, pair in (
+            ("alpha range", self.alpha_range),
+            ("coverage range", self.coverage_range),
+        ):
+            if _bad(pair, lambda p: len(p) == 2 and 0.0 <= p[0] <= p[1] <= 1.0):
                 raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
 
 
 DEFAULTS = SearchOptions(
-    mode="hybrid", k=5, fusion="adaptive", alpha=0.5, alpha_range=ADAPTIVE_ALPHA, coverage_range=ADAPTIVE_COVERAGE,
-    rrf_k=10, weights=(1.0, 1.0), candidates=50, children_k=30,
+    mode="hybrid",
+    k=5,
+    fusion="adaptive",
+    alpha=0.5,
+    alpha_range=ADAPTIVE_ALPHA,
+    coverage_range=ADAPTIVE_COVERAGE,
+    rrf_k=10,
+    weights=(1.0, 1.0),
+    candidates=50,
+    children_k=30,
 )
 
 
-def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | None = None,
-            embedder: str = "", fusion: Mapping[str, Any] | None = None) -> SearchOptions:
+def resolve(
+    options: SearchOptions | None = None,
+    saved: Mapping[str, Any] | None = None,
+    embedder: str = "",
+    fusion: Mapping[str, Any] | None = None,
+) -> SearchOptions:
     """`options` with every unset (None) value filled, then checked (a usage error names
     the first bad setting): from `saved` (a collection's tuned settings, `indexer tune
     --save`), then its calibrated fusion (`fusion`: the adaptive ranges chosen at build
@@ -92,11 +137,8 @@ def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | Non
     (`DEFAULTS`, the adaptive ranges per `embedder`). What every search, `list` and the
     evaluator resolve options by (`Index.options` for an open collection)."""
     options = options or SearchOptions()
-    alpha_range, coverage_range = adaptive_defaults(embedder)
-    if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
-        alpha_range, coverage_range = tuple(fusion["alpha_range"]), tuple(fusion["coverage_range"])
-    defaults = {"alpha_range": alpha_range, "coverage_range": coverage_range}
-    values = {}
+    defaults = _adaptive_defaults(embedder, fusion)
+    values: dict[str, Any] = {}  # the settings by name (saved ones are JSON)
     for f in fields(options):
         value = getattr(options, f.name)
         if value is None and saved and saved.get(f.name) is not None:
@@ -104,9 +146,23 @@ def resolve(options: SearchOptions | None = None, saved: Mapping[str, Any] | Non
         if value is None:
             value = defaults.get(f.name, getattr(DEFAULTS, f.name))
         values[f.name] = tuple(value) if isinstance(value, list) else value
-    resolved = SearchOptions(**values)
-    resolved.check()
-    return resolved
+    filled = SearchOptions(**values)
+    filled.check()
+    return filled
+
+
+def _adaptive_defaults(
+    embedder: str, fusion: Mapping[str, Any] | None
+) -> dict[str, tuple[float, ...]]:
+    """The adaptive fusion's ranges a search falls back on: the collection's calibrated
+    ones (`fusion`), else the library's for its `embedder`."""
+    alpha_range, coverage_range = adaptive_defaults(embedder)
+    if fusion and fusion.get("alpha_range") and fusion.get("coverage_range"):
+        return {
+            "alpha_range": tuple(fusion["alpha_range"]),
+            "coverage_range": tuple(fusion["coverage_range"]),
+        }
+    return {"alpha_range": alpha_range, "coverage_range": coverage_range}
 
 
 @dataclass(frozen=True)

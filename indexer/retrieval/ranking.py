@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ..types import Chunk, Hit
 from .fusion import adaptive_alpha, rrf, weighted
-from .options import SearchOptions
+from .options import SearchOptions, resolved
 
 Side = list[tuple[str, float]]  # one side's (chunk id, score), best first
 Fetch = Callable[[list[str]], dict[str, Chunk]]  # chunk ids -> the chunks found
@@ -59,7 +59,11 @@ def embedding_share(options: SearchOptions, coverage: Callable[[], float]) -> fl
     if options.fusion == "weighted":
         return options.alpha
     if options.fusion == "adaptive":
-        return adaptive_alpha(coverage(), options.alpha_range, options.coverage_range)
+        return adaptive_alpha(
+            coverage(),
+            resolved(options.alpha_range, "alpha_range"),
+            resolved(options.coverage_range, "coverage_range"),
+        )
     return None
 
 
@@ -71,21 +75,26 @@ def fuse(dense: Side, sparse: Side, options: SearchOptions, alpha: float | None)
     b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
     if options.fusion == "rrf":
         lists = [[cid for cid, _ in dense], [cid for cid, _ in sparse]]
-        fused = rrf(lists, options.rrf_k, options.weights)
+        fused = rrf(lists, resolved(options.rrf_k, "rrf_k"), options.weights)
     else:
-        fused = weighted(dict(dense), dict(sparse), alpha)
+        fused = weighted(dict(dense), dict(sparse), resolved(alpha, "alpha"))
     none = (None, None)
-    return [Candidate(cid, score, *e_rank.get(cid, none), *b_rank.get(cid, none))
-            for cid, score in fused]
+    return [
+        Candidate(cid, score, *e_rank.get(cid, none), *b_rank.get(cid, none))
+        for cid, score in fused
+    ]
 
 
-def with_tiers(candidates: list[Candidate], extra: list[str], tier: dict[str, int],
-               why: dict[str, str]) -> list[Candidate]:
+def with_tiers(
+    candidates: list[Candidate], extra: list[str], tier: dict[str, int], why: dict[str, str]
+) -> list[Candidate]:
     """The candidates, then the ids the exact-match signal adds (`extra`, scored 0), each
     with its tier (`exact.rank_exact`) and, when it has one, what put it there (`why`)."""
     joined = [*candidates, *(Candidate(cid, 0.0) for cid in extra)]
-    return [replace(c, tier=tier[c.id], match=why.get(c.id, "")) if tier.get(c.id) else c
-            for c in joined]
+    return [
+        replace(c, tier=tier[c.id], match=why.get(c.id, "")) if tier.get(c.id) else c
+        for c in joined
+    ]
 
 
 def grade(c: Candidate) -> tuple[int, float]:
@@ -93,8 +102,9 @@ def grade(c: Candidate) -> tuple[int, float]:
     return c.tier, round(c.score, 9)
 
 
-def break_ties(candidates: list[Candidate], fetch: Fetch,
-               keep: int | None = None) -> list[Candidate]:
+def break_ties(
+    candidates: list[Candidate], fetch: Fetch, keep: int | None = None
+) -> list[Candidate]:
     """Higher exact-match tiers first, then the score; equal (tier, score) ordered by
     document, then position (`fetch` asked for the tied ids' records only), then id, so
     that the order never depends on how deep a side was searched. With `keep`, only the
@@ -104,10 +114,7 @@ def break_ties(candidates: list[Candidate], fetch: Fetch,
     ranked = candidates
     if any(c.tier for c in ranked):
         ranked = sorted(ranked, key=lambda c: (-c.tier, -round(c.score, 9)))  # stable
-    counts = Counter(grade(c) for c in ranked)
-    floor = min(grade(c) for c in ranked[:keep]) if keep and len(ranked) > keep else None
-    tied = [c.id for c in ranked
-            if counts[grade(c)] > 1 and (floor is None or grade(c) >= floor)]
+    tied = _tied(ranked, keep)
     if not tied:
         return ranked
     chunks = fetch(tied)
@@ -118,6 +125,14 @@ def break_ties(candidates: list[Candidate], fetch: Fetch,
         return (-c.tier, -round(c.score, 9), *where, c.id)
 
     return sorted(ranked, key=key)
+
+
+def _tied(ranked: list[Candidate], keep: int | None) -> list[str]:
+    """The ids of the candidates that tie with another (the same `grade`); with `keep`,
+    only those of the groups that reach into the first `keep` places."""
+    counts = Counter(grade(c) for c in ranked)
+    floor = min(grade(c) for c in ranked[:keep]) if keep and len(ranked) > keep else None
+    return [c.id for c in ranked if counts[grade(c)] > 1 and (floor is None or grade(c) >= floor)]
 
 
 def in_rank_order(candidates: list[Candidate]) -> list[Candidate]:
@@ -144,6 +159,18 @@ def in_rank_order(candidates: list[Candidate]) -> list[Candidate]:
 def to_hits(candidates: list[Candidate], records: dict[str, Chunk]) -> list[Hit]:
     """The candidates that have a record (`records`: by id), as hits ranked from 1."""
     present = [c for c in candidates if c.id in records]
-    return [Hit(rank, c.score, records[c.id], c.dense_rank, c.dense_score, c.sparse_rank,
-                c.sparse_score, exact=c.tier, match=c.match, search_score=c.search_score)
-            for rank, c in enumerate(present, start=1)]
+    return [
+        Hit(
+            rank,
+            c.score,
+            records[c.id],
+            c.dense_rank,
+            c.dense_score,
+            c.sparse_rank,
+            c.sparse_score,
+            exact=c.tier,
+            match=c.match,
+            search_score=c.search_score,
+        )
+        for rank, c in enumerate(present, start=1)
+    ]

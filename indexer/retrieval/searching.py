@@ -17,11 +17,20 @@ from ..errors import CollectionNotFound
 from ..store import Entry
 from ..types import Chunk, Hit
 from .bm25 import BM25Index
-from .exact import ExactIndex, rank_exact
+from .exact import ExactIndex
+from .exact_rank import rank_exact
 from .hits import distinct, to_parents
-from .options import SearchOptions
-from .ranking import (Candidate, break_ties, embedding_share, fuse, in_rank_order, one_side,
-                      to_hits, with_tiers)
+from .options import SearchOptions, resolved
+from .ranking import (
+    Candidate,
+    break_ties,
+    embedding_share,
+    fuse,
+    in_rank_order,
+    one_side,
+    to_hits,
+    with_tiers,
+)
 from .sides import Sides
 
 # a text repeated all over: look this many times deeper for k distinct ones, no more
@@ -50,35 +59,61 @@ class Searched(Protocol):
 
 def search(index: Searched, query: str, options: SearchOptions) -> list[Hit]:
     """The top k hits of `query` under resolved `options`, best first."""
-    parent_mode, k = bool(index.entry.parents), options.k
-    n = max(k, options.candidates, options.children_k if parent_mode else 0)
     total = max(len(index.bm25), 1)
-    deepest = total if parent_mode else min(total, DISTINCT_DEPTH * n)
-    keep = None if parent_mode else k
-    while True:
-        found = ranked(index, query, min(n, total), options, keep)
-        if parent_mode:
-            hits = distinct(to_parents(hits_of(index, found), index.fetch_parents))
-        else:
-            hits = distinct(hits_of(index, found[:k]))
-            if len(hits) < k < len(found):  # a text repeated: look past the kth candidate
-                if keep is not None:
-                    keep = None  # ...in full tie order
-                    continue
-                hits = distinct(hits_of(index, found))
-        if len(hits) >= k or n >= deepest or (not parent_mode and len(found) < min(n, total)):
-            break
-        n *= 4  # too few distinct parents or texts among the candidates: look deeper
+    find = _parent_hits if index.entry.parents else _distinct_hits
+    hits, n = find(index, query, options, total)
     if options.mode == "hybrid":
         depth = min(n, total)
         share = embedding_share(options, lambda: index.sides.coverage(query, depth))
         for hit in hits:
             hit.embedding_share = share
-    return hits[:k]
+    return hits[: options.k]
 
 
-def ranked(index: Searched, query: str, n: int, options: SearchOptions,
-           keep: int | None = None) -> list[Candidate]:
+def _distinct_hits(
+    index: Searched, query: str, options: SearchOptions, total: int
+) -> tuple[list[Hit], int]:
+    """At least k hits of distinct texts where the collection has them (of `total`
+    chunks), and the depth the sides were searched to: deeper while a text repeated
+    among the candidates leaves fewer than k."""
+    k = options.k
+    n = max(k, resolved(options.candidates, "candidates"))
+    deepest = min(total, DISTINCT_DEPTH * n)
+    keep: int | None = k
+    while True:
+        found = ranked(index, query, min(n, total), options, keep)
+        hits = distinct(hits_of(index, found[:k]))
+        if len(hits) < k < len(found):  # a text repeated: look past the kth candidate
+            if keep is not None:
+                keep = None  # ...in full tie order
+                continue
+            hits = distinct(hits_of(index, found))
+        if len(hits) >= k or n >= deepest or len(found) < min(n, total):
+            return hits, n
+        n *= 4  # too few distinct texts among the candidates: look deeper
+
+
+def _parent_hits(
+    index: Searched, query: str, options: SearchOptions, total: int
+) -> tuple[list[Hit], int]:
+    """A parent-child collection's hits: the children ranked, mapped to their distinct
+    parents; deeper (up to every one of the `total` chunks) while there are fewer than k.
+    Also returns the depth the sides were searched to."""
+    k = options.k
+    n = max(
+        k, resolved(options.candidates, "candidates"), resolved(options.children_k, "children_k")
+    )
+    while True:
+        found = ranked(index, query, min(n, total), options, None)
+        hits = distinct(to_parents(hits_of(index, found), index.fetch_parents))
+        if len(hits) >= k or n >= total:
+            return hits, n
+        n *= 4  # too few distinct parents among the candidates: look deeper
+
+
+def ranked(
+    index: Searched, query: str, n: int, options: SearchOptions, keep: int | None = None
+) -> list[Candidate]:
     """The candidates of each side searched to depth n, in the mode's order (in tie order
     up to the `keep`th, when only those are kept), with their exact-match tiers (every
     mode but the embedding alone)."""
@@ -98,8 +133,9 @@ def ranked(index: Searched, query: str, n: int, options: SearchOptions,
     return in_rank_order(break_ties(found, index.fetch, keep))
 
 
-def exact_tiers(index: Searched, query: str,
-                ids: list[str]) -> tuple[list[str], dict[str, int], dict[str, str]]:
+def exact_tiers(
+    index: Searched, query: str, ids: list[str]
+) -> tuple[list[str], dict[str, int], dict[str, str]]:
     """`exact.rank_exact` over the handle's parts: the ids to add (definitions a bare
     symbol query names, the first chunks of a file it names), each id's tier, and what
     put each tiered id there."""
@@ -118,8 +154,9 @@ def exact_tiers(index: Searched, query: str,
             return []
 
     why: dict[str, str] = {}
-    extra, tier = rank_exact(query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks,
-                             bm25, why)
+    extra, tier = rank_exact(
+        query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks, bm25, why
+    )
     return extra, tier, why
 
 

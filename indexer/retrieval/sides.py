@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from .rows import RowStore
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW
 RECENT = 96  # (side, query, depth) answers remembered
+T = TypeVar("T")
 
 
 class Opened(Protocol):
@@ -61,7 +62,7 @@ class Sides:
     def __init__(self, index: Opened) -> None:
         self.index = index
         self.store = index.store
-        self._recent: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str, int], object] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -85,11 +86,12 @@ class Sides:
         with self._lock:
             self._recent.clear()
 
-    def _remembered(self, key: tuple[str, str, int], compute: Callable[[], Any]) -> Any:
+    def _remembered(self, key: tuple[str, str, int], compute: Callable[[], T]) -> T:
         with self._lock:
             if key in self._recent:
                 self._recent.move_to_end(key)
-                return self._recent[key]
+                # a key's first part names the side, and each side stores one type: `compute`'s
+                return cast(T, self._recent[key])
         value = compute()
         with self._lock:
             self._recent[key] = value

@@ -22,10 +22,13 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..text.analyzer import STOPWORDS
+from ..types import Chunk
+from .bm25 import BM25Index
 
 PROBES = 150  # chunks probed, one query each: 2-7 s with use-m3 (e5-small: ~25 s idle)
 TERMS = 5  # content words per probe
@@ -63,18 +66,21 @@ def share(ratio: float, full: float | None) -> float:
     return max(FLOOR, round(round(ratio / full / STEP) * STEP, 2))
 
 
-def factor(embedder: str, kind: str, measured: dict | None) -> float:
+def factor(embedder: str, kind: str, measured: Mapping[str, Any] | None) -> float:
     """The factor on a collection's embedding share from what was measured on it."""
     if not measured or not isinstance(measured.get("ratio"), (int, float)):
         return 1.0
     return share(measured["ratio"], FULL_AT.get((embedder, kind)))
 
 
-def probe_terms(text: str, common: Callable[[str], bool], rng: random.Random, n: int = TERMS) -> list[str]:
+def probe_terms(
+    text: str, common: Callable[[str], bool], rng: random.Random, n: int = TERMS
+) -> list[str]:
     """Up to n distinct content words of `text`, drawn by their frequency in it (words in
     `common` and stop words left out), in the order drawn."""
     counts = Counter(w for w in _WORD.findall(text) if w.lower() not in STOPWORDS and not common(w))
-    words, out = list(counts), []
+    words = list(counts)
+    out: list[str] = []
     while words and len(out) < n:
         pick = rng.choices(words, weights=[counts[w] for w in words])[0]
         out.append(pick)
@@ -82,14 +88,19 @@ def probe_terms(text: str, common: Callable[[str], bool], rng: random.Random, n:
     return out
 
 
-def make_probes(ids: Sequence[str], text_of: Callable[[list[str]], dict[str, str]],
-                common: Callable[[str], bool], n: int = PROBES, seed: int = 0) -> list[Probe]:
+def make_probes(
+    ids: Sequence[str],
+    text_of: Callable[[list[str]], dict[str, str]],
+    common: Callable[[str], bool],
+    n: int = PROBES,
+    seed: int = 0,
+) -> list[Probe]:
     """Probes from up to n chunks sampled (seeded) from `ids`; a chunk with fewer than
     three usable words makes none."""
     rng = random.Random(seed)
     chosen = sorted(rng.sample(list(ids), min(n, len(ids))))
     texts = text_of(chosen)
-    out = []
+    out: list[Probe] = []
     for cid in chosen:
         terms = probe_terms(texts.get(cid, ""), common, rng)
         if len(terms) >= 3:
@@ -101,7 +112,27 @@ def reciprocal_rank(found: Sequence[str], target: str, depth: int = DEPTH) -> fl
     return next((1.0 / r for r, cid in enumerate(found[:depth], start=1) if cid == target), 0.0)
 
 
-def measure(index, n: int = PROBES, seed: int = 0) -> dict:
+class Lookups(Protocol):
+    """Each side's candidates, not remembered (`Sides.nearest`, `Sides.matching`)."""
+
+    def nearest(self, query: str, n: int) -> list[tuple[str, float]]: ...
+
+    def matching(self, query: str, n: int) -> list[tuple[str, float]]: ...
+
+
+class Probed(Protocol):
+    """What `measure` reads of an open collection (`retrieval.Index`)."""
+
+    @property
+    def bm25(self) -> BM25Index: ...
+
+    @property
+    def sides(self) -> Lookups: ...
+
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]: ...
+
+
+def measure(index: Probed, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     """The embedding side's worth on an open collection (`retrieval.Index`): the probes'
     MRR@10 on each side, their ratio and the factor on the embedding share (`share`).
     {} when the collection is too small to tell."""
@@ -124,8 +155,14 @@ def measure(index, n: int = PROBES, seed: int = 0) -> dict:
     dense = sparse = 0.0
     for p in probes:
         dense += reciprocal_rank([cid for cid, _ in index.sides.nearest(p.query, DEPTH)], p.target)
-        sparse += reciprocal_rank([cid for cid, _ in index.sides.matching(p.query, DEPTH)], p.target)
+        sparse += reciprocal_rank(
+            [cid for cid, _ in index.sides.matching(p.query, DEPTH)], p.target
+        )
     dense, sparse = dense / len(probes), sparse / len(probes)
     ratio = dense / sparse if sparse > 0 else 1.0
-    return {"probes": len(probes), "embedding_mrr": round(dense, 3), "bm25_mrr": round(sparse, 3),
-            "ratio": round(ratio, 3)}
+    return {
+        "probes": len(probes),
+        "embedding_mrr": round(dense, 3),
+        "bm25_mrr": round(sparse, 3),
+        "ratio": round(ratio, 3),
+    }

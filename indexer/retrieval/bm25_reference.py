@@ -1,0 +1,55 @@
+"""The reference BM25 engines, built in memory over a live index's chunks: `rank-bm25`
+(loops over every chunk per query term) and `bm25s` (sparse matrices, `pip install
+'indexer[fast]'`). Both score Lucene's BM25, as `postings` does (`retrieval.bm25`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from numpy.typing import ArrayLike
+
+from ..errors import UsageError
+
+
+class IdScorer(Protocol):
+    """bm25s's model, as `BM25Index.scores` asks it: the scores of term ids."""
+
+    def get_scores_from_ids(self, query_tokens_ids: list[int]) -> ArrayLike: ...
+
+
+class TermScorer(Protocol):
+    """rank-bm25's model, as `BM25Index.scores` asks it: the scores of a query's terms."""
+
+    def get_scores(self, query: list[int]) -> ArrayLike: ...
+
+
+def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -> IdScorer:
+    """bm25s's Lucene BM25 over chunks given as term ids (`vocabulary`: how many)."""
+    try:
+        import bm25s
+    except ImportError:
+        raise UsageError(
+            "the bm25s engine needs the bm25s package: pip install 'indexer[fast]'"
+        ) from None
+    model = bm25s.BM25(k1=k1, b=b, method="lucene", idf_method="lucene")
+    model.scores = model.build_index_from_ids(
+        unique_token_ids=list(range(vocabulary)), corpus_token_ids=corpus, show_progress=False
+    )
+    model.vocab_dict = {i: i for i in range(vocabulary)}
+    model.unique_token_ids_set = set(range(vocabulary))
+    scorer: IdScorer = model  # bm25s has no type information: its model has this method
+    return scorer
+
+
+def lucene_okapi(corpus: list[list[int]], k1: float, b: float) -> TermScorer:
+    """rank-bm25's BM25Okapi with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5))."""
+    from rank_bm25 import BM25Okapi
+
+    class LuceneOkapi(BM25Okapi):  # type: ignore[misc]  # rank_bm25 has no type information
+        def _calc_idf(self, nd: dict[int, int]) -> None:
+            for word, freq in nd.items():
+                self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+    scorer: TermScorer = LuceneOkapi(corpus, k1=k1, b=b)
+    return scorer
