@@ -10,7 +10,8 @@ from pathlib import Path
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.spans import line_starts
 from ..types import Document
-from .files import Discovery, SourceFile, discover, read_text
+from .decoding import read_text
+from .files import Discovery, SourceFile, discover
 from .html import html_to_markdown
 from .markdown import Heading, build_sections, first_h1, parse
 from .skips import SkipFile, Skipped

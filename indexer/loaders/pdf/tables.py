@@ -154,7 +154,7 @@ class _Grid:
         """Per grid column, the column holding its text on the row at `ymid`: a cell
         spans to the next vertical rule that crosses this row (merged cells); its text
         goes to the first grid column it covers."""
-        xs, tol = self.xs, self.tol
+        xs = self.xs
         bounds = [x for x in xs if self.crossed(x, ymid)]
         if len(bounds) < 2:
             bounds = [xs[0], xs[-1]]
