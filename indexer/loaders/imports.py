@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from .syntax import Source, children
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _IMPORT_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 _NOT_NAMES = frozenset(

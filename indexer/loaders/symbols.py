@@ -17,12 +17,16 @@ ERROR node are still listed).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..types import Document
 from .grammars import (  # noqa: F401 (re-exported: grammar, parser_for)
     ATTACHED, BODY_BLOCKS, FUNCTION_VALUES, KINDS, NAMESPACES, WHEELS, grammar, parser_for,
 )
 from .syntax import Source, children
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 
 # -- definitions ---------------------------------------------------------------------------
@@ -140,31 +144,46 @@ def _name_receivers(defs: list[Definition]) -> None:
             d.labels = (f"{words.get(d.parent, 'type')} {d.parent}",) + d.labels
 
 
-def describe(src: Source, language: str, node) -> Shape | None:
+def describe(src: Source, language: str, node: Node) -> Shape | None:
     """What a node defines, or None when it is not a definition."""
     t = node.type
     inner = _unwrap(node)
     if inner is not None:
-        shape = describe(src, language, inner)
-        if shape is None and t == "export_statement" and inner.type in FUNCTION_VALUES | {"class"}:
-            name = _name(src, inner) or "default"  # `export default function () {}`
-            if inner.type == "class":
-                return Shape("class", "class", name, inner.child_by_field_name("body"))
-            return Shape("function", "function", name)
-        return shape
+        return _describe_wrapped(src, language, node, inner)
     if t in ("lexical_declaration", "variable_declaration"):
         return _bound_function(src, node)
-    if t in ("field_definition", "public_field_definition"):  # `handle = (e) => {...}` in a class
-        value = node.child_by_field_name("value")
-        name = node.child_by_field_name("property" if node.type == "field_definition" else "name")
-        if value is not None and name is not None and value.type in FUNCTION_VALUES:
-            return Shape("function", "function", src.node_text(name))
-        return None
+    if t in ("field_definition", "public_field_definition"):
+        return _field_function(src, node)
     if language == "go" and t == "type_declaration":
         return _go_type(src, node)
     kind = _kind(language, t)
-    if kind is None:
-        return None
+    return _defined(src, language, node, kind) if kind is not None else None
+
+
+def _describe_wrapped(src: Source, language: str, node: Node, inner: Node) -> Shape | None:
+    """What the definition inside a wrapper defines (`export default function () {}`
+    defines `default`)."""
+    shape = describe(src, language, inner)
+    if shape is None and node.type == "export_statement" and inner.type in FUNCTION_VALUES | {"class"}:
+        name = _name(src, inner) or "default"
+        if inner.type == "class":
+            return Shape("class", "class", name, inner.child_by_field_name("body"))
+        return Shape("function", "function", name)
+    return shape
+
+
+def _field_function(src: Source, node: Node) -> Shape | None:
+    """`handle = (e) => {...}` in a class defines the function handle."""
+    value = node.child_by_field_name("value")
+    name = node.child_by_field_name("property" if node.type == "field_definition" else "name")
+    if value is not None and name is not None and value.type in FUNCTION_VALUES:
+        return Shape("function", "function", src.node_text(name))
+    return None
+
+
+def _defined(src: Source, language: str, node: Node, kind: tuple[str, str]) -> Shape | None:
+    """The shape of a node of a defining kind (None when it has no name)."""
+    t = node.type
     body = node.child_by_field_name("body") if kind[0] == "class" else None
     if t == "impl_item":
         return _rust_impl(src, node, body)

@@ -211,7 +211,7 @@ def merge_boxes(boxes: list[Box]) -> Box:
     """Boxes side by side as one: words joined by a space (code keeps its spacing)."""
     size = boxes[0].size
     if any(b.size != size for b in boxes):  # the size most characters have
-        chars = Counter()
+        chars: Counter[float] = Counter()
         for b in boxes:
             chars[b.size] += len(b.text)
         size = chars.most_common(1)[0][0]
@@ -274,7 +274,7 @@ def _across(strips: list[list[Box]], g0: float, g1: float) -> list[str]:
     column's edge), or the gap there is wider than the strip's other gaps; "through"
     when the gap is one of the alike spaces of a line that runs across (justified
     text); "" when its text stands on one side only."""
-    sides = []
+    sides: list[tuple[float, bool] | None] = []
     for strip in strips:
         xs = sorted(strip, key=lambda b: b.x0)
         left = [b.x1 for b in xs if b.x1 <= g0 + 0.01]

@@ -19,6 +19,7 @@ import contextlib
 import math
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ...settings import DEFAULT_MAX_PDF_PAGES
@@ -41,7 +42,8 @@ def extract_pdf(path, max_pages: int | None = DEFAULT_MAX_PDF_PAGES) -> PdfText:
     one page's glyphs and the compact words of the others, not every glyph of the file."""
     _check_file(Path(path))
     with _PDFIUM, _document(Path(path), max_pages) as pdf:
-        title, warnings = _title(pdf), []
+        title = _title(pdf)
+        warnings: list[str] = []
         return layout_markdown(_pages(pdf, warnings), title, warnings)
 
 
@@ -205,11 +207,12 @@ def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]
             return x - cx0, cy1 - y
 
         w, h = (cy1 - cy0, cx1 - cx0) if rot in (90, 270) else (cx1 - cx0, cy1 - cy0)
-        out = Page(w, h, Glyphs())
+        glyphs = Glyphs()
+        out = Page(w, h, glyphs)
         textpage = page.get_textpage()
         try:
             rotated = _read_glyphs(
-                textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes, fixed
+                textpage.raw, raw, to_display, rot, cx0, glyphs, ctypes, fixed
             )
         finally:
             textpage.close()
@@ -281,7 +284,7 @@ _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
 def _read_glyphs(
-    textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
+    textpage, raw, to_display: _ToDisplay, rot: int, cx0: float, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
 ) -> int:
     """Append the page's upright glyphs to `glyphs` and return how many sideways
     characters were left out. Style and baseline are read once per text object (one
@@ -289,33 +292,96 @@ def _read_glyphs(
     its object's baseline (vertical writing) gets its own origin. A font is code when it
     says it is fixed-pitch, is named so, or its glyphs advance alike: `fixed` keeps what
     the widths told of each font, for every text in it on this page and the next ones."""
-    rect = raw.FS_RECTF()
-    rect_at = ctypes.addressof(rect)
-    ox, oy = ctypes.c_double(), ctypes.c_double()
-    name_buf = ctypes.create_string_buffer(256)
-    flags = ctypes.c_int()
-    get_object, get_box = _fast(raw, ctypes)
-    page = ctypes.cast(textpage, ctypes.c_void_p).value
-    sideways = rot in (90, 270)
+    reader = _GlyphReader(textpage, raw, to_display, rot, cx0, glyphs, ctypes)
     rotated = 0
-    chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
     runs: list[tuple[int, bool, str]] = []  # glyphs, fixed-pitch as the font says, font name
-    for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
-        i = kept[a]
-        size = raw.FPDFText_GetFontSize(textpage, i) or 1.0
-        angle = math.degrees(raw.FPDFText_GetCharAngle(textpage, i))
-        if abs(((angle + rot + 180) % 360) - 180) >= 3:
+    for a, b, _ in _runs(kept, reader.page, reader.get_object, _RTL.search(text) is not None):
+        run = reader.run(text, kept[a:b], fixed)
+        if run is None:
             rotated += b - a  # not upright: sideways text is left out
-            continue
-        raw.FPDFText_GetFontInfo(textpage, i, name_buf, 256, ctypes.byref(flags))
-        name = name_buf.value.decode("latin-1", "replace")
-        weight = raw.FPDFText_GetFontWeight(textpage, i)
+        else:
+            runs.append(run)
+    for added, mono, name in runs:
+        glyphs.mono += [mono or fixed.get(name, False)] * added
+    if "\x02" in glyphs.text:
+        glyphs.text = ["-" if c == "\x02" else c for c in glyphs.text]  # PDFium's mark for a hyphen at a line end
+    return rotated
+
+
+_ToDisplay = Callable[[float, float], tuple[float, float]]
+
+
+def _told_fixed(glyphs: Glyphs, before: int, name: str, fixed: dict[str, bool]) -> bool:
+    """Whether the glyphs from `before` on advance alike (fixed pitch); what they tell is
+    kept for the font."""
+    told = fixed_pitch(glyphs.text[before:], glyphs.x0[before:], glyphs.x1[before:])
+    if told is not None and name:
+        fixed[name] = told
+    return bool(told)
+
+
+class _GlyphReader:
+    """One page's PDFium text calls, with the buffers they fill made once for the page."""
+
+    def __init__(self, textpage, raw, to_display: _ToDisplay, rot: int, cx0: float, glyphs: Glyphs, ctypes) -> None:
+        self.textpage, self.raw, self.ctypes = textpage, raw, ctypes
+        self.to_display, self.rot, self.cx0, self.glyphs = to_display, rot, cx0, glyphs
+        self.rect = raw.FS_RECTF()
+        self.rect_at = ctypes.addressof(self.rect)
+        self.ox, self.oy = ctypes.c_double(), ctypes.c_double()
+        self.name_buf = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int()
+        self.get_object, self.get_box = _fast(raw, ctypes)
+        self.page = ctypes.cast(textpage, ctypes.c_void_p).value
+        self.sideways = rot in (90, 270)
+
+    def run(self, text: str, indices: list[int], fixed: dict[str, bool]) -> tuple[int, bool, str] | None:
+        """Append the glyphs of one text object's characters with their style; how many,
+        whether the font is fixed-pitch as it says, and its name. None when they are
+        not upright (sideways text is left out)."""
+        i = indices[0]
+        size = self.raw.FPDFText_GetFontSize(self.textpage, i) or 1.0
+        if not self.upright(i):
+            return None
+        name, bold, mono = self.style(i)
+        glyphs = self.glyphs
+        before = len(glyphs.text)
+        self.add(text, indices)
+        added = len(glyphs.text) - before
+        if not mono and name not in fixed:
+            mono = _told_fixed(glyphs, before, name, fixed)
+        glyphs.size += [size] * added
+        glyphs.bold += [bold] * added
+        return added, mono, name
+
+    def upright(self, i: int) -> bool:
+        """Whether character `i` stands upright on the displayed page."""
+        angle = math.degrees(self.raw.FPDFText_GetCharAngle(self.textpage, i))
+        return abs(((angle + self.rot + 180) % 360) - 180) < 3
+
+    def style(self, i: int) -> tuple[str, bool, bool]:
+        """The font name of character `i`, whether it is bold, and fixed-pitch as the font says."""
+        raw, flags = self.raw, self.flags
+        raw.FPDFText_GetFontInfo(self.textpage, i, self.name_buf, 256, self.ctypes.byref(flags))
+        name = self.name_buf.value.decode("latin-1", "replace")
+        weight = raw.FPDFText_GetFontWeight(self.textpage, i)
         bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags.value & (1 << 18))
         mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
-        before, edge = len(chars), None
-        for i in kept[a:b]:
+        return name, bold, mono
+
+    def add(self, text: str, indices: list[int]) -> None:
+        """Append the glyphs of one run of characters (one text object): their text,
+        x extent and baseline."""
+        raw, textpage, page, get_box, rect, rect_at = (
+            self.raw, self.textpage, self.page, self.get_box, self.rect, self.rect_at
+        )
+        ox, oy, to_display, rot, cx0, sideways = self.ox, self.oy, self.to_display, self.rot, self.cx0, self.sideways
+        glyphs = self.glyphs
+        chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
+        edge = None
+        for i in indices:
             if not get_box(page, i, rect_at):
                 continue
             across = rect.left if sideways else rect.bottom
@@ -333,20 +399,6 @@ def _read_glyphs(
                 x1s.append(max(xa, xb))
             ys.append(y)
             chars.append(text[i])
-        added = len(chars) - before
-        if not mono and name not in fixed:
-            told = fixed_pitch(chars[before:], x0s[before:], x1s[before:])
-            mono = bool(told)
-            if told is not None and name:
-                fixed[name] = told
-        glyphs.size += [size] * added
-        glyphs.bold += [bold] * added
-        runs.append((added, mono, name))
-    for added, mono, name in runs:
-        glyphs.mono += [mono or fixed.get(name, False)] * added
-    if "\x02" in chars:
-        glyphs.text = ["-" if c == "\x02" else c for c in chars]  # PDFium's mark for a hyphen at a line end
-    return rotated
 
 
 def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 20000) -> None:
