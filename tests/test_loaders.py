@@ -8,7 +8,7 @@ import pytest
 
 from indexer.loaders import discover, load_documents, make_document
 from indexer.loaders.decoding import decode
-from indexer.loaders.files import PathFilter
+from indexer.loaders.paths import PathFilter
 from indexer.loaders.skips import SkipFile
 from indexer.loaders.html import html_to_markdown
 

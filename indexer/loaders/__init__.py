@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
@@ -107,11 +107,11 @@ def sample_text(source: SourceFile, encoding: str | None = None) -> str:
 
 
 def load_documents(
-    paths: list[str | os.PathLike],
+    paths: Sequence[str | os.PathLike[str]],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    skip_dirs: tuple[str | os.PathLike, ...] = (),
+    skip_dirs: tuple[str | os.PathLike[str], ...] = (),
     encoding: str | None = None,
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> tuple[Discovery, Iterator[Document]]:

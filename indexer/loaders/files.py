@@ -9,19 +9,15 @@ folder itself are skipped.
 from __future__ import annotations
 
 import os
-import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
+from .paths import IGNORE_FILE, PathFilter, hidden, read_ignore_file
 from .skips import Skipped
-
-if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
 
 # folders skipped without a note: version control, virtual environments, dependencies, and
 # the caches and build output of tools (they hold no documents); any other hidden folder or
@@ -32,13 +28,6 @@ SKIP_DIRS = {
     ".ipynb_checkpoints", ".idea", ".vscode", ".indexer", ".next", ".nuxt", ".svelte-kit", ".turbo", ".yarn",
     ".pnpm-store", ".npm", ".parcel-cache", ".docusaurus", ".gradle", ".terraform",
 }
-IGNORE_FILE = ".indexerignore"
-_HIDDEN_PATTERN = re.compile(r"(?:^|/)\.[^/]")  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
-
-
-def hidden(rel: str) -> bool:
-    """Whether a relative path is hidden: one of its names starts with a dot."""
-    return any(part.startswith(".") for part in rel.split("/"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,58 +47,6 @@ class Discovery:
     warnings: list[Skipped] = field(default_factory=list)  # indexed, with a caveat (legacy encoding)
 
 
-class PathFilter:
-    """`--include` / `--exclude` patterns and `.indexerignore` lines, with gitignore's
-    rules (pathspec): `*` stays in a folder, `**` crosses folders, a pattern without `/`
-    matches a name at any depth, `[abc]` classes, and `!pattern` takes a file back.
-
-    Hidden paths (a name starting with ".") are left out unless an include pattern names
-    one (`.drafts/`, `docs/.notes.md`, `.*`); such a pattern brings hidden paths in
-    without narrowing the rest (only the other include patterns do)."""
-
-    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> None:
-        from pathspec import GitIgnoreSpec
-
-        patterns = [p for p in include if p.strip()]
-        shown = [p for p in patterns if _HIDDEN_PATTERN.search(p.strip())]
-        self.include = _spec([p for p in patterns if p not in shown])
-        self.unhide = _spec(shown)
-        self.exclude = GitIgnoreSpec.from_lines([p for p in exclude if p.strip()])
-
-    def excluded_dir(self, rel: str) -> bool:
-        return self.exclude.match_file(rel + "/")
-
-    def wanted(self, rel: str) -> bool:
-        """Whether a file (by its path relative to the root) is indexed."""
-        if self.exclude.match_file(rel):
-            return False
-        if self.unhide is not None and self.unhide.match_file(rel):
-            return True
-        return not hidden(rel) and (self.include is None or self.include.match_file(rel))
-
-    def hidden_only(self, rel: str) -> bool:
-        """Whether a hidden file is left out only for being hidden."""
-        return not self.exclude.match_file(rel) and (self.include is None or self.include.match_file(rel))
-
-
-def _spec(lines: list[str]) -> GitIgnoreSpec | None:
-    """Gitignore-style patterns; None for none."""
-    from pathspec import GitIgnoreSpec
-
-    return GitIgnoreSpec.from_lines(lines) if lines else None
-
-
-def read_ignore_file(root: Path) -> list[str]:
-    """The exclude patterns of a folder's ignore file (IGNORE_FILE; blank lines and `#`
-    comments left out), none when it has no such file."""
-    path = root / IGNORE_FILE
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-
-
 def _sizes(size: int, cap: int) -> tuple[str, str]:
     """A file size and the cap in the cap's unit, precise enough to tell them apart
     (a 256 KB cap is not "0.2 MB", and 5.01 MB is not "5.0 MB > 5.0 MB")."""
@@ -125,7 +62,7 @@ def _sizes(size: int, cap: int) -> tuple[str, str]:
     return a, b
 
 
-def input_labels(paths: list[str | os.PathLike]) -> list[str]:
+def input_labels(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """What each input's doc_ids start with: nothing for a single input; with several, the
     input's name, with as many of its parent folders as tell it from the other inputs
     (`docs`, `src`; `a/docs` and `b/docs` for two folders both named docs).
@@ -148,11 +85,11 @@ def input_labels(paths: list[str | os.PathLike]) -> list[str]:
 
 
 def discover(
-    paths: list[str | os.PathLike],
+    paths: Sequence[str | os.PathLike[str]],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    skip_dirs: tuple[str | os.PathLike, ...] = (),
+    skip_dirs: tuple[str | os.PathLike[str], ...] = (),
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Discovery:
     """Every indexable file under `paths` (folders are walked, files taken as they are).

@@ -7,16 +7,16 @@ a chunker may use when a block is too large (table rows, list items, code lines)
 
 from __future__ import annotations
 
-import bisect
 import re
 from array import array
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..text.spans import line_starts, lstrip_start, rstrip_end
 from ..types import Document, Section
+from .segments import segments
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -114,85 +114,14 @@ _KIND = {
 
 SEGMENT = 1 << 18  # characters of Markdown parsed at a time (see `parse`)
 
-# where a new segment may start: after a blank line, at a line starting with a letter or '#'
-_SPLIT = re.compile(r"\n[ \t]*\n(?=[^\W\d_]|#)")
-# constructs that run across blank lines: fenced code, and HTML blocks of kinds 1-5
-_OPEN = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|(<\?)|(<!\[CDATA\[)|(<![A-Za-z]))",
-                   re.M | re.I)
-_HTML_END = {3: "-->", 4: "?>", 5: "]]>", 6: ">"}
-
-
-def _spanning(text: str) -> tuple[list[int], list[int]]:
-    """Starts and ends of the fenced code blocks and multi-line HTML blocks (comments,
-    <script>, <pre>...) of a text: a blank line inside them ends nothing."""
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
-    while m := _OPEN.search(text, pos):
-        line_end = text.find("\n", m.end())
-        line_end = len(text) if line_end == -1 else line_end
-        stop = _fence_stop(text, m, line_end) if m.group(1) else _html_stop(text, m)
-        if stop is None:
-            pos = line_end  # not a fence: backticks in the info string
-            continue
-        starts.append(m.start())
-        ends.append(stop)
-        pos = max(stop, m.end())
-    return starts, ends
-
-
-def _fence_stop(text: str, m: re.Match[str], line_end: int) -> int | None:
-    """Where a fence closes: a line of at least as many of the same character (the end
-    of the text when none does); None when backticks in its info string make it no fence."""
-    fence = m.group(1)
-    if fence[0] == "`" and "`" in text[m.end() : line_end]:
-        return None
-    close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
-    c = close.search(text, line_end)
-    return c.end() if c else len(text)
-
-
-def _html_stop(text: str, m: re.Match[str]) -> int:
-    """Where a multi-line HTML block closes (the end of the text when it does not)."""
-    kind = next(i for i in range(2, 7) if m.group(i))
-    marker = f"</{m.group(2)}>" if kind == 2 else _HTML_END[kind]
-    found = re.compile(re.escape(marker), re.I).search(text, m.end())
-    return found.end() if found else len(text)
-
-
-def _segments(text: str, starts: Sequence[int]) -> list[tuple[int, int]]:
-    """Line ranges [first, last) that markdown-it can parse one at a time with the same
-    blocks as the whole text: each begins after a blank line, at a line that starts with
-    a letter or '#' (no list, quote or code continues there) outside fenced code and
-    multi-line HTML. A long text parsed whole keeps a Python token per block, row and cell
-    alive at once (70 MB for 3 MB of Markdown); by segments, one segment's."""
-    if len(text) <= SEGMENT:
-        return [(0, len(starts))]
-    open_at, close_at = _spanning(text)
-    cuts = [0]
-    target = SEGMENT
-    while target < len(text):
-        m = _SPLIT.search(text, target)
-        if m is None:
-            break
-        at = m.end()
-        inside = bisect.bisect_right(open_at, at) - 1
-        if inside >= 0 and at < close_at[inside]:
-            target = close_at[inside]
-            continue
-        cuts.append(bisect.bisect_left(starts, at))
-        target = at + SEGMENT
-    cuts.append(len(starts))
-    return list(zip(cuts, cuts[1:]))
-
 
 def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Block]]:
     """Headings and top-level blocks of a Markdown text, with character spans.
 
     Text that markdown-it does not turn into a block (link reference definitions, say)
     becomes a paragraph block, so the blocks cover every non-whitespace character. A long
-    text is parsed by segments (see `_segments`); heading titles are inline-parsed at the
-    end, with every link reference of the document known.
+    text is parsed by segments of about SEGMENT characters (see `segments`); heading
+    titles are inline-parsed at the end, with every link reference of the document known.
     """
     env: dict = {}
     starts = line_starts(text)
@@ -203,15 +132,15 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
 
     titled: list[tuple[int, str, int, int]] = []  # level, inline content, start, end
     blocks: list[Block] = []
-    segments = _segments(text, starts)
+    cuts = segments(text, starts, SEGMENT)
     k = 0
-    while k < len(segments):
-        first, last = segments[k]
+    while k < len(cuts):
+        first, last = cuts[k]
         tokens = _parser().parse(text[offset(first) : offset(last)], env)
-        if k + 1 < len(segments) and _runs_to_the_end(tokens, last - first):
+        if k + 1 < len(cuts) and _runs_to_the_end(tokens, last - first):
             # a fence or HTML block the scan took for closed is still open at the cut
             # (a fence line inside an HTML block, say): parse it with the next segment
-            segments[k + 1] = (first, segments[k + 1][1])
+            cuts[k + 1] = (first, cuts[k + 1][1])
             k += 1
             continue
         k += 1
