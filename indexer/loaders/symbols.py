@@ -104,10 +104,7 @@ def scan_definitions(src: Source, language: str, nodes: list,
         shape = describe(src, language, node)
         if shape is None:
             continue
-        category, word = shape.category, shape.word
-        in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
-        if category == "function" and (shape.owner or in_class):
-            category, word = "method", ("method" if word in ("def", "function", "fn", "func") else word)
+        category, word = _category(shape, parent)
         owner = parent.symbol if parent else shape.owner
         symbol = f"{owner}.{shape.name}" if owner else shape.name
         labels = (parent.labels if parent else ()) + (shape.label or f"{word} {shape.name}",)
@@ -117,6 +114,14 @@ def scan_definitions(src: Source, language: str, nodes: list,
             d.members = scan_definitions(src, language, children(shape.body), d)
         out.append(d)
     return out
+
+
+def _category(shape: Shape, parent: Definition | None) -> tuple[str, str]:
+    """A definition's category and word: a function in a class (or with a receiver) is a method."""
+    in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
+    if shape.category == "function" and (shape.owner or in_class):
+        return "method", ("method" if shape.word in ("def", "function", "fn", "func") else shape.word)
+    return shape.category, shape.word
 
 
 def _attached_start(src: Source, nodes: list, i: int) -> int:
@@ -269,33 +274,44 @@ def _unparenthesized(node):
     return node
 
 
-def wrapped_bodies(node) -> list:
+def wrapped_bodies(node: Node) -> list[Node]:
     """The function bodies an immediately invoked wrapper runs: `(function () {...})()`,
     `;(function () {...}.call(this))`, `!function () {...}()` and UMD's
     `(function (root, factory) {...})(this, function () {...})` — so that a bundled file's
     functions are found as if they were written at top level. [] for anything else."""
     if node.type != "expression_statement" or node.named_child_count != 1:
         return []
-    expr = _unparenthesized(node.named_children[0])
-    while expr is not None and expr.type == "unary_expression":
-        expr = _unparenthesized(expr.child_by_field_name("argument"))
-    if expr is None or expr.type != "call_expression":
-        return []
-    callee = _unparenthesized(expr.child_by_field_name("function"))
-    if callee is not None and callee.type == "member_expression":
-        prop = callee.child_by_field_name("property")
-        if prop is None or prop.text not in (b"call", b"apply"):
-            return []
-        callee = _unparenthesized(callee.child_by_field_name("object"))
-    if callee is None or callee.type not in FUNCTION_VALUES:
+    call = _invoked_call(node.named_children[0])
+    callee = _invoked_callee(call) if call is not None else None
+    if call is None or callee is None or callee.type not in FUNCTION_VALUES:
         return []
     bodies = [_block(callee)]
-    args = expr.child_by_field_name("arguments")
+    args = call.child_by_field_name("arguments")
     for arg in args.named_children if args is not None else ():
         arg = _unparenthesized(arg)
         if arg.type in FUNCTION_VALUES:
             bodies.append(_block(arg))
     return [b for b in bodies if b is not None]
+
+
+def _invoked_call(expr: Node) -> Node | None:
+    """The call under parentheses and unary operators (`!function () {...}()`), if any."""
+    expr = _unparenthesized(expr)
+    while expr is not None and expr.type == "unary_expression":
+        expr = _unparenthesized(expr.child_by_field_name("argument"))
+    return expr if expr is not None and expr.type == "call_expression" else None
+
+
+def _invoked_callee(call: Node) -> Node | None:
+    """What a call invokes, read through `.call(...)` and `.apply(...)`; None for another
+    method call."""
+    callee = _unparenthesized(call.child_by_field_name("function"))
+    if callee is not None and callee.type == "member_expression":
+        prop = callee.child_by_field_name("property")
+        if prop is None or prop.text not in (b"call", b"apply"):
+            return None
+        callee = _unparenthesized(callee.child_by_field_name("object"))
+    return callee
 
 
 def _go_type(src: Source, node) -> Shape | None:

@@ -18,7 +18,8 @@ from ...types import page_at
 from ..skips import SkipFile
 from .blocks import BULLET, Block, line_blocks
 from .furniture import furniture
-from .layout import Box, Packed, Page, fragments, merge_boxes, reading_order, words_of
+from .columns import reading_order
+from .layout import Box, Packed, Page, fragments, merge_boxes, words_of
 from .tables import ruled_tables
 
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
