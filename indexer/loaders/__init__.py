@@ -16,9 +16,17 @@ from .sections import build_sections, first_h1, rst_headings
 from .skips import SkipFile, Skipped
 
 __all__ = [
-    "Discovery", "SkipFile", "Skipped", "SourceFile", "discover", "load_file", "load_documents",
-    "make_document", "sample_text",
+    "Discovery",
+    "SkipFile",
+    "Skipped",
+    "SourceFile",
+    "discover",
+    "load_file",
+    "load_documents",
+    "make_document",
+    "sample_text",
 ]
+
 
 def make_document(
     doc_id: str,
@@ -38,7 +46,11 @@ def make_document(
         text, html_title = html_to_markdown(text)
     headings, blocks = _structure(text, fmt)
     if not title:
-        title = doc_id if fmt == "code" else first_h1(headings) or html_title or Path(doc_id).stem or doc_id
+        title = (
+            doc_id
+            if fmt == "code"
+            else first_h1(headings) or html_title or Path(doc_id).stem or doc_id
+        )
     doc = Document(
         doc_id=doc_id,
         text=text,
@@ -72,7 +84,12 @@ def load_file(source: SourceFile, encoding: str | None = None) -> Document:
         return _load_pdf(source)
     text, warning, newline = read_text(source.path, encoding)
     doc = make_document(
-        source.doc_id, text, source.format, source.language, str(source.path), [warning] if warning else []
+        source.doc_id,
+        text,
+        source.format,
+        source.language,
+        str(source.path),
+        [warning] if warning else [],
     )
     if not doc.text.strip():
         raise SkipFile("HTML page without visible text")
@@ -84,8 +101,14 @@ def _load_pdf(source: SourceFile) -> Document:
     from .pdf import extract_pdf
 
     pdf = extract_pdf(source.path, max_pages=None)
-    doc = make_document(source.doc_id, pdf.text, "markdown", source_path=str(source.path), warnings=pdf.warnings,
-                        title=pdf.title)
+    doc = make_document(
+        source.doc_id,
+        pdf.text,
+        "markdown",
+        source_path=str(source.path),
+        warnings=pdf.warnings,
+        title=pdf.title,
+    )
     if not doc.text.strip():
         raise SkipFile("no text but running headers, footers or page numbers")
     doc.pages = pdf.pages

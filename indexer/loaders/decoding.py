@@ -54,11 +54,16 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
     try:
         text = data.decode(LEGACY_ENCODING)
     except UnicodeDecodeError:
-        raise SkipFile("not valid UTF-8 nor Windows-1254; re-save it as UTF-8 or pass --encoding") from None
+        raise SkipFile(
+            "not valid UTF-8 nor Windows-1254; re-save it as UTF-8 or pass --encoding"
+        ) from None
     controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
     if controls > max(2, len(text) // 100):
         raise SkipFile("binary file (control bytes, not text)")
-    return text, "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"
+    return (
+        text,
+        "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this",
+    )
 
 
 def normalise_newlines(text: str) -> str:
@@ -86,7 +91,9 @@ def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None,
     try:
         data = path.read_bytes()
     except PermissionError:
-        raise SkipFile("unreadable (permission denied); fix its permissions or exclude it") from None
+        raise SkipFile(
+            "unreadable (permission denied); fix its permissions or exclude it"
+        ) from None
     except OSError as exc:
         raise SkipFile(f"unreadable ({exc.strerror or exc})") from None
     text, warning = decode(data, encoding)

@@ -23,10 +23,39 @@ from .skips import Skipped
 # the caches and build output of tools (they hold no documents); any other hidden folder or
 # file (a name starting with ".") is skipped with a note, and an --include naming it brings it in
 SKIP_DIRS = {
-    "node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn", ".bzr", ".jj",
-    ".tox", ".nox", ".eggs", ".cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
-    ".ipynb_checkpoints", ".idea", ".vscode", ".indexer", ".next", ".nuxt", ".svelte-kit", ".turbo", ".yarn",
-    ".pnpm-store", ".npm", ".parcel-cache", ".docusaurus", ".gradle", ".terraform",
+    "node_modules",
+    "__pycache__",
+    "venv",
+    ".venv",
+    "site-packages",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".jj",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".cache",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    ".idea",
+    ".vscode",
+    ".indexer",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".yarn",
+    ".pnpm-store",
+    ".npm",
+    ".parcel-cache",
+    ".docusaurus",
+    ".gradle",
+    ".terraform",
 }
 
 
@@ -44,7 +73,9 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     unsupported: dict[str, int] = field(default_factory=dict)
-    warnings: list[Skipped] = field(default_factory=list)  # indexed, with a caveat (legacy encoding)
+    warnings: list[Skipped] = field(
+        default_factory=list
+    )  # indexed, with a caveat (legacy encoding)
 
 
 def _sizes(size: int, cap: int) -> tuple[str, str]:
@@ -105,7 +136,9 @@ def discover(
     """
     _check_caps(max_file_size, max_pdf_pages)
     result = Discovery()
-    walk = _Walk(result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs})
+    walk = _Walk(
+        result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs}
+    )
     for given, label in zip(paths, input_labels(paths)):
         root = Path(given)
         if not root.exists() and not root.is_symlink():
@@ -147,7 +180,9 @@ class _Walk:
     real_root: Path = Path()
     prefix: str = ""
     filt: PathFilter | None = None
-    real: dict[str, tuple[str, bool]] = field(default_factory=dict)  # doc_id -> (real path, reached by a link)
+    real: dict[str, tuple[str, bool]] = field(
+        default_factory=dict
+    )  # doc_id -> (real path, reached by a link)
 
     @property
     def patterns(self) -> PathFilter:
@@ -183,7 +218,9 @@ class _Walk:
             result.skipped.append(Skipped(doc_id, over))
             return
         if doc_id in self.real:
-            result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))
+            result.skipped.append(
+                Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)")
+            )
             return
         self.real[doc_id] = (real, linked)
         result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
@@ -201,9 +238,13 @@ class _Walk:
             if kept[real] == src.doc_id:
                 files.append(src)
             elif linked:
-                self.result.skipped.append(Skipped(src.doc_id, f"symlink to {kept[real]}, indexed there"))
+                self.result.skipped.append(
+                    Skipped(src.doc_id, f"symlink to {kept[real]}, indexed there")
+                )
             else:
-                self.result.skipped.append(Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)"))
+                self.result.skipped.append(
+                    Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)")
+                )
         self.result.files = files
 
 
@@ -239,7 +280,10 @@ def _entry(walk: _Walk, entry: os.DirEntry[str], rel: str, visited: set[str], li
     child_rel = f"{rel}/{name}" if rel else name
     if not _valid_name(name):  # bytes that are not UTF-8 (os.fsdecode keeps them as surrogates)
         shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        walk.skip(walk.prefix + (f"{rel}/{shown}" if rel else shown), "the name is not valid UTF-8; rename it to index it")
+        walk.skip(
+            walk.prefix + (f"{rel}/{shown}" if rel else shown),
+            "the name is not valid UTF-8; rename it to index it",
+        )
         return
     kind = _link_kind(walk, entry, walk.prefix + child_rel)
     if kind is None:
@@ -293,7 +337,9 @@ def _folder(walk: _Walk, found: _Found, visited: set[str]) -> None:
         return
     hidden_dir = found.name.startswith(".")
     taken = walk.taken()
-    if not hidden_dir or patterns.unhide is not None:  # a hidden folder only when a pattern may want it
+    if (
+        not hidden_dir or patterns.unhide is not None
+    ):  # a hidden folder only when a pattern may want it
         _walk(walk, found.path, found.rel, visited | {real}, found.linked)
     if hidden_dir and walk.taken() == taken:
         walk.skip(found.doc_id, f"hidden folder (index it with --include '{found.rel}/')")
@@ -306,8 +352,12 @@ def _file(walk: _Walk, found: _Found, folder_rel: str) -> None:
         walk.consider(found.path, found.doc_id, _real(walk, found), found.linked)
         return
     name = found.name
-    if name.startswith(".") and format_of(name)[0] is not None and patterns.hidden_only(found.rel) \
-            and not hidden(folder_rel):
+    if (
+        name.startswith(".")
+        and format_of(name)[0] is not None
+        and patterns.hidden_only(found.rel)
+        and not hidden(folder_rel)
+    ):
         walk.skip(found.doc_id, f"hidden file (index it with --include '{found.rel}')")
 
 
@@ -325,7 +375,11 @@ def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
         from .pdf import over_cap, page_count
 
         pages = page_count(path)  # None: it cannot be opened, and loading it will say why
-        return over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
+        return (
+            over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
+        )
     if size > caps.file_size:
-        return "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(size, caps.file_size))
+        return "over the size cap ({} > {}); raise --max-file-size to include it".format(
+            *_sizes(size, caps.file_size)
+        )
     return ""

@@ -15,9 +15,27 @@ from html.parser import HTMLParser
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"}
 _BLOCK = {
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "nav", "form",
-    "figure", "figcaption", "dl", "dt", "dd", "address", "details", "summary", "fieldset",
-    "body", "html",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "nav",
+    "form",
+    "figure",
+    "figcaption",
+    "dl",
+    "dt",
+    "dd",
+    "address",
+    "details",
+    "summary",
+    "fieldset",
+    "body",
+    "html",
 }
 _WS = re.compile(r"\s+")
 _Attrs = list[tuple[str, str | None]]

@@ -14,12 +14,13 @@ if TYPE_CHECKING:
 
 _IMPORT_WORDS = re.compile(r"[A-Za-z_$][\w$]*")
 _NOT_NAMES = frozenset(
-    "import from as use const let var require extern crate self super static type typeof default package * mod pub"
-    .split()
+    "import from as use const let var require extern crate self super static type typeof default package * mod pub".split()
 )
 
 
-def module_imports(src: Source, language: str, root: Node) -> tuple[list[str], dict[str, frozenset[str]]]:
+def module_imports(
+    src: Source, language: str, root: Node
+) -> tuple[list[str], dict[str, frozenset[str]]]:
     """Names of the modules a file imports, in order, without repeats; and per module the
     identifiers its import statements mention (`from typing import Any` -> typing, Any;
     `import numpy as np` -> numpy, np), by which a chunk that uses it can be told."""
@@ -48,7 +49,10 @@ def _imports_of(src: Source, language: str, node: Node) -> list[str]:
 def _python(src: Source, node: Node) -> list[str]:
     if node.type == "import_statement":
         names = node.children_by_field_name("name")
-        return [src.node_text(c if c.type == "dotted_name" else c.child_by_field_name("name")) for c in names]
+        return [
+            src.node_text(c if c.type == "dotted_name" else c.child_by_field_name("name"))
+            for c in names
+        ]
     if node.type == "import_from_statement":
         module = src.node_text(node.child_by_field_name("module_name"))
         return [] if module == "__future__" else [module]
@@ -93,7 +97,9 @@ def _rust(src: Source, node: Node) -> list[str]:
 def _java(src: Source, node: Node) -> list[str]:
     if node.type != "import_declaration":
         return []
-    path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+    path = next(
+        (c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None
+    )
     if path is None:
         return []
     wildcard = any(c.type == "asterisk" for c in node.named_children)
@@ -124,11 +130,20 @@ def _required(node: Node) -> list[Node]:
 
 def _require_arguments(declarator: Node) -> Node | None:
     """The arguments of a declarator's `require(...)` initialiser, if it has one."""
-    value = declarator.child_by_field_name("value") if declarator.type == "variable_declarator" else None
+    value = (
+        declarator.child_by_field_name("value")
+        if declarator.type == "variable_declarator"
+        else None
+    )
     if value is None or value.type != "call_expression":
         return None
     function, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
-    if function is not None and function.type == "identifier" and function.text == b"require" and args:
+    if (
+        function is not None
+        and function.type == "identifier"
+        and function.text == b"require"
+        and args
+    ):
         return args
     return None
 
@@ -139,7 +154,12 @@ def _string(src: Source, node: Node | None) -> str:
 
 def _rust_root(src: Source, node: Node | None) -> str:
     """The first path segment of a `use` argument: `std::io::{self, Write}` -> std."""
-    while node is not None and node.type in ("scoped_identifier", "scoped_use_list", "use_as_clause", "use_wildcard"):
+    while node is not None and node.type in (
+        "scoped_identifier",
+        "scoped_use_list",
+        "use_as_clause",
+        "use_wildcard",
+    ):
         nxt = node.child_by_field_name("path")
         node = nxt if nxt is not None else (node.named_children[0] if node.named_children else None)
     return src.node_text(node) if node is not None and node.type != "use_list" else ""

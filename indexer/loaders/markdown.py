@@ -52,8 +52,14 @@ def _parser():
     # Only the block structure is needed: inline parsing (emphasis, links...) runs for
     # headings alone (see `parse`), since on a long paragraph it makes a Python token
     # per piece of text (a 50 MB single-line file took 2 GB).
-    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
-    return md.disable(["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True)
+    md = (
+        MarkdownIt("commonmark", {"html": True, "maxNesting": 64})
+        .enable("table")
+        .enable("strikethrough")
+    )
+    return md.disable(
+        ["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True
+    )
 
 
 MAX_TITLE = 200  # characters of a heading's text kept as its title (and in heading paths)
@@ -151,15 +157,20 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
         _Collector(text, offset, max_heading_level, packed, titled).collect(tokens)
         del tokens  # the Blocks are made once the tokens are gone, in the memory they leave
         blocks.extend(packed.blocks(text))
-    headings = [Heading(level, _heading_title(content, env), start, end) for level, content, start, end in titled]
+    headings = [
+        Heading(level, _heading_title(content, env), start, end)
+        for level, content, start, end in titled
+    ]
     return headings, _fill_gaps(text, blocks)
 
 
 def _runs_to_the_end(tokens: list, n_lines: int) -> bool:
     """Does a top-level fence or HTML block of a segment run to its last line? Then the
     construct was open at the cut, and the whole text would have parsed it on."""
-    return any(tok.level == 0 and tok.type in ("fence", "html_block") and tok.map and tok.map[1] >= n_lines
-               for tok in tokens)
+    return any(
+        tok.level == 0 and tok.type in ("fence", "html_block") and tok.map and tok.map[1] >= n_lines
+        for tok in tokens
+    )
 
 
 _KINDS = ("heading", "paragraph", "code", "table", "list", "quote", "html", "rule")
@@ -173,7 +184,15 @@ class _Packed:
     def __init__(self) -> None:
         self.values = array("q")  # kind, start, end, level, info start, info end, n parts, parts...
 
-    def add(self, kind: str, start: int, end: int, level: int = 0, parts=(), info: tuple[int, int] = (0, 0)) -> None:
+    def add(
+        self,
+        kind: str,
+        start: int,
+        end: int,
+        level: int = 0,
+        parts=(),
+        info: tuple[int, int] = (0, 0),
+    ) -> None:
         self.values.extend((_KINDS.index(kind), start, end, level, *info, len(parts)))
         for s, e in parts:
             self.values.extend((s, e))
@@ -252,7 +271,9 @@ class _Collector:
 
     def items(self, inner: list[Token]) -> tuple[tuple[int, int], ...]:
         """A list's parts: its items."""
-        return tuple(self.span(t.map) for t in inner if t.type == "list_item_open" and t.level == 1 and t.map)
+        return tuple(
+            self.span(t.map) for t in inner if t.type == "list_item_open" and t.level == 1 and t.map
+        )
 
     def span(self, lines: list[int]) -> tuple[int, int]:
         """The span of lines [first, last) without the blanks around it."""

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 IGNORE_FILE = ".indexerignore"
-_HIDDEN_PATTERN = re.compile(r"(?:^|/)\.[^/]")  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
+_HIDDEN_PATTERN = re.compile(
+    r"(?:^|/)\.[^/]"
+)  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
 
 
 def hidden(rel: str) -> bool:
@@ -51,7 +53,9 @@ class PathFilter:
 
     def hidden_only(self, rel: str) -> bool:
         """Whether a hidden file is left out only for being hidden."""
-        return not self.exclude.match_file(rel) and (self.include is None or self.include.match_file(rel))
+        return not self.exclude.match_file(rel) and (
+            self.include is None or self.include.match_file(rel)
+        )
 
 
 def _spec(lines: list[str]) -> GitIgnoreSpec | None:

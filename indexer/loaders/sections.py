@@ -33,7 +33,9 @@ def build_sections(text: str, title: str, headings: list[Heading]) -> list[Secti
         stack.append(h)
         path = _path(stack, title, sibling and stack[0].level == top)
         nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
-        sections.append(Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start))
+        sections.append(
+            Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start)
+        )
     return sections
 
 

@@ -12,8 +12,10 @@ __all__ = ["segments"]
 # where a new segment may start: after a blank line, at a line starting with a letter or '#'
 _SPLIT = re.compile(r"\n[ \t]*\n(?=[^\W\d_]|#)")
 # constructs that run across blank lines: fenced code, and HTML blocks of kinds 1-5
-_OPEN = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|(<\?)|(<!\[CDATA\[)|(<![A-Za-z]))",
-                   re.M | re.I)
+_OPEN = re.compile(
+    r"^ {0,3}(?:(`{3,}|~{3,})|<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|(<\?)|(<!\[CDATA\[)|(<![A-Za-z]))",
+    re.M | re.I,
+)
 _HTML_END = {3: "-->", 4: "?>", 5: "]]>", 6: ">"}
 
 

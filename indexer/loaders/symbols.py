@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 
 from ..types import Document
 from .grammars import (  # noqa: F401 (re-exported: grammar, parser_for)
-    ATTACHED, BODY_BLOCKS, FUNCTION_VALUES, KINDS, NAMESPACES, WHEELS, grammar, parser_for,
+    ATTACHED,
+    BODY_BLOCKS,
+    FUNCTION_VALUES,
+    KINDS,
+    NAMESPACES,
+    WHEELS,
+    grammar,
+    parser_for,
 )
 from .syntax import Source, children
 
@@ -49,7 +56,9 @@ class Outline:
     source: Source
     definitions: list[Definition]  # top level, in document order
     imports: list[str]
-    import_names: dict[str, frozenset[str]] = field(default_factory=dict)  # module -> names its imports bind
+    import_names: dict[str, frozenset[str]] = field(
+        default_factory=dict
+    )  # module -> names its imports bind
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +103,9 @@ def top_level(root) -> list:
     return out
 
 
-def scan_definitions(src: Source, language: str, nodes: list,
-                     parent: Definition | None = None) -> list[Definition]:
+def scan_definitions(
+    src: Source, language: str, nodes: list, parent: Definition | None = None
+) -> list[Definition]:
     """The definitions among `nodes`, each with its members (a class's, or the functions a
     function defines), nested under `parent`. `language` picks the grammar's rules; one
     without rules gets kinds guessed from its node types."""
@@ -120,7 +130,9 @@ def _category(shape: Shape, parent: Definition | None) -> tuple[str, str]:
     """A definition's category and word: a function in a class (or with a receiver) is a method."""
     in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
     if shape.category == "function" and (shape.owner or in_class):
-        return "method", ("method" if shape.word in ("def", "function", "fn", "func") else shape.word)
+        return "method", (
+            "method" if shape.word in ("def", "function", "fn", "func") else shape.word
+        )
     return shape.category, shape.word
 
 
@@ -169,7 +181,11 @@ def _describe_wrapped(src: Source, language: str, node: Node, inner: Node) -> Sh
     """What the definition inside a wrapper defines (`export default function () {}`
     defines `default`)."""
     shape = describe(src, language, inner)
-    if shape is None and node.type == "export_statement" and inner.type in FUNCTION_VALUES | {"class"}:
+    if (
+        shape is None
+        and node.type == "export_statement"
+        and inner.type in FUNCTION_VALUES | {"class"}
+    ):
         name = _name(src, inner) or "default"
         if inner.type == "class":
             return Shape("class", "class", name, inner.child_by_field_name("body"))
@@ -220,7 +236,17 @@ def _generic_kind(node_type: str) -> tuple[str, str] | None:
     """For grammars from the language pack that the tables above do not know."""
     if not node_type.endswith(("_definition", "_declaration", "_item", "_specifier")):
         return None
-    for word in ("class", "struct", "interface", "trait", "enum", "impl", "namespace", "module", "object"):
+    for word in (
+        "class",
+        "struct",
+        "interface",
+        "trait",
+        "enum",
+        "impl",
+        "namespace",
+        "module",
+        "object",
+    ):
         if word in node_type:
             return "class", word
     if "function" in node_type or "method" in node_type:
@@ -258,7 +284,10 @@ def _bound_function(src: Source, node) -> Shape | None:
     declarators = [c for c in node.named_children if c.type == "variable_declarator"]
     if len(declarators) != 1:
         return None
-    name, value = declarators[0].child_by_field_name("name"), _unparenthesized(declarators[0].child_by_field_name("value"))
+    name, value = (
+        declarators[0].child_by_field_name("name"),
+        _unparenthesized(declarators[0].child_by_field_name("value")),
+    )
     if name is None or value is None or name.type != "identifier":
         return None
     if value.type in FUNCTION_VALUES:
@@ -269,7 +298,9 @@ def _bound_function(src: Source, node) -> Shape | None:
 
 
 def _unparenthesized(node):
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+    while (
+        node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1
+    ):
         node = node.named_children[0]
     return node
 
@@ -327,7 +358,11 @@ def _go_type(src: Source, node) -> Shape | None:
 
 def _rust_impl(src: Source, node, body) -> Shape:
     target, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
-    label = f"impl {src.node_text(trait)} for {src.node_text(target)}" if trait else f"impl {src.node_text(target)}"
+    label = (
+        f"impl {src.node_text(trait)} for {src.node_text(target)}"
+        if trait
+        else f"impl {src.node_text(target)}"
+    )
     return Shape("class", "impl", _type_name(src, target), body, label)
 
 

@@ -82,8 +82,12 @@ def _leading(lines: list[Box], body: float) -> tuple[float, bool]:
 def _next_body_line(a: Box, b: Box, body: float) -> bool:
     """Whether `b` is a body-text line right below `a`, in the same column."""
     return (
-        a.page == b.page and not a.table and not b.table and a.size == b.size == body
-        and 0 < b.y - a.y < 3 * body and min(a.x1, b.x1) > max(a.x0, b.x0)
+        a.page == b.page
+        and not a.table
+        and not b.table
+        and a.size == b.size == body
+        and 0 < b.y - a.y < 3 * body
+        and min(a.x1, b.x1) > max(a.x0, b.x0)
     )
 
 
@@ -125,7 +129,12 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
     key = _style_key(line, flow.body)
     bullet = key is None and _bullet(line.text)
     block = _open_block(blocks)
-    if block is not None and block.kind != "code" and not bullet and _continues(block, line, key, flow):
+    if (
+        block is not None
+        and block.kind != "code"
+        and not bullet
+        and _continues(block, line, key, flow)
+    ):
         block.lines.append(line)
         return
     blocks.append(Block("heading" if key else "item" if bullet else "paragraph", [line]))
@@ -155,7 +164,8 @@ def _continues(block: Block, line: Box, key: tuple[str, float] | None, flow: _Fl
 def _below(prev: Box, line: Box, body: float) -> bool:
     """Whether `line` is below `prev` on its page, in the same column."""
     return (
-        prev.page == line.page and 0 < line.y - prev.y
+        prev.page == line.page
+        and 0 < line.y - prev.y
         and min(prev.x1, line.x1) > max(prev.x0, line.x0) - body
     )
 
@@ -187,7 +197,9 @@ def _too_long_for_heading(block: Block, body: float) -> bool:
     assert key is not None  # a heading opens with a line in a heading style
     last = block.lines[-1].text
     by_weight = key[0] == "bold"
-    return sum(len(x.text) for x in block.lines) > 200 or by_weight and last.endswith((".", ";", ","))
+    return (
+        sum(len(x.text) for x in block.lines) > 200 or by_weight and last.endswith((".", ";", ","))
+    )
 
 
 def _rejoin_lone_code(blocks: list[Block], body: float) -> list[Block]:
@@ -213,20 +225,30 @@ def _rejoin_lone_code(blocks: list[Block], body: float) -> list[Block]:
 def _carries_on(prev: Block, block: Block, body: float) -> bool:
     """Whether `block` is a lone line of code carrying on the sentence of `prev`."""
     lone = block.kind == "code" and len(block.lines) == 1
-    return lone and prev.kind in ("paragraph", "item") and _goes_on(prev.lines[-1], block.lines[0], body)
+    return (
+        lone
+        and prev.kind in ("paragraph", "item")
+        and _goes_on(prev.lines[-1], block.lines[0], body)
+    )
 
 
 def _cut_off(prev: Block, block: Block, body: float) -> bool:
     """Whether `block` is the rest of the paragraph `prev`, cut off by a line of code."""
     first = block.lines[0]
-    return block.kind == "paragraph" and _goes_on(prev.lines[-1], first, body) and first.text[:1].islower()
+    return (
+        block.kind == "paragraph"
+        and _goes_on(prev.lines[-1], first, body)
+        and first.text[:1].islower()
+    )
 
 
 def _goes_on(above: Box, line: Box, body: float) -> bool:
     """Is `line` the next line of a sentence that `above` leaves open?"""
     return (
-        above.page == line.page and 0 < line.y - above.y <= 1.6 * max(above.size, line.size)
-        and _SENTENCE_END.search(above.text) is None and line.x0 >= above.x0 - body
+        above.page == line.page
+        and 0 < line.y - above.y <= 1.6 * max(above.size, line.size)
+        and _SENTENCE_END.search(above.text) is None
+        and line.x0 >= above.x0 - body
     )
 
 
@@ -240,7 +262,9 @@ def _heading_levels(blocks: list[Block], body: float) -> None:
 
 def _level_sizes(blocks: list[Block], body: float) -> list[float]:
     """The font sizes of heading levels, largest first (sizes within half a point are one level)."""
-    sizes = {b.lines[0].size for b in blocks if b.kind == "heading" and b.lines[0].size >= body * 1.15}
+    sizes = {
+        b.lines[0].size for b in blocks if b.kind == "heading" and b.lines[0].size >= body * 1.15
+    }
     levels: list[float] = []
     for s in sorted(sizes, reverse=True):
         if not levels or levels[-1] - s > 0.5:

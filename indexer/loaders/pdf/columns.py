@@ -10,6 +10,7 @@ from .layout import Box
 
 __all__ = ["GUTTER_LINES", "reading_order"]
 
+
 def _free(strip: list[Box], lo: float, hi: float, gutter: float) -> list[tuple[float, float]]:
     gaps: list[tuple[float, float]] = []
     x = lo
@@ -42,12 +43,14 @@ def _sides(strip: list[Box], g0: float, g1: float) -> tuple[float, bool] | None:
     if not left or not right:
         return None
     gap = min(right) - max(left)
-    spaces = [b.x0 - a.x1 for a, b in zip(xs, xs[1:]) if not (a.x1 <= g0 + 0.01 and b.x0 >= g1 - 0.01)]
+    spaces = [
+        b.x0 - a.x1 for a, b in zip(xs, xs[1:]) if not (a.x1 <= g0 + 0.01 and b.x0 >= g1 - 0.01)
+    ]
     return min(right), all(space < 0.8 * gap for space in spaces)
 
 
 def _meets(side: tuple[float, bool] | None, edges: Counter[int]) -> str:
-    """"beside", "through" or "" (see `_across`), from a strip's `_sides` and how many
+    """ "beside", "through" or "" (see `_across`), from a strip's `_sides` and how many
     strips have their right side start at each x."""
     if side is None:
         return ""
@@ -75,8 +78,9 @@ def _intersect(
 GUTTER_LINES = 3  # strips a white channel must run down to be a gutter between columns
 
 
-def _gutter(strips: list[list[Box]], common: list[tuple[float, float]], lo: float, hi: float,
-            gutter: float) -> tuple[float, int] | None:
+def _gutter(
+    strips: list[list[Box]], common: list[tuple[float, float]], lo: float, hi: float, gutter: float
+) -> tuple[float, int] | None:
     """Where to cut strips that share the white channels `common` into a left and a
     right part, and how many of the strips the columns take (they end at a line of
     text running through the channel); None when no channel is a gutter."""
@@ -111,7 +115,9 @@ def _width(boxes: list[Box]) -> float:
     return max(b.x1 for b in boxes) - min(b.x0 for b in boxes)
 
 
-def reading_order(items: list[Box], lo: float, hi: float, gutter: float, depth: int = 0) -> list[list[Box]]:
+def reading_order(
+    items: list[Box], lo: float, hi: float, gutter: float, depth: int = 0
+) -> list[list[Box]]:
     """Items in reading order, as lines (lists of items side by side).
 
     Items are cut into strips (runs that overlap vertically); consecutive strips that

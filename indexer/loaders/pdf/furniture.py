@@ -135,7 +135,9 @@ def _edge_rows(rows: list[list[Box]], edge: int, height: float) -> list[int]:
     order = range(len(rows)) if edge == 0 else range(len(rows) - 1, -1, -1)
     out: list[int] = []
     for k in list(order)[:EDGE_ROWS]:
-        inside = _bottom(rows[k]) < BAND * height if edge == 0 else _top(rows[k]) > (1 - BAND) * height
+        inside = (
+            _bottom(rows[k]) < BAND * height if edge == 0 else _top(rows[k]) > (1 - BAND) * height
+        )
         if not inside:
             break
         out.append(k)
@@ -151,7 +153,11 @@ def _gap(rows: list[list[Box]], k: int, edge: int) -> float | None:
 
 
 def _chain(
-    rows: list[list[Box]], edge: int, height: float, body: float, is_furniture: Callable[[Box], bool]
+    rows: list[list[Box]],
+    edge: int,
+    height: float,
+    body: float,
+    is_furniture: Callable[[Box], bool],
 ) -> tuple[list[int], bool]:
     """The rows at an edge that are furniture (all their fragments are), outermost first,
     cut back until a gap sets them apart from the next row; and whether body text follows."""
@@ -183,7 +189,8 @@ def furniture(pages_rows: list[list[list[Box]]], heights: list[float], body: flo
         on_pages = _pages_standing(running, chains, pages_rows)
         dropped = {id(f) for p, _, chain, _ in chains for k in chain for f in pages_rows[p][k]}
         still = {
-            key: group for key, group in running.items()
+            key: group
+            for key, group in running.items()
             if len(on_pages[key]) >= need
             and not _body_at_its_place(key, seen[key], on_pages[key], pages_rows, dropped)
         }
@@ -218,7 +225,9 @@ def _furniture_test(running: dict[_Key, set[int]]) -> Callable[[Box], bool]:
     return is_furniture
 
 
-def _edge_texts(pages_rows: list[list[list[Box]]], heights: list[float], body: float) -> dict[_Key, list[EdgeText]]:
+def _edge_texts(
+    pages_rows: list[list[list[Box]]], heights: list[float], body: float
+) -> dict[_Key, list[EdgeText]]:
     """The plain fragments in the rows at each page's edges, by edge and masked text."""
     seen: dict[_Key, list[EdgeText]] = {}
     for p, rows in enumerate(pages_rows):
@@ -248,20 +257,32 @@ def _pages_standing(
 
 
 def _chains(
-    pages_rows: list[list[list[Box]]], heights: list[float], body: float, is_furniture: Callable[[Box], bool]
+    pages_rows: list[list[list[Box]]],
+    heights: list[float],
+    body: float,
+    is_furniture: Callable[[Box], bool],
 ) -> list[_Chain]:
-    return [(p, edge, *_chain(rows, edge, heights[p], body, is_furniture))
-            for p, rows in enumerate(pages_rows) for edge in (0, -1)]
+    return [
+        (p, edge, *_chain(rows, edge, heights[p], body, is_furniture))
+        for p, rows in enumerate(pages_rows)
+        for edge in (0, -1)
+    ]
 
 
 def _body_at_its_place(
-    key: _Key, seen: list[EdgeText], pages: set[int], pages_rows: list[list[list[Box]]], dropped: set[int]
+    key: _Key,
+    seen: list[EdgeText],
+    pages: set[int],
+    pages_rows: list[list[list[Box]]],
+    dropped: set[int],
 ) -> bool:
     """Do other pages put body text where this text stands, on more than half as many
     pages as it is on? (A line in the body area, repeated, is still body.)"""
     place = _place([s.frags[0] for s in seen if s.page in pages])
     conflicts = sum(
-        1 for p, rows in enumerate(pages_rows) if p not in pages and _body_there(rows, key[0], place, dropped)
+        1
+        for p, rows in enumerate(pages_rows)
+        if p not in pages and _body_there(rows, key[0], place, dropped)
     )
     return conflicts * 2 > len(pages)
 
@@ -281,7 +302,8 @@ def _body_there(rows: list[list[Box]], edge: int, place: _Place, dropped: set[in
     top, bottom, x0, x1 = place
     return any(
         f.top < bottom and f.bottom > top and f.x0 < x1 and f.x1 > x0 and id(f) not in dropped
-        for row in (rows[:EDGE_ROWS] if edge == 0 else rows[-EDGE_ROWS:]) for f in row
+        for row in (rows[:EDGE_ROWS] if edge == 0 else rows[-EDGE_ROWS:])
+        for f in row
     )
 
 
@@ -296,7 +318,11 @@ def _chapter_headers(
     for edge in (0, -1):
         at: dict[int, list[EdgeText]] = {}
         for p, e, chain, _ in chains:
-            row = _header_row(pages_rows[p], len(chain), edge, heights[p], body) if e == edge else None
+            row = (
+                _header_row(pages_rows[p], len(chain), edge, heights[p], body)
+                if e == edge
+                else None
+            )
             if row is not None:
                 _, numbers = _key(" ".join(f.text for f in row if not page_number_like(f.text)))
                 at.setdefault(round(row[0].y / 2), []).append(EdgeText(p, numbers, row))
@@ -306,7 +332,9 @@ def _chapter_headers(
     return drop
 
 
-def _header_row(rows: list[list[Box]], n_chain: int, edge: int, height: float, body: float) -> list[Box] | None:
+def _header_row(
+    rows: list[list[Box]], n_chain: int, edge: int, height: float, body: float
+) -> list[Box] | None:
     """The row inward of the `n_chain` furniture rows at an edge, when it is inside the
     edge's band, set apart by a blank line's space and plain (but for page numbers)."""
     if n_chain >= len(rows):

@@ -16,7 +16,9 @@ _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 _MONO_NAME = re.compile(
     r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I
 )
-_SKIP = frozenset("\r\n \x00")  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
+_SKIP = frozenset(
+    "\r\n \x00"
+)  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
 _FAST: dict[str, object] = {}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -28,7 +30,9 @@ def _fast(raw, ctypes):
         address = ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value
         _FAST["object"] = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
         address = ctypes.cast(raw.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
-        _FAST["box"] = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(address)
+        _FAST["box"] = ctypes.CFUNCTYPE(
+            ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p
+        )(address)
     return _FAST["object"], _FAST["box"]
 
 
@@ -42,7 +46,10 @@ def _page_text(textpage, n: int, raw, ctypes) -> str:
     if len(text) != n or _SURROGATE.search(text):
         return "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) for i in range(n))
     if "\ufffe" in text:
-        text = "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) if c == "\ufffe" else c for i, c in enumerate(text))
+        text = "".join(
+            chr(raw.FPDFText_GetUnicode(textpage, i)) if c == "\ufffe" else c
+            for i, c in enumerate(text)
+        )
     return text
 
 
@@ -78,7 +85,14 @@ _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
 def read_glyphs(
-    textpage, raw, to_display: ToDisplay, rot: int, cx0: float, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
+    textpage,
+    raw,
+    to_display: ToDisplay,
+    rot: int,
+    cx0: float,
+    glyphs: Glyphs,
+    ctypes,
+    fixed: dict[str, bool],
 ) -> int:
     """Append the page's upright glyphs to `glyphs` and return how many sideways
     characters were left out. Style and baseline are read once per text object (one
@@ -100,7 +114,9 @@ def read_glyphs(
     for added, mono, name in runs:
         glyphs.mono += [mono or fixed.get(name, False)] * added
     if "\x02" in glyphs.text:
-        glyphs.text = ["-" if c == "\x02" else c for c in glyphs.text]  # PDFium's mark for a hyphen at a line end
+        glyphs.text = [
+            "-" if c == "\x02" else c for c in glyphs.text
+        ]  # PDFium's mark for a hyphen at a line end
     return rotated
 
 
@@ -119,7 +135,9 @@ def _told_fixed(glyphs: Glyphs, before: int, name: str, fixed: dict[str, bool]) 
 class _GlyphReader:
     """One page's PDFium text calls, with the buffers they fill made once for the page."""
 
-    def __init__(self, textpage, raw, to_display: ToDisplay, rot: int, cx0: float, glyphs: Glyphs, ctypes) -> None:
+    def __init__(
+        self, textpage, raw, to_display: ToDisplay, rot: int, cx0: float, glyphs: Glyphs, ctypes
+    ) -> None:
         self.textpage, self.raw, self.ctypes = textpage, raw, ctypes
         self.to_display, self.rot, self.cx0, self.glyphs = to_display, rot, cx0, glyphs
         self.rect = raw.FS_RECTF()
@@ -131,7 +149,9 @@ class _GlyphReader:
         self.page = ctypes.cast(textpage, ctypes.c_void_p).value
         self.sideways = rot in (90, 270)
 
-    def run(self, text: str, indices: list[int], fixed: dict[str, bool]) -> tuple[int, bool, str] | None:
+    def run(
+        self, text: str, indices: list[int], fixed: dict[str, bool]
+    ) -> tuple[int, bool, str] | None:
         """Append the glyphs of one text object's characters with their style; how many,
         whether the font is fixed-pitch as it says, and its name. None when they are
         not upright (sideways text is left out)."""
@@ -169,9 +189,21 @@ class _GlyphReader:
         """Append the glyphs of one run of characters (one text object): their text,
         x extent and baseline."""
         raw, textpage, page, get_box, rect, rect_at = (
-            self.raw, self.textpage, self.page, self.get_box, self.rect, self.rect_at
+            self.raw,
+            self.textpage,
+            self.page,
+            self.get_box,
+            self.rect,
+            self.rect_at,
         )
-        ox, oy, to_display, rot, cx0, sideways = self.ox, self.oy, self.to_display, self.rot, self.cx0, self.sideways
+        ox, oy, to_display, rot, cx0, sideways = (
+            self.ox,
+            self.oy,
+            self.to_display,
+            self.rot,
+            self.cx0,
+            self.sideways,
+        )
         glyphs = self.glyphs
         chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
         edge = None

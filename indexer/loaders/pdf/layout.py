@@ -23,8 +23,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "Box", "Glyph", "Glyphs", "Packed", "Page", "fixed_pitch", "fragments", "merge_boxes",
-    "rows_of", "words_of",
+    "Box",
+    "Glyph",
+    "Glyphs",
+    "Packed",
+    "Page",
+    "fixed_pitch",
+    "fragments",
+    "merge_boxes",
+    "rows_of",
+    "words_of",
 ]
 
 
@@ -64,14 +72,18 @@ class Page:
     width: float
     height: float
     glyphs: list[Glyph] | Glyphs = field(default_factory=list)  # in content order
-    rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1 segments
+    rules: list[tuple[float, float, float, float]] = field(
+        default_factory=list
+    )  # x0, y0, x1, y1 segments
     images: int = 0
 
 
 _SPACE = re.compile(r"\s")
 _NARROW = frozenset(".,:;'!|iljI()[]")  # letters a proportional font sets narrow...
 _WIDE = frozenset("mwMW@%")  # ...and wide
-_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_LIGATURES = str.maketrans(
+    {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
+)
 
 
 def fixed_pitch(text: list[str], x0: list[float], x1: list[float]) -> bool | None:
@@ -129,8 +141,10 @@ def words_of(glyphs: list[Glyph] | Glyphs, page_no: int) -> list[Box]:
     mids = kept[starts + (ends - starts) // 2]
     half = (ends - starts) / 2
     columns = zip(
-        _texts(g.text, kept, starts, ends), x0[kept[starts]].tolist(),
-        np.maximum.reduceat(x1[kept], starts).tolist(), y[mids].tolist(),
+        _texts(g.text, kept, starts, ends),
+        x0[kept[starts]].tolist(),
+        np.maximum.reduceat(x1[kept], starts).tolist(),
+        y[mids].tolist(),
         (np.round(size[mids] * 2) / 2).tolist(),
         (np.add.reduceat(np.array(g.bold, dtype=int)[kept], starts) > half).tolist(),
         (np.add.reduceat(np.array(g.mono, dtype=int)[kept], starts) > half).tolist(),
@@ -149,13 +163,20 @@ def _blanks(chars: list[str]) -> np.ndarray:
     return np.array([blank[c] for c in chars], dtype=bool)
 
 
-def _word_starts(skip: np.ndarray, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, size: np.ndarray) -> np.ndarray:
+def _word_starts(
+    skip: np.ndarray, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, size: np.ndarray
+) -> np.ndarray:
     """Per glyph, whether it does not go on with the one before it (a new word)."""
     import numpy as np
 
     em = np.maximum(size[1:], size[:-1])
     start = np.ones(len(skip), dtype=bool)
-    start[1:] = skip[:-1] | (np.abs(y[1:] - y[:-1]) > 0.35 * em) | (x0[1:] - x1[:-1] > 0.15 * em) | (x0[1:] < x0[:-1] - 0.2 * em)
+    start[1:] = (
+        skip[:-1]
+        | (np.abs(y[1:] - y[:-1]) > 0.35 * em)
+        | (x0[1:] - x1[:-1] > 0.15 * em)
+        | (x0[1:] < x0[:-1] - 0.2 * em)
+    )
     return start
 
 
@@ -170,7 +191,9 @@ def _texts(chars: list[str], kept: np.ndarray, starts: np.ndarray, ends: np.ndar
     return ["".join(chars[a:b]) for a, b in bounds]
 
 
-def _words(columns: Iterable[tuple[str, float, float, float, float, bool, bool]], page_no: int) -> list[Box]:
+def _words(
+    columns: Iterable[tuple[str, float, float, float, float, bool, bool]], page_no: int
+) -> list[Box]:
     """Boxes of the words (text, x0, x1, baseline, size, bold, mono), their text NFC
     with ligatures spelt out and soft hyphens gone."""
     words = []
@@ -191,10 +214,14 @@ class Packed:
     __slots__ = ("texts", "numbers", "flags", "lengths")
 
     def __init__(self, boxes: list[Box], lengths: list[int] | None = None):
-        self.texts = "\x00".join([b.text for b in boxes]).encode()  # no box text holds a NUL (not printable)
+        self.texts = "\x00".join(
+            [b.text for b in boxes]
+        ).encode()  # no box text holds a NUL (not printable)
         self.numbers = (
-            array("f", [b.x0 for b in boxes]), array("f", [b.x1 for b in boxes]),
-            array("f", [b.y for b in boxes]), array("f", [b.size for b in boxes]),
+            array("f", [b.x0 for b in boxes]),
+            array("f", [b.x1 for b in boxes]),
+            array("f", [b.y for b in boxes]),
+            array("f", [b.size for b in boxes]),
         )
         self.flags = bytes([b.bold | b.mono << 1 for b in boxes])
         self.lengths = array("I", lengths or ())
@@ -208,7 +235,9 @@ class Packed:
             return []
         return [
             Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
-            for text, x0, x1, y, size, f in zip(self.texts.decode().split("\x00"), *self.numbers, self.flags)
+            for text, x0, x1, y, size, f in zip(
+                self.texts.decode().split("\x00"), *self.numbers, self.flags
+            )
         ]
 
     def rows(self, page_no: int) -> list[list[Box]]:
@@ -238,8 +267,14 @@ def merge_boxes(boxes: list[Box]) -> Box:
     mono = all(b.mono for b in boxes) or _code_with_marks(boxes)
     text = _spaced(boxes) if mono and len(boxes) > 1 else " ".join(b.text for b in boxes)
     return Box(
-        text, boxes[0].x0, max(b.x1 for b in boxes), boxes[0].y,
-        size, all(b.bold for b in boxes), boxes[0].page, mono=mono,
+        text,
+        boxes[0].x0,
+        max(b.x1 for b in boxes),
+        boxes[0].y,
+        size,
+        all(b.bold for b in boxes),
+        boxes[0].page,
+        mono=mono,
     )
 
 

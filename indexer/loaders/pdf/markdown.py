@@ -51,10 +51,10 @@ def page_list(numbers: list[int], limit: int = 8) -> str:
     return shown + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
 
-
 _WORD = re.compile(r"[\w'’-]+")
-_UNDECODED = re.compile("[\ufffd\ue000-\uf8ff]")  # no Unicode map: the replacement character, private use
-
+_UNDECODED = re.compile(
+    "[\ufffd\ue000-\uf8ff]"
+)  # no Unicode map: the replacement character, private use
 
 
 def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
@@ -81,7 +81,9 @@ def _hyphen_break(left: str, right: str) -> bool:
     return left.endswith("-") and len(left) >= 2 and left[-2].isalpha() and bool(right)
 
 
-def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[str] | None = None) -> PdfText:
+def layout_markdown(
+    pages: Iterable[Page], meta_title: str = "", warnings: list[str] | None = None
+) -> PdfText:
     """Markdown-shaped text and page spans from pages of glyphs and rules. `pages` may be
     a generator: each page is read once and let go (its glyphs become compact words), so a
     long document never holds the glyphs of more than one page. `warnings` is read after
@@ -92,10 +94,14 @@ def layout_markdown(pages: Iterable[Page], meta_title: str = "", warnings: list[
     body = doc.sizes.most_common(1)[0][0]  # the document's body font, from every page
     gutter = max(0.8 * body, 4.0)
     if doc.scanned:
-        warnings.append(f"page(s) {page_list(doc.scanned)} have no text layer (scanned?); {OCR_HINT} to index them")
+        warnings.append(
+            f"page(s) {page_list(doc.scanned)} have no text layer (scanned?); {OCR_HINT} to index them"
+        )
     rows_by_page, drop = _fragments(doc, body, gutter)  # pass 2
     lines = _ordered_lines(rows_by_page, drop, doc.tables, gutter)  # pass 3
-    vocab = {m.group().lower() for line in lines if not line.table for m in _WORD.finditer(line.text)}
+    vocab = {
+        m.group().lower() for line in lines if not line.table for m in _WORD.finditer(line.text)
+    }
     blocks = line_blocks(lines, body)
     del lines
     text, spans = _render(blocks, len(doc.heights), vocab)
@@ -108,10 +114,14 @@ def _check_text_layer(doc: _Read) -> None:
     if not doc.chars:
         raise SkipFile(f"no text layer (a scanned PDF?); {OCR_HINT}")
     if doc.bad * 2 > doc.chars:
-        raise SkipFile(f"text layer cannot be decoded (fonts without a Unicode map); {OCR_HINT} --force-ocr")
+        raise SkipFile(
+            f"text layer cannot be decoded (fonts without a Unicode map); {OCR_HINT} --force-ocr"
+        )
 
 
-def _fragments(doc: _Read, body: float, gutter: float) -> tuple[list[Packed | None], list[set[tuple[int, int]]]]:
+def _fragments(
+    doc: _Read, body: float, gutter: float
+) -> tuple[list[Packed | None], list[set[tuple[int, int]]]]:
     """Pass 2: each page's fragments, packed again, and per page the positions of the
     furniture to drop (the rows at each page's edges stay for the furniture pass)."""
     rows_by_page: list[Packed | None] = []
@@ -128,14 +138,22 @@ def _fragments(doc: _Read, body: float, gutter: float) -> tuple[list[Packed | No
 
 
 def _ordered_lines(
-    rows_by_page: list[Packed | None], drop: list[set[tuple[int, int]]], tables: list[list[Box]], gutter: float
+    rows_by_page: list[Packed | None],
+    drop: list[set[tuple[int, int]]],
+    tables: list[list[Box]],
+    gutter: float,
 ) -> list[Box]:
     """Pass 3: the lines (and tables) of each page in reading order, furniture left out;
     each page's fragments are let go once read."""
     lines: list[Box] = []
     for i, packed in enumerate(rows_by_page):
         assert packed is not None  # each page's fragments are read once, here
-        items = [f for r, row in enumerate(packed.rows(i)) for k, f in enumerate(row) if (r, k) not in drop[i]]
+        items = [
+            f
+            for r, row in enumerate(packed.rows(i))
+            for k, f in enumerate(row)
+            if (r, k) not in drop[i]
+        ]
         items += tables[i]
         rows_by_page[i] = None
         if items:
@@ -164,7 +182,9 @@ def _title(meta_title: str, blocks: list[Block], vocab: set[str]) -> str:
 _EDGE = 5  # rows kept from each edge of a page for the furniture pass (it looks at four)
 
 
-def _positions(edges: list[list[list[Box]]], totals: list[int], drop: set[int]) -> list[set[tuple[int, int]]]:
+def _positions(
+    edges: list[list[list[Box]]], totals: list[int], drop: set[int]
+) -> list[set[tuple[int, int]]]:
     """Per page, the (row, fragment) positions of the dropped fragments, rows counted on
     the whole page (`edges` holds its first and last `_EDGE` rows of `totals` rows)."""
     out: list[set[tuple[int, int]]] = []
@@ -213,8 +233,13 @@ def _read(pages: Iterable[Page]) -> _Read:
 
 def _clean_title(title: str) -> bool:
     t = title.strip().lower()
-    return bool(t) and any(c.isalpha() for c in t) and not re.search(
-        r"^(untitled|microsoft (word|powerpoint)|document\d*$|slide\s*\d*$)|\.(docx?|pdf|tex|rtf|odt|indd|pptx?)$", t
+    return (
+        bool(t)
+        and any(c.isalpha() for c in t)
+        and not re.search(
+            r"^(untitled|microsoft (word|powerpoint)|document\d*$|slide\s*\d*$)|\.(docx?|pdf|tex|rtf|odt|indd|pptx?)$",
+            t,
+        )
     )
 
 
@@ -269,7 +294,9 @@ def _plain(block: Block, vocab: set[str]) -> str:
     return "".join(t for t, _ in _pieces(block, vocab))
 
 
-def _render(blocks: list[Block], n_pages: int, vocab: set[str]) -> tuple[str, list[tuple[int, int]]]:
+def _render(
+    blocks: list[Block], n_pages: int, vocab: set[str]
+) -> tuple[str, list[tuple[int, int]]]:
     parts: list[str] = []
     first = [-1] * n_pages
     last = [-1] * n_pages
@@ -297,7 +324,13 @@ def _block_pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]
     return pieces
 
 
-def _place(pieces: list[tuple[str, int | None]], parts: list[str], pos: int, first: list[int], last: list[int]) -> int:
+def _place(
+    pieces: list[tuple[str, int | None]],
+    parts: list[str],
+    pos: int,
+    first: list[int],
+    last: list[int],
+) -> int:
     """Append a block's pieces to `parts` from offset `pos`, widening the spans of their
     pages (`first`, `last`); the offset after it. A block's marks (`## `, a code fence)
     belong to the page its text starts or ends on."""

@@ -205,9 +205,7 @@ def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]
         out = Page(w, h, glyphs)
         textpage = page.get_textpage()
         try:
-            rotated = read_glyphs(
-                textpage.raw, raw, to_display, rot, cx0, glyphs, ctypes, fixed
-            )
+            rotated = read_glyphs(textpage.raw, raw, to_display, rot, cx0, glyphs, ctypes, fixed)
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
@@ -235,7 +233,13 @@ def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 
                 om = _mul((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), m)
                 if kind == raw.FPDF_PAGEOBJ_FORM:
                     if depth < 8:
-                        walk(raw.FPDFFormObj_CountObjects, raw.FPDFFormObj_GetObject, obj, om, depth + 1)
+                        walk(
+                            raw.FPDFFormObj_CountObjects,
+                            raw.FPDFFormObj_GetObject,
+                            obj,
+                            om,
+                            depth + 1,
+                        )
                 elif len(out.rules) < max_segments:
                     _path_segments(obj, om, raw, px, py, to_display, out.rules)
 
@@ -245,9 +249,12 @@ def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 
 def _mul(a, b):
     """Matrix a then b (PDF order: [a b c d e f])."""
     return (
-        a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-        a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
-        a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5],
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+        a[4] * b[0] + a[5] * b[2] + b[4],
+        a[4] * b[1] + a[5] * b[3] + b[5],
     )
 
 

@@ -56,7 +56,9 @@ def _rules(rules: Iterable[Sequence[float]], tol: float) -> tuple[list[Segment],
     return _join_segments(hs, tol), _join_segments(vs, tol)
 
 
-def _grids(hs: list[Segment], vs: list[Segment], tol: float) -> list[tuple[list[Segment], list[Segment]]]:
+def _grids(
+    hs: list[Segment], vs: list[Segment], tol: float
+) -> list[tuple[list[Segment], list[Segment]]]:
     """Connected groups of crossing horizontal and vertical rules (union-find)."""
     n = len(hs) + len(vs)
     parent = list(range(n))
@@ -170,7 +172,9 @@ class _Grid:
     def crossed(self, x: float, ymid: float) -> bool:
         """Whether a vertical rule at column line `x` crosses the row at `ymid`."""
         tol = self.tol
-        return any(abs(vx - x) <= tol and vy0 - tol <= ymid <= vy1 + tol for vy0, vy1, vx in self.verticals)
+        return any(
+            abs(vx - x) <= tol and vy0 - tol <= ymid <= vy1 + tol for vy0, vy1, vx in self.verticals
+        )
 
 
 @dataclass
@@ -189,7 +193,9 @@ class _Band:
     def tallest(self) -> int:
         """The most lines any of the band's cells has."""
         used = {self.column(w) for w in self.words}
-        return max((len(rows_of([w for w in self.words if self.column(w) == c])) for c in used), default=0)
+        return max(
+            (len(rows_of([w for w in self.words if self.column(w) == c])) for c in used), default=0
+        )
 
     def sub_rows(self) -> list[list[Box]]:
         """Rows without rules between them: one line of text per row in most columns."""
@@ -204,7 +210,9 @@ class _Band:
         cells: list[list[Box]] = [[] for _ in range(len(self.xs) - 1)]
         for w in group:
             cells[self.column(w)].append(w)
-        return [" ".join(b.text for line in rows_of(c) for b in line).replace("|", "\\|") for c in cells]
+        return [
+            " ".join(b.text for line in rows_of(c) for b in line).replace("|", "\\|") for c in cells
+        ]
 
 
 def _markdown(rows: list[list[str]]) -> str:
