@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from indexer.loaders import discover, load_documents, make_document
-from indexer.loaders.files import PathFilter, decode
+from indexer.loaders.decoding import decode
+from indexer.loaders.paths import PathFilter
 from indexer.loaders.skips import SkipFile
 from indexer.loaders.html import html_to_markdown
 
@@ -153,7 +154,7 @@ def test_a_heading_attribute_list_stays_out_of_heading_paths():
 
 def test_newlines_are_read_as_python_reads_text_and_the_file_says_which_it_had(tmp_path):
     from indexer.loaders import SourceFile, load_file
-    from indexer.loaders.files import newline_style
+    from indexer.loaders.decoding import newline_style
 
     body = "# Başlık\n\nBir satır.\nİki satır.\n"
     cases = {"lf.md": body.encode(), "crlf.md": body.replace("\n", "\r\n").encode(),

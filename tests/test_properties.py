@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from indexer.chunkers import PRESETS, REGISTRY, parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.loaders import make_document
-from indexer.loaders.files import normalise_newlines
+from indexer.loaders.decoding import normalise_newlines
 from indexer.text.sentences import split_sentences
 from indexer.text.tokens import get_tokenizer
 

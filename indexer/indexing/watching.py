@@ -33,7 +33,8 @@ from pathlib import Path
 from .building import BuildReport, build
 from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, input_labels, read_ignore_file
+from ..loaders.files import SKIP_DIRS, input_labels
+from ..loaders.paths import IGNORE_FILE, PathFilter, read_ignore_file
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable

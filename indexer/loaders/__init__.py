@@ -3,47 +3,29 @@
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
-from ..text.spans import line_starts
 from ..types import Document
-from .files import Discovery, SourceFile, discover, read_text
+from .decoding import read_text
+from .files import Discovery, SourceFile, discover
 from .html import html_to_markdown
-from .markdown import Heading, build_sections, first_h1, parse
+from .markdown import Block, Heading, parse
+from .sections import build_sections, first_h1, rst_headings
 from .skips import SkipFile, Skipped
 
 __all__ = [
-    "Discovery", "SkipFile", "Skipped", "SourceFile", "discover", "load_file", "load_documents",
-    "make_document", "sample_text",
+    "Discovery",
+    "SkipFile",
+    "Skipped",
+    "SourceFile",
+    "discover",
+    "load_file",
+    "load_documents",
+    "make_document",
+    "sample_text",
 ]
-
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
-
-
-def _rst_headings(text: str) -> list[Heading]:
-    """Section titles of reStructuredText / setext-style plain text (a line underlined
-    with `===`, `---`, `~~~`...); levels follow the order the styles first appear."""
-    lines = text.split("\n")
-    offsets = line_starts(text)
-    styles: list[str] = []
-    headings: list[Heading] = []
-    for i in range(len(lines) - 1):
-        title, under = lines[i].strip(), lines[i + 1]
-        m = _RST_UNDERLINE.match(under)
-        if not title or not m or len(under.rstrip()) < len(title) or _RST_UNDERLINE.match(lines[i]):
-            continue
-        if i > 0 and lines[i - 1].strip() and not _RST_UNDERLINE.match(lines[i - 1]):
-            continue  # a title follows a blank line (or its overline)
-        style = m.group(1)
-        if style not in styles:
-            styles.append(style)
-        start = offsets[i - 1] if i > 0 and _RST_UNDERLINE.match(lines[i - 1]) else offsets[i]
-        body = offsets[i + 1] + len(under)
-        headings.append(Heading(min(styles.index(style) + 1, 6), title, start, body))
-    return headings
 
 
 def make_document(
@@ -59,20 +41,16 @@ def make_document(
 
     HTML is first turned into Markdown-shaped text; `<h1>`–`<h3>` give the sections.
     """
-    stem = Path(doc_id).stem or doc_id
     html_title = ""
     if fmt == "html":
         text, html_title = html_to_markdown(text)
-    if fmt in ("markdown", "html"):
-        headings, blocks = parse(text, 3 if fmt == "html" else 6)
-    elif fmt == "text":
-        headings, blocks = _rst_headings(text), None
-    else:
-        headings, blocks = [], None
-    if fmt == "code":
-        title = title or doc_id
-    else:
-        title = title or first_h1(headings) or html_title or stem
+    headings, blocks = _structure(text, fmt)
+    if not title:
+        title = (
+            doc_id
+            if fmt == "code"
+            else first_h1(headings) or html_title or Path(doc_id).stem or doc_id
+        )
     doc = Document(
         doc_id=doc_id,
         text=text,
@@ -88,6 +66,15 @@ def make_document(
     return doc
 
 
+def _structure(text: str, fmt: str) -> tuple[list[Heading], list[Block] | None]:
+    """A text's headings, and its Markdown blocks (None but for Markdown and HTML)."""
+    if fmt in ("markdown", "html"):
+        return parse(text, 3 if fmt == "html" else 6)
+    if fmt == "text":
+        return rst_headings(text), None
+    return [], None
+
+
 def load_file(source: SourceFile, encoding: str | None = None) -> Document:
     """Read and parse one discovered file. Raises SkipFile with the reason on bad input.
 
@@ -97,7 +84,12 @@ def load_file(source: SourceFile, encoding: str | None = None) -> Document:
         return _load_pdf(source)
     text, warning, newline = read_text(source.path, encoding)
     doc = make_document(
-        source.doc_id, text, source.format, source.language, str(source.path), [warning] if warning else []
+        source.doc_id,
+        text,
+        source.format,
+        source.language,
+        str(source.path),
+        [warning] if warning else [],
     )
     if not doc.text.strip():
         raise SkipFile("HTML page without visible text")
@@ -109,8 +101,14 @@ def _load_pdf(source: SourceFile) -> Document:
     from .pdf import extract_pdf
 
     pdf = extract_pdf(source.path, max_pages=None)
-    doc = make_document(source.doc_id, pdf.text, "markdown", source_path=str(source.path), warnings=pdf.warnings,
-                        title=pdf.title)
+    doc = make_document(
+        source.doc_id,
+        pdf.text,
+        "markdown",
+        source_path=str(source.path),
+        warnings=pdf.warnings,
+        title=pdf.title,
+    )
     if not doc.text.strip():
         raise SkipFile("no text but running headers, footers or page numbers")
     doc.pages = pdf.pages
@@ -132,11 +130,11 @@ def sample_text(source: SourceFile, encoding: str | None = None) -> str:
 
 
 def load_documents(
-    paths: list[str | os.PathLike],
+    paths: Sequence[str | os.PathLike[str]],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    skip_dirs: tuple[str | os.PathLike, ...] = (),
+    skip_dirs: tuple[str | os.PathLike[str], ...] = (),
     encoding: str | None = None,
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> tuple[Discovery, Iterator[Document]]:

@@ -1,4 +1,4 @@
-"""Finding files under a root and decoding them, without ever crashing on bad input.
+"""Finding files under a root, without ever crashing on bad input.
 
 Every file that is not indexed gets a one-line reason: binary, undecodable, empty, over
 the size cap (a PDF: over the page cap), unreadable, a symlink loop or a symlink out of
@@ -8,33 +8,55 @@ folder itself are skipped.
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
-from .skips import SkipFile, Skipped
+from .paths import IGNORE_FILE, PathFilter, hidden, read_ignore_file
+from .skips import Skipped
 
 # folders skipped without a note: version control, virtual environments, dependencies, and
 # the caches and build output of tools (they hold no documents); any other hidden folder or
 # file (a name starting with ".") is skipped with a note, and an --include naming it brings it in
 SKIP_DIRS = {
-    "node_modules", "__pycache__", "venv", ".venv", "site-packages", ".git", ".hg", ".svn", ".bzr", ".jj",
-    ".tox", ".nox", ".eggs", ".cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
-    ".ipynb_checkpoints", ".idea", ".vscode", ".indexer", ".next", ".nuxt", ".svelte-kit", ".turbo", ".yarn",
-    ".pnpm-store", ".npm", ".parcel-cache", ".docusaurus", ".gradle", ".terraform",
+    "node_modules",
+    "__pycache__",
+    "venv",
+    ".venv",
+    "site-packages",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".jj",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".cache",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    ".idea",
+    ".vscode",
+    ".indexer",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".yarn",
+    ".pnpm-store",
+    ".npm",
+    ".parcel-cache",
+    ".docusaurus",
+    ".gradle",
+    ".terraform",
 }
-IGNORE_FILE = ".indexerignore"
-_HIDDEN_PATTERN = re.compile(r"(?:^|/)\.[^/]")  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
-
-
-def hidden(rel: str) -> bool:
-    """Whether a relative path is hidden: one of its names starts with a dot."""
-    return any(part.startswith(".") for part in rel.split("/"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,53 +73,9 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     unsupported: dict[str, int] = field(default_factory=dict)
-    warnings: list[Skipped] = field(default_factory=list)  # indexed, with a caveat (legacy encoding)
-
-
-class PathFilter:
-    """`--include` / `--exclude` patterns and `.indexerignore` lines, with gitignore's
-    rules (pathspec): `*` stays in a folder, `**` crosses folders, a pattern without `/`
-    matches a name at any depth, `[abc]` classes, and `!pattern` takes a file back.
-
-    Hidden paths (a name starting with ".") are left out unless an include pattern names
-    one (`.drafts/`, `docs/.notes.md`, `.*`); such a pattern brings hidden paths in
-    without narrowing the rest (only the other include patterns do)."""
-
-    def __init__(self, include=(), exclude=()) -> None:
-        from pathspec import GitIgnoreSpec
-
-        include = [p for p in include if p.strip()]
-        shown = [p for p in include if _HIDDEN_PATTERN.search(p.strip())]
-        narrowing = [p for p in include if p not in shown]
-        self.include = GitIgnoreSpec.from_lines(narrowing) if narrowing else None
-        self.unhide = GitIgnoreSpec.from_lines(shown) if shown else None
-        self.exclude = GitIgnoreSpec.from_lines([p for p in exclude if p.strip()])
-
-    def excluded_dir(self, rel: str) -> bool:
-        return self.exclude.match_file(rel + "/")
-
-    def wanted(self, rel: str) -> bool:
-        """Whether a file (by its path relative to the root) is indexed."""
-        if self.exclude.match_file(rel):
-            return False
-        if self.unhide is not None and self.unhide.match_file(rel):
-            return True
-        return not hidden(rel) and (self.include is None or self.include.match_file(rel))
-
-    def hidden_only(self, rel: str) -> bool:
-        """Whether a hidden file is left out only for being hidden."""
-        return not self.exclude.match_file(rel) and (self.include is None or self.include.match_file(rel))
-
-
-def read_ignore_file(root: Path) -> list[str]:
-    """The exclude patterns of a folder's ignore file (IGNORE_FILE; blank lines and `#`
-    comments left out), none when it has no such file."""
-    path = root / IGNORE_FILE
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    warnings: list[Skipped] = field(
+        default_factory=list
+    )  # indexed, with a caveat (legacy encoding)
 
 
 def _sizes(size: int, cap: int) -> tuple[str, str]:
@@ -115,7 +93,7 @@ def _sizes(size: int, cap: int) -> tuple[str, str]:
     return a, b
 
 
-def input_labels(paths: list[str | os.PathLike]) -> list[str]:
+def input_labels(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """What each input's doc_ids start with: nothing for a single input; with several, the
     input's name, with as many of its parent folders as tell it from the other inputs
     (`docs`, `src`; `a/docs` and `b/docs` for two folders both named docs).
@@ -138,11 +116,11 @@ def input_labels(paths: list[str | os.PathLike]) -> list[str]:
 
 
 def discover(
-    paths: list[str | os.PathLike],
+    paths: Sequence[str | os.PathLike[str]],
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    skip_dirs: tuple[str | os.PathLike, ...] = (),
+    skip_dirs: tuple[str | os.PathLike[str], ...] = (),
     max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Discovery:
     """Every indexable file under `paths` (folders are walked, files taken as they are).
@@ -156,13 +134,11 @@ def discover(
     A PDF is capped by its pages (`max_pdf_pages`), not by `max_file_size`: scans and
     embedded fonts make ordinary PDFs large, while pages are what reading costs.
     """
-    for cap, value in (("max_file_size", max_file_size), ("max_pdf_pages", max_pdf_pages)):
-        if value < 1:
-            from ..errors import UsageError
-
-            raise UsageError(f"{cap} must be positive, not {value}")
+    _check_caps(max_file_size, max_pdf_pages)
     result = Discovery()
-    walk = _Walk(result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs})
+    walk = _Walk(
+        result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs}
+    )
     for given, label in zip(paths, input_labels(paths)):
         root = Path(given)
         if not root.exists() and not root.is_symlink():
@@ -177,6 +153,14 @@ def discover(
         _walk(walk, root, "", {str(walk.real_root)}, False)
     walk.once()
     return result
+
+
+def _check_caps(max_file_size: int, max_pdf_pages: int) -> None:
+    for cap, value in (("max_file_size", max_file_size), ("max_pdf_pages", max_pdf_pages)):
+        if value < 1:
+            from ..errors import UsageError
+
+            raise UsageError(f"{cap} must be positive, not {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +180,22 @@ class _Walk:
     real_root: Path = Path()
     prefix: str = ""
     filt: PathFilter | None = None
-    real: dict[str, tuple[str, bool]] = field(default_factory=dict)  # doc_id -> (real path, reached by a link)
+    real: dict[str, tuple[str, bool]] = field(
+        default_factory=dict
+    )  # doc_id -> (real path, reached by a link)
+
+    @property
+    def patterns(self) -> PathFilter:
+        """The patterns of the root being walked."""
+        assert self.filt is not None  # discover sets them before it walks a folder
+        return self.filt
+
+    def skip(self, doc_id: str, reason: str) -> None:
+        self.result.skipped.append(Skipped(doc_id, reason))
+
+    def taken(self) -> int:
+        """How many files were found so far, indexed or skipped."""
+        return len(self.result.files) + len(self.result.skipped)
 
     def consider(self, path: Path, doc_id: str, real: str, linked: bool) -> None:
         """A file found: skipped with its reason, or added."""
@@ -219,7 +218,9 @@ class _Walk:
             result.skipped.append(Skipped(doc_id, over))
             return
         if doc_id in self.real:
-            result.skipped.append(Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)"))
+            result.skipped.append(
+                Skipped(doc_id, "duplicate document id (two inputs map to the same relative path)")
+            )
             return
         self.real[doc_id] = (real, linked)
         result.files.append(SourceFile(path, doc_id, st.st_size, fmt, language))
@@ -237,71 +238,127 @@ class _Walk:
             if kept[real] == src.doc_id:
                 files.append(src)
             elif linked:
-                self.result.skipped.append(Skipped(src.doc_id, f"symlink to {kept[real]}, indexed there"))
+                self.result.skipped.append(
+                    Skipped(src.doc_id, f"symlink to {kept[real]}, indexed there")
+                )
             else:
-                self.result.skipped.append(Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)"))
+                self.result.skipped.append(
+                    Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)")
+                )
         self.result.files = files
 
 
 def _walk(walk: _Walk, folder: Path, rel: str, visited: set[str], linked: bool) -> None:
     """Walk a folder of the root (`rel` from it; `linked`: entered through a symlink)."""
-    result, filt, real_root, prefix = walk.result, walk.filt, walk.real_root, walk.prefix
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
+        prefix = walk.prefix
         where = prefix + rel if rel else prefix.rstrip("/") or "."
-        result.skipped.append(Skipped(where, f"folder unreadable ({exc.strerror or exc}); check its permissions"))
+        walk.skip(where, f"folder unreadable ({exc.strerror or exc}); check its permissions")
         return
     for entry in entries:
-        name = entry.name
-        child_rel = f"{rel}/{name}" if rel else name
-        doc_id = prefix + child_rel
-        path = Path(entry.path)
-        if name == IGNORE_FILE:
-            continue
-        if not _valid_name(name):  # bytes that are not UTF-8 (os.fsdecode keeps them as surrogates)
-            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            result.skipped.append(Skipped(prefix + (f"{rel}/{shown}" if rel else shown),
-                                          "the name is not valid UTF-8; rename it to index it"))
-            continue
-        try:
-            is_link = entry.is_symlink()
-            is_dir = entry.is_dir(follow_symlinks=True)
-        except OSError:
-            is_link, is_dir = True, False
-        if is_link:
-            try:
-                target = path.resolve(strict=True)
-            except (RuntimeError, OSError) as exc:
-                loop = "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40
-                result.skipped.append(Skipped(doc_id, "symlink loop (not followed)" if loop else "broken symlink"))
-                continue
-            if target != real_root and real_root not in target.parents:
-                result.skipped.append(Skipped(doc_id, "symlink points outside the indexed folder (not followed)"))
-                continue
-            is_dir = target.is_dir()
-        if is_dir:
-            if name in SKIP_DIRS or filt.excluded_dir(child_rel):
-                continue
-            real = os.path.realpath(path) if is_link or linked else str(real_root / child_rel)
-            if real in walk.skip_real:
-                continue
-            if real in visited:
-                result.skipped.append(Skipped(doc_id, "folder already indexed through another path (symlink loop?)"))
-                continue
-            taken = len(result.files) + len(result.skipped)
-            if not name.startswith(".") or filt.unhide is not None:  # a hidden folder only when a pattern may want it
-                _walk(walk, path, child_rel, visited | {real}, linked or is_link)
-            if name.startswith(".") and len(result.files) + len(result.skipped) == taken:
-                result.skipped.append(Skipped(doc_id, f"hidden folder (index it with --include '{child_rel}/')"))
-            continue
-        if not filt.wanted(child_rel):
-            if name.startswith(".") and format_of(name)[0] is not None and filt.hidden_only(child_rel) \
-                    and not hidden(rel):
-                result.skipped.append(Skipped(doc_id, f"hidden file (index it with --include '{child_rel}')"))
-            continue
-        real = os.path.realpath(path) if is_link or linked else str(real_root / child_rel)
-        walk.consider(path, doc_id, real, is_link or linked)
+        if entry.name != IGNORE_FILE:
+            _entry(walk, entry, rel, visited, linked)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """An entry of a folder being walked: its path, name, path from the root, doc_id, and
+    whether it was reached through a symlink (itself one, or inside a linked folder)."""
+
+    path: Path
+    name: str
+    rel: str
+    doc_id: str
+    linked: bool
+
+
+def _entry(walk: _Walk, entry: os.DirEntry[str], rel: str, visited: set[str], linked: bool) -> None:
+    """One entry of a folder: a folder to walk, a file to consider, or skipped with its reason."""
+    name = entry.name
+    child_rel = f"{rel}/{name}" if rel else name
+    if not _valid_name(name):  # bytes that are not UTF-8 (os.fsdecode keeps them as surrogates)
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        walk.skip(
+            walk.prefix + (f"{rel}/{shown}" if rel else shown),
+            "the name is not valid UTF-8; rename it to index it",
+        )
+        return
+    kind = _link_kind(walk, entry, walk.prefix + child_rel)
+    if kind is None:
+        return
+    is_link, is_dir = kind
+    found = _Found(Path(entry.path), name, child_rel, walk.prefix + child_rel, linked or is_link)
+    if is_dir:
+        _folder(walk, found, visited)
+    else:
+        _file(walk, found, rel)
+
+
+def _link_kind(walk: _Walk, entry: os.DirEntry[str], doc_id: str) -> tuple[bool, bool] | None:
+    """Whether an entry is a symlink, and whether it is (or points to) a folder; None for
+    a link that is not followed (a loop, broken, or out of the root: reported)."""
+    try:
+        is_link = entry.is_symlink()
+        is_dir = entry.is_dir(follow_symlinks=True)
+    except OSError:
+        is_link, is_dir = True, False
+    if not is_link:
+        return False, is_dir
+    try:
+        target = Path(entry.path).resolve(strict=True)
+    except (RuntimeError, OSError) as exc:
+        loop = "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40
+        walk.skip(doc_id, "symlink loop (not followed)" if loop else "broken symlink")
+        return None
+    real_root = walk.real_root
+    if target != real_root and real_root not in target.parents:
+        walk.skip(doc_id, "symlink points outside the indexed folder (not followed)")
+        return None
+    return True, target.is_dir()
+
+
+def _real(walk: _Walk, found: _Found) -> str:
+    """The real path of an entry (resolved only when a symlink may lead elsewhere)."""
+    return os.path.realpath(found.path) if found.linked else str(walk.real_root / found.rel)
+
+
+def _folder(walk: _Walk, found: _Found, visited: set[str]) -> None:
+    """A folder: walked, or skipped (said why unless it is a folder tools keep)."""
+    patterns = walk.patterns
+    if found.name in SKIP_DIRS or patterns.excluded_dir(found.rel):
+        return
+    real = _real(walk, found)
+    if real in walk.skip_real:
+        return
+    if real in visited:
+        walk.skip(found.doc_id, "folder already indexed through another path (symlink loop?)")
+        return
+    hidden_dir = found.name.startswith(".")
+    taken = walk.taken()
+    if (
+        not hidden_dir or patterns.unhide is not None
+    ):  # a hidden folder only when a pattern may want it
+        _walk(walk, found.path, found.rel, visited | {real}, found.linked)
+    if hidden_dir and walk.taken() == taken:
+        walk.skip(found.doc_id, f"hidden folder (index it with --include '{found.rel}/')")
+
+
+def _file(walk: _Walk, found: _Found, folder_rel: str) -> None:
+    """A file: considered when the patterns want it; a hidden one left out is reported."""
+    patterns = walk.patterns
+    if patterns.wanted(found.rel):
+        walk.consider(found.path, found.doc_id, _real(walk, found), found.linked)
+        return
+    name = found.name
+    if (
+        name.startswith(".")
+        and format_of(name)[0] is not None
+        and patterns.hidden_only(found.rel)
+        and not hidden(folder_rel)
+    ):
+        walk.skip(found.doc_id, f"hidden file (index it with --include '{found.rel}')")
 
 
 def _valid_name(name: str) -> bool:
@@ -318,86 +375,11 @@ def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
         from .pdf import over_cap, page_count
 
         pages = page_count(path)  # None: it cannot be opened, and loading it will say why
-        return over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
+        return (
+            over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
+        )
     if size > caps.file_size:
-        return "over the size cap ({} > {}); raise --max-file-size to include it".format(*_sizes(size, caps.file_size))
+        return "over the size cap ({} > {}); raise --max-file-size to include it".format(
+            *_sizes(size, caps.file_size)
+        )
     return ""
-
-
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-LEGACY_ENCODING = "cp1254"  # Windows Turkish; a superset of Latin-1's printable range
-
-
-def decode(data: bytes, encoding: str | None = None) -> tuple[str, str | None]:
-    """Text of a file and an optional warning. Raises SkipFile for binary or undecodable data.
-
-    Order: an explicit encoding; a byte-order mark (UTF-8/16/32); binary detection (NUL
-    bytes); strict UTF-8; then the legacy Windows-1254 code page, with a warning.
-    """
-    if encoding:
-        try:
-            return data.decode(encoding), None
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise SkipFile(f"cannot be decoded as {encoding} ({exc.__class__.__name__})") from None
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data[len(bom) :].decode(name), None
-            except UnicodeDecodeError:
-                raise SkipFile(f"starts with a {name} byte-order mark but is not valid {name}") from None
-    if b"\x00" in data:
-        raise SkipFile("binary file (contains NUL bytes)")
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError:
-        pass
-    try:
-        text = data.decode(LEGACY_ENCODING)
-    except UnicodeDecodeError:
-        raise SkipFile("not valid UTF-8 nor Windows-1254; re-save it as UTF-8 or pass --encoding") from None
-    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
-    if controls > max(2, len(text) // 100):
-        raise SkipFile("binary file (control bytes, not text)")
-    return text, "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"
-
-
-def normalise_newlines(text: str) -> str:
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.lstrip("\ufeff")
-
-
-def newline_style(text: str) -> str:
-    """The newlines of decoded text before `normalise_newlines`: `lf` (also for text
-    without any), `crlf`, `cr` or `mixed`."""
-    if "\r" not in text:
-        return "lf"
-    crlf = text.count("\r\n")
-    cr, lf = text.count("\r") - crlf, text.count("\n") - crlf
-    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
-    return kinds[0] if len(kinds) == 1 else "mixed"
-
-
-def read_text(path: Path, encoding: str | None = None) -> tuple[str, str | None, str]:
-    """A file's text with `\n` newlines and no byte-order mark (what Python's
-    `open(path, encoding=...)` reads, universal newlines), a warning or None, and the
-    file's own newlines (`newline_style`): chunk offsets index this text, so a file
-    whose newlines were `\r\n` says so."""
-    try:
-        data = path.read_bytes()
-    except PermissionError:
-        raise SkipFile("unreadable (permission denied); fix its permissions or exclude it") from None
-    except OSError as exc:
-        raise SkipFile(f"unreadable ({exc.strerror or exc})") from None
-    text, warning = decode(data, encoding)
-    newline = newline_style(text)
-    text = normalise_newlines(text)
-    if not text.strip():
-        raise SkipFile("empty or whitespace-only file")
-    return text, warning, newline

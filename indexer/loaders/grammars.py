@@ -45,7 +45,10 @@ KINDS: dict[str, dict[str, tuple[str, str]]] = {
     "javascript": _JS,
     "typescript": _TS,
     "tsx": _TS,
-    "go": {"function_declaration": ("function", "func"), "method_declaration": ("function", "method")},
+    "go": {
+        "function_declaration": ("function", "func"),
+        "method_declaration": ("function", "method"),
+    },
     "rust": {
         "function_item": ("function", "fn"),
         "function_signature_item": ("function", "fn"),

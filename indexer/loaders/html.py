@@ -10,15 +10,35 @@ dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"}
 _BLOCK = {
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "nav", "form",
-    "figure", "figcaption", "dl", "dt", "dd", "address", "details", "summary", "fieldset",
-    "body", "html",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "nav",
+    "form",
+    "figure",
+    "figcaption",
+    "dl",
+    "dt",
+    "dd",
+    "address",
+    "details",
+    "summary",
+    "fieldset",
+    "body",
+    "html",
 }
 _WS = re.compile(r"\s+")
+_Attrs = list[tuple[str, str | None]]
 
 
 class _Converter(HTMLParser):
@@ -48,6 +68,16 @@ class _Converter(HTMLParser):
         self.inline = []
         if not text:
             return
+        text = self._marked(text)
+        if self.lists and self.prev_item and self.blocks:
+            self.blocks[-1] += "\n" + text  # keep a list tight: one block, one item per line
+        else:
+            self.blocks.append(text)
+        self.prev_item = bool(self.lists) and not self.heading
+
+    def _marked(self, text: str) -> str:
+        """A line of text with its Markdown marks: heading, list item, quote (a line
+        that would read as a mark is escaped)."""
         if self.heading:
             level = self.heading
             text = "#" * level + " " + text if level <= 3 else f"**{text}**"
@@ -59,11 +89,7 @@ class _Converter(HTMLParser):
             text = "\\" + text
         if self.quote_depth:
             text = "> " * self.quote_depth + text
-        if self.lists and self.prev_item and self.blocks:
-            self.blocks[-1] += "\n" + text  # keep a list tight: one block, one item per line
-        else:
-            self.blocks.append(text)
-        self.prev_item = bool(self.lists) and not self.heading
+        return text
 
     def _emit(self, text: str) -> None:
         self._flush_inline()
@@ -71,113 +97,144 @@ class _Converter(HTMLParser):
         self.prev_item = False
 
     # -- parser callbacks --------------------------------------------------------------
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self.in_title = True
-            return
-        if tag in _SKIP:
+        elif tag in _SKIP:
             self.skip_depth += 1
+        elif self.skip_depth:
             return
-        if self.skip_depth:
-            return
-        if self.pre_depth:
-            if tag == "pre":
-                self.pre_depth += 1
-            elif tag == "br":
-                self.pre_text.append("\n")
-            return
-        if self.cell is not None:
+        elif self.pre_depth:
+            self._start_in_pre(tag)
+        elif self.cell is not None:
             if tag == "br":
                 self.cell.append(" ")
-            return
-        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            self._flush_inline()
-            self.heading = int(tag[1])
-        elif tag == "pre":
-            self._flush_inline()
-            self.pre_depth = 1
-            self.pre_text = []
-            cls = dict(attrs).get("class") or ""
-            match = re.search(r"(?:language|lang)-([\w+-]+)", cls)
-            self.pre_lang = match.group(1) if match else ""
-        elif tag in ("ul", "ol"):
-            self._flush_inline()
-            self.lists.append([tag, 0])
-        elif tag == "li":
-            self._flush_inline()
-            if self.lists:
-                self.lists[-1][1] += 1
-        elif tag == "blockquote":
-            self._flush_inline()
-            self.quote_depth += 1
-        elif tag == "table":
-            self._flush_inline()
-            self.table = []
-            self.table_header_rows = 0
-        elif tag == "tr" and self.table is not None:
+        else:
+            handler = _STARTS.get(tag)
+            if handler is not None:
+                handler(self, tag, attrs)
+            elif tag in _BLOCK:
+                self._flush_inline()
+
+    def _start_in_pre(self, tag: str) -> None:
+        if tag == "pre":
+            self.pre_depth += 1
+        elif tag == "br":
+            self.pre_text.append("\n")
+
+    def _start_heading(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        self.heading = int(tag[1])
+
+    def _start_pre(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        self.pre_depth = 1
+        self.pre_text = []
+        cls = dict(attrs).get("class") or ""
+        match = re.search(r"(?:language|lang)-([\w+-]+)", cls)
+        self.pre_lang = match.group(1) if match else ""
+
+    def _start_list(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        self.lists.append([tag, 0])
+
+    def _start_item(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        if self.lists:
+            self.lists[-1][1] += 1
+
+    def _start_quote(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        self.quote_depth += 1
+
+    def _start_table(self, tag: str, attrs: _Attrs) -> None:
+        self._flush_inline()
+        self.table = []
+        self.table_header_rows = 0
+
+    def _start_row(self, tag: str, attrs: _Attrs) -> None:
+        if self.table is not None:
             self.row = []
             self.row_is_header = False
-        elif tag in ("td", "th") and self.row is not None:
+
+    def _start_cell(self, tag: str, attrs: _Attrs) -> None:
+        if self.row is not None:
             self.cell = []
             self.row_is_header = self.row_is_header or tag == "th"
-        elif tag == "br":
-            self.inline.append("\n")
-            self._flush_inline()
-        elif tag == "hr":
-            self._emit("---")
-        elif tag in _BLOCK:
-            self._flush_inline()
-        elif tag == "img":
-            alt = dict(attrs).get("alt")
-            if alt:
-                self.inline.append(alt)
 
-    def handle_endtag(self, tag):
+    def _start_break(self, tag: str, attrs: _Attrs) -> None:
+        self.inline.append("\n")
+        self._flush_inline()
+
+    def _start_rule(self, tag: str, attrs: _Attrs) -> None:
+        self._emit("---")
+
+    def _start_image(self, tag: str, attrs: _Attrs) -> None:
+        alt = dict(attrs).get("alt")
+        if alt:
+            self.inline.append(alt)
+
+    def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self.in_title = False
-            return
-        if tag in _SKIP:
+        elif tag in _SKIP:
             self.skip_depth = max(0, self.skip_depth - 1)
+        elif self.skip_depth:
             return
-        if self.skip_depth:
-            return
-        if self.pre_depth:
+        elif self.pre_depth:
             if tag == "pre":
-                self.pre_depth -= 1
-                if not self.pre_depth:
-                    code = "".join(self.pre_text).strip("\n")
-                    fence = "```" if "```" not in code else "~~~~"
-                    self._emit(f"{fence}{self.pre_lang}\n{code}\n{fence}")
-            return
-        if tag in ("td", "th") and self.cell is not None and self.row is not None:
+                self._end_pre()
+        else:
+            handler = _ENDS.get(tag)
+            if handler is not None:
+                handler(self, tag)
+            elif tag in _BLOCK:
+                self._flush_inline()
+
+    def _end_pre(self) -> None:
+        self.pre_depth -= 1
+        if not self.pre_depth:
+            code = "".join(self.pre_text).strip("\n")
+            fence = "```" if "```" not in code else "~~~~"
+            self._emit(f"{fence}{self.pre_lang}\n{code}\n{fence}")
+
+    def _end_cell(self, tag: str) -> None:
+        if self.cell is not None and self.row is not None:
             self.row.append(_WS.sub(" ", "".join(self.cell)).strip().replace("|", "\\|"))
             self.cell = None
-        elif tag == "tr" and self.row is not None and self.table is not None:
-            if self.row:
-                self.table.append(self.row)
-                if self.row_is_header and len(self.table) == self.table_header_rows + 1:
-                    self.table_header_rows += 1
-            self.row = None
-        elif tag == "table" and self.table is not None:
+
+    def _end_row(self, tag: str) -> None:
+        if self.row is None or self.table is None:
+            return
+        if self.row:
+            self.table.append(self.row)
+            if self.row_is_header and len(self.table) == self.table_header_rows + 1:
+                self.table_header_rows += 1
+        self.row = None
+
+    def _end_table(self, tag: str) -> None:
+        if self.table is not None:
             rows, self.table = self.table, None
             if rows:
                 self._emit(_pipe_table(rows))
-        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            self._flush_inline()
-            self.heading = 0
-        elif tag in ("ul", "ol"):
-            self._flush_inline()
-            if self.lists:
-                self.lists.pop()
-        elif tag == "li":
-            self._flush_inline()
-        elif tag == "blockquote":
-            self._flush_inline()
-            self.quote_depth = max(0, self.quote_depth - 1)
-        elif tag in _BLOCK:
-            self._flush_inline()
 
-    def handle_data(self, data):
+    def _end_heading(self, tag: str) -> None:
+        self._flush_inline()
+        self.heading = 0
+
+    def _end_list(self, tag: str) -> None:
+        self._flush_inline()
+        if self.lists:
+            self.lists.pop()
+
+    def _end_item(self, tag: str) -> None:
+        self._flush_inline()
+
+    def _end_quote(self, tag: str) -> None:
+        self._flush_inline()
+        self.quote_depth = max(0, self.quote_depth - 1)
+
+    def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title += data
             return
@@ -190,9 +247,40 @@ class _Converter(HTMLParser):
         else:
             self.inline.append(data)
 
-    def close(self):
+    def close(self) -> None:
         super().close()
         self._flush_inline()
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# what an opening / closing tag does (outside skipped content and <pre>); any other block
+# tag ends the line of text before it
+_STARTS: dict[str, Callable[[_Converter, str, _Attrs], None]] = {
+    **dict.fromkeys(_HEADINGS, _Converter._start_heading),
+    "pre": _Converter._start_pre,
+    "ul": _Converter._start_list,
+    "ol": _Converter._start_list,
+    "li": _Converter._start_item,
+    "blockquote": _Converter._start_quote,
+    "table": _Converter._start_table,
+    "tr": _Converter._start_row,
+    "td": _Converter._start_cell,
+    "th": _Converter._start_cell,
+    "br": _Converter._start_break,
+    "hr": _Converter._start_rule,
+    "img": _Converter._start_image,
+}
+_ENDS: dict[str, Callable[[_Converter, str], None]] = {
+    "td": _Converter._end_cell,
+    "th": _Converter._end_cell,
+    "tr": _Converter._end_row,
+    "table": _Converter._end_table,
+    **dict.fromkeys(_HEADINGS, _Converter._end_heading),
+    "ul": _Converter._end_list,
+    "ol": _Converter._end_list,
+    "li": _Converter._end_item,
+    "blockquote": _Converter._end_quote,
+}
 
 
 def _pipe_table(rows: list[list[str]]) -> str:

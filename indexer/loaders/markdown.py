@@ -7,14 +7,19 @@ a chunker may use when a block is too large (table rows, list items, code lines)
 
 from __future__ import annotations
 
-import bisect
 import re
 from array import array
 from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..text.spans import line_starts, lstrip_start, rstrip_end
 from ..types import Document, Section
+from .segments import segments
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +52,14 @@ def _parser():
     # Only the block structure is needed: inline parsing (emphasis, links...) runs for
     # headings alone (see `parse`), since on a long paragraph it makes a Python token
     # per piece of text (a 50 MB single-line file took 2 GB).
-    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 64}).enable("table").enable("strikethrough")
-    return md.disable(["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True)
+    md = (
+        MarkdownIt("commonmark", {"html": True, "maxNesting": 64})
+        .enable("table")
+        .enable("strikethrough")
+    )
+    return md.disable(
+        ["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True
+    )
 
 
 MAX_TITLE = 200  # characters of a heading's text kept as its title (and in heading paths)
@@ -109,75 +120,14 @@ _KIND = {
 
 SEGMENT = 1 << 18  # characters of Markdown parsed at a time (see `parse`)
 
-# where a new segment may start: after a blank line, at a line starting with a letter or '#'
-_SPLIT = re.compile(r"\n[ \t]*\n(?=[^\W\d_]|#)")
-# constructs that run across blank lines: fenced code, and HTML blocks of kinds 1-5
-_OPEN = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|(<\?)|(<!\[CDATA\[)|(<![A-Za-z]))",
-                   re.M | re.I)
-_HTML_END = {3: "-->", 4: "?>", 5: "]]>", 6: ">"}
-
-
-def _spanning(text: str) -> tuple[list[int], list[int]]:
-    """Starts and ends of the fenced code blocks and multi-line HTML blocks (comments,
-    <script>, <pre>...) of a text: a blank line inside them ends nothing."""
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
-    while m := _OPEN.search(text, pos):
-        line_end = text.find("\n", m.end())
-        line_end = len(text) if line_end == -1 else line_end
-        if m.group(1):  # a fence closes at a line of at least as many of the same character
-            fence = m.group(1)
-            if fence[0] == "`" and "`" in text[m.end() : line_end]:
-                pos = line_end  # not a fence: backticks in the info string
-                continue
-            close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
-            c = close.search(text, line_end)
-            stop = c.end() if c else len(text)
-        else:
-            kind = next(i for i in range(2, 7) if m.group(i))
-            marker = f"</{m.group(2)}>" if kind == 2 else _HTML_END[kind]
-            found = re.compile(re.escape(marker), re.I).search(text, m.end())
-            stop = found.end() if found else len(text)
-        starts.append(m.start())
-        ends.append(stop)
-        pos = max(stop, m.end())
-    return starts, ends
-
-
-def _segments(text: str, starts: list[int]) -> list[tuple[int, int]]:
-    """Line ranges [first, last) that markdown-it can parse one at a time with the same
-    blocks as the whole text: each begins after a blank line, at a line that starts with
-    a letter or '#' (no list, quote or code continues there) outside fenced code and
-    multi-line HTML. A long text parsed whole keeps a Python token per block, row and cell
-    alive at once (70 MB for 3 MB of Markdown); by segments, one segment's."""
-    if len(text) <= SEGMENT:
-        return [(0, len(starts))]
-    open_at, close_at = _spanning(text)
-    cuts = [0]
-    target = SEGMENT
-    while target < len(text):
-        m = _SPLIT.search(text, target)
-        if m is None:
-            break
-        at = m.end()
-        inside = bisect.bisect_right(open_at, at) - 1
-        if inside >= 0 and at < close_at[inside]:
-            target = close_at[inside]
-            continue
-        cuts.append(bisect.bisect_left(starts, at))
-        target = at + SEGMENT
-    cuts.append(len(starts))
-    return list(zip(cuts, cuts[1:]))
-
 
 def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Block]]:
     """Headings and top-level blocks of a Markdown text, with character spans.
 
     Text that markdown-it does not turn into a block (link reference definitions, say)
     becomes a paragraph block, so the blocks cover every non-whitespace character. A long
-    text is parsed by segments (see `_segments`); heading titles are inline-parsed at the
-    end, with every link reference of the document known.
+    text is parsed by segments of about SEGMENT characters (see `segments`); heading
+    titles are inline-parsed at the end, with every link reference of the document known.
     """
     env: dict = {}
     starts = line_starts(text)
@@ -188,15 +138,15 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
 
     titled: list[tuple[int, str, int, int]] = []  # level, inline content, start, end
     blocks: list[Block] = []
-    segments = _segments(text, starts)
+    cuts = segments(text, starts, SEGMENT)
     k = 0
-    while k < len(segments):
-        first, last = segments[k]
+    while k < len(cuts):
+        first, last = cuts[k]
         tokens = _parser().parse(text[offset(first) : offset(last)], env)
-        if k + 1 < len(segments) and _runs_to_the_end(tokens, last - first):
+        if k + 1 < len(cuts) and _runs_to_the_end(tokens, last - first):
             # a fence or HTML block the scan took for closed is still open at the cut
             # (a fence line inside an HTML block, say): parse it with the next segment
-            segments[k + 1] = (first, segments[k + 1][1])
+            cuts[k + 1] = (first, cuts[k + 1][1])
             k += 1
             continue
         k += 1
@@ -204,18 +154,23 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
             if tok.map:
                 tok.map = [tok.map[0] + first, tok.map[1] + first]
         packed = _Packed()
-        _collect(tokens, text, offset, max_heading_level, packed, titled)
+        _Collector(text, offset, max_heading_level, packed, titled).collect(tokens)
         del tokens  # the Blocks are made once the tokens are gone, in the memory they leave
         blocks.extend(packed.blocks(text))
-    headings = [Heading(level, _heading_title(content, env), start, end) for level, content, start, end in titled]
+    headings = [
+        Heading(level, _heading_title(content, env), start, end)
+        for level, content, start, end in titled
+    ]
     return headings, _fill_gaps(text, blocks)
 
 
 def _runs_to_the_end(tokens: list, n_lines: int) -> bool:
     """Does a top-level fence or HTML block of a segment run to its last line? Then the
     construct was open at the cut, and the whole text would have parsed it on."""
-    return any(tok.level == 0 and tok.type in ("fence", "html_block") and tok.map and tok.map[1] >= n_lines
-               for tok in tokens)
+    return any(
+        tok.level == 0 and tok.type in ("fence", "html_block") and tok.map and tok.map[1] >= n_lines
+        for tok in tokens
+    )
 
 
 _KINDS = ("heading", "paragraph", "code", "table", "list", "quote", "html", "rule")
@@ -229,7 +184,15 @@ class _Packed:
     def __init__(self) -> None:
         self.values = array("q")  # kind, start, end, level, info start, info end, n parts, parts...
 
-    def add(self, kind: str, start: int, end: int, level: int = 0, parts=(), info: tuple[int, int] = (0, 0)) -> None:
+    def add(
+        self,
+        kind: str,
+        start: int,
+        end: int,
+        level: int = 0,
+        parts=(),
+        info: tuple[int, int] = (0, 0),
+    ) -> None:
         self.values.extend((_KINDS.index(kind), start, end, level, *info, len(parts)))
         for s, e in parts:
             self.values.extend((s, e))
@@ -245,60 +208,95 @@ class _Packed:
         return out
 
 
-def _collect(tokens: list, text: str, offset, max_heading_level: int, blocks: _Packed, titled: list) -> None:
-    """Top-level blocks of one parsed segment (maps already in document lines)."""
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        kind = _KIND.get(tok.type)
-        if tok.level != 0 or kind is None or tok.map is None:
-            i += 1
-            continue
-        l0, l1 = tok.map
-        start = lstrip_start(text, offset(l0), offset(l1))
-        end = rstrip_end(text, start, offset(l1))
-        close = tok.type.replace("_open", "_close")
-        j = i + 1
-        if tok.type.endswith("_open"):
-            depth = 1
-            while j < len(tokens) and depth:
-                if tokens[j].type == tok.type:
-                    depth += 1
-                elif tokens[j].type == close:
-                    depth -= 1
-                j += 1
-        inner = tokens[i + 1 : j]
+@dataclass
+class _Collector:
+    """Puts the top-level blocks of parsed segments (maps already in document lines) in
+    `blocks`, and the level, inline content and span of each heading in `titled`."""
+
+    text: str
+    offset: Callable[[int], int]
+    max_heading_level: int
+    blocks: _Packed
+    titled: list[tuple[int, str, int, int]]
+
+    def collect(self, tokens: list[Token]) -> None:
+        i = 0
+        while i < len(tokens):
+            tok = tokens[i]
+            kind = _KIND.get(tok.type)
+            if tok.level != 0 or kind is None or tok.map is None:
+                i += 1
+                continue
+            j = _closing(tokens, i)
+            self.add(kind, tok, tok.map, tokens[i + 1 : j])
+            i = j
+
+    def add(self, kind: str, tok: Token, lines: list[int], inner: list[Token]) -> None:
+        """One top-level block: its span, and the parts of a table, a list or code."""
+        text, offset = self.text, self.offset
+        start = lstrip_start(text, offset(lines[0]), offset(lines[1]))
+        end = rstrip_end(text, start, offset(lines[1]))
         if kind == "heading":
-            level = int(tok.tag[1])
-            if level <= max_heading_level:
-                titled.append((level, tokens[i + 1].content[: MAX_TITLE * 4], start, end))
-                blocks.add("heading", start, end, level=level)
-            else:
-                blocks.add("paragraph", start, end)
+            self.heading(tok, inner, start, end)
         elif kind == "table":
-            # parts: the header row with its |---| delimiter line, then each body row
-            body = [t for t in inner if t.type == "tbody_open" and t.map]
-            header_end = offset(body[0].map[0]) if body else offset(l1)
-            rows = [(start, rstrip_end(text, start, header_end))]
-            for t in inner:
-                if t.type == "tr_open" and t.map and offset(t.map[0]) >= header_end:
-                    s0 = lstrip_start(text, offset(t.map[0]), offset(t.map[1]))
-                    rows.append((s0, rstrip_end(text, s0, offset(t.map[1]))))
-            blocks.add("table", start, end, parts=rows)
+            self.blocks.add("table", start, end, parts=self.rows(inner, start, offset(lines[1])))
         elif kind == "list":
-            items = tuple(
-                (s0, rstrip_end(text, s0, offset(t.map[1])))
-                for t in inner
-                if t.type == "list_item_open" and t.level == 1 and t.map
-                for s0 in [lstrip_start(text, offset(t.map[0]), offset(t.map[1]))]
-            )
-            blocks.add("list", start, end, parts=items)
+            self.blocks.add("list", start, end, parts=self.items(inner))
         elif kind == "code":
-            lines = _line_spans(text, start, end)
-            blocks.add("code", start, end, parts=lines, info=lines[0] if tok.type == "fence" and lines else (0, 0))
+            spans = _line_spans(text, start, end)
+            info = spans[0] if tok.type == "fence" and spans else (0, 0)
+            self.blocks.add("code", start, end, parts=spans, info=info)
         else:
-            blocks.add(kind, start, end)
-        i = j if j > i else i + 1
+            self.blocks.add(kind, start, end)
+
+    def heading(self, tok: Token, inner: list[Token], start: int, end: int) -> None:
+        """A heading, or a paragraph when it is deeper than the headings kept."""
+        level = int(tok.tag[1])
+        if level > self.max_heading_level:
+            self.blocks.add("paragraph", start, end)
+            return
+        self.titled.append((level, inner[0].content[: MAX_TITLE * 4], start, end))
+        self.blocks.add("heading", start, end, level=level)
+
+    def rows(self, inner: list[Token], start: int, table_end: int) -> list[tuple[int, int]]:
+        """A table's parts: the header row with its |---| delimiter line, then each body row."""
+        offset = self.offset
+        body = [t.map for t in inner if t.type == "tbody_open" and t.map]
+        header_end = offset(body[0][0]) if body else table_end
+        rows = [(start, rstrip_end(self.text, start, header_end))]
+        for t in inner:
+            if t.type == "tr_open" and t.map and offset(t.map[0]) >= header_end:
+                rows.append(self.span(t.map))
+        return rows
+
+    def items(self, inner: list[Token]) -> tuple[tuple[int, int], ...]:
+        """A list's parts: its items."""
+        return tuple(
+            self.span(t.map) for t in inner if t.type == "list_item_open" and t.level == 1 and t.map
+        )
+
+    def span(self, lines: list[int]) -> tuple[int, int]:
+        """The span of lines [first, last) without the blanks around it."""
+        text, offset = self.text, self.offset
+        start = lstrip_start(text, offset(lines[0]), offset(lines[1]))
+        return start, rstrip_end(text, start, offset(lines[1]))
+
+
+def _closing(tokens: list[Token], i: int) -> int:
+    """The index after the token that closes `tokens[i]` (i + 1 for a token that opens nothing)."""
+    opening = tokens[i].type
+    j = i + 1
+    if not opening.endswith("_open"):
+        return j
+    close = opening.replace("_open", "_close")
+    depth = 1
+    while j < len(tokens) and depth:
+        if tokens[j].type == opening:
+            depth += 1
+        elif tokens[j].type == close:
+            depth -= 1
+        j += 1
+    return j
 
 
 def _line_spans(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:
@@ -329,46 +327,6 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
             out.append(block)
             pos = max(pos, block.end)
     return out
-
-
-def build_sections(text: str, title: str, headings: list[Heading]) -> list[Section]:
-    """Sections from headings: each runs from its heading to the next heading of any level.
-
-    A heading path is the stack of headings above a section, each heading popping those
-    of its level or deeper (`# One` then `# Two` gives `Two`). It starts with the document
-    title, except where the title is itself one of the top-level headings (the first
-    `# One` of `# One`, `# Two`): then the sections under a later top-level heading are
-    not under it. Text before the first heading is a level-0 section of its own.
-    """
-    sections: list[Section] = []
-    if not headings:
-        start = lstrip_start(text, 0, len(text))
-        end = rstrip_end(text, start, len(text))
-        return [Section((title,), 0, start, end, start)] if text.strip() else []
-    first = headings[0].start
-    if text[:first].strip():
-        s = lstrip_start(text, 0, first)
-        sections.append(Section((title,), 0, s, rstrip_end(text, s, first), s))
-    top = min(h.level for h in headings)
-    sibling = any(h.level == top and h.text == title for h in headings)  # the title is a top one
-    stack: list[Heading] = []
-    for idx, h in enumerate(headings):
-        while stack and stack[-1].level >= h.level:
-            stack.pop()
-        stack.append(h)
-        path = tuple(x.text for x in stack)
-        if path[0] != title and not (sibling and stack[0].level == top):
-            path = (title,) + path
-        nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
-        sections.append(Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start))
-    return sections
-
-
-def first_h1(headings: list[Heading]) -> str:
-    for h in headings:
-        if h.level == 1 and h.text:
-            return h.text
-    return ""
 
 
 def blocks_of(doc: Document) -> list[Block]:

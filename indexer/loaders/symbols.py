@@ -17,12 +17,23 @@ ERROR node are still listed).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..types import Document
 from .grammars import (  # noqa: F401 (re-exported: grammar, parser_for)
-    ATTACHED, BODY_BLOCKS, FUNCTION_VALUES, KINDS, NAMESPACES, WHEELS, grammar, parser_for,
+    ATTACHED,
+    BODY_BLOCKS,
+    FUNCTION_VALUES,
+    KINDS,
+    NAMESPACES,
+    WHEELS,
+    grammar,
+    parser_for,
 )
 from .syntax import Source, children
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 
 # -- definitions ---------------------------------------------------------------------------
@@ -45,7 +56,9 @@ class Outline:
     source: Source
     definitions: list[Definition]  # top level, in document order
     imports: list[str]
-    import_names: dict[str, frozenset[str]] = field(default_factory=dict)  # module -> names its imports bind
+    import_names: dict[str, frozenset[str]] = field(
+        default_factory=dict
+    )  # module -> names its imports bind
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +103,9 @@ def top_level(root) -> list:
     return out
 
 
-def scan_definitions(src: Source, language: str, nodes: list,
-                     parent: Definition | None = None) -> list[Definition]:
+def scan_definitions(
+    src: Source, language: str, nodes: list, parent: Definition | None = None
+) -> list[Definition]:
     """The definitions among `nodes`, each with its members (a class's, or the functions a
     function defines), nested under `parent`. `language` picks the grammar's rules; one
     without rules gets kinds guessed from its node types."""
@@ -100,10 +114,7 @@ def scan_definitions(src: Source, language: str, nodes: list,
         shape = describe(src, language, node)
         if shape is None:
             continue
-        category, word = shape.category, shape.word
-        in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
-        if category == "function" and (shape.owner or in_class):
-            category, word = "method", ("method" if word in ("def", "function", "fn", "func") else word)
+        category, word = _category(shape, parent)
         owner = parent.symbol if parent else shape.owner
         symbol = f"{owner}.{shape.name}" if owner else shape.name
         labels = (parent.labels if parent else ()) + (shape.label or f"{word} {shape.name}",)
@@ -113,6 +124,16 @@ def scan_definitions(src: Source, language: str, nodes: list,
             d.members = scan_definitions(src, language, children(shape.body), d)
         out.append(d)
     return out
+
+
+def _category(shape: Shape, parent: Definition | None) -> tuple[str, str]:
+    """A definition's category and word: a function in a class (or with a receiver) is a method."""
+    in_class = parent is not None and parent.category == "class" and parent.word not in NAMESPACES
+    if shape.category == "function" and (shape.owner or in_class):
+        return "method", (
+            "method" if shape.word in ("def", "function", "fn", "func") else shape.word
+        )
+    return shape.category, shape.word
 
 
 def _attached_start(src: Source, nodes: list, i: int) -> int:
@@ -140,31 +161,50 @@ def _name_receivers(defs: list[Definition]) -> None:
             d.labels = (f"{words.get(d.parent, 'type')} {d.parent}",) + d.labels
 
 
-def describe(src: Source, language: str, node) -> Shape | None:
+def describe(src: Source, language: str, node: Node) -> Shape | None:
     """What a node defines, or None when it is not a definition."""
     t = node.type
     inner = _unwrap(node)
     if inner is not None:
-        shape = describe(src, language, inner)
-        if shape is None and t == "export_statement" and inner.type in FUNCTION_VALUES | {"class"}:
-            name = _name(src, inner) or "default"  # `export default function () {}`
-            if inner.type == "class":
-                return Shape("class", "class", name, inner.child_by_field_name("body"))
-            return Shape("function", "function", name)
-        return shape
+        return _describe_wrapped(src, language, node, inner)
     if t in ("lexical_declaration", "variable_declaration"):
         return _bound_function(src, node)
-    if t in ("field_definition", "public_field_definition"):  # `handle = (e) => {...}` in a class
-        value = node.child_by_field_name("value")
-        name = node.child_by_field_name("property" if node.type == "field_definition" else "name")
-        if value is not None and name is not None and value.type in FUNCTION_VALUES:
-            return Shape("function", "function", src.node_text(name))
-        return None
+    if t in ("field_definition", "public_field_definition"):
+        return _field_function(src, node)
     if language == "go" and t == "type_declaration":
         return _go_type(src, node)
     kind = _kind(language, t)
-    if kind is None:
-        return None
+    return _defined(src, language, node, kind) if kind is not None else None
+
+
+def _describe_wrapped(src: Source, language: str, node: Node, inner: Node) -> Shape | None:
+    """What the definition inside a wrapper defines (`export default function () {}`
+    defines `default`)."""
+    shape = describe(src, language, inner)
+    if (
+        shape is None
+        and node.type == "export_statement"
+        and inner.type in FUNCTION_VALUES | {"class"}
+    ):
+        name = _name(src, inner) or "default"
+        if inner.type == "class":
+            return Shape("class", "class", name, inner.child_by_field_name("body"))
+        return Shape("function", "function", name)
+    return shape
+
+
+def _field_function(src: Source, node: Node) -> Shape | None:
+    """`handle = (e) => {...}` in a class defines the function handle."""
+    value = node.child_by_field_name("value")
+    name = node.child_by_field_name("property" if node.type == "field_definition" else "name")
+    if value is not None and name is not None and value.type in FUNCTION_VALUES:
+        return Shape("function", "function", src.node_text(name))
+    return None
+
+
+def _defined(src: Source, language: str, node: Node, kind: tuple[str, str]) -> Shape | None:
+    """The shape of a node of a defining kind (None when it has no name)."""
+    t = node.type
     body = node.child_by_field_name("body") if kind[0] == "class" else None
     if t == "impl_item":
         return _rust_impl(src, node, body)
@@ -196,7 +236,17 @@ def _generic_kind(node_type: str) -> tuple[str, str] | None:
     """For grammars from the language pack that the tables above do not know."""
     if not node_type.endswith(("_definition", "_declaration", "_item", "_specifier")):
         return None
-    for word in ("class", "struct", "interface", "trait", "enum", "impl", "namespace", "module", "object"):
+    for word in (
+        "class",
+        "struct",
+        "interface",
+        "trait",
+        "enum",
+        "impl",
+        "namespace",
+        "module",
+        "object",
+    ):
         if word in node_type:
             return "class", word
     if "function" in node_type or "method" in node_type:
@@ -234,7 +284,10 @@ def _bound_function(src: Source, node) -> Shape | None:
     declarators = [c for c in node.named_children if c.type == "variable_declarator"]
     if len(declarators) != 1:
         return None
-    name, value = declarators[0].child_by_field_name("name"), _unparenthesized(declarators[0].child_by_field_name("value"))
+    name, value = (
+        declarators[0].child_by_field_name("name"),
+        _unparenthesized(declarators[0].child_by_field_name("value")),
+    )
     if name is None or value is None or name.type != "identifier":
         return None
     if value.type in FUNCTION_VALUES:
@@ -245,38 +298,51 @@ def _bound_function(src: Source, node) -> Shape | None:
 
 
 def _unparenthesized(node):
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+    while (
+        node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1
+    ):
         node = node.named_children[0]
     return node
 
 
-def wrapped_bodies(node) -> list:
+def wrapped_bodies(node: Node) -> list[Node]:
     """The function bodies an immediately invoked wrapper runs: `(function () {...})()`,
     `;(function () {...}.call(this))`, `!function () {...}()` and UMD's
     `(function (root, factory) {...})(this, function () {...})` — so that a bundled file's
     functions are found as if they were written at top level. [] for anything else."""
     if node.type != "expression_statement" or node.named_child_count != 1:
         return []
-    expr = _unparenthesized(node.named_children[0])
-    while expr is not None and expr.type == "unary_expression":
-        expr = _unparenthesized(expr.child_by_field_name("argument"))
-    if expr is None or expr.type != "call_expression":
-        return []
-    callee = _unparenthesized(expr.child_by_field_name("function"))
-    if callee is not None and callee.type == "member_expression":
-        prop = callee.child_by_field_name("property")
-        if prop is None or prop.text not in (b"call", b"apply"):
-            return []
-        callee = _unparenthesized(callee.child_by_field_name("object"))
-    if callee is None or callee.type not in FUNCTION_VALUES:
+    call = _invoked_call(node.named_children[0])
+    callee = _invoked_callee(call) if call is not None else None
+    if call is None or callee is None or callee.type not in FUNCTION_VALUES:
         return []
     bodies = [_block(callee)]
-    args = expr.child_by_field_name("arguments")
+    args = call.child_by_field_name("arguments")
     for arg in args.named_children if args is not None else ():
         arg = _unparenthesized(arg)
         if arg.type in FUNCTION_VALUES:
             bodies.append(_block(arg))
     return [b for b in bodies if b is not None]
+
+
+def _invoked_call(expr: Node) -> Node | None:
+    """The call under parentheses and unary operators (`!function () {...}()`), if any."""
+    expr = _unparenthesized(expr)
+    while expr is not None and expr.type == "unary_expression":
+        expr = _unparenthesized(expr.child_by_field_name("argument"))
+    return expr if expr is not None and expr.type == "call_expression" else None
+
+
+def _invoked_callee(call: Node) -> Node | None:
+    """What a call invokes, read through `.call(...)` and `.apply(...)`; None for another
+    method call."""
+    callee = _unparenthesized(call.child_by_field_name("function"))
+    if callee is not None and callee.type == "member_expression":
+        prop = callee.child_by_field_name("property")
+        if prop is None or prop.text not in (b"call", b"apply"):
+            return None
+        callee = _unparenthesized(callee.child_by_field_name("object"))
+    return callee
 
 
 def _go_type(src: Source, node) -> Shape | None:
@@ -292,7 +358,11 @@ def _go_type(src: Source, node) -> Shape | None:
 
 def _rust_impl(src: Source, node, body) -> Shape:
     target, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
-    label = f"impl {src.node_text(trait)} for {src.node_text(target)}" if trait else f"impl {src.node_text(target)}"
+    label = (
+        f"impl {src.node_text(trait)} for {src.node_text(target)}"
+        if trait
+        else f"impl {src.node_text(target)}"
+    )
     return Shape("class", "impl", _type_name(src, target), body, label)
 
 

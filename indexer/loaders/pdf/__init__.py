@@ -12,6 +12,13 @@ from .markdown import PdfText, layout_markdown
 from .reader import extract_pdf, over_cap, page_count, sample_text
 
 __all__ = [
-    "Glyph", "Page", "PdfText", "extract_pdf", "layout_markdown", "over_cap", "page_count",
-    "page_number_like", "sample_text",
+    "Glyph",
+    "Page",
+    "PdfText",
+    "extract_pdf",
+    "layout_markdown",
+    "over_cap",
+    "page_count",
+    "page_number_like",
+    "sample_text",
 ]

@@ -16,21 +16,16 @@ truncated, encrypted, corrupt, over the page cap, or without a text layer (scann
 from __future__ import annotations
 
 import contextlib
-import math
-import re
 import threading
 from pathlib import Path
 
 from ...settings import DEFAULT_MAX_PDF_PAGES
 from ..skips import SkipFile
-from .layout import Glyphs, Page, fixed_pitch
+from .glyphs import read_glyphs
+from .layout import Glyphs, Page
 from .markdown import PdfText, layout_markdown, page_list
 
 _PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
-_MONO_NAME = re.compile(
-    r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I
-)
 _CORRUPT = "corrupt PDF ({}); repair it, e.g. with qpdf, or get a new copy"
 
 
@@ -41,7 +36,8 @@ def extract_pdf(path, max_pages: int | None = DEFAULT_MAX_PDF_PAGES) -> PdfText:
     one page's glyphs and the compact words of the others, not every glyph of the file."""
     _check_file(Path(path))
     with _PDFIUM, _document(Path(path), max_pages) as pdf:
-        title, warnings = _title(pdf), []
+        title = _title(pdf)
+        warnings: list[str] = []
         return layout_markdown(_pages(pdf, warnings), title, warnings)
 
 
@@ -205,148 +201,17 @@ def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]
             return x - cx0, cy1 - y
 
         w, h = (cy1 - cy0, cx1 - cx0) if rot in (90, 270) else (cx1 - cx0, cy1 - cy0)
-        out = Page(w, h, Glyphs())
+        glyphs = Glyphs()
+        out = Page(w, h, glyphs)
         textpage = page.get_textpage()
         try:
-            rotated = _read_glyphs(
-                textpage.raw, raw, to_display, rot, cx0, out.glyphs, ctypes, fixed
-            )
+            rotated = read_glyphs(textpage.raw, raw, to_display, rot, cx0, glyphs, ctypes, fixed)
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
         return out, rotated
     finally:
         page.close()
-
-
-_SKIP = frozenset("\r\n \x00")  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
-_FAST: dict[str, object] = {}
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _fast(raw, ctypes):
-    """PDFium's per-character calls as bare C prototypes (plain ints in and out): the
-    loop below makes two of them per character."""
-    if not _FAST:
-        address = ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value
-        _FAST["object"] = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
-        address = ctypes.cast(raw.FPDFText_GetLooseCharBox, ctypes.c_void_p).value
-        _FAST["box"] = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(address)
-    return _FAST["object"], _FAST["box"]
-
-
-def _page_text(textpage, n: int, raw, ctypes) -> str:
-    """The page's characters, one per index, in one call (per character where UTF-16
-    does not line up: a character outside the BMP, or PDFium's line-end hyphen mark,
-    which the bulk call writes as U+FFFE)."""
-    buf = (ctypes.c_ushort * (n + 1))()
-    raw.FPDFText_GetText(textpage, 0, n, buf)
-    text = bytes(buf)[: 2 * n].decode("utf-16-le", "surrogatepass")
-    if len(text) != n or _SURROGATE.search(text):
-        return "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) for i in range(n))
-    if "\ufffe" in text:
-        text = "".join(chr(raw.FPDFText_GetUnicode(textpage, i)) if c == "\ufffe" else c for i, c in enumerate(text))
-    return text
-
-
-def _runs(kept: list[int], page: int, get_object, per_char: bool):
-    """(start, end, text object) runs of the kept character indices that belong to one
-    text object. PDFium lists an object's characters one after another, so a run's end is
-    found by galloping and bisecting (a few calls a run, not one a character); with
-    `per_char` (right-to-left text, which PDFium reorders) every character is asked."""
-    n, a = len(kept), 0
-    while a < n:
-        obj = get_object(page, kept[a])
-        lo, hi, step = a, n, 1
-        if obj is not None and not per_char:
-            while lo + step < n:
-                if get_object(page, kept[lo + step]) != obj:
-                    hi = lo + step
-                    break
-                lo += step
-                step *= 2
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if get_object(page, kept[mid]) == obj:
-                    lo = mid
-                else:
-                    hi = mid
-        else:
-            hi = a + 1
-        yield a, hi, obj
-        a = hi
-
-
-_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-
-
-def _read_glyphs(
-    textpage, raw, to_display, rot, cx0, glyphs: Glyphs, ctypes, fixed: dict[str, bool]
-) -> int:
-    """Append the page's upright glyphs to `glyphs` and return how many sideways
-    characters were left out. Style and baseline are read once per text object (one
-    show-text operator: one font, one size, one baseline); a character whose box leaves
-    its object's baseline (vertical writing) gets its own origin. A font is code when it
-    says it is fixed-pitch, is named so, or its glyphs advance alike: `fixed` keeps what
-    the widths told of each font, for every text in it on this page and the next ones."""
-    rect = raw.FS_RECTF()
-    rect_at = ctypes.addressof(rect)
-    ox, oy = ctypes.c_double(), ctypes.c_double()
-    name_buf = ctypes.create_string_buffer(256)
-    flags = ctypes.c_int()
-    get_object, get_box = _fast(raw, ctypes)
-    page = ctypes.cast(textpage, ctypes.c_void_p).value
-    sideways = rot in (90, 270)
-    rotated = 0
-    chars, x0s, x1s, ys = glyphs.text, glyphs.x0, glyphs.x1, glyphs.y
-    text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
-    kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
-    runs: list[tuple[int, bool, str]] = []  # glyphs, fixed-pitch as the font says, font name
-    for a, b, _ in _runs(kept, page, get_object, _RTL.search(text) is not None):
-        i = kept[a]
-        size = raw.FPDFText_GetFontSize(textpage, i) or 1.0
-        angle = math.degrees(raw.FPDFText_GetCharAngle(textpage, i))
-        if abs(((angle + rot + 180) % 360) - 180) >= 3:
-            rotated += b - a  # not upright: sideways text is left out
-            continue
-        raw.FPDFText_GetFontInfo(textpage, i, name_buf, 256, ctypes.byref(flags))
-        name = name_buf.value.decode("latin-1", "replace")
-        weight = raw.FPDFText_GetFontWeight(textpage, i)
-        bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags.value & (1 << 18))
-        mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
-        before, edge = len(chars), None
-        for i in kept[a:b]:
-            if not get_box(page, i, rect_at):
-                continue
-            across = rect.left if sideways else rect.bottom
-            if across != edge:  # the run's first character, or one off its baseline
-                raw.FPDFText_GetCharOrigin(textpage, i, ox, oy)
-                y = to_display(ox.value, oy.value)[1]
-                edge = across
-            left, right = rect.left, rect.right
-            if rot == 0 and left <= right:
-                x0s.append(left - cx0)
-                x1s.append(right - cx0)
-            else:
-                xa, xb = to_display(left, rect.bottom)[0], to_display(right, rect.top)[0]
-                x0s.append(min(xa, xb))
-                x1s.append(max(xa, xb))
-            ys.append(y)
-            chars.append(text[i])
-        added = len(chars) - before
-        if not mono and name not in fixed:
-            told = fixed_pitch(chars[before:], x0s[before:], x1s[before:])
-            mono = bool(told)
-            if told is not None and name:
-                fixed[name] = told
-        glyphs.size += [size] * added
-        glyphs.bold += [bold] * added
-        runs.append((added, mono, name))
-    for added, mono, name in runs:
-        glyphs.mono += [mono or fixed.get(name, False)] * added
-    if "\x02" in chars:
-        glyphs.text = ["-" if c == "\x02" else c for c in chars]  # PDFium's mark for a hyphen at a line end
-    return rotated
 
 
 def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 20000) -> None:
@@ -368,7 +233,13 @@ def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 
                 om = _mul((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), m)
                 if kind == raw.FPDF_PAGEOBJ_FORM:
                     if depth < 8:
-                        walk(raw.FPDFFormObj_CountObjects, raw.FPDFFormObj_GetObject, obj, om, depth + 1)
+                        walk(
+                            raw.FPDFFormObj_CountObjects,
+                            raw.FPDFFormObj_GetObject,
+                            obj,
+                            om,
+                            depth + 1,
+                        )
                 elif len(out.rules) < max_segments:
                     _path_segments(obj, om, raw, px, py, to_display, out.rules)
 
@@ -378,9 +249,12 @@ def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 
 def _mul(a, b):
     """Matrix a then b (PDF order: [a b c d e f])."""
     return (
-        a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-        a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
-        a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5],
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+        a[4] * b[0] + a[5] * b[2] + b[4],
+        a[4] * b[1] + a[5] * b[3] + b[5],
     )
 
 

@@ -11,10 +11,15 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from .layout import Box, rows_of
 
 __all__ = ["ruled_tables"]
+
+
+Segment = tuple[float, float, float]  # (start, end, position) of a rule
 
 
 def _cluster(values: list[float], tol: float) -> list[float]:
@@ -27,7 +32,7 @@ def _cluster(values: list[float], tol: float) -> list[float]:
     return [sum(c) / len(c) for c in out]
 
 
-def _join_segments(segments: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
+def _join_segments(segments: list[Segment], tol: float) -> list[Segment]:
     """Collinear (start, end, position) segments that touch or overlap, as one (a rule
     drawn cell by cell is one rule)."""
     out: list[list[float]] = []
@@ -37,25 +42,28 @@ def _join_segments(segments: list[tuple[float, float, float]], tol: float) -> li
             last[1] = max(last[1], b)
         else:
             out.append([a, b, pos])
-    return [tuple(s) for s in out]
+    return [(a, b, pos) for a, b, pos in out]
 
 
-def ruled_tables(rules, words: list[Box], page_no: int) -> tuple[list[Box], list[Box]]:
-    """Ruled tables of a page as Markdown boxes, and the words outside them."""
-    tol = 2.0
-    hs = _join_segments(
-        [(min(x0, x1), max(x0, x1), (y0 + y1) / 2) for x0, y0, x1, y1 in rules if abs(y1 - y0) < 1 and abs(x1 - x0) > 4], tol
-    )
-    vs = _join_segments(
-        [(min(y0, y1), max(y0, y1), (x0 + x1) / 2) for x0, y0, x1, y1 in rules if abs(x1 - x0) < 1 and abs(y1 - y0) > 4], tol
-    )
-    if len(hs) < 3 or len(vs) < 3 or len(hs) * len(vs) > 250_000:
-        return [], words  # no grid, or a drawing too dense to be one
-    # connected groups of crossing horizontal and vertical rules
+def _rules(rules: Iterable[Sequence[float]], tol: float) -> tuple[list[Segment], list[Segment]]:
+    """The horizontal and the vertical rules of a page, each joined into whole rules."""
+    hs, vs = [], []
+    for x0, y0, x1, y1 in rules:
+        if abs(y1 - y0) < 1 and abs(x1 - x0) > 4:
+            hs.append((min(x0, x1), max(x0, x1), (y0 + y1) / 2))
+        if abs(x1 - x0) < 1 and abs(y1 - y0) > 4:
+            vs.append((min(y0, y1), max(y0, y1), (x0 + x1) / 2))
+    return _join_segments(hs, tol), _join_segments(vs, tol)
+
+
+def _grids(
+    hs: list[Segment], vs: list[Segment], tol: float
+) -> list[tuple[list[Segment], list[Segment]]]:
+    """Connected groups of crossing horizontal and vertical rules (union-find)."""
     n = len(hs) + len(vs)
     parent = list(range(n))
 
-    def find(i):
+    def find(i: int) -> int:
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
@@ -65,63 +73,150 @@ def ruled_tables(rules, words: list[Box], page_no: int) -> tuple[list[Box], list
         for j, (vy0, vy1, vx) in enumerate(vs):
             if hx0 - tol <= vx <= hx1 + tol and vy0 - tol <= hy <= vy1 + tol:
                 parent[find(i)] = find(len(hs) + j)
-    groups: dict[int, tuple[list, list]] = {}
+    groups: dict[int, tuple[list[Segment], list[Segment]]] = {}
     for i in range(n):
         g = groups.setdefault(find(i), ([], []))
-        (g[0] if i < len(hs) else g[1]).append(hs[i] if i < len(hs) else vs[i - len(hs)])
-    tables, used = [], set()
-    for gh, gv in groups.values():
-        ys = _cluster([y for _, _, y in gh], tol)
+        if i < len(hs):
+            g[0].append(hs[i])
+        else:
+            g[1].append(vs[i - len(hs)])
+    return list(groups.values())
+
+
+def ruled_tables(
+    rules: Iterable[Sequence[float]], words: list[Box], page_no: int
+) -> tuple[list[Box], list[Box]]:
+    """Ruled tables of a page as Markdown boxes, and the words outside them."""
+    tol = 2.0
+    hs, vs = _rules(rules, tol)
+    if not _may_be_grid(hs, vs):
+        return [], words
+    tables: list[Box] = []
+    rest = words
+    for gh, gv in _grids(hs, vs, tol):
         xs = _cluster([x for _, _, x in gv], tol)
+        found = _Grid(xs, _cluster([y for _, _, y in gh], tol), gv, tol).table(rest, page_no)
+        if found is not None:
+            tables.append(found[0])
+            taken = {id(w) for w in found[1]}
+            rest = [w for w in rest if id(w) not in taken]
+    return tables, rest
+
+
+def _may_be_grid(hs: list[Segment], vs: list[Segment]) -> bool:
+    """Whether there are rules enough for a grid, and not a drawing too dense to be one."""
+    return len(hs) >= 3 and len(vs) >= 3 and len(hs) * len(vs) <= 250_000
+
+
+@dataclass
+class _Grid:
+    """The column (`xs`) and row (`ys`) lines of one group of rules, and its vertical rules."""
+
+    xs: list[float]
+    ys: list[float]
+    verticals: list[Segment]
+    tol: float
+
+    def table(self, words: list[Box], page_no: int) -> tuple[Box, list[Box]] | None:
+        """The grid's Markdown table and the words in it; None when it is no table."""
+        xs, ys = self.xs, self.ys
         if len(ys) < 3 or len(xs) < 3:
-            continue  # a box or a single rule, not a grid of at least 2 x 2 cells
-        inside = [
-            w for w in words
-            if id(w) not in used and xs[0] < (w.x0 + w.x1) / 2 < xs[-1] and ys[0] < (w.top + w.bottom) / 2 < ys[-1]
-        ]
+            return None  # a box or a single rule, not a grid of at least 2 x 2 cells
+        inside = [w for w in words if self.holds(w)]
         if not inside:
-            continue
-        rows, tallest = [], 0
-        for r in range(len(ys) - 1):
-            ymid = (ys[r] + ys[r + 1]) / 2
-            # a cell spans to the next vertical rule that crosses this row (merged cells);
-            # its text goes to the first grid column it covers
-            bounds = [x for x in xs if any(abs(vx - x) <= tol and vy0 - tol <= ymid <= vy1 + tol for vy0, vy1, vx in gv)]
-            if len(bounds) < 2:
-                bounds = [xs[0], xs[-1]]
-            starts = [bounds[max(0, bisect.bisect_right(bounds, (xs[c] + xs[c + 1]) / 2) - 1)] for c in range(len(xs) - 1)]
-            owner = {}
-            for c, start in enumerate(starts):
-                owner.setdefault(start, c)
-
-            def column(w: Box) -> int:
-                c = min(max(bisect.bisect_right(xs, (w.x0 + w.x1) / 2) - 1, 0), len(xs) - 2)
-                return owner[starts[c]]
-
-            band = [w for w in inside if ys[r] < (w.top + w.bottom) / 2 < ys[r + 1]]
-            lines = rows_of(band)
-            used_columns = {column(w) for w in band}
-            for c in used_columns:
-                tallest = max(tallest, len(rows_of([w for w in band if column(w) == c])))
-            # rows without rules between them: one line of text per row in most columns
-            if len(lines) > 1 and all(
-                len({column(w) for w in line}) >= max(2, math.ceil(len(used_columns) / 2)) for line in lines
-            ):
-                sub_rows = lines
-            else:
-                sub_rows = [band]
-            for group in sub_rows:
-                cells = [[] for _ in range(len(xs) - 1)]
-                for w in group:
-                    cells[column(w)].append(w)
-                cell_lines = [rows_of(cell) for cell in cells]
-                rows.append([" ".join(b.text for line in c for b in line).replace("|", "\\|") for c in cell_lines])
-        rows = [r for r in rows if any(r)]
+            return None
+        rows, tallest = self.rows(inside)
         if not rows or tallest > 8:
-            continue  # no text, or a frame around running text (columns split by a rule)
-        used.update(id(w) for w in inside)
-        md = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
-        md += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+            return None  # no text, or a frame around running text (columns split by a rule)
+        text = _markdown(rows)
         size = Counter(w.size for w in inside).most_common(1)[0][0]
-        tables.append(Box("\n".join(md), xs[0], xs[-1], ys[-1], size, False, page_no, "\n".join(md), ys[0], ys[-1]))
-    return tables, [w for w in words if id(w) not in used]
+        return Box(text, xs[0], xs[-1], ys[-1], size, False, page_no, text, ys[0], ys[-1]), inside
+
+    def holds(self, w: Box) -> bool:
+        """Whether a word's middle is inside the grid."""
+        xs, ys = self.xs, self.ys
+        return xs[0] < (w.x0 + w.x1) / 2 < xs[-1] and ys[0] < (w.top + w.bottom) / 2 < ys[-1]
+
+    def rows(self, inside: list[Box]) -> tuple[list[list[str]], int]:
+        """The cell texts of the rows that have text, and the most lines a cell has."""
+        ys = self.ys
+        rows: list[list[str]] = []
+        tallest = 0
+        for r in range(len(ys) - 1):
+            band = _Band(
+                [w for w in inside if ys[r] < (w.top + w.bottom) / 2 < ys[r + 1]],
+                self.xs,
+                self.owners((ys[r] + ys[r + 1]) / 2),
+            )
+            tallest = max(tallest, band.tallest())
+            rows += [band.cells(group) for group in band.sub_rows()]
+        return [r for r in rows if any(r)], tallest
+
+    def owners(self, ymid: float) -> list[int]:
+        """Per grid column, the column holding its text on the row at `ymid`: a cell
+        spans to the next vertical rule that crosses this row (merged cells); its text
+        goes to the first grid column it covers."""
+        xs = self.xs
+        bounds = [x for x in xs if self.crossed(x, ymid)]
+        if len(bounds) < 2:
+            bounds = [xs[0], xs[-1]]
+        starts = [
+            bounds[max(0, bisect.bisect_right(bounds, (xs[c] + xs[c + 1]) / 2) - 1)]
+            for c in range(len(xs) - 1)
+        ]
+        owner: dict[float, int] = {}
+        for c, start in enumerate(starts):
+            owner.setdefault(start, c)
+        return [owner[start] for start in starts]
+
+    def crossed(self, x: float, ymid: float) -> bool:
+        """Whether a vertical rule at column line `x` crosses the row at `ymid`."""
+        tol = self.tol
+        return any(
+            abs(vx - x) <= tol and vy0 - tol <= ymid <= vy1 + tol for vy0, vy1, vx in self.verticals
+        )
+
+
+@dataclass
+class _Band:
+    """The words between two row lines of a grid, and the column each grid column's text goes to."""
+
+    words: list[Box]
+    xs: list[float]
+    owners: list[int]
+
+    def column(self, w: Box) -> int:
+        xs = self.xs
+        c = min(max(bisect.bisect_right(xs, (w.x0 + w.x1) / 2) - 1, 0), len(xs) - 2)
+        return self.owners[c]
+
+    def tallest(self) -> int:
+        """The most lines any of the band's cells has."""
+        used = {self.column(w) for w in self.words}
+        return max(
+            (len(rows_of([w for w in self.words if self.column(w) == c])) for c in used), default=0
+        )
+
+    def sub_rows(self) -> list[list[Box]]:
+        """Rows without rules between them: one line of text per row in most columns."""
+        lines = rows_of(self.words)
+        least = max(2, math.ceil(len({self.column(w) for w in self.words}) / 2))
+        if len(lines) > 1 and all(len({self.column(w) for w in line}) >= least for line in lines):
+            return lines
+        return [self.words]
+
+    def cells(self, group: list[Box]) -> list[str]:
+        """A row's cell texts, `|` escaped."""
+        cells: list[list[Box]] = [[] for _ in range(len(self.xs) - 1)]
+        for w in group:
+            cells[self.column(w)].append(w)
+        return [
+            " ".join(b.text for line in rows_of(c) for b in line).replace("|", "\\|") for c in cells
+        ]
+
+
+def _markdown(rows: list[list[str]]) -> str:
+    """A Markdown table of rows of cell texts, the first row its header."""
+    md = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
+    md += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(md)

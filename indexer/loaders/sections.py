@@ -1,0 +1,99 @@
+"""Headings to sections: the heading path of each section of a document, and the
+headings of reStructuredText / setext-style plain text."""
+
+from __future__ import annotations
+
+import re
+
+from ..text.spans import line_starts, lstrip_start, rstrip_end
+from ..types import Section
+from .markdown import Heading
+
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+
+
+def build_sections(text: str, title: str, headings: list[Heading]) -> list[Section]:
+    """Sections from headings: each runs from its heading to the next heading of any level.
+
+    A heading path is the stack of headings above a section, each heading popping those
+    of its level or deeper (`# One` then `# Two` gives `Two`). It starts with the document
+    title, except where the title is itself one of the top-level headings (the first
+    `# One` of `# One`, `# Two`): then the sections under a later top-level heading are
+    not under it. Text before the first heading is a level-0 section of its own.
+    """
+    if not headings:
+        return _untitled(text, title, len(text))
+    sections = _untitled(text, title, headings[0].start)
+    top = min(h.level for h in headings)
+    sibling = _top_heading(headings, title, top)
+    stack: list[Heading] = []
+    for idx, h in enumerate(headings):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+        path = _path(stack, title, sibling and stack[0].level == top)
+        nxt = headings[idx + 1].start if idx + 1 < len(headings) else len(text)
+        sections.append(
+            Section(path, h.level, h.start, rstrip_end(text, h.start, nxt), h.body_start)
+        )
+    return sections
+
+
+def _top_heading(headings: list[Heading], title: str, top: int) -> bool:
+    """Whether the title is one of the top-level headings."""
+    return any(h.level == top and h.text == title for h in headings)
+
+
+def _path(stack: list[Heading], title: str, title_is_top: bool) -> tuple[str, ...]:
+    """A section's heading path: its stack of headings, under the document title unless
+    the stack starts with it or with a top-level sibling of it."""
+    path = tuple(x.text for x in stack)
+    return path if path[0] == title or title_is_top else (title,) + path
+
+
+def _untitled(text: str, title: str, end: int) -> list[Section]:
+    """The level-0 section of the text before `end` (the first heading), if it has any."""
+    if not text[:end].strip():
+        return []
+    start = lstrip_start(text, 0, end)
+    stop = rstrip_end(text, start, end)
+    return [Section((title,), 0, start, stop, start)]
+
+
+def first_h1(headings: list[Heading]) -> str:
+    for h in headings:
+        if h.level == 1 and h.text:
+            return h.text
+    return ""
+
+
+def rst_headings(text: str) -> list[Heading]:
+    """Section titles of reStructuredText / setext-style plain text (a line underlined
+    with `===`, `---`, `~~~`...); levels follow the order the styles first appear."""
+    lines = text.split("\n")
+    offsets = line_starts(text)
+    styles: list[str] = []
+    headings: list[Heading] = []
+    for i in range(len(lines) - 1):
+        style = _underline_style(lines, i)
+        if style is None:
+            continue
+        if style not in styles:
+            styles.append(style)
+        overlined = i > 0 and _RST_UNDERLINE.match(lines[i - 1]) is not None
+        start = offsets[i - 1] if overlined else offsets[i]
+        body = offsets[i + 1] + len(lines[i + 1])
+        headings.append(Heading(min(styles.index(style) + 1, 6), lines[i].strip(), start, body))
+    return headings
+
+
+def _underline_style(lines: list[str], i: int) -> str | None:
+    """The underline character of a title on line `i`, None when it is no title: a line
+    with text, underlined at least as long, after a blank line (or its overline)."""
+    title, under = lines[i].strip(), lines[i + 1]
+    m = _RST_UNDERLINE.match(under)
+    if not title or not m or len(under.rstrip()) < len(title) or _RST_UNDERLINE.match(lines[i]):
+        return None
+    if i > 0 and lines[i - 1].strip() and not _RST_UNDERLINE.match(lines[i - 1]):
+        return None  # a title follows a blank line (or its overline)
+    return m.group(1)
