@@ -16,7 +16,7 @@ import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import UsageError
 from ..loaders import load_documents
@@ -27,7 +27,7 @@ from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
-from .run import corpus_root, open_indexes
+from .opening import corpus_root, open_indexes
 from .scoring import TokenSpans, score_question
 
 
@@ -67,8 +67,7 @@ class Candidate:
 
     def mean(self, metric: str, rows: list[int] | None = None) -> float:
         values = self.values(metric)
-        rows = range(len(values)) if rows is None else rows
-        picked = [values[i] for i in rows]
+        picked = values if rows is None else [values[i] for i in rows]
         return sum(picked) / len(picked) if picked else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,16 +170,16 @@ class Decision:
 
 
 def tune(
-    questions_path: str | os.PathLike,
+    questions_path: str | os.PathLike[str],
     strategies: list[str],
     *,
     settings: Settings | None = None,
     built_with: str | None = None,
-    corpus: str | os.PathLike | None = None,
+    corpus: str | os.PathLike[str] | None = None,
     folds: int = 5,
     save: bool = False,
     seed: int = 13,
-    progress=None,
+    progress: Callable[[str], None] | None = None,
 ) -> TuneResult:
     """Score every candidate setting on every strategy (the collections built with
     `built_with`, None: the one each is read with), cross-validate the choice, and
@@ -188,22 +187,18 @@ def tune(
     the cross-validation shows it better than the current default (`decisions` says,
     per collection, what was saved or kept and why)."""
     questions = load_questions(questions_path)
-    if folds < 2:
-        raise UsageError(f"--folds must be at least 2, not {folds}")
-    if len(questions) < folds:
-        raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
+    _check_folds(questions, folds)
     settings = settings_for(settings)
     store = Store(settings)
     if save:  # say it before the work, not after
         store.builds.require_writable("saving search settings")
     indexes = open_indexes(store, strategies, (built_with,))
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
-    _, docs = load_documents([root])
-    docs = {d.doc_id: d for d in docs}
+    _, stream = load_documents([root])
+    docs = {d.doc_id: d for d in stream}
     resolve(questions, docs)
     questions, left_out = covered(questions_path, questions, indexes, root)
-    if len(questions) < folds:
-        raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
+    _check_folds(questions, folds)
     spans = TokenSpans(docs)
     scored: list[Candidate] = []
     for index in indexes:
@@ -211,25 +206,49 @@ def tune(
     order = assign_folds(len(questions), folds, seed)
     held_out, chosen = _cross_validate(scored, order, folds)
     best = _best(scored)
-    winners = {index.entry.strategy: _best([c for c in scored if c.strategy == index.entry.strategy])
-               for index in indexes}
-    mine = [c for c in scored if c.strategy == best.strategy]
+    winners = {index.entry.strategy: _best(_of(scored, index.entry.strategy)) for index in indexes}
+    mine = _of(scored, best.strategy)
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
-    result = TuneResult(questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out)
+    result = TuneResult(
+        questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out
+    )
     for index in indexes:
-        result.decisions.append(_decide(index, [c for c in scored if c.strategy == index.entry.strategy],
-                                        winners[index.entry.strategy], order, folds))
+        strategy = index.entry.strategy
+        result.decisions.append(
+            _decide(index, _of(scored, strategy), winners[strategy], order, folds)
+        )
     if save:
-        for decision in result.decisions:
-            if decision.save:
-                tuned = decision.tuned
-                store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
-                decision.saved = True
-                result.saved.append(decision.collection)
+        _save(store, result)
     return result
 
 
-def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
+def _check_folds(questions: list[Question], folds: int) -> None:
+    if folds < 2:
+        raise UsageError(f"--folds must be at least 2, not {folds}")
+    if len(questions) < folds:
+        raise UsageError(
+            f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds"
+        )
+
+
+def _of(scored: list[Candidate], strategy: str) -> list[Candidate]:
+    """The candidates of one strategy."""
+    return [c for c in scored if c.strategy == strategy]
+
+
+def _save(store: Store, result: TuneResult) -> None:
+    """Store each winner the decisions say to save as its collection's default search."""
+    for decision in result.decisions:
+        if decision.save:
+            tuned = decision.tuned
+            store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
+            decision.saved = True
+            result.saved.append(decision.collection)
+
+
+def _cross_validate(
+    scored: list[Candidate], order: list[int], folds: int
+) -> tuple[dict[str, list[float]], list[str]]:
     """Each question scored by the setting chosen on the folds without it: per-metric
     held-out values, and the label chosen in each fold."""
     held_out: dict[str, list[float]] = {m: [0.0] * len(order) for m in METRICS}
@@ -259,21 +278,32 @@ def _key(options: SearchOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _score_all(index: Index, questions: list[Question], spans: TokenSpans, progress) -> list[Candidate]:
-    settings = []
-    seen = set()
-    raws = candidates()
-    # the collection's current default is always scored (a setting saved by hand or by an
-    # older grid may not be among the candidates), last so that ties go to the grid
+def _settings(index: Index) -> list[SearchOptions]:
+    """The grid's settings resolved for a collection, then its current default, each once.
+    The current default is always scored (a setting saved by hand or by an older grid may
+    not be among the candidates), last so that ties go to the grid."""
     current = index.options(SearchOptions(k=MRR_DEPTH))
-    grid = [resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
-            for raw in raws]
+    grid = [
+        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+        for raw in candidates()
+    ]
+    settings: list[SearchOptions] = []
+    seen: set[str] = set()
     for options in grid + [current]:
         key = _key(options)
         if key not in seen:
             seen.add(key)
             settings.append(options)
-    out = [Candidate(index.entry.strategy, index.entry.embedder, options) for options in settings]
+    return settings
+
+
+def _score_all(
+    index: Index,
+    questions: list[Question],
+    spans: TokenSpans,
+    progress: Callable[[str], None] | None,
+) -> list[Candidate]:
+    out = [Candidate(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
             hits = index.search(q.question, cand.options)  # both sides are searched once per question
