@@ -132,7 +132,9 @@ def tune_advice(result: TuneResult) -> Advice:
                   {c.label: c.options.mode for c in result.candidates})
 
 
-def advise(per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str] | None = None) -> Advice:
+def advise(
+    per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str | None] | None = None
+) -> Advice:
     """The advice from each row's per-question MRR@10, the lists paired question by
     question. `modes` gives each row's search mode (default: what follows the last `/` of
     a `strategy/mode` label) for the mode comparison."""
@@ -144,9 +146,21 @@ def advise(per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str]
     paired = paired_differences({k: per_question[k] for k in order[1:]}, best)
     rows = [RowAdvice(order[0], means[order[0]], 0.0, (0.0, 0.0), True)]
     rows += [RowAdvice(k, means[k], paired[k][0], paired[k][1], paired[k][1][1] >= 0) for k in order[1:]]
+    return Advice(rows, len(best), _mode_means(means, modes))
+
+
+def _mode_means(
+    means: dict[str, float], modes: Mapping[str, str | None] | None
+) -> dict[str, float]:
+    """mode -> the mean of its rows' means (rows without a mode left out)."""
     by_mode: dict[str, list[float]] = {}
     for label, value in means.items():
-        mode = modes.get(label) if modes is not None else (label.rsplit("/", 1)[1] if "/" in label else None)
+        mode = modes.get(label) if modes is not None else _label_mode(label)
         if mode:
             by_mode.setdefault(mode, []).append(value)
-    return Advice(rows, len(best), {m: sum(v) / len(v) for m, v in by_mode.items()})
+    return {m: sum(v) / len(v) for m, v in by_mode.items()}
+
+
+def _label_mode(label: str) -> str | None:
+    """The mode of a `strategy/mode` label (None without a `/`)."""
+    return label.rsplit("/", 1)[1] if "/" in label else None

@@ -94,7 +94,9 @@ def bootstrap_interval(
     return (lo, hi)
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], samples: int = 2000, seed: int = 13):
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], samples: int = 2000, seed: int = 13
+) -> tuple[float, tuple[float, float]]:
     """Mean of a - b over the same questions and its bootstrap 95% interval."""
     if len(a) != len(b):
         raise ValueError("paired values need the same questions")
