@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..text.analyzer import STOPWORDS, Analyzer
+from ..types import Document
+from .passages import Passage
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")  # 6'sı: one word
 _FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAIU")
@@ -90,8 +92,8 @@ class Vocabulary:
         out = []
         for m in _TOKEN.finditer(text):
             raw = m.group()
-            if (len(raw) < 2 and not raw.isdigit()) or len(raw) > 24 or (not raw[0].isdigit() and _MIXED(raw)):
-                continue  # a letter, a hash or a key, an identifier with digits
+            if _not_typed(raw):
+                continue
             surface = raw if raw.isupper() and len(raw) <= 5 else lower(raw)  # PIN, KKTC, EFT stay
             if surface.lower() in stop:
                 continue
@@ -114,19 +116,36 @@ class Vocabulary:
         return math.log((n + 1) / (self.df.get(key, 0) + 0.5))
 
 
+def _not_typed(raw: str) -> bool:
+    """A letter, a hash or a key, an identifier with digits: nothing a person types."""
+    if len(raw) < 2 and not raw.isdigit():
+        return True
+    return len(raw) > 24 or (not raw[0].isdigit() and bool(_MIXED(raw)))
+
+
 def pool(vocab: Vocabulary, text: str, lang: str, d: float, boost: float = 1.0,
          weights: list[float] | None = None) -> dict[str, Term]:
     """Candidate terms of a text with their weights (tf × idf^d × boost); `weights` gives a
     weight per word position (a table row's key cell counts more than its values)."""
-    found: dict[str, list] = {}
+    surfaces: dict[str, str] = {}
+    tfs: dict[str, float] = {}
+    follows: dict[str, tuple[str, str] | None] = {}
     terms = [(key, surface) for key, surface in vocab.terms(text, lang) if key not in vocab.common]
     for i, (key, surface) in enumerate(terms):
-        w = (weights[i] if weights and i < len(weights) else 1.0) * (NUMBER_WEIGHT if surface[0].isdigit() else 1.0)
-        if key in found:
-            found[key][1] += w
+        w = _position_weight(weights, i) * (NUMBER_WEIGHT if surface[0].isdigit() else 1.0)
+        if key in tfs:
+            tfs[key] += w
         else:
-            found[key] = [surface, w, terms[i + 1] if i + 1 < len(terms) else None]
-    return {k: Term(k, s, tf * boost * max(vocab.idf(k), 0.05) ** d, nxt) for k, (s, tf, nxt) in found.items()}
+            surfaces[key], tfs[key] = surface, w
+            follows[key] = terms[i + 1] if i + 1 < len(terms) else None
+    return {
+        k: Term(k, surfaces[k], tf * boost * max(vocab.idf(k), 0.05) ** d, follows[k])
+        for k, tf in tfs.items()
+    }
+
+
+def _position_weight(weights: list[float] | None, i: int) -> float:
+    return weights[i] if weights and i < len(weights) else 1.0
 
 
 def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int,
@@ -138,7 +157,7 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
     out = []
     words = 0
     while words < k:
-        live = [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
+        live = _live(pools, shares, taken)
         if not live:
             break
         source = rng.choices(live, [shares[s] for s in live])[0]
@@ -146,12 +165,28 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
         term = rng.choices(terms, [t.weight for t in terms])[0]
         taken.add(term.key)
         words += 1
-        if term.follow and words < k and term.follow[0] not in taken and rng.random() < phrase:
-            taken.add(term.follow[0])
+        follow = _followed(rng, term, taken, phrase) if words < k else None
+        if follow is not None:
+            taken.add(follow[0])
             words += 1
-            term = Term(term.key, f"{term.surface} {term.follow[1]}", term.weight)
+            term = Term(term.key, f"{term.surface} {follow[1]}", term.weight)
         out.append((source, term))
     return out
+
+
+def _live(pools: dict[str, dict[str, Term]], shares: dict[str, float], taken: set[str]) -> list[str]:
+    """The sources with a share that still have terms not taken."""
+    return [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
+
+
+def _followed(
+    rng: random.Random, term: Term, taken: set[str], phrase: float
+) -> tuple[str, str] | None:
+    """The word after a term, when it is not taken yet and the term brings it (chance
+    `phrase`: the random draw happens only when it could)."""
+    if term.follow and term.follow[0] not in taken and rng.random() < phrase:
+        return term.follow
+    return None
 
 
 def query_length(rng: random.Random, mean: float) -> int:
@@ -170,15 +205,25 @@ def uninflect(word: str, lang: str) -> str:
     if not word.isalpha():
         return word.split("'")[0].split("’")[0]
     if lang == "tr":
-        for suffix in _TR_SUFFIXES:
-            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-                return word[: -len(suffix)]
-        return word
-    if lang == "en":  # a plural typed singular (stripping -ed or -ing leaves no word a person types)
-        if word.endswith("ies") and len(word) > 5:
-            return word[:-3] + "y"
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
-            return word[:-1]
+        return _uninflect_tr(word)
+    if lang == "en":
+        return _singular(word)
+    return word
+
+
+def _uninflect_tr(word: str) -> str:
+    for suffix in _TR_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _singular(word: str) -> str:
+    """An English plural typed singular (stripping -ed or -ing leaves no word a person types)."""
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
+        return word[:-1]
     return word
 
 
@@ -226,18 +271,9 @@ def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], pa
     """The query text of the chosen terms as a person types it, and the noise applied."""
     applied = []
     words = [t.surface for _, t in chosen]  # (acronyms keep their capitals: see Vocabulary.terms)
-    if rng.random() < knobs.shuffle and len(words) > 1:
-        before = list(words)
-        rng.shuffle(words)
-        if words != before:
-            applied.append("shuffled")
-    inflected = False
-    for i, w in enumerate(words):
-        if rng.random() < knobs.inflect:
-            new = " ".join(uninflect(part, lang) for part in w.split(" "))
-            inflected |= new != w
-            words[i] = new
-    if inflected:
+    if _shuffled(rng, knobs.shuffle, words):
+        applied.append("shuffled")
+    if _uninflected(rng, knobs.inflect, words, lang):
         applied.append("inflected")
     text = " ".join(words)
     if lang in QUESTION_FRAMES and rng.random() < knobs.question:
@@ -249,6 +285,28 @@ def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], pa
         if text != lower:
             applied.append("ascii")
     return text, applied
+
+
+def _shuffled(rng: random.Random, chance: float, words: list[str]) -> bool:
+    """Put the words in another order with the given chance (two words or more), in place;
+    did the order change?"""
+    if rng.random() < chance and len(words) > 1:
+        before = list(words)
+        rng.shuffle(words)
+        return words != before
+    return False
+
+
+def _uninflected(rng: random.Random, chance: float, words: list[str], lang: str) -> bool:
+    """Drop the inflection of each word (each part of a phrase) with the given chance, in
+    place; did any word change?"""
+    inflected = False
+    for i, w in enumerate(words):
+        if rng.random() < chance:
+            new = " ".join(uninflect(part, lang) for part in w.split(" "))
+            inflected |= new != w
+            words[i] = new
+    return inflected
 
 
 # -- a query for a prose passage ----------------------------------------------------------------
@@ -270,40 +328,75 @@ class DocumentTerms:
                 for k, n in self.counts.items() if k not in exclude}
 
 
-def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passage, lang: str,
-                doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+def prose_query(
+    rng: random.Random,
+    vocab: Vocabulary,
+    knobs: Knobs,
+    doc: Document,
+    passage: Passage,
+    lang: str,
+    doc_terms: DocumentTerms,
+) -> tuple[str, list[str]] | None:
     """A known-item query for a passage (see the module docstring), and the tags saying
     how it was made; None when the passage gives too few terms."""
+    text = doc.text
+    answer = text[passage.start : passage.end]
+    own, context = _passage_pools(vocab, knobs, doc, passage, lang)
+    t0, t1 = passage.target
+    near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
+    noise = doc_terms.pool(vocab, knobs.context_discrimination, near)
+    pools = {"passage": own, "context": context, "noise": noise}
+    shares = {
+        "passage": knobs.passage,
+        "context": max(0.0, 1 - knobs.passage - knobs.noise),
+        "noise": knobs.noise,
+    }
+    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
+    if _too_thin(chosen):
+        return None
+    # as the words come (heading first)
+    order = {k: i for i, k in enumerate(list(context) + list(own))}
+    chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
+    question, applied = surface(rng, knobs, chosen, answer, lang)
+    sources = sorted({s for s, _ in chosen} - {"passage"})
+    return question, [*(f"{s}-terms" for s in sources), *applied]
+
+
+def _too_thin(chosen: list[tuple[str, Term]]) -> bool:
+    """Fewer than two words, or none from the passage or its context."""
+    if sum(len(t.surface.split()) for _, t in chosen) < 2:
+        return True
+    return all(source == "noise" for source, _ in chosen)
+
+
+def _passage_pools(
+    vocab: Vocabulary, knobs: Knobs, doc: Document, passage: Passage, lang: str
+) -> tuple[dict[str, Term], dict[str, Term]]:
+    """The terms of the passage itself (a table row: its key cell counts more than its
+    values), and those of its context: the heading path (a row's: with the header row)
+    and the text around it within its section, minus the passage's own."""
     text = doc.text
     d = knobs.discrimination
     answer = text[passage.start : passage.end]
     section = doc.sections[passage.section] if doc.sections else None
     heading = " ".join(section.heading_path) if section else doc.title
     if passage.kind == "row":
+        assert passage.header is not None  # a table row always has its header row
         cells = [c.strip() for c in answer.strip().strip("|").split("|")]
-        own = merge(pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5))
+        own = merge(
+            pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5)
+        )
         heading += " " + text[passage.header[0] : passage.header[1]].replace("|", " ")
     else:
         own = pool(vocab, answer, lang, d)
     lo = max(section.body_start if section else 0, passage.start - CONTEXT_CHARS)
     hi = min(section.end if section else len(text), passage.end + CONTEXT_CHARS)
     dc = knobs.context_discrimination
-    context = merge(pool(vocab, heading, lang, dc, boost=2.0),
-                     pool(vocab, text[lo : passage.start] + " \n " + text[passage.end : hi], lang, dc))
+    around = text[lo : passage.start] + " \n " + text[passage.end : hi]
+    context = merge(pool(vocab, heading, lang, dc, boost=2.0), pool(vocab, around, lang, dc))
     for key in own:
         context.pop(key, None)
-    t0, t1 = passage.target
-    near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
-    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, near)}
-    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
-    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
-    if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
-        return None
-    order = {k: i for i, k in enumerate(list(context) + list(own))}  # as the words come (heading first)
-    chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
-    question, applied = surface(rng, knobs, chosen, answer, lang)
-    sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, [*(f"{s}-terms" for s in sources), *applied]
+    return own, context
 
 
 def merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:
