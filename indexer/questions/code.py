@@ -27,8 +27,8 @@ from .simulate import (
     merge,
     pool,
     query_length,
-    surface,
 )
+from .typing_noise import surface
 
 MIN_LINES = 3
 _CONTAINERS = {"class", "struct", "interface", "trait", "impl", "type", "enum", "object", "module", "record"}
