@@ -69,7 +69,9 @@ class BeirImport:
     judgements: int = 0  # (query, document) pairs kept as targets
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
-    examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few ids or line numbers
+    examples: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # reason -> a few ids or line numbers
     firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
 
     def saw(self, what: str, value: str) -> None:
@@ -88,11 +90,20 @@ class BeirImport:
             shown.append(example)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": str(self.source), "folder": str(self.folder), "questions_file": str(self.questions_path),
-                "split": self.split, "documents": self.documents, "questions": self.questions,
-                "judgements": self.judgements, "grades": {str(g): n for g, n in sorted(self.grades.items())},
-                "skipped": [{"reason": r, "count": n, "examples": self.examples.get(r, [])}
-                            for r, n in self.skipped.items()]}
+        return {
+            "source": str(self.source),
+            "folder": str(self.folder),
+            "questions_file": str(self.questions_path),
+            "split": self.split,
+            "documents": self.documents,
+            "questions": self.questions,
+            "judgements": self.judgements,
+            "grades": {str(g): n for g, n in sorted(self.grades.items())},
+            "skipped": [
+                {"reason": r, "count": n, "examples": self.examples.get(r, [])}
+                for r, n in self.skipped.items()
+            ],
+        }
 
 
 def find_file(source: Path, name: str) -> Path:
@@ -104,8 +115,10 @@ def find_file(source: Path, name: str) -> Path:
         splits = sorted({p.name.split(".")[0] for p in (source / "qrels").glob("*.tsv*")})
         have = f"; splits there: {', '.join(splits)} (pick one with --split)" if splits else ""
         raise QuestionSetError(f"{source} has no {name} (nor {name}.gz){have}")
-    raise QuestionSetError(f"{source} has no {name} (nor {name}.gz): is it a BEIR folder (corpus.jsonl, "
-                           "queries.jsonl, qrels/test.tsv)?")
+    raise QuestionSetError(
+        f"{source} has no {name} (nor {name}.gz): is it a BEIR folder (corpus.jsonl, "
+        "queries.jsonl, qrels/test.tsv)?"
+    )
 
 
 def _lines(path: Path, report: BeirImport) -> Iterator[tuple[int, str]]:
@@ -135,15 +148,18 @@ def _records(path: Path, what: str, report: BeirImport) -> Iterator[dict]:
         except ValueError:
             data = None
         if not isinstance(data, dict) or data.get("_id") in (None, ""):
-            report.skip(f"{what} lines that are not a JSON object with an _id", f"{path.name}:{number}")
+            report.skip(
+                f"{what} lines that are not a JSON object with an _id", f"{path.name}:{number}"
+            )
             continue
         report.saw(what, str(data["_id"])[:40])
         yield data
 
 
 QRELS_LINE = "query, document, grade"
-QRELS_FORMAT = ("a qrels line's fields are split on tabs and spaces: query doc grade, "
-                "or query 0 doc grade")
+QRELS_FORMAT = (
+    "a qrels line's fields are split on tabs and spaces: query doc grade, or query 0 doc grade"
+)
 
 
 def read_qrels(path: Path, report: BeirImport) -> dict[str, dict[str, int]]:
@@ -198,8 +214,13 @@ def _document_text(record: dict) -> str:
     return f"# {title}\n" if title else (f"{text}\n" if text else "")
 
 
-def write_corpus(path: Path, folder: Path, judged: set[str], report: BeirImport,
-                 progress: Callable[[str], None] | None = None) -> dict[str, str]:
+def write_corpus(
+    path: Path,
+    folder: Path,
+    judged: set[str],
+    report: BeirImport,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, str]:
     """Write every corpus record as FOLDER/<name>.md as it is read; return the file name of
     each judged document found."""
     fold_case = not _case_sensitive(folder)
@@ -240,7 +261,10 @@ def import_beir(
     `split` into `questions` (default FOLDER/questions.jsonl). An interrupted import
     leaves nothing half-written behind."""
     source, folder = Path(source), Path(folder)
-    corpus_path, queries_path = find_file(source, "corpus.jsonl"), find_file(source, "queries.jsonl")
+    corpus_path, queries_path = (
+        find_file(source, "corpus.jsonl"),
+        find_file(source, "queries.jsonl"),
+    )
     qrels_path = find_file(source, f"qrels/{split}.tsv")
     out_questions = _destination(folder, questions)
     inside = out_questions.resolve().parent == folder.resolve()
@@ -316,8 +340,9 @@ def _publish(
         os.replace(target, out)
 
 
-def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path,
-                    asked: bool) -> QuestionSetError:
+def nothing_matches(
+    report: BeirImport, qrels: Path, queries: Path, corpus: Path, asked: bool
+) -> QuestionSetError:
     """The error when no judgement names a query and a document the files hold: what was
     read of each, side by side."""
     kind, holder = ("document", corpus) if asked else ("query", queries)
@@ -326,10 +351,13 @@ def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path
         f"no question of {report.split} has a judged document in {corpus.name}: {missing}; "
         f"{qrels.name} begins {report.shown('qrels')}; "
         f"{queries.name} holds ids {report.shown('queries')} (the first); "
-        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}")
+        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}"
+    )
 
 
-def _read_queries(path: Path, qrels: dict[str, dict[str, int]], report: BeirImport) -> dict[str, str]:
+def _read_queries(
+    path: Path, qrels: dict[str, dict[str, int]], report: BeirImport
+) -> dict[str, str]:
     """query id -> text, for the queries judged in the split, in the file's order."""
     asked: dict[str, str] = {}
     seen: set[str] = set()

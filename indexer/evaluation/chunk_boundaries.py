@@ -42,7 +42,15 @@ from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
 
-KINDS = ("word", "sentence", "table", "row", "code", "item", "function")  # what an edge can fall inside
+KINDS = (
+    "word",
+    "sentence",
+    "table",
+    "row",
+    "code",
+    "item",
+    "function",
+)  # what an edge can fall inside
 WHOLE = ("table", "code", "item", "function")  # what can be kept whole
 _SENTENCE_UNITS = {"sentence", "heading", "item"}
 _SPANS_OF = {"table": "table", "code": "code", "list": "item"}
@@ -110,7 +118,9 @@ def _functions(doc: Document) -> list[tuple[int, int]]:
     tree = outline(doc)
     if tree is None:
         return []
-    return [(d.start, d.end) for d in walk(tree.definitions) if d.category in ("function", "method")]
+    return [
+        (d.start, d.end) for d in walk(tree.definitions) if d.category in ("function", "method")
+    ]
 
 
 def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -211,8 +221,9 @@ def boundaries(
     strategy's boundary quality: {strategy name: BoundaryStats}."""
     from ..indexing.pipeline import iter_chunks
 
-    _, stats, stream = iter_chunks(list(paths), list(strategies), include, exclude, max_file_size, encoding,
-                                   settings=settings)
+    _, stats, stream = iter_chunks(
+        list(paths), list(strategies), include, exclude, max_file_size, encoding, settings=settings
+    )
     out = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:
         out[name].add(doc, chunks)
@@ -220,19 +231,31 @@ def boundaries(
 
 
 # -- for people: the columns `indexer chunk` and `indexer eval --boundaries` print -------------
-_INSIDE = {"word": "inWord", "sentence": "inSent", "table": "inTable", "row": "inRow", "code": "inCode",
-           "item": "inItem", "function": "inFunc"}
+_INSIDE = {
+    "word": "inWord",
+    "sentence": "inSent",
+    "table": "inTable",
+    "row": "inRow",
+    "code": "inCode",
+    "item": "inItem",
+    "function": "inFunc",
+}
 _WHOLE = {"table": "tables", "code": "code", "item": "items", "function": "funcs"}
-LEGEND = ("in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
-          "tables/code/items/funcs: kept whole by one chunk")
+LEGEND = (
+    "in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
+    "tables/code/items/funcs: kept whole by one chunk"
+)
 
 
 def columns(stats: list[BoundaryStats]) -> tuple[list[str], list[list[str]]]:
     """Column headers and, per strategy, its cells: the share of chunk ends inside each
     kind of structure the documents have (words and sentences always), then the
     structures kept whole as kept/all."""
+
     def has(kind: str) -> bool:
-        return kind in ("word", "sentence") or any(st.present["table" if kind == "row" else kind] for st in stats)
+        return kind in ("word", "sentence") or any(
+            st.present["table" if kind == "row" else kind] for st in stats
+        )
 
     inside = [k for k in KINDS if has(k)]
     whole = [k for k in WHOLE if has(k)]

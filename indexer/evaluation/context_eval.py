@@ -33,7 +33,7 @@ def glued(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     whitespace merged."""
     out: list[list[int]] = []
     for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([s, e])

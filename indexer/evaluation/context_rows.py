@@ -37,7 +37,8 @@ class ContextCell:
         strict = [1.0 if s.strict else 0.0 for s in scores]
         iou = [s.iou for s in scores]
         return {
-            "questions": n, "strict": int(sum(strict)),
+            "questions": n,
+            "strict": int(sum(strict)),
             "strict_ci95": _interval(strict, n, 2),
             "recall": _mean([s.recall for s in scores], 4),
             "precision": _mean([s.precision for s in scores], 4),
@@ -72,8 +73,14 @@ def answered(questions: list[Question]) -> list[Question]:
     return [q for q in questions if q.answer_spans]
 
 
-def context_cells(index: Index, q: Question, hits: list[Hit], budgets: tuple[int, ...], spans: TokenSpans,
-                  cells: list[ContextCell]) -> None:
+def context_cells(
+    index: Index,
+    q: Question,
+    hits: list[Hit],
+    budgets: tuple[int, ...],
+    spans: TokenSpans,
+    cells: list[ContextCell],
+) -> None:
     """Score one question's packed context and whole chunks at every budget into `cells`
     (one per budget, in order); `hits` are the row's own ranked hits."""
     answers = [(q.doc_id, s, e) for s, e in q.answer_spans]

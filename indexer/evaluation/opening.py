@@ -58,7 +58,9 @@ def corpus_root(questions_path: Path, questions: list[Question], indexes: list[I
     were built from, the first that holds most of the documents the first questions name
     (`resolve` then names any question whose document is not there)."""
     named = [q.doc_id for q in questions[:20]]
-    candidates = [questions_path.resolve().parent] + [Path(s) for i in indexes for s in i.entry.source]
+    candidates = [questions_path.resolve().parent] + [
+        Path(s) for i in indexes for s in i.entry.source
+    ]
     held = [sum((root / d).exists() for d in named) for root in candidates]
     best = max(range(len(candidates)), key=lambda i: (held[i], -i))
     if named and 2 * held[best] > len(named):

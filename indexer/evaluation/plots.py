@@ -70,7 +70,9 @@ def svg(points: list[Point], axes: Axes) -> str:
     for i in range(6):
         xv = lo_x + (hi_x - lo_x) * i / 5
         yv = lo_y + (hi_y - lo_y) * i / 5
-        parts.append(f"<text x='{px(xv):.1f}' y='{h - m + 16}' text-anchor='middle'>{xv:.0f}</text>")
+        parts.append(
+            f"<text x='{px(xv):.1f}' y='{h - m + 16}' text-anchor='middle'>{xv:.0f}</text>"
+        )
         parts.append(f"<text x='{m - 8}' y='{py(yv) + 4:.1f}' text-anchor='end'>{yv:.0f}</text>")
     for p in points:
         parts.append(f"<circle cx='{px(p.x):.1f}' cy='{py(p.y):.1f}' r='4' fill='#3465a4'/>")

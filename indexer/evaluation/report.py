@@ -31,8 +31,20 @@ def table(ev: Evaluation) -> str:
     """The main table: one row per strategy × mode (× embedder)."""
     several = len({r.embedder for r in ev.rows}) > 1
     kc = ev.ctx_k
-    headers = ["strategy", "mode", "chunks", "avgTok", *(f"recall@{k}" for k in ev.ks), MRR_LABEL, NDCG_LABEL,
-               *(f"strict@{k}" for k in ev.ks), f"ctxTok@{kc}", f"sections@{kc}", "time", *(["build"] if several else [])]
+    headers = [
+        "strategy",
+        "mode",
+        "chunks",
+        "avgTok",
+        *(f"recall@{k}" for k in ev.ks),
+        MRR_LABEL,
+        NDCG_LABEL,
+        *(f"strict@{k}" for k in ev.ks),
+        f"ctxTok@{kc}",
+        f"sections@{kc}",
+        "time",
+        *(["build"] if several else []),
+    ]
     answers = any(q.answer for q in ev.questions)  # no answer, no strict hit: a dash, not 0/n
     return render(headers, [_table_row(r, ev, several, answers) for r in ev.rows])
 
@@ -41,10 +53,17 @@ def _table_row(r: Row, ev: Evaluation, several: bool, answers: bool) -> list[obj
     n = len(ev.questions)
     strict = [f"{r.recall(k, strict=True)}/{n}" if answers else "-" for k in ev.ks]
     return [
-        _label(r, several), r.mode, r.chunks, f"{r.avg_tokens:.0f}",
+        _label(r, several),
+        r.mode,
+        r.chunks,
+        f"{r.avg_tokens:.0f}",
         *(f"{r.recall(k)}/{n}" for k in ev.ks),
-        f"{r.mrr:.3f}", f"{r.ndcg:.3f}", *strict, f"{r.ctx_tokens:.0f}",
-        f"{r.sections:.1f}", f"{r.seconds:.1f}s",
+        f"{r.mrr:.3f}",
+        f"{r.ndcg:.3f}",
+        *strict,
+        f"{r.ctx_tokens:.0f}",
+        f"{r.sections:.1f}",
+        f"{r.seconds:.1f}s",
         *([f"{r.build_seconds:.1f}s"] if several else []),
     ]
 
@@ -63,8 +82,18 @@ def intervals(ev: Evaluation) -> str:
             lo, hi = r.interval(metric)
             cells.append(f"{lo:.3f}-{hi:.3f}")
         rows.append([_label(r, several), r.mode, *cells])
-    headers = ["strategy", "mode", *(f"recall@{k} 95%" for k in ev.ks), f"{MRR_LABEL} 95%", f"{NDCG_LABEL} 95%"]
-    return render(headers, rows, f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)")
+    headers = [
+        "strategy",
+        "mode",
+        *(f"recall@{k} 95%" for k in ev.ks),
+        f"{MRR_LABEL} 95%",
+        f"{NDCG_LABEL} 95%",
+    ]
+    return render(
+        headers,
+        rows,
+        f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)",
+    )
 
 
 def extras(ev: Evaluation) -> str:
@@ -101,7 +130,10 @@ def _budget_table(ev: Evaluation, several: bool) -> str:
     n = len(ev.questions)
     rows = [
         [
-            _label(r, several), r.mode, f"{r.budget_recall()}/{n}", f"{r.budget_mrr():.3f}",
+            _label(r, several),
+            r.mode,
+            f"{r.budget_recall()}/{n}",
+            f"{r.budget_mrr():.3f}",
             f"{sum(q.budget_tokens for q in r.results) / n:.0f}",
         ]
         for r in ev.rows
@@ -122,16 +154,44 @@ def context_table(ev: Evaluation, several: bool) -> str:
             n = p["questions"]
             if not n:
                 continue
-            rows.append([_label(r, several), r.mode, cell.budget,
-                         f"{p['strict']}/{n}", f"{p['recall']:.3f}", f"{p['iou']:.3f}", f"{p['tokens']:.0f}",
-                         f"{w['strict']}/{n}", f"{w['recall']:.3f}", f"{w['iou']:.3f}", f"{w['tokens']:.0f}"])
+            rows.append(
+                [
+                    _label(r, several),
+                    r.mode,
+                    cell.budget,
+                    f"{p['strict']}/{n}",
+                    f"{p['recall']:.3f}",
+                    f"{p['iou']:.3f}",
+                    f"{p['tokens']:.0f}",
+                    f"{w['strict']}/{n}",
+                    f"{w['recall']:.3f}",
+                    f"{w['iou']:.3f}",
+                    f"{w['tokens']:.0f}",
+                ]
+            )
     if not rows:
-        return ("answer-sized context (--budget): no question names an answer excerpt to score it against "
-                '(give questions an "answer" or "answers")')
-    return render(["strategy", "mode", "budget", "packed strict", "recall", "IoU", "tokens",
-                   "whole strict", "recall", "IoU", "tokens"], rows,
-                  "answer-sized context (indexer query --budget) against whole chunks cut at the same budget: "
-                  "strict = the whole answer inside; recall, IoU over answer tokens")
+        return (
+            "answer-sized context (--budget): no question names an answer excerpt to score it against "
+            '(give questions an "answer" or "answers")'
+        )
+    return render(
+        [
+            "strategy",
+            "mode",
+            "budget",
+            "packed strict",
+            "recall",
+            "IoU",
+            "tokens",
+            "whole strict",
+            "recall",
+            "IoU",
+            "tokens",
+        ],
+        rows,
+        "answer-sized context (indexer query --budget) against whole chunks cut at the same budget: "
+        "strict = the whole answer inside; recall, IoU over answer tokens",
+    )
 
 
 def by_tag(ev: Evaluation) -> str:
@@ -164,14 +224,33 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
-        verdict = "noise (interval spans 0)" if c["noise"] else ("A better" if c["difference"] > 0 else "B better")
-        rows.append([c["a"], c["b"], c["metric"], fmt(c["a_value"]), fmt(c["b_value"]), dfmt(c["difference"]),
-                     f"[{dfmt(lo)}, {dfmt(hi)}]", verdict])
-    return render(["A", "B", "metric", "A", "B", "A-B", "95% interval", "verdict"], rows,
-                  f"paired difference over the same {n} questions, 95% bootstrap interval")
+        verdict = (
+            "noise (interval spans 0)"
+            if c["noise"]
+            else ("A better" if c["difference"] > 0 else "B better")
+        )
+        rows.append(
+            [
+                c["a"],
+                c["b"],
+                c["metric"],
+                fmt(c["a_value"]),
+                fmt(c["b_value"]),
+                dfmt(c["difference"]),
+                f"[{dfmt(lo)}, {dfmt(hi)}]",
+                verdict,
+            ]
+        )
+    return render(
+        ["A", "B", "metric", "A", "B", "A-B", "95% interval", "verdict"],
+        rows,
+        f"paired difference over the same {n} questions, 95% bootstrap interval",
+    )
 
 
-Quality = dict[tuple[str, str], BoundaryStats]  # (strategy, embedder) -> boundary quality of its chunks
+Quality = dict[
+    tuple[str, str], BoundaryStats
+]  # (strategy, embedder) -> boundary quality of its chunks
 
 
 def boundaries(ev: Evaluation, quality: Quality) -> str:
@@ -179,8 +258,15 @@ def boundaries(ev: Evaluation, quality: Quality) -> str:
     several = len({r.embedder for r in ev.rows}) > 1
     keys = list(dict.fromkeys((r.strategy, r.embedder) for r in ev.rows))
     headers, cells = columns([quality[k] for k in keys])
-    rows = [[f"{s} ({e})" if several else s, quality[(s, e)].chunks, *c] for (s, e), c in zip(keys, cells)]
-    return render(["strategy", "chunks", *headers], rows, "boundary quality of the stored chunks") + "\n" + LEGEND
+    rows = [
+        [f"{s} ({e})" if several else s, quality[(s, e)].chunks, *c]
+        for (s, e), c in zip(keys, cells)
+    ]
+    return (
+        render(["strategy", "chunks", *headers], rows, "boundary quality of the stored chunks")
+        + "\n"
+        + LEGEND
+    )
 
 
 def json_rows(
@@ -189,7 +275,10 @@ def json_rows(
     """JSON lines for `eval --json`: one object per row (with per-question results), then
     one per paired comparison, then (--boundaries) one per collection's boundary quality."""
     left_out = dropped(ev.left_out)  # questions not scored (`coverage`)
-    rows = [{"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)} for r in ev.rows]
+    rows = [
+        {"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)}
+        for r in ev.rows
+    ]
     for a, b in compare:
         rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
     for (_strategy, embedder), stats in (quality or {}).items():
@@ -202,14 +291,44 @@ def to_csv(ev: Evaluation, quality: Quality | None = None) -> str:
     writer = csv.writer(out)
     k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
     b_cols = _boundary_columns() if quality else []
-    writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, MRR_METRIC,
-                     NDCG_METRIC, f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds", *b_cols])
+    writer.writerow(
+        [
+            "strategy",
+            "mode",
+            "embedder",
+            "questions",
+            "chunks",
+            "avg_tokens",
+            *k_cols,
+            MRR_METRIC,
+            NDCG_METRIC,
+            f"ctx_tokens@{ev.ctx_k}",
+            f"sections@{ev.ctx_k}",
+            "seconds",
+            *b_cols,
+        ]
+    )
     for r in ev.rows:
         values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]
         stats = quality.get((r.strategy, r.embedder)) if quality else None
         extra = _boundary_cells(stats) if stats else [""] * len(b_cols)
-        writer.writerow([r.strategy, r.mode, r.embedder, r.n, r.chunks, round(r.avg_tokens, 1), *values,
-                         round(r.mrr, 4), round(r.ndcg, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3), *extra])
+        writer.writerow(
+            [
+                r.strategy,
+                r.mode,
+                r.embedder,
+                r.n,
+                r.chunks,
+                round(r.avg_tokens, 1),
+                *values,
+                round(r.mrr, 4),
+                round(r.ndcg, 4),
+                round(r.ctx_tokens, 1),
+                round(r.sections, 2),
+                round(r.seconds, 3),
+                *extra,
+            ]
+        )
     return out.getvalue()
 
 
@@ -236,13 +355,17 @@ def check_plot(path: str | Path) -> None:
         return
     if suffix not in MATPLOTLIB_PLOTS:
         given = suffix or "no suffix"
-        raise UsageError(f"--plot writes {', '.join(PLAIN_PLOTS + MATPLOTLIB_PLOTS)} files, not {given} "
-                         f"({Path(path).name})")
+        raise UsageError(
+            f"--plot writes {', '.join(PLAIN_PLOTS + MATPLOTLIB_PLOTS)} files, not {given} "
+            f"({Path(path).name})"
+        )
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError(f"a {suffix} plot needs matplotlib: pip install -e \".[plot]\" (or write --plot "
-                         "report.html or report.svg, which need nothing)") from None
+        raise UsageError(
+            f'a {suffix} plot needs matplotlib: pip install -e ".[plot]" (or write --plot '
+            "report.html or report.svg, which need nothing)"
+        ) from None
 
 
 def plot(ev: Evaluation, path: str | Path) -> None:
@@ -254,7 +377,9 @@ def plot(ev: Evaluation, path: str | Path) -> None:
     n = len(ev.questions)
     several = len({r.embedder for r in ev.rows}) > 1
     points = [
-        Point(r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}", _label(r, several), r.mode)
+        Point(
+            r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}", _label(r, several), r.mode
+        )
         for r in ev.rows
     ]
     axes = Axes(

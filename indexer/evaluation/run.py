@@ -22,7 +22,15 @@ from ..retrieval.context import CANDIDATES
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
-from .metrics import MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, mrr, paired_difference, recall_at, reciprocal_rank
+from .metrics import (
+    MRR_DEPTH,
+    NDCG_DEPTH,
+    bootstrap_interval,
+    mrr,
+    paired_difference,
+    recall_at,
+    reciprocal_rank,
+)
 from .context_rows import ContextCell, check_budgets, context_cells
 from .compare import compare_pairs
 from .coverage import covered
@@ -102,20 +110,35 @@ class Row:
 
     def to_dict(self, questions: list[Question]) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "strategy": self.strategy, "mode": self.mode, "embedder": self.embedder, "chunks": self.chunks,
-            "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, MRR_METRIC: round(self.mrr, 4),
+            "strategy": self.strategy,
+            "mode": self.mode,
+            "embedder": self.embedder,
+            "chunks": self.chunks,
+            "avg_tokens": round(self.avg_tokens, 1),
+            "questions": self.n,
+            MRR_METRIC: round(self.mrr, 4),
             f"{MRR_METRIC}_ci95": [round(x, 4) for x in self.interval(MRR_METRIC)],
-            NDCG_METRIC: round(self.ndcg, 4), f"{NDCG_METRIC}_ci95": [round(x, 4) for x in self.interval(NDCG_METRIC)],
-            f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
-            "seconds": round(self.seconds, 3), "build_seconds": self.build_seconds,
+            NDCG_METRIC: round(self.ndcg, 4),
+            f"{NDCG_METRIC}_ci95": [round(x, 4) for x in self.interval(NDCG_METRIC)],
+            f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1),
+            f"sections@{self.ctx_k}": round(self.sections, 2),
+            "seconds": round(self.seconds, 3),
+            "build_seconds": self.build_seconds,
         }
         data.update(self._recalls())
         span = self.span_means()
         if span:
-            data[f"span@{self.ctx_k}"] = {"recall": round(span[0], 4), "precision": round(span[1], 4),
-                                         "iou": round(span[2], 4)}
+            data[f"span@{self.ctx_k}"] = {
+                "recall": round(span[0], 4),
+                "precision": round(span[1], 4),
+                "iou": round(span[2], 4),
+            }
         if self.budget:
-            data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), MRR_METRIC: round(self.budget_mrr(), 4)}
+            data["budget"] = {
+                "tokens": self.budget,
+                "recall": self.budget_recall(),
+                MRR_METRIC: round(self.budget_mrr(), 4),
+            }
         if self.context:
             data["context"] = [cell.to_dict() for cell in self.context]
         data["per_question"] = self._per_question(questions)
@@ -158,7 +181,9 @@ class Evaluation:
     ks: list[int]
     ctx_k: int
     source: str
-    stale: dict[str, list[str]] = field(default_factory=dict)  # collection -> files changed since its build
+    stale: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # collection -> files changed since its build
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
 
@@ -169,7 +194,9 @@ class Evaluation:
                 tags.setdefault(t, []).append(q)
         return dict(sorted(tags.items()))
 
-    def compare(self, a: str, b: str, metrics: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    def compare(
+        self, a: str, b: str, metrics: tuple[str, ...] | None = None
+    ) -> list[dict[str, Any]]:
         """Paired differences (a - b) with 95% bootstrap intervals. `a`/`b` name rows as
         `strategy/mode`; a bare mode compares that mode across every strategy, a bare
         strategy compares it across every mode."""
@@ -179,22 +206,37 @@ class Evaluation:
             for metric in metrics:
                 va, vb = row_a.per_question(metric), row_b.per_question(metric)
                 mean, (lo, hi) = paired_difference(va, vb)
-                out.append({
-                    "a": row_a.label, "b": row_b.label, "metric": metric,
-                    "a_value": sum(va) / len(va), "b_value": sum(vb) / len(vb),
-                    "difference": mean, "ci95": (lo, hi), "noise": lo <= 0 <= hi,
-                })
+                out.append(
+                    {
+                        "a": row_a.label,
+                        "b": row_b.label,
+                        "metric": metric,
+                        "a_value": sum(va) / len(va),
+                        "b_value": sum(vb) / len(vb),
+                        "difference": mean,
+                        "ci95": (lo, hi),
+                        "noise": lo <= 0 <= hi,
+                    }
+                )
         return out
 
     def _pairs(self, a: str, b: str) -> list[tuple[Row, Row]]:
         rows = {r.label: r for r in self.rows}
         strategies = list(dict.fromkeys(r.strategy for r in self.rows))
         modes = list(dict.fromkeys(r.mode for r in self.rows))
-        return [(rows[x], rows[y]) for x, y in compare_pairs(a, b, strategies, modes) if x in rows and y in rows]
+        return [
+            (rows[x], rows[y])
+            for x, y in compare_pairs(a, b, strategies, modes)
+            if x in rows and y in rows
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"questions": len(self.questions), "ks": self.ks, "source": self.source,
-                "rows": [r.to_dict(self.questions) for r in self.rows]}
+        return {
+            "questions": len(self.questions),
+            "ks": self.ks,
+            "source": self.source,
+            "rows": [r.to_dict(self.questions) for r in self.rows],
+        }
 
 
 def evaluate(
@@ -235,7 +277,9 @@ def evaluate(
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
         raise _stale_error(stale, root)
-    plan = _RowPlan(cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir))
+    plan = _RowPlan(
+        cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
+    )
     rows = []
     for index in indexes:
         for mode in modes:
@@ -320,12 +364,24 @@ class _RowPlan:
                 context_cells(index, q, hits, self.budgets, self.spans, cells)
         entry = index.entry
         return Row(
-            entry.strategy, mode, entry.embedder, entry.chunks, entry.avg_tokens, self.ks,
-            self.ctx_k, results, time.perf_counter() - t0, self.budget, entry.build_seconds, cells,
+            entry.strategy,
+            mode,
+            entry.embedder,
+            entry.chunks,
+            entry.avg_tokens,
+            self.ks,
+            self.ctx_k,
+            results,
+            time.perf_counter() - t0,
+            self.budget,
+            entry.build_seconds,
+            cells,
         )
 
 
-def _stale(store: Store, indexes: list[Index], found: Discovery, root: Path) -> dict[str, list[str]]:
+def _stale(
+    store: Store, indexes: list[Index], found: Discovery, root: Path
+) -> dict[str, list[str]]:
     """Per collection built from this folder, the files whose content differs from what
     it was built from."""
     from ..indexing.manifest import stale_files

@@ -11,7 +11,14 @@ from pathlib import Path
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (
-    NDCG_DEPTH, contains, document_gains, first_hit_ndcg, first_hit_rank, ndcg, span_scores, union_length,
+    NDCG_DEPTH,
+    contains,
+    document_gains,
+    first_hit_ndcg,
+    first_hit_rank,
+    ndcg,
+    span_scores,
+    union_length,
 )
 from .sets import Question
 
@@ -86,8 +93,9 @@ def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int,
     return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
 
 
-def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
-                   spans: TokenSpans) -> QuestionResult:
+def score_question(
+    q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: TokenSpans
+) -> QuestionResult:
     """How one question's ranked hits score: the rank of the first hit and first strict
     hit, what the top `ctx_k` cost (tokens, sections), nDCG@10, token-level span recall,
     precision and IoU at `ctx_k`, and, with a token `budget`, the first hit among the hits
@@ -99,7 +107,11 @@ def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
 
     def is_strict(h: Hit) -> bool:
         doc_id, start, end = seen[id(h)]
-        return q.answer_span is not None and doc_id == q.doc_id and contains((start, end), q.answer_span)
+        return (
+            q.answer_span is not None
+            and doc_id == q.doc_id
+            and contains((start, end), q.answer_span)
+        )
 
     top = hits[:ctx_k]
     hit_flags = [is_hit(h) for h in hits]
@@ -123,7 +135,9 @@ def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
 
 def _cost(top: list[Hit]) -> tuple[int, int]:
     """What the top hits put in a prompt: their tokens, and the sections they come from."""
-    return sum(h.chunk.n_tokens for h in top), len({(h.chunk.doc_id, h.chunk.heading_path) for h in top})
+    return sum(h.chunk.n_tokens for h in top), len(
+        {(h.chunk.doc_id, h.chunk.heading_path) for h in top}
+    )
 
 
 def _span_scores(

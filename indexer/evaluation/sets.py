@@ -35,8 +35,12 @@ class Question:
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
-    answers: list[str] = field(default_factory=list)  # more answer excerpts (a context must hold them all)
-    answer_spans: list[tuple[int, int]] = field(default_factory=list)  # resolved: `answer`'s, then `answers`'
+    answers: list[str] = field(
+        default_factory=list
+    )  # more answer excerpts (a context must hold them all)
+    answer_spans: list[tuple[int, int]] = field(
+        default_factory=list
+    )  # resolved: `answer`'s, then `answers`'
 
     def hits(self, doc_id: str, start: int, end: int) -> bool:
         """Does a retrieved chunk (document and character span) hit this question's target?
@@ -295,7 +299,9 @@ def _resolve_passage(q: Question, docs: dict[str, Document]) -> str:
     return ""
 
 
-def _answer_spans(q: Question, doc: Document, within: tuple[int, int]) -> list[tuple[int, int]] | str:
+def _answer_spans(
+    q: Question, doc: Document, within: tuple[int, int]
+) -> list[tuple[int, int]] | str:
     """Where `answer`, then each of `answers`, occurs first in `within`; or a problem
     naming the first excerpt not found."""
     texts = ([q.answer] if q.answer else []) + q.answers
@@ -338,7 +344,7 @@ def _section_span(doc: Document, section: str) -> tuple[int, int] | None:
     # tolerate a path given without the document title, or with it in front of a
     # later top-level heading (as versions before 0.2 wrote every path)
     titled = doc.title + PATH_SEP
-    untitled = wanted[len(titled):] if wanted.startswith(titled) else None
+    untitled = wanted[len(titled) :] if wanted.startswith(titled) else None
     for s in doc.sections:
         if s.path.endswith(PATH_SEP + wanted) or PATH_SEP.join(s.trail(doc.title)) == wanted:
             return (s.start, s.end)

@@ -33,14 +33,27 @@ from .scoring import TokenSpans, score_question
 
 def candidates() -> list[dict[str, Any]]:
     """The settings tried, simplest first (ties go to the earlier one)."""
-    grid: list[dict[str, Any]] = [{"mode": "bm25"}, {"mode": "embedding"}, {"mode": "hybrid", "fusion": "adaptive"}]
+    grid: list[dict[str, Any]] = [
+        {"mode": "bm25"},
+        {"mode": "embedding"},
+        {"mode": "hybrid", "fusion": "adaptive"},
+    ]
     for alpha_range in ((0.1, 0.8), (0.3, 0.8), (0.1, 0.9), (0.5, 0.9)):
         for coverage_range in ((0.3, 0.6), (0.3, 0.7), (0.2, 0.5)):
-            grid.append({"mode": "hybrid", "fusion": "adaptive", "alpha_range": alpha_range,
-                         "coverage_range": coverage_range})
+            grid.append(
+                {
+                    "mode": "hybrid",
+                    "fusion": "adaptive",
+                    "alpha_range": alpha_range,
+                    "coverage_range": coverage_range,
+                }
+            )
     grid += [{"mode": "hybrid", "fusion": "weighted", "alpha": a / 10} for a in range(1, 10)]
-    grid += [{"mode": "hybrid", "fusion": "rrf", "rrf_k": k, "weights": w}
-             for k in (2, 10, 60) for w in ((1.0, 1.0), (1.0, 2.0), (2.0, 1.0))]
+    grid += [
+        {"mode": "hybrid", "fusion": "rrf", "rrf_k": k, "weights": w}
+        for k in (2, 10, 60)
+        for w in ((1.0, 1.0), (1.0, 2.0), (2.0, 1.0))
+    ]
     return grid
 
 
@@ -50,7 +63,9 @@ class Candidate:
     embedder: str
     options: SearchOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
-    ndcg: list[float] = field(default_factory=list)  # nDCG@10 per question (reported; MRR@10 chooses)
+    ndcg: list[float] = field(
+        default_factory=list
+    )  # nDCG@10 per question (reported; MRR@10 chooses)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -71,11 +86,17 @@ class Candidate:
         return sum(picked) / len(picked) if picked else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "embedder": self.embedder, "setting": self.options.describe(),
-                "settings": self.options.settings(), MRR_METRIC: round(self.mean(MRR_METRIC), 4),
-                NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
-                "recall@1": round(self.mean("recall@1"), 4), "recall@5": round(self.mean("recall@5"), 4),
-                "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1)}
+        return {
+            "strategy": self.strategy,
+            "embedder": self.embedder,
+            "setting": self.options.describe(),
+            "settings": self.options.settings(),
+            MRR_METRIC: round(self.mean(MRR_METRIC), 4),
+            NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
+            "recall@1": round(self.mean("recall@1"), 4),
+            "recall@5": round(self.mean("recall@5"), 4),
+            "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1),
+        }
 
 
 @dataclass
@@ -83,12 +104,16 @@ class TuneResult:
     questions: list[Question]
     candidates: list[Candidate]
     folds: int
-    held_out: dict[str, list[float]]  # metric -> per-question values of the tuned choice on unseen folds
+    held_out: dict[
+        str, list[float]
+    ]  # metric -> per-question values of the tuned choice on unseen folds
     chosen: list[str]  # the label chosen in each fold
     winners: dict[str, Candidate]  # strategy -> its best candidate on all questions
     best: Candidate  # the best candidate on all questions (over every strategy)
     baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
-    decisions: list[Decision] = field(default_factory=list)  # per collection: save the tuned setting or keep
+    decisions: list[Decision] = field(
+        default_factory=list
+    )  # per collection: save the tuned setting or keep
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
@@ -99,14 +124,25 @@ class TuneResult:
 
     def to_dict(self) -> dict[str, Any]:
         n = len(self.questions)
-        out = {"questions": n, "folds": self.folds, "chosen_per_fold": self.chosen, "best": self.best.to_dict(),
-               "winners": {s: c.to_dict() for s, c in self.winners.items()}, "saved": self.saved,
-               "kept": [d.collection for d in self.decisions if not d.saved],
-               "decisions": [d.to_dict() for d in self.decisions], "left_out": dropped(self.left_out),
-               "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()}}
+        out = {
+            "questions": n,
+            "folds": self.folds,
+            "chosen_per_fold": self.chosen,
+            "best": self.best.to_dict(),
+            "winners": {s: c.to_dict() for s, c in self.winners.items()},
+            "saved": self.saved,
+            "kept": [d.collection for d in self.decisions if not d.saved],
+            "decisions": [d.to_dict() for d in self.decisions],
+            "left_out": dropped(self.left_out),
+            "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()},
+        }
         for name in self.baselines:
             mean, (lo, hi) = self.versus(name)
-            out[f"gain_vs_{name}"] = {"metric": MRR_METRIC, "difference": round(mean, 4), "ci95": [round(lo, 4), round(hi, 4)]}
+            out[f"gain_vs_{name}"] = {
+                "metric": MRR_METRIC,
+                "difference": round(mean, 4),
+                "ci95": [round(lo, 4), round(hi, 4)],
+            }
         return out
 
 
@@ -154,19 +190,29 @@ class Decision:
         if self.same:
             return f"its {default} is already the best setting on these questions"
         lo, hi = self.ci95
-        measured = (f"{self.tuned.options.describe()} vs its {default}: MRR@10 {self.gain:+.3f} "
-                    f"[{lo:+.3f}, {hi:+.3f}] cross-validated, {self.verdict}")
+        measured = (
+            f"{self.tuned.options.describe()} vs its {default}: MRR@10 {self.gain:+.3f} "
+            f"[{lo:+.3f}, {hi:+.3f}] cross-validated, {self.verdict}"
+        )
         if self.save:
             return measured
         return measured + "; a setting is saved only when its interval lies above 0"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"collection": self.collection, "strategy": self.tuned.strategy, "embedder": self.tuned.embedder,
-                "current": self.current.options.describe(), "current_is_tuned": self.tuned_before,
-                "tuned": self.tuned.options.describe(), "metric": MRR_METRIC, "difference": round(self.gain, 4),
-                "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)], "verdict": self.verdict,
-                "action": ("saved" if self.saved else "would save") if self.save else "kept",
-                "reason": self.reason()}
+        return {
+            "collection": self.collection,
+            "strategy": self.tuned.strategy,
+            "embedder": self.tuned.embedder,
+            "current": self.current.options.describe(),
+            "current_is_tuned": self.tuned_before,
+            "tuned": self.tuned.options.describe(),
+            "metric": MRR_METRIC,
+            "difference": round(self.gain, 4),
+            "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)],
+            "verdict": self.verdict,
+            "action": ("saved" if self.saved else "would save") if self.save else "kept",
+            "reason": self.reason(),
+        }
 
 
 def tune(
@@ -265,7 +311,9 @@ def _cross_validate(
     return held_out, chosen
 
 
-def _decide(index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int) -> Decision:
+def _decide(
+    index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int
+) -> Decision:
     """The collection's own cross-validated choice against its current default search."""
     current = _key(index.options(SearchOptions(k=MRR_DEPTH)))
     default = next(c for c in mine if _key(c.options) == current)
@@ -306,13 +354,17 @@ def _score_all(
     out = [Candidate(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
-            hits = index.search(q.question, cand.options)  # both sides are searched once per question
+            hits = index.search(
+                q.question, cand.options
+            )  # both sides are searched once per question
             result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
         if progress and (n % 50 == 0 or n == len(questions)):
-            progress(f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings")
+            progress(
+                f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings"
+            )
     return out
 
 
@@ -328,5 +380,11 @@ def assign_folds(n: int, folds: int, seed: int) -> list[int]:
 
 def _best(scored: list[Candidate], rows: list[int] | None = None) -> Candidate:
     """The highest MRR@10 on `rows` (recall@1 breaks ties, then the simpler setting)."""
-    return max(scored, key=lambda c: (round(c.mean(MRR_METRIC, rows), 9), round(c.mean("recall@1", rows), 9),
-                                      -scored.index(c)))
+    return max(
+        scored,
+        key=lambda c: (
+            round(c.mean(MRR_METRIC, rows), 9),
+            round(c.mean("recall@1", rows), 9),
+            -scored.index(c),
+        ),
+    )

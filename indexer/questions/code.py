@@ -31,10 +31,25 @@ from .simulate import (
 from .typing_noise import surface
 
 MIN_LINES = 3
-_CONTAINERS = {"class", "struct", "interface", "trait", "impl", "type", "enum", "object", "module", "record"}
-_COMMENT = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|/\*+(.*?)\*/|(?://+|#+|--)[ \t]?([^\n]*)', re.S)
+_CONTAINERS = {
+    "class",
+    "struct",
+    "interface",
+    "trait",
+    "impl",
+    "type",
+    "enum",
+    "object",
+    "module",
+    "record",
+}
+_COMMENT = re.compile(
+    r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|/\*+(.*?)\*/|(?://+|#+|--)[ \t]?([^\n]*)', re.S
+)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|testdata)/|(_test\.\w+|\.test\.\w+|\.spec\.\w+|(^|/)test_[^/]*)$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|testdata)/|(_test\.\w+|\.test\.\w+|\.spec\.\w+|(^|/)test_[^/]*)$"
+)
 # words of programming languages, not of what the code does
 KEYWORDS = set(
     "def class return if elif else for while in is not and or import from as with try except finally raise pass "
@@ -42,7 +57,8 @@ KEYWORDS = set(
     "public private protected static void int str bool float string number boolean any object func go package "
     "struct interface type impl fn pub mut use mod match enum trait where err error ctx context throw throws "
     "catch switch case break continue default extends implements super final abstract export require module "
-    "args kwargs len list dict set get val value result res ok".split())
+    "args kwargs len list dict set get val value result res ok".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +118,8 @@ def _signature(text: str, start: int, end: int, name: str) -> tuple[int, int] | 
         line = text[pos:line_end]
         stripped = line.strip()
         if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line) and not stripped.startswith(
-                ("#", "//", "/*", "*", "@", '"""', "'''")):
+            ("#", "//", "/*", "*", "@", '"""', "'''")
+        ):
             s = pos + len(line) - len(line.lstrip())
             return (s, s + len(stripped))
         pos = line_end + 1
@@ -136,8 +153,14 @@ def code_text(text: str) -> str:
     return comments(text) + " \n " + identifiers(text)
 
 
-def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Document, sym: Symbol,
-               doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+def code_query(
+    rng: random.Random,
+    vocab: Vocabulary,
+    knobs: Knobs,
+    doc: Document,
+    sym: Symbol,
+    doc_terms: DocumentTerms,
+) -> tuple[str, list[str]] | None:
     """A developer's query for a definition, and how it was made (tags): the symbol as
     typed, or words drawn like a prose query's — from the definition (its doc comment,
     its name, the identifiers it uses), its context (the class it belongs to, the file's
@@ -152,16 +175,28 @@ def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Documen
     context = _context_pool(vocab, dc, doc, sym, lang)
     for key in own:
         context.pop(key, None)
-    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, set(own) | set(context))}
-    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.code_noise),
-              "noise": knobs.code_noise}
+    pools = {
+        "passage": own,
+        "context": context,
+        "noise": doc_terms.pool(vocab, dc, set(own) | set(context)),
+    }
+    shares = {
+        "passage": knobs.passage,
+        "context": max(0.0, 1 - knobs.passage - knobs.code_noise),
+        "noise": knobs.code_noise,
+    }
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
     _name_kept(chosen, name)
     question, applied = surface(rng, _code_knobs(knobs, prose), chosen, prose, "code-" + lang)
     sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, ["code", "comment" if prose else "identifiers", *(f"{s}-terms" for s in sources), *applied]
+    return question, [
+        "code",
+        "comment" if prose else "identifiers",
+        *(f"{s}-terms" for s in sources),
+        *applied,
+    ]
 
 
 def _name_kept(chosen: list[tuple[str, Term]], name: dict[str, Term]) -> None:
@@ -211,4 +246,3 @@ def _symbol_query(rng: random.Random, doc: Document, sym: Symbol) -> tuple[str, 
     module = folder[-2] if len(folder) > 1 else doc.doc_id.rsplit(".", 1)[0]
     forms.append(f"{module} {sym.name}")
     return rng.choice(forms), ["code", "name"]
-

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 # what a question can target: a prose passage or a code definition
 Target = Passage | Symbol
 
-GENERATOR_VERSION = 3  # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise
+GENERATOR_VERSION = (
+    3  # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise
+)
 
 
 @dataclass
@@ -59,8 +61,10 @@ class QuestionSet:
         """Why fewer questions were made than asked for ("" when there are enough)."""
         if len(self.questions) >= self.requested:
             return ""
-        return (f"made {len(self.questions)} of the {self.requested} questions asked for: the documents hold "
-                f"{self.candidates} passages worth a question")
+        return (
+            f"made {len(self.questions)} of the {self.requested} questions asked for: the documents hold "
+            f"{self.candidates} passages worth a question"
+        )
 
     def to_jsonl(self) -> str:
         return "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in self.questions)
@@ -120,7 +124,9 @@ def make_questions(
     return result
 
 
-def path_list(paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str]) -> list[str | os.PathLike[str]]:
+def path_list(
+    paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+) -> list[str | os.PathLike[str]]:
     """One path or several, as a list."""
     return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
 
@@ -269,7 +275,9 @@ def _asker(llm: str, settings: Settings) -> OllamaQuestioner | None:
 
         from ..store import cache_folder
 
-        return OllamaQuestioner(llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db))
+        return OllamaQuestioner(
+            llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db)
+        )
     raise UsageError(f"--llm must be extractive or ollama:<model>, not {llm!r}")
 
 
@@ -372,5 +380,11 @@ def _record(
         span, (a0, a1), kind = (target.start, target.end), answer or target.answer, "definition"
     else:
         span, (a0, a1), kind = target.target, answer or (target.start, target.end), target.kind
-    return {"id": "", "question": question, "doc_id": doc.doc_id, "span": list(span), "answer": doc.text[a0:a1],
-            "tags": ["generated", generator, kind, *tags]}
+    return {
+        "id": "",
+        "question": question,
+        "doc_id": doc.doc_id,
+        "span": list(span),
+        "answer": doc.text[a0:a1],
+        "tags": ["generated", generator, kind, *tags],
+    }

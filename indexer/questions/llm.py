@@ -25,13 +25,17 @@ from .passages import Passage
 from .simulate import Vocabulary
 
 PROMPT_VERSION = 1  # in the cache's key: a new prompt asks again
-MAX_OVERLAP = 0.6  # share of a question's content words found in its passage (code: MAX_OVERLAP_CODE)
+MAX_OVERLAP = (
+    0.6  # share of a question's content words found in its passage (code: MAX_OVERLAP_CODE)
+)
 MAX_OVERLAP_CODE = 0.85  # a developer names identifiers of the code they look for
 MAX_RUN = 5  # words in a row copied from the passage
 MAX_WORDS = 40
 
-SYSTEM = ("You write the questions people type into the search box of a documentation site. "
-          "Reply in {language} with one JSON object and nothing else.")
+SYSTEM = (
+    "You write the questions people type into the search box of a documentation site. "
+    "Reply in {language} with one JSON object and nothing else."
+)
 USER = """<heading>{heading}</heading>
 <passage>
 {passage}
@@ -65,9 +69,11 @@ class QuestionStats:
     def summary(self) -> str:
         mean = sum(self.overlaps) / len(self.overlaps) if self.overlaps else 0.0
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(self.rejected.items())) or "none"
-        return (f"{self.backend}: {self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input and "
-                f"{self.output_tokens:,} output tokens; {self.accepted} questions accepted (mean word overlap with "
-                f"their passage {mean:.2f}), rejected: {why}")
+        return (
+            f"{self.backend}: {self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input and "
+            f"{self.output_tokens:,} output tokens; {self.accepted} questions accepted (mean word overlap with "
+            f"their passage {mean:.2f}), rejected: {why}"
+        )
 
 
 class OllamaQuestioner:
@@ -75,10 +81,17 @@ class OllamaQuestioner:
     temperature 0, fixed seed), validated and cached."""
 
     def __init__(self, model: str, host: str | None, cache_dir: Path | None) -> None:
-        self.client = ChatClient(model, host, purpose=" for questions", fallback=", or use --llm extractive",
-                                 missing="give the Ollama model: --llm ollama:gemma3:4b")
+        self.client = ChatClient(
+            model,
+            host,
+            purpose=" for questions",
+            fallback=", or use --llm extractive",
+            missing="give the Ollama model: --llm ollama:gemma3:4b",
+        )
         self.backend = self.client.backend
-        self.cache = ReplyCache(cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION)
+        self.cache = ReplyCache(
+            cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION
+        )
         self.stats = QuestionStats(self.backend)
         self.vocab = Vocabulary()
 
@@ -121,12 +134,16 @@ class OllamaQuestioner:
             return cached
         response = self.client.chat(
             SYSTEM.format(language=LANGUAGE_NAMES.get(lang, "the passage's language")),
-            (USER_CODE if code else USER).format(heading=heading, passage=passage), max_tokens=256, json=True,
+            (USER_CODE if code else USER).format(heading=heading, passage=passage),
+            max_tokens=256,
+            json=True,
         )
         self.stats.calls += 1
         self.stats.input_tokens += response.input_tokens
         self.stats.output_tokens += response.output_tokens
-        self.cache.put(model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens)
+        self.cache.put(
+            model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens
+        )
         return response.text
 
 
@@ -161,8 +178,10 @@ def parse_reply(reply: str) -> tuple[str, str]:
         return "", ""
     question = data.get("question")
     answer = data.get("answer")
-    return (" ".join(question.split()) if isinstance(question, str) else "",
-            answer.strip() if isinstance(answer, str) else "")
+    return (
+        " ".join(question.split()) if isinstance(question, str) else "",
+        answer.strip() if isinstance(answer, str) else "",
+    )
 
 
 def copied(vocab: Vocabulary, question: str, passage: str, lang: str) -> tuple[float, int]:

@@ -28,8 +28,10 @@ SEEDS = 3
 
 # What a reader of scores on made-up questions must know (docs/results.md, "Made-up
 # questions: do they choose like real ones?").
-CAVEAT = ("made-up questions reuse the documents' words: trust them to order strategies within a mode, "
-          "not to judge bm25 against the embedding (they favour bm25); choose the mode on real questions")
+CAVEAT = (
+    "made-up questions reuse the documents' words: trust them to order strategies within a mode, "
+    "not to judge bm25 against the embedding (they favour bm25); choose the mode on real questions"
+)
 
 
 @dataclass
@@ -55,14 +57,24 @@ class Generated:
         where = ", ".join(shown(r) for r in self.roots)
         made = self.made
         if made is None:
-            return (f"reused {self.count} made-up questions from {where} (the documents are unchanged), "
-                    f"kept in {shown(self.path)}")
-        sets = f" ({self.seeds} sets of seeds {made.seed}-{made.seed + self.seeds - 1}, pooled)" if self.seeds > 1 else ""
-        return (f"made {len(made.questions)} questions{sets} from {made.documents} document(s) in {where} in "
-                f"{made.seconds:.1f}s, kept in {shown(self.path)} and reused while the documents are unchanged")
+            return (
+                f"reused {self.count} made-up questions from {where} (the documents are unchanged), "
+                f"kept in {shown(self.path)}"
+            )
+        sets = (
+            f" ({self.seeds} sets of seeds {made.seed}-{made.seed + self.seeds - 1}, pooled)"
+            if self.seeds > 1
+            else ""
+        )
+        return (
+            f"made {len(made.questions)} questions{sets} from {made.documents} document(s) in {where} in "
+            f"{made.seconds:.1f}s, kept in {shown(self.path)} and reused while the documents are unchanged"
+        )
 
 
-def documents_of(strategies: list[str], settings: Settings, built_with: str | None = None) -> list[Path]:
+def documents_of(
+    strategies: list[str], settings: Settings, built_with: str | None = None
+) -> list[Path]:
     """The folders the named collections were built from (they must agree)."""
     from ..retrieval.collections import choose
 
@@ -73,14 +85,20 @@ def documents_of(strategies: list[str], settings: Settings, built_with: str | No
         entry = choose(store, strategy, built_with)
         sources.setdefault(tuple(entry.source), []).append(entry.strategy)
     if len(sources) > 1:
-        listing = "; ".join(f"{', '.join(names)} from {', '.join(src)}" for src, names in sources.items())
-        raise UsageError(f"the collections were built from different folders ({listing}); "
-                         "pass --corpus DIR to choose the documents to ask about")
+        listing = "; ".join(
+            f"{', '.join(names)} from {', '.join(src)}" for src, names in sources.items()
+        )
+        raise UsageError(
+            f"the collections were built from different folders ({listing}); "
+            "pass --corpus DIR to choose the documents to ask about"
+        )
     roots = [Path(p) for p in next(iter(sources))]
     gone = [str(r) for r in roots if not r.exists()]
     if gone:
-        raise QuestionSetError(f"the documents the collections were built from are gone ({', '.join(gone)}); "
-                               "pass --corpus DIR")
+        raise QuestionSetError(
+            f"the documents the collections were built from are gone ({', '.join(gone)}); "
+            "pass --corpus DIR"
+        )
     return roots
 
 

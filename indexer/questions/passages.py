@@ -39,8 +39,18 @@ _BOILERPLATE_HEADINGS = re.compile(
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
     r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
-    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır", re.I)
-_BOILERPLATE_FILES = {"license", "licence", "copying", "notice", "authors", "contributors", "copyright"}
+    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır",
+    re.I,
+)
+_BOILERPLATE_FILES = {
+    "license",
+    "licence",
+    "copying",
+    "notice",
+    "authors",
+    "contributors",
+    "copyright",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,17 +74,27 @@ def boilerplate_reason(doc: Document) -> str:
     stem = PurePosixPath(doc.doc_id).name.split(".")[0].lower().replace("-", "_")
     if stem in _BOILERPLATE_FILES or stem.startswith(("license_", "licence_", "copying_")):
         return f"{stem.upper()} file"
-    first = next((b for b in blocks_of(doc) if b.kind != "heading"), None) if doc.format != "code" else None
-    if first is not None and _LICENCE_TEXT.search(doc.text, first.start, first.end) and \
-            len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2:  # a licence from the top
+    first = (
+        next((b for b in blocks_of(doc) if b.kind != "heading"), None)
+        if doc.format != "code"
+        else None
+    )
+    if (
+        first is not None
+        and _LICENCE_TEXT.search(doc.text, first.start, first.end)
+        and len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2
+    ):  # a licence from the top
         return "licence text"
     return ""
 
 
 def _boilerplate_sections(doc: Document) -> set[int]:
     """Sections under a boilerplate heading (at any level of their path)."""
-    return {i for i, s in enumerate(doc.sections)
-            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))}
+    return {
+        i
+        for i, s in enumerate(doc.sections)
+        if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))
+    }
 
 
 def plain_words(text: str) -> list[str]:
@@ -87,8 +107,11 @@ def _link_heavy(text: str) -> bool:
     links = sum(m.end() - m.start() for m in _LINK.finditer(text))
     anchors = " ".join(m.group(1) or "" for m in _LINK.finditer(text))
     rest = _LINK.sub(" ", text)
-    return links > 0 and (links > 0.5 * len(text.strip()) or len(_WORDS.findall(rest)) < MIN_WORDS
-                          and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS)
+    return links > 0 and (
+        links > 0.5 * len(text.strip())
+        or len(_WORDS.findall(rest)) < MIN_WORDS
+        and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS
+    )
 
 
 def _codelike(text: str) -> bool:

@@ -38,23 +38,45 @@ def cached_questions(
     was made. `settings`, `encoding`, `progress`: as `make_questions` takes them."""
     paths = path_list(paths)
     found = discover(paths, include, exclude, max_file_size)
-    key = json.dumps({
-        "version": GENERATOR_VERSION, "n": n, "seed": seed, "llm": llm, "knobs": (knobs or Knobs()).to_dict(),
-        "files": sorted((f.doc_id, _content_hash(f.path)) for f in found.files),
-    }, sort_keys=True)
+    key = json.dumps(
+        {
+            "version": GENERATOR_VERSION,
+            "n": n,
+            "seed": seed,
+            "llm": llm,
+            "knobs": (knobs or Knobs()).to_dict(),
+            "files": sorted((f.doc_id, _content_hash(f.path)) for f in found.files),
+        },
+        sort_keys=True,
+    )
     path = Path(folder) / f"questions-{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
     if path.is_file():
         return path, None
-    made = make_questions(paths, n, seed=seed, llm=llm, knobs=knobs, include=include, exclude=exclude,
-                          max_file_size=max_file_size, encoding=encoding, settings=settings, progress=progress)
+    made = make_questions(
+        paths,
+        n,
+        seed=seed,
+        llm=llm,
+        knobs=knobs,
+        include=include,
+        exclude=exclude,
+        max_file_size=max_file_size,
+        encoding=encoding,
+        settings=settings,
+        progress=progress,
+    )
     if made.questions:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.write(path)
-        except OSError as exc:  # a read-only index folder: eval and tune still run, without keeping them
+        except (
+            OSError
+        ) as exc:  # a read-only index folder: eval and tune still run, without keeping them
             path = Path(tempfile.mkdtemp(prefix="indexer-questions-")) / path.name
             made.write(path)
-            made.notes.append(f"could not keep them in {folder} ({exc.strerror or exc}); written to {path}")
+            made.notes.append(
+                f"could not keep them in {folder} ({exc.strerror or exc}); written to {path}"
+            )
     return path, made
 
 
@@ -85,7 +107,9 @@ def pooled(
     total = _summed(questions, made, len(parts), seed)
     try:
         total.write(path)
-    except OSError:  # a read-only index folder: the parts went to a temporary folder, and so does this
+    except (
+        OSError
+    ):  # a read-only index folder: the parts went to a temporary folder, and so does this
         path = parts[0][0].with_name(path.name)
         total.write(path)
     return path, total if made else None
@@ -116,6 +140,13 @@ def _summed(
         return QuestionSet(questions, requested, "extractive", seed, 0, 0, [], seconds, notes)
     first = made[0]
     return QuestionSet(
-        questions, requested, first.generator, seed, first.documents, first.candidates,
-        first.skipped, seconds, notes,
+        questions,
+        requested,
+        first.generator,
+        seed,
+        first.documents,
+        first.candidates,
+        first.skipped,
+        seconds,
+        notes,
     )

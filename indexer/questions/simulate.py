@@ -27,8 +27,12 @@ from ..types import Document
 from .passages import Passage
 from .typing_noise import surface
 
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")  # 6'sı: one word
-COMMON_SHARE = 0.3  # a term in more than this share of a corpus's passages is treated as a stop word
+_TOKEN = re.compile(
+    r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?"
+)  # 6'sı: one word
+COMMON_SHARE = (
+    0.3  # a term in more than this share of a corpus's passages is treated as a stop word
+)
 _MIXED = re.compile(r"\d").search
 NUMBER_WEIGHT = 0.25  # people ask for a number more than they type it
 CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
@@ -48,7 +52,9 @@ class Knobs:
     length: float = 5.5  # mean number of content terms
     phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
     question: float = 0.0  # share of queries wrapped in a question frame (Turkish, English)
-    section_words: int = 150  # target: a section this short as a whole, else the passage's paragraph/table/list
+    section_words: int = (
+        150  # target: a section this short as a whole, else the passage's paragraph/table/list
+    )
     # how people type (the first two tuned too: each costs the embedding, not BM25, a little)
     shuffle: float = 0.25  # terms (phrases stay whole) in another order than the text's
     inflect: float = 0.15  # a term's inflection dropped
@@ -123,8 +129,14 @@ def _not_typed(raw: str) -> bool:
     return len(raw) > 24 or (not raw[0].isdigit() and bool(_MIXED(raw)))
 
 
-def pool(vocab: Vocabulary, text: str, lang: str, d: float, boost: float = 1.0,
-         weights: list[float] | None = None) -> dict[str, Term]:
+def pool(
+    vocab: Vocabulary,
+    text: str,
+    lang: str,
+    d: float,
+    boost: float = 1.0,
+    weights: list[float] | None = None,
+) -> dict[str, Term]:
     """Candidate terms of a text with their weights (tf × idf^d × boost); `weights` gives a
     weight per word position (a table row's key cell counts more than its values)."""
     surfaces: dict[str, str] = {}
@@ -148,8 +160,13 @@ def _position_weight(weights: list[float] | None, i: int) -> float:
     return weights[i] if weights and i < len(weights) else 1.0
 
 
-def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int,
-         phrase: float = 0.0) -> list[tuple[str, Term]]:
+def draw(
+    rng: random.Random,
+    pools: dict[str, dict[str, Term]],
+    shares: dict[str, float],
+    k: int,
+    phrase: float = 0.0,
+) -> list[tuple[str, Term]]:
     """k distinct words, each from a source chosen by its share (among the sources that
     still have terms), then a term of that source by weight; with probability `phrase` a
     term brings the word that follows it in its text (people remember phrases)."""
@@ -174,7 +191,9 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
     return out
 
 
-def _live(pools: dict[str, dict[str, Term]], shares: dict[str, float], taken: set[str]) -> list[str]:
+def _live(
+    pools: dict[str, dict[str, Term]], shares: dict[str, float], taken: set[str]
+) -> list[str]:
     """The sources with a share that still have terms not taken."""
     return [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
 
@@ -208,8 +227,11 @@ class DocumentTerms:
                 self.surface.setdefault(key, word)
 
     def pool(self, vocab: Vocabulary, d: float, exclude: set[str]) -> dict[str, Term]:
-        return {k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
-                for k, n in self.counts.items() if k not in exclude}
+        return {
+            k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
+            for k, n in self.counts.items()
+            if k not in exclude
+        }
 
 
 def prose_query(

@@ -16,7 +16,10 @@ _FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAI
 
 _TR_SUFFIXES = sorted(
     "lar ler ları leri ların lerin larda lerde lardan lerden larla lerle ında inde unda ünde ından inden undan ünden "
-    "ını ini unu ünü ına ine una üne nın nin nun nün dan den tan ten da de ta te".split(), key=len, reverse=True)
+    "ını ini unu ünü ına ine una üne nın nin nun nün dan den tan ten da de ta te".split(),
+    key=len,
+    reverse=True,
+)
 
 
 def uninflect(word: str, lang: str) -> str:
@@ -56,18 +59,37 @@ def tr_lower(text: str) -> str:
 
 
 _NUMBER = re.compile(r"\d|%|₺|\$|€|£|\bTL\b")
-_TIME = {"tr": re.compile(r"\b(gün|saat|hafta|ay|yıl|dakika|süre)\w*", re.I),
-         "en": re.compile(r"\b(days?|hours?|weeks?|months?|years?|minutes?|deadline|period)\b", re.I)}
-QUESTION_FRAMES = {
-    "tr": {"number": ["{q} ne kadar?", "{q} kaç?", "{q} ne kadar olur?"],
-           "time": ["{q} ne zaman?", "{q} kaç gün sürer?", "{q} ne kadar sürer?"],
-           "other": ["{q} nedir?", "{q} nasıl yapılır?", "{q} mümkün mü?", "{q} var mı?", "{q} hakkında bilgi"]},
-    "en": {"number": ["how much is the {q}?", "how many {q}?", "what is the {q}?"],
-           "time": ["how long does {q} take?", "when {q}?", "how long {q}?"],
-           "other": ["what is {q}?", "how do I {q}?", "can I {q}?", "which {q}?", "{q}?"]},
+_TIME = {
+    "tr": re.compile(r"\b(gün|saat|hafta|ay|yıl|dakika|süre)\w*", re.I),
+    "en": re.compile(r"\b(days?|hours?|weeks?|months?|years?|minutes?|deadline|period)\b", re.I),
 }
-_CODE_FRAMES = {"code-en": ["how does {q} work?", "where is {q} done?", "which function {q}?", "how is {q} handled?"],
-                "code-tr": ["{q} nasıl çalışıyor?", "{q} nerede yapılıyor?", "{q} hangi fonksiyonda?"]}
+QUESTION_FRAMES = {
+    "tr": {
+        "number": ["{q} ne kadar?", "{q} kaç?", "{q} ne kadar olur?"],
+        "time": ["{q} ne zaman?", "{q} kaç gün sürer?", "{q} ne kadar sürer?"],
+        "other": [
+            "{q} nedir?",
+            "{q} nasıl yapılır?",
+            "{q} mümkün mü?",
+            "{q} var mı?",
+            "{q} hakkında bilgi",
+        ],
+    },
+    "en": {
+        "number": ["how much is the {q}?", "how many {q}?", "what is the {q}?"],
+        "time": ["how long does {q} take?", "when {q}?", "how long {q}?"],
+        "other": ["what is {q}?", "how do I {q}?", "can I {q}?", "which {q}?", "{q}?"],
+    },
+}
+_CODE_FRAMES = {
+    "code-en": [
+        "how does {q} work?",
+        "where is {q} done?",
+        "which function {q}?",
+        "how is {q} handled?",
+    ],
+    "code-tr": ["{q} nasıl çalışıyor?", "{q} nerede yapılıyor?", "{q} hangi fonksiyonda?"],
+}
 QUESTION_FRAMES.update({k: {"number": v, "time": v, "other": v} for k, v in _CODE_FRAMES.items()})
 
 
@@ -86,8 +108,9 @@ def frame(rng: random.Random, terms: str, passage: str, lang: str) -> str:
     return first + text[1:]
 
 
-def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
-            ) -> tuple[str, list[str]]:
+def surface(
+    rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
+) -> tuple[str, list[str]]:
     """The query text of the chosen terms as a person types it, and the noise applied."""
     applied = []
     words = [t.surface for _, t in chosen]  # (acronyms keep their capitals: see Vocabulary.terms)
