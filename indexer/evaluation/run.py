@@ -256,8 +256,9 @@ def evaluate(
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections: for each embedder of `built_with`, the collections built with it (None:
-    the one each strategy is read with, `collections.choose`). Collections built from other versions of the documents than the ones
-    the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    the one each strategy is read with, `collections.choose`). Collections built from
+    other versions of the documents than the ones the questions are resolved against are
+    listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
     (`left_out`; `coverage.covered`: an error when a collection holds none of them).
     `budget` (one or several token budgets): hits in rank order up to the first, and
@@ -305,8 +306,8 @@ def _checked_options(
         if mode not in MODES:
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     budgets = check_budgets((budget,) if isinstance(budget, int) else tuple(budget or ()))
-    names = list(dict.fromkeys(collection_name(s) for s in strategies))
     for a, b in compare:
+        names = list(dict.fromkeys(collection_name(s) for s in strategies))
         compare_pairs(a, b, names, list(modes))
     return cutoffs, budgets
 
