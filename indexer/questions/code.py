@@ -27,6 +27,7 @@ from .simulate import (
     merge,
     pool,
     query_length,
+    source_tags,
 )
 from .typing_noise import surface
 
@@ -189,14 +190,10 @@ def code_query(
     if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
     _name_kept(chosen, name)
-    question, applied = surface(rng, _code_knobs(knobs, prose), chosen, prose, "code-" + lang)
-    sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, [
-        "code",
-        "comment" if prose else "identifiers",
-        *(f"{s}-terms" for s in sources),
-        *applied,
-    ]
+    words = [t.surface for _, t in chosen]
+    question, applied = surface(rng, _code_knobs(knobs, prose), words, prose, "code-" + lang)
+    kind = "comment" if prose else "identifiers"
+    return question, ["code", kind, *source_tags(chosen), *applied]
 
 
 def _name_kept(chosen: list[tuple[str, Term]], name: dict[str, Term]) -> None:

@@ -263,9 +263,14 @@ def prose_query(
     # as the words come (heading first)
     order = {k: i for i, k in enumerate(list(context) + list(own))}
     chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
-    question, applied = surface(rng, knobs, chosen, answer, lang)
+    question, applied = surface(rng, knobs, [t.surface for _, t in chosen], answer, lang)
+    return question, [*source_tags(chosen), *applied]
+
+
+def source_tags(chosen: list[tuple[str, Term]]) -> list[str]:
+    """`context-terms`, `noise-terms`: the sources besides the passage the terms came from."""
     sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, [*(f"{s}-terms" for s in sources), *applied]
+    return [f"{s}-terms" for s in sources]
 
 
 def _too_thin(chosen: list[tuple[str, Term]]) -> bool:

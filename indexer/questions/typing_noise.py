@@ -7,10 +7,24 @@ from __future__ import annotations
 
 import random
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .simulate import Knobs, Term
+
+class TypingKnobs(Protocol):
+    """The chances of each way of typing (`simulate.Knobs` holds them)."""
+
+    @property
+    def shuffle(self) -> float: ...
+
+    @property
+    def inflect(self) -> float: ...
+
+    @property
+    def question(self) -> float: ...
+
+    @property
+    def ascii(self) -> float: ...
+
 
 _FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAIU")
 
@@ -109,11 +123,12 @@ def frame(rng: random.Random, terms: str, passage: str, lang: str) -> str:
 
 
 def surface(
-    rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
+    rng: random.Random, knobs: TypingKnobs, chosen: list[str], passage: str, lang: str
 ) -> tuple[str, list[str]]:
-    """The query text of the chosen terms as a person types it, and the noise applied."""
+    """The query text of the chosen terms (their words, in order) as a person types it,
+    and the noise applied."""
     applied = []
-    words = [t.surface for _, t in chosen]  # (acronyms keep their capitals: see Vocabulary.terms)
+    words = list(chosen)  # (acronyms keep their capitals: see Vocabulary.terms)
     if _shuffled(rng, knobs.shuffle, words):
         applied.append("shuffled")
     if _uninflected(rng, knobs.inflect, words, lang):
