@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from indexer.questions.generate import allocate, cached_questions, make_questions
+from indexer.questions.generate import allocate, make_questions
+from indexer.questions.reuse import cached_questions
 from indexer.evaluation.sets import load_questions, resolve
 from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents

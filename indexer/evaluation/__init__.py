@@ -5,4 +5,13 @@ the search settings by cross-validation."""
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import Evaluation, Row, evaluate
 
-__all__ = ["Evaluation", "MRR_METRIC", "NDCG_METRIC", "Question", "Row", "evaluate", "load_questions", "resolve"]
+__all__ = [
+    "Evaluation",
+    "MRR_METRIC",
+    "NDCG_METRIC",
+    "Question",
+    "Row",
+    "evaluate",
+    "load_questions",
+    "resolve",
+]

@@ -44,8 +44,13 @@ class RowAdvice:
     tied: bool  # the interval reaches 0: not separable from the best
 
     def to_dict(self) -> dict[str, Any]:
-        return {"row": self.label, MRR_METRIC: round(self.mrr, 4), "difference": round(self.difference, 4),
-                "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)], "tied": self.tied}
+        return {
+            "row": self.label,
+            MRR_METRIC: round(self.mrr, 4),
+            "difference": round(self.difference, 4),
+            "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)],
+            "tied": self.tied,
+        }
 
 
 @dataclass
@@ -78,61 +83,100 @@ class Advice:
     def verdict(self) -> str:
         """One line: the winner, or the tied rows and that any of them will do."""
         if self.winner:
-            return (f"winner on these made-up questions: {self.winner} (MRR@10 {self.rows[0].mrr:.3f}; every other "
-                    "row is below it beyond noise, paired 95% interval)")
-        shown = ", ".join(self.tied[:8]) + (f" and {len(self.tied) - 8} more" if len(self.tied) > 8 else "")
-        return (f"no winner: {len(self.tied)} rows are tied with the best within noise ({shown}); "
-                f"these {self.questions} made-up questions cannot tell them apart, any of them will do")
+            return (
+                f"winner on these made-up questions: {self.winner} (MRR@10 {self.rows[0].mrr:.3f}; every other "
+                "row is below it beyond noise, paired 95% interval)"
+            )
+        shown = ", ".join(self.tied[:8]) + (
+            f" and {len(self.tied) - 8} more" if len(self.tied) > 8 else ""
+        )
+        return (
+            f"no winner: {len(self.tied)} rows are tied with the best within noise ({shown}); "
+            f"these {self.questions} made-up questions cannot tell them apart, any of them will do"
+        )
 
     def bias_line(self) -> str:
         """The mode comparison with the measured bias of made-up questions taken off."""
         gap = self.mode_gap
-        measured = (f"{LEXICAL_BIAS:.2f} more than people's questions ({LEXICAL_BIAS_RANGE[0]:+.2f} to "
-                    f"{LEXICAL_BIAS_RANGE[1]:+.2f} on {BIAS_SETS} bench sets)")
+        measured = (
+            f"{LEXICAL_BIAS:.2f} more than people's questions ({LEXICAL_BIAS_RANGE[0]:+.2f} to "
+            f"{LEXICAL_BIAS_RANGE[1]:+.2f} on {BIAS_SETS} bench sets)"
+        )
         if gap is None:
             return f"made-up questions favour bm25 over the embedding by about {measured} in MRR@10"
-        return (f"bm25 - embedding here: {gap:+.3f} MRR@10; made-up questions favour bm25 by about {measured}, "
-                f"so with people's questions expect about {gap - LEXICAL_BIAS:+.2f}; choose the mode on real "
-                "questions")
+        return (
+            f"bm25 - embedding here: {gap:+.3f} MRR@10; made-up questions favour bm25 by about {measured}, "
+            f"so with people's questions expect about {gap - LEXICAL_BIAS:+.2f}; choose the mode on real "
+            "questions"
+        )
 
     def lines(self) -> list[str]:
         return [self.verdict(), self.bias_line()]
 
     def text(self) -> str:
         """The rows ranked on the made-up questions, each marked tied or not, then `lines`."""
-        rows = [[r.label, f"{r.mrr:.3f}", "best" if i == 0 else f"{r.difference:+.3f}",
-                 "" if i == 0 else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]",
-                 "tied" if r.tied and i else ""] for i, r in enumerate(self.rows)]
-        title = (f"made-up questions: each row against the best, paired over the same {self.questions} questions "
-                 "(95% bootstrap interval); an interval reaching 0 is a tie")
-        return table(["row", "MRR@10", "- best", "95% interval", "within noise"], rows, title) + "\n\n" + \
-            "\n".join(self.lines())
+        rows = [
+            [
+                r.label,
+                f"{r.mrr:.3f}",
+                "best" if i == 0 else f"{r.difference:+.3f}",
+                "" if i == 0 else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]",
+                "tied" if r.tied and i else "",
+            ]
+            for i, r in enumerate(self.rows)
+        ]
+        title = (
+            f"made-up questions: each row against the best, paired over the same {self.questions} questions "
+            "(95% bootstrap interval); an interval reaching 0 is a tie"
+        )
+        return (
+            table(["row", "MRR@10", "- best", "95% interval", "within noise"], rows, title)
+            + "\n\n"
+            + "\n".join(self.lines())
+        )
 
     def to_dict(self) -> dict[str, Any]:
         gap = self.mode_gap
-        return {"questions": self.questions, "best": self.best, "winner": self.winner, "tied": self.tied,
-                "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict(),
-                "modes": {m: round(v, 4) for m, v in self.modes.items()},
-                "bm25_minus_embedding": None if gap is None else round(gap, 4), "lexical_bias": LEXICAL_BIAS,
-                "lexical_bias_range": list(LEXICAL_BIAS_RANGE),
-                "bm25_minus_embedding_corrected": None if gap is None else round(gap - LEXICAL_BIAS, 4)}
+        return {
+            "questions": self.questions,
+            "best": self.best,
+            "winner": self.winner,
+            "tied": self.tied,
+            "rows": [r.to_dict() for r in self.rows],
+            "verdict": self.verdict(),
+            "modes": {m: round(v, 4) for m, v in self.modes.items()},
+            "bm25_minus_embedding": None if gap is None else round(gap, 4),
+            "lexical_bias": LEXICAL_BIAS,
+            "lexical_bias_range": list(LEXICAL_BIAS_RANGE),
+            "bm25_minus_embedding_corrected": None if gap is None else round(gap - LEXICAL_BIAS, 4),
+        }
 
 
 def advice_of(ev: Evaluation) -> Advice:
     """The advice on an evaluation's strategy/mode rows (`strategy (embedder)/mode` when
     several embedders were evaluated)."""
     several = len({r.embedder for r in ev.rows}) > 1
-    return advise({(f"{r.strategy} ({r.embedder})/{r.mode}" if several else r.label): r.per_question(MRR_METRIC)
-                   for r in ev.rows})
+    return advise(
+        {
+            (f"{r.strategy} ({r.embedder})/{r.mode}" if several else r.label): r.per_question(
+                MRR_METRIC
+            )
+            for r in ev.rows
+        }
+    )
 
 
 def tune_advice(result: TuneResult) -> Advice:
     """The advice on `tune`'s settings (every candidate, in-sample), modes from their options."""
-    return advise({c.label: c.values(MRR_METRIC) for c in result.candidates},
-                  {c.label: c.options.mode for c in result.candidates})
+    return advise(
+        {c.label: c.values(MRR_METRIC) for c in result.candidates},
+        {c.label: c.options.mode for c in result.candidates},
+    )
 
 
-def advise(per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str] | None = None) -> Advice:
+def advise(
+    per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str | None] | None = None
+) -> Advice:
     """The advice from each row's per-question MRR@10, the lists paired question by
     question. `modes` gives each row's search mode (default: what follows the last `/` of
     a `strategy/mode` label) for the mode comparison."""
@@ -143,10 +187,24 @@ def advise(per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str]
     best = per_question[order[0]]
     paired = paired_differences({k: per_question[k] for k in order[1:]}, best)
     rows = [RowAdvice(order[0], means[order[0]], 0.0, (0.0, 0.0), True)]
-    rows += [RowAdvice(k, means[k], paired[k][0], paired[k][1], paired[k][1][1] >= 0) for k in order[1:]]
+    rows += [
+        RowAdvice(k, means[k], paired[k][0], paired[k][1], paired[k][1][1] >= 0) for k in order[1:]
+    ]
+    return Advice(rows, len(best), _mode_means(means, modes))
+
+
+def _mode_means(
+    means: dict[str, float], modes: Mapping[str, str | None] | None
+) -> dict[str, float]:
+    """mode -> the mean of its rows' means (rows without a mode left out)."""
     by_mode: dict[str, list[float]] = {}
     for label, value in means.items():
-        mode = modes.get(label) if modes is not None else (label.rsplit("/", 1)[1] if "/" in label else None)
+        mode = modes.get(label) if modes is not None else _label_mode(label)
         if mode:
             by_mode.setdefault(mode, []).append(value)
-    return Advice(rows, len(best), {m: sum(v) / len(v) for m, v in by_mode.items()})
+    return {m: sum(v) / len(v) for m, v in by_mode.items()}
+
+
+def _label_mode(label: str) -> str | None:
+    """The mode of a `strategy/mode` label (None without a `/`)."""
+    return label.rsplit("/", 1)[1] if "/" in label else None

@@ -69,7 +69,9 @@ class BeirImport:
     judgements: int = 0  # (query, document) pairs kept as targets
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
-    examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few ids or line numbers
+    examples: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # reason -> a few ids or line numbers
     firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
 
     def saw(self, what: str, value: str) -> None:
@@ -88,11 +90,20 @@ class BeirImport:
             shown.append(example)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": str(self.source), "folder": str(self.folder), "questions_file": str(self.questions_path),
-                "split": self.split, "documents": self.documents, "questions": self.questions,
-                "judgements": self.judgements, "grades": {str(g): n for g, n in sorted(self.grades.items())},
-                "skipped": [{"reason": r, "count": n, "examples": self.examples.get(r, [])}
-                            for r, n in self.skipped.items()]}
+        return {
+            "source": str(self.source),
+            "folder": str(self.folder),
+            "questions_file": str(self.questions_path),
+            "split": self.split,
+            "documents": self.documents,
+            "questions": self.questions,
+            "judgements": self.judgements,
+            "grades": {str(g): n for g, n in sorted(self.grades.items())},
+            "skipped": [
+                {"reason": r, "count": n, "examples": self.examples.get(r, [])}
+                for r, n in self.skipped.items()
+            ],
+        }
 
 
 def find_file(source: Path, name: str) -> Path:
@@ -104,8 +115,10 @@ def find_file(source: Path, name: str) -> Path:
         splits = sorted({p.name.split(".")[0] for p in (source / "qrels").glob("*.tsv*")})
         have = f"; splits there: {', '.join(splits)} (pick one with --split)" if splits else ""
         raise QuestionSetError(f"{source} has no {name} (nor {name}.gz){have}")
-    raise QuestionSetError(f"{source} has no {name} (nor {name}.gz): is it a BEIR folder (corpus.jsonl, "
-                           "queries.jsonl, qrels/test.tsv)?")
+    raise QuestionSetError(
+        f"{source} has no {name} (nor {name}.gz): is it a BEIR folder (corpus.jsonl, "
+        "queries.jsonl, qrels/test.tsv)?"
+    )
 
 
 def _lines(path: Path, report: BeirImport) -> Iterator[tuple[int, str]]:
@@ -135,15 +148,18 @@ def _records(path: Path, what: str, report: BeirImport) -> Iterator[dict]:
         except ValueError:
             data = None
         if not isinstance(data, dict) or data.get("_id") in (None, ""):
-            report.skip(f"{what} lines that are not a JSON object with an _id", f"{path.name}:{number}")
+            report.skip(
+                f"{what} lines that are not a JSON object with an _id", f"{path.name}:{number}"
+            )
             continue
         report.saw(what, str(data["_id"])[:40])
         yield data
 
 
 QRELS_LINE = "query, document, grade"
-QRELS_FORMAT = ("a qrels line's fields are split on tabs and spaces: query doc grade, "
-                "or query 0 doc grade")
+QRELS_FORMAT = (
+    "a qrels line's fields are split on tabs and spaces: query doc grade, or query 0 doc grade"
+)
 
 
 def read_qrels(path: Path, report: BeirImport) -> dict[str, dict[str, int]]:
@@ -198,8 +214,13 @@ def _document_text(record: dict) -> str:
     return f"# {title}\n" if title else (f"{text}\n" if text else "")
 
 
-def write_corpus(path: Path, folder: Path, judged: set[str], report: BeirImport,
-                 progress: Callable[[str], None] | None = None) -> dict[str, str]:
+def write_corpus(
+    path: Path,
+    folder: Path,
+    judged: set[str],
+    report: BeirImport,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, str]:
     """Write every corpus record as FOLDER/<name>.md as it is read; return the file name of
     each judged document found."""
     fold_case = not _case_sensitive(folder)
@@ -240,27 +261,18 @@ def import_beir(
     `split` into `questions` (default FOLDER/questions.jsonl). An interrupted import
     leaves nothing half-written behind."""
     source, folder = Path(source), Path(folder)
-    corpus_path, queries_path = find_file(source, "corpus.jsonl"), find_file(source, "queries.jsonl")
+    corpus_path, queries_path = (
+        find_file(source, "corpus.jsonl"),
+        find_file(source, "queries.jsonl"),
+    )
     qrels_path = find_file(source, f"qrels/{split}.tsv")
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise UsageError(f"{folder} is not an empty folder; import into a new one")
-    if not folder.parent.is_dir():
-        raise UsageError(f"the folder of {folder} does not exist; create it first")
-    out_questions = Path(questions) if questions else folder / "questions.jsonl"
-    if questions and out_questions.exists():
-        raise UsageError(f"{out_questions} exists already; remove it or write the questions elsewhere")
+    out_questions = _destination(folder, questions)
     inside = out_questions.resolve().parent == folder.resolve()
-    if not inside and not out_questions.parent.is_dir():
-        raise UsageError(f"the folder of {out_questions} does not exist; create it first")
-    if inside and format_of(out_questions.name)[0]:
-        raise UsageError(f"{out_questions} would be read as a document of {folder}; name it .jsonl")
+    partial = out_questions.with_name(f".{out_questions.name}.partial")
     report = BeirImport(source, folder, out_questions, split)
     qrels = read_qrels(qrels_path, report)
     if not qrels:
-        bad = report.examples.get(f"qrels lines that are not {QRELS_LINE}")
-        unparsed = f" (not parsed: {', '.join(bad)})" if bad else ""
-        raise QuestionSetError(f"{qrels_path} holds no judgement with a grade above 0; its first "
-                               f"lines: {report.shown('qrels')}{unparsed}; {QRELS_FORMAT}")
+        raise _no_judgement(report, qrels_path)
     asked = _read_queries(queries_path, qrels, report)
     judged = {doc for q in asked for doc in qrels[q]}
     staging = folder.parent / f".{folder.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -270,24 +282,67 @@ def import_beir(
         lines = _question_lines(asked, qrels, names, report)
         if not lines:
             raise nothing_matches(report, qrels_path, queries_path, corpus_path, bool(asked))
-        target = staging / out_questions.name if inside else out_questions.with_name(f".{out_questions.name}.partial")
-        with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            fh.writelines(lines)
-        if folder.exists():
-            folder.rmdir()
-        os.replace(staging, folder)
-        if not inside:
-            os.replace(target, out_questions)
+        _publish(lines, staging, folder, out_questions, partial, inside)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if not inside:
-            out_questions.with_name(f".{out_questions.name}.partial").unlink(missing_ok=True)
+            partial.unlink(missing_ok=True)
         raise
     return report
 
 
-def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path,
-                    asked: bool) -> QuestionSetError:
+def _destination(folder: Path, questions: str | os.PathLike[str] | None) -> Path:
+    """Where the questions go (default FOLDER/questions.jsonl), once the folder to import
+    into is checked: new or empty, its parent there, and the questions file new, in an
+    existing folder, and not a document of FOLDER."""
+    _check_folder(folder)
+    out = Path(questions) if questions else folder / "questions.jsonl"
+    if questions and out.exists():
+        raise UsageError(f"{out} exists already; remove it or write the questions elsewhere")
+    inside = out.resolve().parent == folder.resolve()
+    if not inside and not out.parent.is_dir():
+        raise UsageError(f"the folder of {out} does not exist; create it first")
+    if inside and format_of(out.name)[0]:
+        raise UsageError(f"{out} would be read as a document of {folder}; name it .jsonl")
+    return out
+
+
+def _check_folder(folder: Path) -> None:
+    """The folder to import into must be new or empty, in a folder that exists."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"{folder} is not an empty folder; import into a new one")
+    if not folder.parent.is_dir():
+        raise UsageError(f"the folder of {folder} does not exist; create it first")
+
+
+def _no_judgement(report: BeirImport, qrels_path: Path) -> QuestionSetError:
+    """The error when the qrels hold no judgement with a grade above 0."""
+    bad = report.examples.get(f"qrels lines that are not {QRELS_LINE}")
+    unparsed = f" (not parsed: {', '.join(bad)})" if bad else ""
+    return QuestionSetError(
+        f"{qrels_path} holds no judgement with a grade above 0; its first "
+        f"lines: {report.shown('qrels')}{unparsed}; {QRELS_FORMAT}"
+    )
+
+
+def _publish(
+    lines: list[str], staging: Path, folder: Path, out: Path, partial: Path, inside: bool
+) -> None:
+    """Write the questions (into the staging folder, or beside `out` as `partial`), then
+    move the staging folder into place as `folder`, and the questions to `out`."""
+    target = staging / out.name if inside else partial
+    with open(target, "w", encoding="utf-8", newline="\n") as fh:
+        fh.writelines(lines)
+    if folder.exists():
+        folder.rmdir()
+    os.replace(staging, folder)
+    if not inside:
+        os.replace(target, out)
+
+
+def nothing_matches(
+    report: BeirImport, qrels: Path, queries: Path, corpus: Path, asked: bool
+) -> QuestionSetError:
     """The error when no judgement names a query and a document the files hold: what was
     read of each, side by side."""
     kind, holder = ("document", corpus) if asked else ("query", queries)
@@ -296,10 +351,13 @@ def nothing_matches(report: BeirImport, qrels: Path, queries: Path, corpus: Path
         f"no question of {report.split} has a judged document in {corpus.name}: {missing}; "
         f"{qrels.name} begins {report.shown('qrels')}; "
         f"{queries.name} holds ids {report.shown('queries')} (the first); "
-        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}")
+        f"{corpus.name} holds ids {report.shown('corpus')} (the first); {QRELS_FORMAT}"
+    )
 
 
-def _read_queries(path: Path, qrels: dict[str, dict[str, int]], report: BeirImport) -> dict[str, str]:
+def _read_queries(
+    path: Path, qrels: dict[str, dict[str, int]], report: BeirImport
+) -> dict[str, str]:
     """query id -> text, for the queries judged in the split, in the file's order."""
     asked: dict[str, str] = {}
     seen: set[str] = set()
@@ -323,23 +381,41 @@ def _read_queries(path: Path, qrels: dict[str, dict[str, int]], report: BeirImpo
     return asked
 
 
-def _question_lines(asked: dict[str, str], qrels: dict[str, dict[str, int]], names: dict[str, str],
-                    report: BeirImport) -> list[str]:
+def _question_lines(
+    asked: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    names: dict[str, str],
+    report: BeirImport,
+) -> list[str]:
+    """A question record per query with a judged document in the corpus (best grade first)."""
     lines = []
     for qid, text in asked.items():
-        targets = []
-        for doc, grade in qrels[qid].items():
-            if doc in names:
-                targets.append({"doc_id": names[doc], "grade": grade})
-            else:
-                report.skip("judgements of documents not in the corpus", f"{qid}/{doc}")
+        targets = _judged(qid, qrels[qid], names, report)
         if not targets:
             report.skip("queries left with no judged document in the corpus", qid)
             continue
-        targets.sort(key=lambda t: (-t["grade"], t["doc_id"]))
-        for t in targets:
-            report.grades[t["grade"]] += 1
+        for _, grade in targets:
+            report.grades[grade] += 1
         report.judgements += len(targets)
         report.questions += 1
-        lines.append(json.dumps({"id": qid, "question": text, "targets": targets}, ensure_ascii=False) + "\n")
+        record = {
+            "id": qid,
+            "question": text,
+            "targets": [{"doc_id": doc, "grade": grade} for doc, grade in targets],
+        }
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return lines
+
+
+def _judged(
+    qid: str, grades: dict[str, int], names: dict[str, str], report: BeirImport
+) -> list[tuple[str, int]]:
+    """A query's judged documents the corpus holds, as (file name, grade), best grade first;
+    the others are reported."""
+    targets = []
+    for doc, grade in grades.items():
+        if doc in names:
+            targets.append((names[doc], grade))
+        else:
+            report.skip("judgements of documents not in the corpus", f"{qid}/{doc}")
+    return sorted(targets, key=lambda t: (-t[1], t[0]))

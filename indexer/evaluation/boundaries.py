@@ -24,8 +24,8 @@ def stored_boundaries(
     they are now (chunks of documents no longer there, or changed since the build, are
     measured against what is there)."""
     store = Store(settings_for(settings))
-    _, docs = load_documents([corpus])
-    docs = list(docs)
+    _, stream = load_documents([corpus])
+    docs = list(stream)
     out: dict[tuple[str, str], BoundaryStats] = {}
     for embedder in built_with:
         for strategy in strategies:

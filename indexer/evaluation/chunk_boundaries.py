@@ -26,11 +26,15 @@ all of it.
 from __future__ import annotations
 
 import bisect
+import os
 import weakref
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..chunkers import StrategySpec
 
 from ..loaders.markdown import blocks_of
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings
@@ -38,7 +42,15 @@ from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
 
-KINDS = ("word", "sentence", "table", "row", "code", "item", "function")  # what an edge can fall inside
+KINDS = (
+    "word",
+    "sentence",
+    "table",
+    "row",
+    "code",
+    "item",
+    "function",
+)  # what an edge can fall inside
 WHOLE = ("table", "code", "item", "function")  # what can be kept whole
 _SENTENCE_UNITS = {"sentence", "heading", "item"}
 _SPANS_OF = {"table": "table", "code": "code", "list": "item"}
@@ -76,20 +88,26 @@ def structure_of(doc: Document) -> Structure:
     if doc.format == "code":
         spans["function"] = _functions(doc)
     else:
-        for block in blocks_of(doc):
-            kind = _SPANS_OF.get(block.kind)
-            if kind == "item":
-                spans["item"].extend(block.parts or ((block.start, block.end),))
-            elif kind:
-                spans[kind].append((block.start, block.end))
-            if block.kind == "table":
-                spans["row"].extend(block.parts)
-        spans["sentence"] = [(u.start, u.end) for u in sentence_units(doc) if u.kind in _SENTENCE_UNITS]
+        _add_prose(doc, spans)
     spans = {k: sorted(v) for k, v in spans.items()}
     wholes = {k: spans[k] for k in WHOLE}
     spans["function"] = _outermost(spans["function"])
     structure = _cache[doc] = Structure(doc.text, spans, wholes)
     return structure
+
+
+def _add_prose(doc: Document, spans: dict[str, list[tuple[int, int]]]) -> None:
+    """A prose document's tables, rows, code blocks, list items and sentences, into `spans`."""
+    for block in blocks_of(doc):
+        kind = _SPANS_OF.get(block.kind)
+        if kind == "item":
+            spans["item"].extend(block.parts or ((block.start, block.end),))
+        elif kind:
+            spans[kind].append((block.start, block.end))
+        if block.kind == "table":
+            spans["row"].extend(block.parts)
+    units = sentence_units(doc)
+    spans["sentence"] = [(u.start, u.end) for u in units if u.kind in _SENTENCE_UNITS]
 
 
 def _functions(doc: Document) -> list[tuple[int, int]]:
@@ -100,7 +118,9 @@ def _functions(doc: Document) -> list[tuple[int, int]]:
     tree = outline(doc)
     if tree is None:
         return []
-    return [(d.start, d.end) for d in walk(tree.definitions) if d.category in ("function", "method")]
+    return [
+        (d.start, d.end) for d in walk(tree.definitions) if d.category in ("function", "method")
+    ]
 
 
 def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -137,10 +157,10 @@ class BoundaryStats:
     strategy: str = ""
     documents: int = 0
     chunks: int = 0
-    ends: Counter = field(default_factory=Counter)  # kind -> chunk ends inside one
-    starts: Counter = field(default_factory=Counter)  # kind -> chunk starts inside one
-    kept: Counter = field(default_factory=Counter)  # kind -> structures kept whole
-    present: Counter = field(default_factory=Counter)  # kind -> structures in the documents
+    ends: Counter[str] = field(default_factory=Counter)  # kind -> chunk ends inside one
+    starts: Counter[str] = field(default_factory=Counter)  # kind -> chunk starts inside one
+    kept: Counter[str] = field(default_factory=Counter)  # kind -> structures kept whole
+    present: Counter[str] = field(default_factory=Counter)  # kind -> structures in the documents
 
     def add(self, doc: Document, chunks: list[Chunk]) -> None:
         """Count one document's chunks (all of them, in any order)."""
@@ -187,15 +207,23 @@ def measure(docs: Iterable[Document], chunks: Iterable[Chunk], strategy: str = "
     return stats
 
 
-def boundaries(paths, strategies, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-               max_file_size: int = DEFAULT_MAX_FILE_SIZE, encoding: str | None = None, *,
-               settings: Settings | None = None) -> dict[str, BoundaryStats]:
+def boundaries(
+    paths: Iterable[str | os.PathLike[str]],
+    strategies: Iterable[str | StrategySpec],
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    encoding: str | None = None,
+    *,
+    settings: Settings | None = None,
+) -> dict[str, BoundaryStats]:
     """Chunk a corpus (as `indexer.chunk` does; same options) and measure every
     strategy's boundary quality: {strategy name: BoundaryStats}."""
     from ..indexing.pipeline import iter_chunks
 
-    _, stats, stream = iter_chunks(list(paths), list(strategies), include, exclude, max_file_size, encoding,
-                                   settings=settings)
+    _, stats, stream = iter_chunks(
+        list(paths), list(strategies), include, exclude, max_file_size, encoding, settings=settings
+    )
     out = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:
         out[name].add(doc, chunks)
@@ -203,26 +231,42 @@ def boundaries(paths, strategies, include: tuple[str, ...] = (), exclude: tuple[
 
 
 # -- for people: the columns `indexer chunk` and `indexer eval --boundaries` print -------------
-_INSIDE = {"word": "inWord", "sentence": "inSent", "table": "inTable", "row": "inRow", "code": "inCode",
-           "item": "inItem", "function": "inFunc"}
+_INSIDE = {
+    "word": "inWord",
+    "sentence": "inSent",
+    "table": "inTable",
+    "row": "inRow",
+    "code": "inCode",
+    "item": "inItem",
+    "function": "inFunc",
+}
 _WHOLE = {"table": "tables", "code": "code", "item": "items", "function": "funcs"}
-LEGEND = ("in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
-          "tables/code/items/funcs: kept whole by one chunk")
+LEGEND = (
+    "in*: share of chunk ends inside a word, sentence, table, table row, code block, list item, function; "
+    "tables/code/items/funcs: kept whole by one chunk"
+)
 
 
 def columns(stats: list[BoundaryStats]) -> tuple[list[str], list[list[str]]]:
     """Column headers and, per strategy, its cells: the share of chunk ends inside each
     kind of structure the documents have (words and sentences always), then the
     structures kept whole as kept/all."""
+
     def has(kind: str) -> bool:
-        return kind in ("word", "sentence") or any(st.present["table" if kind == "row" else kind] for st in stats)
+        return kind in ("word", "sentence") or any(
+            st.present["table" if kind == "row" else kind] for st in stats
+        )
 
     inside = [k for k in KINDS if has(k)]
     whole = [k for k in WHOLE if has(k)]
     headers = [_INSIDE[k] for k in inside] + [_WHOLE[k] for k in whole]
-    rows = [[_percent(st.end_share(k)) for k in inside] + [f"{st.kept[k]}/{st.present[k]}" for k in whole]
-            for st in stats]
-    return headers, rows
+    return headers, [_cells(st, inside, whole) for st in stats]
+
+
+def _cells(st: BoundaryStats, inside: list[str], whole: list[str]) -> list[str]:
+    """One strategy's cells: the share of chunk ends inside each kind, then kept/all."""
+    shares = [_percent(st.end_share(k)) for k in inside]
+    return shares + [f"{st.kept[k]}/{st.present[k]}" for k in whole]
 
 
 def _percent(share: float) -> str:

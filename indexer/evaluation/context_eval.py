@@ -33,31 +33,51 @@ def glued(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     whitespace merged."""
     out: list[list[int]] = []
     for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([s, e])
     return [(s, e) for s, e in out]
 
 
-def score_context(answers: list[Place], handed: list[Place], tokens: int, spans: TokenSpans) -> ContextScore:
+def score_context(
+    answers: list[Place], handed: list[Place], tokens: int, spans: TokenSpans
+) -> ContextScore:
     """How much of the answer spans what was handed over holds (`spans` maps characters
     to the tokens of each document)."""
+    merged = _merged(handed, spans)
+    strict = bool(answers) and all(_inside(answer, merged) for answer in answers)
+    places = [(d, s, e) for d, v in merged.items() for s, e in v]
+    got = _token_positions(places, spans)
+    want = _token_positions(answers, spans)
+    hit = len(got & want)
+    union = len(got | want)
+    return ContextScore(
+        strict, _share(hit, len(want)), _share(hit, len(got)), _share(hit, union), tokens
+    )
+
+
+def _merged(handed: list[Place], spans: TokenSpans) -> dict[str, list[tuple[int, int]]]:
+    """The places handed over per document, glued (`glued`) when the document is known."""
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for d, s, e in handed:
         by_doc.setdefault(d, []).append((s, e))
-    merged = {d: glued(v, spans.docs[d].text) if d in spans.docs else v for d, v in by_doc.items()}
-    strict = bool(answers) and all(any(s <= a0 and a1 <= e for s, e in merged.get(d, [])) for d, a0, a1 in answers)
+    return {d: glued(v, spans.docs[d].text) if d in spans.docs else v for d, v in by_doc.items()}
 
-    def positions(d: str, s: int, e: int) -> range:
-        return range(*spans.tokens(d, s, e))
 
-    got: set[tuple[str, int]] = {(d, t) for d, v in merged.items() for s, e in v for t in positions(d, s, e)}
-    want: set[tuple[str, int]] = {(d, t) for d, s, e in answers for t in positions(d, s, e)}
-    hit = len(got & want)
-    union = len(got | want)
-    return ContextScore(strict, hit / len(want) if want else 0.0, hit / len(got) if got else 0.0,
-                        hit / union if union else 0.0, tokens)
+def _inside(answer: Place, merged: dict[str, list[tuple[int, int]]]) -> bool:
+    """Does one merged span hold the whole answer span?"""
+    d, a0, a1 = answer
+    return any(s <= a0 and a1 <= e for s, e in merged.get(d, []))
+
+
+def _token_positions(places: list[Place], spans: TokenSpans) -> set[tuple[str, int]]:
+    """(document, token index) of every token the places cover."""
+    return {(d, t) for d, s, e in places for t in range(*spans.tokens(d, s, e))}
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
 
 
 def whole_chunks(hits: list[Hit], budget: int, tokenizer: Tokenizer) -> tuple[list[Place], int]:

@@ -10,8 +10,9 @@ token recall, precision and IoU, and the tokens used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
+from ..retrieval import Index
 from ..retrieval.context import CANDIDATES, check, scored_units
 from ..types import Hit
 from .context_eval import ContextScore, score_context, whole_chunks
@@ -36,17 +37,28 @@ class ContextCell:
         strict = [1.0 if s.strict else 0.0 for s in scores]
         iou = [s.iou for s in scores]
         return {
-            "questions": n, "strict": int(sum(strict)),
-            "strict_ci95": [round(x * n, 2) for x in bootstrap_interval(strict)],
-            "recall": round(sum(s.recall for s in scores) / n, 4) if n else 0.0,
-            "precision": round(sum(s.precision for s in scores) / n, 4) if n else 0.0,
-            "iou": round(sum(iou) / n, 4) if n else 0.0,
-            "iou_ci95": [round(x, 4) for x in bootstrap_interval(iou)],
-            "tokens": round(sum(s.tokens for s in scores) / n, 1) if n else 0.0,
+            "questions": n,
+            "strict": int(sum(strict)),
+            "strict_ci95": _interval(strict, n, 2),
+            "recall": _mean([s.recall for s in scores], 4),
+            "precision": _mean([s.precision for s in scores], 4),
+            "iou": _mean(iou, 4),
+            "iou_ci95": _interval(iou, 1, 4),
+            "tokens": _mean([s.tokens for s in scores], 1),
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, **{kind: self.summary(kind) for kind in KINDS}}
+
+
+def _mean(values: Sequence[float], digits: int) -> float:
+    """The mean rounded to `digits` (0.0 of nothing)."""
+    return round(sum(values) / len(values), digits) if values else 0.0
+
+
+def _interval(values: list[float], scale: int, digits: int) -> list[float]:
+    """The 95% bootstrap interval of the mean, times `scale`, rounded to `digits`."""
+    return [round(x * scale, digits) for x in bootstrap_interval(values)]
 
 
 def check_budgets(budgets: tuple[int, ...]) -> tuple[int, ...]:
@@ -61,8 +73,14 @@ def answered(questions: list[Question]) -> list[Question]:
     return [q for q in questions if q.answer_spans]
 
 
-def context_cells(index, q: Question, hits: list[Hit], budgets: tuple[int, ...], spans: TokenSpans,
-                  cells: list[ContextCell]) -> None:
+def context_cells(
+    index: Index,
+    q: Question,
+    hits: list[Hit],
+    budgets: tuple[int, ...],
+    spans: TokenSpans,
+    cells: list[ContextCell],
+) -> None:
     """Score one question's packed context and whole chunks at every budget into `cells`
     (one per budget, in order); `hits` are the row's own ranked hits."""
     answers = [(q.doc_id, s, e) for s, e in q.answer_spans]

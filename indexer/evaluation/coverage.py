@@ -36,7 +36,9 @@ def held(index: Index, doc_ids: set[str]) -> set[str]:
     manifest = read_manifest(index.store, index.entry)
     if manifest is not None:
         return doc_ids & set(manifest["files"])
-    return {d for d in doc_ids if next(iter(index.store.records.scan(index.entry, d)), None) is not None}
+    return {
+        d for d in doc_ids if next(iter(index.store.records.scan(index.entry, d)), None) is not None
+    }
 
 
 def absent(questions: list[Question], index: Index) -> list[str]:
@@ -58,14 +60,21 @@ class NotInIndex(QuestionSetError):
         """The one line, with paths as `shown` gives them (serve hides absolute ones)."""
         built = ", ".join(shown(s) for s in self.sources) or "elsewhere"
         root = shown(self.root)
-        return (f"{shown(self.path)}: none of its questions is about a document in {self.collection} (built from "
-                f"{built}; the questions are about {root}): build the folder the questions are about "
-                f"(indexer build {root} --strategy {self.strategy} --db DIR) and pass --db DIR, "
-                "or pass --db of an index built from it")
+        return (
+            f"{shown(self.path)}: none of its questions is about a document in {self.collection} (built from "
+            f"{built}; the questions are about {root}): build the folder the questions are about "
+            f"(indexer build {root} --strategy {self.strategy} --db DIR) and pass --db DIR, "
+            "or pass --db of an index built from it"
+        )
 
 
-def covered(path: str | os.PathLike, questions: list[Question], indexes: list[Index], root: Path,
-            require_fresh: bool = False) -> tuple[list[Question], dict[str, list[str]]]:
+def covered(
+    path: str | os.PathLike,
+    questions: list[Question],
+    indexes: list[Index],
+    root: Path,
+    require_fresh: bool = False,
+) -> tuple[list[Question], dict[str, list[str]]]:
     """The questions to score — those about documents every collection holds — and, per
     collection lacking some, the ids of the questions it cannot answer. Raises NotInIndex
     when a collection holds none of them; with `require_fresh`, QuestionSetError when
@@ -80,16 +89,22 @@ def covered(path: str | os.PathLike, questions: list[Question], indexes: list[In
     out = set(dropped(left_out))
     kept = [q for q in questions if q.id not in out]
     if left_out and require_fresh:
-        raise QuestionSetError(f"{_lacking(left_out, len(questions))}; build those documents in, or leave "
-                               f"--require-fresh out to score the other {len(kept)}")
+        raise QuestionSetError(
+            f"{_lacking(left_out, len(questions))}; build those documents in, or leave "
+            f"--require-fresh out to score the other {len(kept)}"
+        )
     return kept, left_out
 
 
 def _lacking(left_out: dict[str, list[str]], total: int) -> str:
-    which = " and ".join(f"{name} ({len(ids)}: {', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''})"
-                         for name, ids in left_out.items())
+    which = " and ".join(
+        f"{name} ({len(ids)}: {', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''})"
+        for name, ids in left_out.items()
+    )
     verb = "does" if len(left_out) == 1 else "do"
-    return f"{len(dropped(left_out))} of {total} questions are about documents {which} {verb} not hold"
+    return (
+        f"{len(dropped(left_out))} of {total} questions are about documents {which} {verb} not hold"
+    )
 
 
 def dropped(left_out: dict[str, list[str]]) -> list[str]:
@@ -101,5 +116,7 @@ def left_out_warning(left_out: dict[str, list[str]], scored: int) -> str:
     """One line: how many questions were left out, because which collections lack their
     documents, and how many every score is over."""
     total = scored + len(dropped(left_out))
-    return (f"{_lacking(left_out, total)}; every score is over the other {scored} (build those documents "
-            "in to score them all)")
+    return (
+        f"{_lacking(left_out, total)}; every score is over the other {scored} (build those documents "
+        "in to score them all)"
+    )

@@ -79,8 +79,11 @@ def document_gains(ranked_docs: Sequence[str], grades: Mapping[str, float]) -> l
 
 
 def bootstrap_interval(
-    values: Sequence[float], statistic: Callable[[Sequence[float]], float] | None = None,
-    samples: int = 2000, level: float = 0.95, seed: int = 13,
+    values: Sequence[float],
+    statistic: Callable[[Sequence[float]], float] | None = None,
+    samples: int = 2000,
+    level: float = 0.95,
+    seed: int = 13,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of a statistic (default: the mean) over questions."""
     if not values:
@@ -94,7 +97,9 @@ def bootstrap_interval(
     return (lo, hi)
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], samples: int = 2000, seed: int = 13):
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], samples: int = 2000, seed: int = 13
+) -> tuple[float, tuple[float, float]]:
     """Mean of a - b over the same questions and its bootstrap 95% interval."""
     if len(a) != len(b):
         raise ValueError("paired values need the same questions")
@@ -103,8 +108,13 @@ def paired_difference(a: Sequence[float], b: Sequence[float], samples: int = 200
     return mean, bootstrap_interval(diffs, samples=samples, seed=seed)
 
 
-def paired_differences(rows: Mapping[str, Sequence[float]], reference: Sequence[float], samples: int = 2000,
-                       level: float = 0.95, seed: int = 13) -> dict[str, tuple[float, tuple[float, float]]]:
+def paired_differences(
+    rows: Mapping[str, Sequence[float]],
+    reference: Sequence[float],
+    samples: int = 2000,
+    level: float = 0.95,
+    seed: int = 13,
+) -> dict[str, tuple[float, tuple[float, float]]]:
     """`paired_difference(row, reference)` for many rows at once: each row's mean of
     row - reference over the same questions and its percentile bootstrap interval, every row
     resampled with the same draws of questions (so the rows stay paired with each other
@@ -145,7 +155,9 @@ def intersection_length(spans: Sequence[Span], target: Span) -> int:
     return union_length(clipped)
 
 
-def span_scores(retrieved_in_doc: Sequence[Span], retrieved_total: int, answer: Span) -> tuple[float, float, float]:
+def span_scores(
+    retrieved_in_doc: Sequence[Span], retrieved_total: int, answer: Span
+) -> tuple[float, float, float]:
     """(recall, precision, IoU) of retrieved text against the answer span, all in the same
     unit (tokens or characters). `retrieved_total` counts everything retrieved, in any
     document, overlaps counted once."""

@@ -4,9 +4,10 @@ recall against context cost; with `--boundaries`, where each collection's cuts f
 from __future__ import annotations
 
 import csv
-import html
 import io
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
 from .coverage import dropped
@@ -14,6 +15,7 @@ from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
 from .metrics import mrr
 from .sets import MRR_METRIC, NDCG_METRIC
+from .plots import Axes, Point, html_page, matplotlib_figure, svg
 from .run import Evaluation, Row
 
 MRR_LABEL = MRR_METRIC.upper()  # MRR@10
@@ -28,17 +30,42 @@ def _label(row: Row, several_embedders: bool) -> str:
 def table(ev: Evaluation) -> str:
     """The main table: one row per strategy × mode (× embedder)."""
     several = len({r.embedder for r in ev.rows}) > 1
-    n, kc = len(ev.questions), ev.ctx_k
-    headers = ["strategy", "mode", "chunks", "avgTok", *(f"recall@{k}" for k in ev.ks), MRR_LABEL, NDCG_LABEL,
-               *(f"strict@{k}" for k in ev.ks), f"ctxTok@{kc}", f"sections@{kc}", "time", *(["build"] if several else [])]
+    kc = ev.ctx_k
+    headers = [
+        "strategy",
+        "mode",
+        "chunks",
+        "avgTok",
+        *(f"recall@{k}" for k in ev.ks),
+        MRR_LABEL,
+        NDCG_LABEL,
+        *(f"strict@{k}" for k in ev.ks),
+        f"ctxTok@{kc}",
+        f"sections@{kc}",
+        "time",
+        *(["build"] if several else []),
+    ]
     answers = any(q.answer for q in ev.questions)  # no answer, no strict hit: a dash, not 0/n
-    rows = []
-    for r in ev.rows:
-        strict = [f"{r.recall(k, strict=True)}/{n}" if answers else "-" for k in ev.ks]
-        rows.append([_label(r, several), r.mode, r.chunks, f"{r.avg_tokens:.0f}", *(f"{r.recall(k)}/{n}" for k in ev.ks),
-                     f"{r.mrr:.3f}", f"{r.ndcg:.3f}", *strict, f"{r.ctx_tokens:.0f}",
-                     f"{r.sections:.1f}", f"{r.seconds:.1f}s", *([f"{r.build_seconds:.1f}s"] if several else [])])
-    return render(headers, rows)
+    return render(headers, [_table_row(r, ev, several, answers) for r in ev.rows])
+
+
+def _table_row(r: Row, ev: Evaluation, several: bool, answers: bool) -> list[object]:
+    n = len(ev.questions)
+    strict = [f"{r.recall(k, strict=True)}/{n}" if answers else "-" for k in ev.ks]
+    return [
+        _label(r, several),
+        r.mode,
+        r.chunks,
+        f"{r.avg_tokens:.0f}",
+        *(f"{r.recall(k)}/{n}" for k in ev.ks),
+        f"{r.mrr:.3f}",
+        f"{r.ndcg:.3f}",
+        *strict,
+        f"{r.ctx_tokens:.0f}",
+        f"{r.sections:.1f}",
+        f"{r.seconds:.1f}s",
+        *([f"{r.build_seconds:.1f}s"] if several else []),
+    ]
 
 
 def intervals(ev: Evaluation) -> str:
@@ -55,30 +82,67 @@ def intervals(ev: Evaluation) -> str:
             lo, hi = r.interval(metric)
             cells.append(f"{lo:.3f}-{hi:.3f}")
         rows.append([_label(r, several), r.mode, *cells])
-    headers = ["strategy", "mode", *(f"recall@{k} 95%" for k in ev.ks), f"{MRR_LABEL} 95%", f"{NDCG_LABEL} 95%"]
-    return render(headers, rows, f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)")
+    headers = [
+        "strategy",
+        "mode",
+        *(f"recall@{k} 95%" for k in ev.ks),
+        f"{MRR_LABEL} 95%",
+        f"{NDCG_LABEL} 95%",
+    ]
+    return render(
+        headers,
+        rows,
+        f"95% bootstrap intervals over {n} questions (one question = {100 / n:.1f} points)",
+    )
 
 
 def extras(ev: Evaluation) -> str:
     """Span-level metrics and equal-budget results, when they apply."""
-    parts = []
     several = len({r.embedder for r in ev.rows}) > 1
-    spans = [(r, r.span_means()) for r in ev.rows]
-    if any(s for _, s in spans):
-        parts.append(render(["strategy", "mode", "recall", "precision", "IoU"],
-                            [[_label(r, several), r.mode, f"{s[0]:.3f}", f"{s[1]:.3f}", f"{s[2]:.3f}"]
-                             for r, s in spans if s],
-                            f"token-level overlap of the top {ev.ctx_k} with the answer span (mean over questions)"))
-    if any(r.budget for r in ev.rows):
-        n = len(ev.questions)
-        budget = next(r.budget for r in ev.rows if r.budget)
-        rows = [[_label(r, several), r.mode, f"{r.budget_recall()}/{n}", f"{r.budget_mrr():.3f}",
-                 f"{sum(q.budget_tokens for q in r.results) / n:.0f}"] for r in ev.rows]
-        parts.append(render(["strategy", "mode", "recall", MRR_LABEL, "tokens"], rows,
-                            f"equal budget: hits taken in rank order up to {budget} context tokens"))
+    parts = [_span_table(ev, several), _budget_table(ev, several)]
     if any(r.context for r in ev.rows):
         parts.append(context_table(ev, several))
-    return "\n\n".join(parts)
+    return "\n\n".join(p for p in parts if p)
+
+
+def _span_table(ev: Evaluation, several: bool) -> str:
+    """Token-level overlap with the answer span ("" when no row measured it)."""
+    spans = [(r, r.span_means()) for r in ev.rows]
+    rows = [
+        [_label(r, several), r.mode, f"{s[0]:.3f}", f"{s[1]:.3f}", f"{s[2]:.3f}"]
+        for r, s in spans
+        if s
+    ]
+    if not rows:
+        return ""
+    return render(
+        ["strategy", "mode", "recall", "precision", "IoU"],
+        rows,
+        f"token-level overlap of the top {ev.ctx_k} with the answer span (mean over questions)",
+    )
+
+
+def _budget_table(ev: Evaluation, several: bool) -> str:
+    """Hits in rank order up to the first budget ("" without one)."""
+    budget = next((r.budget for r in ev.rows if r.budget), None)
+    if budget is None:
+        return ""
+    n = len(ev.questions)
+    rows = [
+        [
+            _label(r, several),
+            r.mode,
+            f"{r.budget_recall()}/{n}",
+            f"{r.budget_mrr():.3f}",
+            f"{sum(q.budget_tokens for q in r.results) / n:.0f}",
+        ]
+        for r in ev.rows
+    ]
+    return render(
+        ["strategy", "mode", "recall", MRR_LABEL, "tokens"],
+        rows,
+        f"equal budget: hits taken in rank order up to {budget} context tokens",
+    )
 
 
 def context_table(ev: Evaluation, several: bool) -> str:
@@ -90,16 +154,44 @@ def context_table(ev: Evaluation, several: bool) -> str:
             n = p["questions"]
             if not n:
                 continue
-            rows.append([_label(r, several), r.mode, cell.budget,
-                         f"{p['strict']}/{n}", f"{p['recall']:.3f}", f"{p['iou']:.3f}", f"{p['tokens']:.0f}",
-                         f"{w['strict']}/{n}", f"{w['recall']:.3f}", f"{w['iou']:.3f}", f"{w['tokens']:.0f}"])
+            rows.append(
+                [
+                    _label(r, several),
+                    r.mode,
+                    cell.budget,
+                    f"{p['strict']}/{n}",
+                    f"{p['recall']:.3f}",
+                    f"{p['iou']:.3f}",
+                    f"{p['tokens']:.0f}",
+                    f"{w['strict']}/{n}",
+                    f"{w['recall']:.3f}",
+                    f"{w['iou']:.3f}",
+                    f"{w['tokens']:.0f}",
+                ]
+            )
     if not rows:
-        return ("answer-sized context (--budget): no question names an answer excerpt to score it against "
-                '(give questions an "answer" or "answers")')
-    return render(["strategy", "mode", "budget", "packed strict", "recall", "IoU", "tokens",
-                   "whole strict", "recall", "IoU", "tokens"], rows,
-                  "answer-sized context (indexer query --budget) against whole chunks cut at the same budget: "
-                  "strict = the whole answer inside; recall, IoU over answer tokens")
+        return (
+            "answer-sized context (--budget): no question names an answer excerpt to score it against "
+            '(give questions an "answer" or "answers")'
+        )
+    return render(
+        [
+            "strategy",
+            "mode",
+            "budget",
+            "packed strict",
+            "recall",
+            "IoU",
+            "tokens",
+            "whole strict",
+            "recall",
+            "IoU",
+            "tokens",
+        ],
+        rows,
+        "answer-sized context (indexer query --budget) against whole chunks cut at the same budget: "
+        "strict = the whole answer inside; recall, IoU over answer tokens",
+    )
 
 
 def by_tag(ev: Evaluation) -> str:
@@ -110,15 +202,18 @@ def by_tag(ev: Evaluation) -> str:
         return "no tags in this question set"
     several = len({r.embedder for r in ev.rows}) > 1
     index = {q.id: i for i, q in enumerate(ev.questions)}
-    rows = [["", "", *(f"n={len(qs)}" for qs in tags.values())]]
+    rows: list[list[object]] = [["", "", *(f"n={len(qs)}" for qs in tags.values())]]
     for r in ev.rows:
-        cells = []
-        for qs in tags.values():
-            ranks = [r.results[index[q.id]].first_hit for q in qs]
-            hits = sum(1 for rank in ranks if rank is not None and rank <= k)
-            cells.append(f"{hits}/{len(qs)} {mrr(ranks):.2f}")
+        cells = [_tag_cell(r, [index[q.id] for q in qs], k) for qs in tags.values()]
         rows.append([_label(r, several), r.mode, *cells])
     return render(["strategy", "mode", *tags], rows, f"recall@{k} and {MRR_LABEL} by question tag")
+
+
+def _tag_cell(r: Row, positions: list[int], k: int) -> str:
+    """A row's hits within k and MRR over the questions at `positions`: `3/4 0.75`."""
+    ranks = [r.results[i].first_hit for i in positions]
+    hits = sum(1 for rank in ranks if rank is not None and rank <= k)
+    return f"{hits}/{len(positions)} {mrr(ranks):.2f}"
 
 
 def comparison(ev: Evaluation, a: str, b: str) -> str:
@@ -129,14 +224,33 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
         fmt = (lambda v: f"{v * scale:.0f}") if scale != 1 else (lambda v: f"{v:.3f}")
         dfmt = (lambda v: f"{v * scale:+.1f}") if scale != 1 else (lambda v: f"{v:+.3f}")
         lo, hi = c["ci95"]
-        verdict = "noise (interval spans 0)" if c["noise"] else ("A better" if c["difference"] > 0 else "B better")
-        rows.append([c["a"], c["b"], c["metric"], fmt(c["a_value"]), fmt(c["b_value"]), dfmt(c["difference"]),
-                     f"[{dfmt(lo)}, {dfmt(hi)}]", verdict])
-    return render(["A", "B", "metric", "A", "B", "A-B", "95% interval", "verdict"], rows,
-                  f"paired difference over the same {n} questions, 95% bootstrap interval")
+        verdict = (
+            "noise (interval spans 0)"
+            if c["noise"]
+            else ("A better" if c["difference"] > 0 else "B better")
+        )
+        rows.append(
+            [
+                c["a"],
+                c["b"],
+                c["metric"],
+                fmt(c["a_value"]),
+                fmt(c["b_value"]),
+                dfmt(c["difference"]),
+                f"[{dfmt(lo)}, {dfmt(hi)}]",
+                verdict,
+            ]
+        )
+    return render(
+        ["A", "B", "metric", "A", "B", "A-B", "95% interval", "verdict"],
+        rows,
+        f"paired difference over the same {n} questions, 95% bootstrap interval",
+    )
 
 
-Quality = dict[tuple[str, str], BoundaryStats]  # (strategy, embedder) -> boundary quality of its chunks
+Quality = dict[
+    tuple[str, str], BoundaryStats
+]  # (strategy, embedder) -> boundary quality of its chunks
 
 
 def boundaries(ev: Evaluation, quality: Quality) -> str:
@@ -144,15 +258,27 @@ def boundaries(ev: Evaluation, quality: Quality) -> str:
     several = len({r.embedder for r in ev.rows}) > 1
     keys = list(dict.fromkeys((r.strategy, r.embedder) for r in ev.rows))
     headers, cells = columns([quality[k] for k in keys])
-    rows = [[f"{s} ({e})" if several else s, quality[(s, e)].chunks, *c] for (s, e), c in zip(keys, cells)]
-    return render(["strategy", "chunks", *headers], rows, "boundary quality of the stored chunks") + "\n" + LEGEND
+    rows = [
+        [f"{s} ({e})" if several else s, quality[(s, e)].chunks, *c]
+        for (s, e), c in zip(keys, cells)
+    ]
+    return (
+        render(["strategy", "chunks", *headers], rows, "boundary quality of the stored chunks")
+        + "\n"
+        + LEGEND
+    )
 
 
-def json_rows(ev: Evaluation, compare=(), quality: Quality | None = None) -> list[dict]:
+def json_rows(
+    ev: Evaluation, compare: Iterable[tuple[str, str]] = (), quality: Quality | None = None
+) -> list[dict[str, Any]]:
     """JSON lines for `eval --json`: one object per row (with per-question results), then
     one per paired comparison, then (--boundaries) one per collection's boundary quality."""
     left_out = dropped(ev.left_out)  # questions not scored (`coverage`)
-    rows = [{"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)} for r in ev.rows]
+    rows = [
+        {"row": "result", "source": ev.source, "left_out": left_out, **r.to_dict(ev.questions)}
+        for r in ev.rows
+    ]
     for a, b in compare:
         rows += [{"row": "compare", **c} for c in ev.compare(a, b)]
     for (_strategy, embedder), stats in (quality or {}).items():
@@ -164,17 +290,57 @@ def to_csv(ev: Evaluation, quality: Quality | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     k_cols = [f"recall@{k}" for k in ev.ks] + [f"strict@{k}" for k in ev.ks]
-    b_cols = [f"ends_in_{k}" for k in KINDS] + [f"whole_{k}" for k in WHOLE] if quality else []
-    writer.writerow(["strategy", "mode", "embedder", "questions", "chunks", "avg_tokens", *k_cols, MRR_METRIC,
-                     NDCG_METRIC, f"ctx_tokens@{ev.ctx_k}", f"sections@{ev.ctx_k}", "seconds", *b_cols])
+    b_cols = _boundary_columns() if quality else []
+    writer.writerow(
+        [
+            "strategy",
+            "mode",
+            "embedder",
+            "questions",
+            "chunks",
+            "avg_tokens",
+            *k_cols,
+            MRR_METRIC,
+            NDCG_METRIC,
+            f"ctx_tokens@{ev.ctx_k}",
+            f"sections@{ev.ctx_k}",
+            "seconds",
+            *b_cols,
+        ]
+    )
     for r in ev.rows:
         values = [r.recall(k) for k in ev.ks] + [r.recall(k, strict=True) for k in ev.ks]
         stats = quality.get((r.strategy, r.embedder)) if quality else None
-        extra = ([round(stats.end_share(k), 4) for k in KINDS] + [f"{stats.kept[k]}/{stats.present[k]}" for k in WHOLE]
-                 if stats else [""] * len(b_cols))
-        writer.writerow([r.strategy, r.mode, r.embedder, r.n, r.chunks, round(r.avg_tokens, 1), *values,
-                         round(r.mrr, 4), round(r.ndcg, 4), round(r.ctx_tokens, 1), round(r.sections, 2), round(r.seconds, 3), *extra])
+        extra = _boundary_cells(stats) if stats else [""] * len(b_cols)
+        writer.writerow(
+            [
+                r.strategy,
+                r.mode,
+                r.embedder,
+                r.n,
+                r.chunks,
+                round(r.avg_tokens, 1),
+                *values,
+                round(r.mrr, 4),
+                round(r.ndcg, 4),
+                round(r.ctx_tokens, 1),
+                round(r.sections, 2),
+                round(r.seconds, 3),
+                *extra,
+            ]
+        )
     return out.getvalue()
+
+
+def _boundary_columns() -> list[str]:
+    return [f"ends_in_{k}" for k in KINDS] + [f"whole_{k}" for k in WHOLE]
+
+
+def _boundary_cells(stats: BoundaryStats) -> list[object]:
+    """A collection's boundary quality in CSV cells: the share of chunks ending in each
+    kind of place, then the whole units it kept of those present."""
+    shares: list[object] = [round(stats.end_share(k), 4) for k in KINDS]
+    return shares + [f"{stats.kept[k]}/{stats.present[k]}" for k in WHOLE]
 
 
 PLAIN_PLOTS = (".html", ".htm", ".svg")  # written by hand: need nothing
@@ -189,13 +355,17 @@ def check_plot(path: str | Path) -> None:
         return
     if suffix not in MATPLOTLIB_PLOTS:
         given = suffix or "no suffix"
-        raise UsageError(f"--plot writes {', '.join(PLAIN_PLOTS + MATPLOTLIB_PLOTS)} files, not {given} "
-                         f"({Path(path).name})")
+        raise UsageError(
+            f"--plot writes {', '.join(PLAIN_PLOTS + MATPLOTLIB_PLOTS)} files, not {given} "
+            f"({Path(path).name})"
+        )
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError(f"a {suffix} plot needs matplotlib: pip install -e \".[plot]\" (or write --plot "
-                         "report.html or report.svg, which need nothing)") from None
+        raise UsageError(
+            f'a {suffix} plot needs matplotlib: pip install -e ".[plot]" (or write --plot '
+            "report.html or report.svg, which need nothing)"
+        ) from None
 
 
 def plot(ev: Evaluation, path: str | Path) -> None:
@@ -206,79 +376,23 @@ def plot(ev: Evaluation, path: str | Path) -> None:
     k = 5 if 5 in ev.ks else ev.ks[-1]
     n = len(ev.questions)
     several = len({r.embedder for r in ev.rows}) > 1
-    points = [(r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}") for r in ev.rows]
-    title = f"recall@{k} vs context tokens@{ev.ctx_k} ({n} questions)"
-    suffix = path.suffix.lower()
-    if suffix in PLAIN_PLOTS:
-        svg = _svg(points, n, title, k, ev.ctx_k)
-        text = svg if suffix == ".svg" else (
-            f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<body style='font-family:sans-serif'>{svg}</body>"
+    points = [
+        Point(
+            r.ctx_tokens, r.recall(k), f"{_label(r, several)} {r.mode}", _label(r, several), r.mode
         )
-        path.write_text(text, encoding="utf-8")
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(9, 6), dpi=120)
-    modes = list(dict.fromkeys(r.mode for r in ev.rows))
-    markers = dict(zip(modes, "os^D"))
-    names = list(dict.fromkeys(_label(r, several) for r in ev.rows))
-    colors = {name: plt.cm.tab10(i % 10) for i, name in enumerate(names)}
-    for r, (x, y, _) in zip(ev.rows, points):
-        ax.scatter([x], [y], marker=markers[r.mode], s=55, color=colors[_label(r, several)])
-    fig.canvas.draw()  # fixes the axes so data can be placed in pixels
-    placed: list[tuple[float, float, float, float]] = []
-    for r, (x, y, label) in zip(ev.rows, points):
-        px, py = ax.transData.transform((x, y))
-        width, height = 4.2 * len(label) * fig.dpi / 100, 9 * fig.dpi / 100
-        for dy in (4, -12, 14, -22, 24, -32, 34, -42):
-            box = (px + 5, py + dy, px + 5 + width, py + dy + height)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-                break
-        placed.append(box)
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, dy * 72 / fig.dpi), fontsize=7,
-                    color=colors[_label(r, several)],
-                    arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "gray"} if abs(dy) > 4 else None)
-    for mode in modes:
-        ax.scatter([], [], marker=markers[mode], color="gray", label=mode)
-    ax.legend(title="mode", loc="lower right", fontsize=8)
-    ax.set_xlabel(f"ctxTok@{ev.ctx_k} (tokens the top {ev.ctx_k} put in a prompt)")
-    ax.set_ylabel(f"recall@{k} (of {n})")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
-def _svg(points, n: int, title: str, k: int, ctx_k: int) -> str:
-    w, h, m = 760, 500, 60
-    xs = [p[0] for p in points] or [0]
-    lo_x, hi_x = 0, max(xs) * 1.15 or 1
-    lo_y = max(0, min(p[1] for p in points) - 3) if points else 0
-    hi_y = n
-
-    def px(x):
-        return m + (x - lo_x) / (hi_x - lo_x) * (w - 2 * m)
-
-    def py(y):
-        return h - m - (y - lo_y) / max(hi_y - lo_y, 1) * (h - 2 * m)
-
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>",
-             f"<text x='{w / 2}' y='24' text-anchor='middle' font-size='14'>{html.escape(title)}</text>",
-             f"<line x1='{m}' y1='{h - m}' x2='{w - m}' y2='{h - m}' stroke='black'/>",
-             f"<line x1='{m}' y1='{m}' x2='{m}' y2='{h - m}' stroke='black'/>",
-             f"<text x='{w / 2}' y='{h - 18}' text-anchor='middle'>ctxTok@{ctx_k}</text>",
-             f"<text x='16' y='{h / 2}' transform='rotate(-90 16 {h / 2})' text-anchor='middle'>recall@{k} (of {n})</text>"]
-    for i in range(6):
-        xv = lo_x + (hi_x - lo_x) * i / 5
-        yv = lo_y + (hi_y - lo_y) * i / 5
-        parts.append(f"<text x='{px(xv):.1f}' y='{h - m + 16}' text-anchor='middle'>{xv:.0f}</text>")
-        parts.append(f"<text x='{m - 8}' y='{py(yv) + 4:.1f}' text-anchor='end'>{yv:.0f}</text>")
-    for x, y, label in points:
-        parts.append(f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='4' fill='#3465a4'/>")
-        parts.append(f"<text x='{px(x) + 6:.1f}' y='{py(y) - 6:.1f}'>{html.escape(label)}</text>")
-    parts.append("</svg>")
-    return "\n".join(parts)
+        for r in ev.rows
+    ]
+    axes = Axes(
+        f"recall@{k} vs context tokens@{ev.ctx_k} ({n} questions)",
+        f"ctxTok@{ev.ctx_k}",
+        f"ctxTok@{ev.ctx_k} (tokens the top {ev.ctx_k} put in a prompt)",
+        f"recall@{k} (of {n})",
+        n,
+    )
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        path.write_text(svg(points, axes), encoding="utf-8")
+    elif suffix in PLAIN_PLOTS:
+        path.write_text(html_page(axes.title, svg(points, axes)), encoding="utf-8")
+    else:
+        matplotlib_figure(points, axes, path)

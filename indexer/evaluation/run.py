@@ -13,18 +13,28 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from ..errors import CollectionNotFound, QuestionSetError, StaleIndex, UsageError
-from ..loaders import load_documents
+from ..errors import StaleIndex, UsageError
+from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..retrieval.context import CANDIDATES
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
-from .metrics import MRR_DEPTH, NDCG_DEPTH, bootstrap_interval, mrr, paired_difference, recall_at, reciprocal_rank
+from .metrics import (
+    MRR_DEPTH,
+    NDCG_DEPTH,
+    bootstrap_interval,
+    mrr,
+    paired_difference,
+    recall_at,
+    reciprocal_rank,
+)
 from .context_rows import ContextCell, check_budgets, context_cells
+from .compare import compare_pairs
 from .coverage import covered
+from .opening import corpus_root, open_indexes
 from .scoring import QuestionResult, TokenSpans, score_question
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
@@ -69,10 +79,10 @@ class Row:
             return [reciprocal_rank(r.first_hit) for r in self.results]
         if metric in ("ndcg", NDCG_METRIC):
             return [r.ndcg for r in self.results]
-        name, _, k = metric.partition("@")
-        k = int(k)
-        rank = (lambda r: r.first_strict) if name == "strict" else (lambda r: r.first_hit)
-        return [1.0 if rank(r) is not None and rank(r) <= k else 0.0 for r in self.results]
+        name, _, depth = metric.partition("@")
+        k = int(depth)
+        ranks = [r.first_strict if name == "strict" else r.first_hit for r in self.results]
+        return within(ranks, k)
 
     def interval(self, metric: str) -> tuple[float, float]:
         return bootstrap_interval(self.per_question(metric))
@@ -89,7 +99,8 @@ class Row:
         spans = [r.span for r in self.results if r.span is not None]
         if not spans:
             return None
-        return tuple(sum(s[i] for s in spans) / len(spans) for i in range(3))
+        recall, precision, iou = (sum(s[i] for s in spans) / len(spans) for i in range(3))
+        return recall, precision, iou
 
     def budget_recall(self) -> int:
         return sum(1 for r in self.results if r.budget_hit is not None)
@@ -99,32 +110,68 @@ class Row:
 
     def to_dict(self, questions: list[Question]) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "strategy": self.strategy, "mode": self.mode, "embedder": self.embedder, "chunks": self.chunks,
-            "avg_tokens": round(self.avg_tokens, 1), "questions": self.n, MRR_METRIC: round(self.mrr, 4),
+            "strategy": self.strategy,
+            "mode": self.mode,
+            "embedder": self.embedder,
+            "chunks": self.chunks,
+            "avg_tokens": round(self.avg_tokens, 1),
+            "questions": self.n,
+            MRR_METRIC: round(self.mrr, 4),
             f"{MRR_METRIC}_ci95": [round(x, 4) for x in self.interval(MRR_METRIC)],
-            NDCG_METRIC: round(self.ndcg, 4), f"{NDCG_METRIC}_ci95": [round(x, 4) for x in self.interval(NDCG_METRIC)],
-            f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1), f"sections@{self.ctx_k}": round(self.sections, 2),
-            "seconds": round(self.seconds, 3), "build_seconds": self.build_seconds,
+            NDCG_METRIC: round(self.ndcg, 4),
+            f"{NDCG_METRIC}_ci95": [round(x, 4) for x in self.interval(NDCG_METRIC)],
+            f"ctx_tokens@{self.ctx_k}": round(self.ctx_tokens, 1),
+            f"sections@{self.ctx_k}": round(self.sections, 2),
+            "seconds": round(self.seconds, 3),
+            "build_seconds": self.build_seconds,
         }
+        data.update(self._recalls())
+        span = self.span_means()
+        if span:
+            data[f"span@{self.ctx_k}"] = {
+                "recall": round(span[0], 4),
+                "precision": round(span[1], 4),
+                "iou": round(span[2], 4),
+            }
+        if self.budget:
+            data["budget"] = {
+                "tokens": self.budget,
+                "recall": self.budget_recall(),
+                MRR_METRIC: round(self.budget_mrr(), 4),
+            }
+        if self.context:
+            data["context"] = [cell.to_dict() for cell in self.context]
+        data["per_question"] = self._per_question(questions)
+        return data
+
+    def _recalls(self) -> dict[str, Any]:
+        """recall@k (with its interval, in questions) and strict@k for each k."""
+        data: dict[str, Any] = {}
         for k in self.ks:
             data[f"recall@{k}"] = self.recall(k)
             data[f"recall@{k}_ci95"] = [round(x * self.n, 2) for x in self.interval(f"recall@{k}")]
             data[f"strict@{k}"] = self.recall(k, strict=True)
-        span = self.span_means()
-        if span:
-            data[f"span@{self.ctx_k}"] = {"recall": round(span[0], 4), "precision": round(span[1], 4),
-                                         "iou": round(span[2], 4)}
-        if self.budget:
-            data["budget"] = {"tokens": self.budget, "recall": self.budget_recall(), MRR_METRIC: round(self.budget_mrr(), 4)}
-        if self.context:
-            data["context"] = [cell.to_dict() for cell in self.context]
+        return data
+
+    def _per_question(self, questions: list[Question]) -> list[dict[str, Any]]:
         tags = {q.id: q.tags for q in questions}
-        data["per_question"] = [
-            {"id": r.id, "tags": tags.get(r.id, []), "first_hit": r.first_hit, "first_strict": r.first_strict,
-             NDCG_METRIC: round(r.ndcg, 4), "ctx_tokens": r.ctx_tokens, "retrieved": r.retrieved}
+        return [
+            {
+                "id": r.id,
+                "tags": tags.get(r.id, []),
+                "first_hit": r.first_hit,
+                "first_strict": r.first_strict,
+                NDCG_METRIC: round(r.ndcg, 4),
+                "ctx_tokens": r.ctx_tokens,
+                "retrieved": r.retrieved,
+            }
             for r in self.results
         ]
-        return data
+
+
+def within(ranks: list[int | None], k: int) -> list[float]:
+    """1.0 for each rank at most k, else 0.0 (None: not found)."""
+    return [1.0 if rank is not None and rank <= k else 0.0 for rank in ranks]
 
 
 @dataclass
@@ -134,7 +181,9 @@ class Evaluation:
     ks: list[int]
     ctx_k: int
     source: str
-    stale: dict[str, list[str]] = field(default_factory=dict)  # collection -> files changed since its build
+    stale: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # collection -> files changed since its build
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
 
@@ -145,7 +194,9 @@ class Evaluation:
                 tags.setdefault(t, []).append(q)
         return dict(sorted(tags.items()))
 
-    def compare(self, a: str, b: str, metrics: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    def compare(
+        self, a: str, b: str, metrics: tuple[str, ...] | None = None
+    ) -> list[dict[str, Any]]:
         """Paired differences (a - b) with 95% bootstrap intervals. `a`/`b` name rows as
         `strategy/mode`; a bare mode compares that mode across every strategy, a bare
         strategy compares it across every mode."""
@@ -155,92 +206,66 @@ class Evaluation:
             for metric in metrics:
                 va, vb = row_a.per_question(metric), row_b.per_question(metric)
                 mean, (lo, hi) = paired_difference(va, vb)
-                out.append({
-                    "a": row_a.label, "b": row_b.label, "metric": metric,
-                    "a_value": sum(va) / len(va), "b_value": sum(vb) / len(vb),
-                    "difference": mean, "ci95": (lo, hi), "noise": lo <= 0 <= hi,
-                })
+                out.append(
+                    {
+                        "a": row_a.label,
+                        "b": row_b.label,
+                        "metric": metric,
+                        "a_value": sum(va) / len(va),
+                        "b_value": sum(vb) / len(vb),
+                        "difference": mean,
+                        "ci95": (lo, hi),
+                        "noise": lo <= 0 <= hi,
+                    }
+                )
         return out
 
     def _pairs(self, a: str, b: str) -> list[tuple[Row, Row]]:
         rows = {r.label: r for r in self.rows}
         strategies = list(dict.fromkeys(r.strategy for r in self.rows))
         modes = list(dict.fromkeys(r.mode for r in self.rows))
-        return [(rows[x], rows[y]) for x, y in compare_pairs(a, b, strategies, modes) if x in rows and y in rows]
+        return [
+            (rows[x], rows[y])
+            for x, y in compare_pairs(a, b, strategies, modes)
+            if x in rows and y in rows
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"questions": len(self.questions), "ks": self.ks, "source": self.source,
-                "rows": [r.to_dict(self.questions) for r in self.rows]}
-
-
-def _operand(name: str) -> str:
-    """A --compare operand in canonical spelling: a mode, a strategy (any spelling of a
-    spec: `fixed:size=64,overlap=16` is `fixed64`) or `strategy/mode`."""
-    if name in MODES:
-        return name
-    strategy, slash, mode = name.rpartition("/")
-    if slash and mode in MODES:
-        return f"{collection_name(strategy)}/{mode}"
-    return collection_name(name)
-
-
-def compare_pairs(a: str, b: str, strategies: list[str], modes: list[str]) -> list[tuple[str, str]]:
-    """The rows (`strategy/mode` labels) that `--compare a b` pairs, given the strategies
-    (collection names) and modes evaluated: two rows; two modes, across every strategy;
-    or two strategies, across every mode. Raises UsageError naming what does not fit —
-    checkable before any evaluation runs."""
-    a, b = _operand(a), _operand(b)
-    rows = [f"{s}/{m}" for s in strategies for m in modes]
-    if a in rows and b in rows:
-        return [(a, b)]
-    if a in modes and b in modes:
-        return [(f"{s}/{a}", f"{s}/{b}") for s in strategies]
-    if a in strategies and b in strategies:
-        return [(f"{a}/{m}", f"{b}/{m}") for m in modes]
-    unknown = [x for x in (a, b) if x not in rows and x not in modes and x not in strategies]
-    what = (f"{' and '.join(unknown)} {'names' if len(unknown) == 1 else 'name'} no strategy, mode or row of this "
-            "evaluation" if unknown else "they are not of one kind")
-    raise UsageError(
-        f"--compare {a} {b}: {what}; compare two modes ({', '.join(modes)}), two strategies ({', '.join(strategies)}) "
-        f"or two rows as strategy/mode"
-    )
+        return {
+            "questions": len(self.questions),
+            "ks": self.ks,
+            "source": self.source,
+            "rows": [r.to_dict(self.questions) for r in self.rows],
+        }
 
 
 def evaluate(
-    questions_path: str | os.PathLike,
+    questions_path: str | os.PathLike[str],
     strategies: list[str],
     modes: tuple[str, ...] = MODES,
     ks: tuple[int, ...] = (1, 5),
     *,
     settings: Settings | None = None,
     built_with: tuple[str | None, ...] = (None,),
-    corpus: str | os.PathLike | None = None,
+    corpus: str | os.PathLike[str] | None = None,
     budget: int | tuple[int, ...] | None = None,
     options: SearchOptions | None = None,
     require_fresh: bool = False,
     compare: tuple[tuple[str, str], ...] = (),
-    progress=None,
+    progress: Callable[[Row], None] | None = None,
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections: for each embedder of `built_with`, the collections built with it (None:
-    the one each strategy is read with, `collections.choose`). Collections built from other versions of the documents than the ones
-    the questions are resolved against are listed in `stale` (`require_fresh` fails).
+    the one each strategy is read with, `collections.choose`). Collections built from
+    other versions of the documents than the ones the questions are resolved against are
+    listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
     (`left_out`; `coverage.covered`: an error when a collection holds none of them).
     `budget` (one or several token budgets): hits in rank order up to the first, and
     answer-sized context at each scored against the answer spans (`context_rows`).
     `compare`: the (a, b) pairs the caller will ask `Evaluation.compare` for, checked
     before anything runs."""
-    ks = sorted(set(ks))
-    if not ks or ks[0] < 1:
-        raise UsageError("-k values must be at least 1")
-    for mode in modes:
-        if mode not in MODES:
-            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    budgets = check_budgets((budget,) if isinstance(budget, int) else tuple(budget or ()))
-    budget = budgets[0] if budgets else None
-    for a, b in compare:
-        compare_pairs(a, b, list(dict.fromkeys(collection_name(s) for s in strategies)), list(modes))
+    cutoffs, budgets = _checked_options(strategies, modes, ks, budget, compare)
     questions = load_questions(questions_path)
     settings = settings_for(settings)
     store = Store(settings)
@@ -252,35 +277,112 @@ def evaluate(
     questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
-        name, files = next(iter(stale.items()))
-        raise StaleIndex(f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
-                         f"({', '.join(files[:3])}{' ...' if len(files) > 3 else ''}); rebuild it: indexer build {root}")
-    ctx_k = 5 if 5 in ks else ks[-1]
-    depth = max(ks[-1], ctx_k, MRR_DEPTH, NDCG_DEPTH, 30 if budget else 0, CANDIDATES if budgets else 0)
-    base = options or SearchOptions()
+        raise _stale_error(stale, root)
+    plan = _RowPlan(
+        cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
+    )
     rows = []
-    spans = TokenSpans(docs, settings.tiktoken_dir)
     for index in indexes:
         for mode in modes:
-            opts = SearchOptions(**{**base.__dict__, "mode": mode, "k": depth})
-            t0 = time.perf_counter()
-            results = []
-            cells = [ContextCell(b) for b in budgets]
-            for q in questions:
-                hits = index.search(q.question, opts)
-                results.append(score_question(q, hits, ctx_k, budget, spans))
-                if cells and q.answer_spans:
-                    context_cells(index, q, hits, budgets, spans, cells)
-            rows.append(Row(
-                index.entry.strategy, mode, index.entry.embedder, index.entry.chunks, index.entry.avg_tokens, ks,
-                ctx_k, results, time.perf_counter() - t0, budget, index.entry.build_seconds, cells,
-            ))
+            rows.append(plan.row(index, mode, questions))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, ks, ctx_k, str(root), stale, left_out)
+    return Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
 
 
-def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, list[str]]:
+def _checked_options(
+    strategies: list[str],
+    modes: tuple[str, ...],
+    ks: tuple[int, ...],
+    budget: int | tuple[int, ...] | None,
+    compare: tuple[tuple[str, str], ...],
+) -> tuple[list[int], tuple[int, ...]]:
+    """The -k values and the budgets sorted, each checked with the modes and the
+    --compare pairs before any work."""
+    cutoffs = sorted(set(ks))
+    if not cutoffs or cutoffs[0] < 1:
+        raise UsageError("-k values must be at least 1")
+    for mode in modes:
+        if mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    budgets = check_budgets((budget,) if isinstance(budget, int) else tuple(budget or ()))
+    for a, b in compare:
+        names = list(dict.fromkeys(collection_name(s) for s in strategies))
+        compare_pairs(a, b, names, list(modes))
+    return cutoffs, budgets
+
+
+def _stale_error(stale: dict[str, list[str]], root: Path) -> StaleIndex:
+    """The error of `--require-fresh` when a collection is stale (the first named)."""
+    name, files = next(iter(stale.items()))
+    more = " ..." if len(files) > 3 else ""
+    return StaleIndex(
+        f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
+        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {root}"
+    )
+
+
+@dataclass
+class _RowPlan:
+    """How each row is scored: the -k values, the budgets, the search options and the
+    token spans of the documents."""
+
+    ks: list[int]
+    budgets: tuple[int, ...]
+    options: SearchOptions
+    spans: TokenSpans
+
+    @property
+    def ctx_k(self) -> int:
+        return 5 if 5 in self.ks else self.ks[-1]
+
+    @property
+    def budget(self) -> int | None:
+        return self.budgets[0] if self.budgets else None
+
+    @property
+    def depth(self) -> int:
+        """How many hits each search returns: enough for every metric and budget."""
+        return max(
+            self.ks[-1],
+            self.ctx_k,
+            MRR_DEPTH,
+            NDCG_DEPTH,
+            30 if self.budget else 0,
+            CANDIDATES if self.budgets else 0,
+        )
+
+    def row(self, index: Index, mode: str, questions: list[Question]) -> Row:
+        """One strategy × mode row: every question searched and scored."""
+        opts = SearchOptions(**{**self.options.__dict__, "mode": mode, "k": self.depth})
+        t0 = time.perf_counter()
+        results = []
+        cells = [ContextCell(b) for b in self.budgets]
+        for q in questions:
+            hits = index.search(q.question, opts)
+            results.append(score_question(q, hits, self.ctx_k, self.budget, self.spans))
+            if cells and q.answer_spans:
+                context_cells(index, q, hits, self.budgets, self.spans, cells)
+        entry = index.entry
+        return Row(
+            entry.strategy,
+            mode,
+            entry.embedder,
+            entry.chunks,
+            entry.avg_tokens,
+            self.ks,
+            self.ctx_k,
+            results,
+            time.perf_counter() - t0,
+            self.budget,
+            entry.build_seconds,
+            cells,
+        )
+
+
+def _stale(
+    store: Store, indexes: list[Index], found: Discovery, root: Path
+) -> dict[str, list[str]]:
     """Per collection built from this folder, the files whose content differs from what
     it was built from."""
     from ..indexing.manifest import stale_files
@@ -293,44 +395,3 @@ def _stale(store: Store, indexes: list[Index], found, root: Path) -> dict[str, l
         if files:
             out[f"{index.entry.strategy} ({index.entry.embedder})"] = files
     return out
-
-
-def open_indexes(store: Store, strategies: list[str], built_with: tuple[str | None, ...] = (None,)) -> list[Index]:
-    """An `Index` per strategy × embedder (None: the one it is read with; no strategy:
-    the one `collections.choose` reads); one error names every collection not built yet
-    and the build command that makes them."""
-    from ..embeddings import canonical_name
-
-    indexes, missing = [], []
-    for embedder in built_with:
-        wanted = canonical_name(embedder) if embedder else None
-        for strategy in strategies or [None]:
-            try:
-                indexes.append(Index.in_store(store, strategy, built_with=wanted))
-            except CollectionNotFound:
-                if strategy is None:  # nothing is built (with that embedder): choose says so
-                    raise
-                missing.append(strategy + (f" --embedder {wanted}" if wanted else ""))
-    if missing:
-        names = sorted({m.split()[0] for m in missing})
-        raise CollectionNotFound(
-            f"not built yet: {', '.join(missing)}; run: indexer build PATH "
-            + " ".join(f"--strategy {s}" for s in names)
-        )
-    return indexes
-
-
-def corpus_root(questions_path: Path, questions: list[Question], indexes: list[Index]) -> Path:
-    """The corpus folder: of the question file's folder and the folders the collections
-    were built from, the first that holds most of the documents the first questions name
-    (`resolve` then names any question whose document is not there)."""
-    named = [q.doc_id for q in questions[:20]]
-    candidates = [questions_path.resolve().parent] + [Path(s) for i in indexes for s in i.entry.source]
-    held = [sum((root / d).exists() for d in named) for root in candidates]
-    best = max(range(len(candidates)), key=lambda i: (held[i], -i))
-    if named and 2 * held[best] > len(named):
-        return candidates[best]
-    raise QuestionSetError(
-        f"cannot find the documents of {questions_path.name} next to it or where the collections were built from; "
-        "pass --corpus DIR"
-    )

@@ -11,7 +11,14 @@ from pathlib import Path
 from ..text.tokens import get_tokenizer
 from ..types import Document, Hit
 from .metrics import (
-    NDCG_DEPTH, contains, document_gains, first_hit_ndcg, first_hit_rank, ndcg, span_scores, union_length,
+    NDCG_DEPTH,
+    contains,
+    document_gains,
+    first_hit_ndcg,
+    first_hit_rank,
+    ndcg,
+    span_scores,
+    union_length,
 )
 from .sets import Question
 
@@ -86,8 +93,9 @@ def seen_span(q: Question, h: Hit, docs: dict[str, Document]) -> tuple[str, int,
     return (q.doc_id, at, at + len(c.text)) if 0 <= at < q.target[1] else own
 
 
-def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
-                   spans: TokenSpans) -> QuestionResult:
+def score_question(
+    q: Question, hits: list[Hit], ctx_k: int, budget: int | None, spans: TokenSpans
+) -> QuestionResult:
     """How one question's ranked hits score: the rank of the first hit and first strict
     hit, what the top `ctx_k` cost (tokens, sections), nDCG@10, token-level span recall,
     precision and IoU at `ctx_k`, and, with a token `budget`, the first hit among the hits
@@ -99,34 +107,59 @@ def score_question(q: Question, hits: list[Hit], ctx_k: int, budget: int | None,
 
     def is_strict(h: Hit) -> bool:
         doc_id, start, end = seen[id(h)]
-        return q.answer_span is not None and doc_id == q.doc_id and contains((start, end), q.answer_span)
+        return (
+            q.answer_span is not None
+            and doc_id == q.doc_id
+            and contains((start, end), q.answer_span)
+        )
 
     top = hits[:ctx_k]
-    first = first_hit_rank([is_hit(h) for h in hits])
+    hit_flags = [is_hit(h) for h in hits]
+    first = first_hit_rank(hit_flags)
     result = QuestionResult(
         q.id,
         first,
         first_hit_rank([is_strict(h) for h in hits]),
-        sum(h.chunk.n_tokens for h in top),
-        len({(h.chunk.doc_id, h.chunk.heading_path) for h in top}),
+        *_cost(top),
         [h.chunk.id for h in hits],
         question_ndcg(q, hits, first),
     )
     if q.answer_span is not None:
-        by_doc: dict[str, list[tuple[int, int]]] = {}
-        for h in top:
-            doc_id, start, end = seen[id(h)]
-            by_doc.setdefault(doc_id, []).append(spans.tokens(doc_id, start, end))
-        total = sum(union_length(v) for v in by_doc.values())
-        answer = spans.tokens(q.doc_id, *q.answer_span)
-        result.span = span_scores(by_doc.get(q.doc_id, []), total, answer)
+        places = [seen[id(h)] for h in top]
+        result.span = _span_scores(spans, places, q.doc_id, q.answer_span)
     if budget:
-        used, taken = 0, []
-        for h in hits:
-            if taken and used + h.chunk.n_tokens > budget:
-                break
-            used += h.chunk.n_tokens
-            taken.append(h)
-        result.budget_hit = first_hit_rank([is_hit(h) for h in taken])
-        result.budget_tokens = used
+        taken, result.budget_tokens = _fitting(hits, budget)
+        result.budget_hit = first_hit_rank(hit_flags[:taken])
     return result
+
+
+def _cost(top: list[Hit]) -> tuple[int, int]:
+    """What the top hits put in a prompt: their tokens, and the sections they come from."""
+    return sum(h.chunk.n_tokens for h in top), len(
+        {(h.chunk.doc_id, h.chunk.heading_path) for h in top}
+    )
+
+
+def _span_scores(
+    spans: TokenSpans, places: list[tuple[str, int, int]], doc_id: str, answer: tuple[int, int]
+) -> tuple[float, float, float]:
+    """Token-level recall, precision and IoU of the places retrieved against the answer
+    span (in `doc_id`)."""
+    by_doc: dict[str, list[tuple[int, int]]] = {}
+    for place_doc, start, end in places:
+        by_doc.setdefault(place_doc, []).append(spans.tokens(place_doc, start, end))
+    total = sum(union_length(v) for v in by_doc.values())
+    return span_scores(by_doc.get(doc_id, []), total, spans.tokens(doc_id, *answer))
+
+
+def _fitting(hits: list[Hit], budget: int) -> tuple[int, int]:
+    """How many hits, in rank order, fit a token budget (the first always does), and the
+    tokens they use."""
+    used = 0
+    taken = 0
+    for h in hits:
+        if taken and used + h.chunk.n_tokens > budget:
+            break
+        used += h.chunk.n_tokens
+        taken += 1
+    return taken, used

@@ -16,7 +16,7 @@ import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import UsageError
 from ..loaders import load_documents
@@ -27,20 +27,33 @@ from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
-from .run import corpus_root, open_indexes
+from .opening import corpus_root, open_indexes
 from .scoring import TokenSpans, score_question
 
 
 def candidates() -> list[dict[str, Any]]:
     """The settings tried, simplest first (ties go to the earlier one)."""
-    grid: list[dict[str, Any]] = [{"mode": "bm25"}, {"mode": "embedding"}, {"mode": "hybrid", "fusion": "adaptive"}]
+    grid: list[dict[str, Any]] = [
+        {"mode": "bm25"},
+        {"mode": "embedding"},
+        {"mode": "hybrid", "fusion": "adaptive"},
+    ]
     for alpha_range in ((0.1, 0.8), (0.3, 0.8), (0.1, 0.9), (0.5, 0.9)):
         for coverage_range in ((0.3, 0.6), (0.3, 0.7), (0.2, 0.5)):
-            grid.append({"mode": "hybrid", "fusion": "adaptive", "alpha_range": alpha_range,
-                         "coverage_range": coverage_range})
+            grid.append(
+                {
+                    "mode": "hybrid",
+                    "fusion": "adaptive",
+                    "alpha_range": alpha_range,
+                    "coverage_range": coverage_range,
+                }
+            )
     grid += [{"mode": "hybrid", "fusion": "weighted", "alpha": a / 10} for a in range(1, 10)]
-    grid += [{"mode": "hybrid", "fusion": "rrf", "rrf_k": k, "weights": w}
-             for k in (2, 10, 60) for w in ((1.0, 1.0), (1.0, 2.0), (2.0, 1.0))]
+    grid += [
+        {"mode": "hybrid", "fusion": "rrf", "rrf_k": k, "weights": w}
+        for k in (2, 10, 60)
+        for w in ((1.0, 1.0), (1.0, 2.0), (2.0, 1.0))
+    ]
     return grid
 
 
@@ -50,7 +63,9 @@ class Candidate:
     embedder: str
     options: SearchOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
-    ndcg: list[float] = field(default_factory=list)  # nDCG@10 per question (reported; MRR@10 chooses)
+    ndcg: list[float] = field(
+        default_factory=list
+    )  # nDCG@10 per question (reported; MRR@10 chooses)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -67,16 +82,21 @@ class Candidate:
 
     def mean(self, metric: str, rows: list[int] | None = None) -> float:
         values = self.values(metric)
-        rows = range(len(values)) if rows is None else rows
-        picked = [values[i] for i in rows]
+        picked = values if rows is None else [values[i] for i in rows]
         return sum(picked) / len(picked) if picked else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "embedder": self.embedder, "setting": self.options.describe(),
-                "settings": self.options.settings(), MRR_METRIC: round(self.mean(MRR_METRIC), 4),
-                NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
-                "recall@1": round(self.mean("recall@1"), 4), "recall@5": round(self.mean("recall@5"), 4),
-                "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1)}
+        return {
+            "strategy": self.strategy,
+            "embedder": self.embedder,
+            "setting": self.options.describe(),
+            "settings": self.options.settings(),
+            MRR_METRIC: round(self.mean(MRR_METRIC), 4),
+            NDCG_METRIC: round(self.mean(NDCG_METRIC), 4),
+            "recall@1": round(self.mean("recall@1"), 4),
+            "recall@5": round(self.mean("recall@5"), 4),
+            "ctx_tokens@5": round(sum(self.ctx_tokens) / max(len(self.ctx_tokens), 1), 1),
+        }
 
 
 @dataclass
@@ -84,12 +104,16 @@ class TuneResult:
     questions: list[Question]
     candidates: list[Candidate]
     folds: int
-    held_out: dict[str, list[float]]  # metric -> per-question values of the tuned choice on unseen folds
+    held_out: dict[
+        str, list[float]
+    ]  # metric -> per-question values of the tuned choice on unseen folds
     chosen: list[str]  # the label chosen in each fold
     winners: dict[str, Candidate]  # strategy -> its best candidate on all questions
     best: Candidate  # the best candidate on all questions (over every strategy)
     baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
-    decisions: list[Decision] = field(default_factory=list)  # per collection: save the tuned setting or keep
+    decisions: list[Decision] = field(
+        default_factory=list
+    )  # per collection: save the tuned setting or keep
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
@@ -100,14 +124,25 @@ class TuneResult:
 
     def to_dict(self) -> dict[str, Any]:
         n = len(self.questions)
-        out = {"questions": n, "folds": self.folds, "chosen_per_fold": self.chosen, "best": self.best.to_dict(),
-               "winners": {s: c.to_dict() for s, c in self.winners.items()}, "saved": self.saved,
-               "kept": [d.collection for d in self.decisions if not d.saved],
-               "decisions": [d.to_dict() for d in self.decisions], "left_out": dropped(self.left_out),
-               "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()}}
+        out = {
+            "questions": n,
+            "folds": self.folds,
+            "chosen_per_fold": self.chosen,
+            "best": self.best.to_dict(),
+            "winners": {s: c.to_dict() for s, c in self.winners.items()},
+            "saved": self.saved,
+            "kept": [d.collection for d in self.decisions if not d.saved],
+            "decisions": [d.to_dict() for d in self.decisions],
+            "left_out": dropped(self.left_out),
+            "cross_validated": {m: round(sum(v) / n, 4) for m, v in self.held_out.items()},
+        }
         for name in self.baselines:
             mean, (lo, hi) = self.versus(name)
-            out[f"gain_vs_{name}"] = {"metric": MRR_METRIC, "difference": round(mean, 4), "ci95": [round(lo, 4), round(hi, 4)]}
+            out[f"gain_vs_{name}"] = {
+                "metric": MRR_METRIC,
+                "difference": round(mean, 4),
+                "ci95": [round(lo, 4), round(hi, 4)],
+            }
         return out
 
 
@@ -155,32 +190,42 @@ class Decision:
         if self.same:
             return f"its {default} is already the best setting on these questions"
         lo, hi = self.ci95
-        measured = (f"{self.tuned.options.describe()} vs its {default}: MRR@10 {self.gain:+.3f} "
-                    f"[{lo:+.3f}, {hi:+.3f}] cross-validated, {self.verdict}")
+        measured = (
+            f"{self.tuned.options.describe()} vs its {default}: MRR@10 {self.gain:+.3f} "
+            f"[{lo:+.3f}, {hi:+.3f}] cross-validated, {self.verdict}"
+        )
         if self.save:
             return measured
         return measured + "; a setting is saved only when its interval lies above 0"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"collection": self.collection, "strategy": self.tuned.strategy, "embedder": self.tuned.embedder,
-                "current": self.current.options.describe(), "current_is_tuned": self.tuned_before,
-                "tuned": self.tuned.options.describe(), "metric": MRR_METRIC, "difference": round(self.gain, 4),
-                "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)], "verdict": self.verdict,
-                "action": ("saved" if self.saved else "would save") if self.save else "kept",
-                "reason": self.reason()}
+        return {
+            "collection": self.collection,
+            "strategy": self.tuned.strategy,
+            "embedder": self.tuned.embedder,
+            "current": self.current.options.describe(),
+            "current_is_tuned": self.tuned_before,
+            "tuned": self.tuned.options.describe(),
+            "metric": MRR_METRIC,
+            "difference": round(self.gain, 4),
+            "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)],
+            "verdict": self.verdict,
+            "action": ("saved" if self.saved else "would save") if self.save else "kept",
+            "reason": self.reason(),
+        }
 
 
 def tune(
-    questions_path: str | os.PathLike,
+    questions_path: str | os.PathLike[str],
     strategies: list[str],
     *,
     settings: Settings | None = None,
     built_with: str | None = None,
-    corpus: str | os.PathLike | None = None,
+    corpus: str | os.PathLike[str] | None = None,
     folds: int = 5,
     save: bool = False,
     seed: int = 13,
-    progress=None,
+    progress: Callable[[str], None] | None = None,
 ) -> TuneResult:
     """Score every candidate setting on every strategy (the collections built with
     `built_with`, None: the one each is read with), cross-validate the choice, and
@@ -188,22 +233,18 @@ def tune(
     the cross-validation shows it better than the current default (`decisions` says,
     per collection, what was saved or kept and why)."""
     questions = load_questions(questions_path)
-    if folds < 2:
-        raise UsageError(f"--folds must be at least 2, not {folds}")
-    if len(questions) < folds:
-        raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
+    _check_folds(questions, folds)
     settings = settings_for(settings)
     store = Store(settings)
     if save:  # say it before the work, not after
         store.builds.require_writable("saving search settings")
     indexes = open_indexes(store, strategies, (built_with,))
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
-    _, docs = load_documents([root])
-    docs = {d.doc_id: d for d in docs}
+    _, stream = load_documents([root])
+    docs = {d.doc_id: d for d in stream}
     resolve(questions, docs)
     questions, left_out = covered(questions_path, questions, indexes, root)
-    if len(questions) < folds:
-        raise UsageError(f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds")
+    _check_folds(questions, folds)
     spans = TokenSpans(docs)
     scored: list[Candidate] = []
     for index in indexes:
@@ -211,25 +252,49 @@ def tune(
     order = assign_folds(len(questions), folds, seed)
     held_out, chosen = _cross_validate(scored, order, folds)
     best = _best(scored)
-    winners = {index.entry.strategy: _best([c for c in scored if c.strategy == index.entry.strategy])
-               for index in indexes}
-    mine = [c for c in scored if c.strategy == best.strategy]
+    winners = {index.entry.strategy: _best(_of(scored, index.entry.strategy)) for index in indexes}
+    mine = _of(scored, best.strategy)
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
-    result = TuneResult(questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out)
+    result = TuneResult(
+        questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out
+    )
     for index in indexes:
-        result.decisions.append(_decide(index, [c for c in scored if c.strategy == index.entry.strategy],
-                                        winners[index.entry.strategy], order, folds))
+        strategy = index.entry.strategy
+        result.decisions.append(
+            _decide(index, _of(scored, strategy), winners[strategy], order, folds)
+        )
     if save:
-        for decision in result.decisions:
-            if decision.save:
-                tuned = decision.tuned
-                store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
-                decision.saved = True
-                result.saved.append(decision.collection)
+        _save(store, result)
     return result
 
 
-def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
+def _check_folds(questions: list[Question], folds: int) -> None:
+    if folds < 2:
+        raise UsageError(f"--folds must be at least 2, not {folds}")
+    if len(questions) < folds:
+        raise UsageError(
+            f"{len(questions)} questions cannot be split into {folds} folds; use fewer --folds"
+        )
+
+
+def _of(scored: list[Candidate], strategy: str) -> list[Candidate]:
+    """The candidates of one strategy."""
+    return [c for c in scored if c.strategy == strategy]
+
+
+def _save(store: Store, result: TuneResult) -> None:
+    """Store each winner the decisions say to save as its collection's default search."""
+    for decision in result.decisions:
+        if decision.save:
+            tuned = decision.tuned
+            store.catalogue.save_search(tuned.strategy, tuned.embedder, tuned.options.settings())
+            decision.saved = True
+            result.saved.append(decision.collection)
+
+
+def _cross_validate(
+    scored: list[Candidate], order: list[int], folds: int
+) -> tuple[dict[str, list[float]], list[str]]:
     """Each question scored by the setting chosen on the folds without it: per-metric
     held-out values, and the label chosen in each fold."""
     held_out: dict[str, list[float]] = {m: [0.0] * len(order) for m in METRICS}
@@ -246,7 +311,9 @@ def _cross_validate(scored: list[Candidate], order: list[int], folds: int):
     return held_out, chosen
 
 
-def _decide(index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int) -> Decision:
+def _decide(
+    index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int
+) -> Decision:
     """The collection's own cross-validated choice against its current default search."""
     current = _key(index.options(SearchOptions(k=MRR_DEPTH)))
     default = next(c for c in mine if _key(c.options) == current)
@@ -259,30 +326,45 @@ def _key(options: SearchOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _score_all(index: Index, questions: list[Question], spans: TokenSpans, progress) -> list[Candidate]:
-    settings = []
-    seen = set()
-    raws = candidates()
-    # the collection's current default is always scored (a setting saved by hand or by an
-    # older grid may not be among the candidates), last so that ties go to the grid
+def _settings(index: Index) -> list[SearchOptions]:
+    """The grid's settings resolved for a collection, then its current default, each once.
+    The current default is always scored (a setting saved by hand or by an older grid may
+    not be among the candidates), last so that ties go to the grid."""
     current = index.options(SearchOptions(k=MRR_DEPTH))
-    grid = [resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
-            for raw in raws]
+    grid = [
+        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+        for raw in candidates()
+    ]
+    settings: list[SearchOptions] = []
+    seen: set[str] = set()
     for options in grid + [current]:
         key = _key(options)
         if key not in seen:
             seen.add(key)
             settings.append(options)
-    out = [Candidate(index.entry.strategy, index.entry.embedder, options) for options in settings]
+    return settings
+
+
+def _score_all(
+    index: Index,
+    questions: list[Question],
+    spans: TokenSpans,
+    progress: Callable[[str], None] | None,
+) -> list[Candidate]:
+    out = [Candidate(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
-            hits = index.search(q.question, cand.options)  # both sides are searched once per question
+            hits = index.search(
+                q.question, cand.options
+            )  # both sides are searched once per question
             result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)
             cand.ctx_tokens.append(result.ctx_tokens)
         if progress and (n % 50 == 0 or n == len(questions)):
-            progress(f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings")
+            progress(
+                f"{index.entry.strategy}: {n}/{len(questions)} questions × {len(out)} settings"
+            )
     return out
 
 
@@ -298,5 +380,11 @@ def assign_folds(n: int, folds: int, seed: int) -> list[int]:
 
 def _best(scored: list[Candidate], rows: list[int] | None = None) -> Candidate:
     """The highest MRR@10 on `rows` (recall@1 breaks ties, then the simpler setting)."""
-    return max(scored, key=lambda c: (round(c.mean(MRR_METRIC, rows), 9), round(c.mean("recall@1", rows), 9),
-                                      -scored.index(c)))
+    return max(
+        scored,
+        key=lambda c: (
+            round(c.mean(MRR_METRIC, rows), 9),
+            round(c.mean("recall@1", rows), 9),
+            -scored.index(c),
+        ),
+    )

@@ -14,16 +14,43 @@ import random
 import re
 from dataclasses import dataclass
 
-from ..loaders.symbols import outline, walk
+from ..loaders.symbols import Definition, outline, walk
 from ..text.analyzer import detect_language, identifier_parts
 from ..types import Document
-from .simulate import CONTEXT_CHARS, DocumentTerms, Knobs, Vocabulary, merge, draw, pool, query_length, surface
+from .simulate import (
+    CONTEXT_CHARS,
+    DocumentTerms,
+    Knobs,
+    Term,
+    Vocabulary,
+    draw,
+    merge,
+    pool,
+    query_length,
+    source_tags,
+)
+from .typing_noise import surface
 
 MIN_LINES = 3
-_CONTAINERS = {"class", "struct", "interface", "trait", "impl", "type", "enum", "object", "module", "record"}
-_COMMENT = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|/\*+(.*?)\*/|(?://+|#+|--)[ \t]?([^\n]*)', re.S)
+_CONTAINERS = {
+    "class",
+    "struct",
+    "interface",
+    "trait",
+    "impl",
+    "type",
+    "enum",
+    "object",
+    "module",
+    "record",
+}
+_COMMENT = re.compile(
+    r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|/\*+(.*?)\*/|(?://+|#+|--)[ \t]?([^\n]*)', re.S
+)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|testdata)/|(_test\.\w+|\.test\.\w+|\.spec\.\w+|(^|/)test_[^/]*)$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|testdata)/|(_test\.\w+|\.test\.\w+|\.spec\.\w+|(^|/)test_[^/]*)$"
+)
 # words of programming languages, not of what the code does
 KEYWORDS = set(
     "def class return if elif else for while in is not and or import from as with try except finally raise pass "
@@ -31,7 +58,8 @@ KEYWORDS = set(
     "public private protected static void int str bool float string number boolean any object func go package "
     "struct interface type impl fn pub mut use mod match enum trait where err error ctx context throw throws "
     "catch switch case break continue default extends implements super final abstract export require module "
-    "args kwargs len list dict set get val value result res ok".split())
+    "args kwargs len list dict set get val value result res ok".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +89,25 @@ def symbols(doc: Document) -> list[Symbol]:
     text = doc.text
     for d in walk(tree.definitions):
         name = d.symbol.rsplit(".", 1)[-1]
-        if (name.lower().startswith("test") or (name.startswith("__") and name.endswith("__"))
-                or text.count("\n", d.start, d.end) + 1 < MIN_LINES):
+        if _skipped(name) or text.count("\n", d.start, d.end) + 1 < MIN_LINES:
             continue
         answer = _signature(text, d.start, d.end, name)
         if answer:
-            member = d.category == "method" or (len(d.labels) > 1 and d.labels[-2].split(" ", 1)[0] in _CONTAINERS)
+            member = _is_member(d)
             out.append(Symbol(doc.doc_id, d.symbol, name, d.parent, member, d.start, d.end, answer))
     return out
+
+
+def _skipped(name: str) -> bool:
+    """A test, or a dunder method: nobody searches for those."""
+    return name.lower().startswith("test") or (name.startswith("__") and name.endswith("__"))
+
+
+def _is_member(d: Definition) -> bool:
+    """A method, or a definition inside a class-like one."""
+    if d.category == "method":
+        return True
+    return len(d.labels) > 1 and d.labels[-2].split(" ", 1)[0] in _CONTAINERS
 
 
 def _signature(text: str, start: int, end: int, name: str) -> tuple[int, int] | None:
@@ -80,7 +119,8 @@ def _signature(text: str, start: int, end: int, name: str) -> tuple[int, int] | 
         line = text[pos:line_end]
         stripped = line.strip()
         if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line) and not stripped.startswith(
-                ("#", "//", "/*", "*", "@", '"""', "'''")):
+            ("#", "//", "/*", "*", "@", '"""', "'''")
+        ):
             s = pos + len(line) - len(line.lstrip())
             return (s, s + len(stripped))
         pos = line_end + 1
@@ -114,8 +154,14 @@ def code_text(text: str) -> str:
     return comments(text) + " \n " + identifiers(text)
 
 
-def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Document, sym: Symbol,
-               doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+def code_query(
+    rng: random.Random,
+    vocab: Vocabulary,
+    knobs: Knobs,
+    doc: Document,
+    sym: Symbol,
+    doc_terms: DocumentTerms,
+) -> tuple[str, list[str]] | None:
     """A developer's query for a definition, and how it was made (tags): the symbol as
     typed, or words drawn like a prose query's — from the definition (its doc comment,
     its name, the identifiers it uses), its context (the class it belongs to, the file's
@@ -125,25 +171,60 @@ def code_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc: Documen
     text = doc.text[sym.start : sym.end]
     prose = comments(text)
     lang = detect_language([prose]) if prose else "en"
-    d, dc = knobs.discrimination, knobs.context_discrimination
-    name = pool(vocab, " ".join(p.lower() for p in identifier_parts(sym.name) if p.strip("_")), "en", d, boost=2.0)
-    own = merge(merge(pool(vocab, prose, lang, d), pool(vocab, identifiers(text), "en", d, boost=0.5)), name)
-    around = doc.text[max(0, sym.start - CONTEXT_CHARS) : sym.start] + " \n " + doc.text[sym.end : sym.end + CONTEXT_CHARS]
-    where = " ".join(identifier_parts(sym.parent)) + " " + " ".join(re.findall(r"[A-Za-z]+", doc.doc_id.rsplit(".", 1)[0]))
-    context = merge(pool(vocab, where, "en", dc, boost=2.0), pool(vocab, code_text(around), lang, dc))
+    dc = knobs.context_discrimination
+    name, own = _own_pools(vocab, knobs.discrimination, text, prose, lang, sym)
+    context = _context_pool(vocab, dc, doc, sym, lang)
     for key in own:
         context.pop(key, None)
-    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, set(own) | set(context))}
-    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.code_noise),
-              "noise": knobs.code_noise}
+    pools = {
+        "passage": own,
+        "context": context,
+        "noise": doc_terms.pool(vocab, dc, set(own) | set(context)),
+    }
+    shares = {
+        "passage": knobs.passage,
+        "context": max(0.0, 1 - knobs.passage - knobs.code_noise),
+        "noise": knobs.code_noise,
+    }
     chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
     if sum(len(t.surface.split()) for _, t in chosen) < 2:
         return None
-    if name and not any(t.key in name for _, t in chosen):  # a developer names what they look for
+    _name_kept(chosen, name)
+    words = [t.surface for _, t in chosen]
+    question, applied = surface(rng, _code_knobs(knobs, prose), words, prose, "code-" + lang)
+    kind = "comment" if prose else "identifiers"
+    return question, ["code", kind, *source_tags(chosen), *applied]
+
+
+def _name_kept(chosen: list[tuple[str, Term]], name: dict[str, Term]) -> None:
+    """A developer names what they look for: without a word of the name among the chosen
+    terms, the last one gives way to the name's heaviest word."""
+    if name and not any(t.key in name for _, t in chosen):
         chosen[-1] = ("passage", max(name.values(), key=lambda t: t.weight))
-    question, applied = surface(rng, _code_knobs(knobs, prose), chosen, prose, "code-" + lang)
-    sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, ["code", "comment" if prose else "identifiers", *(f"{s}-terms" for s in sources), *applied]
+
+
+def _own_pools(
+    vocab: Vocabulary, d: float, text: str, prose: str, lang: str, sym: Symbol
+) -> tuple[dict[str, Term], dict[str, Term]]:
+    """The terms of a definition's name, and of the whole definition: its comments, the
+    identifiers it uses and its name."""
+    parts = " ".join(p.lower() for p in identifier_parts(sym.name) if p.strip("_"))
+    name = pool(vocab, parts, "en", d, boost=2.0)
+    words = merge(pool(vocab, prose, lang, d), pool(vocab, identifiers(text), "en", d, boost=0.5))
+    return name, merge(words, name)
+
+
+def _context_pool(
+    vocab: Vocabulary, dc: float, doc: Document, sym: Symbol, lang: str
+) -> dict[str, Term]:
+    """The terms of a definition's context: the class it belongs to, the file's path (both
+    count more) and the code around it."""
+    text = doc.text
+    before = text[max(0, sym.start - CONTEXT_CHARS) : sym.start]
+    around = before + " \n " + text[sym.end : sym.end + CONTEXT_CHARS]
+    path_words = re.findall(r"[A-Za-z]+", doc.doc_id.rsplit(".", 1)[0])
+    where = " ".join(identifier_parts(sym.parent)) + " " + " ".join(path_words)
+    return merge(pool(vocab, where, "en", dc, boost=2.0), pool(vocab, code_text(around), lang, dc))
 
 
 def _code_knobs(knobs: Knobs, prose: str) -> Knobs:
@@ -162,4 +243,3 @@ def _symbol_query(rng: random.Random, doc: Document, sym: Symbol) -> tuple[str, 
     module = folder[-2] if len(folder) > 1 else doc.doc_id.rsplit(".", 1)[0]
     forms.append(f"{module} {sym.name}")
     return rng.choice(forms), ["code", "name"]
-

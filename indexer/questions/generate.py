@@ -9,23 +9,21 @@ with an LLM through Ollama (`llm`). The result is deterministic for a seed.
 Every question carries a span target and an answer that is an exact substring of its
 document, so `indexer eval` resolves it like a set people wrote.
 
-`cached_questions(paths, n, folder=...)` reuses a file made earlier for the same
-documents (by content), generator settings, `n` and seed.
+`reuse.cached_questions` keeps a made set and reuses it while the documents are the same.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..errors import NothingToIndex, UsageError
-from ..loaders import Skipped, discover, load_documents
+from ..loaders import Discovery, Skipped, load_documents
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings, settings_for
 from ..text.analyzer import detect_language
 from ..types import Document
@@ -33,14 +31,22 @@ from .code import Symbol, code_query, code_text, symbols
 from .passages import MIN_WORDS_ALONE, Passage, boilerplate_reason, passages
 from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
 
-GENERATOR_VERSION = 3  # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise
+if TYPE_CHECKING:
+    from .llm import OllamaQuestioner
+
+# what a question can target: a prose passage or a code definition
+Target = Passage | Symbol
+
+GENERATOR_VERSION = (
+    3  # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise
+)
 
 
 @dataclass
 class QuestionSet:
     """Made-up questions (records in the question-set format) and what making them found."""
 
-    questions: list[dict]
+    questions: list[dict[str, Any]]
     requested: int
     generator: str
     seed: int
@@ -55,13 +61,15 @@ class QuestionSet:
         """Why fewer questions were made than asked for ("" when there are enough)."""
         if len(self.questions) >= self.requested:
             return ""
-        return (f"made {len(self.questions)} of the {self.requested} questions asked for: the documents hold "
-                f"{self.candidates} passages worth a question")
+        return (
+            f"made {len(self.questions)} of the {self.requested} questions asked for: the documents hold "
+            f"{self.candidates} passages worth a question"
+        )
 
     def to_jsonl(self) -> str:
         return "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in self.questions)
 
-    def write(self, path: str | os.PathLike) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Write the set as JSON lines, atomically (a reader never sees half a file)."""
         path = Path(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -73,7 +81,7 @@ class QuestionSet:
 
 
 def make_questions(
-    paths: list[str | os.PathLike] | str | os.PathLike,
+    paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
     n: int = 60,
     *,
     seed: int = 0,
@@ -84,7 +92,7 @@ def make_questions(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     encoding: str | None = None,
     settings: Settings | None = None,
-    progress=None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> QuestionSet:
     """Make `n` questions from the documents under `paths` (see the module docstring).
     Fewer come back when the documents hold fewer passages worth a question, or when an
@@ -92,12 +100,57 @@ def make_questions(
     single passage worth a question are an error. `settings`: the Ollama host and the
     index folder whose cache keeps an LLM's replies (`llm="ollama:<model>"`)."""
     t0 = time.perf_counter()
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    paths = path_list(paths)
     if not isinstance(n, int) or n < 1:
         raise UsageError(f"the number of questions must be a positive whole number, not {n!r}")
     asker = _asker(llm, settings_for(settings))
     knobs = knobs or Knobs()
     found, stream = load_documents(paths, include, exclude, max_file_size, encoding=encoding)
+    docs, left_out = _worth_asking(stream)
+    where = ", ".join(str(p) for p in paths)
+    if not docs:
+        raise _no_documents(paths, found, left_out, where)
+    targets = _all_targets(docs, knobs.section_words, where)
+    vocab = _vocabulary(docs, targets)
+    makers = {
+        d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs
+    }
+    out = _numbered(_fill(docs, targets, makers, n, progress))
+    candidates = sum(len(t) for t in targets.values())
+    result = QuestionSet(out, n, llm, seed, len(docs), candidates, found.skipped + left_out)
+    if asker is not None:
+        result.notes.append(asker.stats.summary())
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def path_list(
+    paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+) -> list[str | os.PathLike[str]]:
+    """One path or several, as a list."""
+    return [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+
+
+def _all_targets(docs: list[Document], section_words: int, where: str) -> dict[str, list[Target]]:
+    """Each document's targets; an error when no document has any."""
+    targets = {doc.doc_id: _targets(doc, section_words) for doc in docs}
+    if not any(targets.values()):
+        raise NothingToIndex(
+            f"no passage worth a question in {where}: {len(docs)} document(s), but "
+            "only headings, code blocks, link lists, licence text, test code or lines "
+            f"under {MIN_WORDS_ALONE} words"
+        )
+    return targets
+
+
+def _targets(doc: Document, section_words: int) -> list[Target]:
+    """What a document's questions can target: its prose passages, or its definitions."""
+    found: list[Target] = list(passages(doc, section_words))
+    return found or list(symbols(doc))
+
+
+def _worth_asking(stream: Iterable[Document]) -> tuple[list[Document], list[Skipped]]:
+    """The documents worth asking about, and those left out (licences, authors lists)."""
     docs: list[Document] = []
     left_out: list[Skipped] = []
     for doc in stream:
@@ -106,24 +159,39 @@ def make_questions(
             left_out.append(Skipped(doc.doc_id, f"not asked about: {reason}"))
         else:
             docs.append(doc)
-    where = ", ".join(str(p) for p in paths)
-    if not docs:
-        from ..indexing.pipeline import nothing_message
+    return docs, left_out
 
-        raise NothingToIndex(nothing_message(paths, found).replace("nothing to index", "no documents to ask about")
-                             if not left_out else f"no documents to ask about in {where}: "
-                             f"{left_out[0].doc_id} is {left_out[0].reason.split(': ', 1)[1]}")
-    targets = {doc.doc_id: passages(doc, knobs.section_words) or symbols(doc) for doc in docs}
-    if not any(targets.values()):
-        raise NothingToIndex(f"no passage worth a question in {where}: {len(docs)} document(s), but "
-                             "only headings, code blocks, link lists, licence text, test code or lines "
-                             f"under {MIN_WORDS_ALONE} words")
-    vocab = _vocabulary(docs, targets)
+
+def _no_documents(
+    paths: list[str | os.PathLike[str]], found: Discovery, left_out: list[Skipped], where: str
+) -> NothingToIndex:
+    """The error when no document is left to ask about: why none was read, or why the
+    first one read was left out."""
+    if left_out:
+        first = left_out[0]
+        return NothingToIndex(
+            f"no documents to ask about in {where}: "
+            f"{first.doc_id} is {first.reason.split(': ', 1)[1]}"
+        )
+    from ..indexing.pipeline import nothing_message
+
+    message = nothing_message(paths, found)
+    return NothingToIndex(message.replace("nothing to index", "no documents to ask about"))
+
+
+def _fill(
+    docs: list[Document],
+    targets: dict[str, list[Target]],
+    makers: dict[str, _DocumentMaker],
+    n: int,
+    progress: Callable[[str, int], None] | None,
+) -> list[dict[str, Any]]:
+    """Up to `n` question records over the documents in proportion to the text worth
+    asking about; a document that fails to fill its share passes the rest on to the others."""
     sizes = {d.doc_id: sum(t.end - t.start for t in targets[d.doc_id]) for d in docs}
-    makers = {d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs}
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    while len(out) < n:  # a document that fails to fill its share passes the rest on to the others
+    while len(out) < n:
         counts = allocate(sizes, {k: m.left for k, m in makers.items()}, n - len(out))
         if not any(counts.values()):
             break
@@ -132,21 +200,29 @@ def make_questions(
                 out.extend(makers[doc.doc_id].make(counts[doc.doc_id], seen))
                 if progress:
                     progress(doc.doc_id, makers[doc.doc_id].made)
-    out.sort(key=lambda q: (q["doc_id"], q["span"][0]))
-    for i, q in enumerate(out, start=1):
+    return out
+
+
+def _numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records in document order, numbered g0001, g0002, ... (the id first)."""
+    records.sort(key=lambda q: (q["doc_id"], q["span"][0]))
+    for i, q in enumerate(records, start=1):
         q["id"] = f"g{i:04d}"
-    result = QuestionSet([{"id": q.pop("id"), **q} for q in out], n, llm, seed, len(docs),
-                         sum(len(t) for t in targets.values()), found.skipped + left_out)
-    if asker is not None:
-        result.notes.append(asker.stats.summary())
-    result.seconds = time.perf_counter() - t0
-    return result
+    return [{"id": q.pop("id"), **q} for q in records]
 
 
 class _DocumentMaker:
     """Questions from one document's candidates, tried in `spread` order, as asked for."""
 
-    def __init__(self, doc: Document, found: list, seed: int, vocab: Vocabulary, knobs: Knobs, asker) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        found: list[Target],
+        seed: int,
+        vocab: Vocabulary,
+        knobs: Knobs,
+        asker: OllamaQuestioner | None,
+    ) -> None:
         self.doc, self.vocab, self.knobs, self.asker = doc, vocab, knobs, asker
         self.rng = random.Random(f"{seed}\0{doc.doc_id}")
         self.queue = spread(self.rng, found)
@@ -159,33 +235,39 @@ class _DocumentMaker:
     def left(self) -> int:
         return len(self.queue) - self.next
 
-    def make(self, want: int, seen: set[str]) -> list[dict]:
-        out: list[dict] = []
+    def make(self, want: int, seen: set[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         while len(out) < want and self.next < len(self.queue):
             target = self.queue[self.next]
             self.next += 1
             got = self._ask(target)
             if got is None:
                 continue
-            key = " ".join(got[0].casefold().split())
+            question, tags, answer = got
+            key = " ".join(question.casefold().split())
             if key in seen:
                 continue
             seen.add(key)
-            out.append(_record(self.doc, target, got[0], got[1], self.asker, got[2] if len(got) > 2 else None))
+            out.append(_record(self.doc, target, question, tags, self.asker, answer))
         self.made += len(out)
         return out
 
-    def _ask(self, target):
+    def _ask(self, target: Target) -> tuple[str, list[str], tuple[int, int] | None] | None:
+        """(question, tags, answer span: None for the target's own) or None."""
         if self.asker is not None:
             return self.asker.ask(self.doc, target, self.lang)
         if isinstance(target, Symbol):
             self.terms = self.terms or DocumentTerms(self.vocab, code_text(self.doc.text), "en")
-            return code_query(self.rng, self.vocab, self.knobs, self.doc, target, self.terms)
-        self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
-        return prose_query(self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms)
+            got = code_query(self.rng, self.vocab, self.knobs, self.doc, target, self.terms)
+        else:
+            self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
+            got = prose_query(
+                self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms
+            )
+        return None if got is None else (got[0], got[1], None)
 
 
-def _asker(llm: str, settings: Settings):
+def _asker(llm: str, settings: Settings) -> OllamaQuestioner | None:
     if llm == "extractive":
         return None
     if llm.startswith("ollama:"):
@@ -193,11 +275,13 @@ def _asker(llm: str, settings: Settings):
 
         from ..store import cache_folder
 
-        return OllamaQuestioner(llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db))
+        return OllamaQuestioner(
+            llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db)
+        )
     raise UsageError(f"--llm must be extractive or ollama:<model>, not {llm!r}")
 
 
-def _vocabulary(docs: list[Document], targets: dict[str, list]) -> Vocabulary:
+def _vocabulary(docs: list[Document], targets: dict[str, list[Target]]) -> Vocabulary:
     """Term statistics over the corpus's blocks (prose) and definitions (code)."""
     from ..loaders.markdown import blocks_of
 
@@ -218,20 +302,11 @@ def _vocabulary(docs: list[Document], targets: dict[str, list]) -> Vocabulary:
 def allocate(sizes: dict[str, int], caps: dict[str, int], n: int) -> dict[str, int]:
     """n questions over documents in proportion to their size (largest remainder), none
     over a document's cap; what a full document cannot take goes to the others."""
-    counts = {k: 0 for k in sizes}
+    counts = dict.fromkeys(sizes, 0)
     left = n
-    open_ = {k for k in sizes if caps.get(k, 0) > 0 and sizes[k] > 0}
+    open_ = _open_documents(sizes, caps)
     while left > 0 and open_:
-        total = sum(sizes[k] for k in open_)
-        shares = {k: left * sizes[k] / total for k in open_}
-        given = {k: min(int(shares[k]), caps[k] - counts[k]) for k in open_}
-        rest = left - sum(given.values())
-        for k in sorted(open_, key=lambda k: (-(shares[k] - int(shares[k])), k)):
-            if rest <= 0:
-                break
-            if counts[k] + given[k] < caps[k]:
-                given[k] += 1
-                rest -= 1
+        given = _one_round(sizes, caps, counts, open_, left)
         if not any(given.values()):
             break
         for k, g in given.items():
@@ -241,110 +316,75 @@ def allocate(sizes: dict[str, int], caps: dict[str, int], n: int) -> dict[str, i
     return counts
 
 
-def spread(rng: random.Random, found: list) -> list:
+def _open_documents(sizes: dict[str, int], caps: dict[str, int]) -> set[str]:
+    """The documents that can take a question: some size, and a cap above 0."""
+    return {k for k in sizes if caps.get(k, 0) > 0 and sizes[k] > 0}
+
+
+def _one_round(
+    sizes: dict[str, int], caps: dict[str, int], counts: dict[str, int], open_: set[str], left: int
+) -> dict[str, int]:
+    """What each open document is given of `left` questions this round: its whole share
+    (up to its cap), and one more for the largest remainders."""
+    total = sum(sizes[k] for k in open_)
+    shares = {k: left * sizes[k] / total for k in open_}
+    given = {k: min(int(shares[k]), caps[k] - counts[k]) for k in open_}
+    _largest_remainders(shares, given, counts, caps, left - sum(given.values()))
+    return given
+
+
+def _largest_remainders(
+    shares: dict[str, float],
+    given: dict[str, int],
+    counts: dict[str, int],
+    caps: dict[str, int],
+    rest: int,
+) -> None:
+    """Give the `rest` one each to the documents with the largest fractions of a share
+    (ties by name) while they stay under their caps, in `given`."""
+    for k in sorted(shares, key=lambda k: (-(shares[k] - int(shares[k])), k)):
+        if rest <= 0:
+            break
+        if counts[k] + given[k] < caps[k]:
+            given[k] += 1
+            rest -= 1
+
+
+def spread(rng: random.Random, found: list[Target]) -> list[Target]:
     """Candidates in the order to try them: one per target span at a time (targets in a
     random order, a random passage of each), so questions cover as many targets as they can."""
-    by_target: dict[tuple[int, int], list] = {}
+    by_target: dict[tuple[int, int], list[Target]] = {}
     for t in found:
         by_target.setdefault(t.target if isinstance(t, Passage) else (t.start, t.end), []).append(t)
     groups = list(by_target.values())
     rng.shuffle(groups)
     for g in groups:
         rng.shuffle(g)
-    order = []
+    order: list[Target] = []
     depth = max((len(g) for g in groups), default=0)
     for i in range(depth):
         order.extend(g[i] for g in groups if i < len(g))
     return order
 
 
-def _record(doc: Document, target, question: str, tags: list[str], asker, answer: tuple[int, int] | None) -> dict:
+def _record(
+    doc: Document,
+    target: Target,
+    question: str,
+    tags: list[str],
+    asker: OllamaQuestioner | None,
+    answer: tuple[int, int] | None,
+) -> dict[str, Any]:
     generator = "extractive" if asker is None else asker.backend
     if isinstance(target, Symbol):
         span, (a0, a1), kind = (target.start, target.end), answer or target.answer, "definition"
     else:
         span, (a0, a1), kind = target.target, answer or (target.start, target.end), target.kind
-    return {"id": "", "question": question, "doc_id": doc.doc_id, "span": list(span), "answer": doc.text[a0:a1],
-            "tags": ["generated", generator, kind, *tags]}
-
-
-def cached_questions(
-    paths: list[str | os.PathLike] | str | os.PathLike,
-    n: int = 60,
-    *,
-    folder: str | os.PathLike,
-    seed: int = 0,
-    llm: str = "extractive",
-    knobs: Knobs | None = None,
-    include: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    encoding: str | None = None,
-    settings: Settings | None = None,
-    progress=None,
-) -> tuple[Path, QuestionSet | None]:
-    """The path of a question file for these documents in `folder`, made now (the
-    QuestionSet comes back too) or reused (None) while the documents' contents (a SHA-256
-    per file), the generator and its settings, `n` and the seed are the same as when it
-    was made. `settings`, `encoding`, `progress`: as `make_questions` takes them."""
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    found = discover(paths, include, exclude, max_file_size)
-    key = json.dumps({
-        "version": GENERATOR_VERSION, "n": n, "seed": seed, "llm": llm, "knobs": (knobs or Knobs()).to_dict(),
-        "files": sorted((f.doc_id, _content_hash(f.path)) for f in found.files),
-    }, sort_keys=True)
-    path = Path(folder) / f"questions-{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
-    if path.is_file():
-        return path, None
-    made = make_questions(paths, n, seed=seed, llm=llm, knobs=knobs, include=include, exclude=exclude,
-                          max_file_size=max_file_size, encoding=encoding, settings=settings, progress=progress)
-    if made.questions:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.write(path)
-        except OSError as exc:  # a read-only index folder: eval and tune still run, without keeping them
-            path = Path(tempfile.mkdtemp(prefix="indexer-questions-")) / path.name
-            made.write(path)
-            made.notes.append(f"could not keep them in {folder} ({exc.strerror or exc}); written to {path}")
-    return path, made
-
-
-def _content_hash(path: Path) -> str:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return ""  # unreadable now: loading it will say why
-    return h.hexdigest()
-
-
-def pooled(parts: list[tuple[Path, QuestionSet | None]], folder: str | os.PathLike,
-           seed: int) -> tuple[Path, QuestionSet | None]:
-    """One question file holding the made-up sets `parts` (the (path, made) pairs of
-    `cached_questions`, seeds `seed`, `seed` + 1, ...), each question's id prefixed with its
-    set's seed; kept beside them (in `folder`) and reused while they are. The QuestionSet comes back when
-    any part was made now (it sums them), else None."""
-    name = hashlib.sha256("\0".join(p.name for p, _ in parts).encode()).hexdigest()[:20]
-    path = Path(folder) / f"questions-{name}-x{len(parts)}.jsonl"
-    if path.is_file() and all(made is None for _, made in parts):
-        return path, None
-    questions = []
-    for i, (part, _) in enumerate(parts):
-        for line in part.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                q = json.loads(line)
-                questions.append({**q, "id": f"s{seed + i}-{q['id']}"})
-    made = [m for _, m in parts if m is not None]
-    first = made[0] if made else None
-    total = QuestionSet(questions, sum(m.requested for m in made) if len(made) == len(parts) else len(questions),
-                        first.generator if first else "extractive", seed, first.documents if first else 0,
-                        first.candidates if first else 0, first.skipped if first else [],
-                        sum(m.seconds for m in made), [n for m in made for n in m.notes])
-    try:
-        total.write(path)
-    except OSError:  # a read-only index folder: the parts went to a temporary folder, and so does this
-        path = parts[0][0].with_name(path.name)
-        total.write(path)
-    return path, total if made else None
+    return {
+        "id": "",
+        "question": question,
+        "doc_id": doc.doc_id,
+        "span": list(span),
+        "answer": doc.text[a0:a1],
+        "tags": ["generated", generator, kind, *tags],
+    }

@@ -25,13 +25,17 @@ from .passages import Passage
 from .simulate import Vocabulary
 
 PROMPT_VERSION = 1  # in the cache's key: a new prompt asks again
-MAX_OVERLAP = 0.6  # share of a question's content words found in its passage (code: MAX_OVERLAP_CODE)
+MAX_OVERLAP = (
+    0.6  # share of a question's content words found in its passage (code: MAX_OVERLAP_CODE)
+)
 MAX_OVERLAP_CODE = 0.85  # a developer names identifiers of the code they look for
 MAX_RUN = 5  # words in a row copied from the passage
 MAX_WORDS = 40
 
-SYSTEM = ("You write the questions people type into the search box of a documentation site. "
-          "Reply in {language} with one JSON object and nothing else.")
+SYSTEM = (
+    "You write the questions people type into the search box of a documentation site. "
+    "Reply in {language} with one JSON object and nothing else."
+)
 USER = """<heading>{heading}</heading>
 <passage>
 {passage}
@@ -65,9 +69,11 @@ class QuestionStats:
     def summary(self) -> str:
         mean = sum(self.overlaps) / len(self.overlaps) if self.overlaps else 0.0
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(self.rejected.items())) or "none"
-        return (f"{self.backend}: {self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input and "
-                f"{self.output_tokens:,} output tokens; {self.accepted} questions accepted (mean word overlap with "
-                f"their passage {mean:.2f}), rejected: {why}")
+        return (
+            f"{self.backend}: {self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input and "
+            f"{self.output_tokens:,} output tokens; {self.accepted} questions accepted (mean word overlap with "
+            f"their passage {mean:.2f}), rejected: {why}"
+        )
 
 
 class OllamaQuestioner:
@@ -75,47 +81,49 @@ class OllamaQuestioner:
     temperature 0, fixed seed), validated and cached."""
 
     def __init__(self, model: str, host: str | None, cache_dir: Path | None) -> None:
-        self.client = ChatClient(model, host, purpose=" for questions", fallback=", or use --llm extractive",
-                                 missing="give the Ollama model: --llm ollama:gemma3:4b")
+        self.client = ChatClient(
+            model,
+            host,
+            purpose=" for questions",
+            fallback=", or use --llm extractive",
+            missing="give the Ollama model: --llm ollama:gemma3:4b",
+        )
         self.backend = self.client.backend
-        self.cache = ReplyCache(cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION)
+        self.cache = ReplyCache(
+            cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION
+        )
         self.stats = QuestionStats(self.backend)
         self.vocab = Vocabulary()
 
-    def ask(self, doc: Document, target: Passage | Symbol, lang: str) -> tuple[str, list[str], tuple[int, int]] | None:
+    def ask(
+        self, doc: Document, target: Passage | Symbol, lang: str
+    ) -> tuple[str, list[str], tuple[int, int]] | None:
         """(question, tags, answer span) or None when the reply fails validation."""
         code = isinstance(target, Symbol)
-        if code:
-            lo, hi = target.start, target.end
-            heading = f"{doc.doc_id} · {target.symbol}"
-        else:
-            lo, hi = target.target
-            section = doc.sections[target.section] if doc.sections else None
-            heading = section.path if section else doc.title
+        (lo, hi), heading = _focus(doc, target)
         passage = doc.text[lo:hi]
-        reply = self._reply(doc, heading, passage, lang, code)
-        question, answer = parse_reply(reply)
-        if not question:
-            self.stats.reject("no question")
+        question, answer = parse_reply(self._reply(doc, heading, passage, lang, code))
+        problem, overlap = self._judge(question, passage, lang, code)
+        span = None if problem else _answer_span(doc, target, answer)
+        if span is None:
+            self.stats.reject(problem or "answer not in the passage")
             return None
-        words = question.split()
-        if len(words) < 3 or len(words) > MAX_WORDS:
-            self.stats.reject("too short or too long")
-            return None
-        overlap, run = copied(self.vocab, question, passage, lang)
-        if overlap > (MAX_OVERLAP_CODE if code else MAX_OVERLAP) or (run >= MAX_RUN and not code):
-            self.stats.reject("copies the passage")
-            return None
-        if code:
-            span = target.answer
-        else:
-            span = find_answer(doc.text, answer, lo, hi)
-            if span is None:
-                self.stats.reject("answer not in the passage")
-                return None
         self.stats.accepted += 1
         self.stats.overlaps.append(overlap)
         return question, [f"overlap:{round(overlap, 1):.1f}"], span
+
+    def _judge(self, question: str, passage: str, lang: str, code: bool) -> tuple[str, float]:
+        """Why a question is rejected ("" when it is not), and how much of it the passage
+        holds (0.0 when it is rejected before that is measured)."""
+        if not question:
+            return "no question", 0.0
+        words = question.split()
+        if len(words) < 3 or len(words) > MAX_WORDS:
+            return "too short or too long", 0.0
+        overlap, run = copied(self.vocab, question, passage, lang)
+        if overlap > (MAX_OVERLAP_CODE if code else MAX_OVERLAP) or (run >= MAX_RUN and not code):
+            return "copies the passage", overlap
+        return "", overlap
 
     def _reply(self, doc: Document, heading: str, passage: str, lang: str, code: bool) -> str:
         key = hashlib.sha256(f"{heading}\0{passage}".encode()).hexdigest()
@@ -126,13 +134,34 @@ class OllamaQuestioner:
             return cached
         response = self.client.chat(
             SYSTEM.format(language=LANGUAGE_NAMES.get(lang, "the passage's language")),
-            (USER_CODE if code else USER).format(heading=heading, passage=passage), max_tokens=256, json=True,
+            (USER_CODE if code else USER).format(heading=heading, passage=passage),
+            max_tokens=256,
+            json=True,
         )
         self.stats.calls += 1
         self.stats.input_tokens += response.input_tokens
         self.stats.output_tokens += response.output_tokens
-        self.cache.put(model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens)
+        self.cache.put(
+            model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens
+        )
         return response.text
+
+
+def _focus(doc: Document, target: Passage | Symbol) -> tuple[tuple[int, int], str]:
+    """The span the question is asked about, and the heading the prompt shows over it."""
+    if isinstance(target, Symbol):
+        return (target.start, target.end), f"{doc.doc_id} · {target.symbol}"
+    section = doc.sections[target.section] if doc.sections else None
+    return target.target, section.path if section else doc.title
+
+
+def _answer_span(doc: Document, target: Passage | Symbol, answer: str) -> tuple[int, int] | None:
+    """A definition's signature line; a passage's answer as the reply quoted it, when the
+    passage's target holds it."""
+    if isinstance(target, Symbol):
+        return target.answer
+    lo, hi = target.target
+    return find_answer(doc.text, answer, lo, hi)
 
 
 def parse_reply(reply: str) -> tuple[str, str]:
@@ -149,8 +178,10 @@ def parse_reply(reply: str) -> tuple[str, str]:
         return "", ""
     question = data.get("question")
     answer = data.get("answer")
-    return (" ".join(question.split()) if isinstance(question, str) else "",
-            answer.strip() if isinstance(answer, str) else "")
+    return (
+        " ".join(question.split()) if isinstance(question, str) else "",
+        answer.strip() if isinstance(answer, str) else "",
+    )
 
 
 def copied(vocab: Vocabulary, question: str, passage: str, lang: str) -> tuple[float, int]:

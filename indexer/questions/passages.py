@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ..loaders.markdown import blocks_of
+from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import split_sentences
 from ..types import Document
 
@@ -39,8 +39,18 @@ _BOILERPLATE_HEADINGS = re.compile(
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
     r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
-    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır", re.I)
-_BOILERPLATE_FILES = {"license", "licence", "copying", "notice", "authors", "contributors", "copyright"}
+    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır",
+    re.I,
+)
+_BOILERPLATE_FILES = {
+    "license",
+    "licence",
+    "copying",
+    "notice",
+    "authors",
+    "contributors",
+    "copyright",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,17 +74,27 @@ def boilerplate_reason(doc: Document) -> str:
     stem = PurePosixPath(doc.doc_id).name.split(".")[0].lower().replace("-", "_")
     if stem in _BOILERPLATE_FILES or stem.startswith(("license_", "licence_", "copying_")):
         return f"{stem.upper()} file"
-    first = next((b for b in blocks_of(doc) if b.kind != "heading"), None) if doc.format != "code" else None
-    if first is not None and _LICENCE_TEXT.search(doc.text, first.start, first.end) and \
-            len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2:  # a licence from the top
+    first = (
+        next((b for b in blocks_of(doc) if b.kind != "heading"), None)
+        if doc.format != "code"
+        else None
+    )
+    if (
+        first is not None
+        and _LICENCE_TEXT.search(doc.text, first.start, first.end)
+        and len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2
+    ):  # a licence from the top
         return "licence text"
     return ""
 
 
 def _boilerplate_sections(doc: Document) -> set[int]:
     """Sections under a boilerplate heading (at any level of their path)."""
-    return {i for i, s in enumerate(doc.sections)
-            if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))}
+    return {
+        i
+        for i, s in enumerate(doc.sections)
+        if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))
+    }
 
 
 def plain_words(text: str) -> list[str]:
@@ -87,8 +107,11 @@ def _link_heavy(text: str) -> bool:
     links = sum(m.end() - m.start() for m in _LINK.finditer(text))
     anchors = " ".join(m.group(1) or "" for m in _LINK.finditer(text))
     rest = _LINK.sub(" ", text)
-    return links > 0 and (links > 0.5 * len(text.strip()) or len(_WORDS.findall(rest)) < MIN_WORDS
-                          and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS)
+    return links > 0 and (
+        links > 0.5 * len(text.strip())
+        or len(_WORDS.findall(rest)) < MIN_WORDS
+        and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS
+    )
 
 
 def _codelike(text: str) -> bool:
@@ -108,65 +131,110 @@ def _cells(text: str) -> list[str]:
     return [c.strip() for c in text.strip().strip("|").split("|")]
 
 
+@dataclass
+class _Targets:
+    """The span a passage's hit must overlap: its section when the section is short (under
+    `section_words` words, counted once per section), else the block holding it."""
+
+    doc: Document
+    section_words: int
+    sizes: dict[int, int] = field(default_factory=dict)
+
+    def of(self, sec: int, block: tuple[int, int]) -> tuple[int, int]:
+        if not self.doc.sections:
+            return block
+        s = self.doc.sections[sec]
+        if sec not in self.sizes:
+            self.sizes[sec] = len(plain_words(self.doc.text[s.body_start : s.end]))
+        if s.level > 0 and self.sizes[sec] <= self.section_words:
+            return (s.start, s.end)
+        return block
+
+
 def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]:
     """A prose document's candidate passages in document order (none for code). A
     sentence under MIN_WORDS words is a fragment beside longer ones, but in a document
     that says nothing longer (`Shipping is free.`) it is what the document says."""
     if doc.format == "code" or not doc.text.strip():
         return []
-    text = doc.text
     starts = [s.start for s in doc.sections]
     skip = _boilerplate_sections(doc)
-    section_size: dict[int, int] = {}
+    targets = _Targets(doc, section_words)
     out: list[Passage] = []
     short: list[Passage] = []  # the sentences under MIN_WORDS words
-
-    def section_of(offset: int) -> int:
-        return max(0, bisect.bisect_right(starts, offset) - 1)
-
-    def target_of(sec: int, block: tuple[int, int]) -> tuple[int, int]:
-        if not doc.sections:
-            return block
-        if sec not in section_size:
-            s = doc.sections[sec]
-            section_size[sec] = len(plain_words(text[s.body_start : s.end]))
-        s = doc.sections[sec]
-        if doc.sections[sec].level > 0 and section_size[sec] <= section_words:
-            return (s.start, s.end)
-        return block
-
     for block in blocks_of(doc):
-        if block.kind in ("heading", "code", "html", "rule"):
+        sec = max(0, bisect.bisect_right(starts, block.start) - 1)
+        if not _askable(doc, block, sec, skip):
             continue
-        sec = section_of(block.start)
-        if sec in skip or _LICENCE_TEXT.search(text, block.start, block.end):  # a licence, a copyright footer
-            continue
-        span = (block.start, block.end)
+        target = targets.of(sec, (block.start, block.end))
         if block.kind == "table":
-            if len(block.parts) < 2:
-                continue
-            header = block.parts[0]
-            header_line = text[header[0] : header[1]].split("\n")[0]
-            names = [c for c in _cells(header_line) if c]
-            for s, e in block.parts[1:]:
-                cells = [c for c in _cells(text[s:e]) if c]
-                words = plain_words(" ".join(cells))
-                if len(cells) >= 2 and len(words) + len(plain_words(" ".join(names))) >= MIN_WORDS and words:
-                    out.append(Passage(doc.doc_id, s, e, "row", sec, target_of(sec, span),
-                                       (header[0], header[0] + len(header_line))))
+            out.extend(_rows(doc, block, sec, target))
             continue
-        if block.kind == "list":
-            items = block.parts or ((block.start, block.end),)
-            pieces = [(s, e, "item") for a, b in items for line in _lines(text, a, b)
-                      for s, e in split_sentences(text, *line)]
-        else:
-            pieces = [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
-        for s, e, kind in pieces:
-            if _usable(text[s:e]):
-                out.append(Passage(doc.doc_id, s, e, kind, sec, target_of(sec, span)))
-            elif not out and _usable(text[s:e], MIN_WORDS_ALONE):
-                short.append(Passage(doc.doc_id, s, e, kind, sec, target_of(sec, span)))
+        usable, alone = _sentences(doc, block, sec, target)
+        out.extend(usable)
+        short.extend(alone)  # only kept when no passage is long enough
     return _unique(doc, out or short)
+
+
+def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
+    """A block that may hold passages: not a heading, code, HTML or a rule, not under a
+    boilerplate heading, and no licence or copyright footer."""
+    if block.kind in ("heading", "code", "html", "rule") or sec in skip:
+        return False
+    return not _LICENCE_TEXT.search(doc.text, block.start, block.end)
+
+
+def _rows(doc: Document, block: Block, sec: int, target: tuple[int, int]) -> list[Passage]:
+    """A table's rows with at least two cells and enough words (with the column names)."""
+    if len(block.parts) < 2:
+        return []
+    text = doc.text
+    header = block.parts[0]
+    header_line = text[header[0] : header[1]].split("\n")[0]
+    names = [c for c in _cells(header_line) if c]
+    name_words = len(plain_words(" ".join(names)))
+    header_span = (header[0], header[0] + len(header_line))
+    return [
+        Passage(doc.doc_id, s, e, "row", sec, target, header_span)
+        for s, e in block.parts[1:]
+        if _row_worth(text[s:e], name_words)
+    ]
+
+
+def _row_worth(row: str, name_words: int) -> bool:
+    """A table row worth a question: two cells or more, with enough words beside the
+    column names' `name_words`."""
+    cells = [c for c in _cells(row) if c]
+    words = plain_words(" ".join(cells))
+    return len(cells) >= 2 and len(words) + name_words >= MIN_WORDS and bool(words)
+
+
+def _sentences(
+    doc: Document, block: Block, sec: int, target: tuple[int, int]
+) -> tuple[list[Passage], list[Passage]]:
+    """A block's passages of MIN_WORDS words or more, and those of MIN_WORDS_ALONE or more
+    (what a document says when it says nothing longer)."""
+    usable: list[Passage] = []
+    alone: list[Passage] = []
+    for s, e, kind in _pieces(doc.text, block):
+        if _usable(doc.text[s:e]):
+            usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
+        elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
+            alone.append(Passage(doc.doc_id, s, e, kind, sec, target))
+    return usable, alone
+
+
+def _pieces(text: str, block: Block) -> list[tuple[int, int, str]]:
+    """A list's items (each line's sentences) or a paragraph's sentences: (start, end, kind)."""
+    if block.kind != "list":
+        return [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
+    items = block.parts or ((block.start, block.end),)
+    return [
+        (s, e, "item")
+        for a, b in items
+        for line in _lines(text, a, b)
+        for s, e in split_sentences(text, *line)
+    ]
 
 
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -23,10 +23,16 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..text.analyzer import STOPWORDS, Analyzer
+from ..types import Document
+from .passages import Passage
+from .typing_noise import surface
 
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")  # 6'sı: one word
-_FOLD = str.maketrans("çğıöşüâîûÇĞİÖŞÜÂÎÛ", "cgiosuaiuCGIOSUAIU")
-COMMON_SHARE = 0.3  # a term in more than this share of a corpus's passages is treated as a stop word
+_TOKEN = re.compile(
+    r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?"
+)  # 6'sı: one word
+COMMON_SHARE = (
+    0.3  # a term in more than this share of a corpus's passages is treated as a stop word
+)
 _MIXED = re.compile(r"\d").search
 NUMBER_WEIGHT = 0.25  # people ask for a number more than they type it
 CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
@@ -46,7 +52,9 @@ class Knobs:
     length: float = 5.5  # mean number of content terms
     phrase: float = 0.0  # chance a term brings the word after it (a remembered phrase)
     question: float = 0.0  # share of queries wrapped in a question frame (Turkish, English)
-    section_words: int = 150  # target: a section this short as a whole, else the passage's paragraph/table/list
+    section_words: int = (
+        150  # target: a section this short as a whole, else the passage's paragraph/table/list
+    )
     # how people type (the first two tuned too: each costs the embedding, not BM25, a little)
     shuffle: float = 0.25  # terms (phrases stay whole) in another order than the text's
     inflect: float = 0.15  # a term's inflection dropped
@@ -90,14 +98,14 @@ class Vocabulary:
         out = []
         for m in _TOKEN.finditer(text):
             raw = m.group()
-            if (len(raw) < 2 and not raw.isdigit()) or len(raw) > 24 or (not raw[0].isdigit() and _MIXED(raw)):
-                continue  # a letter, a hash or a key, an identifier with digits
-            surface = raw if raw.isupper() and len(raw) <= 5 else lower(raw)  # PIN, KKTC, EFT stay
-            if surface.lower() in stop:
+            if _not_typed(raw):
+                continue
+            written = raw if raw.isupper() and len(raw) <= 5 else lower(raw)  # PIN, KKTC, EFT stay
+            if written.lower() in stop:
                 continue
             keys = analyzer(raw)
             if keys:
-                out.append((keys[0], surface))
+                out.append((keys[0], written))
         return out
 
     def add(self, text: str, lang: str) -> None:
@@ -114,23 +122,51 @@ class Vocabulary:
         return math.log((n + 1) / (self.df.get(key, 0) + 0.5))
 
 
-def pool(vocab: Vocabulary, text: str, lang: str, d: float, boost: float = 1.0,
-         weights: list[float] | None = None) -> dict[str, Term]:
+def _not_typed(raw: str) -> bool:
+    """A letter, a hash or a key, an identifier with digits: nothing a person types."""
+    if len(raw) < 2 and not raw.isdigit():
+        return True
+    return len(raw) > 24 or (not raw[0].isdigit() and bool(_MIXED(raw)))
+
+
+def pool(
+    vocab: Vocabulary,
+    text: str,
+    lang: str,
+    d: float,
+    boost: float = 1.0,
+    weights: list[float] | None = None,
+) -> dict[str, Term]:
     """Candidate terms of a text with their weights (tf × idf^d × boost); `weights` gives a
     weight per word position (a table row's key cell counts more than its values)."""
-    found: dict[str, list] = {}
-    terms = [(key, surface) for key, surface in vocab.terms(text, lang) if key not in vocab.common]
-    for i, (key, surface) in enumerate(terms):
-        w = (weights[i] if weights and i < len(weights) else 1.0) * (NUMBER_WEIGHT if surface[0].isdigit() else 1.0)
-        if key in found:
-            found[key][1] += w
+    surfaces: dict[str, str] = {}
+    tfs: dict[str, float] = {}
+    follows: dict[str, tuple[str, str] | None] = {}
+    terms = [(key, word) for key, word in vocab.terms(text, lang) if key not in vocab.common]
+    for i, (key, word) in enumerate(terms):
+        w = _position_weight(weights, i) * (NUMBER_WEIGHT if word[0].isdigit() else 1.0)
+        if key in tfs:
+            tfs[key] += w
         else:
-            found[key] = [surface, w, terms[i + 1] if i + 1 < len(terms) else None]
-    return {k: Term(k, s, tf * boost * max(vocab.idf(k), 0.05) ** d, nxt) for k, (s, tf, nxt) in found.items()}
+            surfaces[key], tfs[key] = word, w
+            follows[key] = terms[i + 1] if i + 1 < len(terms) else None
+    return {
+        k: Term(k, surfaces[k], tf * boost * max(vocab.idf(k), 0.05) ** d, follows[k])
+        for k, tf in tfs.items()
+    }
 
 
-def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str, float], k: int,
-         phrase: float = 0.0) -> list[tuple[str, Term]]:
+def _position_weight(weights: list[float] | None, i: int) -> float:
+    return weights[i] if weights and i < len(weights) else 1.0
+
+
+def draw(
+    rng: random.Random,
+    pools: dict[str, dict[str, Term]],
+    shares: dict[str, float],
+    k: int,
+    phrase: float = 0.0,
+) -> list[tuple[str, Term]]:
     """k distinct words, each from a source chosen by its share (among the sources that
     still have terms), then a term of that source by weight; with probability `phrase` a
     term brings the word that follows it in its text (people remember phrases)."""
@@ -138,7 +174,7 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
     out = []
     words = 0
     while words < k:
-        live = [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
+        live = _live(pools, shares, taken)
         if not live:
             break
         source = rng.choices(live, [shares[s] for s in live])[0]
@@ -146,109 +182,34 @@ def draw(rng: random.Random, pools: dict[str, dict[str, Term]], shares: dict[str
         term = rng.choices(terms, [t.weight for t in terms])[0]
         taken.add(term.key)
         words += 1
-        if term.follow and words < k and term.follow[0] not in taken and rng.random() < phrase:
-            taken.add(term.follow[0])
+        follow = _followed(rng, term, taken, phrase) if words < k else None
+        if follow is not None:
+            taken.add(follow[0])
             words += 1
-            term = Term(term.key, f"{term.surface} {term.follow[1]}", term.weight)
+            term = Term(term.key, f"{term.surface} {follow[1]}", term.weight)
         out.append((source, term))
     return out
 
 
+def _live(
+    pools: dict[str, dict[str, Term]], shares: dict[str, float], taken: set[str]
+) -> list[str]:
+    """The sources with a share that still have terms not taken."""
+    return [s for s in pools if shares.get(s, 0) > 0 and any(t not in taken for t in pools[s])]
+
+
+def _followed(
+    rng: random.Random, term: Term, taken: set[str], phrase: float
+) -> tuple[str, str] | None:
+    """The word after a term, when it is not taken yet and the term brings it (chance
+    `phrase`: the random draw happens only when it could)."""
+    if term.follow and term.follow[0] not in taken and rng.random() < phrase:
+        return term.follow
+    return None
+
+
 def query_length(rng: random.Random, mean: float) -> int:
     return max(2, min(9, round(rng.gauss(mean, 1.0))))
-
-
-# -- how people type -----------------------------------------------------------------------------
-_TR_SUFFIXES = sorted(
-    "lar ler ları leri ların lerin larda lerde lardan lerden larla lerle ında inde unda ünde ından inden undan ünden "
-    "ını ini unu ünü ına ine una üne nın nin nun nün dan den tan ten da de ta te".split(), key=len, reverse=True)
-
-
-def uninflect(word: str, lang: str) -> str:
-    """A word without its last suffix, as people often type it (`teslimatı` → `teslimat`,
-    `deliveries` → `delivery`); unchanged when nothing safe can be cut."""
-    if not word.isalpha():
-        return word.split("'")[0].split("’")[0]
-    if lang == "tr":
-        for suffix in _TR_SUFFIXES:
-            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-                return word[: -len(suffix)]
-        return word
-    if lang == "en":  # a plural typed singular (stripping -ed or -ing leaves no word a person types)
-        if word.endswith("ies") and len(word) > 5:
-            return word[:-3] + "y"
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
-            return word[:-1]
-    return word
-
-
-def ascii_fold(text: str) -> str:
-    return text.translate(_FOLD)
-
-
-def tr_lower(text: str) -> str:
-    return text.replace("İ", "i").replace("I", "ı").lower()
-
-
-_NUMBER = re.compile(r"\d|%|₺|\$|€|£|\bTL\b")
-_TIME = {"tr": re.compile(r"\b(gün|saat|hafta|ay|yıl|dakika|süre)\w*", re.I),
-         "en": re.compile(r"\b(days?|hours?|weeks?|months?|years?|minutes?|deadline|period)\b", re.I)}
-QUESTION_FRAMES = {
-    "tr": {"number": ["{q} ne kadar?", "{q} kaç?", "{q} ne kadar olur?"],
-           "time": ["{q} ne zaman?", "{q} kaç gün sürer?", "{q} ne kadar sürer?"],
-           "other": ["{q} nedir?", "{q} nasıl yapılır?", "{q} mümkün mü?", "{q} var mı?", "{q} hakkında bilgi"]},
-    "en": {"number": ["how much is the {q}?", "how many {q}?", "what is the {q}?"],
-           "time": ["how long does {q} take?", "when {q}?", "how long {q}?"],
-           "other": ["what is {q}?", "how do I {q}?", "can I {q}?", "which {q}?", "{q}?"]},
-}
-_CODE_FRAMES = {"code-en": ["how does {q} work?", "where is {q} done?", "which function {q}?", "how is {q} handled?"],
-                "code-tr": ["{q} nasıl çalışıyor?", "{q} nerede yapılıyor?", "{q} hangi fonksiyonda?"]}
-QUESTION_FRAMES.update({k: {"number": v, "time": v, "other": v} for k, v in _CODE_FRAMES.items()})
-
-
-def frame(rng: random.Random, terms: str, passage: str, lang: str) -> str:
-    """The terms inside a question frame that fits what the passage states (an amount,
-    a duration, anything else)."""
-    frames = QUESTION_FRAMES[lang]
-    if lang not in _TIME:
-        kind = "other"
-    elif _NUMBER.search(passage):
-        kind = "time" if _TIME[lang].search(passage) and rng.random() < 0.5 else "number"
-    else:
-        kind = "time" if _TIME[lang].search(passage) and rng.random() < 0.3 else "other"
-    text = rng.choice(frames[kind]).format(q=terms)
-    first = "İ" if text[0] == "i" and lang == "tr" else text[0].upper()
-    return first + text[1:]
-
-
-def surface(rng: random.Random, knobs: Knobs, chosen: list[tuple[str, Term]], passage: str, lang: str
-            ) -> tuple[str, list[str]]:
-    """The query text of the chosen terms as a person types it, and the noise applied."""
-    applied = []
-    words = [t.surface for _, t in chosen]  # (acronyms keep their capitals: see Vocabulary.terms)
-    if rng.random() < knobs.shuffle and len(words) > 1:
-        before = list(words)
-        rng.shuffle(words)
-        if words != before:
-            applied.append("shuffled")
-    inflected = False
-    for i, w in enumerate(words):
-        if rng.random() < knobs.inflect:
-            new = " ".join(uninflect(part, lang) for part in w.split(" "))
-            inflected |= new != w
-            words[i] = new
-    if inflected:
-        applied.append("inflected")
-    text = " ".join(words)
-    if lang in QUESTION_FRAMES and rng.random() < knobs.question:
-        text = frame(rng, text, passage, lang)
-        applied.append("question")
-    if lang == "tr" and rng.random() < knobs.ascii:
-        lower = tr_lower(text)
-        text = ascii_fold(lower)
-        if text != lower:
-            applied.append("ascii")
-    return text, applied
 
 
 # -- a query for a prose passage ----------------------------------------------------------------
@@ -266,44 +227,87 @@ class DocumentTerms:
                 self.surface.setdefault(key, word)
 
     def pool(self, vocab: Vocabulary, d: float, exclude: set[str]) -> dict[str, Term]:
-        return {k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
-                for k, n in self.counts.items() if k not in exclude}
+        return {
+            k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
+            for k, n in self.counts.items()
+            if k not in exclude
+        }
 
 
-def prose_query(rng: random.Random, vocab: Vocabulary, knobs: Knobs, doc, passage, lang: str,
-                doc_terms: DocumentTerms) -> tuple[str, list[str]] | None:
+def prose_query(
+    rng: random.Random,
+    vocab: Vocabulary,
+    knobs: Knobs,
+    doc: Document,
+    passage: Passage,
+    lang: str,
+    doc_terms: DocumentTerms,
+) -> tuple[str, list[str]] | None:
     """A known-item query for a passage (see the module docstring), and the tags saying
     how it was made; None when the passage gives too few terms."""
+    text = doc.text
+    answer = text[passage.start : passage.end]
+    own, context = _passage_pools(vocab, knobs, doc, passage, lang)
+    t0, t1 = passage.target
+    near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
+    noise = doc_terms.pool(vocab, knobs.context_discrimination, near)
+    pools = {"passage": own, "context": context, "noise": noise}
+    shares = {
+        "passage": knobs.passage,
+        "context": max(0.0, 1 - knobs.passage - knobs.noise),
+        "noise": knobs.noise,
+    }
+    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
+    if _too_thin(chosen):
+        return None
+    # as the words come (heading first)
+    order = {k: i for i, k in enumerate(list(context) + list(own))}
+    chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
+    question, applied = surface(rng, knobs, [t.surface for _, t in chosen], answer, lang)
+    return question, [*source_tags(chosen), *applied]
+
+
+def source_tags(chosen: list[tuple[str, Term]]) -> list[str]:
+    """`context-terms`, `noise-terms`: the sources besides the passage the terms came from."""
+    sources = sorted({s for s, _ in chosen} - {"passage"})
+    return [f"{s}-terms" for s in sources]
+
+
+def _too_thin(chosen: list[tuple[str, Term]]) -> bool:
+    """Fewer than two words, or none from the passage or its context."""
+    if sum(len(t.surface.split()) for _, t in chosen) < 2:
+        return True
+    return all(source == "noise" for source, _ in chosen)
+
+
+def _passage_pools(
+    vocab: Vocabulary, knobs: Knobs, doc: Document, passage: Passage, lang: str
+) -> tuple[dict[str, Term], dict[str, Term]]:
+    """The terms of the passage itself (a table row: its key cell counts more than its
+    values), and those of its context: the heading path (a row's: with the header row)
+    and the text around it within its section, minus the passage's own."""
     text = doc.text
     d = knobs.discrimination
     answer = text[passage.start : passage.end]
     section = doc.sections[passage.section] if doc.sections else None
     heading = " ".join(section.heading_path) if section else doc.title
     if passage.kind == "row":
+        assert passage.header is not None  # a table row always has its header row
         cells = [c.strip() for c in answer.strip().strip("|").split("|")]
-        own = merge(pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5))
+        own = merge(
+            pool(vocab, cells[0], lang, d), pool(vocab, " ".join(cells[1:]), lang, d, boost=0.5)
+        )
         heading += " " + text[passage.header[0] : passage.header[1]].replace("|", " ")
     else:
         own = pool(vocab, answer, lang, d)
     lo = max(section.body_start if section else 0, passage.start - CONTEXT_CHARS)
     hi = min(section.end if section else len(text), passage.end + CONTEXT_CHARS)
     dc = knobs.context_discrimination
-    context = merge(pool(vocab, heading, lang, dc, boost=2.0),
-                     pool(vocab, text[lo : passage.start] + " \n " + text[passage.end : hi], lang, dc))
+    around = text[lo : passage.start] + " \n " + text[passage.end : hi]
+    context = merge(pool(vocab, heading, lang, dc, boost=2.0), pool(vocab, around, lang, dc))
     for key in own:
         context.pop(key, None)
-    t0, t1 = passage.target
-    near = {k for k, _ in vocab.terms(text[t0:t1], lang)} | set(own) | set(context)
-    pools = {"passage": own, "context": context, "noise": doc_terms.pool(vocab, dc, near)}
-    shares = {"passage": knobs.passage, "context": max(0.0, 1 - knobs.passage - knobs.noise), "noise": knobs.noise}
-    chosen = draw(rng, pools, shares, query_length(rng, knobs.length), knobs.phrase)
-    if sum(len(t.surface.split()) for _, t in chosen) < 2 or all(source == "noise" for source, _ in chosen):
-        return None
-    order = {k: i for i, k in enumerate(list(context) + list(own))}  # as the words come (heading first)
-    chosen.sort(key=lambda st: order.get(st[1].key, len(order)))
-    question, applied = surface(rng, knobs, chosen, answer, lang)
-    sources = sorted({s for s, _ in chosen} - {"passage"})
-    return question, [*(f"{s}-terms" for s in sources), *applied]
+    return own, context
 
 
 def merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:

@@ -22,7 +22,7 @@ from ..evaluation import report
 from ..evaluation.advice import advice_of
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
-from ..evaluation.run import corpus_root
+from ..evaluation.opening import corpus_root
 from ..loaders import load_documents
 from ..paths import shown_path
 from ..retrieval import MODES
