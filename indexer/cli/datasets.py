@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .common import echo_json, handle_errors, json_option, note_function, quiet_option
+from .common import echo_json, handle_errors, note_function
+from .options import json_option, quiet_option
 from .library import LibraryOption, parameter_default
 
 

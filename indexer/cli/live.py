@@ -10,9 +10,8 @@ import time
 
 import click
 
-from .common import (
-    ClickProgress, build_options, echo_json, handle_errors, options_of_build, read_options, settings_from,
-)
+from .common import ClickProgress, echo_json, handle_errors, settings_from
+from .options import build_options, options_of_build, read_options
 from .library import LibraryOption, rule, strategies_or_default
 
 

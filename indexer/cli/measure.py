@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from ..tables import printable
-from .common import (
-    BUDGETS, db_options, echo_json, handle_errors, json_option, make_options, note_function, ollama_option,
-    quiet_option, search_options, read_options, settings_from,
+from .common import echo_json, handle_errors, note_function, settings_from
+from .options import (
+    BUDGETS, db_options, json_option, make_options, ollama_option, quiet_option, search_options,
+    read_options,
 )
 from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from .common import corpus_options, echo_json, handle_errors, json_option, note_function, quiet_option, settings_from
+from .common import echo_json, handle_errors, note_function, settings_from
+from .options import corpus_options, json_option, quiet_option
 
 
 def register(cli: click.Group) -> None:

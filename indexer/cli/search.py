@@ -7,9 +7,9 @@ import click
 from ..tables import printable
 from ..types import pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
-from .common import (
-    built_with_option, db_options, echo_json, echo_table, handle_errors, json_option, make_options, note_function,
-    read_options, search_options, settings_from,
+from .common import echo_json, echo_table, handle_errors, note_function, settings_from
+from .options import (
+    built_with_option, db_options, json_option, make_options, read_options, search_options,
 )
 
 

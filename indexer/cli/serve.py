@@ -6,7 +6,8 @@ import socket
 
 import click
 
-from .common import db_options, handle_errors, note_function, ollama_option, quiet_option, settings_from
+from .common import handle_errors, note_function, settings_from
+from .options import db_options, ollama_option, quiet_option
 
 MIN_TOKEN = 16
 
