@@ -30,7 +30,8 @@ def _default_split() -> str:
 @json_option
 @quiet_option
 @handle_errors
-def import_beir(source, folder, split, questions_path, as_json, quiet):
+def import_beir(source: str, folder: str, split: str, questions_path: str | None, as_json: bool,
+                quiet: bool) -> None:
     """Turn a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv; gzipped or not)
     into documents and a question set whose targets are whole documents with graded
     relevance, ready for `indexer build` and `indexer eval`."""

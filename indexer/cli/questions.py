@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import echo_json, handle_errors, note_function, settings_from
 from .options import corpus_options, json_option, quiet_option
+
+if TYPE_CHECKING:
+    from ..questions.generate import QuestionSet
 
 
 def register(cli: click.Group) -> None:
@@ -31,8 +36,10 @@ def register(cli: click.Group) -> None:
 @json_option
 @quiet_option
 @handle_errors
-def questions(paths, output, count, seed, llm, include, exclude, max_file_size, encoding, db, ollama_host, as_json,
-              quiet):
+def questions(paths: tuple[str, ...], output: str, count: int, seed: int, llm: str,
+              include: tuple[str, ...], exclude: tuple[str, ...], max_file_size: int,
+              encoding: str | None, db: str | None, ollama_host: str | None, as_json: bool,
+              quiet: bool) -> None:
     """Make a question set from your own documents: each question targets a passage (a
     sentence, list item, table row, or a code definition) with an exact answer, spread
     over the documents by size. Then `indexer eval FILE --corpus PATH` scores strategies
@@ -40,11 +47,7 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
     (docs/results.md) for how well they agree with questions people wrote."""
     from ..questions import make_questions
 
-    if count < 1:
-        raise click.BadParameter(f"must be at least 1, not {count}", param_hint="-n")
-    target = Path(output).expanduser()
-    if not target.resolve().parent.is_dir():
-        raise click.BadParameter(f"the folder of {output} does not exist; create it first", param_hint="--output")
+    target = _target(count, output)
     note = note_function(quiet)
     made = make_questions(list(paths), count, seed=seed, llm=llm, include=include, exclude=exclude,
                           max_file_size=max_file_size, encoding=encoding,
@@ -53,15 +56,17 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
         raise click.ClickException(f"{made.shortfall}; nothing written" + "".join(f" ({n})" for n in made.notes))
     made.write(target)
     kinds = Counter(q["tags"][2] for q in made.questions)
-    summary = {"output": str(target), "questions": len(made.questions), "requested": count, "seed": seed,
-               "generator": llm, "documents": made.documents, "candidates": made.candidates,
-               "kinds": dict(kinds), "seconds": round(made.seconds, 2),
-               "skipped": [{"doc_id": s.doc_id, "reason": s.reason} for s in made.skipped], "notes": made.notes}
     if made.shortfall:
         click.echo(f"warning: {made.shortfall}; wrote those", err=True)
     if as_json:
-        echo_json([summary])
+        echo_json([summary_of(made, target, count, seed, llm, kinds)])
         return
+    echo_made(made, kinds, paths, output, seed, llm, note)
+
+
+def echo_made(made: QuestionSet, kinds: Counter[str], paths: tuple[str, ...], output: str, seed: int,
+              llm: str, note: Callable[[str], None]) -> None:
+    """What was written, the files skipped and the notes, then the command to run next."""
     for s in made.skipped:
         note(f"skipped {s.doc_id}: {s.reason}")
     for line in made.notes:
@@ -72,3 +77,22 @@ def questions(paths, output, count, seed, llm, include, exclude, max_file_size, 
                f"in {made.seconds:.1f}s (seed {seed}, {llm})")
     where = paths[0] if len(paths) == 1 else "FOLDER"
     note(f"score strategies on them: indexer eval {output} --strategy S --corpus {where}")
+
+
+def _target(count: int, output: str) -> Path:
+    """The question file to write, once -n and its folder are checked."""
+    if count < 1:
+        raise click.BadParameter(f"must be at least 1, not {count}", param_hint="-n")
+    target = Path(output).expanduser()
+    if not target.resolve().parent.is_dir():
+        raise click.BadParameter(f"the folder of {output} does not exist; create it first", param_hint="--output")
+    return target
+
+
+def summary_of(made: QuestionSet, target: Path, count: int, seed: int, llm: str,
+               kinds: Counter[str]) -> dict[str, Any]:
+    """--json: what was asked for and what was made."""
+    return {"output": str(target), "questions": len(made.questions), "requested": count, "seed": seed,
+            "generator": llm, "documents": made.documents, "candidates": made.candidates,
+            "kinds": dict(kinds), "seconds": round(made.seconds, 2),
+            "skipped": [{"doc_id": s.doc_id, "reason": s.reason} for s in made.skipped], "notes": made.notes}

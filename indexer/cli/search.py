@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from ..tables import printable
@@ -13,6 +15,11 @@ from .options import (
 )
 
 
+if TYPE_CHECKING:
+    from ..retrieval import Context, Index, Query
+    from ..types import Hit
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(query)
     cli.add_command(list_)
@@ -20,7 +27,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(drop)
 
 
-def _stale_warning(index) -> None:
+def _stale_warning(index: Index) -> None:
     """A quick look (file sizes and times, no hashing) at whether the documents changed
     since the build, when the folder it was built from is at hand."""
     from ..indexing.manifest import quick_stale
@@ -51,8 +58,11 @@ def _stale_warning(index) -> None:
 @read_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, budget,
-          fill, db, chroma_url, ollama_host, embedder, as_json):
+def query(text: str, strategy: str | None, mode: str | None, k: int, fusion: str | None,
+          alpha: float | None, rrf_weights: str | None, rrf_k: int | None, candidates: int | None,
+          children_k: int | None, bm25_engine: str | None, budget: int | None, fill: bool,
+          db: str | None, chroma_url: str | None, ollama_host: str | None, embedder: str | None,
+          as_json: bool) -> None:
     """Search one collection; show rank, score, where the chunk lives, and its text.
 
     With --budget N: the best spans of the top 20 chunks in at most N tokens, each with
@@ -62,14 +72,8 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
     request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
     settings = settings_from(db, chroma_url, None, ollama_host)
     index = Index.open(strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True)
-    if fill and budget is None:
-        from ..errors import UsageError
-
-        raise UsageError("--fill goes with --budget N")
-    if budget is not None:
-        context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
-        _stale_warning(index)
-        _echo_context(context, as_json)
+    if budget is not None or fill:
+        _answer_context(index, request, budget, fill, as_json)
         return
     hits, resolved = index.lookup(request)
     for line in index.repairs:
@@ -81,26 +85,49 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
     if not hits:
         click.echo("no results")
     for hit in hits:
-        c = hit.chunk
-        why = []
-        if hit.embedding_rank is not None:
-            why.append(f"embedding #{hit.embedding_rank}")
-        if hit.bm25_rank is not None:
-            why.append(f"bm25 #{hit.bm25_rank}")
-        where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
-            f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
-        match = f"  {hit.match}" if hit.match else ""
-        if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
-            match += f", scored {hit.search_score:.4f}"
-        click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}"
-                   + (f"  ({', '.join(why)})" if why and resolved.mode == "hybrid" else ""))
-        if c.header:
-            click.echo("    " + c.header.replace("\n", "\n    "))
-        click.echo("    " + c.text.replace("\n", "\n    "))
+        click.echo(hit_line(hit, resolved.mode == "hybrid"))
+        if hit.chunk.header:
+            click.echo("    " + hit.chunk.header.replace("\n", "\n    "))
+        click.echo("    " + hit.chunk.text.replace("\n", "\n    "))
         click.echo()
 
 
-def _echo_context(context, as_json: bool) -> None:
+def hit_line(hit: Hit, hybrid: bool) -> str:
+    """A hit's first line: rank, score, where its chunk lives, its kind, the exact tier
+    that ranked it, and (hybrid) its rank on each side."""
+    c = hit.chunk
+    where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
+        f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
+    match = f"  {hit.match}" if hit.match else ""
+    if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
+        match += f", scored {hit.search_score:.4f}"
+    why = side_ranks(hit)
+    return (f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}"
+            + (f"  ({', '.join(why)})" if why and hybrid else ""))
+
+
+def side_ranks(hit: Hit) -> list[str]:
+    """Where the hit ranked on the embedding and BM25 sides (those that found it)."""
+    why = []
+    if hit.embedding_rank is not None:
+        why.append(f"embedding #{hit.embedding_rank}")
+    if hit.bm25_rank is not None:
+        why.append(f"bm25 #{hit.bm25_rank}")
+    return why
+
+
+def _answer_context(index: Index, request: Query, budget: int | None, fill: bool, as_json: bool) -> None:
+    """--budget: the answer-sized context instead of whole chunks (--fill: all of it)."""
+    if budget is None:
+        from ..errors import UsageError
+
+        raise UsageError("--fill goes with --budget N")
+    context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
+    _stale_warning(index)
+    _echo_context(context, as_json)
+
+
+def _echo_context(context: Context, as_json: bool) -> None:
     """The packed spans (as handed over, with where each lives), then what they cost."""
     if as_json:
         echo_json(span.to_dict() for span in context.spans)
@@ -128,7 +155,7 @@ def _echo_context(context, as_json: bool) -> None:
 @db_options
 @json_option
 @handle_errors
-def list_(db, chroma_url, as_json):
+def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
     """Collections in the index: strategy, parameters, embedder, size, build time, the
     default search (saved by `indexer tune --save`, else calibrated at build time) and
     emb/bm25: what the build measured of the embedder on this collection (its probes'
@@ -145,16 +172,19 @@ def list_(db, chroma_url, as_json):
     if not entries:
         click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
-    rows = []
-    for d in described:
-        params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
-        search = d["search"] + (" (tuned)" if d["tuned"] else "")
-        m = d["measured"]
-        worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
-        rows.append([d["strategy"], d["embedder"], d["files"], d["chunks"], f"{d['avg_tokens']:.0f}",
-                     d["built_at"][:19], search, worth, f"{d['kind']}:{params}"])
+    rows = [collection_row(d) for d in described]
     echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
                 "parameters"], rows)
+
+
+def collection_row(d: dict[str, Any]) -> list[Any]:
+    """A collection as `list` shows it (`retrieval.describe`'s fields)."""
+    params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
+    search = d["search"] + (" (tuned)" if d["tuned"] else "")
+    m = d["measured"]
+    worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
+    return [d["strategy"], d["embedder"], d["files"], d["chunks"], f"{d['avg_tokens']:.0f}",
+            d["built_at"][:19], search, worth, f"{d['kind']}:{params}"]
 
 
 @click.command()
@@ -164,7 +194,8 @@ def list_(db, chroma_url, as_json):
 @built_with_option
 @json_option
 @handle_errors
-def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
+def dump(strategy: str | None, doc_id: str | None, db: str | None, chroma_url: str | None,
+         embedder: str | None, as_json: bool) -> None:
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from ..indexing.manifest import newlines
     from ..retrieval import Index
@@ -176,7 +207,7 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
         echo_json({**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
                   for c in chunks)
         return
-    told = set()
+    told: set[str] = set()
     for c in chunks:
         if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
             told.add(c.doc_id)
@@ -197,7 +228,8 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
 @click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
 @click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors
-def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
+def drop(strategy: str, db: str | None, chroma_url: str | None, embedder: str | None, no_wait: bool,
+         quiet: bool) -> None:
     """Remove a collection (and its BM25 index and manifest). A build of it running now is
     waited for, and the version it publishes is what is dropped."""
     from ..chunkers import collection_names

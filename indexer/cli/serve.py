@@ -72,7 +72,9 @@ def _listen(host: str, port: int) -> socket.socket:
 @ollama_option
 @quiet_option
 @handle_errors
-def serve(host, port, token, token_file, cors, questions, db, chroma_url, ollama_host, quiet):
+def serve(host: str, port: int, token: str | None, token_file: str | None, cors: tuple[str, ...],
+          questions: tuple[str, ...], db: str | None, chroma_url: str | None, ollama_host: str | None,
+          quiet: bool) -> None:
     """A local web app over the stored collections — see where each strategy cuts a
     document, compare strategies and search modes on a query side by side, read the
     evaluation chart — and a read-only JSON API (GET /api/openapi.json) for applications."""
