@@ -9,10 +9,14 @@ chunk covers is whitespace between chunks, shown as line breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..evaluation.chunk_boundaries import Structure
 from ..types import Chunk
 from .marks import cut_marks
+
+if TYPE_CHECKING:
+    from ..store import Entry
 
 GAP = "\n"  # what no chunk covers: whitespace between chunks (a line break keeps Markdown blocks apart)
 _HOLE = "\0"
@@ -76,7 +80,8 @@ def chunk_view(chunk: Chunk) -> dict:
     return data
 
 
-def lane(name: str, entry, chunks: list[Chunk], parents: list[Chunk], structure: Structure) -> dict:
+def lane(name: str, entry: Entry, chunks: list[Chunk], parents: list[Chunk],
+         structure: Structure) -> dict[str, Any]:
     """One collection's chunks of one document with their cut marks and a summary."""
     marks, quality = cut_marks(structure, chunks)
     out = []

@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CollectionNotFound, UsageError
 from ..paths import shown_path
@@ -22,6 +23,7 @@ from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .documents import lane, rebuild
+from ..evaluation.chunk_boundaries import Structure
 from .marks import quality_table, rebuilt_document, structure_of
 
 ENTRIES_TTL = 2.0  # seconds the catalogue listing is reused
@@ -72,8 +74,10 @@ class Library:
             found = self._indexes.get(name)
         if found is not None:
             return found
-        kw = {"refresh": self.refresh} if self.refresh is not None else {}
-        index = Index.in_store(self.store, name, **kw)
+        if self.refresh is None:
+            index = Index.in_store(self.store, name)
+        else:
+            index = Index.in_store(self.store, name, refresh=self.refresh)
         with self._lock:
             return self._indexes.setdefault(name, index)
 
@@ -123,9 +127,21 @@ class Library:
         parents = list(index.fetch_parents(parent_ids).values()) if parent_ids else []
         return index, chunks, parents
 
-    def view(self, doc_id: str, names: list[str]) -> dict:
+    def view(self, doc_id: str, names: list[str]) -> dict[str, Any]:
         """The document rebuilt from the chunks of every collection holding it (newest
         build first), and one lane per named collection."""
+        held = self._holding(doc_id)
+        layers = [(name, chunks + parents) for name, (_, chunks, parents) in held.items()]
+        rebuilt = rebuild(layers)
+        doc = rebuilt_document(doc_id, rebuilt.text)
+        structure = structure_of(doc)
+        lanes = [self._lane(name, held, structure) for name in names]
+        table = quality_table(doc, {name: held[name][1] for name in names if name in held})
+        return {"doc_id": doc_id, "format": doc.format, "text": rebuilt.text, "length": len(rebuilt.text),
+                "covered": rebuilt.covered, "conflicts": rebuilt.conflicts, "lanes": lanes, "quality": table}
+
+    def _holding(self, doc_id: str) -> dict[str, tuple[Index, list[Chunk], list[Chunk]]]:
+        """The chunks of the document in each collection holding it, newest build first."""
         every = [(name, entry) for name, entry in self.names().items()]
         every.sort(key=lambda ne: ne[1].built_at, reverse=True)
         held = {}
@@ -134,21 +150,16 @@ class Library:
                 held[name] = self.doc_chunks(name, doc_id)
         if not held:
             raise CollectionNotFound(f"no collection holds a document {doc_id!r}; GET /api/documents lists them")
-        layers = [(name, chunks + parents) for name, (_, chunks, parents) in held.items()]
-        rebuilt = rebuild(layers)
-        doc = rebuilt_document(doc_id, rebuilt.text)
-        structure = structure_of(doc)
-        lanes = []
-        for name in names:
-            if name not in held:
-                self.index(name)  # an unknown name is a 404, a known one without this document a missing lane
-                lanes.append({"name": name, "missing": True})
-                continue
-            index, chunks, parents = held[name]
-            lanes.append(lane(name, index.entry, chunks, parents, structure))
-        table = quality_table(doc, {name: held[name][1] for name in names if name in held})
-        return {"doc_id": doc_id, "format": doc.format, "text": rebuilt.text, "length": len(rebuilt.text),
-                "covered": rebuilt.covered, "conflicts": rebuilt.conflicts, "lanes": lanes, "quality": table}
+        return held
+
+    def _lane(self, name: str, held: dict[str, tuple[Index, list[Chunk], list[Chunk]]],
+              structure: Structure) -> dict[str, Any]:
+        """A collection's lane of the view (`missing` when it does not hold the document)."""
+        if name not in held:
+            self.index(name)  # an unknown name is a 404, a known one without this document a missing lane
+            return {"name": name, "missing": True}
+        index, chunks, parents = held[name]
+        return lane(name, index.entry, chunks, parents, structure)
 
     # -- searching ---------------------------------------------------------------------
     def search(self, name: str, query: str, options: SearchOptions,
@@ -169,6 +180,7 @@ class Library:
 
     def _in_doc(self, index: Index, query: str, options: SearchOptions, doc: str) -> tuple[list[Hit], list[int]]:
         total = max(index.count(), 1)
+        assert options.candidates is not None  # resolved options (`Index.options`) name every setting
         depth = min(max(options.k * 4, options.candidates), total)
         while True:
             hits = [h for h in index.search(query, replace(options, k=depth)) if h.chunk.doc_id == doc]

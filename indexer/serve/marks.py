@@ -20,8 +20,8 @@ def rebuilt_document(doc_id: str, text: str) -> Document:
     """A Document over rebuilt text, read as its file name says (HTML is stored
     Markdown-shaped; unknown kinds, such as PDF, as plain text)."""
     fmt, language = format_of(doc_id.rsplit("/", 1)[-1])
-    fmt = {"html": "markdown", None: "text"}.get(fmt, fmt)
-    return make_document(doc_id, text, fmt, language)
+    read_as = "text" if fmt is None else "markdown" if fmt == "html" else fmt
+    return make_document(doc_id, text, read_as, language)
 
 
 def cut_marks(structure: Structure, chunks: list[Chunk]) -> tuple[list[dict[str, list[str]]], dict[str, int]]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..retrieval import MODES, SearchOptions
 from ..retrieval.options import MAX_QUERY_CHARS, encodable
+
+if TYPE_CHECKING:
+    from starlette.datastructures import QueryParams
 
 MAX_K = 100
 MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request may ask for
@@ -40,7 +44,7 @@ def parse_json(raw: bytes) -> dict:
     return _encodable(data)
 
 
-def _encodable(value):
+def _encodable(value: Any) -> Any:
     """Every string of a body with lone surrogates (`"\\ud800"`) replaced: what the
     request's fields are echoed in must be writable."""
     if isinstance(value, str):
@@ -71,6 +75,13 @@ def text_field(data: dict, name: str, required: bool = False, limit: int = MAX_D
     return value
 
 
+def required_text(data: dict[str, Any], name: str, limit: int = MAX_DOC_ID) -> str:
+    """A string field the request must have (`text_field`, required)."""
+    value = text_field(data, name, required=True, limit=limit)
+    assert value is not None  # text_field raised for a missing one
+    return value
+
+
 def k_field(data: dict, default: int = 5) -> int:
     value = data.get("k", default)
     if isinstance(value, str) and value.strip().isdigit():
@@ -82,11 +93,11 @@ def k_field(data: dict, default: int = 5) -> int:
     return value
 
 
-def mode_field(value, name: str = "mode") -> str | None:
+def mode_field(value: object, name: str = "mode") -> str | None:
     """A search mode; None (or "default") is the collection's saved one."""
     if value in (None, "", DEFAULT_MODE):
         return None
-    if value not in MODES:
+    if not isinstance(value, str) or value not in MODES:
         raise bad(f"{name} must be one of {', '.join(VIEW_MODES)}, not {str(value)[:40]!r}")
     return value
 
@@ -117,7 +128,7 @@ SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget")
 def search_request(data: dict) -> SearchRequest:
     """POST /api/search: {query, strategy?, mode?, k?, doc?, budget?}."""
     check_fields(data, SEARCH_FIELDS)
-    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    query = required_text(data, "query", MAX_QUERY_CHARS)
     strategy = text_field(data, "strategy", limit=200)
     options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
     doc, budget = text_field(data, "doc"), budget_field(data)
@@ -155,7 +166,7 @@ COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question
 def compare_request(data: dict) -> CompareRequest:
     """POST /api/compare: {query, strategies, modes?, k?, question_set?, question?, budget?}."""
     check_fields(data, COMPARE_FIELDS)
-    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    query = required_text(data, "query", MAX_QUERY_CHARS)
     strategies = list_field(data, "strategies")
     if not strategies:
         raise bad("strategies must name at least one collection (GET /api/collections lists them)")
@@ -196,7 +207,7 @@ def generate_request(data: dict, modes: tuple[str, ...]) -> GenerateRequest:
     return GenerateRequest(n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes))
 
 
-def query_list(params, name: str) -> list[str]:
+def query_list(params: QueryParams, name: str) -> list[str]:
     """A repeatable query-string parameter (`?strategy=a&strategy=b`)."""
     values = [v for v in params.getlist(name) if v.strip()]
     if len(values) > MAX_COLLECTIONS:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, QuestionSetError
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
@@ -25,7 +27,7 @@ from ..evaluation.metrics import contains
 from ..evaluation.run import corpus_root
 from ..loaders import load_documents
 from ..paths import shown_path
-from ..retrieval import MODES
+from ..retrieval import MODES, Index
 from ..types import Chunk
 from .library import Library
 
@@ -60,7 +62,7 @@ def judge(question: Question, chunk: Chunk) -> str:
 
 
 class QuestionSets:
-    def __init__(self, library: Library, explicit: list[str | Path] = ()) -> None:
+    def __init__(self, library: Library, explicit: Sequence[str | Path] = ()) -> None:
         self.library = library
         self.explicit = [Path(p).expanduser().resolve() for p in explicit]
         self.base = Path.cwd()  # paths are shown relative to where serve started, never absolute
@@ -191,7 +193,21 @@ class QuestionSets:
                                         "shortfall": made.made.shortfall if made.made else "",
                                         "message": made.describe(shown)}}
 
-    def _evaluate(self, qs: QuestionSet, indexes, modes) -> dict:
+    def _evaluate(self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]) -> dict[str, Any]:
+        ev = self._run(qs, indexes, modes)
+        source = shown_path(ev.source, self.base)
+        advice = advice_of(ev) if qs.path in self.generated else None  # made-up: what they can tell
+        return {
+            "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
+            "ctx_k": ev.ctx_k, "source": source, "rows": served_rows(ev, source),
+            "table": report.table(ev), "intervals": report.intervals(ev),
+            "advice": advice.to_dict() if advice else None, "advice_text": advice.text() if advice else "",
+            "stale": ev.stale, "left_out": dropped(ev.left_out),
+            "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
+        }
+
+    def _run(self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]) -> Evaluation:
+        """`evaluate` once per embedder of the collections, merged into one evaluation."""
         by_embedder: dict[str, list[str]] = {}
         for index in indexes:
             by_embedder.setdefault(index.entry.embedder, []).append(index.entry.strategy)
@@ -200,25 +216,24 @@ class QuestionSets:
                               built_with=(embedder,)) for embedder, strategies in by_embedder.items()]
         except NotInIndex as exc:  # the same line as `indexer eval`, without the server's absolute paths
             raise QuestionSetError(exc.describe(lambda p: shown_path(p, self.base, keep=2))) from None
-        ev = parts[0]
-        if len(parts) > 1:
-            ev = Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
-                            {k: v for p in parts for k, v in p.stale.items()},
-                            {k: v for p in parts for k, v in p.left_out.items()})
-        source = shown_path(ev.source, self.base)
-        advice = advice_of(ev) if qs.path in self.generated else None  # made-up: what they can tell
-        rows = report.json_rows(ev)
-        for row in rows:
-            if "source" in row:
-                row["source"] = source
-            for item in row.get("per_question", ()):
-                item.pop("retrieved", None)
-        return {
-            "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
-            "ctx_k": ev.ctx_k, "source": source, "rows": rows,
-            "table": report.table(ev), "intervals": report.intervals(ev),
-            "advice": advice.to_dict() if advice else None, "advice_text": advice.text() if advice else "",
-            "stale": ev.stale, "left_out": dropped(ev.left_out),
-            "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
-        }
+        return parts[0] if len(parts) == 1 else merged(parts)
 
+
+def merged(parts: list[Evaluation]) -> Evaluation:
+    """Evaluations of the same questions (one per embedder) as one."""
+    ev = parts[0]
+    return Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
+                      {k: v for p in parts for k, v in p.stale.items()},
+                      {k: v for p in parts for k, v in p.left_out.items()})
+
+
+def served_rows(ev: Evaluation, source: str) -> list[dict[str, Any]]:
+    """The report's JSON rows as the server gives them: the corpus folder as shown, and
+    no per-question retrieved lists."""
+    rows = report.json_rows(ev)
+    for row in rows:
+        if "source" in row:
+            row["source"] = source
+        for item in row.get("per_question", ()):
+            item.pop("retrieved", None)
+    return rows
