@@ -3,9 +3,14 @@ token budget, document lines rebuilt from stored chunk texts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
 
-def chunk_dict(c) -> dict:
-    out = {"id": c.id, "doc_id": c.doc_id, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+from ..types import Chunk, Hit
+
+
+def chunk_dict(c: Chunk) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": c.id, "doc_id": c.doc_id, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
            "header": c.header, "n_tokens": c.n_tokens, "text": c.text}
     if c.symbol:
         out["symbol"] = c.symbol
@@ -14,8 +19,8 @@ def chunk_dict(c) -> dict:
     return out
 
 
-def hit_dict(hit) -> dict:
-    out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
     if hit.match:
         out["match"] = hit.match  # an exact-match tier ranked it (score raised to keep rank order)
     if hit.same_text:
@@ -66,7 +71,7 @@ def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
     return lines, False
 
 
-def document_lines(chunks) -> tuple[list[str], list[tuple[int, int]]]:
+def document_lines(chunks: Iterable[Chunk]) -> tuple[list[str], list[tuple[int, int]]]:
     """A document's lines as far as its stored chunks hold them, and the line ranges they
     do not hold exactly. Chunk texts are exact slices of the document, so overlapping
     chunks agree. Between two chunks the line breaks are known (from their line numbers):

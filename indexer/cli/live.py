@@ -28,7 +28,7 @@ def _watching() -> ModuleType:
 
 
 def _max_tokens() -> int:
-    from ..agents.server import DEFAULT_MAX_TOKENS
+    from ..agents.tools import DEFAULT_MAX_TOKENS
 
     return DEFAULT_MAX_TOKENS
 
