@@ -58,16 +58,23 @@ def sdk() -> tuple[type[MCPServer], type[Exception]]:
     return MCPServer, ToolError
 
 
-def checked_server(server_cls: type[MCPServer], tool_error: type[Exception],
-                   functions: dict[str, Callable[..., str]]) -> type[MCPServer]:
+def checked_server(
+    server_cls: type[MCPServer],
+    tool_error: type[Exception],
+    functions: dict[str, Callable[..., str]],
+) -> type[MCPServer]:
     """The SDK's server class with every call's arguments checked first (`arguments`):
     unknown ones rejected with the accepted list, a wrong type in one line. `call_tool` is
     the method both SDK majors dispatch tool calls to."""
 
-    base: Any = server_cls  # one SDK major's class, chosen at run time: mypy cannot subclass a variable
+    base: Any = (
+        server_cls  # one SDK major's class, chosen at run time: mypy cannot subclass a variable
+    )
 
     class Server(base):
-        async def call_tool(self, name: str, arguments: dict[str, Any], *rest: Any, **kw: Any) -> Any:
+        async def call_tool(
+            self, name: str, arguments: dict[str, Any], *rest: Any, **kw: Any
+        ) -> Any:
             if name in functions:
                 try:
                     check_arguments(name, functions[name], arguments or {})
@@ -87,8 +94,9 @@ def create_server(tools: Tools) -> MCPServer:
 
     server_cls, tool_error = sdk()
     functions: dict[str, Callable[..., str]] = {}
-    server = checked_server(server_cls, tool_error, functions)("indexer", instructions=INSTRUCTIONS,
-                                                               log_level="WARNING")
+    server = checked_server(server_cls, tool_error, functions)(
+        "indexer", instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     # by the protocol's names: mcp 2 takes them as aliases, mcp 1 as its field names
     read_only = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
 
@@ -105,8 +113,13 @@ def create_server(tools: Tools) -> MCPServer:
             raise tool_error(tools.shown(str(exc))) from None
 
     @tool
-    def search(query: str, strategy: str | None = None, mode: Mode = None, k: int = DEFAULT_K,
-               max_tokens: int | None = None) -> str:
+    def search(
+        query: str,
+        strategy: str | None = None,
+        mode: Mode = None,
+        k: int = DEFAULT_K,
+        max_tokens: int | None = None,
+    ) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
         file · class · method for code), score, n_tokens, and match when an exact-match tier
@@ -121,8 +134,13 @@ def create_server(tools: Tools) -> MCPServer:
         return answer(tools.search, query, strategy, mode, k, max_tokens)
 
     @tool
-    def compare_strategies(query: str, strategies: list[str] | None = None, mode: Mode = None, k: int = 3,
-                           max_tokens: int | None = None) -> str:
+    def compare_strategies(
+        query: str,
+        strategies: list[str] | None = None,
+        mode: Mode = None,
+        k: int = 3,
+        max_tokens: int | None = None,
+    ) -> str:
         """Run one query against several collections (default: all) to see which chunking
         strategy finds what; each gets its own max_tokens budget."""
         return answer(tools.compare_strategies, query, strategies, mode, k, max_tokens)
@@ -142,8 +160,13 @@ def create_server(tools: Tools) -> MCPServer:
         return answer(tools.get_chunk, chunk_id, strategy)
 
     @tool
-    def get_document_span(doc_id: str, start_line: int, end_line: int, strategy: str | None = None,
-                          max_tokens: int | None = None) -> str:
+    def get_document_span(
+        doc_id: str,
+        start_line: int,
+        end_line: int,
+        strategy: str | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
         """Lines start_line..end_line (1-based, inclusive) of an indexed document, rebuilt
         from the stored chunks (the index, not the file system). Use it to read around a
         search hit. Text between chunks that the index does not hold (indentation, usually)
@@ -151,17 +174,26 @@ def create_server(tools: Tools) -> MCPServer:
         (truncated: true, end_line says where). strategy: when omitted, as in search."""
         return answer(tools.get_document_span, doc_id, start_line, end_line, strategy, max_tokens)
 
-    manager = getattr(server, "_tool_manager", None)  # the same in both SDK majors; absent, schemas stay as made
+    manager = getattr(
+        server, "_tool_manager", None
+    )  # the same in both SDK majors; absent, schemas stay as made
     if manager is not None:  # the schemas say what calls enforce: no arguments beyond these
         for name in functions:
             manager.get_tool(name).parameters["additionalProperties"] = False
     return server
 
 
-def serve(settings: Settings | None = None, strategy: str | None = None, *, built_with: str | None = None,
-          max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+def serve(
+    settings: Settings | None = None,
+    strategy: str | None = None,
+    *,
+    built_with: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> None:
     """Serve the tools over stdio until the client closes the connection."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="indexer mcp: %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="indexer mcp: %(levelname)s %(message)s"
+    )
     tools = Tools(settings, strategy, built_with=built_with, max_tokens=max_tokens)
     tools.store  # fail now (no index at --db) rather than on the first call
     server = create_server(tools)

@@ -37,7 +37,9 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except IndexerError as exc:
-            if isinstance(exc, NothingToIndex):  # the message says "see the reasons above": here they are
+            if isinstance(
+                exc, NothingToIndex
+            ):  # the message says "see the reasons above": here they are
                 echo_skipped(exc.skipped, err=True)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
@@ -49,8 +51,12 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def settings_from(db: str | None = None, chroma_url: str | None = None, embedder: str | None = None,
-                  ollama_host: str | None = None) -> Settings:
+def settings_from(
+    db: str | None = None,
+    chroma_url: str | None = None,
+    embedder: str | None = None,
+    ollama_host: str | None = None,
+) -> Settings:
     """Options given on the command line over the environment over the defaults."""
     return Settings.load(db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
 
@@ -66,8 +72,12 @@ def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str
     click.echo(table(headers, rows, title))
 
 
-def echo_skipped(skipped: Iterable[Skipped] = (), warnings: Iterable[Skipped] = (),
-                 unsupported: Mapping[str, int] | None = None, err: bool = False) -> None:
+def echo_skipped(
+    skipped: Iterable[Skipped] = (),
+    warnings: Iterable[Skipped] = (),
+    unsupported: Mapping[str, int] | None = None,
+    err: bool = False,
+) -> None:
     """One line per file not indexed (`skipped NAME: reason`) or indexed with a caveat
     (`warning NAME: reason`), each told once, and the file types ignored."""
     seen: set[str] = set()
@@ -104,8 +114,11 @@ class ClickProgress:
 
 class Bar:
     def __init__(self, label: str, total: int, show: bool) -> None:
-        self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr, show_eta=True) \
-            if show else None
+        self.bar = (
+            click.progressbar(length=max(total, 1), label=label, file=sys.stderr, show_eta=True)
+            if show
+            else None
+        )
         self.started = time.monotonic()
 
     def __enter__(self) -> Callable[..., None]:
@@ -114,8 +127,9 @@ class Bar:
         self.bar.__enter__()
         return self.bar.update
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self.bar is not None:
             self.bar.__exit__(kind, exc, tb)
 

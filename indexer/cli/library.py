@@ -39,14 +39,21 @@ class LibraryOption(click.Option):
     """An option whose help text (`help=` a function) and default (`default_from=` a
     function; shown as `[default: ...]`) are read from the library when needed."""
 
-    def __init__(self, param_decls: Sequence[str] | None = None, *,
-                 help: str | Callable[[], str] | None = None,  # noqa: A002 (click's name)
-                 default_from: Callable[[], Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        param_decls: Sequence[str] | None = None,
+        *,
+        help: str | Callable[[], str] | None = None,  # noqa: A002 (click's name)
+        default_from: Callable[[], Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._help = help
         self._default_from = default_from
         if default_from is not None:
             kwargs["default"] = default_from
-            kwargs["show_default"] = False  # shown by get_help_record, with the value rather than "(dynamic)"
+            kwargs["show_default"] = (
+                False  # shown by get_help_record, with the value rather than "(dynamic)"
+            )
         super().__init__(param_decls, help=help if isinstance(help, str) else None, **kwargs)
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:

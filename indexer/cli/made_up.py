@@ -43,32 +43,64 @@ def made_up_default(name: str) -> Any:
     from ..questions import on_demand
 
     return {"n": on_demand.QUESTIONS}.get(name) or parameter_default(
-        on_demand.generated_questions, name)
+        on_demand.generated_questions, name
+    )
 
 
 DEFAULT_N = -1  # `--generate` given without N: the library's default number (on_demand.QUESTIONS)
 
 
 def generate_option(func: F) -> F:
-    func = click.option("--seeds", type=int, default=None, cls=LibraryOption,
-                        help=lambda: "With --generate: how many made-up sets (seeds --seed, --seed + 1, ...) "
-                                     "are pooled; more make the advice steadier "
-                                     f"[default: {made_up_default('seeds')}].")(func)
-    func = click.option("--seed", type=int, default=None, cls=LibraryOption,
-                        help=lambda: "With --generate: the seed of the first made-up set (the same seed makes the "
-                                     f"same set; each seed's set is kept apart) [default: {made_up_default('seed')}]."
-                        )(func)
-    return click.option("--generate", "generate", type=int, default=None, is_flag=False, flag_value=DEFAULT_N,
-                        metavar="[N]", cls=LibraryOption,
-                        help=lambda: "No question file? Make up to N questions a set from the documents "
-                                     f"[default N: {made_up_default('n')}] (offline, see `indexer questions`), "
-                                     "kept in the index folder and reused while the documents are unchanged; "
-                                     "the output says which rows the made-up questions can tell apart.")(func)
+    func = click.option(
+        "--seeds",
+        type=int,
+        default=None,
+        cls=LibraryOption,
+        help=lambda: (
+            "With --generate: how many made-up sets (seeds --seed, --seed + 1, ...) "
+            "are pooled; more make the advice steadier "
+            f"[default: {made_up_default('seeds')}]."
+        ),
+    )(func)
+    func = click.option(
+        "--seed",
+        type=int,
+        default=None,
+        cls=LibraryOption,
+        help=lambda: (
+            "With --generate: the seed of the first made-up set (the same seed makes the "
+            f"same set; each seed's set is kept apart) [default: {made_up_default('seed')}]."
+        ),
+    )(func)
+    return click.option(
+        "--generate",
+        "generate",
+        type=int,
+        default=None,
+        is_flag=False,
+        flag_value=DEFAULT_N,
+        metavar="[N]",
+        cls=LibraryOption,
+        help=lambda: (
+            "No question file? Make up to N questions a set from the documents "
+            f"[default N: {made_up_default('n')}] (offline, see `indexer questions`), "
+            "kept in the index folder and reused while the documents are unchanged; "
+            "the output says which rows the made-up questions can tell apart."
+        ),
+    )(func)
 
 
-def question_file(questions: str | None, generate: int | None, seed: int | None, seeds: int | None,
-                  strategies: tuple[str, ...], settings: Settings, built_with: str | None,
-                  corpus: str | None, note: Callable[[str], None]) -> tuple[str, str | None, bool]:
+def question_file(
+    questions: str | None,
+    generate: int | None,
+    seed: int | None,
+    seeds: int | None,
+    strategies: tuple[str, ...],
+    settings: Settings,
+    built_with: str | None,
+    corpus: str | None,
+    note: Callable[[str], None],
+) -> tuple[str, str | None, bool]:
     """The question file to score on, the corpus folder, and whether the questions are
     made up: the file given, or made with --generate."""
     check_source(questions, generate, seed, seeds)
@@ -78,17 +110,22 @@ def question_file(questions: str | None, generate: int | None, seed: int | None,
     return made_up_file(generate, seed, seeds, strategies, settings, built_with, corpus, note)
 
 
-def check_source(questions: str | None, generate: int | None, seed: int | None,
-                 seeds: int | None) -> None:
+def check_source(
+    questions: str | None, generate: int | None, seed: int | None, seeds: int | None
+) -> None:
     """A usage error unless exactly one source of questions is given, with its options."""
     if questions and generate is not None:
         raise click.UsageError("give a question file or --generate [N], not both")
     if not questions and generate is None:
-        raise click.UsageError("give a question file, or --generate [N] to make questions from the documents")
+        raise click.UsageError(
+            "give a question file, or --generate [N] to make questions from the documents"
+        )
     if questions:
         if seed is not None or seeds is not None:
-            raise click.UsageError("--seed and --seeds choose made-up questions: they go with --generate, "
-                                   "not a question file")
+            raise click.UsageError(
+                "--seed and --seeds choose made-up questions: they go with --generate, "
+                "not a question file"
+            )
         return
     check_generate(generate, seeds)
 
@@ -101,15 +138,29 @@ def check_generate(generate: int | None, seeds: int | None) -> None:
         raise click.BadParameter(f"must be at least 1, not {seeds}", param_hint="--seeds")
 
 
-def made_up_file(generate: int, seed: int | None, seeds: int | None, strategies: tuple[str, ...],
-                 settings: Settings, built_with: str | None, corpus: str | None,
-                 note: Callable[[str], None]) -> tuple[str, str | None, bool]:
+def made_up_file(
+    generate: int,
+    seed: int | None,
+    seeds: int | None,
+    strategies: tuple[str, ...],
+    settings: Settings,
+    built_with: str | None,
+    corpus: str | None,
+    note: Callable[[str], None],
+) -> tuple[str, str | None, bool]:
     """Make (or reuse) the questions --generate asks for, and say what they are."""
     from ..questions.on_demand import CAVEAT, generated_questions
 
     n, first, pooled = made_up_numbers(generate, seed, seeds)
-    made = generated_questions(n, list(strategies), settings=settings, built_with=built_with,
-                               corpus=corpus, seed=first, seeds=pooled)
+    made = generated_questions(
+        n,
+        list(strategies),
+        settings=settings,
+        built_with=built_with,
+        corpus=corpus,
+        seed=first,
+        seeds=pooled,
+    )
     note(made.describe())
     note(f"note: {CAVEAT}")
     notes = made.made.notes if made.made is not None else []
@@ -123,12 +174,16 @@ def made_up_file(generate: int, seed: int | None, seeds: int | None, strategies:
 def made_up_numbers(generate: int, seed: int | None, seeds: int | None) -> tuple[int, int, int]:
     """How many questions a set, the first seed and how many seeds: those given, else the
     library's."""
-    return (made_up_default("n") if generate == DEFAULT_N else generate,
-            made_up_default("seed") if seed is None else seed,
-            made_up_default("seeds") if seeds is None else seeds)
+    return (
+        made_up_default("n") if generate == DEFAULT_N else generate,
+        made_up_default("seed") if seed is None else seed,
+        made_up_default("seeds") if seeds is None else seeds,
+    )
 
 
 def writable(path: str | None, option: str) -> None:
     """Check an output file's folder before the work that ends by writing it."""
     if path and not Path(path).expanduser().resolve().parent.is_dir():
-        raise click.BadParameter(f"the folder of {path} does not exist; create it first", param_hint=option)
+        raise click.BadParameter(
+            f"the folder of {path} does not exist; create it first", param_hint=option
+        )

@@ -13,7 +13,13 @@ from .common import echo_json, handle_errors, note_function, settings_from
 from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 from .made_up import QUESTION_FORMAT, generate_option, question_file, writable
 from .options import (
-    BUDGETS, db_options, json_option, make_options, ollama_option, quiet_option, search_options,
+    BUDGETS,
+    db_options,
+    json_option,
+    make_options,
+    ollama_option,
+    quiet_option,
+    search_options,
 )
 from .tuning import tune
 
@@ -38,48 +44,129 @@ def register(cli: click.Group) -> None:
 @click.command(name="eval", epilog=QUESTION_FORMAT)
 @click.argument("questions", required=False, type=click.Path(exists=True, dir_okay=False))
 @generate_option
-@click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=LibraryOption,
-              help=lambda: f"Collection to evaluate (repeatable) [default: {rule()}].")
-@click.option("--mode", "-m", "modes", multiple=True, type=LibraryChoice(modes),
-              help="Search mode (repeatable; default all three).")
-@click.option("-k", "ks", multiple=True, type=int, cls=LibraryOption,
-              help=lambda: "Cut-offs for recall (repeatable; default "
-                           f"{' and '.join(map(str, _evaluate_default('ks')))}).")
-@click.option("--embedder", "embedders", multiple=True, metavar="NAME",
-              help="Evaluate the collections built with this embedder (repeatable: one row per embedder).")
+@click.option(
+    "--strategy",
+    "-s",
+    "strategies",
+    multiple=True,
+    metavar="S",
+    cls=LibraryOption,
+    help=lambda: f"Collection to evaluate (repeatable) [default: {rule()}].",
+)
+@click.option(
+    "--mode",
+    "-m",
+    "modes",
+    multiple=True,
+    type=LibraryChoice(modes),
+    help="Search mode (repeatable; default all three).",
+)
+@click.option(
+    "-k",
+    "ks",
+    multiple=True,
+    type=int,
+    cls=LibraryOption,
+    help=lambda: (
+        "Cut-offs for recall (repeatable; default "
+        f"{' and '.join(map(str, _evaluate_default('ks')))})."
+    ),
+)
+@click.option(
+    "--embedder",
+    "embedders",
+    multiple=True,
+    metavar="NAME",
+    help="Evaluate the collections built with this embedder (repeatable: one row per embedder).",
+)
 @db_options
 @ollama_option
-@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default=None,
-              help="Folder of the documents the questions refer to (default: next to QUESTIONS).")
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Folder of the documents the questions refer to (default: next to QUESTIONS).",
+)
 @search_options
-@click.option("--budget", "budgets", multiple=True, type=BUDGETS, metavar="TOKENS",
-              help="Also score answer-sized context (query --budget) and whole chunks cut at this many tokens "
-                   "against the questions' answers (repeatable, or a list: 100,200,400,800); hits in rank order "
-                   "up to the first budget give recall and MRR at equal cost.")
+@click.option(
+    "--budget",
+    "budgets",
+    multiple=True,
+    type=BUDGETS,
+    metavar="TOKENS",
+    help="Also score answer-sized context (query --budget) and whole chunks cut at this many tokens "
+    "against the questions' answers (repeatable, or a list: 100,200,400,800); hits in rank order "
+    "up to the first budget give recall and MRR at equal cost.",
+)
 @click.option("--by-tag", is_flag=True, help="Recall and MRR per question tag.")
-@click.option("--boundaries", "show_boundaries", is_flag=True,
-              help="Also where each collection's stored chunks cut: inside words, sentences, tables, code, "
-                   "list items, functions, and what they keep whole.")
-@click.option("--compare", nargs=2, multiple=True, metavar="A B",
-              help="Paired difference of two rows (strategy/mode), two modes, or two strategies.")
-@click.option("--require-fresh", is_flag=True,
-              help="Fail when documents changed since a collection was built, or a collection lacks documents "
-                   "some questions are about (default: warn, and leave those questions out).")
+@click.option(
+    "--boundaries",
+    "show_boundaries",
+    is_flag=True,
+    help="Also where each collection's stored chunks cut: inside words, sentences, tables, code, "
+    "list items, functions, and what they keep whole.",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    multiple=True,
+    metavar="A B",
+    help="Paired difference of two rows (strategy/mode), two modes, or two strategies.",
+)
+@click.option(
+    "--require-fresh",
+    is_flag=True,
+    help="Fail when documents changed since a collection was built, or a collection lacks documents "
+    "some questions are about (default: warn, and leave those questions out).",
+)
 @json_option
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the table as CSV.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Recall against context tokens: .png (needs matplotlib), .html or .svg.")
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write the table as CSV.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Recall against context tokens: .png (needs matplotlib), .html or .svg.",
+)
 @quiet_option
 @handle_errors
-def eval_(questions: str | None, generate: int | None, seed: int | None, seeds: int | None,
-          strategies: tuple[str, ...], modes: tuple[str, ...], ks: tuple[int, ...],
-          embedders: tuple[str, ...], db: str | None, chroma_url: str | None, ollama_host: str | None,
-          corpus: str | None, fusion: str | None, alpha: float | None, rrf_weights: str | None,
-          rrf_k: int | None, candidates: int | None, children_k: int | None,
-          budgets: tuple[tuple[int, ...], ...], by_tag: bool, show_boundaries: bool,
-          compare: tuple[tuple[str, str], ...], require_fresh: bool, as_json: bool,
-          csv_path: str | None, plot_path: str | None, quiet: bool) -> None:
+def eval_(
+    questions: str | None,
+    generate: int | None,
+    seed: int | None,
+    seeds: int | None,
+    strategies: tuple[str, ...],
+    modes: tuple[str, ...],
+    ks: tuple[int, ...],
+    embedders: tuple[str, ...],
+    db: str | None,
+    chroma_url: str | None,
+    ollama_host: str | None,
+    corpus: str | None,
+    fusion: str | None,
+    alpha: float | None,
+    rrf_weights: str | None,
+    rrf_k: int | None,
+    candidates: int | None,
+    children_k: int | None,
+    budgets: tuple[tuple[int, ...], ...],
+    by_tag: bool,
+    show_boundaries: bool,
+    compare: tuple[tuple[str, str], ...],
+    require_fresh: bool,
+    as_json: bool,
+    csv_path: str | None,
+    plot_path: str | None,
+    quiet: bool,
+) -> None:
     """Score stored strategies on a question set: recall@k, MRR@10, strict hits, context
     cost, with 95% intervals — the table to choose a chunking strategy by. No question
     file? --generate makes a set from the documents, and says which rows it cannot tell apart."""
@@ -92,15 +179,24 @@ def eval_(questions: str | None, generate: int | None, seed: int | None, seeds: 
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
     built_with = tuple(embedders) or (None,)
-    questions, corpus, made_up = question_file(questions, generate, seed, seeds, strategies, settings,
-                                               built_with[0], corpus, note)
+    questions, corpus, made_up = question_file(
+        questions, generate, seed, seeds, strategies, settings, built_with[0], corpus, note
+    )
     result = evaluate(
-        questions, list(strategies), tuple(modes) or _evaluate_default("modes"), tuple(ks) or _evaluate_default("ks"),
-        settings=settings, built_with=built_with,
-        corpus=corpus, budget=tuple(b for group in budgets for b in group), require_fresh=require_fresh,
+        questions,
+        list(strategies),
+        tuple(modes) or _evaluate_default("modes"),
+        tuple(ks) or _evaluate_default("ks"),
+        settings=settings,
+        built_with=built_with,
+        corpus=corpus,
+        budget=tuple(b for group in budgets for b in group),
+        require_fresh=require_fresh,
         compare=tuple(compare),
         options=options,
-        progress=lambda row: note(f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"),
+        progress=lambda row: note(
+            f"evaluated {row.strategy}/{row.mode} ({row.embedder}) in {row.seconds:.1f}s"
+        ),
     )
     warn_coverage(result)
     quality = boundaries_of(result, settings, built_with) if show_boundaries else None
@@ -120,8 +216,12 @@ def note_written(note: Callable[[str], None], csv_path: str | None, plot_path: s
             note(f"wrote {what} to {path}")
 
 
-def json_rows(result: Evaluation, compare: tuple[tuple[str, str], ...], quality: Quality | None,
-              advice: Advice | None) -> list[dict[str, Any]]:
+def json_rows(
+    result: Evaluation,
+    compare: tuple[tuple[str, str], ...],
+    quality: Quality | None,
+    advice: Advice | None,
+) -> list[dict[str, Any]]:
     """--json: the report's rows, then the made-up questions' advice (when made up)."""
     from ..evaluation import report
 
@@ -139,17 +239,23 @@ def check_outputs(csv_path: str | None, plot_path: str | None) -> None:
         report.check_plot(plot_path)  # matplotlib is missing: say so now, not after the evaluation
 
 
-def boundaries_of(result: Evaluation, settings: Settings,
-                  built_with: tuple[str | None, ...]) -> Quality:
+def boundaries_of(
+    result: Evaluation, settings: Settings, built_with: tuple[str | None, ...]
+) -> Quality:
     """Where the stored chunks of every evaluated strategy cut (--boundaries)."""
     from ..evaluation.boundaries import stored_boundaries
 
-    return stored_boundaries(sorted({r.strategy for r in result.rows}), result.source, settings=settings,
-                             built_with=built_with)
+    return stored_boundaries(
+        sorted({r.strategy for r in result.rows}),
+        result.source,
+        settings=settings,
+        built_with=built_with,
+    )
 
 
-def write_files(result: Evaluation, quality: Quality | None, csv_path: str | None,
-                plot_path: str | None) -> None:
+def write_files(
+    result: Evaluation, quality: Quality | None, csv_path: str | None, plot_path: str | None
+) -> None:
     """The table as CSV (--csv) and the recall chart (--plot)."""
     from ..evaluation import report
 
@@ -166,20 +272,33 @@ def warn_coverage(result: Evaluation) -> None:
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
     for name, files in result.stale.items():
-        click.echo(f"warning: {name} was built from other versions of {len(files)} file(s) "
-                   f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
-                   "or pass --require-fresh to make this an error", err=True)
+        click.echo(
+            f"warning: {name} was built from other versions of {len(files)} file(s) "
+            f"({', '.join(map(printable, files[:3]))}{' ...' if len(files) > 3 else ''}); its numbers may not hold — rebuild it, "
+            "or pass --require-fresh to make this an error",
+            err=True,
+        )
 
 
-def echo_evaluation(result: Evaluation, questions: str, advice: Advice | None, quality: Quality | None,
-                    by_tag: bool, compare: tuple[tuple[str, str], ...]) -> None:
+def echo_evaluation(
+    result: Evaluation,
+    questions: str,
+    advice: Advice | None,
+    quality: Quality | None,
+    by_tag: bool,
+    compare: tuple[tuple[str, str], ...],
+) -> None:
     """The evaluation for people: the table and its intervals, then each part asked for,
     a blank line before each."""
     from ..evaluation import report
     from ..evaluation.coverage import dropped
 
-    left = f" ({len(dropped(result.left_out))} left out, see the warning)" if result.left_out else ""
-    click.echo(f"{len(result.questions)} questions from {questions}{left}; documents in {result.source}")
+    left = (
+        f" ({len(dropped(result.left_out))} left out, see the warning)" if result.left_out else ""
+    )
+    click.echo(
+        f"{len(result.questions)} questions from {questions}{left}; documents in {result.source}"
+    )
     click.echo(report.table(result))
     parts = [report.intervals(result)]
     if advice:

@@ -11,7 +11,12 @@ from ..types import pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import echo_json, echo_table, handle_errors, note_function, settings_from
 from .options import (
-    built_with_option, db_options, json_option, make_options, read_options, search_options,
+    built_with_option,
+    db_options,
+    json_option,
+    make_options,
+    read_options,
+    search_options,
 )
 
 
@@ -35,43 +40,98 @@ def _stale_warning(index: Index) -> None:
     changed = quick_stale(index.store, index.entry)
     if changed:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
-        click.echo(f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
-                   f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
+        click.echo(
+            f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
+            f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}",
+            err=True,
+        )
 
 
 @click.command()
 @click.argument("text")
-@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to search [default: {rule()}].")
-@click.option("--mode", "-m", type=LibraryChoice(modes), default=None, cls=LibraryOption,
-              help=lambda: "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
-                           f"{search_defaults().mode}].")
-@click.option("-k", "k", type=int, cls=LibraryOption, default_from=lambda: search_defaults().k, help="Number of results.")
+@click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    cls=LibraryOption,
+    help=lambda: f"Collection to search [default: {rule()}].",
+)
+@click.option(
+    "--mode",
+    "-m",
+    type=LibraryChoice(modes),
+    default=None,
+    cls=LibraryOption,
+    help=lambda: (
+        "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
+        f"{search_defaults().mode}]."
+    ),
+)
+@click.option(
+    "-k",
+    "k",
+    type=int,
+    cls=LibraryOption,
+    default_from=lambda: search_defaults().k,
+    help="Number of results.",
+)
 @search_options
-@click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
-              help="Override the collection's BM25 engine.")
-@click.option("--budget", type=click.IntRange(min=16), default=None, metavar="TOKENS",
-              help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
-                   "under this many tokens (labels included), instead of whole chunks.")
-@click.option("--fill", is_flag=True,
-              help="With --budget: use the whole budget (by default the packing stops once the spans taken "
-                   "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).")
+@click.option(
+    "--bm25-engine",
+    type=LibraryChoice(engines),
+    default=None,
+    help="Override the collection's BM25 engine.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=16),
+    default=None,
+    metavar="TOKENS",
+    help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
+    "under this many tokens (labels included), instead of whole chunks.",
+)
+@click.option(
+    "--fill",
+    is_flag=True,
+    help="With --budget: use the whole budget (by default the packing stops once the spans taken "
+    "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).",
+)
 @read_options
 @json_option
 @handle_errors
-def query(text: str, strategy: str | None, mode: str | None, k: int, fusion: str | None,
-          alpha: float | None, rrf_weights: str | None, rrf_k: int | None, candidates: int | None,
-          children_k: int | None, bm25_engine: str | None, budget: int | None, fill: bool,
-          db: str | None, chroma_url: str | None, ollama_host: str | None, embedder: str | None,
-          as_json: bool) -> None:
+def query(
+    text: str,
+    strategy: str | None,
+    mode: str | None,
+    k: int,
+    fusion: str | None,
+    alpha: float | None,
+    rrf_weights: str | None,
+    rrf_k: int | None,
+    candidates: int | None,
+    children_k: int | None,
+    bm25_engine: str | None,
+    budget: int | None,
+    fill: bool,
+    db: str | None,
+    chroma_url: str | None,
+    ollama_host: str | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """Search one collection; show rank, score, where the chunk lives, and its text.
 
     With --budget N: the best spans of the top 20 chunks in at most N tokens, each with
     its document, lines and heading path (--json: one line per span)."""
     from ..retrieval import Index, Query
 
-    request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
+    request = Query.checked(
+        text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    )
     settings = settings_from(db, chroma_url, None, ollama_host)
-    index = Index.open(strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True)
+    index = Index.open(
+        strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
+    )
     if budget is not None or fill:
         _answer_context(index, request, budget, fill, as_json)
         return
@@ -96,14 +156,18 @@ def hit_line(hit: Hit, hybrid: bool) -> str:
     """A hit's first line: rank, score, where its chunk lives, its kind, the exact tier
     that ranked it, and (hybrid) its rank on each side."""
     c = hit.chunk
-    where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
-        f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
+    where = (
+        f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}"
+        if c.start_page
+        else f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
+    )
     match = f"  {hit.match}" if hit.match else ""
     if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
         match += f", scored {hit.search_score:.4f}"
     why = side_ranks(hit)
-    return (f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}"
-            + (f"  ({', '.join(why)})" if why and hybrid else ""))
+    return f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}" + (
+        f"  ({', '.join(why)})" if why and hybrid else ""
+    )
 
 
 def side_ranks(hit: Hit) -> list[str]:
@@ -116,7 +180,9 @@ def side_ranks(hit: Hit) -> list[str]:
     return why
 
 
-def _answer_context(index: Index, request: Query, budget: int | None, fill: bool, as_json: bool) -> None:
+def _answer_context(
+    index: Index, request: Query, budget: int | None, fill: bool, as_json: bool
+) -> None:
     """--budget: the answer-sized context instead of whole chunks (--fill: all of it)."""
     if budget is None:
         from ..errors import UsageError
@@ -136,8 +202,11 @@ def _echo_context(context: Context, as_json: bool) -> None:
         click.echo("no results")
     group = None
     for span in context.spans:
-        where = pages_label(span.start_page, span.end_page) if span.start_page else \
-            f"lines {span.start_line}-{span.end_line}"
+        where = (
+            pages_label(span.start_page, span.end_page)
+            if span.start_page
+            else f"lines {span.start_line}-{span.end_line}"
+        )
         if (span.doc_id, span.label) != group:
             click.echo(("\n" if group else "") + f"[{printable(span.doc_id)}] {span.label}")
             group = (span.doc_id, span.label)
@@ -145,10 +214,12 @@ def _echo_context(context: Context, as_json: bool) -> None:
         click.echo("    " + span.text.replace("\n", "\n    "))
     click.echo()
     saved = context.whole_tokens - context.tokens
-    click.echo(f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
-               f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
-               f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
-               + (f" ({saved} saved)" if saved > 0 else ""))
+    click.echo(
+        f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
+        f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
+        f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
+        + (f" ({saved} saved)" if saved > 0 else "")
+    )
 
 
 @click.command(name="list")
@@ -173,8 +244,20 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
         click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
     rows = [collection_row(d) for d in described]
-    echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
-                "parameters"], rows)
+    echo_table(
+        [
+            "strategy",
+            "embedder",
+            "files",
+            "chunks",
+            "avgTok",
+            "built",
+            "search",
+            "emb/bm25",
+            "parameters",
+        ],
+        rows,
+    )
 
 
 def collection_row(d: dict[str, Any]) -> list[Any]:
@@ -183,19 +266,40 @@ def collection_row(d: dict[str, Any]) -> list[Any]:
     search = d["search"] + (" (tuned)" if d["tuned"] else "")
     m = d["measured"]
     worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
-    return [d["strategy"], d["embedder"], d["files"], d["chunks"], f"{d['avg_tokens']:.0f}",
-            d["built_at"][:19], search, worth, f"{d['kind']}:{params}"]
+    return [
+        d["strategy"],
+        d["embedder"],
+        d["files"],
+        d["chunks"],
+        f"{d['avg_tokens']:.0f}",
+        d["built_at"][:19],
+        search,
+        worth,
+        f"{d['kind']}:{params}",
+    ]
 
 
 @click.command()
-@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to dump [default: {rule()}].")
+@click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    cls=LibraryOption,
+    help=lambda: f"Collection to dump [default: {rule()}].",
+)
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
 @db_options
 @built_with_option
 @json_option
 @handle_errors
-def dump(strategy: str | None, doc_id: str | None, db: str | None, chroma_url: str | None,
-         embedder: str | None, as_json: bool) -> None:
+def dump(
+    strategy: str | None,
+    doc_id: str | None,
+    db: str | None,
+    chroma_url: str | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from ..indexing.manifest import newlines
     from ..retrieval import Index
@@ -204,18 +308,24 @@ def dump(strategy: str | None, doc_id: str | None, db: str | None, chroma_url: s
     chunks = index.chunks(doc_id)
     newline = newlines(index.store, index.entry)
     if as_json:
-        echo_json({**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
-                  for c in chunks)
+        echo_json(
+            {**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
+            for c in chunks
+        )
         return
     told: set[str] = set()
     for c in chunks:
         if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
             told.add(c.doc_id)
-            click.echo(f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
-                       "with each newline read as \\n (as Python's open() reads it)")
+            click.echo(
+                f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
+                "with each newline read as \\n (as Python's open() reads it)"
+            )
         pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
-        click.echo(f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
-                   f"{c.n_tokens} tok  {c.id}")
+        click.echo(
+            f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
+            f"{c.n_tokens} tok  {c.id}"
+        )
         if c.header:
             click.echo("  header: " + c.header.replace("\n", " | "))
         click.echo(c.text)
@@ -228,8 +338,14 @@ def dump(strategy: str | None, doc_id: str | None, db: str | None, chroma_url: s
 @click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
 @click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors
-def drop(strategy: str, db: str | None, chroma_url: str | None, embedder: str | None, no_wait: bool,
-         quiet: bool) -> None:
+def drop(
+    strategy: str,
+    db: str | None,
+    chroma_url: str | None,
+    embedder: str | None,
+    no_wait: bool,
+    quiet: bool,
+) -> None:
     """Remove a collection (and its BM25 index and manifest). A build of it running now is
     waited for, and the version it publishes is what is dropped."""
     from ..chunkers import collection_names
@@ -239,5 +355,7 @@ def drop(strategy: str, db: str | None, chroma_url: str | None, embedder: str | 
     settings = settings_from(db, chroma_url)
     store = Store(settings)
     wanted = canonical_name(embedder, settings) if embedder else None
-    entry = store.builds.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
+    entry = store.builds.drop(
+        collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet)
+    )
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

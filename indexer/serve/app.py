@@ -29,7 +29,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..version import VERSION as __version__
-from ..errors import CollectionNotFound, EmbedderMismatch, IndexerError, QuestionSetError, StaleIndex, UsageError
+from ..errors import (
+    CollectionNotFound,
+    EmbedderMismatch,
+    IndexerError,
+    QuestionSetError,
+    StaleIndex,
+    UsageError,
+)
 from ..evaluation import Question
 from ..retrieval import MODES, RULE, SearchOptions
 from ..settings import Settings
@@ -39,7 +46,14 @@ from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library
 from .openapi import schema
 from .params import (
-    DEFAULT_MODE, ApiError, CompareRequest, bad, compare_request, generate_request, parse_json, query_list,
+    DEFAULT_MODE,
+    ApiError,
+    CompareRequest,
+    bad,
+    compare_request,
+    generate_request,
+    parse_json,
+    query_list,
     search_request,
 )
 from .questions import QuestionSets, judge
@@ -51,7 +65,13 @@ T = TypeVar("T")
 # searches running at once: one per core. Measured with 50 clients on 2 cores: 2 slots gave
 # 145 requests/s and p99 0.6 s; 8 or 40 (threads fighting over the GIL) ~105/s and p99 ~2 s
 SLOTS = os.cpu_count() or 1
-STATUS = {UsageError: 400, CollectionNotFound: 404, EmbedderMismatch: 409, StaleIndex: 409, QuestionSetError: 422}
+STATUS = {
+    UsageError: 400,
+    CollectionNotFound: 404,
+    EmbedderMismatch: 409,
+    StaleIndex: 409,
+    QuestionSetError: 422,
+}
 
 
 def status_of(exc: IndexerError) -> int:
@@ -67,12 +87,25 @@ def error(status: int, message: str) -> JSONResponse:
 
 # -- results as JSON --------------------------------------------------------------------------
 def child_json(chunk: Chunk) -> dict[str, Any]:
-    return {"id": chunk.id, "start": chunk.start, "end": chunk.end, "n_tokens": chunk.n_tokens,
-            "header": chunk.header, "text": chunk.text}
+    return {
+        "id": chunk.id,
+        "start": chunk.start,
+        "end": chunk.end,
+        "n_tokens": chunk.n_tokens,
+        "header": chunk.header,
+        "text": chunk.text,
+    }
 
 
-def search_json(library: Library, name: str, query: str, options: SearchOptions, doc: str | None = None,
-                question: Question | None = None, budget: int | None = None) -> dict[str, Any]:
+def search_json(
+    library: Library,
+    name: str,
+    query: str,
+    options: SearchOptions,
+    doc: str | None = None,
+    question: Question | None = None,
+    budget: int | None = None,
+) -> dict[str, Any]:
     """The hits of one collection; given a `budget`, its answer-sized context too."""
     index, resolved, hits, overall = library.search(name, query, options, doc)
     children = library.children(index, hits)
@@ -87,9 +120,17 @@ def search_json(library: Library, name: str, query: str, options: SearchOptions,
         if question is not None:
             data["mark"] = judge(question, hit.chunk)
         out.append(data)
-    result: dict[str, Any] = {"strategy": name, "embedder": index.entry.embedder, "mode": resolved.mode,
-              "search": resolved.describe(), "k": resolved.k, "doc": doc, "parent_child": bool(index.entry.parents),
-              "ctx_tokens": sum(h.chunk.n_tokens for h in hits), "hits": out}
+    result: dict[str, Any] = {
+        "strategy": name,
+        "embedder": index.entry.embedder,
+        "mode": resolved.mode,
+        "search": resolved.describe(),
+        "k": resolved.k,
+        "doc": doc,
+        "parent_child": bool(index.entry.parents),
+        "ctx_tokens": sum(h.chunk.n_tokens for h in hits),
+        "hits": out,
+    }
     if budget is not None:
         packed = index.context(query, budget, resolved)
         result["context"] = {**packed.to_dict(), "text": packed.text()}
@@ -97,9 +138,18 @@ def search_json(library: Library, name: str, query: str, options: SearchOptions,
 
 
 def question_json(q: Question) -> dict[str, Any]:
-    return {"id": q.id, "question": q.question, "doc_id": q.doc_id, "section": q.section, "answer": q.answer,
-            "symbol": q.symbol, "tags": q.tags, "target": list(q.target), "documents": q.documents,
-            "answer_span": list(q.answer_span) if q.answer_span else None}
+    return {
+        "id": q.id,
+        "question": q.question,
+        "doc_id": q.doc_id,
+        "section": q.section,
+        "answer": q.answer,
+        "symbol": q.symbol,
+        "tags": q.tags,
+        "target": list(q.target),
+        "documents": q.documents,
+        "answer_span": list(q.answer_span) if q.answer_span else None,
+    }
 
 
 class Api:
@@ -140,19 +190,34 @@ class Api:
             default = self.library.name_of(None)
         except IndexerError:
             default = None
-        return JSONResponse({"collections": [self.library.describe(e) for e in self.library.names().values()],
-                             "default_strategy": default, "default_rule": RULE, "where": self.where,
-                             "modes": list(MODES)})
+        return JSONResponse(
+            {
+                "collections": [self.library.describe(e) for e in self.library.names().values()],
+                "default_strategy": default,
+                "default_rule": RULE,
+                "where": self.where,
+                "modes": list(MODES),
+            }
+        )
 
     def documents(self, request: Request) -> JSONResponse:
         docs = self.library.documents(self._names(request))
-        return JSONResponse({"documents": [{"doc_id": d, "chunks": counts} for d, counts in docs.items()]})
+        return JSONResponse(
+            {"documents": [{"doc_id": d, "chunks": counts} for d, counts in docs.items()]}
+        )
 
     def chunks(self, request: Request) -> JSONResponse:
         name, doc = self._one(request, "strategy"), self._one(request, "doc")
         index, chunks, parents = self.library.doc_chunks(name, doc)
-        return JSONResponse({"strategy": name, "embedder": index.entry.embedder, "doc_id": doc,
-                             "chunks": [c.to_dict() for c in chunks], "parents": [p.to_dict() for p in parents]})
+        return JSONResponse(
+            {
+                "strategy": name,
+                "embedder": index.entry.embedder,
+                "doc_id": doc,
+                "chunks": [c.to_dict() for c in chunks],
+                "parents": [p.to_dict() for p in parents],
+            }
+        )
 
     def view(self, request: Request) -> JSONResponse:
         return JSONResponse(self.library.view(self._one(request, "doc"), self._names(request)))
@@ -162,14 +227,18 @@ class Api:
 
     def questions(self, request: Request) -> JSONResponse:
         sid = request.path_params["set"]
-        return JSONResponse({"id": sid, "questions": [question_json(q) for q in self.sets.questions(sid)]})
+        return JSONResponse(
+            {"id": sid, "questions": [question_json(q) for q in self.sets.questions(sid)]}
+        )
 
     def evaluation(self, request: Request) -> JSONResponse:
         modes = tuple(query_list(request.query_params, "mode")) or MODES
         for mode in modes:
             if mode not in MODES:
                 raise bad(f"mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
-        return JSONResponse(self.sets.evaluation(self._one(request, "set"), self._names(request), modes))
+        return JSONResponse(
+            self.sets.evaluation(self._one(request, "set"), self._names(request), modes)
+        )
 
     # -- POST ------------------------------------------------------------------------------
     async def _work(self, fn: Callable[..., T], *args: Any) -> T:
@@ -181,8 +250,11 @@ class Api:
     async def search(self, request: Request) -> JSONResponse:
         req = search_request(await read_json(request))
         name = self.library.name_of(req.strategy)
-        return JSONResponse(await self._work(search_json, self.library, name, req.query, req.options, req.doc,
-                                             None, req.budget))
+        return JSONResponse(
+            await self._work(
+                search_json, self.library, name, req.query, req.options, req.doc, None, req.budget
+            )
+        )
 
     async def compare(self, request: Request) -> JSONResponse:
         req = compare_request(await read_json(request))
@@ -191,29 +263,52 @@ class Api:
     async def generate(self, request: Request) -> JSONResponse:
         req = generate_request(await read_json(request), MODES)
         names = req.strategies or list(self.library.names())
-        return JSONResponse(await run_in_threadpool(self.sets.generate, req.n, names, tuple(req.modes)))
+        return JSONResponse(
+            await run_in_threadpool(self.sets.generate, req.n, names, tuple(req.modes))
+        )
 
     def _compare(self, req: CompareRequest) -> dict[str, Any]:
         # compare_request gives both ids or neither
-        question = self.sets.question(req.question_set, req.question) if req.question_set and req.question else None
+        question = (
+            self.sets.question(req.question_set, req.question)
+            if req.question_set and req.question
+            else None
+        )
         results = []
         for name in req.strategies:
             for mode in req.modes:
                 try:
-                    result = search_json(self.library, name, req.query, SearchOptions(mode=mode, k=req.k),
-                                         question=question, budget=req.budget)
+                    result = search_json(
+                        self.library,
+                        name,
+                        req.query,
+                        SearchOptions(mode=mode, k=req.k),
+                        question=question,
+                        budget=req.budget,
+                    )
                 except IndexerError as exc:
-                    result = {"strategy": name, "mode": mode, "error": self.shown(str(exc)), "status": status_of(exc)}
+                    result = {
+                        "strategy": name,
+                        "mode": mode,
+                        "error": self.shown(str(exc)),
+                        "status": status_of(exc),
+                    }
                 result["requested_mode"] = mode or DEFAULT_MODE
                 results.append(result)
-        return {"query": req.query, "question": question_json(question) if question else None, "results": results}
+        return {
+            "query": req.query,
+            "question": question_json(question) if question else None,
+            "results": results,
+        }
 
 
 async def read_json(request: Request) -> dict[str, Any]:
     try:
         raw = await request.body()
     except TooLarge:
-        raise ApiError(413, f"the request body is over {MAX_BODY:,} bytes (send a query, not a document)") from None
+        raise ApiError(
+            413, f"the request body is over {MAX_BODY:,} bytes (send a query, not a document)"
+        ) from None
     return parse_json(raw)
 
 
@@ -231,7 +326,10 @@ async def on_indexer_error(request: Request, exc: Exception) -> Response:
 
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    messages = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed on {request.url.path}"}
+    messages = {
+        404: f"no such page: {request.url.path}",
+        405: f"{request.method} is not allowed on {request.url.path}",
+    }
     return error(exc.status_code, messages.get(exc.status_code, str(exc.detail)))
 
 
@@ -253,9 +351,15 @@ def _index_page(request: Request) -> FileResponse:
     return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
-def create_app(settings: Settings, *, token: str | None = None, cors: tuple[str, ...] = (),
-               questions: Sequence[str] = (), allowed_hosts: list[str] | None = None,
-               library: Library | None = None) -> Guard:
+def create_app(
+    settings: Settings,
+    *,
+    token: str | None = None,
+    cors: tuple[str, ...] = (),
+    questions: Sequence[str] = (),
+    allowed_hosts: list[str] | None = None,
+    library: Library | None = None,
+) -> Guard:
     """The app over one index. `allowed_hosts` (for a loopback bind) refuses requests
     whose Host header names another host: the DNS-rebinding guard."""
     library = library or Library(settings)
@@ -278,11 +382,25 @@ def create_app(settings: Settings, *, token: str | None = None, cors: tuple[str,
     ]
     middleware = []
     if cors:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors), allow_methods=["GET", "POST"],
-                                     allow_headers=["Authorization", "Content-Type"], max_age=600))
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={
-        ApiError: on_api_error, IndexerError: on_indexer_error, HTTPException: on_http_error, Exception: on_crash,
-    })
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+                max_age=600,
+            )
+        )
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={
+            ApiError: on_api_error,
+            IndexerError: on_indexer_error,
+            HTTPException: on_http_error,
+            Exception: on_crash,
+        },
+    )
     app.state.library = library
     app.state.api = api
     # the host check, auth, read-only methods and the body cap run before Starlette (and CORS)

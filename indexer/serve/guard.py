@@ -30,11 +30,21 @@ def error_body(status: int, message: str) -> bytes:
     return json.dumps({"error": message, "status": status}, ensure_ascii=False).encode("utf-8")
 
 
-async def send_error(send: Send, status: int, message: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def send_error(
+    send: Send, status: int, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = error_body(status, message)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -55,7 +65,7 @@ def host_name(header: bytes) -> str:
     """The host of a Host header, without its port (`[::1]:8765` -> `::1`)."""
     text = header.decode("latin-1").strip().lower()
     if text.startswith("["):
-        return text[1:text.find("]")] if "]" in text else text
+        return text[1 : text.find("]")] if "]" in text else text
     return text.split(":", 1)[0]
 
 
@@ -66,8 +76,13 @@ class Guard:
     server through a DNS name rebound to 127.0.0.1. The address the server listens on
     (`127.0.0.2`, ASGI's `scope["server"]`) is always accepted besides `hosts`."""
 
-    def __init__(self, app: ASGIApp, token: str | None = None, max_body: int = MAX_BODY,
-                 hosts: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None = None,
+        max_body: int = MAX_BODY,
+        hosts: list[str] | None = None,
+    ) -> None:
         self.app = app
         self.token = token.encode("utf-8") if token else None
         self.max_body = max_body
@@ -92,9 +107,12 @@ class Guard:
         if host in hosts:
             return None
         shown = f"[{bound}]:" if ":" in bound else f"{bound}:"
-        return Refusal(400, f"this server answers to "
-                       f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
-                       f"http://{shown}{port or '<port>'}/")
+        return Refusal(
+            400,
+            f"this server answers to "
+            f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
+            f"http://{shown}{port or '<port>'}/",
+        )
 
     @staticmethod
     def _wrong_method(scope: Scope) -> Refusal | None:
@@ -102,18 +120,30 @@ class Guard:
         method = scope["method"]
         if method in ("GET", "HEAD", "POST", "OPTIONS"):
             return None
-        return Refusal(405, f"{method} is not allowed: the server is read-only", [(b"allow", b"GET, HEAD, POST")])
+        return Refusal(
+            405,
+            f"{method} is not allowed: the server is read-only",
+            [(b"allow", b"GET, HEAD, POST")],
+        )
 
     def _unauthorised(self, scope: Scope) -> Refusal | None:
         """With a token: an API call (but the public ones and a CORS preflight) without it."""
         path = scope["path"]
-        if not self.token or not path.startswith("/api/") or path in PUBLIC or scope["method"] == "OPTIONS":
+        if (
+            not self.token
+            or not path.startswith("/api/")
+            or path in PUBLIC
+            or scope["method"] == "OPTIONS"
+        ):
             return None
         if self._authorised(scope):
             return None
-        return Refusal(401, "missing or wrong token: send the header "
-                       "'Authorization: Bearer <token>' (the token given to indexer serve --token)",
-                       [(b"www-authenticate", b'Bearer realm="indexer"')])
+        return Refusal(
+            401,
+            "missing or wrong token: send the header "
+            "'Authorization: Bearer <token>' (the token given to indexer serve --token)",
+            [(b"www-authenticate", b'Bearer realm="indexer"')],
+        )
 
     def _too_long(self, scope: Scope) -> Refusal | None:
         """A Content-Length that is not a number, or over the cap."""

@@ -62,7 +62,9 @@ def check_fields(data: dict, known: tuple[str, ...]) -> None:
         raise bad(f"unknown field {unknown[0]!r}; known fields: {', '.join(known)}")
 
 
-def text_field(data: dict, name: str, required: bool = False, limit: int = MAX_DOC_ID) -> str | None:
+def text_field(
+    data: dict, name: str, required: bool = False, limit: int = MAX_DOC_ID
+) -> str | None:
     value = data.get(name)
     if value is None or value == "":
         if required:
@@ -143,7 +145,9 @@ def budget_field(data: dict) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise bad(f"budget must be a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}, not {value!r}")
+        raise bad(
+            f"budget must be a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}, not {value!r}"
+        )
     if not MIN_BUDGET <= value <= MAX_BUDGET:
         raise bad(f"budget must be from {MIN_BUDGET} to {MAX_BUDGET} tokens, not {value}")
     return value
@@ -171,11 +175,21 @@ def compare_request(data: dict) -> CompareRequest:
     if not strategies:
         raise bad("strategies must name at least one collection (GET /api/collections lists them)")
     modes = [mode_field(m, "modes") for m in list_field(data, "modes", len(VIEW_MODES))] or [None]
-    question_set, question = text_field(data, "question_set", limit=64), text_field(data, "question", limit=200)
+    question_set, question = (
+        text_field(data, "question_set", limit=64),
+        text_field(data, "question", limit=200),
+    )
     if bool(question_set) != bool(question):
         raise bad("question_set and question go together (the set's id and the question's id)")
-    return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question,
-                          budget_field(data))
+    return CompareRequest(
+        query,
+        strategies,
+        list(dict.fromkeys(modes)),
+        k_field(data),
+        question_set,
+        question,
+        budget_field(data),
+    )
 
 
 MAX_GENERATE = 2000  # made-up questions one request may ask for
@@ -199,12 +213,16 @@ def generate_request(data: dict, modes: tuple[str, ...]) -> GenerateRequest:
     check_fields(data, GENERATE_FIELDS)
     n = data.get("n", QUESTIONS)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_GENERATE:
-        raise bad(f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}")
+        raise bad(
+            f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}"
+        )
     chosen = list_field(data, "modes", len(modes))
     for mode in chosen:
         if mode not in modes:
             raise bad(f"modes must be among {', '.join(modes)}, not {str(mode)[:40]!r}")
-    return GenerateRequest(n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes))
+    return GenerateRequest(
+        n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes)
+    )
 
 
 def query_list(params: QueryParams, name: str) -> list[str]:
