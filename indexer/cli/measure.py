@@ -12,15 +12,8 @@ from ..tables import printable
 from .common import echo_json, handle_errors, note_function, settings_from
 from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
 from .made_up import QUESTION_FORMAT, generate_option, question_file, writable
-from .options import (
-    BUDGETS,
-    db_options,
-    json_option,
-    make_options,
-    ollama_option,
-    quiet_option,
-    search_options,
-)
+from .options import db_options, json_option, ollama_option, quiet_option
+from .search_options import BUDGETS, make_options, search_options
 from .tuning import tune
 
 if TYPE_CHECKING:

@@ -10,14 +10,8 @@ from ..tables import printable
 from ..types import pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import echo_json, echo_table, handle_errors, note_function, settings_from
-from .options import (
-    built_with_option,
-    db_options,
-    json_option,
-    make_options,
-    read_options,
-    search_options,
-)
+from .options import built_with_option, db_options, json_option, read_options
+from .search_options import make_options, search_options
 
 
 if TYPE_CHECKING:
