@@ -67,9 +67,8 @@ def checked_server(
     unknown ones rejected with the accepted list, a wrong type in one line. `call_tool` is
     the method both SDK majors dispatch tool calls to."""
 
-    base: Any = (
-        server_cls  # one SDK major's class, chosen at run time: mypy cannot subclass a variable
-    )
+    # one SDK major's class, chosen at run time: mypy cannot subclass a variable
+    base: Any = server_cls
 
     class Server(base):
         async def call_tool(
