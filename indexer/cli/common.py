@@ -8,6 +8,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
@@ -90,6 +91,14 @@ def echo_skipped(
     if unsupported:
         listing = ", ".join(f"{printable(ext)} ×{n}" for ext, n in sorted(unsupported.items()))
         click.echo(f"ignored unsupported file types: {listing}", err=err)
+
+
+def writable(path: str | None, option: str) -> None:
+    """Check an output file's folder before the work that ends by writing it."""
+    if path and not Path(path).expanduser().resolve().parent.is_dir():
+        raise click.BadParameter(
+            f"the folder of {path} does not exist; create it first", param_hint=option
+        )
 
 
 def note_function(quiet: bool) -> Callable[[str], None]:

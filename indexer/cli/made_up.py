@@ -5,7 +5,6 @@ their help shows."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -179,11 +178,3 @@ def made_up_numbers(generate: int, seed: int | None, seeds: int | None) -> tuple
         made_up_default("seed") if seed is None else seed,
         made_up_default("seeds") if seeds is None else seeds,
     )
-
-
-def writable(path: str | None, option: str) -> None:
-    """Check an output file's folder before the work that ends by writing it."""
-    if path and not Path(path).expanduser().resolve().parent.is_dir():
-        raise click.BadParameter(
-            f"the folder of {path} does not exist; create it first", param_hint=option
-        )

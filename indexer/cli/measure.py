@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..tables import printable
-from .common import echo_json, handle_errors, note_function, settings_from
+from .common import echo_json, handle_errors, note_function, settings_from, writable
 from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
-from .made_up import QUESTION_FORMAT, generate_option, question_file, writable
+from .made_up import QUESTION_FORMAT, generate_option, question_file
 from .options import db_options, json_option, ollama_option, quiet_option
 from .search_options import BUDGETS, make_options, search_options
 from .tuning import tune

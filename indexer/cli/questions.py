@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import echo_json, handle_errors, note_function, settings_from
+from .common import echo_json, handle_errors, note_function, settings_from, writable
 from .options import corpus_options, json_option, quiet_option
 
 if TYPE_CHECKING:
@@ -136,12 +136,8 @@ def _target(count: int, output: str) -> Path:
     """The question file to write, once -n and its folder are checked."""
     if count < 1:
         raise click.BadParameter(f"must be at least 1, not {count}", param_hint="-n")
-    target = Path(output).expanduser()
-    if not target.resolve().parent.is_dir():
-        raise click.BadParameter(
-            f"the folder of {output} does not exist; create it first", param_hint="--output"
-        )
-    return target
+    writable(output, "--output")
+    return Path(output).expanduser()
 
 
 def summary_of(
