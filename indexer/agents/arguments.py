@@ -12,48 +12,83 @@ from __future__ import annotations
 import inspect
 import json
 import typing
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import UsageError
 
-_TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
-          "object": "an object", "null": "null"}
+_TYPES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "null": "null",
+}
 
 
-def check_arguments(tool: str, fn, arguments: dict[str, Any]) -> None:
+def check_arguments(tool: str, fn: Callable[..., Any], arguments: dict[str, Any]) -> None:
     """Raise a one-line `UsageError` for the first problem with `arguments` for `fn`."""
     params = inspect.signature(fn).parameters
     accepted = ", ".join(params) or "none"
-    unknown = [name for name in arguments if name not in params]
-    if unknown:
-        names = ", ".join(repr(n) for n in unknown)
-        raise UsageError(f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {names}; accepted: {accepted}")
+    check_known(tool, params, arguments, accepted)
     hints = typing.get_type_hints(fn)
-    for name, param in params.items():
-        if param.default is inspect.Parameter.empty and name not in arguments:
-            raise UsageError(f"{tool}: missing argument {name!r} ({expected(hints[name])}); accepted: {accepted}")
+    check_present(tool, params, hints, arguments, accepted)
     for name, value in arguments.items():
         try:
             TypeAdapter(hints[name]).validate_python(value)
         except ValidationError:
-            raise UsageError(f"{tool}: argument {name!r} must be {expected(hints[name])}, not {_shown(value)}") from None
+            raise UsageError(
+                f"{tool}: argument {name!r} must be {expected(hints[name])}, not {_shown(value)}"
+            ) from None
 
 
-def expected(annotation) -> str:
+def check_known(
+    tool: str, params: Mapping[str, inspect.Parameter], arguments: dict[str, Any], accepted: str
+) -> None:
+    """No argument the function does not take."""
+    unknown = [name for name in arguments if name not in params]
+    if unknown:
+        names = ", ".join(repr(n) for n in unknown)
+        raise UsageError(
+            f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {names}; accepted: {accepted}"
+        )
+
+
+def check_present(
+    tool: str,
+    params: Mapping[str, inspect.Parameter],
+    hints: dict[str, Any],
+    arguments: dict[str, Any],
+    accepted: str,
+) -> None:
+    """Every argument without a default is given."""
+    for name, param in params.items():
+        if param.default is inspect.Parameter.empty and name not in arguments:
+            raise UsageError(
+                f"{tool}: missing argument {name!r} ({expected(hints[name])}); accepted: {accepted}"
+            )
+
+
+def expected(annotation: Any) -> str:
     """What an annotation takes, in words: `an integer or null`, `one of "hybrid", "bm25"`."""
     return _words(TypeAdapter(annotation).json_schema())
 
 
-def _words(schema: dict) -> str:
+def _words(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
     if "anyOf" in schema:
         return " or ".join(_words(s) for s in schema["anyOf"])
     if schema.get("type") == "array":
         items = _words(schema.get("items", {}))
-        return f"a list of {items.removeprefix('a ').removeprefix('an ')}s" if items.startswith("a") else "a list"
+        return (
+            f"a list of {items.removeprefix('a ').removeprefix('an ')}s"
+            if items.startswith("a")
+            else "a list"
+        )
     return _TYPES.get(schema.get("type", ""), "a value")
 
 

@@ -3,10 +3,23 @@ token budget, document lines rebuilt from stored chunk texts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
 
-def chunk_dict(c) -> dict:
-    out = {"id": c.id, "doc_id": c.doc_id, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-           "header": c.header, "n_tokens": c.n_tokens, "text": c.text}
+from ..types import Chunk, Hit
+
+
+def chunk_dict(c: Chunk) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": c.id,
+        "doc_id": c.doc_id,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "kind": c.kind,
+        "header": c.header,
+        "n_tokens": c.n_tokens,
+        "text": c.text,
+    }
     if c.symbol:
         out["symbol"] = c.symbol
     if c.parent_id:
@@ -14,14 +27,20 @@ def chunk_dict(c) -> dict:
     return out
 
 
-def hit_dict(hit) -> dict:
-    out = {"rank": hit.rank, "score": round(float(hit.score), 4), **chunk_dict(hit.chunk)}
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "rank": hit.rank,
+        "score": round(float(hit.score), 4),
+        **chunk_dict(hit.chunk),
+    }
     if hit.match:
         out["match"] = hit.match  # an exact-match tier ranked it (score raised to keep rank order)
     if hit.same_text:
         out["same_text"] = hit.same_text  # other documents holding this very text
     if hit.child_ids:
-        out["matched_children"] = hit.child_ids  # parent-child: the text is the parent section these matched in
+        out["matched_children"] = (
+            hit.child_ids
+        )  # parent-child: the text is the parent section these matched in
     return out
 
 
@@ -49,8 +68,13 @@ def shorten(result: dict, budget: int) -> dict:
 
     bounds = get_tokenizer().boundaries(result["text"])
     text = result["text"][: int(bounds[min(budget, len(bounds) - 1)])]
-    return {**result, "text": text, "n_tokens": min(budget, len(bounds) - 1), "truncated": True,
-            "end_line": result["start_line"] + text.count("\n")}
+    return {
+        **result,
+        "text": text,
+        "n_tokens": min(budget, len(bounds) - 1),
+        "truncated": True,
+        "end_line": result["start_line"] + text.count("\n"),
+    }
 
 
 def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
@@ -66,7 +90,7 @@ def cut_lines(lines: list[str], budget: int) -> tuple[list[str], bool]:
     return lines, False
 
 
-def document_lines(chunks) -> tuple[list[str], list[tuple[int, int]]]:
+def document_lines(chunks: Iterable[Chunk]) -> tuple[list[str], list[tuple[int, int]]]:
     """A document's lines as far as its stored chunks hold them, and the line ranges they
     do not hold exactly. Chunk texts are exact slices of the document, so overlapping
     chunks agree. Between two chunks the line breaks are known (from their line numbers):
@@ -94,5 +118,3 @@ def document_lines(chunks) -> tuple[list[str], list[tuple[int, int]]]:
         parts.append(text)
         line, prev_end = first + text.count("\n"), end
     return "".join(parts).split("\n"), inexact
-
-

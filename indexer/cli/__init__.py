@@ -17,7 +17,7 @@ from . import corpus, datasets, live, measure, questions, search, serve
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="indexer")
-def cli():
+def cli() -> None:
     """Chunk documents with several strategies, store each in Chroma, search with
     embeddings, BM25 or both, and measure which strategy wins on your own questions."""
 

@@ -1,5 +1,5 @@
-"""What every command shares: settings from options, error handling, progress bars,
-output (tables for people, JSON lines for scripts) and the search options."""
+"""What every command shares: settings from options, error handling, progress bars and
+output (tables for people, JSON lines for scripts). The shared options are `options`."""
 
 from __future__ import annotations
 
@@ -7,31 +7,40 @@ import functools
 import json
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
 from ..errors import IndexerError, NothingToIndex
-from ..settings import DEFAULT_DB_DIR, DEFAULT_EMBEDDER, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings
+from ..settings import Settings
 from ..tables import printable, table
-from .library import (
-    LibraryChoice, LibraryOption, build_defaults, default_strategy, engines, fusions, languages, search_defaults,
-)
+
+if TYPE_CHECKING:
+    from ..loaders.skips import Skipped
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
 
 
-def handle_errors(func):
+def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn library errors into a one-line message and the documented exit code."""
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except IndexerError as exc:
-            if isinstance(exc, NothingToIndex):  # the message says "see the reasons above": here they are
+            if isinstance(
+                exc, NothingToIndex
+            ):  # the message says "see the reasons above": here they are
                 echo_skipped(exc.skipped, err=True)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
@@ -43,251 +52,36 @@ def handle_errors(func):
     return wrapper
 
 
-def settings_from(db=None, chroma_url=None, embedder=None, ollama_host=None) -> Settings:
+def settings_from(
+    db: str | None = None,
+    chroma_url: str | None = None,
+    embedder: str | None = None,
+    ollama_host: str | None = None,
+) -> Settings:
     """Options given on the command line over the environment over the defaults."""
     return Settings.load(db=db, chroma_url=chroma_url, embedder=embedder, ollama_host=ollama_host)
 
 
-# -- options ----------------------------------------------------------------------------------
-def _parse_size(value: str) -> int:
-    text = str(value).strip().upper().replace(" ", "")
-    units = {"KB": 1024, "MB": 1024**2, "GB": 1024**3, "K": 1024, "M": 1024**2, "G": 1024**3, "B": 1}
-    for suffix, factor in units.items():
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * factor)
-    return int(text)
-
-
-class BudgetsType(click.ParamType):
-    """Token budgets: `400`, or a list `100,200,400`."""
-
-    name = "TOKENS"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        try:
-            budgets = tuple(int(x) for x in str(value).split(",") if x.strip())
-        except ValueError:
-            self.fail(f"{value!r} is not a number of tokens or a list like 100,200,400", param, ctx)
-        if not budgets or min(budgets) < 16:
-            self.fail(f"{value!r}: a budget is at least 16 tokens", param, ctx)
-        return budgets
-
-
-BUDGETS = BudgetsType()
-
-
-class SizeType(click.ParamType):
-    name = "SIZE"
-
-    def convert(self, value, param, ctx):
-        try:
-            size = value if isinstance(value, int) else _parse_size(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a size like 5MB or 200KB", param, ctx)
-        if size < 1:
-            self.fail(f"{value!r} is not a positive size like 5MB or 200KB", param, ctx)
-        return size
-
-
-def corpus_options(func):
-    """Options that select and read input files."""
-    func = click.option("--include", multiple=True, metavar="GLOB",
-                        help="Only index files matching this gitignore-style pattern (repeatable).")(func)
-    func = click.option("--exclude", multiple=True, metavar="GLOB",
-                        help="Skip files or folders matching this gitignore-style pattern (repeatable).")(func)
-    func = click.option("--max-file-size", type=SizeType(), default=DEFAULT_MAX_FILE_SIZE, show_default=f"{DEFAULT_MAX_FILE_SIZE / 1024**2:g}MB",
-                        help="Skip files larger than this.")(func)
-    func = click.option("--encoding", default=None,
-                        help="Decode every file with this encoding instead of detecting it.")(func)
-    return func
-
-
-class StrategiesOption(click.Option):
-    """`--strategy`, repeatable, whose help lists the presets from the registry: read
-    when help is shown, so `indexer --help` imports no chunker."""
-
-    def get_help_record(self, ctx):
-        from ..chunkers import PRESETS, REGISTRY
-
-        presets = "; ".join(f"{name} = {kind}:{','.join(f'{k}={v}' for k, v in values.items())}" if values else name
-                            for name, (kind, values) in PRESETS.items())
-        self.help = (f"Strategy, repeatable [default: {default_strategy()}]: a preset, or a kind with parameters "
-                     f"(fixed:size=32,overlap=8; any preset takes them too). Presets: {presets}. "
-                     f"Kinds: {', '.join(REGISTRY)}.")
-        return super().get_help_record(ctx)
-
-
-def strategies_option(func):
-    return click.option("--strategy", "-s", "strategies", multiple=True, metavar="S", cls=StrategiesOption)(func)
-
-
-def max_pdf_pages_option(func):
-    return click.option("--max-pdf-pages", type=click.IntRange(min=1), default=DEFAULT_MAX_PDF_PAGES,
-                        show_default=True,
-                        help="Skip PDFs with more pages than this (PDFs are capped by pages, not --max-file-size).")(func)
-
-
-def json_option(func):
-    return click.option("--json", "as_json", is_flag=True, help="JSON lines: one object per result.")(func)
-
-
-def quiet_option(func):
-    return click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")(func)
-
-
-def db_options(func):
-    """Where the index lives."""
-    func = click.option("--db", type=click.Path(file_okay=False), default=None,
-                        help=f"Index folder [env INDEXER_DB; default ./{DEFAULT_DB_DIR}].")(func)
-    func = click.option("--chroma-url", default=None, metavar="URL",
-                        help="Use a Chroma server (http://host:port) instead of the embedded database "
-                             "[env INDEXER_CHROMA_URL].")(func)
-    return func
-
-
-def ollama_option(func):
-    """For commands that embed or call an LLM."""
-    return click.option("--ollama-host", default=None, metavar="URL",
-                        help="Ollama server for ollama:<model> embedders and LLMs [env OLLAMA_HOST].")(func)
-
-
-def embedder_option(func):
-    return click.option("--embedder", default=None, metavar="NAME", cls=LibraryOption, help=_embedder_help)(func)
-
-
-def _embedder_help() -> str:
-    from ..embeddings import PREFIXED, REGISTRY
-
-    names = [f"{name} (default)" if name == DEFAULT_EMBEDDER else name for name in REGISTRY if name not in PREFIXED]
-    return f"{', '.join(names)}, or {' / '.join(f'{p}:<model>' for p in sorted(PREFIXED))} [env INDEXER_EMBEDDER]."
-
-
-def built_with_option(func):
-    """`--embedder` on commands that read: the collection built with that embedder."""
-    return click.option("--embedder", default=None, metavar="NAME", cls=LibraryOption, help=_built_with_help)(func)
-
-
-def _built_with_help() -> str:
-    return ("Read the collection built with this embedder (names as for build); a strategy built with several "
-            f"is read through the one INDEXER_EMBEDDER names, else {DEFAULT_EMBEDDER}.")
-
-
-def store_options(func):
-    """Where the index lives, which embedding model a build embeds with, and where Ollama is."""
-    return embedder_option(ollama_option(db_options(func)))
-
-
-def read_options(func):
-    """Where the index lives, which embedder's collection to read, and where Ollama is."""
-    return built_with_option(ollama_option(db_options(func)))
-
-
-# what `build` takes, and `watch` too (a watch is a series of builds): defined once
-BUILD_OPTIONS = (
-    strategies_option,
-    click.option("--name", default=None, help="Collection name for a single --strategy (default: derived)."),
-    store_options,
-    corpus_options,
-    max_pdf_pages_option,
-    click.option("--full", is_flag=True,
-                 help="Rebuild from scratch instead of only changed files (watch: at its first sync)."),
-    click.option("--no-wait", is_flag=True,
-                 help="Fail at once if another build of the strategy is running (watch: retry later) "
-                      "instead of waiting for it."),
-    click.option("--lang", type=LibraryChoice(languages), default=None, cls=LibraryOption,
-                 help=lambda: f"BM25 analyzer language [default: {build_defaults().lang}, decided from the documents; "
-                              f"watch: the collection's, else {build_defaults().lang}]."),
-    click.option("--stem", type=int, default=None,
-                 help="BM25 prefix stem length, 0 = off [default: per language; watch: the collection's]."),
-    click.option("--fold/--no-fold", default=None,
-                 help="BM25: fold diacritics (ç→c, ı→i...) [default: per language; watch: the collection's]."),
-    click.option("--stopwords/--no-stopwords", default=None,
-                 help="BM25: drop common words [default: per language; watch: the collection's]."),
-    click.option("--bm25-engine", type=LibraryChoice(engines), default=None, cls=LibraryOption,
-                 help=lambda: "BM25 engine stored with the collection (auto: postings, our own over mapped files; "
-                              "rank-bm25: the reference; bm25s: pip install 'indexer[fast]') "
-                              f"[default: {build_defaults().bm25_engine}; watch: the collection's, else "
-                              f"{build_defaults().bm25_engine}]."),
-    quiet_option,
-    json_option,
-)
-
-
-def build_options(func):
-    """The options of `build` (and `watch`), in BUILD_OPTIONS order."""
-    for option in reversed(BUILD_OPTIONS):
-        func = option(func)
-    return func
-
-
-def options_of_build(include, exclude, max_file_size, encoding, max_pdf_pages, name, full, no_wait, lang, stem,
-                     fold, stopwords, bm25_engine):
-    """The `BuildOptions` the BUILD_OPTIONS given make (those left out: the library's)."""
-    from ..indexing.options import BuildOptions
-
-    defaults_left = {k: v for k, v in (("lang", lang), ("bm25_engine", bm25_engine)) if v is not None}
-    return BuildOptions(include=include, exclude=exclude, max_file_size=max_file_size, max_pdf_pages=max_pdf_pages,
-                        encoding=encoding, name=name, full=full, wait=not no_wait, stem=stem, fold=fold,
-                        stopwords=stopwords, **defaults_left)
-
-
-def _pair(text: str, option: str) -> tuple[float, float]:
-    try:
-        a, b = (float(x) for x in text.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not two numbers like 1,0.5", param_hint=option) from None
-    return (a, b)
-
-
-def search_options(func):
-    """How to search; every option left out is the collection's saved setting (`indexer
-    tune --save`), else the library default."""
-    d = search_defaults
-    func = click.option("--children-k", type=int, default=None, cls=LibraryOption,
-                        help=lambda: f"Parent-child: children taken before mapping to parents "
-                                     f"[default: {d().children_k}].")(func)
-    func = click.option("--candidates", type=int, default=None, cls=LibraryOption,
-                        help=lambda: f"Depth each side is searched to [default: {d().candidates}].")(func)
-    func = click.option("--rrf-k", type=int, default=None, cls=LibraryOption,
-                        help=lambda: f"RRF fusion: the k in 1/(k + rank) [default: {d().rrf_k}].")(func)
-    func = click.option("--rrf-weights", default=None, metavar="E,B", cls=LibraryOption,
-                        help=lambda: "RRF fusion: weights of the embedding and BM25 sides "
-                                     f"[default: {','.join(f'{w:g}' for w in d().weights)}].")(func)
-    func = click.option("--alpha", type=float, default=None, cls=LibraryOption,
-                        help=lambda: f"Weighted fusion: the embedding side's share [default: {d().alpha:g}].")(func)
-    func = click.option("--fusion", type=LibraryChoice(fusions), default=None, cls=LibraryOption,
-                        help=lambda: "Hybrid: adaptive (the embedding's share follows how well BM25 covers the "
-                                     "query), weighted (min-max scores, --alpha) or rrf "
-                                     f"[default: {d().fusion}].")(func)
-    return func
-
-
-def make_options(k=5, mode=None, fusion=None, alpha=None, rrf_weights=None, rrf_k=None, candidates=None,
-                 children_k=None):
-    from ..retrieval import SearchOptions
-
-    weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
-    return SearchOptions(mode=mode, k=k, fusion=fusion, alpha=alpha, rrf_k=rrf_k, weights=weights,
-                         candidates=candidates, children_k=children_k)
-
-
 # -- output -----------------------------------------------------------------------------------
-def echo_json(rows) -> None:
+def echo_json(rows: Iterable[Mapping[str, Any]]) -> None:
     """JSON lines on stdout: one object per row."""
     for row in rows:
         click.echo(json.dumps(row, ensure_ascii=False))
 
 
-def echo_table(headers, rows, title: str = "") -> None:
+def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
     click.echo(table(headers, rows, title))
 
 
-def echo_skipped(skipped=(), warnings=(), unsupported=None, err: bool = False) -> None:
+def echo_skipped(
+    skipped: Iterable[Skipped] = (),
+    warnings: Iterable[Skipped] = (),
+    unsupported: Mapping[str, int] | None = None,
+    err: bool = False,
+) -> None:
     """One line per file not indexed (`skipped NAME: reason`) or indexed with a caveat
     (`warning NAME: reason`), each told once, and the file types ignored."""
-    seen = set()
+    seen: set[str] = set()
     for kind, items in (("warning", warnings), ("skipped", skipped)):
         for item in items:
             line = f"{kind} {printable(item.doc_id)}: {item.reason}"
@@ -299,7 +93,15 @@ def echo_skipped(skipped=(), warnings=(), unsupported=None, err: bool = False) -
         click.echo(f"ignored unsupported file types: {listing}", err=err)
 
 
-def note_function(quiet: bool):
+def writable(path: str | None, option: str) -> None:
+    """Check an output file's folder before the work that ends by writing it."""
+    if path and not Path(path).expanduser().resolve().parent.is_dir():
+        raise click.BadParameter(
+            f"the folder of {path} does not exist; create it first", param_hint=option
+        )
+
+
+def note_function(quiet: bool) -> Callable[[str], None]:
     return (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
 
 
@@ -315,22 +117,31 @@ class ClickProgress:
     def __init__(self, quiet: bool) -> None:
         self.show = not quiet and sys.stderr.isatty()
 
-    def __call__(self, label: str, total: int):
-        return _Bar(label, total, self.show)
+    def __call__(self, label: str, total: int) -> Bar:
+        return Bar(label, total, self.show)
 
 
-class _Bar:
+class Bar:
     def __init__(self, label: str, total: int, show: bool) -> None:
-        self.bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr, show_eta=True) \
-            if show else None
+        self.bar = (
+            click.progressbar(length=max(total, 1), label=label, file=sys.stderr, show_eta=True)
+            if show
+            else None
+        )
         self.started = time.monotonic()
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[..., None]:
         if self.bar is None:
-            return lambda n=1: None
+            return unshown
         self.bar.__enter__()
         return self.bar.update
 
-    def __exit__(self, *exc):
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, exc, tb)
+
+
+def unshown(n: int = 1) -> None:
+    """A hidden bar's update: nothing to draw."""

@@ -9,10 +9,14 @@ so that the CLI writes none of them again and `indexer --help` imports nothing h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..indexing.options import BuildOptions
+    from ..retrieval import SearchOptions
 
 
 class LibraryChoice(click.Choice):
@@ -27,7 +31,7 @@ class LibraryChoice(click.Choice):
         return tuple(self._load())
 
     @choices.setter
-    def choices(self, _value) -> None:
+    def choices(self, _value: Sequence[str]) -> None:
         pass  # read from the library each time
 
 
@@ -35,16 +39,24 @@ class LibraryOption(click.Option):
     """An option whose help text (`help=` a function) and default (`default_from=` a
     function; shown as `[default: ...]`) are read from the library when needed."""
 
-    def __init__(self, *args, help: str | Callable[[], str] | None = None,  # noqa: A002 (click's name)
-                 default_from: Callable[[], Any] | None = None, **kwargs) -> None:
+    def __init__(
+        self,
+        param_decls: Sequence[str] | None = None,
+        *,
+        help: str | Callable[[], str] | None = None,  # noqa: A002 (click's name)
+        default_from: Callable[[], Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._help = help
         self._default_from = default_from
         if default_from is not None:
             kwargs["default"] = default_from
-            kwargs["show_default"] = False  # shown by get_help_record, with the value rather than "(dynamic)"
-        super().__init__(*args, help=help if isinstance(help, str) else None, **kwargs)
+            kwargs["show_default"] = (
+                False  # shown by get_help_record, with the value rather than "(dynamic)"
+            )
+        super().__init__(param_decls, help=help if isinstance(help, str) else None, **kwargs)
 
-    def get_help_record(self, ctx):
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         text = self._help() if callable(self._help) else (self._help or "")
         if self._default_from is not None:
             value = self._default_from()
@@ -53,11 +65,11 @@ class LibraryOption(click.Option):
         return super().get_help_record(ctx)
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def parameter_default(function: Callable, name: str):
+def parameter_default(function: Callable[..., Any], name: str) -> Any:
     """The default a library function gives its parameter `name` (the CLI passes it on)."""
     import inspect
 
@@ -65,7 +77,7 @@ def parameter_default(function: Callable, name: str):
 
 
 # -- the library's values, imported when asked for --------------------------------------------
-def search_defaults():
+def search_defaults() -> SearchOptions:
     from ..retrieval import DEFAULTS
 
     return DEFAULTS
@@ -89,7 +101,7 @@ def engines() -> tuple[str, ...]:
     return ENGINES
 
 
-def build_defaults():
+def build_defaults() -> BuildOptions:
     from ..indexing.options import BuildOptions
 
     return BuildOptions()
@@ -114,6 +126,6 @@ def rule() -> str:
     return RULE
 
 
-def strategies_or_default(strategies) -> list[str]:
+def strategies_or_default(strategies: Iterable[str]) -> list[str]:
     """The --strategy values given, else the library's default strategy."""
     return list(strategies) or [default_strategy()]

@@ -7,23 +7,28 @@ import shutil
 import signal
 import sys
 import time
+from types import FrameType, ModuleType
+from typing import TYPE_CHECKING
 
 import click
 
-from .common import (
-    ClickProgress, build_options, echo_json, handle_errors, options_of_build, read_options, settings_from,
-)
+from .common import ClickProgress, echo_json, handle_errors, settings_from
+from .options import build_options, options_of_build, read_options
 from .library import LibraryOption, rule, strategies_or_default
 
 
-def _watching():
+if TYPE_CHECKING:
+    from ..indexing.watching import Status, Sync
+
+
+def _watching() -> ModuleType:
     from ..indexing import watching
 
     return watching
 
 
 def _max_tokens() -> int:
-    from ..agents.server import DEFAULT_MAX_TOKENS
+    from ..agents.tools import DEFAULT_MAX_TOKENS
 
     return DEFAULT_MAX_TOKENS
 
@@ -44,7 +49,7 @@ class StatusLine:
         self.show = not quiet and sys.stderr.isatty()
         self.text = ""
 
-    def update(self, status) -> None:
+    def update(self, status: Status) -> None:
         self.text = render_status(self.label, status)
         self._draw()
 
@@ -69,11 +74,13 @@ class StatusLine:
             click.echo("\r\033[K", err=True, nl=False)
 
 
-def render_status(label: str, status) -> str:
+def render_status(label: str, status: Status) -> str:
     parts = [f"{status.state} {label}"]
     if status.last_sync:
-        parts.append(f"last sync {time.strftime('%H:%M:%S', time.localtime(status.last_sync))} "
-                     f"({status.last_seconds:.1f}s)")
+        parts.append(
+            f"last sync {time.strftime('%H:%M:%S', time.localtime(status.last_sync))} "
+            f"({status.last_seconds:.1f}s)"
+        )
     parts.append(f"{status.pending} pending")
     if status.skipped:
         parts.append(f"{status.skipped} skipped")
@@ -82,7 +89,7 @@ def render_status(label: str, status) -> str:
     return " · ".join(parts)
 
 
-def describe_sync(sync) -> str | None:
+def describe_sync(sync: Sync) -> str | None:
     """A log line for a sync that changed something (None for one that did not)."""
     changed = [r for r in sync.reports if r.mode != "unchanged"]
     if not changed:
@@ -92,23 +99,55 @@ def describe_sync(sync) -> str | None:
     return f"{when} synced in {sync.seconds:.1f}s: {each}"
 
 
-def _interrupt(_signum, _frame):
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @build_options
-@click.option("--debounce", type=click.IntRange(1, 60_000), cls=LibraryOption, default_from=lambda: _watching().DEBOUNCE_MS,
-              metavar="MS",
-              help="Quiet time (ms) that closes a batch of file events.")
-@click.option("--max-delay", type=click.IntRange(1, 600_000), cls=LibraryOption,
-              default_from=lambda: _watching().MAX_DELAY_MS, metavar="MS",
-              help="Longest time (ms) a batch waits for quiet while events keep coming.")
+@click.option(
+    "--debounce",
+    type=click.IntRange(1, 60_000),
+    cls=LibraryOption,
+    default_from=lambda: _watching().DEBOUNCE_MS,
+    metavar="MS",
+    help="Quiet time (ms) that closes a batch of file events.",
+)
+@click.option(
+    "--max-delay",
+    type=click.IntRange(1, 600_000),
+    cls=LibraryOption,
+    default_from=lambda: _watching().MAX_DELAY_MS,
+    metavar="MS",
+    help="Longest time (ms) a batch waits for quiet while events keep coming.",
+)
 @handle_errors
-def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, include, exclude, max_file_size, encoding,
-          max_pdf_pages, full, no_wait, lang, stem, fold, stopwords, bm25_engine, quiet, as_json, debounce,
-          max_delay):
+def watch(
+    paths: tuple[str, ...],
+    strategies: tuple[str, ...],
+    name: str | None,
+    db: str | None,
+    chroma_url: str | None,
+    ollama_host: str | None,
+    embedder: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_file_size: int,
+    encoding: str | None,
+    max_pdf_pages: int,
+    full: bool,
+    no_wait: bool,
+    lang: str | None,
+    stem: int | None,
+    fold: bool | None,
+    stopwords: bool | None,
+    bm25_engine: str | None,
+    quiet: bool,
+    as_json: bool,
+    debounce: int,
+    max_delay: int,
+) -> None:
     """Keep collections in sync with folders: build, then rebuild changed files as they change.
 
     Takes every option `build` takes. File events are batched (--debounce, --max-delay)
@@ -121,27 +160,53 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
     logging.getLogger("watchfiles").setLevel(logging.ERROR)  # it warns on Ctrl-C; we say "stopped"
     if max_delay < debounce:
-        raise click.BadParameter(f"--max-delay ({max_delay}) must be at least --debounce ({debounce})",
-                                 param_hint="--max-delay")
+        raise click.BadParameter(
+            f"--max-delay ({max_delay}) must be at least --debounce ({debounce})",
+            param_hint="--max-delay",
+        )
     if name and len(strategies) != 1:
         raise click.BadParameter("--name applies to a single --strategy", param_hint="--name")
     settings = settings_from(db, chroma_url, embedder, ollama_host)
-    strategies = strategies_or_default(strategies)
-    line = StatusLine(f"{' '.join(paths)} · {', '.join(strategies)}", quiet)
+    chosen = strategies_or_default(strategies)
+    line = StatusLine(f"{' '.join(paths)} · {', '.join(chosen)}", quiet)
 
-    def synced(sync) -> None:
+    def synced(sync: Sync) -> None:
         if as_json:
             echo_json([sync.to_dict()])
         summary = describe_sync(sync)
         if summary:
             line.note(summary)
 
-    options = options_of_build(include, exclude, max_file_size, encoding, max_pdf_pages, name, full, no_wait, lang,
-                               stem, fold, stopwords, bm25_engine)
-    watcher = Watcher(list(paths), strategies, options, settings=settings, debounce_ms=debounce,
-                      max_delay_ms=max_delay, on_sync=synced, on_message=line.note, on_status=line.update,
-                      progress=ClickProgress(quiet))
-    click.get_current_context().meta["interrupted"] = "stopped during a sync; the index keeps its last complete version"
+    options = options_of_build(
+        include,
+        exclude,
+        max_file_size,
+        encoding,
+        max_pdf_pages,
+        name,
+        full,
+        no_wait,
+        lang,
+        stem,
+        fold,
+        stopwords,
+        bm25_engine,
+    )
+    watcher = Watcher(
+        list(paths),
+        chosen,
+        options,
+        settings=settings,
+        debounce_ms=debounce,
+        max_delay_ms=max_delay,
+        on_sync=synced,
+        on_message=line.note,
+        on_status=line.update,
+        progress=ClickProgress(quiet),
+    )
+    click.get_current_context().meta["interrupted"] = (
+        "stopped during a sync; the index keeps its last complete version"
+    )
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         watcher.run()
@@ -152,13 +217,30 @@ def watch(paths, strategies, name, db, chroma_url, ollama_host, embedder, includ
 
 
 @click.command()
-@click.option("--strategy", "-s", default=None, cls=LibraryOption,
-              help=lambda: f"Collection searched when a tool call names none [default: {rule()}].")
-@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), cls=LibraryOption, default_from=_max_tokens,
-              help="Default token budget of a tool's result texts.")
+@click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    cls=LibraryOption,
+    help=lambda: f"Collection searched when a tool call names none [default: {rule()}].",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1, 1_000_000),
+    cls=LibraryOption,
+    default_from=_max_tokens,
+    help="Default token budget of a tool's result texts.",
+)
 @read_options
 @handle_errors
-def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
+def mcp(
+    strategy: str | None,
+    max_tokens: int,
+    db: str | None,
+    chroma_url: str | None,
+    ollama_host: str | None,
+    embedder: str | None,
+) -> None:
     """Serve the index to coding agents over MCP (stdio): search, compare_strategies,
     list_collections, get_chunk, get_document_span. Read-only.
 
@@ -166,4 +248,9 @@ def mcp(strategy, max_tokens, db, chroma_url, ollama_host, embedder):
     or Cursor. Logs go to stderr; stdout carries only the protocol."""
     from ..agents.server import serve
 
-    serve(settings_from(db, chroma_url, None, ollama_host), strategy, built_with=embedder, max_tokens=max_tokens)
+    serve(
+        settings_from(db, chroma_url, None, ollama_host),
+        strategy,
+        built_with=embedder,
+        max_tokens=max_tokens,
+    )

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from ..tables import printable
 from ..types import pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
-from .common import (
-    built_with_option, db_options, echo_json, echo_table, handle_errors, json_option, make_options, note_function,
-    read_options, search_options, settings_from,
-)
+from .common import echo_json, echo_table, handle_errors, note_function, settings_from
+from .options import built_with_option, db_options, json_option, read_options
+from .search_options import make_options, search_options
+
+
+if TYPE_CHECKING:
+    from ..retrieval import Context, Index, Query
+    from ..types import Hit
 
 
 def register(cli: click.Group) -> None:
@@ -20,7 +26,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(drop)
 
 
-def _stale_warning(index) -> None:
+def _stale_warning(index: Index) -> None:
     """A quick look (file sizes and times, no hashing) at whether the documents changed
     since the build, when the folder it was built from is at hand."""
     from ..indexing.manifest import quick_stale
@@ -28,48 +34,100 @@ def _stale_warning(index) -> None:
     changed = quick_stale(index.store, index.entry)
     if changed:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
-        click.echo(f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
-                   f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}", err=True)
+        click.echo(
+            f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
+            f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: indexer build {' '.join(index.entry.source)}",
+            err=True,
+        )
 
 
 @click.command()
 @click.argument("text")
-@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to search [default: {rule()}].")
-@click.option("--mode", "-m", type=LibraryChoice(modes), default=None, cls=LibraryOption,
-              help=lambda: "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
-                           f"{search_defaults().mode}].")
-@click.option("-k", "k", type=int, cls=LibraryOption, default_from=lambda: search_defaults().k, help="Number of results.")
+@click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    cls=LibraryOption,
+    help=lambda: f"Collection to search [default: {rule()}].",
+)
+@click.option(
+    "--mode",
+    "-m",
+    type=LibraryChoice(modes),
+    default=None,
+    cls=LibraryOption,
+    help=lambda: (
+        "Embedding similarity, BM25, or both fused [default: the collection's saved mode, else "
+        f"{search_defaults().mode}]."
+    ),
+)
+@click.option(
+    "-k",
+    "k",
+    type=int,
+    cls=LibraryOption,
+    default_from=lambda: search_defaults().k,
+    help="Number of results.",
+)
 @search_options
-@click.option("--bm25-engine", type=LibraryChoice(engines), default=None,
-              help="Override the collection's BM25 engine.")
-@click.option("--budget", type=click.IntRange(min=16), default=None, metavar="TOKENS",
-              help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
-                   "under this many tokens (labels included), instead of whole chunks.")
-@click.option("--fill", is_flag=True,
-              help="With --budget: use the whole budget (by default the packing stops once the spans taken "
-                   "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).")
+@click.option(
+    "--bm25-engine",
+    type=LibraryChoice(engines),
+    default=None,
+    help="Override the collection's BM25 engine.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=16),
+    default=None,
+    metavar="TOKENS",
+    help="Answer-sized context: the sentences, rows and lines that answer, as exact spans "
+    "under this many tokens (labels included), instead of whole chunks.",
+)
+@click.option(
+    "--fill",
+    is_flag=True,
+    help="With --budget: use the whole budget (by default the packing stops once the spans taken "
+    "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).",
+)
 @read_options
 @json_option
 @handle_errors
-def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates, children_k, bm25_engine, budget,
-          fill, db, chroma_url, ollama_host, embedder, as_json):
+def query(
+    text: str,
+    strategy: str | None,
+    mode: str | None,
+    k: int,
+    fusion: str | None,
+    alpha: float | None,
+    rrf_weights: str | None,
+    rrf_k: int | None,
+    candidates: int | None,
+    children_k: int | None,
+    bm25_engine: str | None,
+    budget: int | None,
+    fill: bool,
+    db: str | None,
+    chroma_url: str | None,
+    ollama_host: str | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """Search one collection; show rank, score, where the chunk lives, and its text.
 
     With --budget N: the best spans of the top 20 chunks in at most N tokens, each with
     its document, lines and heading path (--json: one line per span)."""
     from ..retrieval import Index, Query
 
-    request = Query.checked(text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k))
+    request = Query.checked(
+        text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
+    )
     settings = settings_from(db, chroma_url, None, ollama_host)
-    index = Index.open(strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True)
-    if fill and budget is None:
-        from ..errors import UsageError
-
-        raise UsageError("--fill goes with --budget N")
-    if budget is not None:
-        context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
-        _stale_warning(index)
-        _echo_context(context, as_json)
+    index = Index.open(
+        strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
+    )
+    if budget is not None or fill:
+        _answer_context(index, request, budget, fill, as_json)
         return
     hits, resolved = index.lookup(request)
     for line in index.repairs:
@@ -81,26 +139,55 @@ def query(text, strategy, mode, k, fusion, alpha, rrf_weights, rrf_k, candidates
     if not hits:
         click.echo("no results")
     for hit in hits:
-        c = hit.chunk
-        why = []
-        if hit.embedding_rank is not None:
-            why.append(f"embedding #{hit.embedding_rank}")
-        if hit.bm25_rank is not None:
-            why.append(f"bm25 #{hit.bm25_rank}")
-        where = f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}" if c.start_page else \
-            f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
-        match = f"  {hit.match}" if hit.match else ""
-        if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
-            match += f", scored {hit.search_score:.4f}"
-        click.echo(f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}"
-                   + (f"  ({', '.join(why)})" if why and resolved.mode == "hybrid" else ""))
-        if c.header:
-            click.echo("    " + c.header.replace("\n", "\n    "))
-        click.echo("    " + c.text.replace("\n", "\n    "))
+        click.echo(hit_line(hit, resolved.mode == "hybrid"))
+        if hit.chunk.header:
+            click.echo("    " + hit.chunk.header.replace("\n", "\n    "))
+        click.echo("    " + hit.chunk.text.replace("\n", "\n    "))
         click.echo()
 
 
-def _echo_context(context, as_json: bool) -> None:
+def hit_line(hit: Hit, hybrid: bool) -> str:
+    """A hit's first line: rank, score, where its chunk lives, its kind, the exact tier
+    that ranked it, and (hybrid) its rank on each side."""
+    c = hit.chunk
+    where = (
+        f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}"
+        if c.start_page
+        else f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
+    )
+    match = f"  {hit.match}" if hit.match else ""
+    if hit.match and hit.search_score is not None:  # an exact tier put it above better-scored hits
+        match += f", scored {hit.search_score:.4f}"
+    why = side_ranks(hit)
+    return f"#{hit.rank}  {hit.score:.4f}  {where}  [{c.kind}]{match}" + (
+        f"  ({', '.join(why)})" if why and hybrid else ""
+    )
+
+
+def side_ranks(hit: Hit) -> list[str]:
+    """Where the hit ranked on the embedding and BM25 sides (those that found it)."""
+    why = []
+    if hit.embedding_rank is not None:
+        why.append(f"embedding #{hit.embedding_rank}")
+    if hit.bm25_rank is not None:
+        why.append(f"bm25 #{hit.bm25_rank}")
+    return why
+
+
+def _answer_context(
+    index: Index, request: Query, budget: int | None, fill: bool, as_json: bool
+) -> None:
+    """--budget: the answer-sized context instead of whole chunks (--fill: all of it)."""
+    if budget is None:
+        from ..errors import UsageError
+
+        raise UsageError("--fill goes with --budget N")
+    context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
+    _stale_warning(index)
+    _echo_context(context, as_json)
+
+
+def _echo_context(context: Context, as_json: bool) -> None:
     """The packed spans (as handed over, with where each lives), then what they cost."""
     if as_json:
         echo_json(span.to_dict() for span in context.spans)
@@ -109,8 +196,11 @@ def _echo_context(context, as_json: bool) -> None:
         click.echo("no results")
     group = None
     for span in context.spans:
-        where = pages_label(span.start_page, span.end_page) if span.start_page else \
-            f"lines {span.start_line}-{span.end_line}"
+        where = (
+            pages_label(span.start_page, span.end_page)
+            if span.start_page
+            else f"lines {span.start_line}-{span.end_line}"
+        )
         if (span.doc_id, span.label) != group:
             click.echo(("\n" if group else "") + f"[{printable(span.doc_id)}] {span.label}")
             group = (span.doc_id, span.label)
@@ -118,17 +208,19 @@ def _echo_context(context, as_json: bool) -> None:
         click.echo("    " + span.text.replace("\n", "\n    "))
     click.echo()
     saved = context.whole_tokens - context.tokens
-    click.echo(f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
-               f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
-               f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
-               + (f" ({saved} saved)" if saved > 0 else ""))
+    click.echo(
+        f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
+        f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
+        f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
+        + (f" ({saved} saved)" if saved > 0 else "")
+    )
 
 
 @click.command(name="list")
 @db_options
 @json_option
 @handle_errors
-def list_(db, chroma_url, as_json):
+def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
     """Collections in the index: strategy, parameters, embedder, size, build time, the
     default search (saved by `indexer tune --save`, else calibrated at build time) and
     emb/bm25: what the build measured of the embedder on this collection (its probes'
@@ -145,26 +237,63 @@ def list_(db, chroma_url, as_json):
     if not entries:
         click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
         return
-    rows = []
-    for d in described:
-        params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
-        search = d["search"] + (" (tuned)" if d["tuned"] else "")
-        m = d["measured"]
-        worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
-        rows.append([d["strategy"], d["embedder"], d["files"], d["chunks"], f"{d['avg_tokens']:.0f}",
-                     d["built_at"][:19], search, worth, f"{d['kind']}:{params}"])
-    echo_table(["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
-                "parameters"], rows)
+    rows = [collection_row(d) for d in described]
+    echo_table(
+        [
+            "strategy",
+            "embedder",
+            "files",
+            "chunks",
+            "avgTok",
+            "built",
+            "search",
+            "emb/bm25",
+            "parameters",
+        ],
+        rows,
+    )
+
+
+def collection_row(d: dict[str, Any]) -> list[Any]:
+    """A collection as `list` shows it (`retrieval.describe`'s fields)."""
+    params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
+    search = d["search"] + (" (tuned)" if d["tuned"] else "")
+    m = d["measured"]
+    worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
+    return [
+        d["strategy"],
+        d["embedder"],
+        d["files"],
+        d["chunks"],
+        f"{d['avg_tokens']:.0f}",
+        d["built_at"][:19],
+        search,
+        worth,
+        f"{d['kind']}:{params}",
+    ]
 
 
 @click.command()
-@click.option("--strategy", "-s", default=None, cls=LibraryOption, help=lambda: f"Collection to dump [default: {rule()}].")
+@click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    cls=LibraryOption,
+    help=lambda: f"Collection to dump [default: {rule()}].",
+)
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
 @db_options
 @built_with_option
 @json_option
 @handle_errors
-def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
+def dump(
+    strategy: str | None,
+    doc_id: str | None,
+    db: str | None,
+    chroma_url: str | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """The stored chunks in document order with their spans, to inspect where cuts fall."""
     from ..indexing.manifest import newlines
     from ..retrieval import Index
@@ -173,18 +302,24 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
     chunks = index.chunks(doc_id)
     newline = newlines(index.store, index.entry)
     if as_json:
-        echo_json({**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
-                  for c in chunks)
+        echo_json(
+            {**c.to_dict(), **({"newline": newline[c.doc_id]} if c.doc_id in newline else {})}
+            for c in chunks
+        )
         return
-    told = set()
+    told: set[str] = set()
     for c in chunks:
         if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
             told.add(c.doc_id)
-            click.echo(f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
-                       "with each newline read as \\n (as Python's open() reads it)")
+            click.echo(
+                f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
+                "with each newline read as \\n (as Python's open() reads it)"
+            )
         pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
-        click.echo(f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
-                   f"{c.n_tokens} tok  {c.id}")
+        click.echo(
+            f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
+            f"{c.n_tokens} tok  {c.id}"
+        )
         if c.header:
             click.echo("  header: " + c.header.replace("\n", " | "))
         click.echo(c.text)
@@ -197,7 +332,14 @@ def dump(strategy, doc_id, db, chroma_url, embedder, as_json):
 @click.option("--no-wait", is_flag=True, help="Fail at once if a build of the strategy is running.")
 @click.option("--quiet", "-q", is_flag=True, help="No note on stderr while waiting for a build.")
 @handle_errors
-def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
+def drop(
+    strategy: str,
+    db: str | None,
+    chroma_url: str | None,
+    embedder: str | None,
+    no_wait: bool,
+    quiet: bool,
+) -> None:
     """Remove a collection (and its BM25 index and manifest). A build of it running now is
     waited for, and the version it publishes is what is dropped."""
     from ..chunkers import collection_names
@@ -207,5 +349,7 @@ def drop(strategy, db, chroma_url, embedder, no_wait, quiet):
     settings = settings_from(db, chroma_url)
     store = Store(settings)
     wanted = canonical_name(embedder, settings) if embedder else None
-    entry = store.builds.drop(collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet))
+    entry = store.builds.drop(
+        collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet)
+    )
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")

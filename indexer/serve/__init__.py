@@ -7,11 +7,35 @@ with uvicorn. Starlette is imported only here, never by `import indexer`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-def create_app(*args, **kwargs):
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .library import Library
+    from .guard import Guard
+
+
+def create_app(
+    settings: Settings,
+    *,
+    token: str | None = None,
+    cors: tuple[str, ...] = (),
+    questions: Sequence[str] = (),
+    allowed_hosts: list[str] | None = None,
+    library: Library | None = None,
+) -> Guard:
+    """`app.create_app`, imported when called (Starlette stays out of `import indexer`)."""
     from .app import create_app as make
 
-    return make(*args, **kwargs)
+    return make(
+        settings,
+        token=token,
+        cors=cors,
+        questions=questions,
+        allowed_hosts=allowed_hosts,
+        library=library,
+    )
 
 
 __all__ = ["create_app"]

@@ -9,15 +9,33 @@ chunk covers is whitespace between chunks, shown as line breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..evaluation.chunk_boundaries import Structure
 from ..types import Chunk
 from .marks import cut_marks
 
+if TYPE_CHECKING:
+    from ..store import Entry
+
 GAP = "\n"  # what no chunk covers: whitespace between chunks (a line break keeps Markdown blocks apart)
 _HOLE = "\0"
-CHUNK_FIELDS = ("id", "start", "end", "start_line", "end_line", "kind", "n_tokens", "header", "heading_path",
-                "parent_id", "symbol", "context", "start_page", "end_page")
+CHUNK_FIELDS = (
+    "id",
+    "start",
+    "end",
+    "start_line",
+    "end_line",
+    "kind",
+    "n_tokens",
+    "header",
+    "heading_path",
+    "parent_id",
+    "symbol",
+    "context",
+    "start_page",
+    "end_page",
+)
 
 
 @dataclass
@@ -76,7 +94,9 @@ def chunk_view(chunk: Chunk) -> dict:
     return data
 
 
-def lane(name: str, entry, chunks: list[Chunk], parents: list[Chunk], structure: Structure) -> dict:
+def lane(
+    name: str, entry: Entry, chunks: list[Chunk], parents: list[Chunk], structure: Structure
+) -> dict[str, Any]:
     """One collection's chunks of one document with their cut marks and a summary."""
     marks, quality = cut_marks(structure, chunks)
     out = []
@@ -86,11 +106,18 @@ def lane(name: str, entry, chunks: list[Chunk], parents: list[Chunk], structure:
         out.append(data)
     tokens = [c.n_tokens for c in chunks]
     return {
-        "name": name, "strategy": entry.strategy, "embedder": entry.embedder, "kind": entry.kind,
-        "parent_child": bool(entry.parents), "chunks": out,
+        "name": name,
+        "strategy": entry.strategy,
+        "embedder": entry.embedder,
+        "kind": entry.kind,
+        "parent_child": bool(entry.parents),
+        "chunks": out,
         "parents": [chunk_view(p) for p in sorted(parents, key=lambda p: (p.start, p.end))],
-        "tokens": {"total": sum(tokens), "mean": round(sum(tokens) / len(tokens), 1) if tokens else 0,
-                   "max": max(tokens, default=0)},
+        "tokens": {
+            "total": sum(tokens),
+            "mean": round(sum(tokens) / len(tokens), 1) if tokens else 0,
+            "max": max(tokens, default=0),
+        },
         "overlap": sum(max(0, a.end - b.start) for a, b in zip(chunks, chunks[1:])),
         "quality": quality,
     }

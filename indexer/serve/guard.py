@@ -7,6 +7,10 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY = 64 * 1024  # bytes: a query is at most 20,000 characters
 PUBLIC = ("/api/health", "/api/openapi.json")  # no index data: open for liveness probes and clients
@@ -26,11 +30,21 @@ def error_body(status: int, message: str) -> bytes:
     return json.dumps({"error": message, "status": status}, ensure_ascii=False).encode("utf-8")
 
 
-async def send_error(send, status: int, message: str, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def send_error(
+    send: Send, status: int, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = error_body(status, message)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -38,11 +52,20 @@ class TooLarge(Exception):
     pass
 
 
+class Refusal(NamedTuple):
+    """A request turned away before the app sees it: the status, the message, and any
+    headers the answer needs."""
+
+    status: int
+    message: str
+    headers: Sequence[tuple[bytes, bytes]] = ()
+
+
 def host_name(header: bytes) -> str:
     """The host of a Host header, without its port (`[::1]:8765` -> `::1`)."""
     text = header.decode("latin-1").strip().lower()
     if text.startswith("["):
-        return text[1:text.find("]")] if "]" in text else text
+        return text[1 : text.find("]")] if "]" in text else text
     return text.split(":", 1)[0]
 
 
@@ -53,45 +76,87 @@ class Guard:
     server through a DNS name rebound to 127.0.0.1. The address the server listens on
     (`127.0.0.2`, ASGI's `scope["server"]`) is always accepted besides `hosts`."""
 
-    def __init__(self, app, token: str | None = None, max_body: int = MAX_BODY, hosts: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None = None,
+        max_body: int = MAX_BODY,
+        hosts: list[str] | None = None,
+    ) -> None:
         self.app = app
         self.token = token.encode("utf-8") if token else None
         self.max_body = max_body
         self.hosts = {h.strip("[]").lower() for h in hosts} if hosts else None
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        if self.hosts is not None:
-            host = host_name(dict(scope["headers"]).get(b"host", b""))
-            bound, port = scope.get("server") or ("127.0.0.1", None)  # the address it listens on
-            hosts = self.hosts | {bound.lower()}
-            if host not in hosts:
-                shown = f"[{bound}]:" if ":" in bound else f"{bound}:"
-                return await send_error(send, 400, f"this server answers to "
-                                        f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
-                                        f"http://{shown}{port or '<port>'}/")
-        method = scope["method"]
-        if method not in ("GET", "HEAD", "POST", "OPTIONS"):
-            return await send_error(send, 405, f"{method} is not allowed: the server is read-only",
-                                    [(b"allow", b"GET, HEAD, POST")])
-        path = scope["path"]
-        if self.token and path.startswith("/api/") and path not in PUBLIC and method != "OPTIONS":
-            if not self._authorised(scope):
-                return await send_error(send, 401, "missing or wrong token: send the header "
-                                        "'Authorization: Bearer <token>' (the token given to indexer serve --token)",
-                                        [(b"www-authenticate", b'Bearer realm="indexer"')])
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None:
-            try:
-                declared = int(length)
-            except ValueError:
-                return await send_error(send, 400, "the Content-Length header is not a number")
-            if declared > self.max_body:
-                return await send_error(send, 413, self._too_large(declared))
+        for check in (self._wrong_host, self._wrong_method, self._unauthorised, self._too_long):
+            refusal = check(scope)
+            if refusal is not None:
+                return await send_error(send, *refusal)
         return await self._capped(scope, receive, send)
 
-    def _authorised(self, scope) -> bool:
+    def _wrong_host(self, scope: Scope) -> Refusal | None:
+        """With `hosts`: a Host header naming another host (DNS rebinding)."""
+        if self.hosts is None:
+            return None
+        host = host_name(dict(scope["headers"]).get(b"host", b""))
+        bound, port = scope.get("server") or ("127.0.0.1", None)  # the address it listens on
+        hosts = self.hosts | {bound.lower()}
+        if host in hosts:
+            return None
+        shown = f"[{bound}]:" if ":" in bound else f"{bound}:"
+        return Refusal(
+            400,
+            f"this server answers to "
+            f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
+            f"http://{shown}{port or '<port>'}/",
+        )
+
+    @staticmethod
+    def _wrong_method(scope: Scope) -> Refusal | None:
+        """A method that could change something: the server is read-only."""
+        method = scope["method"]
+        if method in ("GET", "HEAD", "POST", "OPTIONS"):
+            return None
+        return Refusal(
+            405,
+            f"{method} is not allowed: the server is read-only",
+            [(b"allow", b"GET, HEAD, POST")],
+        )
+
+    def _unauthorised(self, scope: Scope) -> Refusal | None:
+        """With a token: an API call (but the public ones and a CORS preflight) without it."""
+        path = scope["path"]
+        if (
+            not self.token
+            or not path.startswith("/api/")
+            or path in PUBLIC
+            or scope["method"] == "OPTIONS"
+        ):
+            return None
+        if self._authorised(scope):
+            return None
+        return Refusal(
+            401,
+            "missing or wrong token: send the header "
+            "'Authorization: Bearer <token>' (the token given to indexer serve --token)",
+            [(b"www-authenticate", b'Bearer realm="indexer"')],
+        )
+
+    def _too_long(self, scope: Scope) -> Refusal | None:
+        """A Content-Length that is not a number, or over the cap."""
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is None:
+            return None
+        try:
+            declared = int(length)
+        except ValueError:
+            return Refusal(400, "the Content-Length header is not a number")
+        return Refusal(413, self._too_large(declared)) if declared > self.max_body else None
+
+    def _authorised(self, scope: Scope) -> bool:
         header = dict(scope["headers"]).get(b"authorization", b"")
         scheme, _, given = header.partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
@@ -99,11 +164,11 @@ class Guard:
     def _too_large(self, size: int) -> str:
         return f"the request body is {size:,} bytes; the limit is {self.max_body:,} (send a query, not a document)"
 
-    async def _capped(self, scope, receive, send):
+    async def _capped(self, scope: Scope, receive: Receive, send: Send) -> None:
         received = 0
         started = False
 
-        async def limited_receive():
+        async def limited_receive() -> Message:
             nonlocal received
             message = await receive()
             if message["type"] == "http.request":
@@ -112,7 +177,7 @@ class Guard:
                     raise TooLarge
             return message
 
-        async def watched_send(message):
+        async def watched_send(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True

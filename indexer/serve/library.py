@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CollectionNotFound, UsageError
 from ..paths import shown_path
@@ -22,6 +23,7 @@ from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .documents import lane, rebuild
+from ..evaluation.chunk_boundaries import Structure
 from .marks import quality_table, rebuilt_document, structure_of
 
 ENTRIES_TTL = 2.0  # seconds the catalogue listing is reused
@@ -34,7 +36,9 @@ class Library:
     def __init__(self, settings: Settings, refresh: float | None = None) -> None:
         self.store = Store(settings)
         self.refresh = refresh
-        self.base = Path.cwd()  # source folders are shown relative to it (never as absolute server paths)
+        self.base = (
+            Path.cwd()
+        )  # source folders are shown relative to it (never as absolute server paths)
         self._indexes: dict[str, Index] = {}
         self._docs: dict[tuple, dict[str, int]] = {}
         self._entries: tuple[float, list[Entry]] = (0.0, [])
@@ -66,14 +70,18 @@ class Library:
     def index(self, name: str) -> Index:
         """The kept handle of a collection, opened on first use."""
         if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
-            raise UsageError("name a collection: strategy is a collection name from GET /api/collections")
+            raise UsageError(
+                "name a collection: strategy is a collection name from GET /api/collections"
+            )
         name = name.strip()
         with self._lock:
             found = self._indexes.get(name)
         if found is not None:
             return found
-        kw = {"refresh": self.refresh} if self.refresh is not None else {}
-        index = Index.in_store(self.store, name, **kw)
+        if self.refresh is None:
+            index = Index.in_store(self.store, name)
+        else:
+            index = Index.in_store(self.store, name, refresh=self.refresh)
         with self._lock:
             return self._indexes.setdefault(name, index)
 
@@ -117,15 +125,37 @@ class Library:
         """A document's chunks in one collection, and their parents (parent-child)."""
         index = self.index(name)
         if doc_id not in self._doc_counts(index):
-            raise CollectionNotFound(f"no document {doc_id!r} in {name}; GET /api/documents lists them")
+            raise CollectionNotFound(
+                f"no document {doc_id!r} in {name}; GET /api/documents lists them"
+            )
         chunks = index.chunks(doc_id)
         parent_ids = sorted({c.parent_id for c in chunks if c.parent_id})
         parents = list(index.fetch_parents(parent_ids).values()) if parent_ids else []
         return index, chunks, parents
 
-    def view(self, doc_id: str, names: list[str]) -> dict:
+    def view(self, doc_id: str, names: list[str]) -> dict[str, Any]:
         """The document rebuilt from the chunks of every collection holding it (newest
         build first), and one lane per named collection."""
+        held = self._holding(doc_id)
+        layers = [(name, chunks + parents) for name, (_, chunks, parents) in held.items()]
+        rebuilt = rebuild(layers)
+        doc = rebuilt_document(doc_id, rebuilt.text)
+        structure = structure_of(doc)
+        lanes = [self._lane(name, held, structure) for name in names]
+        table = quality_table(doc, {name: held[name][1] for name in names if name in held})
+        return {
+            "doc_id": doc_id,
+            "format": doc.format,
+            "text": rebuilt.text,
+            "length": len(rebuilt.text),
+            "covered": rebuilt.covered,
+            "conflicts": rebuilt.conflicts,
+            "lanes": lanes,
+            "quality": table,
+        }
+
+    def _holding(self, doc_id: str) -> dict[str, tuple[Index, list[Chunk], list[Chunk]]]:
+        """The chunks of the document in each collection holding it, newest build first."""
         every = [(name, entry) for name, entry in self.names().items()]
         every.sort(key=lambda ne: ne[1].built_at, reverse=True)
         held = {}
@@ -133,26 +163,30 @@ class Library:
             if doc_id in self._doc_counts(self.index(name)):
                 held[name] = self.doc_chunks(name, doc_id)
         if not held:
-            raise CollectionNotFound(f"no collection holds a document {doc_id!r}; GET /api/documents lists them")
-        layers = [(name, chunks + parents) for name, (_, chunks, parents) in held.items()]
-        rebuilt = rebuild(layers)
-        doc = rebuilt_document(doc_id, rebuilt.text)
-        structure = structure_of(doc)
-        lanes = []
-        for name in names:
-            if name not in held:
-                self.index(name)  # an unknown name is a 404, a known one without this document a missing lane
-                lanes.append({"name": name, "missing": True})
-                continue
-            index, chunks, parents = held[name]
-            lanes.append(lane(name, index.entry, chunks, parents, structure))
-        table = quality_table(doc, {name: held[name][1] for name in names if name in held})
-        return {"doc_id": doc_id, "format": doc.format, "text": rebuilt.text, "length": len(rebuilt.text),
-                "covered": rebuilt.covered, "conflicts": rebuilt.conflicts, "lanes": lanes, "quality": table}
+            raise CollectionNotFound(
+                f"no collection holds a document {doc_id!r}; GET /api/documents lists them"
+            )
+        return held
+
+    def _lane(
+        self,
+        name: str,
+        held: dict[str, tuple[Index, list[Chunk], list[Chunk]]],
+        structure: Structure,
+    ) -> dict[str, Any]:
+        """A collection's lane of the view (`missing` when it does not hold the document)."""
+        if name not in held:
+            self.index(
+                name
+            )  # an unknown name is a 404, a known one without this document a missing lane
+            return {"name": name, "missing": True}
+        index, chunks, parents = held[name]
+        return lane(name, index.entry, chunks, parents, structure)
 
     # -- searching ---------------------------------------------------------------------
-    def search(self, name: str, query: str, options: SearchOptions,
-               doc: str | None = None) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
+    def search(
+        self, name: str, query: str, options: SearchOptions, doc: str | None = None
+    ) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
         """The top k hits of a collection (only those of document `doc` when given:
         searched deeper until k of them are found), their options, and each hit's rank
         in the whole collection."""
@@ -167,11 +201,18 @@ class Library:
             self.forget(name)
             raise
 
-    def _in_doc(self, index: Index, query: str, options: SearchOptions, doc: str) -> tuple[list[Hit], list[int]]:
+    def _in_doc(
+        self, index: Index, query: str, options: SearchOptions, doc: str
+    ) -> tuple[list[Hit], list[int]]:
         total = max(index.count(), 1)
+        assert (
+            options.candidates is not None
+        )  # resolved options (`Index.options`) name every setting
         depth = min(max(options.k * 4, options.candidates), total)
         while True:
-            hits = [h for h in index.search(query, replace(options, k=depth)) if h.chunk.doc_id == doc]
+            hits = [
+                h for h in index.search(query, replace(options, k=depth)) if h.chunk.doc_id == doc
+            ]
             if len(hits) >= options.k or depth >= total:
                 break
             depth = min(depth * 4, total)

@@ -20,11 +20,13 @@ def rebuilt_document(doc_id: str, text: str) -> Document:
     """A Document over rebuilt text, read as its file name says (HTML is stored
     Markdown-shaped; unknown kinds, such as PDF, as plain text)."""
     fmt, language = format_of(doc_id.rsplit("/", 1)[-1])
-    fmt = {"html": "markdown", None: "text"}.get(fmt, fmt)
-    return make_document(doc_id, text, fmt, language)
+    read_as = "text" if fmt is None else "markdown" if fmt == "html" else fmt
+    return make_document(doc_id, text, read_as, language)
 
 
-def cut_marks(structure: Structure, chunks: list[Chunk]) -> tuple[list[dict[str, list[str]]], dict[str, int]]:
+def cut_marks(
+    structure: Structure, chunks: list[Chunk]
+) -> tuple[list[dict[str, list[str]]], dict[str, int]]:
     """Per chunk `{"start": kinds, "end": kinds}` it is cut inside, and how many distinct
     cut positions there are (`cuts`), fall inside anything (`inside`), and inside each
     kind. The document's first and last chunk edges are not cuts."""
@@ -40,8 +42,11 @@ def cut_marks(structure: Structure, chunks: list[Chunk]) -> tuple[list[dict[str,
         return seen[position]
 
     marks = [{"start": judge(c.start), "end": judge(c.end)} for c in chunks]
-    counts = {"cuts": len(seen), "inside": sum(1 for kinds in seen.values() if kinds),
-              **{kind: sum(kind in kinds for kinds in seen.values()) for kind in KINDS}}
+    counts = {
+        "cuts": len(seen),
+        "inside": sum(1 for kinds in seen.values() if kinds),
+        **{kind: sum(kind in kinds for kinds in seen.values()) for kind in KINDS},
+    }
     return marks, counts
 
 

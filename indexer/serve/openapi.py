@@ -18,8 +18,14 @@ def _json(schema: dict, description: str) -> dict:
 
 def _param(name: str, description: str, required: bool = False, repeat: bool = False) -> dict:
     schema = {"type": "array", "items": {"type": "string"}} if repeat else {"type": "string"}
-    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema,
-            **({"style": "form", "explode": True} if repeat else {})}
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "description": description,
+        "schema": schema,
+        **({"style": "form", "explode": True} if repeat else {}),
+    }
 
 
 ERRORS = {
@@ -29,111 +35,212 @@ ERRORS = {
     "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
 }
 
-BUDGET = {"type": "integer", "minimum": MIN_BUDGET, "maximum": MAX_BUDGET,
-          "description": "answer-sized context: the spans that answer in at most this many tokens"}
+BUDGET = {
+    "type": "integer",
+    "minimum": MIN_BUDGET,
+    "maximum": MAX_BUDGET,
+    "description": "answer-sized context: the spans that answer in at most this many tokens",
+}
 STRATEGY = "a collection name from GET /api/collections (`headers`, or `headers@e5-small`)"
 
 SCHEMAS = {
-    "Error": {"type": "object", "required": ["error", "status"],
-              "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},
+    "Error": {
+        "type": "object",
+        "required": ["error", "status"],
+        "properties": {"error": {"type": "string"}, "status": {"type": "integer"}},
+    },
     "SearchRequest": {
-        "type": "object", "required": ["query"], "additionalProperties": False,
+        "type": "object",
+        "required": ["query"],
+        "additionalProperties": False,
         "properties": {
             "query": {"type": "string", "maxLength": 20000},
             "strategy": {"type": "string", "description": f"{STRATEGY}; default: {RULE}"},
-            "mode": {"type": "string", "enum": list(VIEW_MODES),
-                     "description": "default: the collection's saved search (indexer tune --save), else hybrid"},
+            "mode": {
+                "type": "string",
+                "enum": list(VIEW_MODES),
+                "description": "default: the collection's saved search (indexer tune --save), else hybrid",
+            },
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "doc": {"type": "string", "description": "only hits of this document (a doc_id)"},
             "budget": BUDGET,
         },
     },
     "CompareRequest": {
-        "type": "object", "required": ["query", "strategies"], "additionalProperties": False,
+        "type": "object",
+        "required": ["query", "strategies"],
+        "additionalProperties": False,
         "properties": {
             "query": {"type": "string", "maxLength": 20000},
-            "strategies": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLLECTIONS},
+            "strategies": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": MAX_COLLECTIONS,
+            },
             "modes": {"type": "array", "items": {"type": "string", "enum": list(VIEW_MODES)}},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "question_set": {"type": "string", "description": "a set id from GET /api/questions"},
-            "question": {"type": "string", "description": "a question id of that set: hits get hit/strict/miss marks"},
+            "question": {
+                "type": "string",
+                "description": "a question id of that set: hits get hit/strict/miss marks",
+            },
             "budget": BUDGET,
         },
     },
     "GenerateRequest": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
-            "n": {"type": "integer", "minimum": 1, "maximum": MAX_GENERATE, "default": QUESTIONS,
-                  "description": f"questions to make a set, {SEEDS} sets pooled (fewer when the documents hold "
-                                 "fewer passages worth one)"},
-            "strategies": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLLECTIONS,
-                           "description": "collections to evaluate (of one source folder); default all"},
-            "modes": {"type": "array", "items": {"type": "string", "enum": ["embedding", "bm25", "hybrid"]}},
+            "n": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_GENERATE,
+                "default": QUESTIONS,
+                "description": f"questions to make a set, {SEEDS} sets pooled (fewer when the documents hold "
+                "fewer passages worth one)",
+            },
+            "strategies": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": MAX_COLLECTIONS,
+                "description": "collections to evaluate (of one source folder); default all",
+            },
+            "modes": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["embedding", "bm25", "hybrid"]},
+            },
         },
     },
     "Chunk": {
         "type": "object",
-        "properties": {name: {"type": kind} for name, kind in (
-            ("id", "string"), ("doc_id", "string"), ("start", "integer"), ("end", "integer"),
-            ("start_line", "integer"), ("end_line", "integer"), ("kind", "string"), ("header", "string"),
-            ("heading_path", "string"), ("n_tokens", "integer"), ("text", "string"), ("indexed_text", "string"),
-            ("parent_id", "string"))},
+        "properties": {
+            name: {"type": kind}
+            for name, kind in (
+                ("id", "string"),
+                ("doc_id", "string"),
+                ("start", "integer"),
+                ("end", "integer"),
+                ("start_line", "integer"),
+                ("end_line", "integer"),
+                ("kind", "string"),
+                ("header", "string"),
+                ("heading_path", "string"),
+                ("n_tokens", "integer"),
+                ("text", "string"),
+                ("indexed_text", "string"),
+                ("parent_id", "string"),
+            )
+        },
     },
     "Hit": {
         "type": "object",
         "properties": {
-            "rank": {"type": "integer"}, "score": {"type": "number"},
-            "collection_rank": {"type": "integer", "description": "with a doc filter: the rank in the whole collection"},
-            "id": {"type": "string"}, "doc_id": {"type": "string"}, "start": {"type": "integer"},
-            "end": {"type": "integer"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
-            "kind": {"type": "string"}, "header": {"type": "string"}, "heading_path": {"type": "string"},
-            "n_tokens": {"type": "integer"}, "text": {"type": "string"},
-            "embedding_rank": {"type": ["integer", "null"]}, "embedding_score": {"type": ["number", "null"]},
-            "bm25_rank": {"type": ["integer", "null"]}, "bm25_score": {"type": ["number", "null"]},
-            "embedding_share": {"type": "number", "description": "hybrid: the embedding side's weight"},
+            "rank": {"type": "integer"},
+            "score": {"type": "number"},
+            "collection_rank": {
+                "type": "integer",
+                "description": "with a doc filter: the rank in the whole collection",
+            },
+            "id": {"type": "string"},
+            "doc_id": {"type": "string"},
+            "start": {"type": "integer"},
+            "end": {"type": "integer"},
+            "start_line": {"type": "integer"},
+            "end_line": {"type": "integer"},
+            "kind": {"type": "string"},
+            "header": {"type": "string"},
+            "heading_path": {"type": "string"},
+            "n_tokens": {"type": "integer"},
+            "text": {"type": "string"},
+            "embedding_rank": {"type": ["integer", "null"]},
+            "embedding_score": {"type": ["number", "null"]},
+            "bm25_rank": {"type": ["integer", "null"]},
+            "bm25_score": {"type": ["number", "null"]},
+            "embedding_share": {
+                "type": "number",
+                "description": "hybrid: the embedding side's weight",
+            },
             "exact": {"type": "integer", "description": "exact-match tier (absent: 0)"},
-            "match": {"type": "string", "enum": ["exact symbol", "exact code", "file name", "exact term"],
-                      "description": "what put the hit in its exact-match tier"},
-            "search_score": {"type": "number",
-                             "description": "the mode's own score, when score was raised to keep rank order"},
-            "same_text": {"type": "array", "items": {"type": "string"},
-                          "description": "other documents whose hits held this very text (dropped)"},
-            "children": {"type": "array", "items": _ref("Chunk"),
-                         "description": "parent-child: the children this parent was found by"},
+            "match": {
+                "type": "string",
+                "enum": ["exact symbol", "exact code", "file name", "exact term"],
+                "description": "what put the hit in its exact-match tier",
+            },
+            "search_score": {
+                "type": "number",
+                "description": "the mode's own score, when score was raised to keep rank order",
+            },
+            "same_text": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "other documents whose hits held this very text (dropped)",
+            },
+            "children": {
+                "type": "array",
+                "items": _ref("Chunk"),
+                "description": "parent-child: the children this parent was found by",
+            },
             "mark": {"type": "string", "enum": ["strict", "hit", "miss"]},
         },
     },
     "Span": {
-        "type": "object", "description": "an exact slice of a document: text == document[start:end]",
+        "type": "object",
+        "description": "an exact slice of a document: text == document[start:end]",
         "properties": {
-            "doc_id": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"},
-            "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
-            "start_page": {"type": "integer"}, "end_page": {"type": "integer"},
+            "doc_id": {"type": "string"},
+            "start": {"type": "integer"},
+            "end": {"type": "integer"},
+            "start_line": {"type": "integer"},
+            "end_line": {"type": "integer"},
+            "start_page": {"type": "integer"},
+            "end_page": {"type": "integer"},
             "label": {"type": "string", "description": "the heading path above the span"},
-            "text": {"type": "string"}, "score": {"type": "number"}, "n_tokens": {"type": "integer"},
+            "text": {"type": "string"},
+            "score": {"type": "number"},
+            "n_tokens": {"type": "integer"},
             "kinds": {"type": "array", "items": {"type": "string"}},
         },
     },
     "Context": {
-        "type": "object", "description": "answer-sized context (only with budget)",
+        "type": "object",
+        "description": "answer-sized context (only with budget)",
         "properties": {
-            "text": {"type": "string", "description": "what goes into a prompt: label lines and spans"},
+            "text": {
+                "type": "string",
+                "description": "what goes into a prompt: label lines and spans",
+            },
             "spans": {"type": "array", "items": _ref("Span")},
-            "tokens": {"type": "integer", "description": "tokens of text, labels included (<= budget)"},
-            "budget": {"type": "integer"}, "label_tokens": {"type": "integer"},
-            "candidates": {"type": "integer"}, "units": {"type": "integer"},
+            "tokens": {
+                "type": "integer",
+                "description": "tokens of text, labels included (<= budget)",
+            },
+            "budget": {"type": "integer"},
+            "label_tokens": {"type": "integer"},
+            "candidates": {"type": "integer"},
+            "units": {"type": "integer"},
             "scoring": {"type": "string", "enum": ["bm25+embedding", "bm25"]},
             "whole_tokens": {"type": "integer", "description": "what the top k whole chunks cost"},
-            "whole_k": {"type": "integer"}, "query": {"type": "string"}, "strategy": {"type": "string"},
+            "whole_k": {"type": "integer"},
+            "query": {"type": "string"},
+            "strategy": {"type": "string"},
         },
     },
     "SearchResult": {
         "type": "object",
         "properties": {
-            "strategy": {"type": "string"}, "embedder": {"type": "string"}, "mode": {"type": "string"},
-            "search": {"type": "string", "description": "the resolved search, e.g. hybrid adaptive 0.1-0.8 ..."},
-            "k": {"type": "integer"}, "doc": {"type": ["string", "null"]},
-            "ctx_tokens": {"type": "integer", "description": "tokens the hits' texts put in a prompt"},
+            "strategy": {"type": "string"},
+            "embedder": {"type": "string"},
+            "mode": {"type": "string"},
+            "search": {
+                "type": "string",
+                "description": "the resolved search, e.g. hybrid adaptive 0.1-0.8 ...",
+            },
+            "k": {"type": "integer"},
+            "doc": {"type": ["string", "null"]},
+            "ctx_tokens": {
+                "type": "integer",
+                "description": "tokens the hits' texts put in a prompt",
+            },
             "hits": {"type": "array", "items": _ref("Hit")},
             "context": _ref("Context"),
             "error": {"type": "string"},
@@ -150,58 +257,114 @@ def _get(summary: str, response: dict, params: list | None = None, public: bool 
 
 
 def _post(summary: str, request: str, response: dict) -> dict:
-    return {"post": {"summary": summary, "requestBody": {"required": True, "content": {
-        "application/json": {"schema": _ref(request)}}}, "responses": {"200": response, **ERRORS}}}
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref(request)}},
+            },
+            "responses": {"200": response, **ERRORS},
+        }
+    }
 
 
 def schema(version: str) -> dict:
     obj = {"type": "object"}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "indexer serve", "version": version,
-                 "description": "Hybrid search (embedding, BM25, fused) over the collections of an indexer "
-                                "database, and the data of the browser views. Read-only: it changes no collection (made-up "
-                                "question sets are kept in the index folder)."},
-        "components": {"schemas": SCHEMAS,
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "info": {
+            "title": "indexer serve",
+            "version": version,
+            "description": "Hybrid search (embedding, BM25, fused) over the collections of an indexer "
+            "database, and the data of the browser views. Read-only: it changes no collection (made-up "
+            "question sets are kept in the index folder).",
+        },
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
         "security": [{"bearer": []}],
         "paths": {
-            "/api/health": _get("liveness: {status, version}", _json(obj, "the server is up"), public=True),
+            "/api/health": _get(
+                "liveness: {status, version}", _json(obj, "the server is up"), public=True
+            ),
             "/api/openapi.json": _get("this document", _json(obj, "OpenAPI 3.1"), public=True),
-            "/api/collections": _get("the built collections: strategy, embedder, sizes, default search; and "
-                                     "default_strategy, the one a search naming none reads (default_rule)",
-                                     _json(obj, "{collections: [...], default_strategy, default_rule}")),
-            "/api/documents": _get("doc_ids and their chunk counts per collection", _json(obj, "{documents: [...]}"),
-                                   [_param("strategy", STRATEGY + "; default all", repeat=True)]),
-            "/api/chunks": _get("one document's stored chunks in one collection, in document order (with "
-                                "their parents for parent-child collections)",
-                                _json(obj, "{strategy, doc_id, chunks: [Chunk], parents: [Chunk]}"),
-                                [_param("strategy", STRATEGY, required=True),
-                                 _param("doc", "a doc_id", required=True)]),
-            "/api/view": _get("the documents view: the document rebuilt from stored chunks, each collection's "
-                              "chunks and boundary-quality marks", _json(obj, "{text, lanes: [...]}"),
-                              [_param("doc", "a doc_id", required=True),
-                               _param("strategy", STRATEGY + "; default all", repeat=True)]),
-            "/api/search": _post("search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")),
-            "/api/compare": _post("one query over several collections × modes (the query view)", "CompareRequest",
-                                  _json(obj, "{query, question, results: [SearchResult]}")),
-            "/api/questions": _get("question sets: --questions files, questions*.jsonl next to the corpora about "
-                                   "documents a collection holds, and sets made by POST /api/evaluation/generate",
-                                   _json(obj, "{sets: [{id, name, explicit, generated, matches, collections}]}")),
-            "/api/questions/{set}": {"get": {
-                "summary": "the questions of a set", "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
-                "parameters": [{"name": "set", "in": "path", "required": True, "schema": {"type": "string"}}]}},
-            "/api/evaluation": _get("indexer eval of a question set: rows with 95% intervals, and the CLI's tables",
-                                    _json(obj, "{rows: [...], table, intervals}"),
-                                    [_param("set", "a set id from GET /api/questions", required=True),
-                                     _param("strategy", STRATEGY + "; default all", repeat=True),
-                                     _param("mode", "embedding, bm25, hybrid; default all three", repeat=True)]),
+            "/api/collections": _get(
+                "the built collections: strategy, embedder, sizes, default search; and "
+                "default_strategy, the one a search naming none reads (default_rule)",
+                _json(obj, "{collections: [...], default_strategy, default_rule}"),
+            ),
+            "/api/documents": _get(
+                "doc_ids and their chunk counts per collection",
+                _json(obj, "{documents: [...]}"),
+                [_param("strategy", STRATEGY + "; default all", repeat=True)],
+            ),
+            "/api/chunks": _get(
+                "one document's stored chunks in one collection, in document order (with "
+                "their parents for parent-child collections)",
+                _json(obj, "{strategy, doc_id, chunks: [Chunk], parents: [Chunk]}"),
+                [
+                    _param("strategy", STRATEGY, required=True),
+                    _param("doc", "a doc_id", required=True),
+                ],
+            ),
+            "/api/view": _get(
+                "the documents view: the document rebuilt from stored chunks, each collection's "
+                "chunks and boundary-quality marks",
+                _json(obj, "{text, lanes: [...]}"),
+                [
+                    _param("doc", "a doc_id", required=True),
+                    _param("strategy", STRATEGY + "; default all", repeat=True),
+                ],
+            ),
+            "/api/search": _post(
+                "search one collection", "SearchRequest", _json(_ref("SearchResult"), "the hits")
+            ),
+            "/api/compare": _post(
+                "one query over several collections × modes (the query view)",
+                "CompareRequest",
+                _json(obj, "{query, question, results: [SearchResult]}"),
+            ),
+            "/api/questions": _get(
+                "question sets: --questions files, questions*.jsonl next to the corpora about "
+                "documents a collection holds, and sets made by POST /api/evaluation/generate",
+                _json(obj, "{sets: [{id, name, explicit, generated, matches, collections}]}"),
+            ),
+            "/api/questions/{set}": {
+                "get": {
+                    "summary": "the questions of a set",
+                    "responses": {"200": _json(obj, "{questions: [...]}"), **ERRORS},
+                    "parameters": [
+                        {
+                            "name": "set",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                }
+            },
+            "/api/evaluation": _get(
+                "indexer eval of a question set: rows with 95% intervals, and the CLI's tables",
+                _json(obj, "{rows: [...], table, intervals}"),
+                [
+                    _param("set", "a set id from GET /api/questions", required=True),
+                    _param("strategy", STRATEGY + "; default all", repeat=True),
+                    _param("mode", "embedding, bm25, hybrid; default all three", repeat=True),
+                ],
+            ),
             "/api/evaluation/generate": _post(
                 "no question file? make questions from the collections' documents (offline, as `indexer questions`; "
                 "kept in the index folder, reused while the documents are unchanged), then evaluate them",
-                "GenerateRequest", _json(obj, "the evaluation, its set id, {generated: {questions, reused, "
-                                              "shortfall, message}}, and {advice: {winner, tied, rows, "
-                                              "bm25_minus_embedding, lexical_bias, ...}, advice_text}: "
-                                              "which rows the made-up questions can tell apart")),
+                "GenerateRequest",
+                _json(
+                    obj,
+                    "the evaluation, its set id, {generated: {questions, reused, "
+                    "shortfall, message}}, and {advice: {winner, tied, rows, "
+                    "bm25_minus_embedding, lexical_bias, ...}, advice_text}: "
+                    "which rows the made-up questions can tell apart",
+                ),
+            ),
         },
     }

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..retrieval import MODES, SearchOptions
 from ..retrieval.options import MAX_QUERY_CHARS, encodable
+
+if TYPE_CHECKING:
+    from starlette.datastructures import QueryParams
 
 MAX_K = 100
 MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request may ask for
@@ -40,7 +44,7 @@ def parse_json(raw: bytes) -> dict:
     return _encodable(data)
 
 
-def _encodable(value):
+def _encodable(value: Any) -> Any:
     """Every string of a body with lone surrogates (`"\\ud800"`) replaced: what the
     request's fields are echoed in must be writable."""
     if isinstance(value, str):
@@ -58,7 +62,9 @@ def check_fields(data: dict, known: tuple[str, ...]) -> None:
         raise bad(f"unknown field {unknown[0]!r}; known fields: {', '.join(known)}")
 
 
-def text_field(data: dict, name: str, required: bool = False, limit: int = MAX_DOC_ID) -> str | None:
+def text_field(
+    data: dict, name: str, required: bool = False, limit: int = MAX_DOC_ID
+) -> str | None:
     value = data.get(name)
     if value is None or value == "":
         if required:
@@ -68,6 +74,13 @@ def text_field(data: dict, name: str, required: bool = False, limit: int = MAX_D
         raise bad(f"{name} must be a string, not {type(value).__name__}")
     if len(value) > limit:
         raise bad(f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
+def required_text(data: dict[str, Any], name: str, limit: int = MAX_DOC_ID) -> str:
+    """A string field the request must have (`text_field`, required)."""
+    value = text_field(data, name, required=True, limit=limit)
+    assert value is not None  # text_field raised for a missing one
     return value
 
 
@@ -82,11 +95,11 @@ def k_field(data: dict, default: int = 5) -> int:
     return value
 
 
-def mode_field(value, name: str = "mode") -> str | None:
+def mode_field(value: object, name: str = "mode") -> str | None:
     """A search mode; None (or "default") is the collection's saved one."""
     if value in (None, "", DEFAULT_MODE):
         return None
-    if value not in MODES:
+    if not isinstance(value, str) or value not in MODES:
         raise bad(f"{name} must be one of {', '.join(VIEW_MODES)}, not {str(value)[:40]!r}")
     return value
 
@@ -117,7 +130,7 @@ SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget")
 def search_request(data: dict) -> SearchRequest:
     """POST /api/search: {query, strategy?, mode?, k?, doc?, budget?}."""
     check_fields(data, SEARCH_FIELDS)
-    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    query = required_text(data, "query", MAX_QUERY_CHARS)
     strategy = text_field(data, "strategy", limit=200)
     options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
     doc, budget = text_field(data, "doc"), budget_field(data)
@@ -132,7 +145,9 @@ def budget_field(data: dict) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise bad(f"budget must be a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}, not {value!r}")
+        raise bad(
+            f"budget must be a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}, not {value!r}"
+        )
     if not MIN_BUDGET <= value <= MAX_BUDGET:
         raise bad(f"budget must be from {MIN_BUDGET} to {MAX_BUDGET} tokens, not {value}")
     return value
@@ -155,16 +170,26 @@ COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question
 def compare_request(data: dict) -> CompareRequest:
     """POST /api/compare: {query, strategies, modes?, k?, question_set?, question?, budget?}."""
     check_fields(data, COMPARE_FIELDS)
-    query = text_field(data, "query", required=True, limit=MAX_QUERY_CHARS)
+    query = required_text(data, "query", MAX_QUERY_CHARS)
     strategies = list_field(data, "strategies")
     if not strategies:
         raise bad("strategies must name at least one collection (GET /api/collections lists them)")
     modes = [mode_field(m, "modes") for m in list_field(data, "modes", len(VIEW_MODES))] or [None]
-    question_set, question = text_field(data, "question_set", limit=64), text_field(data, "question", limit=200)
+    question_set, question = (
+        text_field(data, "question_set", limit=64),
+        text_field(data, "question", limit=200),
+    )
     if bool(question_set) != bool(question):
         raise bad("question_set and question go together (the set's id and the question's id)")
-    return CompareRequest(query, strategies, list(dict.fromkeys(modes)), k_field(data), question_set, question,
-                          budget_field(data))
+    return CompareRequest(
+        query,
+        strategies,
+        list(dict.fromkeys(modes)),
+        k_field(data),
+        question_set,
+        question,
+        budget_field(data),
+    )
 
 
 MAX_GENERATE = 2000  # made-up questions one request may ask for
@@ -188,15 +213,19 @@ def generate_request(data: dict, modes: tuple[str, ...]) -> GenerateRequest:
     check_fields(data, GENERATE_FIELDS)
     n = data.get("n", QUESTIONS)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_GENERATE:
-        raise bad(f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}")
+        raise bad(
+            f"n must be a whole number of questions from 1 to {MAX_GENERATE}, not {str(n)[:40]!r}"
+        )
     chosen = list_field(data, "modes", len(modes))
     for mode in chosen:
         if mode not in modes:
             raise bad(f"modes must be among {', '.join(modes)}, not {str(mode)[:40]!r}")
-    return GenerateRequest(n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes))
+    return GenerateRequest(
+        n, list_field(data, "strategies"), list(dict.fromkeys(chosen)) or list(modes)
+    )
 
 
-def query_list(params, name: str) -> list[str]:
+def query_list(params: QueryParams, name: str) -> list[str]:
     """A repeatable query-string parameter (`?strategy=a&strategy=b`)."""
     values = [v for v in params.getlist(name) if v.strip()]
     if len(values) > MAX_COLLECTIONS:

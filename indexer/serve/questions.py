@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, QuestionSetError
 from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
@@ -25,7 +27,7 @@ from ..evaluation.metrics import contains
 from ..evaluation.opening import corpus_root
 from ..loaders import load_documents
 from ..paths import shown_path
-from ..retrieval import MODES
+from ..retrieval import MODES, Index
 from ..types import Chunk
 from .library import Library
 
@@ -48,19 +50,20 @@ def set_id(path: Path) -> str:
     return hashlib.sha1(str(path).encode()).hexdigest()[:10]
 
 
-
-
 def judge(question: Question, chunk: Chunk) -> str:
     """strict (contains the whole answer), hit (overlaps the expected span, or belongs to an
     expected document) or miss."""
-    if (question.answer_span is not None and chunk.doc_id == question.doc_id
-            and contains((chunk.start, chunk.end), question.answer_span)):
+    if (
+        question.answer_span is not None
+        and chunk.doc_id == question.doc_id
+        and contains((chunk.start, chunk.end), question.answer_span)
+    ):
         return "strict"
     return "hit" if question.hits(chunk.doc_id, chunk.start, chunk.end) else "miss"
 
 
 class QuestionSets:
-    def __init__(self, library: Library, explicit: list[str | Path] = ()) -> None:
+    def __init__(self, library: Library, explicit: Sequence[str | Path] = ()) -> None:
         self.library = library
         self.explicit = [Path(p).expanduser().resolve() for p in explicit]
         self.base = Path.cwd()  # paths are shown relative to where serve started, never absolute
@@ -95,12 +98,24 @@ class QuestionSets:
         out = []
         for s in self.sets():
             holders, problem = self.holders(s)
-            matches = bool(holders) or bool(problem)  # a broken file is offered: using it says what is wrong
+            matches = bool(holders) or bool(
+                problem
+            )  # a broken file is offered: using it says what is wrong
             if not matches and s.path not in self.explicit:
                 continue
-            name = self._name(s.path) + ("" if matches else " (not about the documents in this index)")
-            out.append({"id": s.id, "name": name, "explicit": s.path in self.explicit,
-                        "generated": s.path in self.generated, "matches": matches, "collections": holders})
+            name = self._name(s.path) + (
+                "" if matches else " (not about the documents in this index)"
+            )
+            out.append(
+                {
+                    "id": s.id,
+                    "name": name,
+                    "explicit": s.path in self.explicit,
+                    "generated": s.path in self.generated,
+                    "matches": matches,
+                    "collections": holders,
+                }
+            )
         return sorted(out, key=lambda item: not item["matches"])
 
     def holders(self, qs: QuestionSet) -> tuple[list[str], str]:
@@ -111,7 +126,11 @@ class QuestionSets:
             stat = qs.path.stat()
         except OSError:
             return [], "gone"
-        key = (stat.st_mtime_ns, stat.st_size, tuple((e.collection, e.generation) for e in names.values()))
+        key = (
+            stat.st_mtime_ns,
+            stat.st_size,
+            tuple((e.collection, e.generation) for e in names.values()),
+        )
         if qs.holders[0] != key:
             try:
                 wanted = {d for q in load_questions(qs.path) for d in targets(q)}
@@ -135,7 +154,9 @@ class QuestionSets:
 
     def get(self, sid: str) -> QuestionSet:
         if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
-            raise CollectionNotFound(f"no question set {str(sid)[:40]!r}; GET /api/questions lists them")
+            raise CollectionNotFound(
+                f"no question set {str(sid)[:40]!r}; GET /api/questions lists them"
+            )
         return self._sets[sid]
 
     def questions(self, sid: str) -> list[Question]:
@@ -154,7 +175,9 @@ class QuestionSets:
         for q in self.questions(sid):
             if q.id == qid:
                 return q
-        raise CollectionNotFound(f"no question {str(qid)[:40]!r} in {shown_path(self.get(sid).path, self.base, keep=2)}")
+        raise CollectionNotFound(
+            f"no question {str(qid)[:40]!r} in {shown_path(self.get(sid).path, self.base, keep=2)}"
+        )
 
     def evaluation(self, sid: str, names: list[str], modes: tuple[str, ...] = MODES) -> dict:
         """`indexer eval` of the set on the named collections × modes, as JSON (cached
@@ -163,7 +186,11 @@ class QuestionSets:
         indexes = [self.library.index(name) for name in names]
         for index in indexes:
             index.follow()
-        key = (tuple(names), tuple(modes), tuple((i.entry.collection, i.entry.generation) for i in indexes))
+        key = (
+            tuple(names),
+            tuple(modes),
+            tuple((i.entry.collection, i.entry.generation) for i in indexes),
+        )
         with self._eval_lock:
             if key not in qs.evaluations:
                 qs.evaluations[key] = self._evaluate(qs, indexes, modes)
@@ -178,47 +205,100 @@ class QuestionSets:
         indexes = [self.library.index(name) for name in names]
         sources = list(dict.fromkeys(tuple(i.entry.source) for i in indexes))
         if len(sources) > 1:
-            raise UsageError("the collections were built from different folders; generate questions for "
-                             "collections of one folder at a time")
+            raise UsageError(
+                "the collections were built from different folders; generate questions for "
+                "collections of one folder at a time"
+            )
         with self._eval_lock:
-            made = generated_questions(n, [], settings=self.library.store.settings, corpus=list(sources[0]))
+            made = generated_questions(
+                n, [], settings=self.library.store.settings, corpus=list(sources[0])
+            )
         path = made.path.resolve()
         if path not in self.generated:
             self.generated.append(path)
         result = self.evaluation(set_id(path), names, modes)
         shown = lambda p: shown_path(p, self.base, keep=2)  # noqa: E731
-        return {**result, "generated": {"requested": n, "questions": made.count, "reused": made.reused,
-                                        "shortfall": made.made.shortfall if made.made else "",
-                                        "message": made.describe(shown)}}
+        return {
+            **result,
+            "generated": {
+                "requested": n,
+                "questions": made.count,
+                "reused": made.reused,
+                "shortfall": made.made.shortfall if made.made else "",
+                "message": made.describe(shown),
+            },
+        }
 
-    def _evaluate(self, qs: QuestionSet, indexes, modes) -> dict:
+    def _evaluate(
+        self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]
+    ) -> dict[str, Any]:
+        ev = self._run(qs, indexes, modes)
+        source = shown_path(ev.source, self.base)
+        advice = advice_of(ev) if qs.path in self.generated else None  # made-up: what they can tell
+        return {
+            "set": qs.id,
+            "name": shown_path(qs.path, self.base, keep=2),
+            "questions": len(ev.questions),
+            "ks": ev.ks,
+            "ctx_k": ev.ctx_k,
+            "source": source,
+            "rows": served_rows(ev, source),
+            "table": report.table(ev),
+            "intervals": report.intervals(ev),
+            "advice": advice.to_dict() if advice else None,
+            "advice_text": advice.text() if advice else "",
+            "stale": ev.stale,
+            "left_out": dropped(ev.left_out),
+            "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
+        }
+
+    def _run(self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]) -> Evaluation:
+        """`evaluate` once per embedder of the collections, merged into one evaluation."""
         by_embedder: dict[str, list[str]] = {}
         for index in indexes:
             by_embedder.setdefault(index.entry.embedder, []).append(index.entry.strategy)
         try:
-            parts = [evaluate(qs.path, strategies, modes, EVAL_KS, settings=self.library.store.settings,
-                              built_with=(embedder,)) for embedder, strategies in by_embedder.items()]
-        except NotInIndex as exc:  # the same line as `indexer eval`, without the server's absolute paths
-            raise QuestionSetError(exc.describe(lambda p: shown_path(p, self.base, keep=2))) from None
-        ev = parts[0]
-        if len(parts) > 1:
-            ev = Evaluation(ev.questions, [r for p in parts for r in p.rows], ev.ks, ev.ctx_k, ev.source,
-                            {k: v for p in parts for k, v in p.stale.items()},
-                            {k: v for p in parts for k, v in p.left_out.items()})
-        source = shown_path(ev.source, self.base)
-        advice = advice_of(ev) if qs.path in self.generated else None  # made-up: what they can tell
-        rows = report.json_rows(ev)
-        for row in rows:
-            if "source" in row:
-                row["source"] = source
-            for item in row.get("per_question", ()):
-                item.pop("retrieved", None)
-        return {
-            "set": qs.id, "name": shown_path(qs.path, self.base, keep=2), "questions": len(ev.questions), "ks": ev.ks,
-            "ctx_k": ev.ctx_k, "source": source, "rows": rows,
-            "table": report.table(ev), "intervals": report.intervals(ev),
-            "advice": advice.to_dict() if advice else None, "advice_text": advice.text() if advice else "",
-            "stale": ev.stale, "left_out": dropped(ev.left_out),
-            "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
-        }
+            parts = [
+                evaluate(
+                    qs.path,
+                    strategies,
+                    modes,
+                    EVAL_KS,
+                    settings=self.library.store.settings,
+                    built_with=(embedder,),
+                )
+                for embedder, strategies in by_embedder.items()
+            ]
+        except (
+            NotInIndex
+        ) as exc:  # the same line as `indexer eval`, without the server's absolute paths
+            raise QuestionSetError(
+                exc.describe(lambda p: shown_path(p, self.base, keep=2))
+            ) from None
+        return parts[0] if len(parts) == 1 else merged(parts)
 
+
+def merged(parts: list[Evaluation]) -> Evaluation:
+    """Evaluations of the same questions (one per embedder) as one."""
+    ev = parts[0]
+    return Evaluation(
+        ev.questions,
+        [r for p in parts for r in p.rows],
+        ev.ks,
+        ev.ctx_k,
+        ev.source,
+        {k: v for p in parts for k, v in p.stale.items()},
+        {k: v for p in parts for k, v in p.left_out.items()},
+    )
+
+
+def served_rows(ev: Evaluation, source: str) -> list[dict[str, Any]]:
+    """The report's JSON rows as the server gives them: the corpus folder as shown, and
+    no per-question retrieved lists."""
+    rows = report.json_rows(ev)
+    for row in rows:
+        if "source" in row:
+            row["source"] = source
+        for item in row.get("per_question", ()):
+            item.pop("retrieved", None)
+    return rows
