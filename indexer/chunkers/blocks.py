@@ -40,6 +40,11 @@ class BlocksChunker(Chunker):
         "section_level": Param(int, 0, "start a new chunk at headings of this level or higher (0: never)"),
         "name_sections": Param(bool, True, "a chunk that spans several sections names each in its header"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    target: int
+    hard_max: int
+    section_level: int
+    name_sections: bool
 
     def validate(self) -> None:
         self.require(self.hard_max >= 16, f"hard_max ({self.hard_max}) must be at least 16")

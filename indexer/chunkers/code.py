@@ -73,6 +73,10 @@ class CodeChunker(Chunker):
         "imports": Param(str, "used", "the header's imports line: the modules the chunk uses, all of the file's, or none",
                          ("used", "all", "none")),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    min_bytes: int
+    max_bytes: int
+    imports: str
 
     def validate(self) -> None:
         self.require(self.max_bytes >= 64, f"max_bytes ({self.max_bytes}) must be at least 64")

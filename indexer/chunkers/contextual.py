@@ -26,6 +26,9 @@ class ContextualChunker(Chunker):
         "base": Param(str, "headers", "base strategy (preset or kind) whose chunks get a context"),
         "llm": Param(str, "ollama:gemma3:4b", "ollama:<model>, or extractive (offline stand-in, no LLM)"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    base: str
+    llm: str
 
     def validate(self) -> None:
         base = self.base.split(":", 1)[0]

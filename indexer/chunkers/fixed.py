@@ -25,6 +25,10 @@ class FixedChunker(Chunker):
         "overlap": Param(int, 0, "tokens shared by consecutive windows"),
         "table_header": Param(bool, False, "repeat a table's header row in the header of windows that start inside it"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    size: int
+    overlap: int
+    table_header: bool
 
     def validate(self) -> None:
         self.require(self.size >= 1, f"size ({self.size}) must be at least 1")

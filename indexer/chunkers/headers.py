@@ -27,6 +27,10 @@ class HeadersChunker(Chunker):
         "overlap": Param(int, 64, "tokens shared by the windows of a long section"),
         "min_tokens": Param(int, 64, "plain text: merge paragraphs up to this size"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    max_tokens: int
+    overlap: int
+    min_tokens: int
 
     def validate(self) -> None:
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")

@@ -44,6 +44,10 @@ class ParentChunker(Chunker):
         "overlap": Param(int, 1, "sentence units shared by consecutive children"),
         "max_tokens": Param(int, 512, "a parent section longer than this is split into windows"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    n: int
+    overlap: int
+    max_tokens: int
 
     def validate(self) -> None:
         self.require(self.n >= 1, f"n ({self.n}) must be at least 1")

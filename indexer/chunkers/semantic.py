@@ -37,6 +37,12 @@ class SemanticChunker(Chunker):
         "max_tokens": Param(int, 256, "never let a chunk grow past this"),
         "header": Param(bool, True, "the heading path where a chunk starts goes into its header"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    threshold: float | None
+    percentile: float
+    min_tokens: int
+    max_tokens: int
+    header: bool
 
     def validate(self) -> None:
         if self.threshold is not None:
