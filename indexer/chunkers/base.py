@@ -9,7 +9,7 @@ from __future__ import annotations
 from hashlib import sha1
 from zlib import crc32
 from abc import ABC
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,25 +49,53 @@ def coerce(name: str, param: Param, value: Any) -> Any:
     if value is None and param.default is None:
         return None
     if param.type is bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on", ""):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise InvalidParameter(f"{name} must be true or false, not {value!r}")
+        return _coerce_bool(name, value)
     if param.type in (int, float):
-        try:
-            number = param.type(value)
-        except (TypeError, ValueError):
-            kind = "an integer" if param.type is int else "a number"
-            raise InvalidParameter(f"{name} must be {kind}, not {value!r}") from None
-        return number
-    value = str(value)
-    if param.choices and value not in param.choices:
-        raise InvalidParameter(f"{name} must be one of {', '.join(map(str, param.choices))}, not {value!r}")
-    return value
+        return _coerce_number(name, param.type, value)
+    return _coerce_choice(name, param, value)
+
+
+def _coerce_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on", ""):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InvalidParameter(f"{name} must be true or false, not {value!r}")
+
+
+def _coerce_number(name: str, kind: type, value: Any) -> int | float:
+    try:
+        number: int | float = kind(value)
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise InvalidParameter(f"{name} must be {what}, not {value!r}") from None
+    return number
+
+
+def _coerce_choice(name: str, param: Param, value: Any) -> str:
+    text = str(value)
+    if param.choices and text not in param.choices:
+        raise InvalidParameter(f"{name} must be one of {', '.join(map(str, param.choices))}, not {text!r}")
+    return text
+
+
+def check_known(kind: str, params: dict[str, Param], names: Iterable[str]) -> None:
+    """Raise naming the first of `names` the strategy has no parameter for."""
+    for name in names:
+        if name not in params:
+            known = ", ".join(params) or "none"
+            raise InvalidParameter(f"unknown parameter {name!r} for strategy {kind} (known: {known})")
+
+
+def resolve_values(params: dict[str, Param], preset: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter's value: its default, then the preset's, then the given ones (coerced)."""
+    values = {k: p.default for k, p in params.items()}
+    values.update(preset)
+    values.update({k: coerce(k, params[k], v) for k, v in given.items()})
+    return values
 
 
 class Chunker(ABC):
@@ -78,22 +106,22 @@ class Chunker(ABC):
     params: ClassVar[dict[str, Param]] = {}
     uses_embedder: ClassVar[bool] = False
 
-    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder=None,
-                 context: ChunkerContext | None = None, **values: Any):
-        unknown = sorted(set(values) - set(self.params))
-        if unknown:
-            known = ", ".join(self.params) or "none"
-            raise InvalidParameter(f"unknown parameter {unknown[0]!r} for strategy {self.kind} (known: {known})")
-        self.values = {k: p.default for k, p in self.params.items()}
-        self.values.update({k: coerce(k, self.params[k], v) for k, v in values.items()})
-        for key, value in self.values.items():
-            setattr(self, key, value)
+    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder: Any = None,
+                 context: ChunkerContext | None = None, **values: Any) -> None:
+        check_known(self.kind, self.params, sorted(values))
+        self.set_values(resolve_values(self.params, {}, values))
         self.name = name or self.kind
         context = context or ChunkerContext()
         self.context = context
         self.tokenizer = tokenizer or context.tokenizer or get_tokenizer()
         self.embedder = embedder or context.embedder
         self.validate()
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Keep the parameter values, each also as an attribute (declared on the strategy)."""
+        self.values = values
+        for key, value in values.items():
+            setattr(self, key, value)
 
     def validate(self) -> None:
         """Check parameter values; raise InvalidParameter naming the parameter."""

@@ -61,11 +61,7 @@ class SemanticChunker(Chunker):
         return self.embedder
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
-        units = []
-        for u in sentence_units(doc):
-            # a unit longer than max_tokens is cut first, so that every piece fits
-            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
-                units.append((s, e, n))
+        units = self._units(doc)
         if not units:
             return
         breaks = self._breaks(doc, units)
@@ -73,9 +69,7 @@ class SemanticChunker(Chunker):
         group: list[tuple[int, int, int]] = []
         size = 0
         for i, unit in enumerate(units):
-            if group and (
-                (breaks[i - 1] and size >= self.min_tokens) or size + unit[2] + 1 > self.max_tokens
-            ):
+            if group and self._ends_before(unit, size, breaks[i - 1]):
                 group = self._flush(doc, group, out)
                 size = sum(u[2] + 1 for u in group)
                 yield from out
@@ -85,6 +79,20 @@ class SemanticChunker(Chunker):
         while group:
             group = self._flush(doc, group, out)
         yield from out
+
+    def _units(self, doc: Document) -> list[tuple[int, int, int]]:
+        """The sentence units as (start, end, tokens); a unit longer than max_tokens is cut
+        first, so that every piece fits."""
+        units = []
+        for u in sentence_units(doc):
+            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
+                units.append((s, e, n))
+        return units
+
+    def _ends_before(self, unit: tuple[int, int, int], size: int, shift: bool) -> bool:
+        """Whether the group of `size` tokens ends before `unit`: at a topic shift once it is
+        min_tokens long, or where the unit would take it past max_tokens."""
+        return (shift and size >= self.min_tokens) or size + unit[2] + 1 > self.max_tokens
 
     def _breaks(self, doc: Document, units: list[tuple[int, int, int]]) -> list[bool]:
         """breaks[i]: a topic shift between unit i and unit i + 1."""
