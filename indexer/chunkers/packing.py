@@ -201,6 +201,7 @@ def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, fi
     one by one (a 500-token group of code lines must not become 60 one-line chunks)."""
     out: list[Span] = []
     group: list[Span] = []
+    estimate = 0
 
     def cap() -> int:
         return limit if out else (first_limit or limit)
@@ -231,7 +232,6 @@ def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, fi
         group = group[last + 1 :]
         estimate = sum(p[2] for p in group) + max(len(group) - 1, 0)
 
-    estimate = 0
     for piece in pieces:
         while group and estimate + piece[2] + 1 > cap():
             emit_fitting()

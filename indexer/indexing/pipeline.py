@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
@@ -49,7 +49,7 @@ class ChunkStats:
         }
 
 
-def resolve_strategies(strategies: list[str | StrategySpec], name: str | None = None) -> list[StrategySpec]:
+def resolve_strategies(strategies: Sequence[str | StrategySpec], name: str | None = None) -> list[StrategySpec]:
     specs = [s if isinstance(s, StrategySpec) else parse_strategy(s) for s in strategies]
     if name is not None:
         if len(specs) != 1:

@@ -24,6 +24,12 @@ class Plan:
     stats: dict[str, list[int] | None]  # each file's identity, taken before reading it
     manifest: dict | None
 
+    def previous_manifest(self) -> dict:
+        """The live version's manifest, which an incremental plan has (`plan_build` plans a
+        full build when it is missing or unreadable)."""
+        assert self.manifest is not None, "an incremental build plan has the live version's manifest"
+        return self.manifest
+
 
 def _reason(job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dict,
             report: BuildReport) -> str:

@@ -29,14 +29,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .building import BuildReport, build
+from .events import EventPaths
 from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import IGNORE_FILE, SKIP_DIRS, PathFilter, input_labels, read_ignore_file
+from ..loaders.files import IGNORE_FILE
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
+
+if TYPE_CHECKING:  # the store is opened when first needed
+    from ..store import Store
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
@@ -76,82 +81,6 @@ class Status:
     syncs: int = 0
     skipped: int = 0  # files not indexed (bad input), as of the last sync
     error: str = ""  # the last sync's error, if it failed
-
-
-class EventPaths:
-    """Which file-system events matter, and the doc_ids they name: the rules of discovery
-    (hidden and vendored folders, include/exclude and .indexerignore patterns, file types)
-    applied to single paths, and the index folder itself left out."""
-
-    def __init__(self, paths: list[str | os.PathLike], db: Path, include=(), exclude=(),
-                 indexed_under: Callable[[str], bool] | None = None) -> None:
-        self.roots = [(Path(p).absolute(), Path(p).is_dir(), label) for p, label in zip(paths, input_labels(paths))]
-        self.db = os.path.realpath(db)
-        self.include, self.exclude = tuple(include), tuple(exclude)
-        self.indexed_under = indexed_under or (lambda rel: True)
-        self.filters: dict[Path, PathFilter] = {}
-        self.reload()
-
-    def reload(self) -> None:
-        """Re-read the roots' .indexerignore files."""
-        self.filters = {root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
-                        for root, is_dir, _ in self.roots if is_dir}
-
-    def watched(self) -> list[str]:
-        """What to hand the file-system watcher: folders, and a single file's folder (an
-        editor replacing the file on save would end a watch on the file itself)."""
-        return sorted({str(root if is_dir else root.parent) for root, is_dir, _ in self.roots})
-
-    def located(self, path: str) -> tuple[str, str] | None:
-        """(the path relative to its root, its doc_id) under one of the roots (None
-        outside them); with several roots the doc_id starts with the root's label
-        (`loaders.files.input_labels`), as discovery names it."""
-        p = Path(path)
-        for root, is_dir, label in self.roots:
-            if not is_dir:
-                if p == root:
-                    return root.name, label or root.name
-            elif p != root and root in p.parents:
-                rel = p.relative_to(root).as_posix()
-                return rel, f"{label}/{rel}" if label else rel
-        return None
-
-    def doc_id(self, path: str) -> str | None:
-        """The doc_id a path has under one of the roots (None outside them)."""
-        found = self.located(path)
-        return found[1] if found else None
-
-    def path_of(self, doc_id: str) -> Path | None:
-        """The file a doc_id names (None when no root holds it)."""
-        for root, is_dir, label in self.roots:
-            if not is_dir and (label or root.name) == doc_id:
-                return root
-            if is_dir and (not label or doc_id.startswith(f"{label}/")):
-                rel = doc_id[len(label) + 1:] if label else doc_id
-                if (root / rel).exists():
-                    return root / rel
-        return None
-
-    def relevant(self, change, path: str) -> bool:
-        """Whether an event can change what is indexed (the watchfiles filter)."""
-        real = os.path.realpath(path)
-        if real == self.db or real.startswith(self.db + os.sep):
-            return False
-        found = self.located(path)
-        if found is None:
-            return False
-        rel, doc_id = found
-        *folders, name = rel.split("/")
-        if any(f in SKIP_DIRS for f in folders):
-            return False
-        if name == IGNORE_FILE:
-            return True
-        patterns = next((f for root, f in self.filters.items() if root in Path(path).parents), None)
-        if format_of(name)[0] is not None:  # a file given as a root, or one the patterns want (hidden: if named)
-            return patterns is None or patterns.wanted(rel)
-        if change.name == "added":  # a folder moved in: its files are new
-            return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(doc_id)  # a folder moved away or deleted
 
 
 class Watcher:
@@ -197,7 +126,7 @@ class Watcher:
         self._failures = 0
         self._retry_at = 0.0
         self._reported: dict[tuple[str, str, str], str] = {}  # (kind, doc_id, reason) told -> the file's hash then
-        self._store_handle = None
+        self._store_handle: Store | None = None
         self._errors_told: set[str] = set()
 
     # -- the loop -------------------------------------------------------------------------
@@ -245,19 +174,24 @@ class Watcher:
             self._report_bad_files({("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed)
             result = self._failed(str(exc), t0, changed, retry=False)
         except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
-            if first and (getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)):
+            if first and _lasting(exc):
                 raise  # a usage error (unknown strategy...) or a read-only index will not heal by waiting
             result = self._failed(str(exc), t0, changed, retry=True)
         else:
-            result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
-            self._failures, self._errors_told = 0, set()
-            self._report_bad_files({(kind, item.doc_id, item.reason) for r in reports for kind, items in
-                                    (("skipped", r.skipped), ("warning", r.warnings)) for item in items}, changed)
-            self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
-                      last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
-                      skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
+            result = self._synced(reports, t0, changed)
         self.syncs.append(result)
         self.on_sync(result)
+        return result
+
+    def _synced(self, reports: list[BuildReport], t0: float, changed: set[str] | None) -> Sync:
+        """A sync that built: bad files told, the failure count reset, the status updated."""
+        result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
+        self._failures, self._errors_told = 0, set()
+        self._report_bad_files({(kind, item.doc_id, item.reason) for r in reports for kind, items in
+                                (("skipped", r.skipped), ("warning", r.warnings)) for item in items}, changed)
+        self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
+                  last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
+                  skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
         return result
 
     # -- building -------------------------------------------------------------------------
@@ -287,7 +221,7 @@ class Watcher:
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
         return [(dict(key), strategies) for key, strategies in groups.items()]
 
-    def _store(self):
+    def _store(self) -> Store | None:
         from ..store import Store
 
         if self._store_handle is None:
@@ -356,6 +290,12 @@ class Watcher:
     def _set(self, **changes) -> None:
         self.status = replace(self.status, **changes)
         self.on_status(self.status)
+
+
+def _lasting(exc: Exception) -> bool:
+    """Whether a failed first sync will fail the same way however long it waits: a usage
+    error (exit code 2) or a read-only index."""
+    return getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)
 
 
 def bm25_given(options: BuildOptions) -> dict:
