@@ -59,8 +59,7 @@ class BlocksChunker(Chunker):
         buf: list[Unit] = []
         estimate = 0
         for unit in self._units(doc):
-            new_section = self.section_level and unit.level and unit.level <= self.section_level
-            if buf and (unit.extra_header or new_section):
+            if buf and self._starts_chunk(unit):
                 while buf:  # a continuation part or a new section starts a chunk
                     yield self._flush(doc, buf)
                 estimate = 0
@@ -71,6 +70,13 @@ class BlocksChunker(Chunker):
             estimate += unit.n + (1 if len(buf) > 1 else 0)
         while buf:
             yield self._flush(doc, buf)
+
+    def _starts_chunk(self, unit: Unit) -> bool:
+        """A continuation part (a split table or code block), or a heading at section_level
+        or higher (when set), starts a chunk."""
+        if unit.extra_header:
+            return True
+        return bool(self.section_level and unit.level and unit.level <= self.section_level)
 
     def _flush(self, doc: Document, buf: list[Unit]) -> Chunk:
         """The chunk of the longest prefix of `buf` that fits hard_max; the rest stays in `buf`."""
@@ -117,35 +123,50 @@ class BlocksChunker(Chunker):
                 units.append(Unit(start, block.end, n, block.kind, level))
                 pending = []
                 continue
-            head_n = self.count(text[start : pending[-1].end]) if pending else 0
-            if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
-                units.extend(self._heading_units(doc, pending))
-                pending, head_n, level, start = [], 0, 0, block.start
-            budget = self.hard_max - head_n - (1 if head_n else 0)
-            while True:
-                parts = self._split(doc, block, budget)
-                if not pending or not parts:
-                    break
-                # the heading and the first part together: the blank line (and trailing
-                # spaces) between them may cost more than the one token budgeted for it
-                joined = self.count(text[start : parts[0][1]])
-                if joined <= self.hard_max:
-                    break
-                budget -= joined - self.hard_max
-                if budget < 1:  # no room left beside the heading: let it stand alone
-                    units.extend(self._heading_units(doc, pending))
-                    pending, level, start = [], 0, block.start
-                    parts = self._split(doc, block, self.hard_max)
-                    break
-            for i, (s, e, k, extra) in enumerate(parts):
-                if i == 0 and pending:
-                    units.append(Unit(start, e, joined, block.kind, level))
-                else:
-                    units.append(Unit(s, e, k, block.kind, 0, extra))
+            units.extend(self._split_units(doc, block, pending, level, start))
             pending = []
         if pending:
             units.extend(self._heading_units(doc, pending))
         return units
+
+    def _split_units(self, doc: Document, block: Block, pending: list[Block], level: int, start: int) -> list[Unit]:
+        """An oversized block as units, its headings (`pending`, from `start`) joined to its
+        first part, or standing alone when absurdly long or when no part fits beside them."""
+        units: list[Unit] = []
+        head_n = self.count(doc.text[start : pending[-1].end]) if pending else 0
+        if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
+            units.extend(self._heading_units(doc, pending))
+            pending, head_n, level, start = [], 0, 0, block.start
+        parts, joined, alone = self._parts_beside(doc, block, start, head_n, bool(pending))
+        if alone:  # no room left beside the heading: let it stand alone
+            units.extend(self._heading_units(doc, pending))
+            pending, level, start = [], 0, block.start
+        for i, (s, e, k, extra) in enumerate(parts):
+            if i == 0 and pending:
+                units.append(Unit(start, e, joined, block.kind, level))
+            else:
+                units.append(Unit(s, e, k, block.kind, 0, extra))
+        return units
+
+    def _parts_beside(
+        self, doc: Document, block: Block, start: int, head_n: int, headed: bool
+    ) -> tuple[list[tuple[int, int, int, str]], int, bool]:
+        """The parts of an oversized block, the first one sized to go with its headings
+        (`headed`: of `head_n` tokens, from `start`): (parts, tokens of the headings and the
+        first part together, whether the headings must stand alone instead)."""
+        budget = self.hard_max - head_n - (1 if head_n else 0)
+        while True:
+            parts = self._split(doc, block, budget)
+            if not headed or not parts:
+                return parts, 0, False
+            # the heading and the first part together: the blank line (and trailing
+            # spaces) between them may cost more than the one token budgeted for it
+            joined = self.count(doc.text[start : parts[0][1]])
+            if joined <= self.hard_max:
+                return parts, joined, False
+            budget -= joined - self.hard_max
+            if budget < 1:
+                return self._split(doc, block, self.hard_max), 0, True
 
     def _heading_units(self, doc: Document, headings: list[Block]) -> list[Unit]:
         s, e = headings[0].start, headings[-1].end

@@ -19,19 +19,22 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..loaders.markdown import blocks_of
+from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import iter_sentences
 from ..text.spans import index_at, strip_span
 from ..text.tokens import Tokenizer
 from ..types import Chunk, Document, join_path
+from .units import item_sentences, line_spans
 
 MAP_VERSION = 1
 CODE_LINES = 12
 UNIT_MAX_TOKENS = 160
 KINDS = ("sentence", "item", "row", "code")
+
+Span = tuple[int, int, str, tuple[int, int] | None]  # start, end, kind, table head
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,30 +80,47 @@ def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
     return out
 
 
-def _spans(doc: Document) -> Iterator[tuple[int, int, str, tuple[int, int] | None]]:
+def _spans(doc: Document) -> Iterator[Span]:
     """(start, end, kind, table head) of every unit, from the document's blocks."""
     text = doc.text
     if doc.format == "code":
         yield from ((s, e, "code", None) for s, e in code_runs(text, 0, len(text)))
         return
     for block in blocks_of(doc):
-        if block.kind in ("heading", "rule"):
-            continue
-        if block.kind == "table" and block.parts:
-            head = block.parts[0]  # the header row with its |---| delimiter line
-            for s, e in block.parts[1:]:
-                yield s, e, "row", head
-        elif block.kind == "list":
-            for item_start, item_end in block.parts or ((block.start, block.end),):
-                for line_start, line_end in _lines(text, item_start, item_end):
-                    yield from ((s, e, "item", None) for s, e in iter_sentences(text, line_start, line_end))
-        elif block.kind == "code":
-            yield from ((s, e, "code", None) for s, e in code_runs(text, *_inside_fences(text, block)))
-        else:
-            yield from ((s, e, "sentence", None) for s, e in iter_sentences(text, block.start, block.end))
+        if block.kind not in ("heading", "rule"):
+            yield from _SPANS.get(block.kind, _sentence_spans)(text, block)
 
 
-def _inside_fences(text: str, block) -> tuple[int, int]:
+def _row_spans(text: str, block: Block) -> Iterator[Span]:
+    """A table's rows, each with the header row and its |---| delimiter line."""
+    if not block.parts:
+        yield from _sentence_spans(text, block)
+        return
+    head = block.parts[0]
+    for s, e in block.parts[1:]:
+        yield s, e, "row", head
+
+
+def _item_spans(text: str, block: Block) -> Iterator[Span]:
+    for item_start, item_end in block.parts or ((block.start, block.end),):
+        yield from ((s, e, "item", None) for s, e in item_sentences(text, item_start, item_end))
+
+
+def _code_spans(text: str, block: Block) -> Iterator[Span]:
+    yield from ((s, e, "code", None) for s, e in code_runs(text, *_inside_fences(text, block)))
+
+
+def _sentence_spans(text: str, block: Block) -> Iterator[Span]:
+    yield from ((s, e, "sentence", None) for s, e in iter_sentences(text, block.start, block.end))
+
+
+# a block's spans by its kind; any other block is prose, cut into sentences
+_SPANS: dict[str, Callable[[str, Block], Iterator[Span]]] = {
+    "table": _row_spans, "list": _item_spans, "code": _code_spans,
+}
+
+
+def _inside_fences(text: str, block: Block) -> tuple[int, int]:
     """A code block's span without its opening and closing fence lines (``` or ~~~)."""
     start, end = block.start, block.end
     if text.startswith(("```", "~~~"), start):
@@ -112,20 +132,10 @@ def _inside_fences(text: str, block) -> tuple[int, int]:
     return start, end
 
 
-def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    pos = start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        stop = end if nl == -1 else nl
-        if stop > pos:
-            yield pos, stop
-        pos = stop + 1
-
-
 def code_runs(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Runs of non-blank lines in text[start:end], at most CODE_LINES lines each."""
     run: list[tuple[int, int]] = []
-    for s, e in _lines(text, start, end):
+    for s, e in line_spans(text, start, end):
         blank = not text[s:e].strip()
         if run and (blank or len(run) == CODE_LINES):
             yield run[0][0], run[-1][1]
