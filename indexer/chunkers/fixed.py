@@ -17,7 +17,7 @@ from ..loaders.markdown import blocks_of
 from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
-from .packing import last_word_edge
+from .packing import last_word_edge, next_start
 
 
 class FixedChunker(Chunker):
@@ -75,7 +75,7 @@ class FixedChunker(Chunker):
             yield i, j
             if j >= n:
                 return
-            i, prev = (last_word_edge(text, bounds, j - overlap, i) if j - overlap > i else None) or j, j
+            i, prev = next_start(text, bounds, i, j, overlap), j
 
     @staticmethod
     def _tables(doc: Document) -> list[tuple[int, int, str]]:

@@ -145,7 +145,23 @@ def windows(
     Consecutive windows share `overlap` document tokens."""
     first_limit = limit if first_limit is None else min(first_limit, limit)
     text = doc.text
-    b = chunker.bounds(doc)
+    edges = _edges(chunker.bounds(doc), start, end)
+    n = len(edges) - 1
+    out: list[Span] = []
+    i = prev = 0
+    while i < n:
+        cap = first_limit if not out else limit
+        i, j, s, e, k = _fit_window(chunker, text, edges, i, prev, cap)
+        if s < e and not (out and out[-1][:2] == (s, e)):
+            out.append((s, e, k))
+        if j >= n:
+            break
+        i, prev = next_start(text, edges, i, j, overlap), j
+    return out
+
+
+def _edges(b: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The document's token boundaries within [start, end], with start and end themselves."""
     # keys of the array's own dtype: a Python int would copy the whole array per call
     i0 = int(np.searchsorted(b, b.dtype.type(start), side="left"))
     i1 = int(np.searchsorted(b, b.dtype.type(end), side="right"))
@@ -154,33 +170,38 @@ def windows(
     tail = [end] if not len(edges) or edges[-1] != end else []
     if head or tail:
         edges = np.concatenate((np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype)))
+    return edges
+
+
+def _fit_window(
+    chunker: Chunker, text: str, edges: np.ndarray, i: int, prev: int, cap: int
+) -> tuple[int, int, int, int, int]:
+    """The window from edge i (or from `prev`, where the last window ended, if it would
+    end no further) of at most `cap` tokens as its own text tokenizes, shortened until it
+    fits: (first edge, end edge, start, end, tokens)."""
     n = len(edges) - 1
-    out: list[Span] = []
-    i = prev = 0
-    while i < n:
-        cap = first_limit if not out else limit
-        size = max(cap, 1)
-        while True:
-            j = min(i + size, n)
-            if j < n:  # windows end between words where they can
-                j = last_word_edge(text, edges, j, i) or j
-            if j <= prev:  # no further than the last window: start where it ended
-                i, size = prev, max(cap, 1)
-                continue
-            s, e = strip_span(text, int(edges[i]), int(edges[j]))
-            k = chunker.count(text[s:e]) if s < e else 0
-            if k <= cap or j - i == 1:
-                break
-            size = max(min(j - i - 1, j - i - (k - cap)), 1)
-        if s < e and not (out and out[-1][:2] == (s, e)):
-            out.append((s, e, k))
-        if j >= n:
-            break
-        i, prev = (last_word_edge(text, edges, j - overlap, i) if j - overlap > i else None) or j, j
-    return out
+    size = max(cap, 1)
+    while True:
+        j = min(i + size, n)
+        if j < n:  # windows end between words where they can
+            j = last_word_edge(text, edges, j, i) or j
+        if j <= prev:  # no further than the last window: start where it ended
+            i, size = prev, max(cap, 1)
+            continue
+        s, e = strip_span(text, int(edges[i]), int(edges[j]))
+        k = chunker.count(text[s:e]) if s < e else 0
+        if k <= cap or j - i == 1:
+            return i, j, s, e, k
+        size = max(min(j - i - 1, j - i - (k - cap)), 1)
 
 
-def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
+def next_start(text: str, edges: np.ndarray, i: int, j: int, overlap: int) -> int:
+    """Where the window after the one over edges [i, j) starts: `overlap` tokens before
+    its end, moved back to a boundary between words, else where it ended."""
+    return (last_word_edge(text, edges, j - overlap, i) if j - overlap > i else None) or j
+
+
+def last_word_edge(text: str, edges: np.ndarray, j: int, floor: int) -> int | None:
     """The largest k in (floor, j] whose boundary edges[k] splits no word, None if every
     one does (a word longer than the window). Checked lazily, a few characters per
     window, rather than over every boundary of the document."""
