@@ -37,8 +37,12 @@ class BlocksChunker(Chunker):
     params = {
         "target": Param(int, 480, "pack blocks up to this many tokens"),
         "hard_max": Param(int, 512, "no chunk is longer than this"),
-        "section_level": Param(int, 0, "start a new chunk at headings of this level or higher (0: never)"),
-        "name_sections": Param(bool, True, "a chunk that spans several sections names each in its header"),
+        "section_level": Param(
+            int, 0, "start a new chunk at headings of this level or higher (0: never)"
+        ),
+        "name_sections": Param(
+            bool, True, "a chunk that spans several sections names each in its header"
+        ),
     }
     # the parameters, set from `params` by Chunker.__init__
     target: int
@@ -49,9 +53,13 @@ class BlocksChunker(Chunker):
     def validate(self) -> None:
         self.require(self.hard_max >= 16, f"hard_max ({self.hard_max}) must be at least 16")
         self.require(
-            1 <= self.target <= self.hard_max, f"target ({self.target}) must be between 1 and hard_max ({self.hard_max})"
+            1 <= self.target <= self.hard_max,
+            f"target ({self.target}) must be between 1 and hard_max ({self.hard_max})",
         )
-        self.require(0 <= self.section_level <= 6, f"section_level ({self.section_level}) must be between 0 and 6")
+        self.require(
+            0 <= self.section_level <= 6,
+            f"section_level ({self.section_level}) must be between 0 and 6",
+        )
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         """Chunks made as they are taken: a build holds a batch of them, not a file's
@@ -92,7 +100,11 @@ class BlocksChunker(Chunker):
         kinds = {u.kind for u in units}
         kind = kinds.pop() if len(kinds) == 1 else "block"
         path = doc.heading_path_at(s)
-        header = header_of(path, units[0].extra_header, self._sections_inside(doc, s, e) if self.name_sections else "")
+        header = header_of(
+            path,
+            units[0].extra_header,
+            self._sections_inside(doc, s, e) if self.name_sections else "",
+        )
         return self.make_chunk(doc, s, e, kind, header, path, n)
 
     @staticmethod
@@ -101,8 +113,10 @@ class BlocksChunker(Chunker):
         heading paths without the document title), so a chunk that spans several sections
         says so in its header, not only the section it starts in."""
         # a later top-level heading starts its own path: only the title is left out
-        paths = [" › ".join(p[1:] if p[0] == doc.title else p)
-                 for p in (sec.heading_path for sec in doc.sections_starting_in(start, end) if sec.level)]
+        paths = [
+            " › ".join(p[1:] if p[0] == doc.title else p)
+            for p in (sec.heading_path for sec in doc.sections_starting_in(start, end) if sec.level)
+        ]
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 
@@ -129,7 +143,9 @@ class BlocksChunker(Chunker):
             units.extend(self._heading_units(doc, pending))
         return units
 
-    def _split_units(self, doc: Document, block: Block, pending: list[Block], level: int, start: int) -> list[Unit]:
+    def _split_units(
+        self, doc: Document, block: Block, pending: list[Block], level: int, start: int
+    ) -> list[Unit]:
         """An oversized block as units, its headings (`pending`, from `start`) joined to its
         first part, or standing alone when absurdly long or when no part fits beside them."""
         units: list[Unit] = []
@@ -170,16 +186,27 @@ class BlocksChunker(Chunker):
 
     def _heading_units(self, doc: Document, headings: list[Block]) -> list[Unit]:
         s, e = headings[0].start, headings[-1].end
-        return [Unit(a, b, k, "heading", headings[0].level) for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)]
+        return [
+            Unit(a, b, k, "heading", headings[0].level)
+            for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)
+        ]
 
-    def _split(self, doc: Document, block: Block, first_limit: int) -> list[tuple[int, int, int, str]]:
+    def _split(
+        self, doc: Document, block: Block, first_limit: int
+    ) -> list[tuple[int, int, int, str]]:
         """Parts of an oversized block as (start, end, n_tokens, header line for later parts)."""
         limit = self.hard_max
         text = doc.text
         continuation = ""
         if block.kind in ("table", "code", "list") and block.parts:
             levels = ROWS if block.kind != "list" else (lines, sentences, words)
-            spans = pack(self, doc, fit_each(self, doc, block.parts, limit, levels, first_limit), limit, first_limit)
+            spans = pack(
+                self,
+                doc,
+                fit_each(self, doc, block.parts, limit, levels, first_limit),
+                limit,
+                first_limit,
+            )
             if block.kind == "table":
                 head_start, head_end = block.parts[0]
                 continuation = text[head_start:head_end].split("\n", 1)[0]

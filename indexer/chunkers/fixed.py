@@ -26,7 +26,9 @@ class FixedChunker(Chunker):
     params = {
         "size": Param(int, 128, "window size in tokens"),
         "overlap": Param(int, 0, "tokens shared by consecutive windows"),
-        "table_header": Param(bool, False, "repeat a table's header row in the header of windows that start inside it"),
+        "table_header": Param(
+            bool, False, "repeat a table's header row in the header of windows that start inside it"
+        ),
     }
     # the parameters, set from `params` by Chunker.__init__
     size: int
@@ -36,7 +38,10 @@ class FixedChunker(Chunker):
     def validate(self) -> None:
         self.require(self.size >= 1, f"size ({self.size}) must be at least 1")
         self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
-        self.require(self.overlap < self.size, f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        self.require(
+            self.overlap < self.size,
+            f"overlap ({self.overlap}) must be smaller than size ({self.size})",
+        )
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         bounds = self.bounds(doc)  # numpy: only two entries per window are read
@@ -53,8 +58,17 @@ class FixedChunker(Chunker):
             s, e = strip_span(text, int(bounds[i]), int(bounds[j]))
             if s < e and (s, e) != last:
                 last = (s, e)
-                yield new(doc, s, e, "window", _table_header(tables, table_starts, s), section_path(doc, s), j - i,
-                          bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1))
+                yield new(
+                    doc,
+                    s,
+                    e,
+                    "window",
+                    _table_header(tables, table_starts, s),
+                    section_path(doc, s),
+                    j - i,
+                    bisect.bisect_right(line_starts, s),
+                    bisect.bisect_right(line_starts, e - 1),
+                )
 
     def _token_windows(self, text: str, bounds: np.ndarray, n: int) -> Iterator[tuple[int, int]]:
         """Each window's first and end token: window i covers tokens [i, i + size), its end
@@ -86,7 +100,9 @@ class FixedChunker(Chunker):
         for block in blocks_of(doc):
             if block.kind == "table" and block.parts:
                 head_start, head_end = block.parts[0]
-                out.append((block.start, block.end, doc.text[head_start:head_end].split("\n", 1)[0]))
+                out.append(
+                    (block.start, block.end, doc.text[head_start:head_end].split("\n", 1)[0])
+                )
         return out
 
 

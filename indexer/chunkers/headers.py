@@ -36,7 +36,8 @@ class HeadersChunker(Chunker):
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
         self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
         self.require(
-            self.overlap < self.max_tokens, f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})"
+            self.overlap < self.max_tokens,
+            f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})",
         )
         self.require(
             0 <= self.min_tokens <= self.max_tokens,
@@ -58,7 +59,9 @@ class HeadersChunker(Chunker):
                 yield self.make_chunk(doc, start, end, "section", header, path, n)
             else:
                 # windows whose own text is within max_tokens (see packing.windows)
-                for s, e, k in windows(self, doc, start, end, self.max_tokens, overlap=self.overlap):
+                for s, e, k in windows(
+                    self, doc, start, end, self.max_tokens, overlap=self.overlap
+                ):
                     yield self.make_chunk(doc, s, e, "window", header, path, k)
 
     @staticmethod
@@ -87,7 +90,9 @@ class HeadersChunker(Chunker):
                 break
             if block.end <= start:
                 continue
-            pieces.extend(fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE))
+            pieces.extend(
+                fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE)
+            )
         out: list[tuple[int, int, int]] = []
         group: list[tuple[int, int, int]] = []
         total = 0

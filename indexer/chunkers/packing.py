@@ -62,20 +62,26 @@ def words(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 MARGIN = 4
 
 
-def doc_counts(chunker: Chunker, doc: Document, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+def doc_counts(
+    chunker: Chunker, doc: Document, starts: Sequence[int], ends: Sequence[int]
+) -> list[int]:
     """Tokens of each span doc.text[start:end] counted on the document's tokens: one
     tokenization of the document serves every span (see MARGIN)."""
     b = chunker.bounds(doc)
     # queries of the array's own dtype: mixed dtypes would copy the whole array per call
     ends_at = np.searchsorted(b, np.asarray(ends, dtype=b.dtype), side="left")
-    return (ends_at - np.searchsorted(b, np.asarray(starts, dtype=b.dtype), side="right") + 1).tolist()
+    return (
+        ends_at - np.searchsorted(b, np.asarray(starts, dtype=b.dtype), side="right") + 1
+    ).tolist()
 
 
 def span_tokens(chunker: Chunker, doc: Document, start: int, end: int, limit: int) -> int:
     """Tokens of doc.text[start:end]: counted on the document's tokens, or exactly when
     that is within MARGIN of `limit` (so a span reported within the limit is within it)."""
     [n] = doc_counts(chunker, doc, (start,), (end,))
-    return n if n + MARGIN <= limit or n > 2 * limit + MARGIN else chunker.count(doc.text[start:end])
+    return (
+        n if n + MARGIN <= limit or n > 2 * limit + MARGIN else chunker.count(doc.text[start:end])
+    )
 
 
 PROSE: tuple[Splitter, ...] = (paragraphs, lines, sentences, words)
@@ -105,7 +111,9 @@ def fit(
         spans = iter(split(doc.text, start, end))
         head = list(itertools.islice(spans, 2))
         if len(head) > 1:
-            pieces = fit_each(chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit)
+            pieces = fit_each(
+                chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit
+            )
             return pack(chunker, doc, pieces, limit, first_limit)
     # one unbreakable run: token windows
     return windows(chunker, doc, start, end, limit, first_limit)
@@ -123,7 +131,9 @@ def fit_each(
     tokens: pieces made as they are taken (for `pack`), never a list of them all."""
     emitted = False
     for s, e in spans:
-        for piece in fit(chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit):
+        for piece in fit(
+            chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit
+        ):
             emitted = True
             yield piece
 
@@ -169,7 +179,9 @@ def _edges(b: np.ndarray, start: int, end: int) -> np.ndarray:
     head = [start] if not len(edges) or edges[0] != start else []
     tail = [end] if not len(edges) or edges[-1] != end else []
     if head or tail:
-        edges = np.concatenate((np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype)))
+        edges = np.concatenate(
+            (np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype))
+        )
     return edges
 
 
@@ -211,7 +223,13 @@ def last_word_edge(text: str, edges: np.ndarray, j: int, floor: int) -> int | No
     return k if k > floor else None
 
 
-def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, first_limit: int | None = None) -> list[Span]:
+def pack(
+    chunker: Chunker,
+    doc: Document,
+    pieces: Iterable[Span],
+    limit: int,
+    first_limit: int | None = None,
+) -> list[Span]:
     """Greedily merge adjacent pieces while the merged text stays within the limit. The
     pieces are taken one at a time: only the group being merged is held.
 

@@ -51,15 +51,23 @@ class ParentChunker(Chunker):
 
     def validate(self) -> None:
         self.require(self.n >= 1, f"n ({self.n}) must be at least 1")
-        self.require(0 <= self.overlap < self.n, f"overlap ({self.overlap}) must be smaller than n ({self.n})")
+        self.require(
+            0 <= self.overlap < self.n,
+            f"overlap ({self.overlap}) must be smaller than n ({self.n})",
+        )
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
 
     def _headers(self) -> HeadersChunker:
         # plain text merges paragraphs up to headers' min_tokens, which must not exceed a
         # small max_tokens (parent:max_tokens=32 would fail at chunk time)
         min_tokens = min(HeadersChunker.params["min_tokens"].default, self.max_tokens)
-        return HeadersChunker(name=f"{self.name}.parent", tokenizer=self.tokenizer,
-                              max_tokens=self.max_tokens, overlap=0, min_tokens=min_tokens)
+        return HeadersChunker(
+            name=f"{self.name}.parent",
+            tokenizer=self.tokenizer,
+            max_tokens=self.max_tokens,
+            overlap=0,
+            min_tokens=min_tokens,
+        )
 
     def _parents(self, doc: Document) -> list[ParentSpan]:
         """Where each parent lies and what its children copy from it (no text: a 50 MB
@@ -87,10 +95,22 @@ class ParentChunker(Chunker):
         for i, units in self._units_by_parent(doc, parents):
             parent = parents[i]
             for s, e, size in self._children(doc, units):
-                yield self.new_chunk(doc, s, e, kind, parent.header, parent.heading_path, size, doc.line_of(s),
-                                     doc.line_of(max(s, e - 1)), parent_id=parent.id)
+                yield self.new_chunk(
+                    doc,
+                    s,
+                    e,
+                    kind,
+                    parent.header,
+                    parent.heading_path,
+                    size,
+                    doc.line_of(s),
+                    doc.line_of(max(s, e - 1)),
+                    parent_id=parent.id,
+                )
 
-    def _units_by_parent(self, doc: Document, parents: list[ParentSpan]) -> Iterator[tuple[int, list[tuple[int, int, int]]]]:
+    def _units_by_parent(
+        self, doc: Document, parents: list[ParentSpan]
+    ) -> Iterator[tuple[int, list[tuple[int, int, int]]]]:
         """Sentence units grouped by the parent they fall in, as (parent index, [(start,
         end, tokens)]), parent by parent in document order.
 
@@ -117,7 +137,9 @@ class ParentChunker(Chunker):
             yield current, group
 
     @staticmethod
-    def _unit_spans(doc: Document, parents: list[ParentSpan]) -> tuple[array[int], array[int], array[int]]:
+    def _unit_spans(
+        doc: Document, parents: list[ParentSpan]
+    ) -> tuple[array[int], array[int], array[int]]:
         """The sentence units as flat arrays of starts, ends and parent indexes, a unit
         crossing a parent boundary clipped to each parent it touches."""
         starts = [p.start for p in parents]
@@ -130,13 +152,17 @@ class ParentChunker(Chunker):
                 owner.append(j)
         return span_starts, span_ends, owner
 
-    def _children(self, doc: Document, units: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    def _children(
+        self, doc: Document, units: list[tuple[int, int, int]]
+    ) -> list[tuple[int, int, int]]:
         """Windows of n units stepping n - overlap, as (start, end, tokens); a window over
         max_tokens drops units from its end (children stay small)."""
         out = []
         step = self.n - self.overlap
         ends = [u[1] for u in units]
-        estimates = doc_counts(self, doc, [u[0] for u in units], ends[self.n - 1 :] + ends[-1:] * (self.n - 1))
+        estimates = doc_counts(
+            self, doc, [u[0] for u in units], ends[self.n - 1 :] + ends[-1:] * (self.n - 1)
+        )
         j = 0
         while j < len(units):
             window = units[j : j + self.n]
@@ -159,7 +185,11 @@ class ParentChunker(Chunker):
         size = self.count(doc.text[window[0][0] : window[-1][1]])
         while len(window) > 1 and size > self.max_tokens:
             window = window[:-1]
-            size = window[0][2] if len(window) == 1 else self.count(doc.text[window[0][0] : window[-1][1]])
+            size = (
+                window[0][2]
+                if len(window) == 1
+                else self.count(doc.text[window[0][0] : window[-1][1]])
+            )
         return window, size
 
 

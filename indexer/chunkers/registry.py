@@ -51,10 +51,20 @@ class StrategySpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def create(self, tokenizer=None, embedder=None, name: str | None = None,
-               context: ChunkerContext | None = None) -> Chunker:
-        return REGISTRY[self.kind](name=name or self.name, tokenizer=tokenizer, embedder=embedder, context=context,
-                                   **self.params)
+    def create(
+        self,
+        tokenizer=None,
+        embedder=None,
+        name: str | None = None,
+        context: ChunkerContext | None = None,
+    ) -> Chunker:
+        return REGISTRY[self.kind](
+            name=name or self.name,
+            tokenizer=tokenizer,
+            embedder=embedder,
+            context=context,
+            **self.params,
+        )
 
     @property
     def uses_embedder(self) -> bool:
@@ -114,7 +124,9 @@ def parse_strategy(text: str, name: str | None = None) -> StrategySpec:
     probe = object.__new__(cls)
     probe.set_values(values)
     probe.validate()
-    return StrategySpec(check_name(name if name is not None else canonical_name(kind, values)), kind, values)
+    return StrategySpec(
+        check_name(name if name is not None else canonical_name(kind, values)), kind, values
+    )
 
 
 def collection_names(strategy: str) -> tuple[str, ...]:
@@ -148,7 +160,9 @@ def _overrides(text: str, arg_text: str) -> dict[str, str]:
         key, eq, value = pair.partition("=")
         key = key.strip()
         if not key or not eq:
-            raise InvalidParameter(f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})")
+            raise InvalidParameter(
+                f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})"
+            )
         if key in overrides:
             raise InvalidParameter(f"parameter {key!r} is given twice in {text!r}; give it once")
         overrides[key] = value.strip()
@@ -195,7 +209,9 @@ def _nearest_base(
     return nearest
 
 
-def _differing_slugs(params: list[str], values: dict[str, Any], base_values: dict[str, Any]) -> list[str]:
+def _differing_slugs(
+    params: list[str], values: dict[str, Any], base_values: dict[str, Any]
+) -> list[str]:
     """The values that differ from the base: bare while they run from the first parameter
     on, named after a gap (booleans are named by their slug either way)."""
     parts = []

@@ -31,9 +31,17 @@ class SemanticChunker(Chunker):
     description = "sentences grouped until the similarity of neighbours drops"
     uses_embedder = True
     params = {
-        "threshold": Param(float, None, "break where cosine similarity of neighbours is below this (overrides percentile)"),
-        "percentile": Param(float, 25.0, "break at the lowest this-% neighbour similarities of each document"),
-        "min_tokens": Param(int, 24, "never end a chunk shorter than this (except at a document end)"),
+        "threshold": Param(
+            float,
+            None,
+            "break where cosine similarity of neighbours is below this (overrides percentile)",
+        ),
+        "percentile": Param(
+            float, 25.0, "break at the lowest this-% neighbour similarities of each document"
+        ),
+        "min_tokens": Param(
+            int, 24, "never end a chunk shorter than this (except at a document end)"
+        ),
         "max_tokens": Param(int, 256, "never let a chunk grow past this"),
         "header": Param(bool, True, "the heading path where a chunk starts goes into its header"),
     }
@@ -46,8 +54,13 @@ class SemanticChunker(Chunker):
 
     def validate(self) -> None:
         if self.threshold is not None:
-            self.require(-1.0 <= self.threshold <= 1.0, f"threshold ({self.threshold}) must be between -1 and 1")
-        self.require(0.0 < self.percentile < 100.0, f"percentile ({self.percentile}) must be in (0, 100)")
+            self.require(
+                -1.0 <= self.threshold <= 1.0,
+                f"threshold ({self.threshold}) must be between -1 and 1",
+            )
+        self.require(
+            0.0 < self.percentile < 100.0, f"percentile ({self.percentile}) must be in (0, 100)"
+        )
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
         self.require(
             0 <= self.min_tokens <= self.max_tokens,
@@ -56,8 +69,10 @@ class SemanticChunker(Chunker):
 
     def _model(self):
         if self.embedder is None:  # the caller's: a build's, `chunk`'s (settings.embedder)
-            raise UsageError("the semantic strategy embeds sentences: create it with an embedder "
-                             "(spec.create(embedder=...) or ChunkerContext(embedder=...))")
+            raise UsageError(
+                "the semantic strategy embeds sentences: create it with an embedder "
+                "(spec.create(embedder=...) or ChunkerContext(embedder=...))"
+            )
         return self.embedder
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
@@ -112,7 +127,9 @@ class SemanticChunker(Chunker):
         previous = None
         for i in range(0, len(units), EMBED_BATCH):
             batch = units[i : i + EMBED_BATCH]
-            vectors = np.asarray(model.embed_documents([doc.text[s:e] for s, e, _ in batch]), dtype=np.float32)
+            vectors = np.asarray(
+                model.embed_documents([doc.text[s:e] for s, e, _ in batch]), dtype=np.float32
+            )
             if previous is not None:
                 sims[i - 1] = float(previous @ vectors[0])
             sims[i : i + len(batch) - 1] = np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
@@ -129,5 +146,9 @@ class SemanticChunker(Chunker):
                 break
             take -= 1
         path = doc.heading_path_at(start)
-        out.append(self.make_chunk(doc, start, end, "semantic", header_of(path) if self.header else "", path, n))
+        out.append(
+            self.make_chunk(
+                doc, start, end, "semantic", header_of(path) if self.header else "", path, n
+            )
+        )
         return group[take:]

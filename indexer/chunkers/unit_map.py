@@ -59,8 +59,12 @@ def embedded_text(label: str, head_text: str, text: str) -> str:
 
 def unit_texts(doc: Document, units: list[DocUnit]) -> list[str]:
     """The texts the units of a document are embedded as (`embedded_text`)."""
-    return [embedded_text(u.path, doc.text[u.head[0]:u.head[1]] if u.head else "", doc.text[u.start:u.end])
-            for u in units]
+    return [
+        embedded_text(
+            u.path, doc.text[u.head[0] : u.head[1]] if u.head else "", doc.text[u.start : u.end]
+        )
+        for u in units
+    ]
 
 
 def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
@@ -116,7 +120,9 @@ def _sentence_spans(text: str, block: Block) -> Iterator[Span]:
 
 # a block's spans by its kind; any other block is prose, cut into sentences
 _SPANS: dict[str, Callable[[str, Block], Iterator[Span]]] = {
-    "table": _row_spans, "list": _item_spans, "code": _code_spans,
+    "table": _row_spans,
+    "list": _item_spans,
+    "code": _code_spans,
 }
 
 
@@ -127,7 +133,7 @@ def _inside_fences(text: str, block: Block) -> tuple[int, int]:
         nl = text.find("\n", start, end)
         start = end if nl == -1 else nl + 1
         last = text.rfind("\n", start, end)
-        if last >= start and text[last + 1:end].strip().startswith(("```", "~~~")):
+        if last >= start and text[last + 1 : end].strip().startswith(("```", "~~~")):
             end = max(last, start)
     return start, end
 
@@ -158,7 +164,11 @@ def _pieces(text: str, start: int, end: int, tokenizer: Tokenizer) -> Iterator[t
     while pos < end:
         at = bisect_left(bounds, pos - start)
         limit = start + int(bounds[min(at + UNIT_MAX_TOKENS, len(bounds) - 1)])
-        cut = end if limit >= end else max(text.rfind(" ", pos + 1, limit), text.rfind("\n", pos + 1, limit))
+        cut = (
+            end
+            if limit >= end
+            else max(text.rfind(" ", pos + 1, limit), text.rfind("\n", pos + 1, limit))
+        )
         if cut <= pos:
             cut = limit if limit > pos else end
         s, e = strip_span(text, pos, cut)
@@ -172,7 +182,7 @@ def unit_map(chunk: Chunk, units: list[DocUnit], doc: Document) -> str:
     the chunk's start, and the document's text outside the chunk they need."""
     starts = [u.start for u in units]
     first = max(bisect_right(starts, chunk.start) - 1, 0)
-    mine = [u for u in units[first:bisect_left(starts, chunk.end)] if u.end > chunk.start]
+    mine = [u for u in units[first : bisect_left(starts, chunk.end)] if u.end > chunk.start]
     if not mine:
         return ""
     paths: list[str] = []
@@ -189,8 +199,17 @@ def unit_map(chunk: Chunk, units: list[DocUnit], doc: Document) -> str:
             head = heads.index(u.head)
             outside.append(u.head)
         outside.append((u.start, u.end))
-        rows.append([u.start - chunk.start, u.end - chunk.start, KINDS.index(u.kind), paths.index(u.path),
-                     u.n_tokens, u.page, head])
+        rows.append(
+            [
+                u.start - chunk.start,
+                u.end - chunk.start,
+                KINDS.index(u.kind),
+                paths.index(u.path),
+                u.n_tokens,
+                u.page,
+                head,
+            ]
+        )
     extra = [[s, doc.text[s:e]] for s, e in _outside(outside, chunk.start, chunk.end)]
     data = {"v": MAP_VERSION, "p": paths, "u": rows, "h": heads, "x": extra}
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

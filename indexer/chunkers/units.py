@@ -66,7 +66,10 @@ def _sentences(text: str, block: Block) -> Iterator[tuple[int, int, str]]:
 
 # a block's units by its kind; any other block is prose, cut into sentences
 _UNITS: dict[str, Callable[[str, Block], Iterator[tuple[int, int, str]]]] = {
-    "heading": _heading, "table": _rows, "list": _items, "code": _code,
+    "heading": _heading,
+    "table": _rows,
+    "list": _items,
+    "code": _code,
 }
 
 

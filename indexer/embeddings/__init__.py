@@ -18,8 +18,15 @@ from .base import Embedder, normalise
 from .cache import EmbeddingCache, stored, text_key
 
 __all__ = [
-    "CachedEmbedder", "DEFAULT_EMBEDDER", "Embedder", "EmbeddingCache", "REGISTRY", "canonical_name", "get_embedder",
-    "normalise", "register",
+    "CachedEmbedder",
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "EmbeddingCache",
+    "REGISTRY",
+    "canonical_name",
+    "get_embedder",
+    "normalise",
+    "register",
 ]
 
 # name -> factory(settings, argument after the colon for prefixed names)
@@ -30,11 +37,13 @@ PREFIXED = {"ollama"}  # names of the form `ollama:<model>`
 
 def register(name: str, prefixed: bool = False):
     """Register an embedder factory under `name` (`prefixed`: names like `name:<model>`)."""
+
     def decorate(factory):
         REGISTRY[name] = factory
         if prefixed:
             PREFIXED.add(name)
         return factory
+
     return decorate
 
 

@@ -39,7 +39,9 @@ class OllamaEmbedder(Embedder):
 
     def __init__(self, model: str, host: str | None = None) -> None:
         if not model:
-            raise EmbedderError("give the Ollama model after the colon, e.g. --embedder ollama:nomic-embed-text")
+            raise EmbedderError(
+                "give the Ollama model after the colon, e.g. --embedder ollama:nomic-embed-text"
+            )
         self.model = model
         self.name = f"ollama:{model}"
         self.host = resolve_host(host)

@@ -59,8 +59,14 @@ def build(
     specs = resolve_strategies(list(strategies), options.name)
     new_folder = not settings.db.exists()
     roots: list[str | os.PathLike[str]] = list(paths)
-    found = discover(roots, options.include, options.exclude, options.max_file_size, skip_dirs=(settings.db,),
-                     max_pdf_pages=options.max_pdf_pages)
+    found = discover(
+        roots,
+        options.include,
+        options.exclude,
+        options.max_file_size,
+        skip_dirs=(settings.db,),
+        max_pdf_pages=options.max_pdf_pages,
+    )
     if not found.files:
         raise NothingToIndex(nothing_message(roots, found), found.skipped)
     model = get_embedder(settings.embedder, settings)
@@ -68,9 +74,18 @@ def build(
     reports: list[BuildReport] = []
     try:
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:
-            job = BuildJob(store, settings, options, model, cache, _analyzer(options, found), found,
-                           [str(Path(p).resolve()) for p in paths], progress or _no_progress,
-                           on_message or (lambda _msg: None))
+            job = BuildJob(
+                store,
+                settings,
+                options,
+                model,
+                cache,
+                _analyzer(options, found),
+                found,
+                [str(Path(p).resolve()) for p in paths],
+                progress or _no_progress,
+                on_message or (lambda _msg: None),
+            )
             _build_each(job, specs, changed, reports)
     except BaseException as exc:
         # a failed first build leaves no empty index behind
@@ -94,11 +109,14 @@ def _after_failure(store: Store, exc: BaseException, discard: bool) -> IndexerEr
 def _analyzer(options: BuildOptions, found: Discovery) -> Analyzer:
     """The BM25 analyzer of the build: its language given, or detected from the files."""
     lang = _detect(found.files, options.encoding) if options.lang == "auto" else options.lang
-    return Analyzer.for_language(lang, stem=options.stem, fold=options.fold, stopwords=options.stopwords)
+    return Analyzer.for_language(
+        lang, stem=options.stem, fold=options.fold, stopwords=options.stopwords
+    )
 
 
-def _build_each(job: BuildJob, specs: list[StrategySpec], changed: set[str] | None,
-                reports: list[BuildReport]) -> None:
+def _build_each(
+    job: BuildJob, specs: list[StrategySpec], changed: set[str] | None, reports: list[BuildReport]
+) -> None:
     """Build each strategy in turn, its report appended as it is done."""
     for spec in specs:
         reports.append(StrategyBuild(job, spec).run(changed))

@@ -36,7 +36,9 @@ Advance = Callable[[int], Any]  # the progress bar's step
 class RowSink(Protocol):
     """Where the embedded chunks' rows go (`retrieval.rows`: a writer, or none)."""
 
-    def add_chunks(self, chunks: Sequence[Chunk], metas: Sequence[dict[str, Any]], vectors: Any, /) -> None: ...
+    def add_chunks(
+        self, chunks: Sequence[Chunk], metas: Sequence[dict[str, Any]], vectors: Any, /
+    ) -> None: ...
 
     def finish(self, retired: Iterable[str] = (), /) -> None: ...
 
@@ -73,18 +75,30 @@ class StrategyParts(Protocol):
     @property
     def say(self) -> Callable[[str], None]: ...
 
+
 class ChunkStream:
     """The chunks of a plan's files, written into `staging` as they are made. `files` and
     `skipped` (the manifest's tables) are updated file by file; `fresh` gets the BM25
     terms of every new chunk."""
 
-    def __init__(self, parts: StrategyParts, plan: Plan, staging: Staging, chunker: Chunker, live: Live,
-                 files: dict[str, dict[str, Any]], skipped: dict[str, dict[str, Any]], fresh: BM25Builder) -> None:
+    def __init__(
+        self,
+        parts: StrategyParts,
+        plan: Plan,
+        staging: Staging,
+        chunker: Chunker,
+        live: Live,
+        files: dict[str, dict[str, Any]],
+        skipped: dict[str, dict[str, Any]],
+        fresh: BM25Builder,
+    ) -> None:
         self.parts, self.plan, self.staging, self.chunker = parts, plan, staging, chunker
         self.live, self.files, self.skipped, self.fresh = live, files, skipped, fresh
         self.batch: list[Chunk] = []
         self.weights: list[float] = []
-        self.parents: list[Chunk] = []  # written with the next batch: one write, not a wait per file
+        self.parents: list[
+            Chunk
+        ] = []  # written with the next batch: one write, not a wait per file
         self.total = sum(src.size for src in plan.process)
 
     def run(self) -> None:
@@ -104,7 +118,9 @@ class ChunkStream:
         """A file that cannot be loaded: reported, out of the manifest, its chunks retired."""
         report, plan = self.parts.report, self.plan
         report.skipped.append(Skipped(src.doc_id, str(exc)))
-        if not plan.reason and src.doc_id in plan.previous_manifest()["files"]:  # indexed before: now out
+        if (
+            not plan.reason and src.doc_id in plan.previous_manifest()["files"]
+        ):  # indexed before: now out
             report.changed, report.removed = report.changed - 1, report.removed + 1
         else:
             report.added -= 1
@@ -142,8 +158,14 @@ class ChunkStream:
                 self._flush(advance)
         self.staging.retire(old_ids - kept, old_parents - parent_ids)
         self.files[doc.doc_id] = {
-            "hash": self.plan.hashes[src.doc_id], "size": src.size, "mtime": file_mtime(src.path), "chunks": count,
-            "tokens": tokens, "max_tokens": max_tokens, "newline": doc.newline, "warnings": doc.warnings,
+            "hash": self.plan.hashes[src.doc_id],
+            "size": src.size,
+            "mtime": file_mtime(src.path),
+            "chunks": count,
+            "tokens": tokens,
+            "max_tokens": max_tokens,
+            "newline": doc.newline,
+            "warnings": doc.warnings,
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
 
@@ -193,4 +215,3 @@ class ChunkStream:
         advance(int(sum(weights)))
         batch.clear()
         weights.clear()
-

@@ -43,7 +43,9 @@ class Timer:
             yield item
 
 
-def estimate_line(chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0) -> str | None:
+def estimate_line(
+    chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0
+) -> str | None:
     """One line after the first embedding batch: how many chunks the whole input makes
     at the rate the first files did, and how long embedding them takes at the first
     batch's speed; None when that is under `over` seconds."""

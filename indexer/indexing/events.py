@@ -19,10 +19,19 @@ class EventPaths:
     (hidden and vendored folders, include/exclude and .indexerignore patterns, file types)
     applied to single paths, and the index folder itself left out."""
 
-    def __init__(self, paths: Sequence[str | os.PathLike[str]], db: Path, include: Iterable[str] = (),
-                 exclude: Iterable[str] = (), indexed_under: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        db: Path,
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        indexed_under: Callable[[str], bool] | None = None,
+    ) -> None:
         given: list[str | os.PathLike] = list(paths)
-        self.roots = [(Path(p).absolute(), Path(p).is_dir(), label) for p, label in zip(given, input_labels(given))]
+        self.roots = [
+            (Path(p).absolute(), Path(p).is_dir(), label)
+            for p, label in zip(given, input_labels(given))
+        ]
         self.db = os.path.realpath(db)
         self.include, self.exclude = tuple(include), tuple(exclude)
         self.indexed_under = indexed_under or (lambda rel: True)
@@ -31,8 +40,11 @@ class EventPaths:
 
     def reload(self) -> None:
         """Re-read the roots' .indexerignore files."""
-        self.filters = {root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
-                        for root, is_dir, _ in self.roots if is_dir}
+        self.filters = {
+            root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
+            for root, is_dir, _ in self.roots
+            if is_dir
+        }
 
     def watched(self) -> list[str]:
         """What to hand the file-system watcher: folders, and a single file's folder (an
@@ -61,7 +73,9 @@ class EventPaths:
     def path_of(self, doc_id: str) -> Path | None:
         """The file a doc_id names (None when no root holds it)."""
         for root, is_dir, label in self.roots:
-            path = _under_folder(root, label, doc_id) if is_dir else _given_file(root, label, doc_id)
+            path = (
+                _under_folder(root, label, doc_id) if is_dir else _given_file(root, label, doc_id)
+            )
             if path is not None:
                 return path
         return None
@@ -92,7 +106,9 @@ class EventPaths:
             return patterns is None or patterns.wanted(rel)
         if change.name == "added":  # a folder moved in: its files are new
             return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(doc_id)  # a folder moved away or deleted
+        return change.name == "deleted" and self.indexed_under(
+            doc_id
+        )  # a folder moved away or deleted
 
 
 def _given_file(root: Path, label: str, doc_id: str) -> Path | None:
@@ -104,5 +120,5 @@ def _under_folder(root: Path, label: str, doc_id: str) -> Path | None:
     """The file under a folder given as a root that the doc_id names, if it exists."""
     if label and not doc_id.startswith(f"{label}/"):
         return None
-    rel = doc_id[len(label) + 1:] if label else doc_id
+    rel = doc_id[len(label) + 1 :] if label else doc_id
     return root / rel if (root / rel).exists() else None

@@ -20,7 +20,9 @@ from ..store import Entry, Store
 GROWTH = 2.0  # re-measured when the collection grew or shrank by this factor since
 
 
-def measured(store: Store, entry: Entry, embedder: CachedEmbedder, old: Entry | None = None) -> dict:
+def measured(
+    store: Store, entry: Entry, embedder: CachedEmbedder, old: Entry | None = None
+) -> dict:
     """The measurement for `entry` (a version about to be published): `old`'s when it
     has one and the collection is about the same size, else measured now ({}: too small)."""
     if old is not None:

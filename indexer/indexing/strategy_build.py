@@ -32,11 +32,18 @@ from .units import DocumentUnits
 CHUNK_FORMAT = 12  # bump when a chunker's output changes for the same parameters (12: unit maps)
 
 
-def build_settings(spec: StrategySpec, embedder: str, analyzer: Analyzer, encoding: str | None) -> dict:
+def build_settings(
+    spec: StrategySpec, embedder: str, analyzer: Analyzer, encoding: str | None
+) -> dict:
     """Everything that, if changed, invalidates every chunk or vector of a collection."""
     return {
-        "kind": spec.kind, "params": spec.params, "embedder": embedder, "tokenizer": DEFAULT_ENCODING,
-        "chunk_format": CHUNK_FORMAT, "encoding": encoding or "", "analyzer": analyzer.to_dict(),
+        "kind": spec.kind,
+        "params": spec.params,
+        "embedder": embedder,
+        "tokenizer": DEFAULT_ENCODING,
+        "chunk_format": CHUNK_FORMAT,
+        "encoding": encoding or "",
+        "analyzer": analyzer.to_dict(),
     }  # not the BM25 engine: every engine reads the same files
 
 
@@ -55,13 +62,17 @@ class StrategyBuild:
         self.build_settings = build_settings(spec, self.embedder.name, self.analyzer, self.encoding)
         # what new chunks define (`exact.defined_in`)
         self.definitions: list[tuple[str, str, str, list[str], list[str]]] = []
-        self.units = DocumentUnits(self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir))
+        self.units = DocumentUnits(
+            self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir)
+        )
 
     # -- running ---------------------------------------------------------------------------
     def run(self, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report, options = self.spec, self.store, self.report, self.job.options
-        report.skipped.extend(self.job.found.skipped)  # what discovery turned away (size cap, links...)
+        report.skipped.extend(
+            self.job.found.skipped
+        )  # what discovery turned away (size cap, links...)
         report.unsupported = dict(self.job.found.unsupported)
         with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
             old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
@@ -80,14 +91,20 @@ class StrategyBuild:
                 self._write(old, todo, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
-        report.embedded, report.cache_hits = self.units.chunk_counts()  # the units' own vectors apart
+        report.embedded, report.cache_hits = (
+            self.units.chunk_counts()
+        )  # the units' own vectors apart
         return report
 
     def _unchanged(self, old: Entry) -> None:
         """Nothing changed: check the side files too, and rebuild a damaged BM25 index
         from the stored records (so `build` is how a user repairs one)."""
         report = self.report
-        report.mode, report.collection, report.generation = "unchanged", old.collection, old.generation
+        report.mode, report.collection, report.generation = (
+            "unchanged",
+            old.collection,
+            old.generation,
+        )
         report.files, report.chunks = old.files, old.chunks
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
@@ -99,13 +116,24 @@ class StrategyBuild:
         """Write a new version (every file, or the changed ones over `old`) and publish it."""
         spec, store, report = self.spec, self.store, self.report
         chunker = self._chunker()
-        staging = store.builds.begin(spec.name, self.embedder.name, self._meta(), old, full=bool(plan.reason),
-                                     on_stage=self.job.options.stage)
+        staging = store.builds.begin(
+            spec.name,
+            self.embedder.name,
+            self._meta(),
+            old,
+            full=bool(plan.reason),
+            on_stage=self.job.options.stage,
+        )
         report.generation = staging.generation
         files, skipped = _carried(plan)
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
-        self.rows = side_rows.RowsWriter.for_build(store, old, staging.side_path(side_rows.SIDE),  # beside the index
-                                                   self.embedder.dimension, bool(plan.reason))
+        self.rows = side_rows.RowsWriter.for_build(
+            store,
+            old,
+            staging.side_path(side_rows.SIDE),  # beside the index
+            self.embedder.dimension,
+            bool(plan.reason),
+        )
         try:
             live = self._retire_removed(plan, staging, files)
             ChunkStream(self, plan, staging, chunker, live, files, skipped, fresh).run()
@@ -124,19 +152,31 @@ class StrategyBuild:
 
     def _chunker(self) -> Chunker:
         settings = self.job.settings
-        context = ChunkerContext(embedder=self.embedder, cache_dir=self.store.cache_dir,
-                                 ollama_host=settings.ollama_host,
-                                 tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir))
+        context = ChunkerContext(
+            embedder=self.embedder,
+            cache_dir=self.store.cache_dir,
+            ollama_host=settings.ollama_host,
+            tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir),
+        )
         return self.spec.create(context=context)
 
     def _meta(self) -> dict[str, Any]:
         """The new version's collection metadata."""
         spec = self.spec
-        return {"strategy": spec.name, "kind": spec.kind, "params": json.dumps(spec.params, sort_keys=True),
-                "tokenizer": DEFAULT_ENCODING, "embedder": self.embedder.name, "dimension": self.embedder.dimension,
-                "source": json.dumps(self.job.source), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return {
+            "strategy": spec.name,
+            "kind": spec.kind,
+            "params": json.dumps(spec.params, sort_keys=True),
+            "tokenizer": DEFAULT_ENCODING,
+            "embedder": self.embedder.name,
+            "dimension": self.embedder.dimension,
+            "source": json.dumps(self.job.source),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
 
-    def _retire_removed(self, plan: Plan, staging: Staging, files: dict[str, dict[str, Any]]) -> Live:
+    def _retire_removed(
+        self, plan: Plan, staging: Staging, files: dict[str, dict[str, Any]]
+    ) -> Live:
         """Retire the chunks of vanished files; returns what the files to process and the
         vanished ones hold now."""
         for doc_id in plan.removed:
@@ -147,32 +187,56 @@ class StrategyBuild:
             staging.retire(ids, parent_ids)
         return live
 
-    def _finish(self, old: Entry | None, plan: Plan, staging: Staging, chunker: Chunker,
-                files: dict[str, dict[str, Any]], skipped: dict[str, dict[str, Any]], fresh: BM25Builder,
-                t0: float) -> Entry:
+    def _finish(
+        self,
+        old: Entry | None,
+        plan: Plan,
+        staging: Staging,
+        chunker: Chunker,
+        files: dict[str, dict[str, Any]],
+        skipped: dict[str, dict[str, Any]],
+        fresh: BM25Builder,
+        t0: float,
+    ) -> Entry:
         """Close the records, write the side files and the manifest; the entry to publish."""
         store, report = self.store, self.report
         with self.timer("write"):
             staging.close()
         if not files:
-            raise NothingToIndex(f"no chunks for strategy {self.spec.name}: every file was skipped "
-                                 f"({len(report.skipped)} skipped); see the reasons above", report.skipped)
+            raise NothingToIndex(
+                f"no chunks for strategy {self.spec.name}: every file was skipped "
+                f"({len(report.skipped)} skipped); see the reasons above",
+                report.skipped,
+            )
         with self.timer("bm25"):
             self._save_sides(old, plan, staging, files, fresh)
         with self.timer("rows"):
             self.rows.finish(staging.retired)
-        staging.write_manifest({"format": MANIFEST_FORMAT, "settings": self.build_settings,
-                                "files": with_identities(files, plan.stats), "skipped": skipped})
+        staging.write_manifest(
+            {
+                "format": MANIFEST_FORMAT,
+                "settings": self.build_settings,
+                "files": with_identities(files, plan.stats),
+                "skipped": skipped,
+            }
+        )
         entry = self._entry(old, staging, chunker, files, t0)
         with self.timer("measure"):  # the embedder on this collection (indexing.probing)
-            entry.extra["fusion"]["measured"] = measured(store, staging.stamp(entry), self.embedder,
-                                                         None if plan.reason else old)
+            entry.extra["fusion"]["measured"] = measured(
+                store, staging.stamp(entry), self.embedder, None if plan.reason else old
+            )
         report.retired = len(staging.retired)
         report.notes.extend(filter(None, [chunker.build_summary()]))
         return entry
 
-    def _save_sides(self, old: Entry | None, plan: Plan, staging: Staging, files: dict[str, dict[str, Any]],
-                    fresh: BM25Builder) -> None:
+    def _save_sides(
+        self,
+        old: Entry | None,
+        plan: Plan,
+        staging: Staging,
+        files: dict[str, dict[str, Any]],
+        fresh: BM25Builder,
+    ) -> None:
         """The BM25 index (new, or the live one updated) and the exact-match index."""
         store, engine = self.store, self.job.options.bm25_engine
         if plan.reason:
@@ -183,25 +247,57 @@ class StrategyBuild:
         # exact.write_for_build is annotated with 3-tuples but adds each definition as
         # `index.add(*definition)`: defined_in's 5-tuples are what it takes
         definitions = cast("list[tuple[str, str, str]]", self.definitions)
-        staging.save_side(EXACT_SIDE, lambda path: write_exact(
-            store, None if plan.reason else old, staging.retired, definitions, files, self.analyzer, path))
+        staging.save_side(
+            EXACT_SIDE,
+            lambda path: write_exact(
+                store,
+                None if plan.reason else old,
+                staging.retired,
+                definitions,
+                files,
+                self.analyzer,
+                path,
+            ),
+        )
 
-    def _entry(self, old: Entry | None, staging: Staging, chunker: Chunker, files: dict[str, dict[str, Any]],
-               t0: float) -> Entry:
+    def _entry(
+        self,
+        old: Entry | None,
+        staging: Staging,
+        chunker: Chunker,
+        files: dict[str, dict[str, Any]],
+        t0: float,
+    ) -> Entry:
         report = self.report
         report.files_from(files)
-        extra: dict[str, Any] = {"analyzer": self.analyzer.to_dict(), "bm25_engine": self.job.options.bm25_engine,
-                 "fusion": calibrated(self.embedder.name, files, self.analyzer.lang)}
+        extra: dict[str, Any] = {
+            "analyzer": self.analyzer.to_dict(),
+            "bm25_engine": self.job.options.bm25_engine,
+            "fusion": calibrated(self.embedder.name, files, self.analyzer.lang),
+        }
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
         if old is not None and old.extra.get("search"):
-            extra["search"] = old.extra["search"]  # settings saved by `indexer tune --save` outlive rebuilds
+            extra["search"] = old.extra[
+                "search"
+            ]  # settings saved by `indexer tune --save` outlive rebuilds
         return Entry(
-            strategy=self.spec.name, embedder=self.embedder.name, collection=staging.name,
-            dimension=self.embedder.dimension, kind=self.spec.kind, params=self.spec.params, tokenizer=DEFAULT_ENCODING,
-            version=VERSION, built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), source=self.job.source,
-            files=report.files, chunks=report.chunks, avg_tokens=round(report.avg_tokens, 2),
-            max_tokens=report.max_tokens, build_seconds=round(time.perf_counter() - t0, 3), extra=extra,
+            strategy=self.spec.name,
+            embedder=self.embedder.name,
+            collection=staging.name,
+            dimension=self.embedder.dimension,
+            kind=self.spec.kind,
+            params=self.spec.params,
+            tokenizer=DEFAULT_ENCODING,
+            version=VERSION,
+            built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            source=self.job.source,
+            files=report.files,
+            chunks=report.chunks,
+            avg_tokens=round(report.avg_tokens, 2),
+            max_tokens=report.max_tokens,
+            build_seconds=round(time.perf_counter() - t0, 3),
+            extra=extra,
         )
 
 
@@ -211,5 +307,9 @@ def _carried(plan: Plan) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str,
     if plan.reason:
         return {}, {}
     manifest = plan.previous_manifest()
-    skipped = {d: v for d, v in manifest.get("skipped", {}).items() if v.get("hash") and plan.hashes.get(d) == v["hash"]}
+    skipped = {
+        d: v
+        for d, v in manifest.get("skipped", {}).items()
+        if v.get("hash") and plan.hashes.get(d) == v["hash"]
+    }
     return dict(manifest["files"]), skipped

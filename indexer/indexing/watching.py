@@ -45,7 +45,9 @@ if TYPE_CHECKING:  # the store is opened when first needed
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
-TICK_MS = 250  # how often the loop wakes without events (the first sync, retries after a failed one)
+TICK_MS = (
+    250  # how often the loop wakes without events (the first sync, retries after a failed one)
+)
 RETRY_SECONDS = (2, 5, 15, 60)
 ANALYZER_KEYS = ("lang", "stem", "fold", "stopwords")
 BM25_KEYS = (*ANALYZER_KEYS, "bm25_engine")  # BuildOptions fields a collection keeps
@@ -66,15 +68,22 @@ class Sync:
         return not self.error
 
     def to_dict(self) -> dict:
-        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)), "seconds": round(self.seconds, 3),
-                "files": self.files, "error": self.error, "reports": [r.to_dict() for r in self.reports]}
+        return {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)),
+            "seconds": round(self.seconds, 3),
+            "files": self.files,
+            "error": self.error,
+            "reports": [r.to_dict() for r in self.reports],
+        }
 
 
 @dataclass(frozen=True)
 class Status:
     """What a status line shows."""
 
-    state: str = "starting"  # starting | syncing | waiting (for another build's lease) | watching | stopped
+    state: str = (
+        "starting"  # starting | syncing | waiting (for another build's lease) | watching | stopped
+    )
     pending: int = 0  # files named by the batch being synced, or waiting for a retry
     last_sync: float | None = None  # epoch seconds of the last successful sync
     last_seconds: float = 0.0
@@ -97,13 +106,24 @@ class Watcher:
     changes. `progress` is used by the first sync only (the one that may build
     everything)."""
 
-    def __init__(self, paths: list[str | os.PathLike], strategies: list[str], options: BuildOptions | None = None,
-                 *, settings: Settings | None = None, debounce_ms: int = DEBOUNCE_MS,
-                 max_delay_ms: int = MAX_DELAY_MS, on_sync: Callable[[Sync], None] | None = None,
-                 on_message: Callable[[str], None] | None = None, on_status: Callable[[Status], None] | None = None,
-                 progress=None) -> None:
+    def __init__(
+        self,
+        paths: list[str | os.PathLike],
+        strategies: list[str],
+        options: BuildOptions | None = None,
+        *,
+        settings: Settings | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        max_delay_ms: int = MAX_DELAY_MS,
+        on_sync: Callable[[Sync], None] | None = None,
+        on_message: Callable[[str], None] | None = None,
+        on_status: Callable[[Status], None] | None = None,
+        progress=None,
+    ) -> None:
         if debounce_ms < 1 or max_delay_ms < debounce_ms:
-            raise ValueError(f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})")
+            raise ValueError(
+                f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})"
+            )
         self.paths = [Path(p) for p in paths]
         self.strategies = list(strategies)
         self.settings = settings_for(settings)
@@ -117,15 +137,20 @@ class Watcher:
         self.say = on_message or (lambda _msg: None)
         self.on_status = on_status or (lambda _status: None)
         self.progress = progress
-        self.events = EventPaths(self.paths, self.settings.db, options.include, options.exclude,
-                                 self._indexed_under)
+        self.events = EventPaths(
+            self.paths, self.settings.db, options.include, options.exclude, self._indexed_under
+        )
         self.status = Status()
         self.syncs: list[Sync] = []
-        self._changed: set[str] | None = None  # doc_ids named since the last sync; None: hash everything
+        self._changed: set[str] | None = (
+            None  # doc_ids named since the last sync; None: hash everything
+        )
         self._dirty = True  # a sync is due (the first one, or events that name no doc_id: folders)
         self._failures = 0
         self._retry_at = 0.0
-        self._reported: dict[tuple[str, str, str], str] = {}  # (kind, doc_id, reason) told -> the file's hash then
+        self._reported: dict[
+            tuple[str, str, str], str
+        ] = {}  # (kind, doc_id, reason) told -> the file's hash then
         self._store_handle: Store | None = None
         self._errors_told: set[str] = set()
 
@@ -137,11 +162,20 @@ class Watcher:
         import watchfiles
 
         try:
-            for changes in watchfiles.watch(*self.events.watched(), watch_filter=self.events.relevant,
-                                            debounce=self.max_delay_ms, step=self.debounce_ms, stop_event=stop,
-                                            rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False):
+            for changes in watchfiles.watch(
+                *self.events.watched(),
+                watch_filter=self.events.relevant,
+                debounce=self.max_delay_ms,
+                step=self.debounce_ms,
+                stop_event=stop,
+                rust_timeout=TICK_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
                 self.take(changes)
-                if self._dirty and (changes or not self.syncs or time.monotonic() >= self._retry_at):
+                if self._dirty and (
+                    changes or not self.syncs or time.monotonic() >= self._retry_at
+                ):
                     self.sync()
         finally:
             self._set(state="stopped")
@@ -171,7 +205,9 @@ class Watcher:
         try:
             reports = self._build(changed, first)
         except NothingToIndex as exc:  # an empty folder: nothing to do until files appear
-            self._report_bad_files({("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed)
+            self._report_bad_files(
+                {("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed
+            )
             result = self._failed(str(exc), t0, changed, retry=False)
         except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
             if first and _lasting(exc):
@@ -185,13 +221,31 @@ class Watcher:
 
     def _synced(self, reports: list[BuildReport], t0: float, changed: set[str] | None) -> Sync:
         """A sync that built: bad files told, the failure count reset, the status updated."""
-        result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
+        result = Sync(
+            time.time(),
+            time.perf_counter() - t0,
+            None if changed is None else len(changed),
+            reports,
+        )
         self._failures, self._errors_told = 0, set()
-        self._report_bad_files({(kind, item.doc_id, item.reason) for r in reports for kind, items in
-                                (("skipped", r.skipped), ("warning", r.warnings)) for item in items}, changed)
-        self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
-                  last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
-                  skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
+        self._report_bad_files(
+            {
+                (kind, item.doc_id, item.reason)
+                for r in reports
+                for kind, items in (("skipped", r.skipped), ("warning", r.warnings))
+                for item in items
+            },
+            changed,
+        )
+        self._set(
+            state="watching",
+            pending=len(self._changed or ()),
+            last_sync=result.at,
+            last_seconds=result.seconds,
+            syncs=self.status.syncs + 1,
+            error="",
+            skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}),
+        )
         return result
 
     # -- building -------------------------------------------------------------------------
@@ -199,8 +253,15 @@ class Watcher:
         reports: list[BuildReport] = []
         for bm25, strategies in self._groups():
             options = replace(self.options, full=self.full, **bm25)
-            reports += build(self.paths, strategies, options, settings=self.settings, changed=changed,
-                             on_message=self._waiting, progress=self.progress if first else None)
+            reports += build(
+                self.paths,
+                strategies,
+                options,
+                settings=self.settings,
+                changed=changed,
+                on_message=self._waiting,
+                progress=self.progress if first else None,
+            )
         self.full = False  # once every strategy was rebuilt: later syncs are incremental
         return reports
 
@@ -249,17 +310,28 @@ class Watcher:
     # -- telling --------------------------------------------------------------------------
     def _failed(self, error: str, t0: float, changed: set[str] | None, retry: bool) -> Sync:
         if retry:  # keep what the batch named for the next attempt
-            self._changed = None if changed is None or self._changed is None else changed | self._changed
+            self._changed = (
+                None if changed is None or self._changed is None else changed | self._changed
+            )
             self._dirty = True
-            self._retry_at = time.monotonic() + RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            self._retry_at = (
+                time.monotonic() + RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            )
             self._failures += 1
         if error not in self._errors_told:
             self._errors_told.add(error)
             self.say(f"sync failed: {error}" + ("" if retry else "; waiting for changes"))
         self._set(state="watching", pending=len(self._changed or ()), error=error)
-        return Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), error=error)
+        return Sync(
+            time.time(),
+            time.perf_counter() - t0,
+            None if changed is None else len(changed),
+            error=error,
+        )
 
-    def _report_bad_files(self, current: set[tuple[str, str, str]], changed: set[str] | None) -> None:
+    def _report_bad_files(
+        self, current: set[tuple[str, str, str]], changed: set[str] | None
+    ) -> None:
         """Tell each file that could not be indexed (or was, with a caveat) once: a file
         is told again only when its content changed and it still fails. `current`:
         (skipped | warning, doc_id, reason) of the last sync."""
@@ -302,7 +374,9 @@ def bm25_given(options: BuildOptions) -> dict:
     """The BM25 fields `options` set to other than the defaults: a watched collection
     keeps its own value of every other one."""
     defaults = BuildOptions()
-    return {k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)}
+    return {
+        k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)
+    }
 
 
 def saved_build_options(extra: dict) -> dict:
@@ -314,4 +388,12 @@ def saved_build_options(extra: dict) -> dict:
     return options
 
 
-__all__ = ["DEBOUNCE_MS", "MAX_DELAY_MS", "EventPaths", "Status", "Sync", "Watcher", "saved_build_options"]
+__all__ = [
+    "DEBOUNCE_MS",
+    "MAX_DELAY_MS",
+    "EventPaths",
+    "Status",
+    "Sync",
+    "Watcher",
+    "saved_build_options",
+]
