@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from .contexts import make_contextualizer
+from .contexts import Contextualizer, make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .registry import PRESETS, REGISTRY, parse_strategy
@@ -55,7 +55,7 @@ class ContextualChunker(Chunker):
         return self._base_chunker
 
     @property
-    def contextualizer(self):
+    def contextualizer(self) -> Contextualizer:
         if getattr(self, "_contextualizer", None) is None:
             self._contextualizer = make_contextualizer(
                 self.llm, self.context.cache_dir, self.context.ollama_host, self.tokenizer
@@ -63,7 +63,7 @@ class ContextualChunker(Chunker):
         return self._contextualizer
 
     @contextualizer.setter
-    def contextualizer(self, value) -> None:
+    def contextualizer(self, value: Contextualizer) -> None:
         self._contextualizer = value
 
     def chunk(self, doc: Document) -> list[Chunk]:

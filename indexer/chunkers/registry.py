@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameter, UnknownStrategy, UsageError
+from ..text.tokens import Tokenizer
 from .base import Chunker, ChunkerContext, check_known, resolve_values
 
 REGISTRY: dict[str, type[Chunker]] = {}
@@ -53,8 +54,8 @@ class StrategySpec:
 
     def create(
         self,
-        tokenizer=None,
-        embedder=None,
+        tokenizer: Tokenizer | None = None,
+        embedder: Any = None,
         name: str | None = None,
         context: ChunkerContext | None = None,
     ) -> Chunker:

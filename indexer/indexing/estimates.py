@@ -18,7 +18,7 @@ class Timer:
         self.totals: dict[str, float] = {}
 
     @contextlib.contextmanager
-    def __call__(self, name: str):
+    def __call__(self, name: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
             yield

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
@@ -125,7 +125,7 @@ def iter_chunks(
     return found, stats, stream()
 
 
-def nothing_message(paths, found: Discovery) -> str:
+def nothing_message(paths: Iterable[str | os.PathLike[str]], found: Discovery) -> str:
     where = ", ".join(str(p) for p in paths)
     detail = ""
     if found.skipped:

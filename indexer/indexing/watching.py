@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .building import BuildReport, build
 from .events import EventPaths
@@ -40,7 +40,9 @@ from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
 
-if TYPE_CHECKING:  # the store is opened when first needed
+if TYPE_CHECKING:  # the store is opened, and watchfiles imported, when first needed
+    from watchfiles import Change
+
     from ..store import Store
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
@@ -51,6 +53,12 @@ TICK_MS = (
 RETRY_SECONDS = (2, 5, 15, 60)
 ANALYZER_KEYS = ("lang", "stem", "fold", "stopwords")
 BM25_KEYS = (*ANALYZER_KEYS, "bm25_engine")  # BuildOptions fields a collection keeps
+
+
+class StopSignal(Protocol):
+    """What ends a watch when set (a `threading.Event`)."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass
@@ -155,7 +163,7 @@ class Watcher:
         self._errors_told: set[str] = set()
 
     # -- the loop -------------------------------------------------------------------------
-    def run(self, stop=None) -> None:
+    def run(self, stop: StopSignal | None = None) -> None:
         """Sync, then follow file-system events until `stop` (anything with `is_set()`)
         is set or Ctrl-C. A KeyboardInterrupt during a build propagates (the build has
         left the previous version live); while idle it just ends the loop."""
@@ -180,7 +188,7 @@ class Watcher:
         finally:
             self._set(state="stopped")
 
-    def take(self, changes) -> None:
+    def take(self, changes: Iterable[tuple[Change, str]]) -> None:
         """Note a batch of (Change, path) events."""
         for change, path in changes:
             rel = self.events.doc_id(path)
@@ -359,7 +367,7 @@ class Watcher:
         self._set(state="waiting")
         self.say(message)
 
-    def _set(self, **changes) -> None:
+    def _set(self, **changes: Any) -> None:
         self.status = replace(self.status, **changes)
         self.on_status(self.status)
 
