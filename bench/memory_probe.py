@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("strategy")
     parser.add_argument("--embedder", default="hash")
     args = parser.parse_args()
-    from indexer.indexing.building import EMBED_BATCH
+    from indexer.indexing.chunk_stream import EMBED_BATCH
     from indexer.chunkers import parse_strategy
     from indexer.loaders import discover, load_file
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hashlib import sha1
 from zlib import crc32
 from abc import ABC
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +21,15 @@ from ..text.tokens import Tokenizer, get_tokenizer
 from ..text.spans import index_at, strip_span
 from ..types import Chunk, Document, join_path
 
-__all__ = ["Chunker", "ChunkerContext", "Param", "coerce", "header_of", "section_path", "strip_span"]
+__all__ = [
+    "Chunker",
+    "ChunkerContext",
+    "Param",
+    "coerce",
+    "header_of",
+    "section_path",
+    "strip_span",
+]
 
 
 @dataclass(frozen=True)
@@ -49,25 +57,59 @@ def coerce(name: str, param: Param, value: Any) -> Any:
     if value is None and param.default is None:
         return None
     if param.type is bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on", ""):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise InvalidParameter(f"{name} must be true or false, not {value!r}")
+        return _coerce_bool(name, value)
     if param.type in (int, float):
-        try:
-            number = param.type(value)
-        except (TypeError, ValueError):
-            kind = "an integer" if param.type is int else "a number"
-            raise InvalidParameter(f"{name} must be {kind}, not {value!r}") from None
-        return number
-    value = str(value)
-    if param.choices and value not in param.choices:
-        raise InvalidParameter(f"{name} must be one of {', '.join(map(str, param.choices))}, not {value!r}")
-    return value
+        return _coerce_number(name, param.type, value)
+    return _coerce_choice(name, param, value)
+
+
+def _coerce_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on", ""):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InvalidParameter(f"{name} must be true or false, not {value!r}")
+
+
+def _coerce_number(name: str, kind: type, value: Any) -> int | float:
+    try:
+        number: int | float = kind(value)
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise InvalidParameter(f"{name} must be {what}, not {value!r}") from None
+    return number
+
+
+def _coerce_choice(name: str, param: Param, value: Any) -> str:
+    text = str(value)
+    if param.choices and text not in param.choices:
+        raise InvalidParameter(
+            f"{name} must be one of {', '.join(map(str, param.choices))}, not {text!r}"
+        )
+    return text
+
+
+def check_known(kind: str, params: dict[str, Param], names: Iterable[str]) -> None:
+    """Raise naming the first of `names` the strategy has no parameter for."""
+    for name in names:
+        if name not in params:
+            known = ", ".join(params) or "none"
+            raise InvalidParameter(
+                f"unknown parameter {name!r} for strategy {kind} (known: {known})"
+            )
+
+
+def resolve_values(
+    params: dict[str, Param], preset: dict[str, Any], given: dict[str, Any]
+) -> dict[str, Any]:
+    """Every parameter's value: its default, then the preset's, then the given ones (coerced)."""
+    values = {k: p.default for k, p in params.items()}
+    values.update(preset)
+    values.update({k: coerce(k, params[k], v) for k, v in given.items()})
+    return values
 
 
 class Chunker(ABC):
@@ -78,22 +120,28 @@ class Chunker(ABC):
     params: ClassVar[dict[str, Param]] = {}
     uses_embedder: ClassVar[bool] = False
 
-    def __init__(self, name: str | None = None, tokenizer: Tokenizer | None = None, embedder=None,
-                 context: ChunkerContext | None = None, **values: Any):
-        unknown = sorted(set(values) - set(self.params))
-        if unknown:
-            known = ", ".join(self.params) or "none"
-            raise InvalidParameter(f"unknown parameter {unknown[0]!r} for strategy {self.kind} (known: {known})")
-        self.values = {k: p.default for k, p in self.params.items()}
-        self.values.update({k: coerce(k, self.params[k], v) for k, v in values.items()})
-        for key, value in self.values.items():
-            setattr(self, key, value)
+    def __init__(
+        self,
+        name: str | None = None,
+        tokenizer: Tokenizer | None = None,
+        embedder: Any = None,
+        context: ChunkerContext | None = None,
+        **values: Any,
+    ) -> None:
+        check_known(self.kind, self.params, sorted(values))
+        self.set_values(resolve_values(self.params, {}, values))
         self.name = name or self.kind
         context = context or ChunkerContext()
         self.context = context
         self.tokenizer = tokenizer or context.tokenizer or get_tokenizer()
         self.embedder = embedder or context.embedder
         self.validate()
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Keep the parameter values, each also as an attribute (declared on the strategy)."""
+        self.values = values
+        for key, value in values.items():
+            setattr(self, key, value)
 
     def validate(self) -> None:
         """Check parameter values; raise InvalidParameter naming the parameter."""
@@ -106,7 +154,9 @@ class Chunker(ABC):
         """Cut one document into chunks, in document order. A strategy implements this
         or `iter_chunks`."""
         if type(self).iter_chunks is Chunker.iter_chunks:
-            raise NotImplementedError(f"{type(self).__name__} implements neither chunk nor iter_chunks")
+            raise NotImplementedError(
+                f"{type(self).__name__} implements neither chunk nor iter_chunks"
+            )
         return list(self.iter_chunks(doc))
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
@@ -156,12 +206,30 @@ class Chunker(ABC):
     ) -> Chunk:
         path = join_path(heading_path) if heading_path is not None else section_path(doc, start)
         return self.new_chunk(
-            doc, start, end, kind, header, path, n_tokens, doc.line_of(start), doc.line_of(max(start, end - 1)), **extra
+            doc,
+            start,
+            end,
+            kind,
+            header,
+            path,
+            n_tokens,
+            doc.line_of(start),
+            doc.line_of(max(start, end - 1)),
+            **extra,
         )
 
     def new_chunk(
-        self, doc: Document, start: int, end: int, kind: str, header: str, path: str, n_tokens: int | None,
-        start_line: int, end_line: int, **extra: Any,
+        self,
+        doc: Document,
+        start: int,
+        end: int,
+        kind: str,
+        header: str,
+        path: str,
+        n_tokens: int | None,
+        start_line: int,
+        end_line: int,
+        **extra: Any,
     ) -> Chunk:
         """A chunk from values already computed (the fast path for token windows).
 
@@ -172,12 +240,29 @@ class Chunker(ABC):
         one left pointing at the section as it was."""
         text = doc.text[start:end]
         content_hash = sha1(text.encode("utf-8")).hexdigest()[:16]
-        where = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{header}".encode("utf-8")
+        where = f"{self.name}\x00{doc.doc_id}\x00{start}\x00{end}\x00{kind}\x00{header}".encode(
+            "utf-8"
+        )
         if extra.get("parent_id"):
             where += b"\x00" + extra["parent_id"].encode("utf-8")
         chunk = Chunk(
-            f"{content_hash}{crc32(where):08x}", doc.doc_id, text, start, end, start_line, end_line, kind, header,
-            path, self.count(text) if n_tokens is None else n_tokens, "", "", "", "", doc.language, self.name,
+            f"{content_hash}{crc32(where):08x}",
+            doc.doc_id,
+            text,
+            start,
+            end,
+            start_line,
+            end_line,
+            kind,
+            header,
+            path,
+            self.count(text) if n_tokens is None else n_tokens,
+            "",
+            "",
+            "",
+            "",
+            doc.language,
+            self.name,
             content_hash,
         )
         if doc.pages:
@@ -191,7 +276,10 @@ def section_path(doc: Document, offset: int) -> str:
     """The joined heading path of the section an offset falls in (paths joined once per document)."""
     cached = doc.derived.section_index
     if cached is None:
-        cached = doc.derived.section_index = ([s.start for s in doc.sections], [s.path for s in doc.sections])
+        cached = doc.derived.section_index = (
+            [s.start for s in doc.sections],
+            [s.path for s in doc.sections],
+        )
     starts, paths = cached
     if not starts:
         return doc.title

@@ -37,16 +37,29 @@ class BlocksChunker(Chunker):
     params = {
         "target": Param(int, 480, "pack blocks up to this many tokens"),
         "hard_max": Param(int, 512, "no chunk is longer than this"),
-        "section_level": Param(int, 0, "start a new chunk at headings of this level or higher (0: never)"),
-        "name_sections": Param(bool, True, "a chunk that spans several sections names each in its header"),
+        "section_level": Param(
+            int, 0, "start a new chunk at headings of this level or higher (0: never)"
+        ),
+        "name_sections": Param(
+            bool, True, "a chunk that spans several sections names each in its header"
+        ),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    target: int
+    hard_max: int
+    section_level: int
+    name_sections: bool
 
     def validate(self) -> None:
         self.require(self.hard_max >= 16, f"hard_max ({self.hard_max}) must be at least 16")
         self.require(
-            1 <= self.target <= self.hard_max, f"target ({self.target}) must be between 1 and hard_max ({self.hard_max})"
+            1 <= self.target <= self.hard_max,
+            f"target ({self.target}) must be between 1 and hard_max ({self.hard_max})",
         )
-        self.require(0 <= self.section_level <= 6, f"section_level ({self.section_level}) must be between 0 and 6")
+        self.require(
+            0 <= self.section_level <= 6,
+            f"section_level ({self.section_level}) must be between 0 and 6",
+        )
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         """Chunks made as they are taken: a build holds a batch of them, not a file's
@@ -54,8 +67,7 @@ class BlocksChunker(Chunker):
         buf: list[Unit] = []
         estimate = 0
         for unit in self._units(doc):
-            new_section = self.section_level and unit.level and unit.level <= self.section_level
-            if buf and (unit.extra_header or new_section):
+            if buf and self._starts_chunk(unit):
                 while buf:  # a continuation part or a new section starts a chunk
                     yield self._flush(doc, buf)
                 estimate = 0
@@ -66,6 +78,13 @@ class BlocksChunker(Chunker):
             estimate += unit.n + (1 if len(buf) > 1 else 0)
         while buf:
             yield self._flush(doc, buf)
+
+    def _starts_chunk(self, unit: Unit) -> bool:
+        """A continuation part (a split table or code block), or a heading at section_level
+        or higher (when set), starts a chunk."""
+        if unit.extra_header:
+            return True
+        return bool(self.section_level and unit.level and unit.level <= self.section_level)
 
     def _flush(self, doc: Document, buf: list[Unit]) -> Chunk:
         """The chunk of the longest prefix of `buf` that fits hard_max; the rest stays in `buf`."""
@@ -81,7 +100,11 @@ class BlocksChunker(Chunker):
         kinds = {u.kind for u in units}
         kind = kinds.pop() if len(kinds) == 1 else "block"
         path = doc.heading_path_at(s)
-        header = header_of(path, units[0].extra_header, self._sections_inside(doc, s, e) if self.name_sections else "")
+        header = header_of(
+            path,
+            units[0].extra_header,
+            self._sections_inside(doc, s, e) if self.name_sections else "",
+        )
         return self.make_chunk(doc, s, e, kind, header, path, n)
 
     @staticmethod
@@ -90,8 +113,10 @@ class BlocksChunker(Chunker):
         heading paths without the document title), so a chunk that spans several sections
         says so in its header, not only the section it starts in."""
         # a later top-level heading starts its own path: only the title is left out
-        paths = [" › ".join(p[1:] if p[0] == doc.title else p)
-                 for p in (sec.heading_path for sec in doc.sections_starting_in(start, end) if sec.level)]
+        paths = [
+            " › ".join(p[1:] if p[0] == doc.title else p)
+            for p in (sec.heading_path for sec in doc.sections_starting_in(start, end) if sec.level)
+        ]
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 
@@ -112,48 +137,76 @@ class BlocksChunker(Chunker):
                 units.append(Unit(start, block.end, n, block.kind, level))
                 pending = []
                 continue
-            head_n = self.count(text[start : pending[-1].end]) if pending else 0
-            if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
-                units.extend(self._heading_units(doc, pending))
-                pending, head_n, level, start = [], 0, 0, block.start
-            budget = self.hard_max - head_n - (1 if head_n else 0)
-            while True:
-                parts = self._split(doc, block, budget)
-                if not pending or not parts:
-                    break
-                # the heading and the first part together: the blank line (and trailing
-                # spaces) between them may cost more than the one token budgeted for it
-                joined = self.count(text[start : parts[0][1]])
-                if joined <= self.hard_max:
-                    break
-                budget -= joined - self.hard_max
-                if budget < 1:  # no room left beside the heading: let it stand alone
-                    units.extend(self._heading_units(doc, pending))
-                    pending, level, start = [], 0, block.start
-                    parts = self._split(doc, block, self.hard_max)
-                    break
-            for i, (s, e, k, extra) in enumerate(parts):
-                if i == 0 and pending:
-                    units.append(Unit(start, e, joined, block.kind, level))
-                else:
-                    units.append(Unit(s, e, k, block.kind, 0, extra))
+            units.extend(self._split_units(doc, block, pending, level, start))
             pending = []
         if pending:
             units.extend(self._heading_units(doc, pending))
         return units
 
+    def _split_units(
+        self, doc: Document, block: Block, pending: list[Block], level: int, start: int
+    ) -> list[Unit]:
+        """An oversized block as units, its headings (`pending`, from `start`) joined to its
+        first part, or standing alone when absurdly long or when no part fits beside them."""
+        units: list[Unit] = []
+        head_n = self.count(doc.text[start : pending[-1].end]) if pending else 0
+        if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
+            units.extend(self._heading_units(doc, pending))
+            pending, head_n, level, start = [], 0, 0, block.start
+        parts, joined, alone = self._parts_beside(doc, block, start, head_n, bool(pending))
+        if alone:  # no room left beside the heading: let it stand alone
+            units.extend(self._heading_units(doc, pending))
+            pending, level, start = [], 0, block.start
+        for i, (s, e, k, extra) in enumerate(parts):
+            if i == 0 and pending:
+                units.append(Unit(start, e, joined, block.kind, level))
+            else:
+                units.append(Unit(s, e, k, block.kind, 0, extra))
+        return units
+
+    def _parts_beside(
+        self, doc: Document, block: Block, start: int, head_n: int, headed: bool
+    ) -> tuple[list[tuple[int, int, int, str]], int, bool]:
+        """The parts of an oversized block, the first one sized to go with its headings
+        (`headed`: of `head_n` tokens, from `start`): (parts, tokens of the headings and the
+        first part together, whether the headings must stand alone instead)."""
+        budget = self.hard_max - head_n - (1 if head_n else 0)
+        while True:
+            parts = self._split(doc, block, budget)
+            if not headed or not parts:
+                return parts, 0, False
+            # the heading and the first part together: the blank line (and trailing
+            # spaces) between them may cost more than the one token budgeted for it
+            joined = self.count(doc.text[start : parts[0][1]])
+            if joined <= self.hard_max:
+                return parts, joined, False
+            budget -= joined - self.hard_max
+            if budget < 1:
+                return self._split(doc, block, self.hard_max), 0, True
+
     def _heading_units(self, doc: Document, headings: list[Block]) -> list[Unit]:
         s, e = headings[0].start, headings[-1].end
-        return [Unit(a, b, k, "heading", headings[0].level) for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)]
+        return [
+            Unit(a, b, k, "heading", headings[0].level)
+            for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)
+        ]
 
-    def _split(self, doc: Document, block: Block, first_limit: int) -> list[tuple[int, int, int, str]]:
+    def _split(
+        self, doc: Document, block: Block, first_limit: int
+    ) -> list[tuple[int, int, int, str]]:
         """Parts of an oversized block as (start, end, n_tokens, header line for later parts)."""
         limit = self.hard_max
         text = doc.text
         continuation = ""
         if block.kind in ("table", "code", "list") and block.parts:
             levels = ROWS if block.kind != "list" else (lines, sentences, words)
-            spans = pack(self, doc, fit_each(self, doc, block.parts, limit, levels, first_limit), limit, first_limit)
+            spans = pack(
+                self,
+                doc,
+                fit_each(self, doc, block.parts, limit, levels, first_limit),
+                limit,
+                first_limit,
+            )
             if block.kind == "table":
                 head_start, head_end = block.parts[0]
                 continuation = text[head_start:head_end].split("\n", 1)[0]

@@ -66,13 +66,23 @@ def _prose_chunker(owner: Chunker, doc: Document) -> Chunker:
 
 class CodeChunker(Chunker):
     kind = "code"
-    description = "tree-sitter units: functions, classes, methods; small ones merged, long ones windowed"
+    description = (
+        "tree-sitter units: functions, classes, methods; small ones merged, long ones windowed"
+    )
     params = {
         "min_bytes": Param(int, 200, "a smaller unit merges with a neighbour"),
         "max_bytes": Param(int, 2000, "no chunk is longer than this many UTF-8 bytes"),
-        "imports": Param(str, "used", "the header's imports line: the modules the chunk uses, all of the file's, or none",
-                         ("used", "all", "none")),
+        "imports": Param(
+            str,
+            "used",
+            "the header's imports line: the modules the chunk uses, all of the file's, or none",
+            ("used", "all", "none"),
+        ),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    min_bytes: int
+    max_bytes: int
+    imports: str
 
     def validate(self) -> None:
         self.require(self.max_bytes >= 64, f"max_bytes ({self.max_bytes}) must be at least 64")
@@ -116,11 +126,21 @@ class CodeChunker(Chunker):
         path = SEP.join((doc.doc_id, *p.labels))
         header = f"{path}\nimports: {', '.join(imports)}" if imports else path
         return self.make_chunk(
-            doc, p.start, p.end, p.kind, header, (doc.title,), None, symbol=p.symbol, parent_symbol=p.parent
+            doc,
+            p.start,
+            p.end,
+            p.kind,
+            header,
+            (doc.title,),
+            None,
+            symbol=p.symbol,
+            parent_symbol=p.parent,
         )
 
     # -- units -----------------------------------------------------------------------------
-    def _scope(self, src: Source, start: int, end: int, units: list[Definition], gap: Piece) -> list[Piece]:
+    def _scope(
+        self, src: Source, start: int, end: int, units: list[Definition], gap: Piece
+    ) -> list[Piece]:
         """Pieces of text[start:end]: each unit, and the code between units described by
         `gap` (module code at top level; signature and fields inside a class)."""
         pieces: list[Piece] = []
@@ -140,7 +160,10 @@ class CodeChunker(Chunker):
         weight = 0 if like.kind == "module" else size
         if size <= self.max_bytes:
             return [replace(like, start=start, end=end, weight=weight)]
-        return [replace(like, start=s, end=e, weight=weight, fixed=True) for s, e in self._windows(src, start, end)]
+        return [
+            replace(like, start=s, end=e, weight=weight, fixed=True)
+            for s, e in self._windows(src, start, end)
+        ]
 
     def _unit(self, src: Source, d: Definition) -> list[Piece]:
         start, end = strip_span(src.text, d.start, d.end)
@@ -150,11 +173,16 @@ class CodeChunker(Chunker):
             return [Piece(start, end, kind, d.symbol, d.parent, d.labels, size)]
         members = [m for m in d.members if m.category != "type"]
         if members:  # a class's members, or the functions a large function defines inside it
-            parts = self._scope(src, d.start, d.end, members, Piece(0, 0, kind, d.symbol, d.parent, d.labels))
+            parts = self._scope(
+                src, d.start, d.end, members, Piece(0, 0, kind, d.symbol, d.parent, d.labels)
+            )
             for part in parts:
                 part.fixed = True
             return parts
-        return [Piece(s, e, kind, d.symbol, d.parent, d.labels, size, True) for s, e in self._windows(src, start, end)]
+        return [
+            Piece(s, e, kind, d.symbol, d.parent, d.labels, size, True)
+            for s, e in self._windows(src, start, end)
+        ]
 
     # -- merging small pieces --------------------------------------------------------------
     def _merge(self, src: Source, pieces: list[Piece]) -> list[Piece]:
@@ -201,7 +229,9 @@ class CodeChunker(Chunker):
         out: list[tuple[int, int]] = []
         first = last = -1
         for s, e in self._line_pieces(src, start, end):
-            if first >= 0 and (src.size(first, e) > self.max_bytes or src.size(first, last) >= target):
+            if first >= 0 and (
+                src.size(first, e) > self.max_bytes or src.size(first, last) >= target
+            ):
                 out.append((first, last))
                 first = -1
             if first < 0:

@@ -24,8 +24,10 @@ from ..types import Chunk, Document
 PROMPT_VERSION = 1
 MAX_CONTEXT_TOKENS = 120
 
-SYSTEM = ("You write short retrieval context for document chunks. Reply in {language} with one or two "
-          "sentences and nothing else.")
+SYSTEM = (
+    "You write short retrieval context for document chunks. Reply in {language} with one or two "
+    "sentences and nothing else."
+)
 USER = """<document>
 {document}
 </document>
@@ -49,12 +51,18 @@ class ContextStats:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in self.__dict__.items() if k != "notes"}
+        return {
+            k: (round(v, 2) if isinstance(v, float) else v)
+            for k, v in self.__dict__.items()
+            if k != "notes"
+        }
 
     def summary(self) -> str:
-        return (f"contextualized {self.chunks} chunks with {self.backend} in {self.seconds:.1f} s: "
-                f"{self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input tokens, "
-                f"{self.output_tokens:,} output tokens, {self.fallbacks} fallbacks to extractive")
+        return (
+            f"contextualized {self.chunks} chunks with {self.backend} in {self.seconds:.1f} s: "
+            f"{self.calls} LLM calls, {self.cache_hits} cached, {self.input_tokens:,} input tokens, "
+            f"{self.output_tokens:,} output tokens, {self.fallbacks} fallbacks to extractive"
+        )
 
 
 def extractive_context(doc: Document, chunk: Chunk) -> str:
@@ -116,10 +124,16 @@ class OllamaContextualizer(Contextualizer):
     """An LLM on an Ollama server, through the official client's chat API
     (temperature 0, fixed seed), with the document and chunk inside delimiters."""
 
-    def __init__(self, model: str, host: str | None = None, cache: ReplyCache | None = None, tokenizer=None):
-        self.client = ChatClient(model, host, purpose=" for contextual retrieval",
-                                 fallback=", or use contextual:llm=extractive",
-                                 missing="give the Ollama model: contextual:llm=ollama:gemma3:4b")
+    def __init__(
+        self, model: str, host: str | None = None, cache: ReplyCache | None = None, tokenizer=None
+    ):
+        self.client = ChatClient(
+            model,
+            host,
+            purpose=" for contextual retrieval",
+            fallback=", or use contextual:llm=extractive",
+            missing="give the Ollama model: contextual:llm=ollama:gemma3:4b",
+        )
         self.backend = self.client.backend
         super().__init__(cache, tokenizer)
 
@@ -131,7 +145,8 @@ class OllamaContextualizer(Contextualizer):
             return cached
         response = self.client.chat(
             SYSTEM.format(language=LANGUAGE_NAMES.get(language, "the document's language")),
-            USER.format(document=doc.text, chunk=chunk.text), max_tokens=MAX_CONTEXT_TOKENS * 2,
+            USER.format(document=doc.text, chunk=chunk.text),
+            max_tokens=MAX_CONTEXT_TOKENS * 2,
         )
         self.stats.calls += 1
         tokens_in, tokens_out = response.input_tokens, response.output_tokens
@@ -149,7 +164,9 @@ class OllamaContextualizer(Contextualizer):
         return reply
 
 
-def make_contextualizer(spec: str, cache_dir: Path | None, ollama_host: str | None = None, tokenizer=None):
+def make_contextualizer(
+    spec: str, cache_dir: Path | None, ollama_host: str | None = None, tokenizer=None
+):
     cache = ReplyCache(cache_dir / "contexts.sqlite" if cache_dir else None, PROMPT_VERSION)
     if spec == "extractive":
         return Contextualizer(cache, tokenizer)

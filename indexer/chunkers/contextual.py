@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from .contexts import make_contextualizer
+from .contexts import Contextualizer, make_contextualizer
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
 from .registry import PRESETS, REGISTRY, parse_strategy
@@ -24,14 +24,23 @@ class ContextualChunker(Chunker):
     description = "base strategy's chunks with an LLM-written context in indexed_text"
     params = {
         "base": Param(str, "headers", "base strategy (preset or kind) whose chunks get a context"),
-        "llm": Param(str, "ollama:gemma3:4b", "ollama:<model>, or extractive (offline stand-in, no LLM)"),
+        "llm": Param(
+            str, "ollama:gemma3:4b", "ollama:<model>, or extractive (offline stand-in, no LLM)"
+        ),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    base: str
+    llm: str
 
     def validate(self) -> None:
         base = self.base.split(":", 1)[0]
-        self.require(base in PRESETS or base in REGISTRY, f"base ({self.base}) is not a known strategy")
-        self.require(base not in ("contextual", "parent", "semantic"),
-                     f"base ({self.base}) must be a structural strategy (headers, blocks, fixed...)")
+        self.require(
+            base in PRESETS or base in REGISTRY, f"base ({self.base}) is not a known strategy"
+        )
+        self.require(
+            base not in ("contextual", "parent", "semantic"),
+            f"base ({self.base}) must be a structural strategy (headers, blocks, fixed...)",
+        )
         if not (self.llm == "extractive" or self.llm.startswith("ollama:")):
             raise InvalidParameter(f"llm must be extractive or ollama:<model>, not {self.llm!r}")
 
@@ -40,18 +49,21 @@ class ContextualChunker(Chunker):
         """The base strategy's chunker, whose chunks get a context (made on first use)."""
         if getattr(self, "_base_chunker", None) is None:
             spec = parse_strategy(self.base)
-            self._base_chunker = spec.create(tokenizer=self.tokenizer, name=f"{self.name}.base", context=self.context)
+            self._base_chunker = spec.create(
+                tokenizer=self.tokenizer, name=f"{self.name}.base", context=self.context
+            )
         return self._base_chunker
 
     @property
-    def contextualizer(self):
+    def contextualizer(self) -> Contextualizer:
         if getattr(self, "_contextualizer", None) is None:
-            self._contextualizer = make_contextualizer(self.llm, self.context.cache_dir, self.context.ollama_host,
-                                                       self.tokenizer)
+            self._contextualizer = make_contextualizer(
+                self.llm, self.context.cache_dir, self.context.ollama_host, self.tokenizer
+            )
         return self._contextualizer
 
     @contextualizer.setter
-    def contextualizer(self, value) -> None:
+    def contextualizer(self, value: Contextualizer) -> None:
         self._contextualizer = value
 
     def chunk(self, doc: Document) -> list[Chunk]:
@@ -59,9 +71,20 @@ class ContextualChunker(Chunker):
         out = []
         for base in self.base_chunker.chunk(doc):
             context = self.contextualizer.context(doc, base, language)
-            out.append(self.make_chunk(doc, base.start, base.end, base.kind, base.header,
-                                       tuple(base.heading_path.split(PATH_SEP)), base.n_tokens,
-                                       symbol=base.symbol, parent_symbol=base.parent_symbol, context=context))
+            out.append(
+                self.make_chunk(
+                    doc,
+                    base.start,
+                    base.end,
+                    base.kind,
+                    base.header,
+                    tuple(base.heading_path.split(PATH_SEP)),
+                    base.n_tokens,
+                    symbol=base.symbol,
+                    parent_symbol=base.parent_symbol,
+                    context=context,
+                )
+            )
         return out
 
     def build_report(self) -> dict:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
+import numpy as np
+
 from ..loaders.markdown import blocks_of
+from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
-from .packing import last_word_edge
+from .packing import last_word_edge, next_start
 
 
 class FixedChunker(Chunker):
@@ -23,13 +26,22 @@ class FixedChunker(Chunker):
     params = {
         "size": Param(int, 128, "window size in tokens"),
         "overlap": Param(int, 0, "tokens shared by consecutive windows"),
-        "table_header": Param(bool, False, "repeat a table's header row in the header of windows that start inside it"),
+        "table_header": Param(
+            bool, False, "repeat a table's header row in the header of windows that start inside it"
+        ),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    size: int
+    overlap: int
+    table_header: bool
 
     def validate(self) -> None:
         self.require(self.size >= 1, f"size ({self.size}) must be at least 1")
         self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
-        self.require(self.overlap < self.size, f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        self.require(
+            self.overlap < self.size,
+            f"overlap ({self.overlap}) must be smaller than size ({self.size})",
+        )
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         bounds = self.bounds(doc)  # numpy: only two entries per window are read
@@ -42,11 +54,29 @@ class FixedChunker(Chunker):
         table_starts = [t[0] for t in tables]
         last = (-1, -1)
         new = self.new_chunk
+        for i, j in self._token_windows(text, bounds, n):
+            s, e = strip_span(text, int(bounds[i]), int(bounds[j]))
+            if s < e and (s, e) != last:
+                last = (s, e)
+                yield new(
+                    doc,
+                    s,
+                    e,
+                    "window",
+                    _table_header(tables, table_starts, s),
+                    section_path(doc, s),
+                    j - i,
+                    bisect.bisect_right(line_starts, s),
+                    bisect.bisect_right(line_starts, e - 1),
+                )
+
+    def _token_windows(self, text: str, bounds: np.ndarray, n: int) -> Iterator[tuple[int, int]]:
+        """Each window's first and end token: window i covers tokens [i, i + size), its end
+        moved back to the last token boundary between words (a word longer than the window
+        is cut); the next one starts `overlap` tokens before it ends, moved back likewise,
+        and ends later than it (else it starts where that one ended); the last reaches the end."""
         size, overlap = self.size, self.overlap
-        # window i covers tokens [i, i + size), its end moved back to the last token
-        # boundary between words (a word longer than the window is cut); the next one
-        # starts `overlap` tokens before it ends, moved back likewise, and ends later than
-        # it (else it starts where that one ended); the last reaches the end
+
         def end_of(start: int) -> int:
             j = min(start + size, n)
             return (last_word_edge(text, bounds, j, start) or j) if j < n else j
@@ -56,23 +86,10 @@ class FixedChunker(Chunker):
             j = end_of(i)
             if j <= prev:
                 i, j = prev, end_of(prev)
-            s, e = int(bounds[i]), int(bounds[j])
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            header = ""
-            if tables and s < e:
-                t = bisect.bisect_right(table_starts, s) - 1
-                if t >= 0 and tables[t][0] < s < tables[t][1]:
-                    header = tables[t][2]
-            if s < e and (s, e) != last:
-                last = (s, e)
-                yield new(doc, s, e, "window", header, section_path(doc, s), j - i,
-                          bisect.bisect_right(line_starts, s), bisect.bisect_right(line_starts, e - 1))
+            yield i, j
             if j >= n:
                 return
-            i, prev = (last_word_edge(text, bounds, j - overlap, i) if j - overlap > i else None) or j, j
+            i, prev = next_start(text, bounds, i, j, overlap), j
 
     @staticmethod
     def _tables(doc: Document) -> list[tuple[int, int, str]]:
@@ -83,5 +100,15 @@ class FixedChunker(Chunker):
         for block in blocks_of(doc):
             if block.kind == "table" and block.parts:
                 head_start, head_end = block.parts[0]
-                out.append((block.start, block.end, doc.text[head_start:head_end].split("\n", 1)[0]))
+                out.append(
+                    (block.start, block.end, doc.text[head_start:head_end].split("\n", 1)[0])
+                )
         return out
+
+
+def _table_header(tables: list[tuple[int, int, str]], starts: list[int], offset: int) -> str:
+    """The header row of the table an offset falls inside (after its start), "" if none."""
+    t = bisect.bisect_right(starts, offset) - 1
+    if t >= 0 and tables[t][0] < offset < tables[t][1]:
+        return tables[t][2]
+    return ""

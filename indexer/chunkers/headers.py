@@ -27,12 +27,17 @@ class HeadersChunker(Chunker):
         "overlap": Param(int, 64, "tokens shared by the windows of a long section"),
         "min_tokens": Param(int, 64, "plain text: merge paragraphs up to this size"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    max_tokens: int
+    overlap: int
+    min_tokens: int
 
     def validate(self) -> None:
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
         self.require(self.overlap >= 0, f"overlap ({self.overlap}) must not be negative")
         self.require(
-            self.overlap < self.max_tokens, f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})"
+            self.overlap < self.max_tokens,
+            f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})",
         )
         self.require(
             0 <= self.min_tokens <= self.max_tokens,
@@ -54,7 +59,9 @@ class HeadersChunker(Chunker):
                 yield self.make_chunk(doc, start, end, "section", header, path, n)
             else:
                 # windows whose own text is within max_tokens (see packing.windows)
-                for s, e, k in windows(self, doc, start, end, self.max_tokens, overlap=self.overlap):
+                for s, e, k in windows(
+                    self, doc, start, end, self.max_tokens, overlap=self.overlap
+                ):
                     yield self.make_chunk(doc, s, e, "window", header, path, k)
 
     @staticmethod
@@ -83,7 +90,9 @@ class HeadersChunker(Chunker):
                 break
             if block.end <= start:
                 continue
-            pieces.extend(fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE))
+            pieces.extend(
+                fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE)
+            )
         out: list[tuple[int, int, int]] = []
         group: list[tuple[int, int, int]] = []
         total = 0

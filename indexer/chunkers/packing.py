@@ -62,20 +62,26 @@ def words(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 MARGIN = 4
 
 
-def doc_counts(chunker: Chunker, doc: Document, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+def doc_counts(
+    chunker: Chunker, doc: Document, starts: Sequence[int], ends: Sequence[int]
+) -> list[int]:
     """Tokens of each span doc.text[start:end] counted on the document's tokens: one
     tokenization of the document serves every span (see MARGIN)."""
     b = chunker.bounds(doc)
     # queries of the array's own dtype: mixed dtypes would copy the whole array per call
     ends_at = np.searchsorted(b, np.asarray(ends, dtype=b.dtype), side="left")
-    return (ends_at - np.searchsorted(b, np.asarray(starts, dtype=b.dtype), side="right") + 1).tolist()
+    return (
+        ends_at - np.searchsorted(b, np.asarray(starts, dtype=b.dtype), side="right") + 1
+    ).tolist()
 
 
 def span_tokens(chunker: Chunker, doc: Document, start: int, end: int, limit: int) -> int:
     """Tokens of doc.text[start:end]: counted on the document's tokens, or exactly when
     that is within MARGIN of `limit` (so a span reported within the limit is within it)."""
     [n] = doc_counts(chunker, doc, (start,), (end,))
-    return n if n + MARGIN <= limit or n > 2 * limit + MARGIN else chunker.count(doc.text[start:end])
+    return (
+        n if n + MARGIN <= limit or n > 2 * limit + MARGIN else chunker.count(doc.text[start:end])
+    )
 
 
 PROSE: tuple[Splitter, ...] = (paragraphs, lines, sentences, words)
@@ -105,7 +111,9 @@ def fit(
         spans = iter(split(doc.text, start, end))
         head = list(itertools.islice(spans, 2))
         if len(head) > 1:
-            pieces = fit_each(chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit)
+            pieces = fit_each(
+                chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit
+            )
             return pack(chunker, doc, pieces, limit, first_limit)
     # one unbreakable run: token windows
     return windows(chunker, doc, start, end, limit, first_limit)
@@ -123,7 +131,9 @@ def fit_each(
     tokens: pieces made as they are taken (for `pack`), never a list of them all."""
     emitted = False
     for s, e in spans:
-        for piece in fit(chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit):
+        for piece in fit(
+            chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit
+        ):
             emitted = True
             yield piece
 
@@ -145,7 +155,23 @@ def windows(
     Consecutive windows share `overlap` document tokens."""
     first_limit = limit if first_limit is None else min(first_limit, limit)
     text = doc.text
-    b = chunker.bounds(doc)
+    edges = _edges(chunker.bounds(doc), start, end)
+    n = len(edges) - 1
+    out: list[Span] = []
+    i = prev = 0
+    while i < n:
+        cap = first_limit if not out else limit
+        i, j, s, e, k = _fit_window(chunker, text, edges, i, prev, cap)
+        if s < e and not (out and out[-1][:2] == (s, e)):
+            out.append((s, e, k))
+        if j >= n:
+            break
+        i, prev = next_start(text, edges, i, j, overlap), j
+    return out
+
+
+def _edges(b: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The document's token boundaries within [start, end], with start and end themselves."""
     # keys of the array's own dtype: a Python int would copy the whole array per call
     i0 = int(np.searchsorted(b, b.dtype.type(start), side="left"))
     i1 = int(np.searchsorted(b, b.dtype.type(end), side="right"))
@@ -153,34 +179,41 @@ def windows(
     head = [start] if not len(edges) or edges[0] != start else []
     tail = [end] if not len(edges) or edges[-1] != end else []
     if head or tail:
-        edges = np.concatenate((np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype)))
+        edges = np.concatenate(
+            (np.asarray(head, dtype=b.dtype), edges, np.asarray(tail, dtype=b.dtype))
+        )
+    return edges
+
+
+def _fit_window(
+    chunker: Chunker, text: str, edges: np.ndarray, i: int, prev: int, cap: int
+) -> tuple[int, int, int, int, int]:
+    """The window from edge i (or from `prev`, where the last window ended, if it would
+    end no further) of at most `cap` tokens as its own text tokenizes, shortened until it
+    fits: (first edge, end edge, start, end, tokens)."""
     n = len(edges) - 1
-    out: list[Span] = []
-    i = prev = 0
-    while i < n:
-        cap = first_limit if not out else limit
-        size = max(cap, 1)
-        while True:
-            j = min(i + size, n)
-            if j < n:  # windows end between words where they can
-                j = last_word_edge(text, edges, j, i) or j
-            if j <= prev:  # no further than the last window: start where it ended
-                i, size = prev, max(cap, 1)
-                continue
-            s, e = strip_span(text, int(edges[i]), int(edges[j]))
-            k = chunker.count(text[s:e]) if s < e else 0
-            if k <= cap or j - i == 1:
-                break
-            size = max(min(j - i - 1, j - i - (k - cap)), 1)
-        if s < e and not (out and out[-1][:2] == (s, e)):
-            out.append((s, e, k))
-        if j >= n:
-            break
-        i, prev = (last_word_edge(text, edges, j - overlap, i) if j - overlap > i else None) or j, j
-    return out
+    size = max(cap, 1)
+    while True:
+        j = min(i + size, n)
+        if j < n:  # windows end between words where they can
+            j = last_word_edge(text, edges, j, i) or j
+        if j <= prev:  # no further than the last window: start where it ended
+            i, size = prev, max(cap, 1)
+            continue
+        s, e = strip_span(text, int(edges[i]), int(edges[j]))
+        k = chunker.count(text[s:e]) if s < e else 0
+        if k <= cap or j - i == 1:
+            return i, j, s, e, k
+        size = max(min(j - i - 1, j - i - (k - cap)), 1)
 
 
-def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
+def next_start(text: str, edges: np.ndarray, i: int, j: int, overlap: int) -> int:
+    """Where the window after the one over edges [i, j) starts: `overlap` tokens before
+    its end, moved back to a boundary between words, else where it ended."""
+    return (last_word_edge(text, edges, j - overlap, i) if j - overlap > i else None) or j
+
+
+def last_word_edge(text: str, edges: np.ndarray, j: int, floor: int) -> int | None:
     """The largest k in (floor, j] whose boundary edges[k] splits no word, None if every
     one does (a word longer than the window). Checked lazily, a few characters per
     window, rather than over every boundary of the document."""
@@ -190,7 +223,13 @@ def last_word_edge(text: str, edges, j: int, floor: int) -> int | None:
     return k if k > floor else None
 
 
-def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, first_limit: int | None = None) -> list[Span]:
+def pack(
+    chunker: Chunker,
+    doc: Document,
+    pieces: Iterable[Span],
+    limit: int,
+    first_limit: int | None = None,
+) -> list[Span]:
     """Greedily merge adjacent pieces while the merged text stays within the limit. The
     pieces are taken one at a time: only the group being merged is held.
 
@@ -201,6 +240,7 @@ def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, fi
     one by one (a 500-token group of code lines must not become 60 one-line chunks)."""
     out: list[Span] = []
     group: list[Span] = []
+    estimate = 0
 
     def cap() -> int:
         return limit if out else (first_limit or limit)
@@ -231,7 +271,6 @@ def pack(chunker: Chunker, doc: Document, pieces: Iterable[Span], limit: int, fi
         group = group[last + 1 :]
         estimate = sum(p[2] for p in group) + max(len(group) - 1, 0)
 
-    estimate = 0
     for piece in pieces:
         while group and estimate + piece[2] + 1 > cap():
             emit_fitting()

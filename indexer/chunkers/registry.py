@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameter, UnknownStrategy, UsageError
-from .base import Chunker, ChunkerContext, Param, coerce
+from ..text.tokens import Tokenizer
+from .base import Chunker, ChunkerContext, check_known, resolve_values
 
 REGISTRY: dict[str, type[Chunker]] = {}
 
@@ -51,10 +52,20 @@ class StrategySpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def create(self, tokenizer=None, embedder=None, name: str | None = None,
-               context: ChunkerContext | None = None) -> Chunker:
-        return REGISTRY[self.kind](name=name or self.name, tokenizer=tokenizer, embedder=embedder, context=context,
-                                   **self.params)
+    def create(
+        self,
+        tokenizer: Tokenizer | None = None,
+        embedder: Any = None,
+        name: str | None = None,
+        context: ChunkerContext | None = None,
+    ) -> Chunker:
+        return REGISTRY[self.kind](
+            name=name or self.name,
+            tokenizer=tokenizer,
+            embedder=embedder,
+            context=context,
+            **self.params,
+        )
 
     @property
     def uses_embedder(self) -> bool:
@@ -108,22 +119,15 @@ def parse_strategy(text: str, name: str | None = None) -> StrategySpec:
     else:
         raise UnknownStrategy(f"unknown strategy {base!r}; {known_strategies()}")
     cls = REGISTRY[kind]
-    params: dict[str, Param] = cls.params
-    for key in overrides:
-        if key not in params:
-            raise InvalidParameter(
-                f"unknown parameter {key!r} for strategy {kind} (known: {', '.join(params) or 'none'})"
-            )
-    values = {k: p.default for k, p in params.items()}
-    values.update(preset_values)
-    values.update({k: coerce(k, params[k], v) for k, v in overrides.items()})
+    check_known(kind, cls.params, overrides)
+    values = resolve_values(cls.params, preset_values, overrides)
     # validate the values now so a bad parameter fails before any work starts
     probe = object.__new__(cls)
-    probe.values = values
-    for key, value in values.items():
-        setattr(probe, key, value)
+    probe.set_values(values)
     probe.validate()
-    return StrategySpec(check_name(name if name is not None else canonical_name(kind, values)), kind, values)
+    return StrategySpec(
+        check_name(name if name is not None else canonical_name(kind, values)), kind, values
+    )
 
 
 def collection_names(strategy: str) -> tuple[str, ...]:
@@ -157,7 +161,9 @@ def _overrides(text: str, arg_text: str) -> dict[str, str]:
         key, eq, value = pair.partition("=")
         key = key.strip()
         if not key or not eq:
-            raise InvalidParameter(f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})")
+            raise InvalidParameter(
+                f"strategy parameters look like key=value, not {pair.strip()!r} (in {text!r})"
+            )
         if key in overrides:
             raise InvalidParameter(f"parameter {key!r} is given twice in {text!r}; give it once")
         overrides[key] = value.strip()
@@ -181,19 +187,37 @@ def canonical_name(kind: str, values: dict[str, Any]) -> str:
             return name
     if kind not in PRESETS:
         bases.insert(0, (kind, defaults))
+    name, base_values = _nearest_base(kind, params, values, bases)
+    return "-".join([name, *_differing_slugs(params, values, base_values)])
 
-    def differing(base_values: dict[str, Any]) -> list[int]:
-        return [i for i, k in enumerate(params) if values.get(k) != base_values.get(k)]
 
-    def rank(item: tuple[int, tuple[str, dict]]) -> tuple:
+def _differing(params: list[str], values: dict[str, Any], base_values: dict[str, Any]) -> list[int]:
+    """The positions of the parameters whose values differ from a base's."""
+    return [i for i, k in enumerate(params) if values.get(k) != base_values.get(k)]
+
+
+def _nearest_base(
+    kind: str, params: list[str], values: dict[str, Any], bases: list[tuple[str, dict[str, Any]]]
+) -> tuple[str, dict[str, Any]]:
+    """The base with the fewest differing parameters, then the latest-differing, then the kind."""
+
+    def rank(item: tuple[int, tuple[str, dict[str, Any]]]) -> tuple[int, list[int], bool, int]:
         order, (name, base_values) = item
-        diff = differing(base_values)
+        diff = _differing(params, values, base_values)
         return (len(diff), [-i for i in diff], name != kind, order)
 
-    _, (name, base_values) = min(enumerate(bases), key=rank)
-    parts = [name]
-    for n, i in enumerate(differing(base_values)):
+    _, nearest = min(enumerate(bases), key=rank)
+    return nearest
+
+
+def _differing_slugs(
+    params: list[str], values: dict[str, Any], base_values: dict[str, Any]
+) -> list[str]:
+    """The values that differ from the base: bare while they run from the first parameter
+    on, named after a gap (booleans are named by their slug either way)."""
+    parts = []
+    for n, i in enumerate(_differing(params, values, base_values)):
         key = params[i]
         slug = _slug(key, values[key])
         parts.append(slug if n == i or isinstance(values[key], bool) else f"{key}-{slug}")
-    return "-".join(parts)
+    return parts

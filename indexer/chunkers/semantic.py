@@ -31,17 +31,36 @@ class SemanticChunker(Chunker):
     description = "sentences grouped until the similarity of neighbours drops"
     uses_embedder = True
     params = {
-        "threshold": Param(float, None, "break where cosine similarity of neighbours is below this (overrides percentile)"),
-        "percentile": Param(float, 25.0, "break at the lowest this-% neighbour similarities of each document"),
-        "min_tokens": Param(int, 24, "never end a chunk shorter than this (except at a document end)"),
+        "threshold": Param(
+            float,
+            None,
+            "break where cosine similarity of neighbours is below this (overrides percentile)",
+        ),
+        "percentile": Param(
+            float, 25.0, "break at the lowest this-% neighbour similarities of each document"
+        ),
+        "min_tokens": Param(
+            int, 24, "never end a chunk shorter than this (except at a document end)"
+        ),
         "max_tokens": Param(int, 256, "never let a chunk grow past this"),
         "header": Param(bool, True, "the heading path where a chunk starts goes into its header"),
     }
+    # the parameters, set from `params` by Chunker.__init__
+    threshold: float | None
+    percentile: float
+    min_tokens: int
+    max_tokens: int
+    header: bool
 
     def validate(self) -> None:
         if self.threshold is not None:
-            self.require(-1.0 <= self.threshold <= 1.0, f"threshold ({self.threshold}) must be between -1 and 1")
-        self.require(0.0 < self.percentile < 100.0, f"percentile ({self.percentile}) must be in (0, 100)")
+            self.require(
+                -1.0 <= self.threshold <= 1.0,
+                f"threshold ({self.threshold}) must be between -1 and 1",
+            )
+        self.require(
+            0.0 < self.percentile < 100.0, f"percentile ({self.percentile}) must be in (0, 100)"
+        )
         self.require(self.max_tokens >= 8, f"max_tokens ({self.max_tokens}) must be at least 8")
         self.require(
             0 <= self.min_tokens <= self.max_tokens,
@@ -50,16 +69,14 @@ class SemanticChunker(Chunker):
 
     def _model(self):
         if self.embedder is None:  # the caller's: a build's, `chunk`'s (settings.embedder)
-            raise UsageError("the semantic strategy embeds sentences: create it with an embedder "
-                             "(spec.create(embedder=...) or ChunkerContext(embedder=...))")
+            raise UsageError(
+                "the semantic strategy embeds sentences: create it with an embedder "
+                "(spec.create(embedder=...) or ChunkerContext(embedder=...))"
+            )
         return self.embedder
 
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
-        units = []
-        for u in sentence_units(doc):
-            # a unit longer than max_tokens is cut first, so that every piece fits
-            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
-                units.append((s, e, n))
+        units = self._units(doc)
         if not units:
             return
         breaks = self._breaks(doc, units)
@@ -67,9 +84,7 @@ class SemanticChunker(Chunker):
         group: list[tuple[int, int, int]] = []
         size = 0
         for i, unit in enumerate(units):
-            if group and (
-                (breaks[i - 1] and size >= self.min_tokens) or size + unit[2] + 1 > self.max_tokens
-            ):
+            if group and self._ends_before(unit, size, breaks[i - 1]):
                 group = self._flush(doc, group, out)
                 size = sum(u[2] + 1 for u in group)
                 yield from out
@@ -79,6 +94,20 @@ class SemanticChunker(Chunker):
         while group:
             group = self._flush(doc, group, out)
         yield from out
+
+    def _units(self, doc: Document) -> list[tuple[int, int, int]]:
+        """The sentence units as (start, end, tokens); a unit longer than max_tokens is cut
+        first, so that every piece fits."""
+        units = []
+        for u in sentence_units(doc):
+            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
+                units.append((s, e, n))
+        return units
+
+    def _ends_before(self, unit: tuple[int, int, int], size: int, shift: bool) -> bool:
+        """Whether the group of `size` tokens ends before `unit`: at a topic shift once it is
+        min_tokens long, or where the unit would take it past max_tokens."""
+        return (shift and size >= self.min_tokens) or size + unit[2] + 1 > self.max_tokens
 
     def _breaks(self, doc: Document, units: list[tuple[int, int, int]]) -> list[bool]:
         """breaks[i]: a topic shift between unit i and unit i + 1."""
@@ -98,7 +127,9 @@ class SemanticChunker(Chunker):
         previous = None
         for i in range(0, len(units), EMBED_BATCH):
             batch = units[i : i + EMBED_BATCH]
-            vectors = np.asarray(model.embed_documents([doc.text[s:e] for s, e, _ in batch]), dtype=np.float32)
+            vectors = np.asarray(
+                model.embed_documents([doc.text[s:e] for s, e, _ in batch]), dtype=np.float32
+            )
             if previous is not None:
                 sims[i - 1] = float(previous @ vectors[0])
             sims[i : i + len(batch) - 1] = np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
@@ -115,5 +146,9 @@ class SemanticChunker(Chunker):
                 break
             take -= 1
         path = doc.heading_path_at(start)
-        out.append(self.make_chunk(doc, start, end, "semantic", header_of(path) if self.header else "", path, n))
+        out.append(
+            self.make_chunk(
+                doc, start, end, "semantic", header_of(path) if self.header else "", path, n
+            )
+        )
         return group[take:]

@@ -19,19 +19,22 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..loaders.markdown import blocks_of
+from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import iter_sentences
 from ..text.spans import index_at, strip_span
 from ..text.tokens import Tokenizer
 from ..types import Chunk, Document, join_path
+from .units import item_sentences, line_spans
 
 MAP_VERSION = 1
 CODE_LINES = 12
 UNIT_MAX_TOKENS = 160
 KINDS = ("sentence", "item", "row", "code")
+
+Span = tuple[int, int, str, tuple[int, int] | None]  # start, end, kind, table head
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +59,12 @@ def embedded_text(label: str, head_text: str, text: str) -> str:
 
 def unit_texts(doc: Document, units: list[DocUnit]) -> list[str]:
     """The texts the units of a document are embedded as (`embedded_text`)."""
-    return [embedded_text(u.path, doc.text[u.head[0]:u.head[1]] if u.head else "", doc.text[u.start:u.end])
-            for u in units]
+    return [
+        embedded_text(
+            u.path, doc.text[u.head[0] : u.head[1]] if u.head else "", doc.text[u.start : u.end]
+        )
+        for u in units
+    ]
 
 
 def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
@@ -77,55 +84,64 @@ def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
     return out
 
 
-def _spans(doc: Document) -> Iterator[tuple[int, int, str, tuple[int, int] | None]]:
+def _spans(doc: Document) -> Iterator[Span]:
     """(start, end, kind, table head) of every unit, from the document's blocks."""
     text = doc.text
     if doc.format == "code":
         yield from ((s, e, "code", None) for s, e in code_runs(text, 0, len(text)))
         return
     for block in blocks_of(doc):
-        if block.kind in ("heading", "rule"):
-            continue
-        if block.kind == "table" and block.parts:
-            head = block.parts[0]  # the header row with its |---| delimiter line
-            for s, e in block.parts[1:]:
-                yield s, e, "row", head
-        elif block.kind == "list":
-            for item_start, item_end in block.parts or ((block.start, block.end),):
-                for line_start, line_end in _lines(text, item_start, item_end):
-                    yield from ((s, e, "item", None) for s, e in iter_sentences(text, line_start, line_end))
-        elif block.kind == "code":
-            yield from ((s, e, "code", None) for s, e in code_runs(text, *_inside_fences(text, block)))
-        else:
-            yield from ((s, e, "sentence", None) for s, e in iter_sentences(text, block.start, block.end))
+        if block.kind not in ("heading", "rule"):
+            yield from _SPANS.get(block.kind, _sentence_spans)(text, block)
 
 
-def _inside_fences(text: str, block) -> tuple[int, int]:
+def _row_spans(text: str, block: Block) -> Iterator[Span]:
+    """A table's rows, each with the header row and its |---| delimiter line."""
+    if not block.parts:
+        yield from _sentence_spans(text, block)
+        return
+    head = block.parts[0]
+    for s, e in block.parts[1:]:
+        yield s, e, "row", head
+
+
+def _item_spans(text: str, block: Block) -> Iterator[Span]:
+    for item_start, item_end in block.parts or ((block.start, block.end),):
+        yield from ((s, e, "item", None) for s, e in item_sentences(text, item_start, item_end))
+
+
+def _code_spans(text: str, block: Block) -> Iterator[Span]:
+    yield from ((s, e, "code", None) for s, e in code_runs(text, *_inside_fences(text, block)))
+
+
+def _sentence_spans(text: str, block: Block) -> Iterator[Span]:
+    yield from ((s, e, "sentence", None) for s, e in iter_sentences(text, block.start, block.end))
+
+
+# a block's spans by its kind; any other block is prose, cut into sentences
+_SPANS: dict[str, Callable[[str, Block], Iterator[Span]]] = {
+    "table": _row_spans,
+    "list": _item_spans,
+    "code": _code_spans,
+}
+
+
+def _inside_fences(text: str, block: Block) -> tuple[int, int]:
     """A code block's span without its opening and closing fence lines (``` or ~~~)."""
     start, end = block.start, block.end
     if text.startswith(("```", "~~~"), start):
         nl = text.find("\n", start, end)
         start = end if nl == -1 else nl + 1
         last = text.rfind("\n", start, end)
-        if last >= start and text[last + 1:end].strip().startswith(("```", "~~~")):
+        if last >= start and text[last + 1 : end].strip().startswith(("```", "~~~")):
             end = max(last, start)
     return start, end
-
-
-def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    pos = start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        stop = end if nl == -1 else nl
-        if stop > pos:
-            yield pos, stop
-        pos = stop + 1
 
 
 def code_runs(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Runs of non-blank lines in text[start:end], at most CODE_LINES lines each."""
     run: list[tuple[int, int]] = []
-    for s, e in _lines(text, start, end):
+    for s, e in line_spans(text, start, end):
         blank = not text[s:e].strip()
         if run and (blank or len(run) == CODE_LINES):
             yield run[0][0], run[-1][1]
@@ -148,7 +164,11 @@ def _pieces(text: str, start: int, end: int, tokenizer: Tokenizer) -> Iterator[t
     while pos < end:
         at = bisect_left(bounds, pos - start)
         limit = start + int(bounds[min(at + UNIT_MAX_TOKENS, len(bounds) - 1)])
-        cut = end if limit >= end else max(text.rfind(" ", pos + 1, limit), text.rfind("\n", pos + 1, limit))
+        cut = (
+            end
+            if limit >= end
+            else max(text.rfind(" ", pos + 1, limit), text.rfind("\n", pos + 1, limit))
+        )
         if cut <= pos:
             cut = limit if limit > pos else end
         s, e = strip_span(text, pos, cut)
@@ -162,7 +182,7 @@ def unit_map(chunk: Chunk, units: list[DocUnit], doc: Document) -> str:
     the chunk's start, and the document's text outside the chunk they need."""
     starts = [u.start for u in units]
     first = max(bisect_right(starts, chunk.start) - 1, 0)
-    mine = [u for u in units[first:bisect_left(starts, chunk.end)] if u.end > chunk.start]
+    mine = [u for u in units[first : bisect_left(starts, chunk.end)] if u.end > chunk.start]
     if not mine:
         return ""
     paths: list[str] = []
@@ -179,8 +199,17 @@ def unit_map(chunk: Chunk, units: list[DocUnit], doc: Document) -> str:
             head = heads.index(u.head)
             outside.append(u.head)
         outside.append((u.start, u.end))
-        rows.append([u.start - chunk.start, u.end - chunk.start, KINDS.index(u.kind), paths.index(u.path),
-                     u.n_tokens, u.page, head])
+        rows.append(
+            [
+                u.start - chunk.start,
+                u.end - chunk.start,
+                KINDS.index(u.kind),
+                paths.index(u.path),
+                u.n_tokens,
+                u.page,
+                head,
+            ]
+        )
     extra = [[s, doc.text[s:e]] for s, e in _outside(outside, chunk.start, chunk.end)]
     data = {"v": MAP_VERSION, "p": paths, "u": rows, "h": heads, "x": extra}
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -5,10 +5,10 @@ row and a list item are units of their own; prose is split into sentences
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from ..loaders.markdown import blocks_of
+from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import iter_sentences
 from ..text.spans import index_at
 from ..types import Document
@@ -35,30 +35,57 @@ def sentence_units(doc: Document) -> Iterator[Unit]:
             yield Unit(s, e, kind, index_at(starts, s))
 
 
-def _block_units(text: str, block) -> Iterator[tuple[int, int, str]]:
+def _block_units(text: str, block: Block) -> Iterator[tuple[int, int, str]]:
     """The units of one block as (start, end, kind), made as they are taken."""
-    if block.kind == "heading":
-        yield block.start, block.end, "heading"
-    elif block.kind == "table":
-        for s, e in block.parts:
-            yield s, e, "row"
-    elif block.kind == "list":
-        for item_start, item_end in block.parts or ((block.start, block.end),):
-            for s, e in _item_sentences(text, item_start, item_end):
-                yield s, e, "item"
-    elif block.kind == "code":
-        yield block.start, block.end, "code"
-    else:
-        for s, e in iter_sentences(text, block.start, block.end):
-            yield s, e, "sentence"
+    return _UNITS.get(block.kind, _sentences)(text, block)
 
 
-def _item_sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """A list item is one unit unless it holds several sentences or nested items."""
+def _heading(_text: str, block: Block) -> Iterator[tuple[int, int, str]]:
+    yield block.start, block.end, "heading"
+
+
+def _rows(_text: str, block: Block) -> Iterator[tuple[int, int, str]]:
+    for s, e in block.parts:
+        yield s, e, "row"
+
+
+def _items(text: str, block: Block) -> Iterator[tuple[int, int, str]]:
+    for item_start, item_end in block.parts or ((block.start, block.end),):
+        for s, e in item_sentences(text, item_start, item_end):
+            yield s, e, "item"
+
+
+def _code(_text: str, block: Block) -> Iterator[tuple[int, int, str]]:
+    yield block.start, block.end, "code"
+
+
+def _sentences(text: str, block: Block) -> Iterator[tuple[int, int, str]]:
+    for s, e in iter_sentences(text, block.start, block.end):
+        yield s, e, "sentence"
+
+
+# a block's units by its kind; any other block is prose, cut into sentences
+_UNITS: dict[str, Callable[[str, Block], Iterator[tuple[int, int, str]]]] = {
+    "heading": _heading,
+    "table": _rows,
+    "list": _items,
+    "code": _code,
+}
+
+
+def item_sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """A list item is one unit unless it holds several sentences or nested items: the
+    sentences of each of its lines."""
+    for line_start, line_end in line_spans(text, start, end):
+        yield from iter_sentences(text, line_start, line_end)
+
+
+def line_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The non-empty lines of text[start:end], without their line breaks (no copy of the text)."""
     pos = start
-    while pos < end:  # each line of the item (no copy of its text)
+    while pos < end:
         nl = text.find("\n", pos, end)
         stop = end if nl == -1 else nl
         if stop > pos:
-            yield from iter_sentences(text, pos, stop)
+            yield pos, stop
         pos = stop + 1

@@ -10,16 +10,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from ..errors import IndexerError, NothingToIndex
+from ..errors import IndexerError, NothingToIndex, SkippedFile
 from ..settings import Settings
 from ..tables import printable, table
 
-if TYPE_CHECKING:
-    from ..loaders.skips import Skipped
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -74,8 +72,8 @@ def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str
 
 
 def echo_skipped(
-    skipped: Iterable[Skipped] = (),
-    warnings: Iterable[Skipped] = (),
+    skipped: Iterable[SkippedFile] = (),
+    warnings: Iterable[SkippedFile] = (),
     unsupported: Mapping[str, int] | None = None,
     err: bool = False,
 ) -> None:

@@ -18,8 +18,15 @@ from .base import Embedder, normalise
 from .cache import EmbeddingCache, stored, text_key
 
 __all__ = [
-    "CachedEmbedder", "DEFAULT_EMBEDDER", "Embedder", "EmbeddingCache", "REGISTRY", "canonical_name", "get_embedder",
-    "normalise", "register",
+    "CachedEmbedder",
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "EmbeddingCache",
+    "REGISTRY",
+    "canonical_name",
+    "get_embedder",
+    "normalise",
+    "register",
 ]
 
 # name -> factory(settings, argument after the colon for prefixed names)
@@ -30,11 +37,13 @@ PREFIXED = {"ollama"}  # names of the form `ollama:<model>`
 
 def register(name: str, prefixed: bool = False):
     """Register an embedder factory under `name` (`prefixed`: names like `name:<model>`)."""
+
     def decorate(factory):
         REGISTRY[name] = factory
         if prefixed:
             PREFIXED.add(name)
         return factory
+
     return decorate
 
 
@@ -92,8 +101,9 @@ def get_embedder(name: str | None = None, settings: Settings | None = None) -> E
         return _instances[key]
 
 
-class CachedEmbedder:
-    """Embeds documents through the cache, in batches, counting calls and hits."""
+class CachedEmbedder(Embedder):
+    """A model as an `Embedder` whose documents go through the cache, in batches,
+    counting calls and hits."""
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache | None) -> None:
         self.embedder = embedder
@@ -116,22 +126,26 @@ class CachedEmbedder:
             if key not in found:
                 missing.setdefault(key, text)
         if missing:
-            miss_keys = list(missing)
-            step = self.embedder.batch_size
-            new: list[tuple[bytes, np.ndarray]] = []
-            for i in range(0, len(miss_keys), step):
-                batch = miss_keys[i : i + step]
-                vectors = self.embedder.embed_documents([missing[k] for k in batch])
-                new.extend(zip(batch, vectors))
-            if self.cache:
-                self.cache.put_many(self.name, new)
-                # what the cache will return next time (float16): the same vectors whether
-                # computed now or read back, so a rebuild cuts and stores exactly the same
-                new = [(k, stored(v)) for k, v in new]
-            found.update(new)
+            found.update(self._compute(missing))
         self.computed += len(missing)
         self.cached += len(texts) - len(missing)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _compute(self, missing: dict[bytes, str]) -> list[tuple[bytes, np.ndarray]]:
+        """Embed the texts the cache lacks, in the model's batches, and store them: the
+        vectors as the cache returns them next time (float16), so a rebuild cuts and
+        stores exactly the same whether they were computed now or read back."""
+        miss_keys = list(missing)
+        step = self.embedder.batch_size
+        new: list[tuple[bytes, np.ndarray]] = []
+        for i in range(0, len(miss_keys), step):
+            batch = miss_keys[i : i + step]
+            vectors = self.embedder.embed_documents([missing[k] for k in batch])
+            new.extend(zip(batch, vectors))
+        if self.cache:
+            self.cache.put_many(self.name, new)
+            new = [(k, stored(v)) for k, v in new]
+        return new
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_query(text)

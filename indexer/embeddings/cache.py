@@ -75,8 +75,12 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             if path is None:
                 raise
-            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # a full disk damages nothing
-                raise OSError(errno.ENOSPC, f"no space left for the embedding cache {path}") from None
+            if (
+                getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            ):  # a full disk damages nothing
+                raise OSError(
+                    errno.ENOSPC, f"no space left for the embedding cache {path}"
+                ) from None
             aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
@@ -93,8 +97,10 @@ class EmbeddingCache:
             db.execute("PRAGMA page_size=8192")  # takes effect only on a new, empty file
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, "
-                       "vector BLOB NOT NULL, UNIQUE (model, key))")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL, "
+                "vector BLOB NOT NULL, UNIQUE (model, key))"
+            )
             db.execute("SELECT count(*) FROM vectors WHERE model = ''").fetchone()
             db.commit()
             _convert_legacy(db)
@@ -113,18 +119,23 @@ class EmbeddingCache:
                     batch = keys[i : i + 500]
                     marks = ",".join("?" * len(batch))
                     rows = self._db.execute(
-                        f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({marks})", [model, *batch]
+                        f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({marks})",
+                        [model, *batch],
                     )
                     for key, blob in rows:
                         found[key] = np.frombuffer(blob, dtype=STORED).astype(np.float32)
-            except sqlite3.DatabaseError as exc:  # damaged after opening: compute instead of reading
+            except (
+                sqlite3.DatabaseError
+            ) as exc:  # damaged after opening: compute instead of reading
                 self._fail(exc)
                 return {}
         return found
 
     def _fail(self, exc: Exception) -> None:
         self._broken = True
-        self.note = f"the embedding cache {self.path} failed ({exc}); embeddings are computed without it"
+        self.note = (
+            f"the embedding cache {self.path} failed ({exc}); embeddings are computed without it"
+        )
 
     def put_many(self, model: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         if not items:
@@ -138,7 +149,9 @@ class EmbeddingCache:
                     [(model, key, np.asarray(vec, dtype=STORED).tobytes()) for key, vec in items],
                 )
                 self._db.commit()
-            except sqlite3.DatabaseError as exc:  # a full disk or a damaged file: go on without caching
+            except (
+                sqlite3.DatabaseError
+            ) as exc:  # a full disk or a damaged file: go on without caching
                 self._fail(exc)
 
     def close(self) -> None:
@@ -157,9 +170,13 @@ def _convert_legacy(db: sqlite3.Connection) -> None:
         if db.execute(legacy).fetchone() is not None:
             rows = db.execute("SELECT model, key, vector FROM embeddings")
             while batch := rows.fetchmany(2000):
-                db.executemany("INSERT OR IGNORE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
-                               [(m, k, np.frombuffer(v, dtype=np.float32).astype(STORED).tobytes())
-                                for m, k, v in batch])
+                db.executemany(
+                    "INSERT OR IGNORE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
+                    [
+                        (m, k, np.frombuffer(v, dtype=np.float32).astype(STORED).tobytes())
+                        for m, k, v in batch
+                    ],
+                )
             db.execute("DROP TABLE embeddings")
         db.commit()
     except BaseException:

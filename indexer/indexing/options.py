@@ -11,7 +11,10 @@ from ..retrieval.bm25 import ENGINES
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.analyzer import LANGUAGE_DEFAULTS
 
-LANGUAGES = ("auto", *LANGUAGE_DEFAULTS)  # the BM25 analyzer's languages; auto: decided from the documents
+LANGUAGES = (
+    "auto",
+    *LANGUAGE_DEFAULTS,
+)  # the BM25 analyzer's languages; auto: decided from the documents
 # the stages a build passes, in order, each told to `BuildOptions.on_stage`
 STAGES = ("locked", "embedding", "publish", "published")
 
@@ -52,9 +55,13 @@ class BuildOptions:
 
     def check(self) -> None:
         if self.bm25_engine not in ENGINES:
-            raise UsageError(f"unknown BM25 engine {self.bm25_engine!r}; use one of {', '.join(ENGINES)}")
+            raise UsageError(
+                f"unknown BM25 engine {self.bm25_engine!r}; use one of {', '.join(ENGINES)}"
+            )
         if self.lang not in LANGUAGES:
-            raise UsageError(f"--lang must be {', '.join(LANGUAGES[1:])} or auto, not {self.lang!r}")
+            raise UsageError(
+                f"--lang must be {', '.join(LANGUAGES[1:])} or auto, not {self.lang!r}"
+            )
         if self.stem is not None and self.stem < 0:
             raise UsageError(f"--stem must be 0 (off) or a prefix length, not {self.stem}")
 

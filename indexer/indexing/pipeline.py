@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
@@ -49,12 +49,18 @@ class ChunkStats:
         }
 
 
-def resolve_strategies(strategies: list[str | StrategySpec], name: str | None = None) -> list[StrategySpec]:
+def resolve_strategies(
+    strategies: Sequence[str | StrategySpec], name: str | None = None
+) -> list[StrategySpec]:
     specs = [s if isinstance(s, StrategySpec) else parse_strategy(s) for s in strategies]
     if name is not None:
         if len(specs) != 1:
             raise ValueError("--name applies to a single --strategy")
-        specs = [parse_strategy(strategies[0], name=name) if not isinstance(strategies[0], StrategySpec) else specs[0]]
+        specs = [
+            parse_strategy(strategies[0], name=name)
+            if not isinstance(strategies[0], StrategySpec)
+            else specs[0]
+        ]
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
@@ -86,12 +92,19 @@ def iter_chunks(
     """
     settings = settings_for(settings)
     specs = resolve_strategies(strategies)
-    found, docs = load_documents(paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages)
+    found, docs = load_documents(
+        paths, include, exclude, max_file_size, skip_dirs, encoding, max_pdf_pages
+    )
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
-    embedder = get_embedder(settings.embedder, settings) if any(s.uses_embedder for s in specs) else None
-    context = ChunkerContext(tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir), embedder=embedder,
-                             ollama_host=settings.ollama_host)
+    embedder = (
+        get_embedder(settings.embedder, settings) if any(s.uses_embedder for s in specs) else None
+    )
+    context = ChunkerContext(
+        tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir),
+        embedder=embedder,
+        ollama_host=settings.ollama_host,
+    )
     chunkers = [spec.create(context=context) for spec in specs]
     stats = {spec.name: ChunkStats(spec.name, spec.describe()) for spec in specs}
 
@@ -112,7 +125,7 @@ def iter_chunks(
     return found, stats, stream()
 
 
-def nothing_message(paths, found: Discovery) -> str:
+def nothing_message(paths: Iterable[str | os.PathLike[str]], found: Discovery) -> str:
     where = ", ".join(str(p) for p in paths)
     detail = ""
     if found.skipped:
@@ -138,8 +151,16 @@ def chunk(
     settings: Settings | None = None,
 ) -> tuple[dict[str, list[Chunk]], dict[str, ChunkStats], Discovery]:
     """Chunk a corpus in memory: {strategy name: chunks}, stats, discovery report."""
-    found, stats, stream = iter_chunks(list(paths), list(strategies), include, exclude, max_file_size, encoding,
-                                       max_pdf_pages=max_pdf_pages, settings=settings)
+    found, stats, stream = iter_chunks(
+        list(paths),
+        list(strategies),
+        include,
+        exclude,
+        max_file_size,
+        encoding,
+        max_pdf_pages=max_pdf_pages,
+        settings=settings,
+    )
     out: dict[str, list[Chunk]] = {name: [] for name in stats}
     for name, _doc, chunks in stream:
         out[name].extend(chunks)

@@ -24,14 +24,25 @@ class Plan:
     stats: dict[str, list[int] | None]  # each file's identity, taken before reading it
     manifest: dict | None
 
+    def previous_manifest(self) -> dict:
+        """The live version's manifest, which an incremental plan has (`plan_build` plans a
+        full build when it is missing or unreadable)."""
+        assert self.manifest is not None, (
+            "an incremental build plan has the live version's manifest"
+        )
+        return self.manifest
 
-def _reason(job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dict,
-            report: BuildReport) -> str:
+
+def _reason(
+    job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dict, report: BuildReport
+) -> str:
     """Why the whole collection is rebuilt, or "" (an incremental build)."""
     if job.options.full:
         return "--full"
     if old is None:
-        others = [e.embedder for e in job.store.catalogue.entries() if e.strategy == report.strategy]
+        others = [
+            e.embedder for e in job.store.catalogue.entries() if e.strategy == report.strategy
+        ]
         if others:
             return f"first build with {report.embedder} (kept: {', '.join(others)})"
         return "first build"
@@ -42,8 +53,14 @@ def _reason(job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dic
     return ""
 
 
-def plan_build(job: BuildJob, old: Entry | None, wanted: dict, report: BuildReport, timer: Timer,
-               changed: set[str] | None = None) -> Plan:
+def plan_build(
+    job: BuildJob,
+    old: Entry | None,
+    wanted: dict,
+    report: BuildReport,
+    timer: Timer,
+    changed: set[str] | None = None,
+) -> Plan:
     """The plan of one strategy's build against its live version `old`; `wanted`: the
     build settings (`build_settings`) the new version has. Counts what it found in
     `report` (added, changed, removed, unchanged; the warnings and skips of files kept)."""
@@ -61,16 +78,19 @@ def plan_build(job: BuildJob, old: Entry | None, wanted: dict, report: BuildRepo
     return Plan("", process, unchanged, removed, hashes, stats, manifest)
 
 
-def _hash(files: list[SourceFile], trusted: dict[str, tuple[str, int | list | None]],
-          ) -> tuple[dict[str, list[int] | None], dict[str, str]]:
+def _hash(
+    files: list[SourceFile],
+    trusted: dict[str, tuple[str, int | list | None]],
+) -> tuple[dict[str, list[int] | None], dict[str, str]]:
     """Each file's identity (taken before reading it) and content hash (`trusted`: the
     hashes `trusted_hashes` lets a file keep without reading it)."""
     stats = {src.doc_id: identity(src.path) for src in files}
     return stats, {src.doc_id: content_hash(src, trusted, stats[src.doc_id]) for src in files}
 
 
-def _compare(by_id: dict[str, SourceFile], hashes: dict[str, str], manifest: dict,
-             report: BuildReport) -> tuple[list[SourceFile], list[str]]:
+def _compare(
+    by_id: dict[str, SourceFile], hashes: dict[str, str], manifest: dict, report: BuildReport
+) -> tuple[list[SourceFile], list[str]]:
     """(files to process, doc_ids unchanged) against the live version's manifest: a file
     with the hash it had is kept (with its warnings), one that failed as it does now stays
     skipped (with its reason), any other is added or changed."""

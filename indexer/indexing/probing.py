@@ -20,12 +20,15 @@ from ..store import Entry, Store
 GROWTH = 2.0  # re-measured when the collection grew or shrank by this factor since
 
 
-def measured(store: Store, entry: Entry, embedder: CachedEmbedder, old: Entry | None = None) -> dict:
+def measured(
+    store: Store, entry: Entry, embedder: CachedEmbedder, old: Entry | None = None
+) -> dict:
     """The measurement for `entry` (a version about to be published): `old`'s when it
     has one and the collection is about the same size, else measured now ({}: too small)."""
-    kept = (old.extra.get("fusion") or {}).get("measured") if old is not None else None
-    if kept and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
-        return kept
+    if old is not None:
+        kept = (old.extra.get("fusion") or {}).get("measured")
+        if kept and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
+            return kept
     return measure(Index(store, entry, embedder, refresh=math.inf))
 
 

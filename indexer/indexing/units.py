@@ -26,7 +26,7 @@ class DocumentUnits:
         texts = list(dict.fromkeys(unit_texts(doc, units)))
         computed, cached = self.embedder.computed, self.embedder.cached
         for i in range(0, len(texts), BATCH):
-            self.embedder.embed_documents(texts[i:i + BATCH])
+            self.embedder.embed_documents(texts[i : i + BATCH])
         self.embedded += self.embedder.computed - computed
         self.cached += self.embedder.cached - cached
         return units

@@ -26,25 +26,39 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .building import BuildReport, build
+from .events import EventPaths
 from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.files import SKIP_DIRS, input_labels
-from ..loaders.paths import IGNORE_FILE, PathFilter, read_ignore_file
+from ..loaders.paths import IGNORE_FILE
 from ..loaders.formats import format_of
 from ..settings import Settings, settings_for
 from ..tables import printable
 
+if TYPE_CHECKING:  # the store is opened, and watchfiles imported, when first needed
+    from watchfiles import Change
+
+    from ..store import Store
+
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
-TICK_MS = 250  # how often the loop wakes without events (the first sync, retries after a failed one)
+TICK_MS = (
+    250  # how often the loop wakes without events (the first sync, retries after a failed one)
+)
 RETRY_SECONDS = (2, 5, 15, 60)
 ANALYZER_KEYS = ("lang", "stem", "fold", "stopwords")
 BM25_KEYS = (*ANALYZER_KEYS, "bm25_engine")  # BuildOptions fields a collection keeps
+
+
+class StopSignal(Protocol):
+    """What ends a watch when set (a `threading.Event`)."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass
@@ -62,97 +76,28 @@ class Sync:
         return not self.error
 
     def to_dict(self) -> dict:
-        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)), "seconds": round(self.seconds, 3),
-                "files": self.files, "error": self.error, "reports": [r.to_dict() for r in self.reports]}
+        return {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)),
+            "seconds": round(self.seconds, 3),
+            "files": self.files,
+            "error": self.error,
+            "reports": [r.to_dict() for r in self.reports],
+        }
 
 
 @dataclass(frozen=True)
 class Status:
     """What a status line shows."""
 
-    state: str = "starting"  # starting | syncing | waiting (for another build's lease) | watching | stopped
+    state: str = (
+        "starting"  # starting | syncing | waiting (for another build's lease) | watching | stopped
+    )
     pending: int = 0  # files named by the batch being synced, or waiting for a retry
     last_sync: float | None = None  # epoch seconds of the last successful sync
     last_seconds: float = 0.0
     syncs: int = 0
     skipped: int = 0  # files not indexed (bad input), as of the last sync
     error: str = ""  # the last sync's error, if it failed
-
-
-class EventPaths:
-    """Which file-system events matter, and the doc_ids they name: the rules of discovery
-    (hidden and vendored folders, include/exclude and .indexerignore patterns, file types)
-    applied to single paths, and the index folder itself left out."""
-
-    def __init__(self, paths: list[str | os.PathLike], db: Path, include=(), exclude=(),
-                 indexed_under: Callable[[str], bool] | None = None) -> None:
-        self.roots = [(Path(p).absolute(), Path(p).is_dir(), label) for p, label in zip(paths, input_labels(paths))]
-        self.db = os.path.realpath(db)
-        self.include, self.exclude = tuple(include), tuple(exclude)
-        self.indexed_under = indexed_under or (lambda rel: True)
-        self.filters: dict[Path, PathFilter] = {}
-        self.reload()
-
-    def reload(self) -> None:
-        """Re-read the roots' .indexerignore files."""
-        self.filters = {root: PathFilter(self.include, self.exclude + tuple(read_ignore_file(root)))
-                        for root, is_dir, _ in self.roots if is_dir}
-
-    def watched(self) -> list[str]:
-        """What to hand the file-system watcher: folders, and a single file's folder (an
-        editor replacing the file on save would end a watch on the file itself)."""
-        return sorted({str(root if is_dir else root.parent) for root, is_dir, _ in self.roots})
-
-    def located(self, path: str) -> tuple[str, str] | None:
-        """(the path relative to its root, its doc_id) under one of the roots (None
-        outside them); with several roots the doc_id starts with the root's label
-        (`loaders.files.input_labels`), as discovery names it."""
-        p = Path(path)
-        for root, is_dir, label in self.roots:
-            if not is_dir:
-                if p == root:
-                    return root.name, label or root.name
-            elif p != root and root in p.parents:
-                rel = p.relative_to(root).as_posix()
-                return rel, f"{label}/{rel}" if label else rel
-        return None
-
-    def doc_id(self, path: str) -> str | None:
-        """The doc_id a path has under one of the roots (None outside them)."""
-        found = self.located(path)
-        return found[1] if found else None
-
-    def path_of(self, doc_id: str) -> Path | None:
-        """The file a doc_id names (None when no root holds it)."""
-        for root, is_dir, label in self.roots:
-            if not is_dir and (label or root.name) == doc_id:
-                return root
-            if is_dir and (not label or doc_id.startswith(f"{label}/")):
-                rel = doc_id[len(label) + 1:] if label else doc_id
-                if (root / rel).exists():
-                    return root / rel
-        return None
-
-    def relevant(self, change, path: str) -> bool:
-        """Whether an event can change what is indexed (the watchfiles filter)."""
-        real = os.path.realpath(path)
-        if real == self.db or real.startswith(self.db + os.sep):
-            return False
-        found = self.located(path)
-        if found is None:
-            return False
-        rel, doc_id = found
-        *folders, name = rel.split("/")
-        if any(f in SKIP_DIRS for f in folders):
-            return False
-        if name == IGNORE_FILE:
-            return True
-        patterns = next((f for root, f in self.filters.items() if root in Path(path).parents), None)
-        if format_of(name)[0] is not None:  # a file given as a root, or one the patterns want (hidden: if named)
-            return patterns is None or patterns.wanted(rel)
-        if change.name == "added":  # a folder moved in: its files are new
-            return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(doc_id)  # a folder moved away or deleted
 
 
 class Watcher:
@@ -169,13 +114,24 @@ class Watcher:
     changes. `progress` is used by the first sync only (the one that may build
     everything)."""
 
-    def __init__(self, paths: list[str | os.PathLike], strategies: list[str], options: BuildOptions | None = None,
-                 *, settings: Settings | None = None, debounce_ms: int = DEBOUNCE_MS,
-                 max_delay_ms: int = MAX_DELAY_MS, on_sync: Callable[[Sync], None] | None = None,
-                 on_message: Callable[[str], None] | None = None, on_status: Callable[[Status], None] | None = None,
-                 progress=None) -> None:
+    def __init__(
+        self,
+        paths: list[str | os.PathLike],
+        strategies: list[str],
+        options: BuildOptions | None = None,
+        *,
+        settings: Settings | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        max_delay_ms: int = MAX_DELAY_MS,
+        on_sync: Callable[[Sync], None] | None = None,
+        on_message: Callable[[str], None] | None = None,
+        on_status: Callable[[Status], None] | None = None,
+        progress=None,
+    ) -> None:
         if debounce_ms < 1 or max_delay_ms < debounce_ms:
-            raise ValueError(f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})")
+            raise ValueError(
+                f"debounce_ms ({debounce_ms}) must be at least 1 and at most max_delay_ms ({max_delay_ms})"
+            )
         self.paths = [Path(p) for p in paths]
         self.strategies = list(strategies)
         self.settings = settings_for(settings)
@@ -189,36 +145,50 @@ class Watcher:
         self.say = on_message or (lambda _msg: None)
         self.on_status = on_status or (lambda _status: None)
         self.progress = progress
-        self.events = EventPaths(self.paths, self.settings.db, options.include, options.exclude,
-                                 self._indexed_under)
+        self.events = EventPaths(
+            self.paths, self.settings.db, options.include, options.exclude, self._indexed_under
+        )
         self.status = Status()
         self.syncs: list[Sync] = []
-        self._changed: set[str] | None = None  # doc_ids named since the last sync; None: hash everything
+        self._changed: set[str] | None = (
+            None  # doc_ids named since the last sync; None: hash everything
+        )
         self._dirty = True  # a sync is due (the first one, or events that name no doc_id: folders)
         self._failures = 0
         self._retry_at = 0.0
-        self._reported: dict[tuple[str, str, str], str] = {}  # (kind, doc_id, reason) told -> the file's hash then
-        self._store_handle = None
+        self._reported: dict[
+            tuple[str, str, str], str
+        ] = {}  # (kind, doc_id, reason) told -> the file's hash then
+        self._store_handle: Store | None = None
         self._errors_told: set[str] = set()
 
     # -- the loop -------------------------------------------------------------------------
-    def run(self, stop=None) -> None:
+    def run(self, stop: StopSignal | None = None) -> None:
         """Sync, then follow file-system events until `stop` (anything with `is_set()`)
         is set or Ctrl-C. A KeyboardInterrupt during a build propagates (the build has
         left the previous version live); while idle it just ends the loop."""
         import watchfiles
 
         try:
-            for changes in watchfiles.watch(*self.events.watched(), watch_filter=self.events.relevant,
-                                            debounce=self.max_delay_ms, step=self.debounce_ms, stop_event=stop,
-                                            rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False):
+            for changes in watchfiles.watch(
+                *self.events.watched(),
+                watch_filter=self.events.relevant,
+                debounce=self.max_delay_ms,
+                step=self.debounce_ms,
+                stop_event=stop,
+                rust_timeout=TICK_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
                 self.take(changes)
-                if self._dirty and (changes or not self.syncs or time.monotonic() >= self._retry_at):
+                if self._dirty and (
+                    changes or not self.syncs or time.monotonic() >= self._retry_at
+                ):
                     self.sync()
         finally:
             self._set(state="stopped")
 
-    def take(self, changes) -> None:
+    def take(self, changes: Iterable[tuple[Change, str]]) -> None:
         """Note a batch of (Change, path) events."""
         for change, path in changes:
             rel = self.events.doc_id(path)
@@ -243,22 +213,47 @@ class Watcher:
         try:
             reports = self._build(changed, first)
         except NothingToIndex as exc:  # an empty folder: nothing to do until files appear
-            self._report_bad_files({("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed)
+            self._report_bad_files(
+                {("skipped", item.doc_id, item.reason) for item in exc.skipped}, changed
+            )
             result = self._failed(str(exc), t0, changed, retry=False)
         except (IndexerError, OSError) as exc:  # a lost server, a full disk...: told once, retried
-            if first and (getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)):
+            if first and _lasting(exc):
                 raise  # a usage error (unknown strategy...) or a read-only index will not heal by waiting
             result = self._failed(str(exc), t0, changed, retry=True)
         else:
-            result = Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), reports)
-            self._failures, self._errors_told = 0, set()
-            self._report_bad_files({(kind, item.doc_id, item.reason) for r in reports for kind, items in
-                                    (("skipped", r.skipped), ("warning", r.warnings)) for item in items}, changed)
-            self._set(state="watching", pending=len(self._changed or ()), last_sync=result.at,
-                      last_seconds=result.seconds, syncs=self.status.syncs + 1, error="",
-                      skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}))
+            result = self._synced(reports, t0, changed)
         self.syncs.append(result)
         self.on_sync(result)
+        return result
+
+    def _synced(self, reports: list[BuildReport], t0: float, changed: set[str] | None) -> Sync:
+        """A sync that built: bad files told, the failure count reset, the status updated."""
+        result = Sync(
+            time.time(),
+            time.perf_counter() - t0,
+            None if changed is None else len(changed),
+            reports,
+        )
+        self._failures, self._errors_told = 0, set()
+        self._report_bad_files(
+            {
+                (kind, item.doc_id, item.reason)
+                for r in reports
+                for kind, items in (("skipped", r.skipped), ("warning", r.warnings))
+                for item in items
+            },
+            changed,
+        )
+        self._set(
+            state="watching",
+            pending=len(self._changed or ()),
+            last_sync=result.at,
+            last_seconds=result.seconds,
+            syncs=self.status.syncs + 1,
+            error="",
+            skipped=len({doc for kind, doc, _ in self._reported if kind == "skipped"}),
+        )
         return result
 
     # -- building -------------------------------------------------------------------------
@@ -266,8 +261,15 @@ class Watcher:
         reports: list[BuildReport] = []
         for bm25, strategies in self._groups():
             options = replace(self.options, full=self.full, **bm25)
-            reports += build(self.paths, strategies, options, settings=self.settings, changed=changed,
-                             on_message=self._waiting, progress=self.progress if first else None)
+            reports += build(
+                self.paths,
+                strategies,
+                options,
+                settings=self.settings,
+                changed=changed,
+                on_message=self._waiting,
+                progress=self.progress if first else None,
+            )
         self.full = False  # once every strategy was rebuilt: later syncs are incremental
         return reports
 
@@ -288,7 +290,7 @@ class Watcher:
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
         return [(dict(key), strategies) for key, strategies in groups.items()]
 
-    def _store(self):
+    def _store(self) -> Store | None:
         from ..store import Store
 
         if self._store_handle is None:
@@ -316,17 +318,28 @@ class Watcher:
     # -- telling --------------------------------------------------------------------------
     def _failed(self, error: str, t0: float, changed: set[str] | None, retry: bool) -> Sync:
         if retry:  # keep what the batch named for the next attempt
-            self._changed = None if changed is None or self._changed is None else changed | self._changed
+            self._changed = (
+                None if changed is None or self._changed is None else changed | self._changed
+            )
             self._dirty = True
-            self._retry_at = time.monotonic() + RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            self._retry_at = (
+                time.monotonic() + RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS) - 1)]
+            )
             self._failures += 1
         if error not in self._errors_told:
             self._errors_told.add(error)
             self.say(f"sync failed: {error}" + ("" if retry else "; waiting for changes"))
         self._set(state="watching", pending=len(self._changed or ()), error=error)
-        return Sync(time.time(), time.perf_counter() - t0, None if changed is None else len(changed), error=error)
+        return Sync(
+            time.time(),
+            time.perf_counter() - t0,
+            None if changed is None else len(changed),
+            error=error,
+        )
 
-    def _report_bad_files(self, current: set[tuple[str, str, str]], changed: set[str] | None) -> None:
+    def _report_bad_files(
+        self, current: set[tuple[str, str, str]], changed: set[str] | None
+    ) -> None:
         """Tell each file that could not be indexed (or was, with a caveat) once: a file
         is told again only when its content changed and it still fails. `current`:
         (skipped | warning, doc_id, reason) of the last sync."""
@@ -354,16 +367,24 @@ class Watcher:
         self._set(state="waiting")
         self.say(message)
 
-    def _set(self, **changes) -> None:
+    def _set(self, **changes: Any) -> None:
         self.status = replace(self.status, **changes)
         self.on_status(self.status)
+
+
+def _lasting(exc: Exception) -> bool:
+    """Whether a failed first sync will fail the same way however long it waits: a usage
+    error (exit code 2) or a read-only index."""
+    return getattr(exc, "exit_code", 1) == 2 or isinstance(exc, ReadOnlyIndex)
 
 
 def bm25_given(options: BuildOptions) -> dict:
     """The BM25 fields `options` set to other than the defaults: a watched collection
     keeps its own value of every other one."""
     defaults = BuildOptions()
-    return {k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)}
+    return {
+        k: getattr(options, k) for k in BM25_KEYS if getattr(options, k) != getattr(defaults, k)
+    }
 
 
 def saved_build_options(extra: dict) -> dict:
@@ -375,4 +396,12 @@ def saved_build_options(extra: dict) -> dict:
     return options
 
 
-__all__ = ["DEBOUNCE_MS", "MAX_DELAY_MS", "EventPaths", "Status", "Sync", "Watcher", "saved_build_options"]
+__all__ = [
+    "DEBOUNCE_MS",
+    "MAX_DELAY_MS",
+    "EventPaths",
+    "Status",
+    "Sync",
+    "Watcher",
+    "saved_build_options",
+]

@@ -40,8 +40,9 @@ class ReplyCache:
             ).fetchone()
         return row[0] if row else None
 
-    def put(self, model: str, doc_hash: str, item_hash: str, reply: str,
-            tokens_in: int, tokens_out: int) -> None:
+    def put(
+        self, model: str, doc_hash: str, item_hash: str, reply: str, tokens_in: int, tokens_out: int
+    ) -> None:
         """Keep a reply (and what it cost) for this key."""
         with self._lock:
             self._db.execute(

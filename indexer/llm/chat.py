@@ -28,8 +28,15 @@ class ChatClient:
     """One model on one Ollama server. `purpose` and `fallback` word its errors: "cannot
     reach the Ollama server at URL{purpose}: ...{fallback}"."""
 
-    def __init__(self, model: str, host: str | None, *, purpose: str = "", fallback: str = "",
-                 missing: str = "give the Ollama model: ollama:<model>") -> None:
+    def __init__(
+        self,
+        model: str,
+        host: str | None,
+        *,
+        purpose: str = "",
+        fallback: str = "",
+        missing: str = "give the Ollama model: ollama:<model>",
+    ) -> None:
         if not model:
             raise UsageError(missing)
         self.model = model
@@ -51,7 +58,11 @@ class ChatClient:
             response = self._client.chat(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                options={"temperature": 0, "seed": SEED, "num_predict": max_tokens}, **extra,
+                options={"temperature": 0, "seed": SEED, "num_predict": max_tokens},
+                **extra,
             )
-        return Reply(response.message.content or "", int(getattr(response, "prompt_eval_count", 0) or 0),
-                     int(getattr(response, "eval_count", 0) or 0))
+        return Reply(
+            response.message.content or "",
+            int(getattr(response, "prompt_eval_count", 0) or 0),
+            int(getattr(response, "eval_count", 0) or 0),
+        )

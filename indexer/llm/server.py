@@ -18,8 +18,9 @@ def resolve_host(host: str | None) -> str:
 
 
 @contextlib.contextmanager
-def ollama_errors(host: str, model: str, purpose: str,
-                  unreachable_hint: str = "") -> Iterator[None]:
+def ollama_errors(
+    host: str, model: str, purpose: str, unreachable_hint: str = ""
+) -> Iterator[None]:
     """Turn the ollama client's errors into one-line messages that say what to do.
 
     `purpose` follows the model in messages (" for questions"); `unreachable_hint` ends
@@ -35,6 +36,7 @@ def ollama_errors(host: str, model: str, purpose: str,
         ) from None
     except ollama.ResponseError as exc:
         if exc.status_code == 404 or "not found" in str(exc.error).lower():
-            raise EmbedderError(f"the Ollama server at {host} has no model {model!r}: "
-                                f"run `ollama pull {model}`") from None
+            raise EmbedderError(
+                f"the Ollama server at {host} has no model {model!r}: run `ollama pull {model}`"
+            ) from None
         raise EmbedderError(f"Ollama failed with {model}{purpose}: {exc.error}") from None

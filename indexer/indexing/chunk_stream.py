@@ -1,0 +1,217 @@
+"""Chunk the files a build plan names and stream their chunks into the new version.
+
+Chunks are embedded and written in batches of EMBED_BATCH with their rows and BM25
+terms; parents go with the next batch. Memory holds one batch, never a file's chunks;
+a chunk that came again keeps its record, and the file's other chunks are retired.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from ..chunkers import Chunker, StrategySpec
+from ..chunkers.unit_map import DocUnit, unit_map
+from ..embeddings import CachedEmbedder
+from ..loaders import SkipFile, Skipped, SourceFile, load_file
+from ..retrieval.bm25 import BM25Builder
+from ..retrieval.exact import defined_in
+from ..retrieval.rows import RowStore
+from ..store.staging import Staging
+from ..text.analyzer import Analyzer
+from ..types import Chunk, Document
+from .estimates import Timer, estimate_line
+from .manifest import file_mtime
+from .planning import Plan
+from .report import BuildReport
+from .units import DocumentUnits
+
+EMBED_BATCH = 256
+
+Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now
+Advance = Callable[[int], Any]  # the progress bar's step
+
+
+class RowSink(Protocol):
+    """Where the embedded chunks' rows go (`retrieval.rows`: a writer, or none)."""
+
+    def add_chunks(
+        self, chunks: Sequence[Chunk], metas: Sequence[dict[str, Any]], vectors: Any, /
+    ) -> None: ...
+
+    def finish(self, retired: Iterable[str] = (), /) -> None: ...
+
+    def abandon(self) -> None: ...
+
+    @property
+    def previous(self) -> RowStore | None: ...
+
+
+class StrategyParts(Protocol):
+    """What one strategy's build lends the stream: its spec and report, the embedder,
+    the analyzer, the units and rows writers, its timer and note sink."""
+
+    @property
+    def spec(self) -> StrategySpec: ...
+    @property
+    def report(self) -> BuildReport: ...
+    @property
+    def timer(self) -> Timer: ...
+    @property
+    def embedder(self) -> CachedEmbedder: ...
+    @property
+    def analyzer(self) -> Analyzer: ...
+    @property
+    def units(self) -> DocumentUnits: ...
+    @property
+    def rows(self) -> RowSink: ...
+    @property
+    def definitions(self) -> list[tuple[str, str, str, list[str], list[str]]]: ...
+    @property
+    def encoding(self) -> str | None: ...
+    @property
+    def progress(self) -> Callable[..., Any]: ...
+    @property
+    def say(self) -> Callable[[str], None]: ...
+
+
+class ChunkStream:
+    """The chunks of a plan's files, written into `staging` as they are made. `files` and
+    `skipped` (the manifest's tables) are updated file by file; `fresh` gets the BM25
+    terms of every new chunk."""
+
+    def __init__(
+        self,
+        parts: StrategyParts,
+        plan: Plan,
+        staging: Staging,
+        chunker: Chunker,
+        live: Live,
+        files: dict[str, dict[str, Any]],
+        skipped: dict[str, dict[str, Any]],
+        fresh: BM25Builder,
+    ) -> None:
+        self.parts, self.plan, self.staging, self.chunker = parts, plan, staging, chunker
+        self.live, self.files, self.skipped, self.fresh = live, files, skipped, fresh
+        self.batch: list[Chunk] = []
+        self.weights: list[float] = []
+        self.parents: list[
+            Chunk
+        ] = []  # written with the next batch: one write, not a wait per file
+        self.total = sum(src.size for src in plan.process)
+
+    def run(self) -> None:
+        parts = self.parts
+        with parts.progress(parts.spec.name, self.total) as advance:
+            for src in self.plan.process:
+                with parts.timer("load"):
+                    try:
+                        doc = load_file(src, parts.encoding)
+                    except SkipFile as exc:
+                        self._skip(src, exc, advance)
+                        continue
+                self._file(src, doc, advance)
+            self._flush(advance)
+
+    def _skip(self, src: SourceFile, exc: SkipFile, advance: Advance) -> None:
+        """A file that cannot be loaded: reported, out of the manifest, its chunks retired."""
+        report, plan = self.parts.report, self.plan
+        report.skipped.append(Skipped(src.doc_id, str(exc)))
+        if (
+            not plan.reason and src.doc_id in plan.previous_manifest()["files"]
+        ):  # indexed before: now out
+            report.changed, report.removed = report.changed - 1, report.removed + 1
+        else:
+            report.added -= 1
+        self.skipped[src.doc_id] = {"hash": plan.hashes[src.doc_id], "reason": str(exc)}
+        self.files.pop(src.doc_id, None)
+        old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
+        self.staging.retire(old_ids, old_parents)
+        advance(src.size)
+
+    def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
+        parts = self.parts
+        parts.report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
+        old_ids, old_parents = self.live.get(doc.doc_id, (set(), set()))
+        with parts.timer("units"):
+            units = parts.units.of(doc)
+        parent_ids = self._parents(doc, units, old_parents)
+        # the file's chunks stream through in batches: memory holds none of them, only
+        # which of the file's previous chunks came again (the others are retired)
+        kept: set[str] = set()
+        count = tokens = max_tokens = 0
+        done = 0  # characters of the document the chunks so far reach
+        scale = src.size / max(len(doc.text), 1)
+        for c in parts.timer.each("chunk", self.chunker.iter_chunks(doc)):
+            count += 1
+            tokens += c.n_tokens
+            max_tokens = max(max_tokens, c.n_tokens)
+            if c.id in old_ids:
+                kept.add(c.id)
+                continue
+            self._add(c, units, doc)
+            # progress follows the chunks embedded, so one huge file does not sit at 0%
+            self.weights.append(max(c.end - done, 0) * scale)
+            done = max(done, c.end)
+            if len(self.batch) >= EMBED_BATCH:
+                self._flush(advance)
+        self.staging.retire(old_ids - kept, old_parents - parent_ids)
+        self.files[doc.doc_id] = {
+            "hash": self.plan.hashes[src.doc_id],
+            "size": src.size,
+            "mtime": file_mtime(src.path),
+            "chunks": count,
+            "tokens": tokens,
+            "max_tokens": max_tokens,
+            "newline": doc.newline,
+            "warnings": doc.warnings,
+        }
+        advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
+
+    def _parents(self, doc: Document, units: list[DocUnit], old_parents: set[str]) -> set[str]:
+        """The document's parent chunks: the new ones queued (written now when a batch is
+        full: a big file's sections are not held); returns every parent's id."""
+        parent_ids: set[str] = set()
+        for p in self.parts.timer.each("chunk", self.chunker.iter_parent_chunks(doc)):
+            parent_ids.add(p.id)
+            p.units = unit_map(p, units, doc)
+            if p.id not in old_parents:
+                self.parents.append(p)
+                if len(self.parents) >= EMBED_BATCH:
+                    self.staging.add_parents(list(self.parents))
+                    self.parents.clear()
+        return parent_ids
+
+    def _add(self, c: Chunk, units: list[DocUnit], doc: Document) -> None:
+        """A new chunk: its unit map, BM25 terms and definitions, then into the batch."""
+        parts = self.parts
+        c.units = unit_map(c, units, doc)
+        with parts.timer("analyse"):  # BM25's terms
+            self.fresh.add([c.id], [c.indexed_text])
+        parts.definitions.extend(defined_in(c, parts.analyzer))
+        self.batch.append(c)
+
+    def _flush(self, advance: Advance) -> None:
+        """Write the queued parents, then embed and write the batch."""
+        parts, batch, weights = self.parts, self.batch, self.weights
+        if self.parents:
+            self.staging.add_parents(list(self.parents))
+            self.parents.clear()
+        if not batch:
+            return
+        t0 = time.perf_counter()
+        with parts.timer("embed"):
+            vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
+        if not parts.report.written:  # the first batch: say how long the rest will take, if long
+            line = estimate_line(len(batch), sum(weights), time.perf_counter() - t0, self.total)
+            if line:
+                parts.say(line)
+        with parts.timer("write wait"):
+            metas = self.staging.add(list(batch), vectors)
+        with parts.timer("rows"):  # also where the build waits while Chroma's write holds the GIL
+            parts.rows.add_chunks(batch, metas, vectors)
+        parts.report.written += len(batch)
+        advance(int(sum(weights)))
+        batch.clear()
+        weights.clear()
