@@ -91,3 +91,17 @@ def test_eval_scores_a_question_with_a_lone_surrogate_in_every_mode(built_db, tm
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["mode"], r["questions"]) for r in rows] == [(m, 4) for m in MODES]
     assert all(r["per_question"][1]["first_hit"] for r in rows)  # the question was searched, and found
+
+
+def test_a_number_past_pythons_digit_limit_is_a_line_of_the_file_not_a_traceback(tmp_path):
+    """json.loads raises a plain ValueError (not a JSONDecodeError) for an integer of more
+    than 4,300 digits; the set's reader told only JSON's own errors apart."""
+    from indexer.errors import QuestionSetError
+    from indexer.evaluation import load_questions
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(FIRST[0]) + "\n" + '{"question": "x", "doc_id": "a.md", "k": ' + "9" * 5000 + "}\n",
+                    encoding="utf-8")
+    with pytest.raises(QuestionSetError, match=r"line 2: not JSON that can be read \(Exceeds the limit") as caught:
+        load_questions(path)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value).strip()

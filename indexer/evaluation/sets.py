@@ -99,6 +99,8 @@ def _record(line: str) -> tuple[dict[str, Any], dict[str, int]] | str:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg})"
+    except ValueError as exc:  # a number over Python's digit limit for int() (4,300)
+        return f"not JSON that can be read ({exc})"
     if not isinstance(data, dict):
         return f"a question is a JSON object, not {type(data).__name__}"
     return _checked(data)
