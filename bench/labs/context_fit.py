@@ -2,6 +2,7 @@
 
     python -m bench.labs.context_fit capture --sets tr,en,xquad-tr,xquad-en
     python -m bench.labs.context_fit fit --sets tr,en,xquad-tr,xquad-en
+    python -m bench.labs.context_fit ceiling --sets tr,en [--embedder e5-small]
 
 `capture` builds each set with `auto` (use-m3) through the real pipeline and keeps, per
 question, its candidate units (the search's top CANDIDATES chunks, cut by their unit
@@ -10,11 +11,18 @@ weights by a listwise softmax (the answer units against the rest) twice: with un
 vectors (WEIGHTS) and without (LEXICAL); each set is scored with the weights fitted on
 the others (leave one set out), then the weights of all sets are printed to be copied
 into context_score.py. The packer's figures at budgets come from bench/context.py.
+
+`ceiling` asks how far any weighting of these features can go: the real packer
+(`context_pack.pack`, filling the budget) and scorer (`score_context`) over the captured
+units, with the shipped weights, with weights fitted on the set itself (in-sample: the most
+favourable case for the fit), and with each feature alone. With
+`--embedder e5-small` the capture and the build use that embedder instead of use-m3.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import pickle
 import sys
 from pathlib import Path
@@ -43,7 +51,7 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
     from indexer.text.tokens import get_tokenizer
 
     folder, questions = materialize(name)
-    db = LAB / f"ctx-{name}"
+    db = LAB / f"ctx-{name}{_suffix(embedder)}"
     settings = Settings.load(db=db, embedder=embedder)
     build([folder], [strategy], settings=settings)
     docs = {d.doc_id: d for d in load_documents([folder])[1]}
@@ -67,7 +75,7 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
         x_lex = features(units, query_idf(index.bm25, q.question), index.unit_terms, None)
         rows.append({"id": q.id, "x": x, "x_lex": x_lex, "y": y, "units": units, "gaps": gaps, "spans": spans})
-    out = LAB / f"ctx-{name}-{strategy}.pkl"
+    out = LAB / f"ctx-{name}-{strategy}{_suffix(embedder)}.pkl"
     out.write_bytes(pickle.dumps(rows))
     print(f"{name}: {len(rows)} questions captured -> {out}")
     return out
@@ -78,8 +86,45 @@ def answer_spans(q) -> list[tuple[str, int, int]]:
     return [(q.doc_id, s, e) for s, e in spans]
 
 
-def load(name: str, strategy: str = "auto") -> list[dict]:
-    return pickle.loads((LAB / f"ctx-{name}-{strategy}.pkl").read_bytes())
+def _suffix(embedder: str) -> str:
+    return "" if embedder == "use-m3" else f"-{embedder}"
+
+
+def load(name: str, strategy: str = "auto", embedder: str = "use-m3") -> list[dict]:
+    return pickle.loads((LAB / f"ctx-{name}-{strategy}{_suffix(embedder)}.pkl").read_bytes())
+
+
+def ceiling(name: str, embedder: str, budgets: tuple[int, ...] = (200, 400, 800)) -> list[list]:
+    """Strict answers of the real packer (filling the budget) on the captured units, under
+    the shipped weights, weights fitted on this set itself, and each feature alone."""
+    from indexer.evaluation.context_eval import score_context
+    from indexer.evaluation.scoring import TokenSpans
+    from indexer.loaders import load_documents
+    from indexer.retrieval.context_pack import pack
+    from indexer.retrieval.context_score import FEATURES, WEIGHTS
+    from indexer.text.tokens import get_tokenizer
+
+    rows = [r for r in load(name, embedder=embedder) if r["y"].sum()]
+    folder, _ = materialize(name)
+    counter = TokenSpans({d.doc_id: d for d in load_documents([folder])[1]})
+    tokenizer = get_tokenizer()
+    own = fit(rows, "x", steps=600)
+    scorers = {"shipped weights": lambda x: x @ np.asarray(WEIGHTS),
+               "fitted on this set": lambda x: x @ own}
+    scorers.update({f"{f} alone": (lambda x, i=i: x[:, i]) for i, f in enumerate(FEATURES)})
+    out = []
+    for label, score in scorers.items():
+        strict = []
+        for budget in budgets:
+            held = 0
+            for r in rows:
+                s = score(r["x"])
+                spans, _ = pack(r["units"], s - s.min(), budget, tokenizer, math.inf, r["gaps"])
+                handed = [(sp.doc_id, sp.start, sp.end) for sp in spans]
+                held += score_context(r["spans"], handed, 0, counter).strict
+            strict.append(f"{held}/{len(rows)}")
+        out.append([name, embedder, label, *strict])
+    return out
 
 
 def fit(rows: list[dict], key: str, columns=None, l2: float = 1e-3, steps: int = 400) -> np.ndarray:
@@ -113,13 +158,23 @@ def first_answer_ranks(rows: list[dict], key: str, w: np.ndarray, columns=None) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("capture", "fit"))
+    parser.add_argument("what", choices=("capture", "fit", "ceiling"))
     parser.add_argument("--sets", default="tr,en,xquad-tr,xquad-en")
+    parser.add_argument("--embedder", default="use-m3", help="capture and ceiling with this embedder")
     args = parser.parse_args()
     sets = args.sets.split(",")
     if args.what == "capture":
         for name in sets:
-            capture(name)
+            capture(name, embedder=args.embedder)
+        return
+    if args.what == "ceiling":
+        from bench.common import table
+
+        rows = []
+        for name in sets:
+            capture(name, embedder=args.embedder)
+            rows += ceiling(name, args.embedder)
+        print(table(["set", "embedder", "unit scores", "strict@200", "strict@400", "strict@800"], rows))
         return
     data = {name: load(name) for name in sets}
     for key, columns, label in (("x", None, "WEIGHTS"), ("x_lex", list(LEXICAL_COLUMNS), "LEXICAL")):
