@@ -88,6 +88,55 @@ def agreement(real: dict[str, float], made: dict[str, float]) -> dict:
             "regret": regret, "pick": picks[0], "real_best": rows[r.index(best_real)], "modes": modes}
 
 
+def within_mode(real_pq: dict[str, list[float]], made: dict[str, float]) -> dict[str, dict]:
+    """How the made-up questions order the strategies of one search mode, per mode:
+    `tau`, Kendall's tau-b of the strategies' MRR@10 (people's questions against made-up);
+    `spread_ok`, whether the mode's real spread exceeds its noise (the real best and worst
+    strategy differ with a paired 95% interval above 0); `separated`, the pairs of
+    strategies people's questions separate (paired 95% interval excluding 0), and `sep_agree`,
+    over those pairs, the share the made-up order gets right minus the share it gets wrong
+    (a pair the real questions cannot tell apart says nothing about the generator)."""
+    from indexer.evaluation.metrics import paired_differences
+
+    out = {}
+    for mode in MODES:
+        rows = [k for k in real_pq if k.endswith("/" + mode) and k in made]
+        means = {k: sum(real_pq[k]) / len(real_pq[k]) for k in rows}
+        lower = {}  # (a, b) -> lower bound of the interval of a - b
+        for b in rows:
+            for a, (_, (lo, _hi)) in paired_differences({a: real_pq[a] for a in rows if a != b},
+                                                        real_pq[b]).items():
+                lower[(a, b)] = lo
+        top, bottom = max(rows, key=means.get), min(rows, key=means.get)
+        right = wrong = separated = 0
+        for a, b in itertools.permutations(rows, 2):
+            if lower[(a, b)] > 0:  # people's questions put a above b
+                separated += 1
+                d = _sign(made[a] - made[b])
+                right += d > 0
+                wrong += d < 0
+        out[mode] = {"tau": kendall_tau_b([means[k] for k in rows], [made[k] for k in rows]),
+                     "spread": means[top] - means[bottom], "spread_ok": top != bottom and lower[(top, bottom)] > 0,
+                     "separated": separated, "sep_agree": (right - wrong) / separated if separated else None}
+    return out
+
+
+def real_per_question(name: str, db: Path) -> dict[str, list[float]]:
+    """Each row's reciprocal ranks of the set's own questions (cached like `real_scores`)."""
+    _, questions = set_paths(name)
+    cache = OUT / f"real-pq-{name}.json"
+    stamp = _stamp(questions, db)
+    if cache.is_file():
+        data = json.loads(cache.read_text())
+        if data.get("stamp") == stamp:
+            return data["per_question"]
+    per_question: dict[str, list[float]] = {}
+    scores(name, questions, db, per_question)
+    OUT.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"stamp": stamp, "per_question": per_question}))
+    return per_question
+
+
 def overlap(folder: Path, questions: Path) -> dict[str, float]:
     """How much of a question its target gives away: the share of its content words (BM25's
     analyzer) found in the target span with its heading path, and the share of its IDF

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.agreement_scores import (  # noqa: E402
     DEFAULT_ROW, MODES, OUT, REGRET_OK, SET_NAMES, advised, agreement, ensure_built, made_scores, overlap,
-    real_count, real_scores, set_paths,
+    real_count, real_per_question, real_scores, set_paths, within_mode,
 )
 from bench.agreement_mirror import SetLab, check  # noqa: E402
 from bench.agreement_advice import stability, stability_summary  # noqa: E402
@@ -91,9 +91,28 @@ def summary(results: list[dict]) -> str:
     rows = [[r["set"], f"{r['overlap']['real']['length']:.1f}", f"{r['overlap']['made']['length']:.1f}",
              f"{r['overlap']['real']['words']:.2f}", f"{r['overlap']['made']['words']:.2f}",
              f"{r['overlap']['real']['idf']:.2f}", f"{r['overlap']['made']['idf']:.2f}"] for r in results]
+    text += "\n\n" + within_table(results)
     return text + "\n\nHow much a question shares with its target (BM25's analyzer; target span and heading path):\n\n" + \
         table(["set", "terms real", "terms made-up", "share of terms real", "made-up", "share of IDF mass real",
                "made-up"], rows)
+
+
+def within_table(results: list[dict]) -> str:
+    """Within each mode: the strategies' order by made-up questions against people's."""
+    rows, held, counted = [], 0, 0
+    for r in results:
+        for mode, w in r.get("within", {}).items():
+            sep = "-" if w["sep_agree"] is None else f"{w['sep_agree']:+.2f} of {w['separated']}"
+            rows.append([r["set"], mode, f"{w['spread']:.3f}", "yes" if w["spread_ok"] else "no (noise)",
+                         f"{w['tau']:+.2f}", sep])
+            if w["spread_ok"]:
+                counted += 1
+                held += w["tau"] >= 0.5
+    return ("Within one mode (the strategies' order; spread = real best - worst MRR@10, above noise when "
+            "their paired 95% interval is above 0; separated pairs: those people's questions tell apart, "
+            "scored right - wrong):\n\n"
+            + table(["set", "mode", "real spread", "above noise", "tau-b", "separated pairs: right - wrong"], rows)
+            + f"\n\nwithin-mode tau-b >= 0.5 in {held}/{counted} set x mode cells whose spread is above noise")
 
 
 LARGE = 300  # questions: a set this big is scored on --large-seeds made-up sets (each as big as it is)
@@ -117,6 +136,7 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
         result = {"set": name, "n": n, "real": real, "made": made, "agreement": agreement(real, made),
                   "advised": {"row": advice, "regret": max(real.values()) - real[advice]},
                   "per_seed": [agreement(real, s)["tau"] for s, _ in runs], "info": [i for _, i in runs],
+                  "within": within_mode(real_per_question(name, db), made),
                   "overlap": {"real": overlap(folder, questions), "made": overlap(folder, Path(runs[0][1]["path"]))}}
         results.append(result)
         OUT.mkdir(parents=True, exist_ok=True)  # each set as it is done: --summarize prints a table of them
