@@ -121,6 +121,25 @@ def within_mode(real_pq: dict[str, list[float]], made: dict[str, float]) -> dict
     return out
 
 
+SYNTAX_AWARE = ("auto", "code")  # on source code `auto` cuts by definitions, as `code` does
+
+
+def leaders(per_question: dict[str, list[float]]) -> list[str]:
+    """The rows `eval --generate`'s advice calls tied with the best (paired 95% interval of
+    best - row reaching 0), the best first."""
+    from indexer.evaluation.advice import advise
+
+    return advise(per_question).tied
+
+
+def syntax_leads(real_pq: dict[str, list[float]], made_pq: dict[str, list[float]]) -> dict:
+    """On a code set: is a syntax-aware strategy among the leaders, by people's questions
+    and by made-up ones (the issue's bar: among the made-up leaders whenever among the real)."""
+    real, made = leaders(real_pq), leaders(made_pq)
+    aware = lambda rows: any(r.split("/")[0] in SYNTAX_AWARE for r in rows)  # noqa: E731
+    return {"real": aware(real), "made": aware(made), "real_leaders": real, "made_leaders": made}
+
+
 def real_per_question(name: str, db: Path) -> dict[str, list[float]]:
     """Each row's reciprocal ranks of the set's own questions (cached like `real_scores`)."""
     _, questions = set_paths(name)

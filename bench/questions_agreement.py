@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.agreement_scores import (  # noqa: E402
     DEFAULT_ROW, MODES, OUT, REGRET_OK, SET_NAMES, advised, agreement, ensure_built, made_scores, overlap,
-    real_count, real_per_question, real_scores, set_paths, within_mode,
+    real_count, real_per_question, real_scores, set_paths, syntax_leads, within_mode,
 )
 from bench.agreement_mirror import SetLab, check  # noqa: E402
 from bench.agreement_advice import stability, stability_summary  # noqa: E402
@@ -108,11 +108,16 @@ def within_table(results: list[dict]) -> str:
             if w["spread_ok"]:
                 counted += 1
                 held += w["tau"] >= 0.5
+    code = [r for r in results if r.get("syntax")]
+    lines = "".join(f"\n{r['set']}: a syntax-aware row among the leaders by people's questions "
+                    f"{'yes' if r['syntax']['real'] else 'no'} ({', '.join(r['syntax']['real_leaders'])}), by made-up "
+                    f"{'yes' if r['syntax']['made'] else 'no'} ({', '.join(r['syntax']['made_leaders'])})" for r in code)
     return ("Within one mode (the strategies' order; spread = real best - worst MRR@10, above noise when "
             "their paired 95% interval is above 0; separated pairs: those people's questions tell apart, "
             "scored right - wrong):\n\n"
             + table(["set", "mode", "real spread", "above noise", "tau-b", "separated pairs: right - wrong"], rows)
-            + f"\n\nwithin-mode tau-b >= 0.5 in {held}/{counted} set x mode cells whose spread is above noise")
+            + f"\n\nwithin-mode tau-b >= 0.5 in {held}/{counted} set x mode cells whose spread is above noise"
+            + ("\n" + lines if lines else ""))
 
 
 LARGE = 300  # questions: a set this big is scored on --large-seeds made-up sets (each as big as it is)
@@ -137,6 +142,7 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
                   "advised": {"row": advice, "regret": max(real.values()) - real[advice]},
                   "per_seed": [agreement(real, s)["tau"] for s, _ in runs], "info": [i for _, i in runs],
                   "within": within_mode(real_per_question(name, db), made),
+                  "syntax": syntax_leads(real_per_question(name, db), per_question) if name.startswith("code") else None,
                   "overlap": {"real": overlap(folder, questions), "made": overlap(folder, Path(runs[0][1]["path"]))}}
         results.append(result)
         OUT.mkdir(parents=True, exist_ok=True)  # each set as it is done: --summarize prints a table of them

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.agreement_mirror import SetLab  # noqa: E402
-from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement  # noqa: E402
+from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement, kendall_tau_b  # noqa: E402
 
 from indexer.questions.simulate import Knobs  # noqa: E402
 
@@ -176,6 +176,12 @@ def report(names: list[str], real: dict, results: dict, seeds: list[int], every:
           f"{REGRET_OK}: {ok}/{len(held)}")
 
 
+def _within_tau(real: dict[str, float], made: dict[str, float], mode: str) -> float:
+    """Kendall's tau-b of the strategies of one mode (people's questions against made-up)."""
+    rows = [k for k in real if k.endswith("/" + mode)]
+    return kendall_tau_b([real[k] for k in rows], [made[k] for k in rows])
+
+
 def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) -> None:
     """Score a few knob settings (each a dict of overrides) and print agreement per set."""
     labs = [SetLab(n) for n in names]
@@ -188,7 +194,8 @@ def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) ->
             a = agreement(lab.real, made)
             taus.append(a["tau"])
             bias = " ".join(f"{m[:1]}{a['modes'][m][1] - a['modes'][m][0]:+.2f}" for m in MODES)
-            line.append(f"{lab.name} {a['tau']:+.2f} r{a['regret']:.3f} [{bias}]")
+            within = " ".join(f"{m[:1]}{_within_tau(lab.real, made, m):+.2f}" for m in MODES)
+            line.append(f"{lab.name} {a['tau']:+.2f} r{a['regret']:.3f} [bias {bias}] [within {within}]")
         print(f"{sum(taus) / len(taus):+.3f} {json.dumps(overrides)}\n    " + "\n    ".join(line), flush=True)
 
 

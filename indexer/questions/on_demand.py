@@ -29,8 +29,9 @@ SEEDS = 3
 # What a reader of scores on made-up questions must know (docs/results.md, "Made-up
 # questions: do they choose like real ones?").
 CAVEAT = (
-    "made-up questions reuse the documents' words: trust them to order strategies within a mode, "
-    "not to judge bm25 against the embedding (they favour bm25); choose the mode on real questions"
+    "made-up questions reuse the documents' words: trust them to order strategies within bm25 and "
+    "within hybrid, not among the embedding rows, nor to judge bm25 against the embedding (they "
+    "favour bm25); choose the mode on real questions"
 )
 
 
