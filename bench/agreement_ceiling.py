@@ -57,8 +57,11 @@ def per_question(lab: SetLab) -> dict[str, list[float]]:
     return out
 
 
-def ceiling(rr: dict[str, list[float]], made: dict[str, float] | None, splits: int, seed: int = 0) -> dict:
-    rows = list(rr)
+def ceiling(rr: dict[str, list[float]], made: dict[str, float] | None, splits: int, seed: int = 0,
+            rows: list[str] | None = None) -> dict:
+    """Tau-b between random halves of the real questions (and the made-up ranking against
+    each half) over `rows` (default: every row)."""
+    rows = rows or list(rr)
     n = len(rr[rows[0]])
     rng = random.Random(seed)
     halves, against_made = [], []
@@ -78,6 +81,12 @@ def ceiling(rr: dict[str, list[float]], made: dict[str, float] | None, splits: i
             "made_vs_full": kendall_tau_b([made[r] for r in rows], full) if made else None}
 
 
+def within_ceilings(rr: dict[str, list[float]], made: dict[str, float] | None, splits: int) -> dict[str, dict]:
+    """`ceiling` over the strategies of each mode: how well two halves of people's questions
+    agree on the order within a mode (the most a made-up set can be asked to reach there)."""
+    return {m: ceiling(rr, made, splits, rows=[k for k in rr if k.endswith("/" + m)]) for m in MODES}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(SET_NAMES))
@@ -88,13 +97,18 @@ def main() -> None:
     if args.smoke:
         args.sets, args.splits = "smoke", 5
     print(f"noise ceiling of the agreement table; {machine()}; {args.splits} random half splits per set\n")
-    rows, results = [], {}
+    rows, results, within_rows = [], {}, []
     for name in args.sets.split(","):
         lab = SetLab(name)
         saved = OUT / f"result-{name}.json"
         made = json.loads(saved.read_text())["made"] if saved.is_file() else None
-        result = ceiling(per_question(lab), made, args.splits)
+        rr = per_question(lab)
+        result = ceiling(rr, made, args.splits)
+        result["within"] = within_ceilings(rr, made, args.splits)
         results[name] = result
+        within_rows += [[name, m, f"{w['real_halves']:+.2f} ± {w['real_halves_sd']:.2f}",
+                         "–" if made is None else f"{w['made_vs_half']:+.2f}",
+                         "–" if made is None else f"{w['made_vs_full']:+.2f}"] for m, w in result["within"].items()]
         rows.append([name, result["n"], f"{result['real_halves']:+.2f} ± {result['real_halves_sd']:.2f}",
                      "–" if made is None else f"{result['made_vs_half']:+.2f}",
                      "–" if made is None else f"{result['made_vs_full']:+.2f}"])
@@ -104,6 +118,9 @@ def main() -> None:
     made = [r["made_vs_half"] for r in results.values() if r["made_vs_half"] is not None]
     print(f"\nmean tau-b: real half ~ real half {mean:+.2f}"
           + (f"; made-up ~ real half {statistics.mean(made):+.2f}" if made else ""))
+    print("\nWithin each mode (the strategies of one mode only):\n")
+    print(table(["set", "mode", "tau-b real half ~ real half", "made-up ~ real half", "made-up ~ all real"],
+                within_rows))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
 
