@@ -193,7 +193,12 @@ def _echo_context(context: Context, as_json: bool) -> None:
         echo_json(span.to_dict() for span in context.spans)
         return
     if not context.spans:
-        click.echo("no results")
+        click.echo(
+            f"no span fits in {context.budget} tokens with its label line "
+            "([file] heading path); raise --budget"
+            if context.candidates
+            else "no results"
+        )
     group = None
     for span in context.spans:
         where = (
@@ -212,7 +217,7 @@ def _echo_context(context: Context, as_json: bool) -> None:
         f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
         f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
         f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
-        + (f" ({saved} saved)" if saved > 0 else "")
+        + (f" ({saved} saved)" if saved > 0 and context.spans else "")
     )
 
 
