@@ -193,12 +193,7 @@ def _echo_context(context: Context, as_json: bool) -> None:
         echo_json(span.to_dict() for span in context.spans)
         return
     if not context.spans:
-        click.echo(
-            f"no span fits in {context.budget} tokens with its label line "
-            "([file] heading path); raise --budget"
-            if context.candidates
-            else "no results"
-        )
+        click.echo(context.empty_note("--budget"))
     group = None
     for span in context.spans:
         where = (
