@@ -203,3 +203,6 @@ def test_a_budget_nothing_fits_in_says_so_and_claims_no_saving(guide_db):
     assert "no results" not in result.output  # the search found 20 chunks: nothing fitted
     assert "no span fits in 16 tokens with its label line" in result.output
     assert "--budget" in result.output and "saved" not in result.output
+    as_json = CliRunner().invoke(cli, [*args, "--budget", "16", "--json"])
+    assert as_json.exit_code == 0 and as_json.stdout == ""  # no span: no JSON line
+    assert "no span fits in 16 tokens" in as_json.stderr  # ...and the reason, beside it

@@ -191,6 +191,8 @@ def _echo_context(context: Context, as_json: bool) -> None:
     """The packed spans (as handed over, with where each lives), then what they cost."""
     if as_json:
         echo_json(span.to_dict() for span in context.spans)
+        if not context.spans:  # no line to read: say why on stderr
+            click.echo(context.empty_note("--budget"), err=True)
         return
     if not context.spans:
         click.echo(context.empty_note("--budget"))
