@@ -189,3 +189,20 @@ def test_eval_scores_packed_context_against_whole_chunks_at_every_budget(built_d
     assert cells[400]["packed"]["strict"] >= cells[100]["packed"]["strict"]
     shown = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert "answer-sized context (indexer query --budget) against whole chunks" in shown.stdout
+
+
+def test_a_budget_nothing_fits_in_says_so_and_claims_no_saving(guide_db):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    _, db = guide_db
+    args = ["query", "Hangi Python sürümü gerekir?", "-s", "headers", "--db", str(db)]
+    result = CliRunner().invoke(cli, [*args, "--budget", "16"])
+    assert result.exit_code == 0, result.output
+    assert "no results" not in result.output  # the search found 20 chunks: nothing fitted
+    assert "no span fits in 16 tokens with its label line" in result.output
+    assert "--budget" in result.output and "saved" not in result.output
+    as_json = CliRunner().invoke(cli, [*args, "--budget", "16", "--json"])
+    assert as_json.exit_code == 0 and as_json.stdout == ""  # no span: no JSON line
+    assert "no span fits in 16 tokens" in as_json.stderr  # ...and the reason, beside it

@@ -122,3 +122,14 @@ def test_every_shell_block_of_the_page_runs(name, tmp_path):
     ran = run_page(page, work, reader_env(home))
     assert any(c.startswith("indexer build") for c in ran)
     assert any(c.startswith("indexer eval") for c in ran)
+
+
+def test_install_hints_name_our_distribution_not_the_unrelated_indexer_package():
+    """`indexer` on PyPI is someone else's package: a hint to `pip install 'indexer[fast]'`
+    installs it. Every extra is named through `indexer-rag` (or `.` in a checkout)."""
+    wrong = re.compile(r"pip install ['\"]?indexer\[")
+    found = [f"{path.relative_to(ROOT)}:{n}"
+             for path in sorted((ROOT / "indexer").rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if wrong.search(line)]
+    assert found == []

@@ -196,6 +196,10 @@ def test_a_token_budget_cuts_results_in_process(built_db):
     assert packed["tokens"] <= 100 and "14 gün" in packed["context"]
     with pytest.raises(UsageError, match="max_tokens must be at least 16"):
         tools.search("iade süresi kaç gün", max_tokens=10)
+    empty = tools.search("iade süresi kaç gün", max_tokens=16)  # no span fits with its label line
+    assert empty["spans"] == [] and empty["context"] == ""
+    assert "no span fits in 16 tokens with its label line" in empty["note"]
+    assert "note" not in packed
     assert tools.list_collections()["default_strategy"] == "fixed64"
     span = tools.get_document_span("kargo-ve-teslimat.md", 1, 400, max_tokens=40)
     assert span["truncated"] and span["end_line"] < span["lines_in_document"]

@@ -162,7 +162,7 @@ class Tools:
             }
             for s in packed.spans
         ]
-        return {
+        out = {
             "strategy": index.entry.strategy,
             "embedder": index.entry.embedder,
             "mode": index.options(SearchOptions(mode=mode)).mode,
@@ -173,6 +173,9 @@ class Tools:
             "label_tokens": packed.label_tokens,
             "whole_chunks_tokens": packed.whole_tokens,
         }
+        if not spans:  # say why, so an agent knows to raise max_tokens
+            out["note"] = packed.empty_note("max_tokens")
+        return out
 
     def compare_strategies(
         self,

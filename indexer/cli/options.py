@@ -259,7 +259,7 @@ BUILD_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         cls=LibraryOption,
         help=lambda: (
             "BM25 engine stored with the collection (auto: postings, our own over mapped files; "
-            "rank-bm25: the reference; bm25s: pip install 'indexer[fast]') "
+            "rank-bm25: the reference; bm25s: pip install 'indexer-rag[fast]') "
             f"[default: {build_defaults().bm25_engine}; watch: the collection's, else "
             f"{build_defaults().bm25_engine}]."
         ),

@@ -191,9 +191,11 @@ def _echo_context(context: Context, as_json: bool) -> None:
     """The packed spans (as handed over, with where each lives), then what they cost."""
     if as_json:
         echo_json(span.to_dict() for span in context.spans)
+        if not context.spans:  # no line to read: say why on stderr
+            click.echo(context.empty_note("--budget"), err=True)
         return
     if not context.spans:
-        click.echo("no results")
+        click.echo(context.empty_note("--budget"))
     group = None
     for span in context.spans:
         where = (
@@ -212,7 +214,7 @@ def _echo_context(context: Context, as_json: bool) -> None:
         f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
         f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
         f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
-        + (f" ({saved} saved)" if saved > 0 else "")
+        + (f" ({saved} saved)" if saved > 0 and context.spans else "")
     )
 
 

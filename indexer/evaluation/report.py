@@ -141,7 +141,8 @@ def _budget_table(ev: Evaluation, several: bool) -> str:
     return render(
         ["strategy", "mode", "recall", MRR_LABEL, "tokens"],
         rows,
-        f"equal budget: hits taken in rank order up to {budget} context tokens",
+        f"equal budget: hits taken in rank order up to {budget} context tokens "
+        "(the first hit always counts, whole)",
     )
 
 

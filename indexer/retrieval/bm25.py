@@ -10,7 +10,7 @@ a new base once it outgrows a tenth of it.
 Engines score the same BM25 (Lucene's IDF, which is never negative) and rank identically:
 `postings` (ours: the query's postings only, memory-mapped), `rank-bm25` (the reference:
 loops over every chunk per query term, built in memory on first use) and `bm25s` (sparse
-matrices, `pip install 'indexer[fast]'`, built in memory on load). `auto`, the default,
+matrices, `pip install 'indexer-rag[fast]'`, built in memory on load). `auto`, the default,
 is `postings` at every size: it was measured faster than rank-bm25 from the smallest
 collections on (docs/benchmarks.md, "Scale"), loads in milliseconds, and needs numpy only.
 """

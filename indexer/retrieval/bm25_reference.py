@@ -1,6 +1,6 @@
 """The reference BM25 engines, built in memory over a live index's chunks: `rank-bm25`
 (loops over every chunk per query term) and `bm25s` (sparse matrices, `pip install
-'indexer[fast]'`). Both score Lucene's BM25, as `postings` does (`retrieval.bm25`)."""
+'indexer-rag[fast]'`). Both score Lucene's BM25, as `postings` does (`retrieval.bm25`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -
         import bm25s
     except ImportError:
         raise UsageError(
-            "the bm25s engine needs the bm25s package: pip install 'indexer[fast]'"
+            "the bm25s engine needs the bm25s package: pip install 'indexer-rag[fast]'"
         ) from None
     model = bm25s.BM25(k1=k1, b=b, method="lucene", idf_method="lucene")
     model.scores = model.build_index_from_ids(

@@ -67,6 +67,18 @@ class Context:
     def text(self) -> str:
         return render(self.spans)
 
+    def empty_note(self, option: str) -> str:
+        """Why there are no spans ("" when there are): no candidate, or none fits the
+        budget with its label line (`option` names how the caller raises the budget)."""
+        if self.spans:
+            return ""
+        if not self.candidates:
+            return "no results"
+        return (
+            f"no span fits in {self.budget} tokens with its label line "
+            f"([file] heading path); raise {option}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k != "spans"}
         data["spans"] = [s.to_dict() for s in self.spans]
