@@ -115,6 +115,32 @@ def test_boilerplate_is_not_asked_about(write_files):
     assert any(s.doc_id == "LICENSE" and "not asked about" in s.reason for s in made.skipped)
 
 
+PSEUDO_HEADINGS = """# Guide
+
+**2.3.4 Arrays, Unions, and Enumerations**
+
+An array holds a fixed number of elements of one type in consecutive memory.
+
+4.2 Results of the second trial
+
+The second trial returned every parcel within nine days of its dispatch.
+
+Author contributions: A. Yilmaz designed the study and wrote the first draft of the guide.
+
+Funding: this guide received no grant from any agency in the public or commercial sectors.
+
+3 parcels out of every hundred arrive late when the carrier changes depots on the way.
+"""
+
+
+def test_lines_standing_for_headings_and_credits_are_not_asked_about(write_files):
+    made = make_questions(write_files({"guide.md": PSEUDO_HEADINGS}), 10, seed=0)
+    assert sorted(q["answer"] for q in made.questions) == [
+        "3 parcels out of every hundred arrive late when the carrier changes depots on the way.",
+        "An array holds a fixed number of elements of one type in consecutive memory.",
+        "The second trial returned every parcel within nine days of its dispatch."]
+
+
 def test_html_navigation_and_footers_are_not_asked_about(write_files):
     page = ("<html><body><nav><ul><li><a href='/'>Home</a></li><li><a href='/shop'>Shop</a></li></ul></nav>"
             "<h1>Returns</h1><p>You can send back any unused item within thirty days of delivery.</p>"

@@ -42,6 +42,20 @@ _LICENCE_TEXT = re.compile(
     r"the software is provided|mit licen[cs]e|tüm hakları saklıdır",
     re.I,
 )
+# a line that stands for a heading though the document did not mark it as one: wholly bold or
+# italic (`**2.3.4 Arrays, Unions, and Enumerations**`), or a section number and a title
+# without a sentence's closing stop (`4.2 Results`)
+_EMPHASIS_ONLY = re.compile(r"^\s*(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1\s*$", re.S)
+TITLE_WORDS = 12  # a numbered line longer than this is a sentence, not a title
+_NUMBERED_TITLE = re.compile(r"^\s*(\d+(\.\d+)*\.?|[IVX]+\.)\s+\S[^\n]*(?<![.!?:;…])\s*$")
+# credits and declarations of a paper, nobody's answer (matched at a passage's start)
+_CREDITS = re.compile(
+    r"^\W*(author(s'?|'s)? contributions?|(the )?authors? (declare|thank|acknowledge|would like)|"
+    r"acknowledg(e)?ments?|funding|competing interests?|conflicts? of interests?|"
+    r"data (and code )?availability|ethics (approval|statement)|correspondence( to)?|"
+    r"yazar katkıları|çıkar çatışması|finansman)\b",
+    re.I,
+)
 _BOILERPLATE_FILES = {
     "license",
     "licence",
@@ -178,10 +192,30 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
 
 def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
     """A block that may hold passages: not a heading, code, HTML or a rule, not under a
-    boilerplate heading, and no licence or copyright footer."""
+    boilerplate heading, no licence or copyright footer, not a line standing for a heading
+    and not a paper's credits."""
     if block.kind in ("heading", "code", "html", "rule") or sec in skip:
         return False
-    return not _LICENCE_TEXT.search(doc.text, block.start, block.end)
+    text = doc.text[block.start : block.end]
+    if block.kind == "paragraph" and heading_like(text):
+        return False
+    return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text))
+
+
+def heading_like(text: str) -> bool:
+    """One line that stands for a heading the document did not mark: wholly emphasised, or
+    a section number and a title without a closing stop."""
+    line = text.strip()
+    if "\n" in line:
+        return False
+    if _EMPHASIS_ONLY.match(line):
+        return True
+    title = line.rstrip("\"'”’»)]")
+    return (
+        len(title.split()) <= TITLE_WORDS
+        and not re.search(r"[.!?…]\s", title)
+        and bool(_NUMBERED_TITLE.match(title))
+    )
 
 
 def _rows(doc: Document, block: Block, sec: int, target: tuple[int, int]) -> list[Passage]:
