@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from indexer.errors import QuestionSetError, UsageError
@@ -206,3 +207,24 @@ def test_a_budget_nothing_fits_in_says_so_and_claims_no_saving(guide_db):
     as_json = CliRunner().invoke(cli, [*args, "--budget", "16", "--json"])
     assert as_json.exit_code == 0 and as_json.stdout == ""  # no span: no JSON line
     assert "no span fits in 16 tokens" in as_json.stderr  # ...and the reason, beside it
+
+
+def test_near_zero_units_are_not_filler_where_the_likely_ones_do_not_fit():
+    """A unit far less likely than the best is not handed over just because the budget has
+    room (the likely unit was too big); filling the budget (mass 1) still takes it."""
+    from indexer.retrieval.context_pack import pack
+    from indexer.retrieval.context_units import Unit
+
+    tokenizer = get_tokenizer()
+    text = "A long answer. " * 40 + "Likely second. Noise nobody asked for."
+    big_end = len("A long answer. " * 40) - 1
+    second = text.index("Likely second.")
+    noise = text.index("Noise")
+    units = [Unit("d.md", 0, big_end, "sentence", "Doc", text[:big_end], tokenizer.count(text[:big_end])),
+             Unit("d.md", second, second + 14, "sentence", "Doc", "Likely second.", 3),
+             Unit("d.md", noise, len(text), "sentence", "Doc", text[noise:], 6)]
+    probs = np.array([0.95, 0.045, 0.0001])
+    spans, _ = pack(units, probs, 40, tokenizer, mass=0.97)
+    assert [s.text for s in spans] == ["Likely second."]
+    filled, _ = pack(units, probs, 40, tokenizer, mass=1.0)
+    assert [s.text for s in filled] == ["Likely second.", "Noise nobody asked for."]
