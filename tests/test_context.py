@@ -228,3 +228,25 @@ def test_near_zero_units_are_not_filler_where_the_likely_ones_do_not_fit():
     assert [s.text for s in spans] == ["Likely second."]
     filled, _ = pack(units, probs, 40, tokenizer, mass=1.0)
     assert [s.text for s in filled] == ["Likely second.", "Noise nobody asked for."]
+
+
+def test_an_exact_symbol_lookup_gets_the_definition_from_its_first_line(tmp_path):
+    """`def dedent` names a definition: the packed context holds it from its `def` line
+    on, in order (an empty line ends a run of code lines, so the lines before the
+    definition are not glued to it)."""
+    source = ("import re\n\n_PATTERN = re.compile('x')\n_OTHER = re.compile('y')\n\n"
+              "def dedent(text):\n    \"\"\"Remove the common leading whitespace of every line.\"\"\"\n"
+              "    margin = None\n    for line in text.splitlines():\n        margin = line\n"
+              "    return margin\n\n\ndef indent(text, prefix):\n    \"\"\"Add prefix to lines.\"\"\"\n"
+              "    return ''.join(prefix + line for line in text.splitlines(True))\n\n\n"
+              "if __name__ == '__main__':\n    print(dedent('  a'))\n    print(dedent(' b'))\n"
+              "    print(dedent('   c'))\n")
+    write_file(tmp_path / "src", "wrap.py", source)
+    settings = Settings.load(db=tmp_path / "db")
+    from indexer.indexing.building import build
+
+    build([tmp_path / "src"], ["auto"], settings=settings)
+    index = Index.open("auto", settings=settings)
+    ctx = index.context("def dedent", 60)
+    assert any(s.text.startswith('def dedent(text):\n    """Remove the common') for s in ctx.spans), ctx.text()
+    assert all(s.text == source[s.start:s.end] for s in ctx.spans)

@@ -139,11 +139,13 @@ def _inside_fences(text: str, block: Block) -> tuple[int, int]:
 
 
 def code_runs(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Runs of non-blank lines in text[start:end], at most CODE_LINES lines each."""
+    """Runs of non-blank lines in text[start:end], at most CODE_LINES lines each: a blank
+    or an empty line ends a run (`line_spans` skips empty lines, so a run also ends where
+    the next line does not start right after the last one)."""
     run: list[tuple[int, int]] = []
     for s, e in line_spans(text, start, end):
         blank = not text[s:e].strip()
-        if run and (blank or len(run) == CODE_LINES):
+        if run and (blank or s > run[-1][1] + 1 or len(run) == CODE_LINES):
             yield run[0][0], run[-1][1]
             run = []
         if not blank:

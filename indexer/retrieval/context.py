@@ -16,6 +16,7 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,6 +48,7 @@ __all__ = [
     "Scored",
     "answer_context",
     "check",
+    "definition_units",
     "scored_units",
     "unit_cosines",
 ]
@@ -114,8 +116,9 @@ class Scored:
     def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
         """The spans under `budget` (`context_pack.pack`), and what they cost."""
         if self.units:
+            first = definition_units(self.hits, self.units)
             spans, label_tokens = pack(
-                self.units, self.probs, budget, self.tokenizer, mass, self.gaps
+                self.units, self.probs, budget, self.tokenizer, mass, self.gaps, first
             )
         else:
             spans, label_tokens = [], 0
@@ -133,6 +136,23 @@ class Scored:
             whole,
             min(whole_k, len(self.hits)),
         )
+
+
+def definition_units(hits: list[Hit], units: list[Unit]) -> list[int]:
+    """The units of the definition an exact symbol lookup names (its top hit, ranked there
+    by the exact-match tier), in document order: what such a query asks for is the
+    definition from its first line, so those go first."""
+    if not hits or hits[0].match != "exact symbol":
+        return []
+    c = hits[0].chunk
+    inside = [
+        i
+        for i, u in enumerate(units)
+        if u.doc_id == c.doc_id and u.start >= c.start and u.end <= c.end
+    ]
+    name = re.compile(rf"(?<![\w$]){re.escape(c.symbol.rsplit('.', 1)[-1])}(?![\w$])")
+    at = next((k for k, i in enumerate(inside) if name.search(units[i].text.split("\n", 1)[0])), 0)
+    return inside[at:]  # from the line that names it: a chunk may hold what comes before
 
 
 def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:

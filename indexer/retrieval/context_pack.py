@@ -16,6 +16,7 @@ exactly and never exceeds the budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -121,42 +122,62 @@ def pack(
     tokenizer: Tokenizer,
     mass: float = 1.0,
     gaps: Gaps | None = None,
+    first: Sequence[int] = (),
 ) -> tuple[list[Span], int]:
     """The spans to hand over, and how many tokens their label lines cost. `gaps` holds
-    the text between adjacent units (keyed by document and the first unit's end)."""
-    gaps = gaps or {}
-    order = np.argsort(-probs, kind="stable")
-    taken: set[int] = set()
-    heads: dict[tuple[str, int, int], Unit] = {}
-    labels: set[tuple[str, str]] = set()
-    used, held = 0, 0.0
-    label_cost = {}
+    the text between adjacent units (keyed by document and the first unit's end). `first`:
+    units handed over before any other, in that order, as long as they fit (the definition
+    an exact symbol lookup names); the rest go by probability."""
+    taking = _Taking(units, budget, tokenizer)
+    for i in first:
+        if not taking.take(i):
+            break
     floor = FLOOR * float(probs.max()) if mass < 1 and len(probs) else 0.0
-    for i in order:
+    held = float(probs[list(taking.taken)].sum()) if taking.taken else 0.0
+    for i in np.argsort(-probs, kind="stable"):
         if held >= mass or probs[i] < floor:
             break
-        u = units[i]
-        cost = u.n_tokens + 2
+        if int(i) not in taking.taken and taking.take(int(i)):
+            held += float(probs[i])
+    taken = taking.taken
+    chosen = [units[i] for i in sorted(taken)] + list(taking.heads.values())
+    spans = _spans(chosen, _taken_scores(units, probs, taken), gaps or {}, tokenizer)
+    return _within(_ordered(spans), budget, tokenizer)
+
+
+class _Taking:
+    """The units taken so far and what they cost: each unit its tokens and a separator, the
+    first unit of a section its label line, a table row its header row once."""
+
+    def __init__(self, units: list[Unit], budget: int, tokenizer: Tokenizer) -> None:
+        self.units, self.budget, self.tokenizer = units, budget, tokenizer
+        self.taken: set[int] = set()
+        self.heads: dict[tuple[str, int, int], Unit] = {}
+        self.labels: set[tuple[str, str]] = set()
+        self.label_cost: dict[tuple[str, str], int] = {}
+        self.used = 0
+
+    def take(self, i: int) -> bool:
+        """Take unit `i` if it fits the budget left; whether it did."""
+        u = self.units[i]
         group = (u.doc_id, u.label)
-        if group not in labels:
-            if group not in label_cost:
-                label_cost[group] = tokenizer.count(f"[{u.doc_id}] {u.label}\n") + 2
-            cost += label_cost[group]
+        cost = u.n_tokens + 2
+        if group not in self.labels:
+            if group not in self.label_cost:
+                label = f"[{u.doc_id}] {u.label}\n"
+                self.label_cost[group] = self.tokenizer.count(label) + 2
+            cost += self.label_cost[group]
         head = _head_unit(u)
-        if head is not None and head.key not in heads:
-            cost += tokenizer.count(head.text) + 2
-        if used + cost > budget:
-            continue
-        taken.add(int(i))
-        used += cost
-        held += float(probs[i])
-        labels.add(group)
+        if head is not None and head.key not in self.heads:
+            cost += self.tokenizer.count(head.text) + 2
+        if self.used + cost > self.budget:
+            return False
+        self.taken.add(i)
+        self.used += cost
+        self.labels.add(group)
         if head is not None:
-            heads.setdefault(head.key, head)
-    chosen = [units[i] for i in sorted(taken)] + list(heads.values())
-    spans = _spans(chosen, _taken_scores(units, probs, taken), gaps, tokenizer)
-    spans = _ordered(spans)
-    return _within(spans, budget, tokenizer)
+            self.heads.setdefault(head.key, head)
+        return True
 
 
 def _taken_scores(
