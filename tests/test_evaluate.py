@@ -308,8 +308,8 @@ def test_a_plot_that_cannot_be_written_fails_before_the_evaluation(built_db, tmp
     args = ["eval", str(CORPUS / "questions.jsonl"), "-s", "headers", "-m", "bm25", "--db", str(db), "--plot"]
     png = CliRunner().invoke(cli, [*args, str(tmp_path / "r.png")])
     # nothing before it: no "evaluated headers/bm25 ..." note, no table
-    assert (png.exit_code, png.stdout, png.stderr) == (2, "", 'Error: a .png plot needs matplotlib: pip install -e '
-                                                              '".[plot]" (or write --plot report.html or report.svg, '
+    assert (png.exit_code, png.stdout, png.stderr) == (2, "", 'Error: a .png plot needs matplotlib: pip install '
+                                                              '"indexer-rag[plot]" (or write --plot report.html or report.svg, '
                                                               "which need nothing)\n")
     odd = CliRunner().invoke(cli, [*args, str(tmp_path / "r.txt")])
     assert (odd.exit_code, odd.stderr) == (2, "Error: --plot writes .html, .htm, .svg, .png, .pdf, .jpg, .jpeg files, "

@@ -364,14 +364,14 @@ def check_plot(path: str | Path) -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(
-            f'a {suffix} plot needs matplotlib: pip install -e ".[plot]" (or write --plot '
+            f'a {suffix} plot needs matplotlib: pip install "indexer-rag[plot]" (or write --plot '
             "report.html or report.svg, which need nothing)"
         ) from None
 
 
 def plot(ev: Evaluation, path: str | Path) -> None:
     """recall@5 (or the largest k) against ctxTok: one labelled point per row.
-    `.png` needs matplotlib (pip install -e ".[plot]"); `.html` / `.svg` need nothing."""
+    `.png` needs matplotlib (pip install "indexer-rag[plot]"); `.html` / `.svg` need nothing."""
     check_plot(path)
     path = Path(path)
     k = 5 if 5 in ev.ks else ev.ks[-1]
