@@ -209,6 +209,10 @@ def test_compare_marks_hits_against_the_picked_question(client, question_set):
             strict = hit["doc_id"] == q["doc_id"] and hit["start"] <= lo and hi <= hit["end"]
             assert (hit["mark"] == "strict") == strict
     assert any(h["mark"] != "miss" for r in got["results"] for h in r["hits"])
+    # the same strategy named twice answers once
+    twice = client.post("/api/compare", json={"query": q["question"], "strategies": ["headers", "headers"],
+                                              "modes": ["bm25"]}).json()
+    assert [r["strategy"] for r in twice["results"]] == ["headers"]
 
 
 def test_evaluation_gives_the_numbers_of_indexer_eval(client, db, question_set):
