@@ -133,14 +133,23 @@ def test_semantic_embeds_sentences_in_batches_with_the_same_cuts(monkeypatch):
     assert [(c.start, c.end) for c in batched] == [(c.start, c.end) for c in whole]
 
 
-@pytest.mark.parametrize("chunks, done, seconds, total, expected", [
-    (256, 10_000, 2.0, 10_000, None),  # everything embedded already: nothing to announce
-    (256, 10_000, 2.0, 100_000, None),  # ~20 s left: under the threshold
-    (256, 10_000, 2.0, 1_000_000, "embedding ~25,600 chunks, about 3 min at the first batch's rate (128 chunks/s)"),
-    (100, 1_000, 1.0, 40_000, "embedding ~4,000 chunks, about 40 s at the first batch's rate (100 chunks/s)"),
+@pytest.mark.parametrize("chunks, done, seconds, total, units, expected", [
+    (256, 10_000, 2.0, 10_000, (0.0, 0), None),  # everything embedded already: nothing to announce
+    (256, 10_000, 2.0, 100_000, (0.0, 0), None),  # ~20 s left: under the threshold
+    (256, 10_000, 2.0, 1_000_000, (0.0, 0),
+     "embedding ~25,600 chunks and the files' sentences, about 3 min at the first batch's rate (128 chunks/s)"),
+    (100, 1_000, 1.0, 40_000, (0.0, 0),
+     "embedding ~4,000 chunks and the files' sentences, about 40 s at the first batch's rate (100 chunks/s)"),
+    # the rest of the files' units count too: 10 s for the first 10,000 bytes, 990,000 to go
+    (256, 10_000, 2.0, 1_000_000, (10.0, 10_000),
+     "embedding ~25,600 chunks and the files' sentences, about 20 min at the first batch's rate (128 chunks/s)"),
+    # one huge file: its units are all done before its first batch, only its chunks remain
+    (256, 10_000, 2.0, 1_000_000, (360.0, 1_000_000),
+     "embedding ~25,600 chunks and the files' sentences, about 3 min at the first batch's rate (128 chunks/s)"),
 ])
-def test_the_build_estimate_is_one_line_from_the_first_batch(chunks, done, seconds, total, expected):
-    assert estimate_line(chunks, done, seconds, total) == expected
+def test_the_build_estimate_is_one_line_from_the_first_batch(chunks, done, seconds, total, units, expected):
+    """A stranger's 4.7 MB folder was told "about 6 min" and took 13.8: the units were left out."""
+    assert estimate_line(chunks, done, seconds, total, units=units) == expected
 
 
 def _whole(text: str, max_level: int = 6):

@@ -100,6 +100,7 @@ class ChunkStream:
             Chunk
         ] = []  # written with the next batch: one write, not a wait per file
         self.total = sum(src.size for src in plan.process)
+        self.unit_bytes = 0  # of the files whose units are cut and embedded
 
     def run(self) -> None:
         parts = self.parts
@@ -136,6 +137,7 @@ class ChunkStream:
         old_ids, old_parents = self.live.get(doc.doc_id, (set(), set()))
         with parts.timer("units"):
             units = parts.units.of(doc)
+        self.unit_bytes += src.size
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
         # which of the file's previous chunks came again (the others are retired)
@@ -204,7 +206,10 @@ class ChunkStream:
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
         if not parts.report.written:  # the first batch: say how long the rest will take, if long
-            line = estimate_line(len(batch), sum(weights), time.perf_counter() - t0, self.total)
+            units = (parts.timer.totals.get("units", 0.0), self.unit_bytes)
+            line = estimate_line(
+                len(batch), sum(weights), time.perf_counter() - t0, self.total, units=units
+            )
             if line:
                 parts.say(line)
         with parts.timer("write wait"):

@@ -44,16 +44,30 @@ class Timer:
 
 
 def estimate_line(
-    chunks: int, done_bytes: float, seconds: float, total_bytes: int, over: float = 30.0
+    chunks: int,
+    done_bytes: float,
+    seconds: float,
+    total_bytes: int,
+    over: float = 30.0,
+    units: tuple[float, float] = (0.0, 0.0),
 ) -> str | None:
     """One line after the first embedding batch: how many chunks the whole input makes
     at the rate the first files did, and how long embedding them takes at the first
-    batch's speed; None when that is under `over` seconds."""
+    batch's speed, plus the rest of the files' units (the sentences answer-sized context
+    packs, embedded file by file before its chunks) at the rate the files so far took:
+    `units` is (seconds, bytes) of the files whose units are done. None when that is
+    under `over` seconds."""
     if chunks <= 0 or seconds <= 0 or done_bytes <= 0:
         return None
     expected = max(chunks, round(chunks * total_bytes / done_bytes))
     rest = expected / (chunks / seconds)
+    unit_seconds, unit_bytes = units
+    if unit_seconds > 0 and unit_bytes > 0:
+        rest += unit_seconds / unit_bytes * max(total_bytes - unit_bytes, 0)
     if rest < over:
         return None
     when = f"{rest / 60:.0f} min" if rest >= 90 else f"{rest:.0f} s"
-    return f"embedding ~{expected:,} chunks, about {when} at the first batch's rate ({chunks / seconds:.0f} chunks/s)"
+    return (
+        f"embedding ~{expected:,} chunks and the files' sentences, about {when} at the "
+        f"first batch's rate ({chunks / seconds:.0f} chunks/s)"
+    )
