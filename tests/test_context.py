@@ -250,3 +250,10 @@ def test_an_exact_symbol_lookup_gets_the_definition_from_its_first_line(tmp_path
     ctx = index.context("def dedent", 60)
     assert any(s.text.startswith('def dedent(text):\n    """Remove the common') for s in ctx.spans), ctx.text()
     assert all(s.text == source[s.start:s.end] for s in ctx.spans)
+    # a code span is labelled with the definition holding it, not the file's name again
+    # (a stranger's trial got `[textwrap.py] textwrap.py` above every span)
+    labels = {s.label for s in ctx.spans if s.text.startswith("def dedent")}
+    assert labels == {"dedent"}, ctx.text()
+    assert "[wrap.py] dedent\n" in ctx.text()
+    outside = index.context("print dedent main", 400)
+    assert {s.label for s in outside.spans if "__main__" in s.text} == {"wrap.py"}, outside.text()

@@ -72,16 +72,48 @@ def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
     cached = doc.derived.units
     if cached is not None:
         return cached
-    starts = [s.start for s in doc.sections]
-    paths = [join_path(s.heading_path) for s in doc.sections]
+    path_at = _definition_paths(doc) if doc.format == "code" else _heading_paths(doc)
     out: list[DocUnit] = []
     for start, end, kind, head in _spans(doc):
-        path = paths[index_at(starts, start)] if paths else doc.title
+        path = path_at(start)
         for s, e in _pieces(doc.text, start, end, tokenizer):
             n = tokenizer.count(doc.text[s:e])
             out.append(DocUnit(s, e, kind, path, head, doc.page_at(s), n))
     doc.derived.units = out
     return out
+
+
+def _heading_paths(doc: Document) -> Callable[[int], str]:
+    """The heading path of the section holding an offset (the title where there are none)."""
+    starts = [s.start for s in doc.sections]
+    paths = [join_path(s.heading_path) for s in doc.sections]
+    return lambda at: paths[index_at(starts, at)] if paths else doc.title
+
+
+def _definition_paths(doc: Document) -> Callable[[int], str]:
+    """For code: the qualified name of the innermost definition holding an offset
+    (`TextWrapper._wrap_chunks`), the file's title outside every definition. Offsets
+    must come in document order (units do): one sweep over the definitions."""
+    from ..loaders.symbols import outline, walk
+
+    tree = outline(doc)
+    found = walk(tree.definitions) if tree else iter(())
+    defs = sorted(((d.start, d.end, d.symbol) for d in found), key=lambda d: (d[0], -d[1]))
+    open_: list[
+        tuple[int, int, str]
+    ] = []  # the definitions holding the last offset, outermost first
+    nxt = 0
+
+    def path_at(at: int) -> str:
+        nonlocal nxt
+        while nxt < len(defs) and defs[nxt][0] <= at:
+            open_.append(defs[nxt])
+            nxt += 1
+        while open_ and open_[-1][1] <= at:  # ended before it (an inner one, a sibling)
+            open_.pop()
+        return open_[-1][2] if open_ else doc.title
+
+    return path_at
 
 
 def _spans(doc: Document) -> Iterator[Span]:

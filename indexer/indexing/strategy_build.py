@@ -30,8 +30,8 @@ from .probing import measure_unchanged, measured
 from .report import BuildReport
 from .units import DocumentUnits
 
-CHUNK_FORMAT = 13  # bump when a chunker's output changes for the same parameters (12: unit maps;
-# 13: an empty line ends a run of code lines in a unit map)
+CHUNK_FORMAT = 14  # bump when a chunker's output changes for the same parameters (12: unit maps;
+# 13: an empty line ends a run of code lines in a unit map; 14: code units carry their definition's name)
 
 
 def build_settings(
