@@ -196,6 +196,19 @@ def _echo_context(context: Context, as_json: bool) -> None:
         return
     if not context.spans:
         click.echo(context.empty_note("--budget"))
+    _echo_spans(context)
+    click.echo()
+    saved = context.whole_tokens - context.tokens
+    click.echo(
+        f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
+        f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
+        f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
+        + (f" ({saved} saved)" if saved > 0 and context.spans else "")
+    )
+
+
+def _echo_spans(context: Context) -> None:
+    """Each group's label line, then its spans: where each lives, its size and probability."""
     group = None
     for span in context.spans:
         where = (
@@ -208,14 +221,6 @@ def _echo_context(context: Context, as_json: bool) -> None:
             group = (span.doc_id, span.label)
         click.echo(f"  {where}, {span.n_tokens} tok, p={span.score:.2f}")
         click.echo("    " + span.text.replace("\n", "\n    "))
-    click.echo()
-    saved = context.whole_tokens - context.tokens
-    click.echo(
-        f"{context.tokens} of {context.budget} tokens (labels {context.label_tokens}), "
-        f"{len(context.spans)} span(s) from {context.candidates} chunks, scored by {context.scoring}; "
-        f"the top {context.whole_k} whole chunks: {context.whole_tokens} tokens"
-        + (f" ({saved} saved)" if saved > 0 and context.spans else "")
-    )
 
 
 @click.command(name="list")

@@ -129,16 +129,8 @@ def pack(
     units handed over before any other, in that order, as long as they fit (the definition
     an exact symbol lookup names); the rest go by probability."""
     taking = _Taking(units, budget, tokenizer)
-    for i in first:
-        if not taking.take(i):
-            break
-    floor = FLOOR * float(probs.max()) if mass < 1 and len(probs) else 0.0
-    held = float(probs[list(taking.taken)].sum()) if taking.taken else 0.0
-    for i in np.argsort(-probs, kind="stable"):
-        if held >= mass or probs[i] < floor:
-            break
-        if int(i) not in taking.taken and taking.take(int(i)):
-            held += float(probs[i])
+    taking.in_order(first)
+    taking.by_probability(probs, mass)
     taken = taking.taken
     chosen = [units[i] for i in sorted(taken)] + list(taking.heads.values())
     spans = _spans(chosen, _taken_scores(units, probs, taken), gaps or {}, tokenizer)
@@ -156,6 +148,23 @@ class _Taking:
         self.labels: set[tuple[str, str]] = set()
         self.label_cost: dict[tuple[str, str], int] = {}
         self.used = 0
+
+    def in_order(self, first: Sequence[int]) -> None:
+        """Take these units in this order, as long as they fit."""
+        for i in first:
+            if not self.take(i):
+                break
+
+    def by_probability(self, probs: np.ndarray, mass: float) -> None:
+        """Then the most likely units until what is taken holds `mass` of the probability;
+        below mass 1, none under FLOOR of the best (no filler where a likely one did not fit)."""
+        floor = FLOOR * float(probs.max()) if mass < 1 and len(probs) else 0.0
+        held = float(probs[list(self.taken)].sum()) if self.taken else 0.0
+        for i in np.argsort(-probs, kind="stable"):
+            if held >= mass or probs[i] < floor:
+                break
+            if int(i) not in self.taken and self.take(int(i)):
+                held += float(probs[i])
 
     def take(self, i: int) -> bool:
         """Take unit `i` if it fits the budget left; whether it did."""
@@ -209,15 +218,9 @@ def _spans(
     units = sorted({u.key: u for u in units}.values(), key=lambda u: u.key)
     out: list[Span] = []
     for u in units:
-        last = out[-1] if out else None
-        between = gaps.get((u.doc_id, last.end)) if last and last.doc_id == u.doc_id else None
-        if last is not None and between is not None and last.end + len(between) == u.start:
-            last.text += between + u.text
-            last.end = u.end
-            last.end_line = u.line + u.text.count("\n")
-            last.end_page = max(last.end_page, u.page)
-            last.score = max(last.score, probs.get(u.key, 0.0))
-            last.kinds.append(u.kind)
+        between = _between(out[-1], u, gaps) if out else None
+        if between is not None:
+            _extend(out[-1], between, u, probs.get(u.key, 0.0))
             continue
         out.append(
             Span(
@@ -238,6 +241,24 @@ def _spans(
     for span in out:
         span.n_tokens = tokenizer.count(span.text)
     return out
+
+
+def _between(last: Span, u: Unit, gaps: Gaps) -> str | None:
+    """The whitespace joining a span to the next unit, None when they are not adjacent."""
+    if last.doc_id != u.doc_id:
+        return None
+    between = gaps.get((u.doc_id, last.end))
+    return between if between is not None and last.end + len(between) == u.start else None
+
+
+def _extend(span: Span, between: str, u: Unit, prob: float) -> None:
+    """The next unit joined to a span (the whitespace between them kept)."""
+    span.text += between + u.text
+    span.end = u.end
+    span.end_line = u.line + u.text.count("\n")
+    span.end_page = max(span.end_page, u.page)
+    span.score = max(span.score, prob)
+    span.kinds.append(u.kind)
 
 
 def _ordered(spans: list[Span]) -> list[Span]:
