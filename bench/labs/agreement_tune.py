@@ -2,6 +2,8 @@
 
     python -m bench.labs.agreement_tune tune --every --seeds 3     # the last tune
     python -m bench.labs.agreement_tune explore '{"noise": 0.4}' '{"noise": 0.5}'
+    python -m bench.labs.agreement_tune sizes      # chunk size against each mode's order
+    python -m bench.labs.agreement_tune names --sets code,code-pypi   # embedding rows without name lookups
 
 Every candidate set of knobs (`GRID`) makes a question set per real set (the real set's size,
 capped by --cap for the 1,190-question XQuAD sets and code-pypi), scored through `Mirror`s;
@@ -199,6 +201,45 @@ def explore(names: list[str], trials: list[dict], seeds: list[int], cap: int) ->
         print(f"{sum(taus) / len(taus):+.3f} {json.dumps(overrides)}\n    " + "\n    ".join(line), flush=True)
 
 
+def sizes(names: list[str]) -> None:
+    """Kendall tau-b between the strategies' mean chunk size (characters of what is
+    embedded) and their MRR@10 per mode, with people's questions and with made-up ones
+    (the last `bench.questions_agreement` run's result for each set)."""
+    print("set        mode       size~people  size~made-up")
+    for name in names:
+        path = OUT / f"result-{name}.json"
+        if not path.exists():
+            print(f"{name}: no result (run python -m bench.questions_agreement --sets {name} first)")
+            continue
+        result = json.loads(path.read_text(encoding="utf-8"))
+        lab = SetLab(name)
+        size = {s: sum(len(c.indexed_text) for c in m.chunk_list) / max(1, len(m.chunk_list))
+                for s, m in lab.mirrors.items()}
+        for mode in MODES:
+            rows = [k for k in result["real"] if k.endswith("/" + mode)]
+            x = [size[k.split("/")[0]] for k in rows]
+            people = kendall_tau_b(x, [result["real"][k] for k in rows])
+            made = kendall_tau_b(x, [result["made"][k] for k in rows])
+            print(f"{name:10} {mode:10} {people:+11.2f}  {made:+12.2f}", flush=True)
+
+
+def names(sets: list[str], seeds: list[int], cap: int) -> None:
+    """Within-mode tau-b of the default made-up sets, each mode scored on every question
+    and on the questions that are not a bare symbol name (tag `name`)."""
+    for name in sets:
+        lab = SetLab(name)
+        every, described = [], []
+        for seed in seeds:
+            questions = lab.made(Knobs(), seed, cap)
+            every.append(lab.score(questions))
+            described.append(lab.score([q for q in questions if "name" not in q.tags]))
+        mean = {k: sum(r[k] for r in every) / len(every) for k in lab.real}
+        rest = {k: sum(r[k] for r in described) / len(described) for k in lab.real}
+        line = " | ".join(f"{m} {_within_tau(lab.real, mean, m):+.2f} -> {_within_tau(lab.real, rest, m):+.2f}"
+                          for m in MODES)
+        print(f"{name}: every question -> without name lookups: {line}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -214,8 +255,18 @@ def main() -> None:
     trials.add_argument("--seeds", type=int, default=2)
     trials.add_argument("--cap", type=int, default=300)
     trials.add_argument("trials", nargs="+", help="JSON dicts of knob overrides")
+    size = commands.add_parser("sizes", help="chunk size against each mode's order, people's and made-up")
+    size.add_argument("--sets", default=",".join(SET_NAMES))
+    bare = commands.add_parser("names", help="within-mode order without bare symbol-name questions")
+    bare.add_argument("--sets", default="code,code-pypi")
+    bare.add_argument("--seeds", type=int, default=3)
+    bare.add_argument("--cap", type=int, default=300)
     args = parser.parse_args()
-    if args.command == "tune":
+    if args.command == "names":
+        names(args.sets.split(","), list(range(args.seeds)), args.cap)
+    elif args.command == "sizes":
+        sizes(args.sets.split(","))
+    elif args.command == "tune":
         tune(args.sets.split(","), args)
     else:
         explore(args.sets.split(","), [json.loads(t) for t in args.trials], list(range(args.seeds)), args.cap)
