@@ -152,6 +152,26 @@ def test_the_build_estimate_is_one_line_from_the_first_batch(chunks, done, secon
     assert estimate_line(chunks, done, seconds, total, units=units) == expected
 
 
+def test_a_big_document_says_how_long_its_units_take(monkeypatch):
+    """One huge file: its units are embedded before its first chunk batch, so the build's
+    estimate came only after they were done (a stranger waited 6 silent minutes). The
+    document's first unit batch now says how long the rest takes (threshold lowered here:
+    the real one is 30 s)."""
+    from indexer.embeddings import get_embedder
+    from indexer.indexing import units
+    from indexer.text.tokens import get_tokenizer
+
+    monkeypatch.setattr(units, "OVER", 0.0)
+    said: list[str] = []
+    cut = units.DocumentUnits(CachedEmbedder(get_embedder(), EmbeddingCache(None)), get_tokenizer(), said.append)
+    text = "# Belge\n\n" + "\n\n".join(f"Cümle numarası {i} burada bitiyor." for i in range(400))
+    assert len(cut.of(make_document("big.md", text))) == 400
+    assert len(said) == 1 and said[0].startswith("big.md: embedding 400 sentences for answer-sized context, about ")
+    assert said[0].endswith(" before its chunks")
+    cut.of(make_document("small.md", "# Kısa\n\nTek cümle burada."))  # one batch: nothing to say
+    assert len(said) == 1
+
+
 def _whole(text: str, max_level: int = 6):
     """parse() with the whole text as one segment (markdown-it's own view)."""
     import indexer.loaders.markdown as markdown

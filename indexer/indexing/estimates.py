@@ -66,8 +66,12 @@ def estimate_line(
         rest += unit_seconds / unit_bytes * max(total_bytes - unit_bytes, 0)
     if rest < over:
         return None
-    when = f"{rest / 60:.0f} min" if rest >= 90 else f"{rest:.0f} s"
     return (
-        f"embedding ~{expected:,} chunks and the files' sentences, about {when} at the "
+        f"embedding ~{expected:,} chunks and the files' sentences, about {duration(rest)} at the "
         f"first batch's rate ({chunks / seconds:.0f} chunks/s)"
     )
+
+
+def duration(seconds: float) -> str:
+    """`40 s`, `3 min`: how long something will take, as a build line says it."""
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"

@@ -65,7 +65,7 @@ class StrategyBuild:
         # what new chunks define (`exact.defined_in`)
         self.definitions: list[tuple[str, str, str, list[str], list[str]]] = []
         self.units = DocumentUnits(
-            self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir)
+            self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir), self.say
         )
 
     # -- running ---------------------------------------------------------------------------
