@@ -259,14 +259,6 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
         ],
         rows,
     )
-    if any(d["measured"] for d in described):  # the column's numbers say nothing alone
-        click.echo(WORTH_LEGEND, err=True)
-
-
-WORTH_LEGEND = (
-    "emb/bm25: the embedder's MRR@10 over BM25's on the build's probes of this collection, "
-    "and the factor put on the embedding share of hybrid search for it (x1: kept whole)"
-)
 
 
 def collection_row(d: dict[str, Any]) -> list[Any]:
