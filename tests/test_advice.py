@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.evaluation.advice import LEXICAL_BIAS, advise
 from indexer.evaluation.metrics import paired_difference, paired_differences
-from indexer.questions.on_demand import QUESTIONS, SEEDS
+from indexer.questions.on_demand import CAVEAT, QUESTIONS, SEEDS
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,7 @@ def test_the_mode_comparison_carries_the_measured_bias(db):
     advice = rows[-1]
     mean = {m: sum(r["mrr@10"] for r in rows if r.get("mode") == m) / 2 for m in ("bm25", "embedding")}
     assert advice["lexical_bias"] == LEXICAL_BIAS
+    assert advice["caveat"] == CAVEAT  # --json says what to trust them for, as the text's note does
     assert advice["bm25_minus_embedding"] == pytest.approx(mean["bm25"] - mean["embedding"], abs=1e-3)
     assert advice["bm25_minus_embedding_corrected"] == pytest.approx(advice["bm25_minus_embedding"] - LEXICAL_BIAS,
                                                                      abs=1e-3)

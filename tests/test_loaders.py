@@ -70,6 +70,23 @@ def test_html_headings_tables_lists_and_code_survive_extraction():
     assert [s.path for s in doc.sections] == ["Kargo", "Kargo", "Kargo › Süreler"]
 
 
+def test_a_pre_in_a_one_cell_layout_table_keeps_its_lines():
+    """DocBook's HTML (fontconfig's fonts-conf, many /usr/share/doc pages) frames every
+    synopsis and listing in a one-cell table: it stays a fenced block, its lines kept (it
+    was one 464-token table row that no --budget could hold)."""
+    html = """<h2>Synopsis</h2><TABLE BORDER="0" BGCOLOR="#E0E0E0"><TR><TD><PRE
+    CLASS="PROGRAMLISTING">  Property        Type    Description
+  family          String  Font family names
+  hintstyle       Int     Automatic hinting style</PRE></TD></TR></TABLE>
+    <p>After.</p><table><tr><td>cell <pre>a  b</pre></td><td>other</td></tr></table>"""
+    text, _ = html_to_markdown(html)
+    assert (
+        "```\n  Property        Type    Description\n  family          String  Font family names\n"
+        "  hintstyle       Int     Automatic hinting style\n```\n\nAfter." in text
+    ), text
+    assert "| cell a b | other |" in text  # a real table with a <pre> in a cell stays a table
+
+
 def test_include_exclude_and_skipped_folders(write_files, tmp_path):
     root = write_files(
         {

@@ -14,6 +14,7 @@ from indexer.cli import cli
 from indexer.evaluation.advice import LEXICAL_BIAS
 from indexer.evaluation.sets import load_questions, resolve
 from indexer.loaders import load_documents
+from indexer.questions.on_demand import CAVEAT
 from indexer.settings import Settings
 from tests.conftest import CORPUS
 
@@ -125,6 +126,7 @@ def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
     advice = data["advice"]  # three sets of 20, pooled, and what they can tell
     assert advice["questions"] == 60 and advice["lexical_bias"] == LEXICAL_BIAS and advice["bm25_minus_embedding"]
     assert advice["verdict"] in data["advice_text"] and (advice["winner"] is None) == (len(advice["tied"]) > 1)
+    assert advice["caveat"] == CAVEAT and data["advice_text"].endswith(f"\nnote: {CAVEAT}")  # what to trust
     assert [(r["strategy"], r["mode"]) for r in data["rows"]] == [("headers", "bm25"), ("headers", "embedding")]
     assert str(db) not in got.text and str(docs) not in got.text
     listed = client.get("/api/questions").json()["sets"]

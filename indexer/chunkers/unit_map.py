@@ -98,7 +98,12 @@ def _definition_paths(doc: Document) -> Callable[[int], str]:
 
     tree = outline(doc)
     found = walk(tree.definitions) if tree else iter(())
-    defs = sorted(((d.start, d.end, d.symbol) for d in found), key=lambda d: (d[0], -d[1]))
+    text = doc.text
+    # a unit starts at its line's start, a definition after the line's indentation
+    defs = sorted(
+        ((_line_start(text, d.start), d.end, d.symbol) for d in found),
+        key=lambda d: (d[0], -d[1]),
+    )
     open_: list[
         tuple[int, int, str]
     ] = []  # the definitions holding the last offset, outermost first
@@ -114,6 +119,12 @@ def _definition_paths(doc: Document) -> Callable[[int], str]:
         return open_[-1][2] if open_ else doc.title
 
     return path_at
+
+
+def _line_start(text: str, at: int) -> int:
+    """The start of the line holding `at` when only indentation comes before it there."""
+    line = text.rfind("\n", 0, at) + 1
+    return line if not text[line:at].strip() else at
 
 
 def _spans(doc: Document) -> Iterator[Span]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..questions.on_demand import CAVEAT
 from ..tables import table
 from .metrics import paired_differences
 from .run import Evaluation
@@ -150,6 +151,7 @@ class Advice:
             "lexical_bias": LEXICAL_BIAS,
             "lexical_bias_range": list(LEXICAL_BIAS_RANGE),
             "bm25_minus_embedding_corrected": None if gap is None else round(gap - LEXICAL_BIAS, 4),
+            "caveat": CAVEAT,  # what to trust them for (the CLI's `note:` line)
         }
 
 

@@ -57,6 +57,7 @@ class _Converter(HTMLParser):
         self.heading: int = 0
         self.table: list[list[str]] | None = None
         self.table_header_rows = 0
+        self.table_pres: list[tuple[str, str]] = []  # (text, fenced block) of its cells' <pre>s
         self.row: list[str] | None = None
         self.cell: list[str] | None = None
         self.row_is_header = False
@@ -109,6 +110,8 @@ class _Converter(HTMLParser):
         elif self.cell is not None:
             if tag == "br":
                 self.cell.append(" ")
+            elif tag == "pre":
+                self._start_pre(tag, attrs)
         else:
             handler = _STARTS.get(tag)
             if handler is not None:
@@ -151,6 +154,7 @@ class _Converter(HTMLParser):
         self._flush_inline()
         self.table = []
         self.table_header_rows = 0
+        self.table_pres = []
 
     def _start_row(self, tag: str, attrs: _Attrs) -> None:
         if self.table is not None:
@@ -196,11 +200,16 @@ class _Converter(HTMLParser):
         if not self.pre_depth:
             code = "".join(self.pre_text).strip("\n")
             fence = "```" if "```" not in code else "~~~~"
-            self._emit(f"{fence}{self.pre_lang}\n{code}\n{fence}")
+            fenced = f"{fence}{self.pre_lang}\n{code}\n{fence}"
+            if self.cell is None:
+                self._emit(fenced)
+            else:  # the cell's text, unless the table turns out to be a frame (_end_table)
+                self.cell.append(code)
+                self.table_pres.append((code, fenced))
 
     def _end_cell(self, tag: str) -> None:
         if self.cell is not None and self.row is not None:
-            self.row.append(_WS.sub(" ", "".join(self.cell)).strip().replace("|", "\\|"))
+            self.row.append(_cell_text("".join(self.cell)))
             self.cell = None
 
     def _end_row(self, tag: str) -> None:
@@ -215,7 +224,11 @@ class _Converter(HTMLParser):
     def _end_table(self, tag: str) -> None:
         if self.table is not None:
             rows, self.table = self.table, None
-            if rows:
+            pres, self.table_pres = self.table_pres, []
+            if len(pres) == 1 and rows == [[_cell_text(pres[0][0])]]:
+                # one cell holding only a <pre>: a frame around a listing (DocBook's HTML)
+                self._emit(pres[0][1])
+            elif rows:
                 self._emit(_pipe_table(rows))
 
     def _end_heading(self, tag: str) -> None:
@@ -281,6 +294,11 @@ _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "li": _Converter._end_item,
     "blockquote": _Converter._end_quote,
 }
+
+
+def _cell_text(text: str) -> str:
+    """A table cell's text on one line, its pipes escaped."""
+    return _WS.sub(" ", text).strip().replace("|", "\\|")
 
 
 def _pipe_table(rows: list[list[str]]) -> str:

@@ -362,7 +362,7 @@ def schema(version: str) -> dict:
                     obj,
                     "the evaluation, its set id, {generated: {questions, reused, "
                     "shortfall, message}}, and {advice: {winner, tied, rows, "
-                    "bm25_minus_embedding, lexical_bias, ...}, advice_text}: "
+                    "bm25_minus_embedding, lexical_bias, caveat, ...}, advice_text}: "
                     "which rows the made-up questions can tell apart",
                 ),
             ),

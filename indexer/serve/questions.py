@@ -25,6 +25,7 @@ from ..evaluation.advice import advice_of
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
 from ..evaluation.opening import corpus_root
+from ..questions.on_demand import CAVEAT
 from ..loaders import load_documents
 from ..paths import shown_path
 from ..retrieval import MODES, Index
@@ -246,7 +247,7 @@ class QuestionSets:
             "table": report.table(ev),
             "intervals": report.intervals(ev),
             "advice": advice.to_dict() if advice else None,
-            "advice_text": advice.text() if advice else "",
+            "advice_text": f"{advice.text()}\nnote: {CAVEAT}" if advice else "",
             "stale": ev.stale,
             "left_out": dropped(ev.left_out),
             "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
