@@ -115,6 +115,31 @@ def test_boilerplate_is_not_asked_about(write_files):
     assert any(s.doc_id == "LICENSE" and "not asked about" in s.reason for s in made.skipped)
 
 
+BSD_TEXT = """Copyright (c) The Regents of the University of California.
+All rights reserved.
+
+Redistribution and use in source and binary forms, with or without modification, are
+permitted provided that the following conditions are met: redistributions of source code
+must retain the above copyright notice.
+
+THIS SOFTWARE IS PROVIDED BY THE REGENTS AND CONTRIBUTORS AS IS AND ANY EXPRESS OR IMPLIED
+WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY ARE DISCLAIMED.
+"""
+
+
+def test_licences_named_by_their_id_and_bsd_text_are_not_asked_about(write_files):
+    """A stranger's folder of /usr/share/common-licenses files got 39 questions, all from
+    Apache-2.0.txt and BSD: neither name was a licence file's, and BSD's text said one of
+    the phrases that mark a licence."""
+    folder = write_files({"handbook.md": BOILERPLATE, "Apache-2.0.txt": "Apache License\n\nVersion 2.0\n\n"
+                          "The Licensor grants you a perpetual, worldwide licence to reproduce the Work.\n",
+                          "notes/terms.txt": BSD_TEXT})
+    made = make_questions(folder, 10, seed=0)
+    assert [q["doc_id"] for q in made.questions] == ["handbook.md"]
+    reasons = {s.doc_id: s.reason for s in made.skipped}
+    assert "APACHE_2 file" in reasons["Apache-2.0.txt"] and "licence text" in reasons["notes/terms.txt"]
+
+
 PSEUDO_HEADINGS = """# Guide
 
 **2.3.4 Arrays, Unions, and Enumerations**

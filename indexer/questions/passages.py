@@ -39,8 +39,14 @@ _BOILERPLATE_HEADINGS = re.compile(
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
     r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
-    r"the software is provided|mit licen[cs]e|tüm hakları saklıdır",
+    r"(the|this) software is provided|mit licen[cs]e|tüm hakları saklıdır|"
+    r"redistribution and use in source and binary forms|implied warranties of merchantability|"
+    r"terms and conditions for use, reproduction,? and distribution",
     re.I,
+)
+# a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
+_LICENCE_ID = re.compile(
+    r"(apache|bsd|[al]?gpl|gfdl|mpl|epl|mit|isc|artistic|unlicense|cc0|cc_by\w*)(_\d\w*)?"
 )
 # a line that stands for a heading though the document did not mark it as one: wholly bold or
 # italic (`**2.3.4 Arrays, Unions, and Enumerations**`), or a section number and a title
@@ -86,7 +92,11 @@ def boilerplate_reason(doc: Document) -> str:
     """Why a whole document is skipped ("" when it is not): licence and authors files,
     or a document that is mostly licence text."""
     stem = PurePosixPath(doc.doc_id).name.split(".")[0].lower().replace("-", "_")
-    if stem in _BOILERPLATE_FILES or stem.startswith(("license_", "licence_", "copying_")):
+    if (
+        stem in _BOILERPLATE_FILES
+        or stem.startswith(("license_", "licence_", "copying_"))
+        or _LICENCE_ID.fullmatch(stem)
+    ):
         return f"{stem.upper()} file"
     first = (
         next((b for b in blocks_of(doc) if b.kind != "heading"), None)
