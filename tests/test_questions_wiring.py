@@ -73,6 +73,12 @@ def test_tune_generate_and_the_refusals(own):
     tuned = _run("tune", "--generate", 24, "--seeds", 1, "-s", "headers", "--db", db, "--folds", 3)
     assert tuned.exit_code == 0, tuned.output
     assert "24 questions; every setting scored" in tuned.stdout and "cross-validated over 3 folds" in tuned.stdout
+    from indexer.evaluation.advice import LEXICAL_BIAS
+
+    rows = [json.loads(line) for line in _run("tune", "--generate", 24, "--seeds", 1, "-s", "headers", "--db", db,
+                                              "--folds", 3, "--json", "-q").stdout.splitlines()]
+    summary = next(r for r in rows if r["row"] == "summary")
+    assert [d["margin"] for d in summary["decisions"]] == [LEXICAL_BIAS]  # saved only above the lean to BM25
     neither = _run("eval", "-s", "headers", "--db", db)
     assert neither.exit_code != 0 and "--generate [N]" in neither.output
     both = _run("eval", CORPUS / "questions.jsonl", "--generate", 5, "-s", "headers", "--db", db)

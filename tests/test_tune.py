@@ -124,6 +124,17 @@ def test_decision_rule_saves_only_an_interval_above_zero(built_db):
         assert d.to_dict()["action"] == ("would save" if d.save else "kept")
     assert verdict(0.01, 0.2) == "better" and verdict(-0.2, -0.01) == "worse" and verdict(0.0, 0.1).startswith("noise")
     assert result.saved == [] and not any(Index.open(s, settings=Settings.load(db=db)).saved for s in ("headers", "fixed64"))
+    # made-up questions lean to BM25: what they find is saved only above that lean (a stranger's
+    # tune --generate offered to save "hybrid weighted 0.1" from them)
+    from dataclasses import replace
+
+    d = result.decisions[0]
+    other = next(c for c in result.candidates
+                 if c.strategy == d.tuned.strategy and c.options.settings() != d.current.options.settings())
+    lean = replace(d, tuned=other, gain=0.1, ci95=(0.05, 0.15), margin=0.19)
+    assert replace(lean, margin=0.0).save and not lean.save
+    assert "interval lies above +0.19, their measured lean towards BM25" in lean.reason()
+    assert lean.to_dict()["action"] == "kept" and lean.to_dict()["margin"] == 0.19
 
 
 def test_tune_json_lines_and_usage_errors(built_db):

@@ -81,7 +81,7 @@ def tune(
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
     where the cross-validation shows it better than the collection's current default. No
     question file? --generate makes a set from the documents."""
-    from ..evaluation.advice import tune_advice
+    from ..evaluation.advice import LEXICAL_BIAS, tune_advice
     from ..evaluation.coverage import left_out_warning
     from ..evaluation.tune import tune as run_tune
 
@@ -106,6 +106,7 @@ def tune(
         folds=folds,
         save=save,
         progress=note_function(quiet),
+        margin=LEXICAL_BIAS if made_up else 0.0,
     )
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)

@@ -167,6 +167,7 @@ class Decision:
     ci95: tuple[float, float]
     tuned_before: bool  # the current default was saved by an earlier tune
     saved: bool = False
+    margin: float = 0.0  # what the interval must clear (made-up questions: their lean to BM25)
 
     @property
     def collection(self) -> str:
@@ -183,7 +184,7 @@ class Decision:
     @property
     def save(self) -> bool:
         """Whether the tuned setting should become the default."""
-        return not self.same and self.ci95[0] > 0
+        return not self.same and self.ci95[0] > self.margin
 
     def reason(self) -> str:
         default = f"{'tuned' if self.tuned_before else 'default'} search ({self.current.options.describe()})"
@@ -196,6 +197,11 @@ class Decision:
         )
         if self.save:
             return measured
+        if self.margin:
+            return measured + (
+                f"; on made-up questions a setting is saved only when its interval lies above "
+                f"{self.margin:+.2f}, their measured lean towards BM25"
+            )
         return measured + "; a setting is saved only when its interval lies above 0"
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,6 +215,7 @@ class Decision:
             "metric": MRR_METRIC,
             "difference": round(self.gain, 4),
             "ci95": [round(self.ci95[0], 4), round(self.ci95[1], 4)],
+            "margin": self.margin,
             "verdict": self.verdict,
             "action": ("saved" if self.saved else "would save") if self.save else "kept",
             "reason": self.reason(),
@@ -226,12 +233,15 @@ def tune(
     save: bool = False,
     seed: int = 13,
     progress: Callable[[str], None] | None = None,
+    margin: float = 0.0,
 ) -> TuneResult:
     """Score every candidate setting on every strategy (the collections built with
     `built_with`, None: the one each is read with), cross-validate the choice, and
     (with `save`) store each strategy's winner as its collection's default search where
     the cross-validation shows it better than the current default (`decisions` says,
-    per collection, what was saved or kept and why)."""
+    per collection, what was saved or kept and why). `margin`: the gain a setting's
+    interval must clear to be saved (questions made up from the documents favour BM25 by
+    about `advice.LEXICAL_BIAS`: `tune --generate` passes it)."""
     questions = load_questions(questions_path)
     _check_folds(questions, folds)
     settings = settings_for(settings)
@@ -261,7 +271,7 @@ def tune(
     for index in indexes:
         strategy = index.entry.strategy
         result.decisions.append(
-            _decide(index, _of(scored, strategy), winners[strategy], order, folds)
+            _decide(index, _of(scored, strategy), winners[strategy], order, folds, margin)
         )
     if save:
         _save(store, result)
@@ -312,14 +322,19 @@ def _cross_validate(
 
 
 def _decide(
-    index: Index, mine: list[Candidate], winner: Candidate, order: list[int], folds: int
+    index: Index,
+    mine: list[Candidate],
+    winner: Candidate,
+    order: list[int],
+    folds: int,
+    margin: float = 0.0,
 ) -> Decision:
     """The collection's own cross-validated choice against its current default search."""
     current = _key(index.options(SearchOptions(k=MRR_DEPTH)))
     default = next(c for c in mine if _key(c.options) == current)
     held_out, _ = _cross_validate(mine, order, folds)
     gain, ci95 = paired_difference(held_out[MRR_METRIC], default.values(MRR_METRIC))
-    return Decision(default, winner, gain, ci95, tuned_before=bool(index.saved))
+    return Decision(default, winner, gain, ci95, tuned_before=bool(index.saved), margin=margin)
 
 
 def _key(options: SearchOptions) -> str:
