@@ -431,6 +431,8 @@ def _module_names(root: Path, tops: tuple[str, ...]) -> dict[str, Path]:
     for top in tops:
         for path in sorted((root / top).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
+            if any(p.startswith(".") for p in parts):  # bench/.cache: downloaded corpora, not ours
+                continue
             out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
