@@ -181,6 +181,23 @@ def test_e5_on_code_weighs_the_embedding_less_over_long_chunks():
     assert current("e5-small", stale)["alpha_range"] == long["alpha_range"]
 
 
+def test_e5_on_prose_keeps_half_the_say_where_bm25_covers_the_query():
+    from indexer.retrieval.fusion import FUSION_BY_KIND, calibrated, current
+
+    prose = {"man/read.2.html": {"chunks": 4, "tokens": 1200}}
+    for lang in ("en", "tr"):
+        got = calibrated("e5-small", prose, lang)
+        assert tuple(got["alpha_range"]) == FUSION_BY_KIND[("e5-small", "prose")][0] == (0.5, 0.7)
+    # an Ollama model keeps the retrieval-trained defaults: nobody measured one here
+    assert tuple(calibrated("ollama:nomic-embed-text", prose)["alpha_range"]) == adaptive_defaults("e5-small")[0]
+    # a collection built with the old range moves to the new one without a rebuild
+    old = {"alpha_range": [0.3, 0.8], "coverage_range": [0.25, 0.6], "kind": "prose", "lang": "en"}
+    assert current("e5-small", old)["alpha_range"] == [0.5, 0.7]
+    # and e5 measured weak on a collection (probe ratio under its reference) is narrowed
+    weak = current("e5-small", {**old, "measured": {"ratio": 0.3}})
+    assert weak["embedding_factor"] == 0.6 and weak["alpha_range"] == [0.3, 0.42]
+
+
 def test_saved_settings_come_before_the_calibrated_fusion_and_it_before_the_defaults():
     from indexer.retrieval.options import SearchOptions, resolve
 

@@ -16,7 +16,7 @@ from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index
 from indexer.retrieval.fusion import by_kind
-from indexer.retrieval.worth import FLOOR, share
+from indexer.retrieval.worth import FLOOR, factor, share
 from indexer.agents.server import Tools
 from indexer.serve.library import Library
 from indexer.settings import Settings
@@ -61,6 +61,9 @@ def test_the_share_factor_keeps_a_readable_collection_whole_and_narrows_to_a_flo
     assert share(0.8, 0.65) == share(0.65, 0.65) == 1.0
     assert share(0.39, 0.65) == 0.6 and share(0.05, 0.65) == FLOOR
     assert share(0.1, None) == 1.0  # no reference for this embedder and kind: nothing narrowed
+    assert factor("e5-small", "prose", {"ratio": 0.55}) == 1.0  # the lowest of e5's fitting sets
+    assert factor("e5-small", "prose", {"ratio": 0.3}) == 0.6
+    assert factor("e5-small", "code", {"ratio": 0.3}) == 1.0  # no e5 code reference yet
 
 
 def test_a_build_stores_what_it_measured_and_list_shows_it(built_db):
