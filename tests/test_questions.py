@@ -166,6 +166,39 @@ def test_lines_standing_for_headings_and_credits_are_not_asked_about(write_files
         "The second trial returned every parcel within nine days of its dispatch."]
 
 
+NOBODYS_TARGETS = """# Installing
+
+The installer needs a 64-bit system with at least two gigabytes of free disk space.
+
+After you have prepared your changes, run:
+
+```
+make install
+```
+
+See the project's web page for more details.
+
+For more information on proxies, see the network guide.
+
+The tool is released under the BSD 3-clause licence; the LICENSE file holds its text.
+
+Ayrıntılı bilgi için kurulum kılavuzuna bakınız.
+
+## Colophon
+
+This page is part of release 6.9 of the Linux man-pages project, kept by its volunteers.
+"""
+
+
+def test_lead_ins_pointers_colophons_and_licence_grants_are_not_asked_about(write_files):
+    """A stranger's trial got questions about "After you have prepared your changes, run:",
+    "See the Xpdf web page for details.", a man page's colophon and a README's licence line:
+    nobody looks for any of them."""
+    made = make_questions(write_files({"install.md": NOBODYS_TARGETS}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [
+        "The installer needs a 64-bit system with at least two gigabytes of free disk space."]
+
+
 def test_html_navigation_and_footers_are_not_asked_about(write_files):
     page = ("<html><body><nav><ul><li><a href='/'>Home</a></li><li><a href='/shop'>Shop</a></li></ul></nav>"
             "<h1>Returns</h1><p>You can send back any unused item within thirty days of delivery.</p>"

@@ -39,8 +39,10 @@ Target = Passage | Symbol
 
 # 2: the tuned knobs as defaults; 3: retuned with code's own share and typing noise;
 # 4: no questions about lines standing for headings or about a paper's credits; 5: licence
-# files named by their id (Apache-2.0.txt, BSD) and BSD/Apache texts are skipped
-GENERATOR_VERSION = 5
+# files named by their id (Apache-2.0.txt, BSD) and BSD/Apache texts are skipped; 6: no
+# questions about a line leading into code ("run:"), a pointer ("See X for details."), a
+# man page's colophon or a README's licence grant
+GENERATOR_VERSION = 6
 
 
 @dataclass

@@ -34,14 +34,23 @@ _BOILERPLATE_HEADINGS = re.compile(
     r"^\W*(table of contents|contents|toc|index|içindekiler|icindekiler|dizin|licen[cs]e|lisans|copyright|"
     r"telif( hakkı)?|references|kaynaklar|kaynakça|kaynakca|bibliography|see also|ayrıca bakınız|"
     r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|navigation|menu|menü|site map|sitemap|"
-    r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes)\W*$"
+    r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes|"
+    r"colophon)\W*$"
 )
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
     r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
     r"(the|this) software is provided|mit licen[cs]e|tüm hakları saklıdır|"
     r"redistribution and use in source and binary forms|implied warranties of merchantability|"
-    r"terms and conditions for use, reproduction,? and distribution",
+    r"terms and conditions for use, reproduction,? and distribution|"
+    r"(released|distributed|available|licen[cs]ed) under (the )?(terms of (the )?)?[\w .-]{0,40}licen[cs]e",
+    re.I,
+)
+# a sentence that only points elsewhere ("See `quad` for more details.", "For more information,
+# see ...", "Ayrıntılı bilgi için ... bakınız"): what it points at is the answer, not it
+_POINTER = re.compile(
+    r"^\W*(see|refer to|for (more|further|additional|full|complete) (details|information)|"
+    r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz)\b",
     re.I,
 )
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
@@ -186,9 +195,11 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
     targets = _Targets(doc, section_words)
     out: list[Passage] = []
     short: list[Passage] = []  # the sentences under MIN_WORDS words
-    for block in blocks_of(doc):
+    blocks = list(blocks_of(doc))
+    for i, block in enumerate(blocks):
         sec = max(0, bisect.bisect_right(starts, block.start) - 1)
-        if not _askable(doc, block, sec, skip):
+        following = blocks[i + 1] if i + 1 < len(blocks) else None
+        if not _askable(doc, block, sec, skip) or _lead_in(doc, block, following):
             continue
         target = targets.of(sec, (block.start, block.end))
         if block.kind == "table":
@@ -210,6 +221,19 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
     if block.kind == "paragraph" and heading_like(text):
         return False
     return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text))
+
+
+def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
+    """One sentence ending in a colon right before a code block ("After you have prepared
+    your changes, run:"): it introduces the code and says nothing of its own."""
+    text = doc.text[block.start : block.end].strip()
+    return (
+        block.kind == "paragraph"
+        and following is not None
+        and following.kind == "code"
+        and text.endswith(":")
+        and len(split_sentences(doc.text, block.start, block.end)) == 1
+    )
 
 
 def heading_like(text: str) -> bool:
@@ -261,6 +285,8 @@ def _sentences(
     usable: list[Passage] = []
     alone: list[Passage] = []
     for s, e, kind in _pieces(doc.text, block):
+        if _POINTER.search(doc.text[s:e]):
+            continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
         elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
