@@ -35,6 +35,7 @@ from indexer.evaluation.sets import MRR_METRIC, NDCG_METRIC  # noqa: E402
 from indexer.indexing.building import build  # noqa: E402
 from indexer.retrieval import Index, SearchOptions, entry_fusion  # noqa: E402
 from indexer.retrieval.fusion import by_kind, size_of  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
 
 METRICS = (MRR_METRIC, NDCG_METRIC)
 
@@ -55,26 +56,27 @@ def versus(row, e, b, metric: str) -> dict:
 def measure(name: str, embedder: str, strategies: list[str]) -> list[dict]:
     folder, questions = materialize(name)
     db = DB_ROOT / f"db-{name}"
-    build([folder], strategies, db=db, embedder=embedder)
+    settings = Settings.load(db=db)
+    build([folder], strategies, settings=Settings.load(db=db, embedder=embedder))
     out, before = [], {}
     for s in strategies:
-        index = Index.open(s, db=db, embedder=embedder)
+        index = Index.open(s, built_with=embedder, settings=settings)
         fusion = entry_fusion(index.store, index.entry)
         cell = {"set": name, "strategy": s, "embedder": embedder, "measured": fusion.get("measured", {}),
                 "factor": fusion.get("embedding_factor", 1.0), "range": fusion.get("alpha_range")}
         if cell["factor"] < 1:
             before[s] = kind_range(fusion, embedder)
         out.append(cell)
-    ev = evaluate(questions, strategies, ("embedding", "bm25", "hybrid"), (1, 5), db=db, embedders=(embedder,),
-                  corpus=folder)
+    ev = evaluate(questions, strategies, ("embedding", "bm25", "hybrid"), (1, 5), settings=settings,
+                  built_with=(embedder,), corpus=folder)
     rows = {(r.strategy, r.mode): r for r in ev.rows}
     for cell in out:
         s = cell["strategy"]
         e, b, now = rows[(s, "embedding")], rows[(s, "bm25")], rows[(s, "hybrid")]
         then = now
         if s in before:
-            then = evaluate(questions, [s], ("hybrid",), (1, 5), db=db, embedders=(embedder,), corpus=folder,
-                            options=SearchOptions(alpha_range=before[s])).rows[0]
+            then = evaluate(questions, [s], ("hybrid",), (1, 5), settings=settings, built_with=(embedder,),
+                            corpus=folder, options=SearchOptions(alpha_range=before[s])).rows[0]
         cell["questions"] = now.n
         for m in METRICS:
             mean, (lo, hi) = paired_difference(now.per_question(m), then.per_question(m))
