@@ -172,6 +172,36 @@ def test_a_big_document_says_how_long_its_units_take(monkeypatch):
     assert len(said) == 1
 
 
+
+def test_the_progress_bar_moves_while_units_are_embedded(tmp_path):
+    """A stranger's cold e5 build sat at 0% for two minutes with an ETA of "6d 07:43:03":
+    the bar moved only as chunk batches were embedded, and a small folder's one batch came
+    after every file's units (most of the time). Each file's units now count for half its
+    share of the bar, reached before the build's only chunk batch is embedded."""
+    from indexer.indexing.building import build
+    from indexer.indexing.options import BuildOptions
+    from indexer.settings import Settings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(4):
+        paragraphs = (f"Paragraph {i} of file {n} says something about topic {i}." for i in range(12))
+        (folder / f"f{n}.md").write_text(f"# File {n}\n\n" + "\n\n".join(paragraphs) + "\n")
+    bars: list[tuple[int, list[int]]] = []
+
+    @contextlib.contextmanager
+    def progress(label: str, length: int):
+        steps: list[int] = []
+        bars.append((length, steps))
+        yield steps.append
+
+    build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"), progress=progress)
+    [(length, steps)] = bars
+    assert length >= sum(f.stat().st_size for f in folder.iterdir())
+    assert length - 8 <= sum(steps) <= length  # whole bytes: at most a byte lost per advance
+    assert sum(steps[:-1]) >= length / 2  # the units' half, before the one chunk batch
+
+
 def _whole(text: str, max_level: int = 6):
     """parse() with the whole text as one segment (markdown-it's own view)."""
     import indexer.loaders.markdown as markdown

@@ -104,7 +104,10 @@ class ChunkStream:
 
     def run(self) -> None:
         parts = self.parts
-        with parts.progress(parts.spec.name, self.total) as advance:
+        # the bar counts each file twice: once when its units are embedded, once as its
+        # chunks are; a cold build spends most of its time on units before its first chunk
+        # batch, and a bar at 0% meanwhile showed an ETA of days
+        with parts.progress(parts.spec.name, 2 * self.total) as advance:
             for src in self.plan.process:
                 with parts.timer("load"):
                     try:
@@ -129,7 +132,7 @@ class ChunkStream:
         self.files.pop(src.doc_id, None)
         old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
         self.staging.retire(old_ids, old_parents)
-        advance(src.size)
+        advance(2 * src.size)
 
     def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
         parts = self.parts
@@ -138,6 +141,7 @@ class ChunkStream:
         with parts.timer("units"):
             units = parts.units.of(doc)
         self.unit_bytes += src.size
+        advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
         # which of the file's previous chunks came again (the others are retired)
