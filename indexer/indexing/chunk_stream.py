@@ -28,6 +28,10 @@ from .report import BuildReport
 from .units import DocumentUnits
 
 EMBED_BATCH = 256
+# the first batch is small, so the estimate comes early: at 256, a folder of a few hundred
+# chunks heard it only after most of its files' units were embedded (minutes with e5)
+FIRST_BATCH = 32
+OVER = 30.0  # seconds of embedding the first batch foresees worth a line
 
 Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now
 Advance = Callable[[int], Any]  # the progress bar's step
@@ -160,7 +164,7 @@ class ChunkStream:
             # progress follows the chunks embedded, so one huge file does not sit at 0%
             self.weights.append(max(c.end - done, 0) * scale)
             done = max(done, c.end)
-            if len(self.batch) >= EMBED_BATCH:
+            if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
                 self._flush(advance)
         self.staging.retire(old_ids - kept, old_parents - parent_ids)
         self.files[doc.doc_id] = {
@@ -212,7 +216,7 @@ class ChunkStream:
         if not parts.report.written:  # the first batch: say how long the rest will take, if long
             units = (parts.timer.totals.get("units", 0.0), self.unit_bytes)
             line = estimate_line(
-                len(batch), sum(weights), time.perf_counter() - t0, self.total, units=units
+                len(batch), sum(weights), time.perf_counter() - t0, self.total, OVER, units
             )
             if line:
                 parts.say(line)
