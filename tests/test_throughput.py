@@ -235,6 +235,33 @@ def test_the_build_estimate_comes_before_most_files_are_read(tmp_path, monkeypat
     assert events[events.index("estimate"):].count("advance") >= 6
 
 
+
+def test_the_build_estimate_counts_text_not_markup(tmp_path, monkeypatch):
+    """The stranger's folder began with HTML pages: projected from their bytes, markup
+    included, the first batch foresaw 111 of 291 chunks. The estimate counts text."""
+    import re
+
+    from indexer.indexing import chunk_stream
+    from indexer.indexing.building import build
+    from indexer.indexing.options import BuildOptions
+    from indexer.settings import Settings
+
+    monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    div = '<div class="section-body paragraph-wrapper" style="margin:0 0 1em 0;padding:0">'
+    for n in range(3):
+        paragraphs = [f"Paragraph {i} of page {n} says something about topic {i}." for i in range(40)]
+        body = "".join(f"{div}<p>{p}</p></div>\n" for p in paragraphs)
+        (folder / f"a{n}.html").write_text(f"<html><body><h1>Page {n}</h1>\n{body}</body></html>\n")
+        (folder / f"b{n}.md").write_text(f"# File {n}\n\n" + "\n\n".join(p.replace("page", "file") for p in paragraphs) + "\n")
+    said: list[str] = []
+    [report] = build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"),
+                     on_message=said.append)
+    [foreseen] = [int(m.group(1)) for line in said if (m := re.match(r"embedding ~(\d+) chunks", line))]
+    assert 0.75 * report.chunks <= foreseen <= 1.33 * report.chunks, (foreseen, report.chunks)
+
+
 def _whole(text: str, max_level: int = 6):
     """parse() with the whole text as one segment (markdown-it's own view)."""
     import indexer.loaders.markdown as markdown

@@ -104,7 +104,11 @@ class ChunkStream:
             Chunk
         ] = []  # written with the next batch: one write, not a wait per file
         self.total = sum(src.size for src in plan.process)
-        self.unit_bytes = 0  # of the files whose units are cut and embedded
+        # the estimate counts text, not file bytes (an HTML page's markup made a folder's
+        # first batch foresee a third of its chunks): per format, [text, bytes] loaded
+        self.text_per_byte: dict[str, list[int]] = {}
+        self.unit_chars = 0  # text of the files whose units are cut and embedded
+        self.chars: list[int] = []  # text each chunk of the batch newly covers
 
     def run(self) -> None:
         parts = self.parts
@@ -144,7 +148,9 @@ class ChunkStream:
         old_ids, old_parents = self.live.get(doc.doc_id, (set(), set()))
         with parts.timer("units"):
             units = parts.units.of(doc)
-        self.unit_bytes += src.size
+        seen = self.text_per_byte.setdefault(src.format, [0, 0])
+        seen[0], seen[1] = seen[0] + len(doc.text), seen[1] + src.size
+        self.unit_chars += len(doc.text)
         advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
@@ -163,6 +169,7 @@ class ChunkStream:
             self._add(c, units, doc)
             # progress follows the chunks embedded, so one huge file does not sit at 0%
             self.weights.append(max(c.end - done, 0) * scale)
+            self.chars.append(max(c.end - done, 0))
             done = max(done, c.end)
             if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
                 self._flush(advance)
@@ -178,6 +185,12 @@ class ChunkStream:
             "warnings": doc.warnings,
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
+
+    def _text(self) -> int:
+        """The text of every file the build reads, foreseen from the bytes: each format at
+        the text per byte its files loaded so far had (a format not met yet: one)."""
+        ratio = {f: text / size for f, (text, size) in self.text_per_byte.items() if size}
+        return round(sum(src.size * ratio.get(src.format, 1.0) for src in self.plan.process))
 
     def _parents(self, doc: Document, units: list[DocUnit], old_parents: set[str]) -> set[str]:
         """The document's parent chunks: the new ones queued (written now when a batch is
@@ -214,10 +227,9 @@ class ChunkStream:
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
         if not parts.report.written:  # the first batch: say how long the rest will take, if long
-            units = (parts.timer.totals.get("units", 0.0), self.unit_bytes)
-            line = estimate_line(
-                len(batch), sum(weights), time.perf_counter() - t0, self.total, OVER, units
-            )
+            units = (parts.timer.totals.get("units", 0.0), self.unit_chars)
+            seconds = time.perf_counter() - t0
+            line = estimate_line(len(batch), sum(self.chars), seconds, self._text(), OVER, units)
             if line:
                 parts.say(line)
         with parts.timer("write wait"):
@@ -228,3 +240,4 @@ class ChunkStream:
         advance(int(sum(weights)))
         batch.clear()
         weights.clear()
+        self.chars.clear()

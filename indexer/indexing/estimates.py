@@ -56,7 +56,8 @@ def estimate_line(
     batch's speed, plus the rest of the files' units (the sentences answer-sized context
     packs, embedded file by file before its chunks) at the rate the files so far took:
     `units` is (seconds, bytes) of the files whose units are done. None when that is
-    under `over` seconds."""
+    under `over` seconds. Bytes stand for any one measure of the input: a build passes
+    characters of text (`chunk_stream`), which markup does not inflate."""
     if chunks <= 0 or seconds <= 0 or done_bytes <= 0:
         return None
     expected = max(chunks, round(chunks * total_bytes / done_bytes))
