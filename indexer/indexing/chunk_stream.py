@@ -18,6 +18,7 @@ from ..loaders import SkipFile, Skipped, SourceFile, load_file
 from ..retrieval.bm25 import BM25Builder
 from ..retrieval.exact import defined_in
 from ..retrieval.rows import RowStore
+from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
@@ -229,7 +230,10 @@ class ChunkStream:
         if not parts.report.written:  # the first batch: say how long the rest will take, if long
             units = (parts.timer.totals.get("units", 0.0), self.unit_chars)
             seconds = time.perf_counter() - t0
-            line = estimate_line(len(batch), sum(self.chars), seconds, self._text(), OVER, units)
+            probes = PROBES if self.plan.reason else 0  # a full build measures (`probing`)
+            line = estimate_line(
+                len(batch), sum(self.chars), seconds, self._text(), OVER, units, probes
+            )
             if line:
                 parts.say(line)
         with parts.timer("write wait"):
