@@ -6,7 +6,8 @@ embedding, publish, published) in the environment, a build writes <stage> to the
 INDEXER_PAUSE_FILE names when it first reaches that stage, then waits there until the
 file is removed or the process is killed; `<stage>:<seconds>` waits that long and goes
 on. It does so through the extension point builds offer, `BuildOptions.on_stage`: the
-hook is added to the options of every `build` the command runs; nothing else changes.
+hook is added to the options of every `build` the command runs, after the command's own
+hook; nothing else changes.
 """
 
 from __future__ import annotations
@@ -48,7 +49,15 @@ def install(hook: Callable[[str], None]) -> None:
     real = building.build
 
     def build(paths, strategies, options: BuildOptions | None = None, **kw):
-        return real(paths, strategies, replace(options or BuildOptions(), on_stage=hook), **kw)
+        options = options or BuildOptions()
+        own = options.on_stage  # the command's own hook (what Ctrl-C says) is told first
+
+        def both(name: str) -> None:
+            if own is not None:
+                own(name)
+            hook(name)
+
+        return real(paths, strategies, replace(options, on_stage=both), **kw)
 
     building.build = build
 

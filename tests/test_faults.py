@@ -372,6 +372,28 @@ def test_ctrl_c_on_a_first_build_says_nothing_was_built_and_leaves_no_folder(tmp
     assert not db.exists()
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_ctrl_c_after_one_strategy_is_built_names_what_was_built(tmp_path, first):
+    """A stranger's `build -s auto -s headers` interrupted during headers said "nothing was
+    built" (or, over an index, "the previous version of the index is untouched") while auto's
+    new version was already live and answering."""
+    corpus = copy_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    if not first:
+        assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
+        (corpus / "yeni.md").write_text("# Yeni\n\nYeni bir sayfa: hediye paketi ücretsizdir.\n", encoding="utf-8")
+    proc = paused(["build", corpus, "-s", "fixed64", "-s", "headers", "--db", db], "published", tmp_path / "m")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    untouched = "" if first else "; their previous versions, if any, are untouched"
+    assert proc.returncode == 130, err
+    assert err.strip().endswith(f"Error: interrupted; built: fixed64; not built: headers{untouched}"), err
+    listed = indexer("list", "--db", db, "--json")
+    assert [json.loads(line)["strategy"] for line in listed.stdout.splitlines()] == ["fixed64"]
+    found = indexer("query", "hediye paketi", "-s", "fixed64", "--db", db, "-m", "bm25", "-k", "1")
+    assert found.returncode == 0 and ("yeni.md" in found.stdout) == (not first), found.stderr
+
+
 def test_a_shared_tokenizer_cache_is_readable_by_every_user(tmp_path):
     clean = {k: v for k, v in env(INDEXER_CACHE_DIR=str(tmp_path / "cache")).items() if k != "TIKTOKEN_CACHE_DIR"}
     code = ("from indexer.settings import Settings; from indexer.text.tokens import get_tokenizer; "

@@ -106,6 +106,20 @@ def test_every_door_reads_the_same_collection_when_none_is_named(stores, state, 
     assert [h["id"] for h in found["results"]] == [h["id"] for h in searched["hits"]][:len(found["results"])]
 
 
+def test_a_query_says_which_embedder_answers_a_strategy_built_with_several(stores):
+    """A stranger built a folder with use-m3 and e5-small: `query` without `--embedder`
+    answered from use-m3 and nothing said so (serve names them `auto@e5-small`)."""
+    db, _ = stores["one"]
+    code, out, err = run_cli("query", QUERY, "--db", db)
+    assert code == 0 and out.startswith("#1 "), err
+    assert err == "note: headers is also built with e5-small; reading the use-m3 one (pick with --embedder NAME)\n"
+    for picked in (["--embedder", "e5-small"], ["-s", "headers@e5-small"], ["-s", "headers@use-m3"]):
+        code, out, err = run_cli("query", QUERY, "--db", db, *picked)
+        assert code == 0 and out.startswith("#1 ") and err == "", (picked, err)
+    code, _, err = run_cli("query", QUERY, "--db", stores["auto"][0], "-s", "fixed64")
+    assert code == 0 and err == ""  # one embedder: nothing to say
+
+
 def test_every_door_describes_a_collection_the_same_way(stores):
     db, docs = stores["auto"]
     code, out, err = run_cli("list", "--db", db, "--json")

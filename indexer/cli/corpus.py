@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -144,10 +146,10 @@ def build(
 
     settings = settings_from(db, chroma_url, embedder, ollama_host)
     ctx = click.get_current_context()
-    existed = Store.holds_index(settings.db)
+    existed = Store.holds_index(settings.db) or bool(settings.chroma_url)
     ctx.meta["interrupted"] = (
         "interrupted; the previous version of the index is untouched"
-        if existed or settings.chroma_url
+        if existed
         else "interrupted; nothing was built"
     )
     options = options_of_build(
@@ -166,6 +168,7 @@ def build(
         bm25_engine,
     )
     specs: list[str | StrategySpec] = [*strategies_or_default(strategies)]
+    options = replace(options, on_stage=InterruptNote(ctx.meta, specs, existed, options.on_stage))
     reports = run_build(
         list(paths),
         specs,
@@ -178,6 +181,45 @@ def build(
         echo_json(r.to_dict() for r in reports)
         return
     echo_reports(reports)
+
+
+class InterruptNote:
+    """A build's `on_stage` hook keeping what Ctrl-C says up to date: once a strategy is
+    built (published, or found unchanged), "nothing was built" and "the previous version
+    of the index is untouched" are no longer true."""
+
+    def __init__(
+        self,
+        meta: dict[str, Any],
+        specs: list[str | StrategySpec],
+        existed: bool,
+        then: Callable[[str], None] | None,
+    ) -> None:
+        self.meta, self.names, self.existed, self.then = (
+            meta,
+            [str(s) for s in specs],
+            existed,
+            then,
+        )
+        self.locked = 0  # strategies started (each takes its build lease first)
+        self.published = False  # the current one's new version is live
+
+    def __call__(self, stage: str) -> None:
+        if stage == "locked":
+            self.locked, self.published = self.locked + 1, False
+        elif stage == "published":
+            self.published = True
+        done = self.names[: max(self.locked - 1 + self.published, 0)]
+        if done:
+            rest = self.names[len(done) :]
+            untouched = "; their previous versions, if any, are untouched" if self.existed else ""
+            self.meta["interrupted"] = (
+                f"interrupted; built: {', '.join(done)}; not built: {', '.join(rest)}{untouched}"
+                if rest
+                else "interrupted; every strategy is built"
+            )
+        if self.then is not None:
+            self.then(stage)
 
 
 def echo_reports(reports: list[BuildReport]) -> None:

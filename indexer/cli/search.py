@@ -41,6 +41,20 @@ def _stale_warning(index: Index) -> None:
         )
 
 
+def _embedder_note(index: Index, strategy: str | None) -> None:
+    """Which embedder answers when the strategy is built with several and none was named
+    (neither `--embedder` nor `strategy@embedder`)."""
+    from ..retrieval.collections import other_embedders, split_name
+
+    others = other_embedders(index.store, index.entry)
+    if others and not (strategy and split_name(strategy)[1]):
+        click.echo(
+            f"note: {index.entry.strategy} is also built with {', '.join(others)}; "
+            f"reading the {index.entry.embedder} one (pick with --embedder NAME)",
+            err=True,
+        )
+
+
 @click.command()
 @click.argument("text")
 @click.option(
@@ -126,6 +140,8 @@ def query(
     index = Index.open(
         strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
     )
+    if embedder is None:
+        _embedder_note(index, strategy)
     if budget is not None or fill:
         _answer_context(index, request, budget, fill, as_json)
         return

@@ -18,6 +18,7 @@ from ..loaders import SkipFile, Skipped, SourceFile, load_file
 from ..retrieval.bm25 import BM25Builder
 from ..retrieval.exact import defined_in
 from ..retrieval.rows import RowStore
+from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
@@ -28,6 +29,10 @@ from .report import BuildReport
 from .units import DocumentUnits
 
 EMBED_BATCH = 256
+# the first batch is small, so the estimate comes early: at 256, a folder of a few hundred
+# chunks heard it only after most of its files' units were embedded (minutes with e5)
+FIRST_BATCH = 32
+OVER = 30.0  # seconds of embedding the first batch foresees worth a line
 
 Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now
 Advance = Callable[[int], Any]  # the progress bar's step
@@ -100,11 +105,18 @@ class ChunkStream:
             Chunk
         ] = []  # written with the next batch: one write, not a wait per file
         self.total = sum(src.size for src in plan.process)
-        self.unit_bytes = 0  # of the files whose units are cut and embedded
+        # the estimate counts text, not file bytes (an HTML page's markup made a folder's
+        # first batch foresee a third of its chunks): per format, [text, bytes] loaded
+        self.text_per_byte: dict[str, list[int]] = {}
+        self.unit_chars = 0  # text of the files whose units are cut and embedded
+        self.chars: list[int] = []  # text each chunk of the batch newly covers
 
     def run(self) -> None:
         parts = self.parts
-        with parts.progress(parts.spec.name, self.total) as advance:
+        # the bar counts each file twice: once when its units are embedded, once as its
+        # chunks are; a cold build spends most of its time on units before its first chunk
+        # batch, and a bar at 0% meanwhile showed an ETA of days
+        with parts.progress(parts.spec.name, 2 * self.total) as advance:
             for src in self.plan.process:
                 with parts.timer("load"):
                     try:
@@ -129,7 +141,7 @@ class ChunkStream:
         self.files.pop(src.doc_id, None)
         old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
         self.staging.retire(old_ids, old_parents)
-        advance(src.size)
+        advance(2 * src.size)
 
     def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
         parts = self.parts
@@ -137,7 +149,10 @@ class ChunkStream:
         old_ids, old_parents = self.live.get(doc.doc_id, (set(), set()))
         with parts.timer("units"):
             units = parts.units.of(doc)
-        self.unit_bytes += src.size
+        seen = self.text_per_byte.setdefault(src.format, [0, 0])
+        seen[0], seen[1] = seen[0] + len(doc.text), seen[1] + src.size
+        self.unit_chars += len(doc.text)
+        advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
         # which of the file's previous chunks came again (the others are retired)
@@ -155,8 +170,9 @@ class ChunkStream:
             self._add(c, units, doc)
             # progress follows the chunks embedded, so one huge file does not sit at 0%
             self.weights.append(max(c.end - done, 0) * scale)
+            self.chars.append(max(c.end - done, 0))
             done = max(done, c.end)
-            if len(self.batch) >= EMBED_BATCH:
+            if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
                 self._flush(advance)
         self.staging.retire(old_ids - kept, old_parents - parent_ids)
         self.files[doc.doc_id] = {
@@ -170,6 +186,12 @@ class ChunkStream:
             "warnings": doc.warnings,
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
+
+    def _text(self) -> int:
+        """The text of every file the build reads, foreseen from the bytes: each format at
+        the text per byte its files loaded so far had (a format not met yet: one)."""
+        ratio = {f: text / size for f, (text, size) in self.text_per_byte.items() if size}
+        return round(sum(src.size * ratio.get(src.format, 1.0) for src in self.plan.process))
 
     def _parents(self, doc: Document, units: list[DocUnit], old_parents: set[str]) -> set[str]:
         """The document's parent chunks: the new ones queued (written now when a batch is
@@ -206,9 +228,11 @@ class ChunkStream:
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
         if not parts.report.written:  # the first batch: say how long the rest will take, if long
-            units = (parts.timer.totals.get("units", 0.0), self.unit_bytes)
+            units = (parts.timer.totals.get("units", 0.0), self.unit_chars)
+            seconds = time.perf_counter() - t0
+            probes = PROBES if self.plan.reason else 0  # a full build measures (`probing`)
             line = estimate_line(
-                len(batch), sum(weights), time.perf_counter() - t0, self.total, units=units
+                len(batch), sum(self.chars), seconds, self._text(), OVER, units, probes
             )
             if line:
                 parts.say(line)
@@ -220,3 +244,4 @@ class ChunkStream:
         advance(int(sum(weights)))
         batch.clear()
         weights.clear()
+        self.chars.clear()

@@ -50,17 +50,22 @@ def estimate_line(
     total_bytes: int,
     over: float = 30.0,
     units: tuple[float, float] = (0.0, 0.0),
+    probes: int = 0,
 ) -> str | None:
     """One line after the first embedding batch: how many chunks the whole input makes
     at the rate the first files did, and how long embedding them takes at the first
     batch's speed, plus the rest of the files' units (the sentences answer-sized context
     packs, embedded file by file before its chunks) at the rate the files so far took:
     `units` is (seconds, bytes) of the files whose units are done. None when that is
-    under `over` seconds."""
+    under `over` seconds. Bytes stand for any one measure of the input: a build passes
+    characters of text (`chunk_stream`), which markup does not inflate. `probes`: the
+    queries the build embeds to measure the embedder once its chunks are in (a full
+    build's `retrieval.worth`; e5-small: a third of a stranger's small build), one chunk's
+    time each."""
     if chunks <= 0 or seconds <= 0 or done_bytes <= 0:
         return None
     expected = max(chunks, round(chunks * total_bytes / done_bytes))
-    rest = expected / (chunks / seconds)
+    rest = (expected + min(probes, expected)) / (chunks / seconds)
     unit_seconds, unit_bytes = units
     if unit_seconds > 0 and unit_bytes > 0:
         rest += unit_seconds / unit_bytes * max(total_bytes - unit_bytes, 0)

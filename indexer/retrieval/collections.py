@@ -46,6 +46,15 @@ def collection_label(entry: Entry, entries: Sequence[Entry]) -> str:
     return f"{entry.strategy}@{entry.embedder}" if several else entry.strategy
 
 
+def other_embedders(store: Store, entry: Entry) -> list[str]:
+    """The embedders the entry's strategy is also built with (a read that names none
+    gets the settings' one: the CLI says which, and how to pick another)."""
+    return sorted(
+        {e.embedder for e in store.catalogue.entries() if e.strategy == entry.strategy}
+        - {entry.embedder}
+    )
+
+
 def choose(store: Store, strategy: str | None = None, built_with: str | None = None) -> Entry:
     """The live collection a call reads (the module's rule)."""
     if strategy and strategy.strip():
@@ -133,6 +142,7 @@ __all__ = [
     "collection_label",
     "describe",
     "entry_fusion",
+    "other_embedders",
     "search_summary",
     "split_name",
 ]
