@@ -184,18 +184,38 @@ The tool is released under the BSD 3-clause licence; the LICENSE file holds its 
 
 Ayrıntılı bilgi için kurulum kılavuzuna bakınız.
 
+This guide walks through the installation on a fresh machine.
+
+The following options are accepted:
+
+- `--prefix` puts the program under another folder than /usr/local.
+
+Copyright (C) 2024 Free Software Foundation, Inc.
+
+Full documentation <https://www.gnu.org/software/coreutils/ls> or available locally via info.
+
 ## Colophon
 
 This page is part of release 6.9 of the Linux man-pages project, kept by its volunteers.
+
+## Reporting bugs
+
+Report any translation bugs to the project's translation team at their web site.
+
+## Author
+
+Written by Richard M. Stallman and David MacKenzie for the project.
 """
 
 
 def test_lead_ins_pointers_colophons_and_licence_grants_are_not_asked_about(write_files):
-    """A stranger's trial got questions about "After you have prepared your changes, run:",
-    "See the Xpdf web page for details.", a man page's colophon and a README's licence line:
-    nobody looks for any of them."""
+    """Strangers' trials got questions about "After you have prepared your changes, run:",
+    "See the Xpdf web page for details.", a man page's colophon, copyright line, pointer to
+    its full documentation, bug-report address and author line, a README's licence line, a
+    guide's sentence about itself and a lead-in to a list: nobody looks for any of them."""
     made = make_questions(write_files({"install.md": NOBODYS_TARGETS}), 10, seed=0)
-    assert [q["answer"] for q in made.questions] == [
+    assert sorted(q["answer"] for q in made.questions) == [
+        "- `--prefix` puts the program under another folder than /usr/local.",
         "The installer needs a 64-bit system with at least two gigabytes of free disk space."]
 
 

@@ -41,8 +41,11 @@ Target = Passage | Symbol
 # 4: no questions about lines standing for headings or about a paper's credits; 5: licence
 # files named by their id (Apache-2.0.txt, BSD) and BSD/Apache texts are skipped; 6: no
 # questions about a line leading into code ("run:"), a pointer ("See X for details."), a
-# man page's colophon or a README's licence grant
-GENERATOR_VERSION = 6
+# man page's colophon or a README's licence grant; 7: nor a lead-in to a list or table, a
+# copyright or "Written by" line, a sentence about the document itself ("This page
+# describes ..."), a pointer to full documentation or a bug-report address, or a section
+# on reporting bugs or on the authors
+GENERATOR_VERSION = 7
 
 
 @dataclass

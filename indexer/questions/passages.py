@@ -35,7 +35,7 @@ _BOILERPLATE_HEADINGS = re.compile(
     r"telif( hakkı)?|references|kaynaklar|kaynakça|kaynakca|bibliography|see also|ayrıca bakınız|"
     r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|navigation|menu|menü|site map|sitemap|"
     r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes|"
-    r"colophon)\W*$"
+    r"colophon|reporting bugs|report(ing)? bugs|authors?|yazar(lar)?|hata bildirimi)\W*$"
 )
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
@@ -50,9 +50,25 @@ _LICENCE_TEXT = re.compile(
 # see ...", "Ayrıntılı bilgi için ... bakınız"): what it points at is the answer, not it
 _POINTER = re.compile(
     r"^\W*(see|refer to|for (more|further|additional|full|complete) (details|information)|"
-    r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz)\b",
+    r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz|full documentation|"
+    r"(or )?available locally via|report (any )?(translation )?bugs to)\b",
     re.I,
 )
+# a sentence about the document rather than its subject ("This page describes how ...", "This
+# guide walks through ...", "The following list is extracted from ...", "Bu belgede ...
+# açıklanır"): its words are the page's headings, and the answer is the rest of the page
+_META = re.compile(
+    r"^\W*(this|the following|these) (page|guide|document|section|chapter|manual( page)?|article|"
+    r"tutorial|list|table|reference|documentation)\b[^.:]{0,60}?\b(describes?|explains?|walks? through|"
+    r"covers?|documents?|introduces?|summari[sz]es?|(is|are|was|were) (extracted|taken|copied|"
+    r"generated|derived|adapted) from)\b|"
+    r"^\W*bu (sayfa|belge|bölüm|kılavuz|rehber)(da|de)?\b[^.]{0,120}\b(açıklar|anlatır|açıklanır|"
+    r"anlatılır|ele alır|ele alınır)\W*$",
+    re.I,
+)
+# a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
+# "Written by Richard Stallman.")
+_COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
 _LICENCE_ID = re.compile(
     r"(apache|bsd|[al]?gpl|gfdl|mpl|epl|mit|isc|artistic|unlicense|cc0|cc_by\w*)(_\d\w*)?"
@@ -220,17 +236,18 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
     text = doc.text[block.start : block.end]
     if block.kind == "paragraph" and heading_like(text):
         return False
-    return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text))
+    return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text) or _COPYRIGHT.match(text))
 
 
 def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
-    """One sentence ending in a colon right before a code block ("After you have prepared
-    your changes, run:"): it introduces the code and says nothing of its own."""
+    """One sentence ending in a colon right before a code block, a list or a table ("After
+    you have prepared your changes, run:", "The following options are accepted:"): it
+    introduces what follows and says nothing of its own."""
     text = doc.text[block.start : block.end].strip()
     return (
         block.kind == "paragraph"
         and following is not None
-        and following.kind == "code"
+        and following.kind in ("code", "list", "table")
         and text.endswith(":")
         and len(split_sentences(doc.text, block.start, block.end)) == 1
     )
@@ -285,7 +302,7 @@ def _sentences(
     usable: list[Passage] = []
     alone: list[Passage] = []
     for s, e, kind in _pieces(doc.text, block):
-        if _POINTER.search(doc.text[s:e]):
+        if _POINTER.search(doc.text[s:e]) or _META.search(doc.text[s:e]):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
