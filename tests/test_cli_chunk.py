@@ -40,6 +40,13 @@ def test_chunk_prints_a_summary_per_strategy(write_files):
     )
 
 
+def test_files_without_an_extension_are_counted_under_the_first_ones_name(write_files):
+    root = write_files({"a.md": "# A\n\nBir cümle.\n", "tools/VERSION": "1.0\n", "tools/stamp": "x\n"})
+    result = run("chunk", str(root), "-s", "headers")
+    assert result.exit_code == 0, result.output
+    assert "ignored unsupported file types: (no extension, e.g. tools/VERSION) ×2" in result.output
+
+
 def test_chunk_json_lines_satisfy_the_chunk_invariant():
     result = run("chunk", str(CORPUS), "--strategy", "blocks", "--json")
     assert result.exit_code == 0

@@ -202,7 +202,7 @@ class _Walk:
         result = self.result
         fmt, language = format_of(path.name)
         if fmt is None:
-            ext = path.suffix.lower() or "(no extension)"
+            ext = path.suffix.lower() or _no_extension(result.unsupported, doc_id)
             result.unsupported[ext] = result.unsupported.get(ext, 0) + 1
             return
         try:
@@ -246,6 +246,13 @@ class _Walk:
                     Skipped(src.doc_id, f"the same file as {kept[real]} (the inputs overlap)")
                 )
         self.result.files = files
+
+
+def _no_extension(unsupported: dict[str, int], doc_id: str) -> str:
+    """The key files without an extension are counted under, naming the first of them
+    (`(no extension, e.g. docs/Makefile)`): a bare "(no extension)" names no file to look at."""
+    known = next((k for k in unsupported if k.startswith("(no extension")), None)
+    return known or f"(no extension, e.g. {doc_id})"
 
 
 def _walk(walk: _Walk, folder: Path, rel: str, visited: set[str], linked: bool) -> None:
