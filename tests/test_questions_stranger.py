@@ -22,3 +22,48 @@ def test_a_folder_without_documents_says_why_each_file_was_skipped(write_files, 
     lines = result.output.splitlines()
     assert "skipped " + reason.format(folder=folder) in lines
     assert lines[-1].startswith("Error: no documents to ask about")
+
+
+MAN_PAGE = """TAR(1)                     GNU TAR Manual                     TAR(1)
+
+DESCRIPTION
+       GNU tar saves many files together into a single tape or disk archive,
+       and can restore individual files from the archive.
+
+       To get a listing of the members with their sizes and owners, the
+       following command line can be used:
+
+           $ tar -tvf archive.tar
+
+       The archive format is chosen with these keywords:
+
+         * gnu, the GNU tar format of version 1.13 and later.
+         * posix, the POSIX.1-2001 interchange format.
+
+       -C, --directory=DIR
+              Change to DIR before performing any operations, as follows:
+
+                  tar -C /tmp -xf archive.tar
+
+SEE ALSO
+       tar(5), symlink(7), rmt(8)
+
+       Online copies of GNU tar documentation in various formats can be found
+       at:
+
+           http://www.gnu.org/software/tar/manual
+"""
+
+
+def test_plain_text_lead_ins_are_not_asked_about(write_files):
+    """A man page rendered to text marks no code block or list, so its lead-ins ("... can be
+    found at:" over an indented address, "... can be used:" over an indented command, "...
+    with these keywords:" over bulleted lines) were asked about; an option's entry over an
+    indented example (a term, then its indented description) still is."""
+    from indexer.questions.generate import make_questions
+
+    made = make_questions(write_files({"tar.txt": MAN_PAGE}), 20, seed=0)
+    answers = {" ".join(q["answer"].split()) for q in made.questions}
+    assert not any(a.endswith(("found at:", "can be used:", "these keywords:")) for a in answers), answers
+    assert "-C, --directory=DIR Change to DIR before performing any operations, as follows:" in answers
+    assert any("GNU tar saves many files" in a for a in answers)

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import split_sentences
+from ..text.spans import lstrip_start
 from ..types import Document
 
 # a section under this many words is the target as a whole (like a question set that names
@@ -28,6 +29,7 @@ MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops)
 _WORDS = re.compile(r"[^\W\d_][\w'’-]*")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<https?://[^>]*>|https?://\S+|www\.\S+")
 _MARKUP = re.compile(r"[*_`~>#|]+")
+_BULLET = re.compile(r"[-*+•]\s")
 
 # headings of sections nobody asks about (matched on the casefolded heading)
 _BOILERPLATE_HEADINGS = re.compile(
@@ -242,15 +244,38 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
 def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
     """One sentence ending in a colon right before a code block, a list or a table ("After
     you have prepared your changes, run:", "The following options are accepted:"): it
-    introduces what follows and says nothing of its own."""
+    introduces what follows and says nothing of its own. Plain text marks none of them, so
+    there it is any paragraph indented deeper or starting with a bullet (a man page's
+    "... can be found at:" over its indented address)."""
     text = doc.text[block.start : block.end].strip()
     return (
         block.kind == "paragraph"
         and following is not None
-        and following.kind in ("code", "list", "table")
+        and (
+            following.kind in ("code", "list", "table")
+            or (doc.format == "text" and _set_off(doc.text, block, following))
+        )
         and text.endswith(":")
         and len(split_sentences(doc.text, block.start, block.end)) == 1
     )
+
+
+def _set_off(text: str, block: Block, following: Block) -> bool:
+    """A plain-text paragraph that reads as code or a list under `block`: its first line
+    indented deeper, or starting with a bullet. A `block` whose first line is a term over
+    an indented description (a man page's "-type c" over "File is of type c:") is an
+    entry, not a lead-in."""
+    first = _indent(text, block.start)
+    second = text.find("\n", block.start, block.end) + 1
+    if second and _indent(text, lstrip_start(text, second, block.end)) > first:
+        return False
+    return _indent(text, following.start) > first or bool(_BULLET.match(text, following.start))
+
+
+def _indent(text: str, pos: int) -> int:
+    """The column `pos` starts at on its line (tabs to the next multiple of 8)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return len(text[line_start:pos].expandtabs())
 
 
 def heading_like(text: str) -> bool:
