@@ -67,3 +67,23 @@ def test_plain_text_lead_ins_are_not_asked_about(write_files):
     assert not any(a.endswith(("found at:", "can be used:", "these keywords:")) for a in answers), answers
     assert "-C, --directory=DIR Change to DIR before performing any operations, as follows:" in answers
     assert any("GNU tar saves many files" in a for a in answers)
+
+
+NAV = ('<div class="nav-panel"><p>Next: <a href="Simple-Example.html">Simple Example</a>, '
+       'Up: <a href="Using-libffi.html">Using libffi</a> &nbsp; [<a href="Index.html">Index</a>]</p></div>')
+
+
+def test_a_manuals_navigation_line_is_not_asked_about(write_files):
+    """GNU manuals in HTML (texinfo: libffi, nettle, bc, time in /usr/share/doc) open and
+    close every page with "Next: Simple Example, Up: Using libffi [Index]"; made-up
+    questions targeted it, and on a page that is only a menu, its menu items instead."""
+    from indexer.questions.generate import make_questions
+
+    basics = (f"<html><body>{NAV}<hr><h3>2.1 The Basics</h3><p>libffi assumes that you have a pointer "
+              f"to the function you wish to call and know the types of its arguments.</p><hr>{NAV}</body></html>")
+    menu = (f"<html><body>{NAV}<h2>2 Using libffi</h2><ul><li><a href='b.html'>The Basics</a></li>"
+            "<li><a href='s.html'>Simple Example</a></li></ul></body></html>")
+    made = make_questions(write_files({"The-Basics.html": basics,
+                                       "Using-libffi.html": menu}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [
+        "libffi assumes that you have a pointer to the function you wish to call and know the types of its arguments."]

@@ -71,6 +71,8 @@ _META = re.compile(
 # a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
 # "Written by Richard Stallman.")
 _COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
+# a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
+_NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
 _LICENCE_ID = re.compile(
     r"(apache|bsd|[al]?gpl|gfdl|mpl|epl|mit|isc|artistic|unlicense|cc0|cc_by\w*)(_\d\w*)?"
@@ -205,7 +207,8 @@ class _Targets:
 def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]:
     """A prose document's candidate passages in document order (none for code). A
     sentence under MIN_WORDS words is a fragment beside longer ones, but in a document
-    that says nothing longer (`Shipping is free.`) it is what the document says."""
+    that says nothing longer (`Shipping is free.`) it is what the document says; not on a
+    manual's page (with a navigation line, never a target), where it is the page's menu."""
     if doc.format == "code" or not doc.text.strip():
         return []
     starts = [s.start for s in doc.sections]
@@ -214,7 +217,11 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
     out: list[Passage] = []
     short: list[Passage] = []  # the sentences under MIN_WORDS words
     blocks = list(blocks_of(doc))
+    paged = False  # a manual's page, with its navigation line
     for i, block in enumerate(blocks):
+        if _NAVIGATION.match(doc.text[block.start : block.end]):
+            paged = True
+            continue
         sec = max(0, bisect.bisect_right(starts, block.start) - 1)
         following = blocks[i + 1] if i + 1 < len(blocks) else None
         if not _askable(doc, block, sec, skip) or _lead_in(doc, block, following):
@@ -226,7 +233,8 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
         usable, alone = _sentences(doc, block, sec, target)
         out.extend(usable)
         short.extend(alone)  # only kept when no passage is long enough
-    return _unique(doc, out or short)
+    # a manual's page that says nothing longer is its menu ("- The Basics"), not an answer
+    return _unique(doc, out or ([] if paged else short))
 
 
 def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
