@@ -87,3 +87,21 @@ def test_a_manuals_navigation_line_is_not_asked_about(write_files):
                                        "Using-libffi.html": menu}), 10, seed=0)
     assert [q["answer"] for q in made.questions] == [
         "libffi assumes that you have a pointer to the function you wish to call and know the types of its arguments."]
+
+
+def test_a_man_pages_running_lines_and_headed_pointers_are_not_asked_about(write_files):
+    """A man page rendered to text opens and closes with running lines ("GNU coreutils 9.1
+    September 2022 LS(1)"), and its pointers sit under a section name the text does not mark
+    as a heading ("BUG REPORTS\\n Report bugs to ..."): made-up questions targeted both."""
+    from indexer.questions.generate import make_questions
+
+    page = ("LS(1)\t\t\t\t User Commands\t\t\t\t LS(1)\n\n\n\n"
+            "DESCRIPTION\n       List information about the FILEs (the current directory by default).\n\n"
+            "       Sort entries alphabetically if none of the sort options is given.\n\n"
+            "BUG REPORTS\n       Report bugs to <bug-coreutils@gnu.org>.\n\n"
+            "SEE ALSO\n       Full documentation <https://www.gnu.org/software/coreutils/ls>\n\n\n\n"
+            "GNU coreutils 9.1\t\tSeptember 2022\t\t\t\t LS(1)\n")
+    made = make_questions(write_files({"ls.txt": page}), 10, seed=0)
+    assert sorted(" ".join(q["answer"].split()) for q in made.questions) == [
+        "DESCRIPTION List information about the FILEs (the current directory by default).",
+        "Sort entries alphabetically if none of the sort options is given."]

@@ -51,7 +51,7 @@ _LICENCE_TEXT = re.compile(
 # a sentence that only points elsewhere ("See `quad` for more details.", "For more information,
 # see ...", "Ayrıntılı bilgi için ... bakınız"): what it points at is the answer, not it
 _POINTER = re.compile(
-    r"^\W*(see|refer to|for (more|further|additional|full|complete) (details|information)|"
+    r"^\W*((?-i:[A-Z][A-Z ]*[A-Z])\n\s*)?(see|refer to|for (more|further|additional|full|complete) (details|information)|"
     r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz|full documentation|"
     r"(or )?available locally via|report (any )?(translation )?bugs to)\b",
     re.I,
@@ -71,6 +71,8 @@ _META = re.compile(
 # a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
 # "Written by Richard Stallman.")
 _COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
+# a man page's running header or footer ("GNU coreutils 9.1    September 2022    LS(1)")
+_MAN_RUNNING = re.compile(r"^[^\n]*(\t| {2,})[ \t]*[\w.+-]+\(\d\w*\)\s*$")
 # a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
 _NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
@@ -335,7 +337,8 @@ def _sentences(
     usable: list[Passage] = []
     alone: list[Passage] = []
     for s, e, kind in _pieces(doc.text, block):
-        if _POINTER.search(doc.text[s:e]) or _META.search(doc.text[s:e]):
+        text = doc.text[s:e]
+        if _POINTER.search(text) or _META.search(text) or _MAN_RUNNING.match(text):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
