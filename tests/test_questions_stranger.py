@@ -105,3 +105,16 @@ def test_a_man_pages_running_lines_and_headed_pointers_are_not_asked_about(write
     assert sorted(" ".join(q["answer"].split()) for q in made.questions) == [
         "DESCRIPTION List information about the FILEs (the current directory by default).",
         "Sort entries alphabetically if none of the sort options is given."]
+
+
+def test_a_lead_in_to_a_quoted_block_is_not_asked_about(write_files):
+    """procps' bugs.md leads into its commands with "strace and ltrace output are very
+    helpful:" over a `>` quote; the lead-in rule knew code blocks, lists and tables only."""
+    from indexer.questions.generate import make_questions
+
+    page = ("# Reporting bugs\n\nPlease include the version of procps you are running with every report.\n\n"
+            "strace and ltrace output are very helpful:\n\n> strace -o output-file ps --blah\n> bzip2 output-file\n")
+    made = make_questions(write_files({"bugs.md": page}), 10, seed=0)
+    answers = [q["answer"] for q in made.questions]
+    assert "Please include the version of procps you are running with every report." in answers
+    assert "strace and ltrace output are very helpful:" not in answers

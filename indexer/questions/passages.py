@@ -262,7 +262,7 @@ def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
         block.kind == "paragraph"
         and following is not None
         and (
-            following.kind in ("code", "list", "table")
+            following.kind in ("code", "list", "table", "quote")
             or (doc.format == "text" and _set_off(doc.text, block, following))
         )
         and text.endswith(":")
