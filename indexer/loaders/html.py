@@ -62,6 +62,7 @@ class _Converter(HTMLParser):
         self.cell: list[str] | None = None
         self.row_is_header = False
         self.prev_item = False
+        self.term = False  # the last block is a <dt>'s term: the next text joins it
 
     # -- helpers -----------------------------------------------------------------------
     def _flush_inline(self) -> None:
@@ -72,9 +73,12 @@ class _Converter(HTMLParser):
         text = self._marked(text)
         if self.lists and self.prev_item and self.blocks:
             self.blocks[-1] += "\n" + text  # keep a list tight: one block, one item per line
+        elif self.term and not self.lists and not self.heading and self.blocks:
+            self.blocks[-1] += "\n" + text  # a term and its description: one block
         else:
             self.blocks.append(text)
         self.prev_item = bool(self.lists) and not self.heading
+        self.term = False
 
     def _marked(self, text: str) -> str:
         """A line of text with its Markdown marks: heading, list item, quote (a line
@@ -95,7 +99,14 @@ class _Converter(HTMLParser):
     def _emit(self, text: str) -> None:
         self._flush_inline()
         self.blocks.append(text)
-        self.prev_item = False
+        self.prev_item = self.term = False
+
+    def _end_term(self, tag: str) -> None:
+        """A `<dt>`'s text stays with the description after it (`<dd>`): a chunk that ends
+        on a bare term ("audio") leaves its description to a chunk that does not name it."""
+        had_text = bool("".join(self.inline).strip())
+        self._flush_inline()
+        self.term = had_text or self.term
 
     # -- parser callbacks --------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -293,6 +304,7 @@ _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "ol": _Converter._end_list,
     "li": _Converter._end_item,
     "blockquote": _Converter._end_quote,
+    "dt": _Converter._end_term,
 }
 
 

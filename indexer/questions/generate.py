@@ -182,7 +182,9 @@ def _no_documents(
     from ..indexing.pipeline import nothing_message
 
     message = nothing_message(paths, found)
-    return NothingToIndex(message.replace("nothing to index", "no documents to ask about"))
+    return NothingToIndex(
+        message.replace("nothing to index", "no documents to ask about"), found.skipped
+    )
 
 
 def _fill(

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 
 from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import split_sentences
+from ..text.spans import lstrip_start
 from ..types import Document
 
 # a section under this many words is the target as a whole (like a question set that names
@@ -28,6 +29,7 @@ MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops)
 _WORDS = re.compile(r"[^\W\d_][\w'’-]*")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<https?://[^>]*>|https?://\S+|www\.\S+")
 _MARKUP = re.compile(r"[*_`~>#|]+")
+_BULLET = re.compile(r"[-*+•]\s")
 
 # headings of sections nobody asks about (matched on the casefolded heading)
 _BOILERPLATE_HEADINGS = re.compile(
@@ -49,7 +51,7 @@ _LICENCE_TEXT = re.compile(
 # a sentence that only points elsewhere ("See `quad` for more details.", "For more information,
 # see ...", "Ayrıntılı bilgi için ... bakınız"): what it points at is the answer, not it
 _POINTER = re.compile(
-    r"^\W*(see|refer to|for (more|further|additional|full|complete) (details|information)|"
+    r"^\W*((?-i:[A-Z][A-Z ]*[A-Z])\n\s*)?(see|refer to|for (more|further|additional|full|complete) (details|information)|"
     r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz|full documentation|"
     r"(or )?available locally via|report (any )?(translation )?bugs to)\b",
     re.I,
@@ -69,6 +71,10 @@ _META = re.compile(
 # a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
 # "Written by Richard Stallman.")
 _COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
+# a man page's running header or footer ("GNU coreutils 9.1    September 2022    LS(1)")
+_MAN_RUNNING = re.compile(r"^[^\n]*(\t| {2,})[ \t]*[\w.+-]+\(\d\w*\)\s*$")
+# a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
+_NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
 _LICENCE_ID = re.compile(
     r"(apache|bsd|[al]?gpl|gfdl|mpl|epl|mit|isc|artistic|unlicense|cc0|cc_by\w*)(_\d\w*)?"
@@ -203,7 +209,8 @@ class _Targets:
 def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]:
     """A prose document's candidate passages in document order (none for code). A
     sentence under MIN_WORDS words is a fragment beside longer ones, but in a document
-    that says nothing longer (`Shipping is free.`) it is what the document says."""
+    that says nothing longer (`Shipping is free.`) it is what the document says; not on a
+    manual's page (with a navigation line, never a target), where it is the page's menu."""
     if doc.format == "code" or not doc.text.strip():
         return []
     starts = [s.start for s in doc.sections]
@@ -212,7 +219,11 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
     out: list[Passage] = []
     short: list[Passage] = []  # the sentences under MIN_WORDS words
     blocks = list(blocks_of(doc))
+    paged = False  # a manual's page, with its navigation line
     for i, block in enumerate(blocks):
+        if _NAVIGATION.match(doc.text[block.start : block.end]):
+            paged = True
+            continue
         sec = max(0, bisect.bisect_right(starts, block.start) - 1)
         following = blocks[i + 1] if i + 1 < len(blocks) else None
         if not _askable(doc, block, sec, skip) or _lead_in(doc, block, following):
@@ -224,7 +235,8 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
         usable, alone = _sentences(doc, block, sec, target)
         out.extend(usable)
         short.extend(alone)  # only kept when no passage is long enough
-    return _unique(doc, out or short)
+    # a manual's page that says nothing longer is its menu ("- The Basics"), not an answer
+    return _unique(doc, out or ([] if paged else short))
 
 
 def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
@@ -242,15 +254,38 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
 def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
     """One sentence ending in a colon right before a code block, a list or a table ("After
     you have prepared your changes, run:", "The following options are accepted:"): it
-    introduces what follows and says nothing of its own."""
+    introduces what follows and says nothing of its own. Plain text marks none of them, so
+    there it is any paragraph indented deeper or starting with a bullet (a man page's
+    "... can be found at:" over its indented address)."""
     text = doc.text[block.start : block.end].strip()
     return (
         block.kind == "paragraph"
         and following is not None
-        and following.kind in ("code", "list", "table")
+        and (
+            following.kind in ("code", "list", "table", "quote")
+            or (doc.format == "text" and _set_off(doc.text, block, following))
+        )
         and text.endswith(":")
         and len(split_sentences(doc.text, block.start, block.end)) == 1
     )
+
+
+def _set_off(text: str, block: Block, following: Block) -> bool:
+    """A plain-text paragraph that reads as code or a list under `block`: its first line
+    indented deeper, or starting with a bullet. A `block` whose first line is a term over
+    an indented description (a man page's "-type c" over "File is of type c:") is an
+    entry, not a lead-in."""
+    first = _indent(text, block.start)
+    second = text.find("\n", block.start, block.end) + 1
+    if second and _indent(text, lstrip_start(text, second, block.end)) > first:
+        return False
+    return _indent(text, following.start) > first or bool(_BULLET.match(text, following.start))
+
+
+def _indent(text: str, pos: int) -> int:
+    """The column `pos` starts at on its line (tabs to the next multiple of 8)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return len(text[line_start:pos].expandtabs())
 
 
 def heading_like(text: str) -> bool:
@@ -302,7 +337,8 @@ def _sentences(
     usable: list[Passage] = []
     alone: list[Passage] = []
     for s, e, kind in _pieces(doc.text, block):
-        if _POINTER.search(doc.text[s:e]) or _META.search(doc.text[s:e]):
+        text = doc.text[s:e]
+        if _POINTER.search(text) or _META.search(text) or _MAN_RUNNING.match(text):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))

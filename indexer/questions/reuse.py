@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..indexing.strategy_build import CHUNK_FORMAT
 from ..loaders import discover
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings
 from .generate import GENERATOR_VERSION, QuestionSet, make_questions, path_list
@@ -35,12 +36,15 @@ def cached_questions(
     """The path of a question file for these documents in `folder`, made now (the
     QuestionSet comes back too) or reused (None) while the documents' contents (a SHA-256
     per file), the generator and its settings, `n` and the seed are the same as when it
-    was made. `settings`, `encoding`, `progress`: as `make_questions` takes them."""
+    was made, and so is the chunk format (the text a loader makes of a file, which the
+    spans point into). `settings`, `encoding`, `progress`: as `make_questions` takes them."""
     paths = path_list(paths)
     found = discover(paths, include, exclude, max_file_size)
     key = json.dumps(
         {
             "version": GENERATOR_VERSION,
+            # the documents' text (and so the spans) changes with the chunk format
+            "chunk_format": CHUNK_FORMAT,
             "n": n,
             "seed": seed,
             "llm": llm,
