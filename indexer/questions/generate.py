@@ -44,8 +44,10 @@ Target = Passage | Symbol
 # man page's colophon or a README's licence grant; 7: nor a lead-in to a list or table, a
 # copyright or "Written by" line, a sentence about the document itself ("This page
 # describes ..."), a pointer to full documentation or a bug-report address, or a section
-# on reporting bugs or on the authors
-GENERATOR_VERSION = 7
+# on reporting bugs or on the authors; 8: nor a plain-text lead-in (before an indented or
+# bulleted paragraph) or one to a quoted block, a texinfo page's navigation line, or a man
+# page's running header or footer
+GENERATOR_VERSION = 8
 
 
 @dataclass
