@@ -372,10 +372,25 @@ def test_ctrl_c_on_a_first_build_says_nothing_was_built_and_leaves_no_folder(tmp
     assert not db.exists()
 
 
+def test_ctrl_c_before_anything_new_is_built_over_an_index_says_it_is_as_before(tmp_path):
+    """A stranger's Ctrl-C while a new strategy was first built over an index said "the
+    previous version of the index is untouched" of a strategy that never had one."""
+    corpus = copy_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
+    proc = paused(["build", corpus, "-s", "headers", "--db", db], "embedding", tmp_path / "m")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("Error: interrupted; nothing new was built, and the index is as it was before"), err
+    listed = indexer("list", "--db", db, "--json")
+    assert [json.loads(line)["strategy"] for line in listed.stdout.splitlines()] == ["fixed64"]
+
+
 @pytest.mark.parametrize("first", [True, False])
 def test_ctrl_c_after_one_strategy_is_built_names_what_was_built(tmp_path, first):
     """A stranger's `build -s auto -s headers` interrupted during headers said "nothing was
-    built" (or, over an index, "the previous version of the index is untouched") while auto's
+    built" (or, over an index, that the index was as before) while auto's
     new version was already live and answering."""
     corpus = copy_corpus(tmp_path / "corpus")
     db = tmp_path / "db"

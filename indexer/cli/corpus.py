@@ -148,7 +148,7 @@ def build(
     ctx = click.get_current_context()
     existed = Store.holds_index(settings.db) or bool(settings.chroma_url)
     ctx.meta["interrupted"] = (
-        "interrupted; the previous version of the index is untouched"
+        "interrupted; nothing new was built, and the index is as it was before"
         if existed
         else "interrupted; nothing was built"
     )
@@ -216,7 +216,7 @@ class InterruptNote:
             self.meta["interrupted"] = (
                 f"interrupted; built: {', '.join(done)}; not built: {', '.join(rest)}{untouched}"
                 if rest
-                else "interrupted; every strategy is built"
+                else "interrupted after every strategy was built; `indexer list` shows them"
             )
         if self.then is not None:
             self.then(stage)

@@ -81,7 +81,8 @@ def generate_option(func: F) -> F:
         metavar="[N]",
         cls=LibraryOption,
         help=lambda: (
-            "No question file? Make up to N questions a set from the documents "
+            "No question file? Make N questions per made-up set (fewer if the documents hold fewer) "
+            "from the documents "
             f"[default N: {made_up_default('n')}] (offline, see `indexer questions`), "
             "kept in the index folder and reused while the documents are unchanged; "
             "the output says which rows the made-up questions can tell apart."
