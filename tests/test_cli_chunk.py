@@ -47,6 +47,20 @@ def test_files_without_an_extension_are_counted_under_the_first_ones_name(write_
     assert "ignored unsupported file types: (no extension, e.g. tools/VERSION) ×2" in result.output
 
 
+def test_a_projects_documents_by_name_are_read_as_text(write_files):
+    """A stranger's /usr/share/doc build ignored `mpfr-README` and `README.Debian` as
+    unsupported file types."""
+    root = write_files({"README.Debian": "Notes on the Debian package of the library.\n",
+                        "NEWS": "Version 2 reads compressed archives.\n",
+                        "mpfr-README": "MPFR computes with correct rounding.\n",
+                        "changelog.Debian.gz": b"\x1f\x8b\x08\x00", "VERSION": "1.0\n"})
+    found, stream = load_documents([root])
+    docs = list(stream)
+    assert sorted(d.doc_id for d in docs) == ["NEWS", "README.Debian", "mpfr-README"]
+    assert {d.format for d in docs} == {"text"}
+    assert found.unsupported == {".gz": 1, "(no extension, e.g. VERSION)": 1}
+
+
 def test_chunk_json_lines_satisfy_the_chunk_invariant():
     result = run("chunk", str(CORPUS), "--strategy", "blocks", "--json")
     assert result.exit_code == 0

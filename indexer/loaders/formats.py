@@ -78,6 +78,22 @@ CODE_NAMES = {
     "Jenkinsfile": "groovy",
 }
 TEXT_NAMES = {"README", "LICENSE", "CHANGELOG", "NOTICE", "AUTHORS", "CONTRIBUTING"}
+# a project's plain-text documents by name, in any case, alone or with a suffix or prefix a
+# packager adds (`INSTALL`, `NEWS`, `README.Debian`, `changelog.Debian`, `mpfr-README`)
+DOC_NAMES = TEXT_NAMES | {
+    "INSTALL",
+    "NEWS",
+    "CHANGES",
+    "TODO",
+    "HACKING",
+    "THANKS",
+    "BUGS",
+    "FAQ",
+    "COPYING",
+    "HISTORY",
+    "USAGE",
+}
+COMPRESSED = {".gz", ".bz2", ".xz", ".zst", ".z", ".zip", ".lz", ".lzma", ".br"}
 
 
 def format_of(name: str) -> tuple[str | None, str]:
@@ -98,4 +114,13 @@ def format_of(name: str) -> tuple[str | None, str]:
         return "pdf", ""
     if ext in CODE_LANGUAGES:
         return "code", CODE_LANGUAGES[ext]
+    if ext not in COMPRESSED and _doc_name(name):
+        return "text", ""
     return None, ""
+
+
+def _doc_name(name: str) -> bool:
+    """`README.Debian`, `NEWS`, `mpfr-README`: a known document name before the first dot,
+    or as the last part of a prefixed name."""
+    stem = name.split(".", 1)[0].upper()
+    return stem in DOC_NAMES or stem.replace("_", "-").rsplit("-", 1)[-1] in DOC_NAMES
