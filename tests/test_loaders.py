@@ -51,6 +51,50 @@ def test_rst_underlined_titles_become_sections():
     assert [s.path for s in doc.sections] == ["Guide", "Guide › Install"]
 
 
+MAN_PAGE = """LS(1)                            User Commands                           LS(1)
+
+NAME
+       ls - list directory contents
+
+SYNOPSIS
+       ls [OPTION]... [FILE]...
+
+DESCRIPTION
+       List  information  about the FILEs (the current directory by default).
+
+       -a, --all
+              do not ignore entries starting with .
+
+   Exit status:
+       0      if OK,
+
+SEE ALSO
+       dircolors(1)
+
+GNU coreutils 9.1               September 2022                          LS(1)
+"""
+
+
+def test_a_man_page_rendered_to_text_has_its_sections():
+    """A stranger's `man ls | col -b` pages had one section each: every chunk's header was
+    the file name, and an answer began "DESCRIPTION GNU tar is ..."."""
+    doc = make_document("man/ls.txt", MAN_PAGE, "text")
+    assert doc.title == "ls"
+    assert [s.path for s in doc.sections[1:]] == [
+        "ls › NAME", "ls › SYNOPSIS", "ls › DESCRIPTION", "ls › DESCRIPTION › Exit status:", "ls › SEE ALSO"]
+    description = doc.sections[3]
+    assert doc.text[description.start:description.body_start] == "DESCRIPTION"
+
+
+@pytest.mark.parametrize("text", [
+    "NOTE\n    Indented once.\n\nPlain prose at the margin, a line.\nAnother line.\nAnd one more.\n",
+    "Just one capital section\n\nWARNING\n       Indented text.\n       More of it.\n       Still.\n",
+])
+def test_capitals_over_indented_text_are_no_sections_outside_a_man_page(text):
+    doc = make_document("notes.txt", text, "text")
+    assert [s.level for s in doc.sections] == [0]
+
+
 def test_html_headings_tables_lists_and_code_survive_extraction():
     html = """<html><head><title>Yardım</title><style>p{color:red}</style></head><body>
     <nav>Menü</nav><h1>Kargo</h1><p>Giriş &amp; bilgi, <b>5.000 TL</b>.</p>

@@ -12,7 +12,7 @@ from .decoding import read_text
 from .files import Discovery, SourceFile, discover
 from .html import html_to_markdown
 from .markdown import Block, Heading, parse
-from .sections import build_sections, first_h1, rst_headings
+from .sections import build_sections, first_h1, plain_headings
 from .skips import SkipFile, Skipped
 
 __all__ = [
@@ -71,7 +71,7 @@ def _structure(text: str, fmt: str) -> tuple[list[Heading], list[Block] | None]:
     if fmt in ("markdown", "html"):
         return parse(text, 3 if fmt == "html" else 6)
     if fmt == "text":
-        return rst_headings(text), None
+        return plain_headings(text), None
     return [], None
 
 

@@ -1,5 +1,6 @@
 """Headings to sections: the heading path of each section of a document, and the
-headings of reStructuredText / setext-style plain text."""
+headings of plain text: reStructuredText / setext underlines, or a rendered man page's
+section names."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ from ..types import Section
 from .markdown import Heading
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+# a man page's section name as `man` renders it: capitals at the margin (`NAME`, `SEE ALSO`,
+# `EXIT STATUS`), its text indented below; a subsection: three spaces in, then a title
+_MAN_SECTION = re.compile(r"[A-Z][A-Z0-9 ,/&'()-]{0,38}[A-Z0-9)]|[A-Z]")
+_MAN_SUBSECTION = re.compile(r" {3}[A-Z][^\s].{0,58}")
+MAN_INDENTED = 0.5  # the share of a man page's text lines that are indented, at least
 
 
 def build_sections(text: str, title: str, headings: list[Heading]) -> list[Section]:
@@ -65,6 +71,45 @@ def first_h1(headings: list[Heading]) -> str:
         if h.level == 1 and h.text:
             return h.text
     return ""
+
+
+def plain_headings(text: str) -> list[Heading]:
+    """A plain-text document's headings: underlined titles, else a rendered man page's."""
+    return rst_headings(text) or man_headings(text)
+
+
+def man_headings(text: str) -> list[Heading]:
+    """Section names of a man page rendered to text (`man ls | col -b`): a line of capitals
+    at the margin with indented text after it (level 2: the page's name, its file's, is its
+    title), and a line three spaces in with text indented deeper after it (level 3). Only
+    in a text laid out as a man page: at least two such sections, and most of its lines
+    indented."""
+    lines = text.split("\n")
+    filled = [ln for ln in lines if ln.strip()]
+    indented = sum(ln[:1].isspace() for ln in filled)
+    if len(filled) < 4 or indented < MAN_INDENTED * len(filled):
+        return []
+    offsets = line_starts(text)
+    depth = _next_depths(lines)
+    found: list[Heading] = []
+    for i, line in enumerate(lines):
+        title = line.rstrip()
+        if _MAN_SECTION.fullmatch(title) and depth[i] > 0:
+            found.append(Heading(2, title, offsets[i], offsets[i] + len(line)))
+        elif found and _MAN_SUBSECTION.fullmatch(title) and depth[i] > 3:
+            found.append(Heading(3, title.strip(), offsets[i], offsets[i] + len(line)))
+    return found if sum(h.level == 2 for h in found) >= 2 else []
+
+
+def _next_depths(lines: list[str]) -> list[int]:
+    """For each line, the indent of the next line with text after it (-1: none)."""
+    out = [-1] * len(lines)
+    following = -1
+    for i in range(len(lines) - 1, -1, -1):
+        out[i] = following
+        if lines[i].strip():
+            following = len(lines[i]) - len(lines[i].lstrip())
+    return out
 
 
 def rst_headings(text: str) -> list[Heading]:
