@@ -98,13 +98,29 @@ def test_a_man_pages_running_lines_and_headed_pointers_are_not_asked_about(write
     page = ("LS(1)\t\t\t\t User Commands\t\t\t\t LS(1)\n\n\n\n"
             "DESCRIPTION\n       List information about the FILEs (the current directory by default).\n\n"
             "       Sort entries alphabetically if none of the sort options is given.\n\n"
+            "       Mandatory arguments to long options are mandatory for short options too.\n\n"
             "BUG REPORTS\n       Report bugs to <bug-coreutils@gnu.org>.\n\n"
             "SEE ALSO\n       Full documentation <https://www.gnu.org/software/coreutils/ls>\n\n\n\n"
             "GNU coreutils 9.1\t\tSeptember 2022\t\t\t\t LS(1)\n")
     made = make_questions(write_files({"ls.txt": page}), 10, seed=0)
     assert sorted(" ".join(q["answer"].split()) for q in made.questions) == [
-        "DESCRIPTION List information about the FILEs (the current directory by default).",
+        "List information about the FILEs (the current directory by default).",
+        "Mandatory arguments to long options are mandatory for short options too.",
         "Sort entries alphabetically if none of the sort options is given."]
+
+
+def test_a_reference_list_entry_is_not_asked_about(write_files):
+    """ssh's page got questions about its STANDARDS entries ("F. Cusack and M. Forssen,
+    Generic Message Exchange Authentication ..., RFC 4256, January 2006.")."""
+    from indexer.questions.generate import make_questions
+
+    page = ("# Standards\n\nThe client speaks version 2 of the protocol and nothing older.\n\n"
+            "F. Cusack and M. Forssen, Generic Message Exchange Authentication for the Secure Shell "
+            "Protocol (SSH), RFC 4256, January 2006.\n\n"
+            "[12] J. Smith, A. Jones: Retrieval at scale for the whole archive. 2019.\n")
+    made = make_questions(write_files({"standards.md": page}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [
+        "The client speaks version 2 of the protocol and nothing older."]
 
 
 def test_a_lead_in_to_a_quoted_block_is_not_asked_about(write_files):

@@ -46,7 +46,8 @@ Target = Passage | Symbol
 # describes ..."), a pointer to full documentation or a bug-report address, or a section
 # on reporting bugs or on the authors; 8: nor a plain-text lead-in (before an indented or
 # bulleted paragraph) or one to a quoted block, a texinfo page's navigation line, or a man
-# page's running header or footer
+# page's running header or footer, an entry of a reference list ("F. Cusack and M. Forssen,
+# ..., RFC 4256, January 2006.") or a section of bug reports
 GENERATOR_VERSION = 8
 
 

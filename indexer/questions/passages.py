@@ -37,7 +37,7 @@ _BOILERPLATE_HEADINGS = re.compile(
     r"telif( hakkı)?|references|kaynaklar|kaynakça|kaynakca|bibliography|see also|ayrıca bakınız|"
     r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|navigation|menu|menü|site map|sitemap|"
     r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes|"
-    r"colophon|reporting bugs|report(ing)? bugs|authors?|yazar(lar)?|hata bildirimi)\W*$"
+    r"colophon|reporting bugs|report(ing)? bugs|bug reports|authors?|yazar(lar)?|hata bildirimi)\W*$"
 )
 _LICENCE_TEXT = re.compile(
     r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
@@ -70,6 +70,15 @@ _META = re.compile(
 )
 # a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
 # "Written by Richard Stallman.")
+# an entry of a reference list: authors by initials and surname after a number in brackets,
+# or followed by a year or an RFC
+# ("F. Cusack and M. Forssen, Generic Message Exchange ..., RFC 4256, January 2006.",
+# "[12] J. Smith, A. Jones: ... 2019.")
+_REFERENCE = re.compile(
+    r"^\W*\[\d+\]\s*([A-Z]\.\s?){1,3}[A-Z][\w'’-]+(,|\s+and\s|\s+et al)|"
+    r"^\W*([A-Z]\.\s?){1,3}[A-Z][\w'’-]+(,|\s+and\s|\s+et al).*\b((19|20)\d\d|RFC\s?\d+)\b",
+    re.S,
+)
 _COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
 # a man page's running header or footer ("GNU coreutils 9.1    September 2022    LS(1)")
 _MAN_RUNNING = re.compile(r"^[^\n]*(\t| {2,})[ \t]*[\w.+-]+\(\d\w*\)\s*$")
@@ -338,7 +347,12 @@ def _sentences(
     alone: list[Passage] = []
     for s, e, kind in _pieces(doc.text, block):
         text = doc.text[s:e]
-        if _POINTER.search(text) or _META.search(text) or _MAN_RUNNING.match(text):
+        if (
+            _POINTER.search(text)
+            or _META.search(text)
+            or _MAN_RUNNING.match(text)
+            or _REFERENCE.match(text)
+        ):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
