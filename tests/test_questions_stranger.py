@@ -134,3 +134,17 @@ def test_a_lead_in_to_a_quoted_block_is_not_asked_about(write_files):
     answers = [q["answer"] for q in made.questions]
     assert "Please include the version of procps you are running with every report." in answers
     assert "strace and ltrace output are very helpful:" not in answers
+
+
+def test_a_lead_in_that_ends_a_longer_paragraph_is_not_asked_about(write_files):
+    """tar's page: "The example command above written in the short-option style could look
+    like:" closes a paragraph of several sentences; the lead-in rule took one-sentence
+    paragraphs only. The paragraph's other sentences stay targets."""
+    from indexer.questions.generate import make_questions
+
+    page = ("# Options\n\nShort options are single letters after one dash and may be grouped together. "
+            "The example command above written in the short-option style could look like:\n\n"
+            "```\ntar -cvf etc.tar /etc\n```\n")
+    made = make_questions(write_files({"tar.md": page}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [
+        "Short options are single letters after one dash and may be grouped together."]

@@ -47,8 +47,9 @@ Target = Passage | Symbol
 # on reporting bugs or on the authors; 8: nor a plain-text lead-in (before an indented or
 # bulleted paragraph) or one to a quoted block, a texinfo page's navigation line, or a man
 # page's running header or footer, an entry of a reference list ("F. Cusack and M. Forssen,
-# ..., RFC 4256, January 2006.") or a section of bug reports
-GENERATOR_VERSION = 8
+# ..., RFC 4256, January 2006.") or a section of bug reports; 9: a lead-in that ends a
+# longer paragraph (its other sentences stay targets)
+GENERATOR_VERSION = 9
 
 
 @dataclass

@@ -235,13 +235,13 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
             continue
         sec = max(0, bisect.bisect_right(starts, block.start) - 1)
         following = blocks[i + 1] if i + 1 < len(blocks) else None
-        if not _askable(doc, block, sec, skip) or _lead_in(doc, block, following):
+        if not _askable(doc, block, sec, skip):
             continue
         target = targets.of(sec, (block.start, block.end))
         if block.kind == "table":
             out.extend(_rows(doc, block, sec, target))
             continue
-        usable, alone = _sentences(doc, block, sec, target)
+        usable, alone = _sentences(doc, block, sec, target, _lead_in(doc, block, following))
         out.extend(usable)
         short.extend(alone)  # only kept when no passage is long enough
     # a manual's page that says nothing longer is its menu ("- The Basics"), not an answer
@@ -261,11 +261,11 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
 
 
 def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
-    """One sentence ending in a colon right before a code block, a list or a table ("After
-    you have prepared your changes, run:", "The following options are accepted:"): it
-    introduces what follows and says nothing of its own. Plain text marks none of them, so
-    there it is any paragraph indented deeper or starting with a bullet (a man page's
-    "... can be found at:" over its indented address)."""
+    """A paragraph whose last sentence ends in a colon right before a code block, a list or
+    a table ("After you have prepared your changes, run:", "The following options are
+    accepted:"): that sentence introduces what follows and says nothing of its own. Plain
+    text marks none of them, so there it is any paragraph indented deeper or starting with
+    a bullet (a man page's "... can be found at:" over its indented address)."""
     text = doc.text[block.start : block.end].strip()
     return (
         block.kind == "paragraph"
@@ -275,7 +275,6 @@ def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
             or (doc.format == "text" and _set_off(doc.text, block, following))
         )
         and text.endswith(":")
-        and len(split_sentences(doc.text, block.start, block.end)) == 1
     )
 
 
@@ -339,13 +338,14 @@ def _row_worth(row: str, name_words: int) -> bool:
 
 
 def _sentences(
-    doc: Document, block: Block, sec: int, target: tuple[int, int]
+    doc: Document, block: Block, sec: int, target: tuple[int, int], lead_in: bool = False
 ) -> tuple[list[Passage], list[Passage]]:
     """A block's passages of MIN_WORDS words or more, and those of MIN_WORDS_ALONE or more
-    (what a document says when it says nothing longer)."""
+    (what a document says when it says nothing longer); with `lead_in`, not its last."""
     usable: list[Passage] = []
     alone: list[Passage] = []
-    for s, e, kind in _pieces(doc.text, block):
+    pieces = _pieces(doc.text, block)
+    for s, e, kind in pieces[:-1] if lead_in else pieces:
         text = doc.text[s:e]
         if (
             _POINTER.search(text)
