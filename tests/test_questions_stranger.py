@@ -148,3 +148,16 @@ def test_a_lead_in_that_ends_a_longer_paragraph_is_not_asked_about(write_files):
     made = make_questions(write_files({"tar.md": page}), 10, seed=0)
     assert [q["answer"] for q in made.questions] == [
         "Short options are single letters after one dash and may be grouped together."]
+
+
+def test_a_command_at_a_shell_prompt_is_not_asked_about(write_files):
+    """ssh-keygen's README got a question whose answer was "$ ssh-keygen -lv -f
+    ~/.ssh/known_hosts": a command, in plain text that marks no code."""
+    from indexer.questions.generate import make_questions
+
+    page = ("Fingerprints of every known host are listed with a visual picture of each key.\n\n"
+            "    $ ssh-keygen -lv -f ~/.ssh/known_hosts\n\n"
+            "    > bzip2 output-file written for the report\n")
+    made = make_questions(write_files({"README.txt": page}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [
+        "Fingerprints of every known host are listed with a visual picture of each key."]

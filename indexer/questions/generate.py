@@ -48,7 +48,7 @@ Target = Passage | Symbol
 # bulleted paragraph) or one to a quoted block, a texinfo page's navigation line, or a man
 # page's running header or footer, an entry of a reference list ("F. Cusack and M. Forssen,
 # ..., RFC 4256, January 2006.") or a section of bug reports; 9: a lead-in that ends a
-# longer paragraph (its other sentences stay targets)
+# longer paragraph (its other sentences stay targets), nor a command at a shell prompt
 GENERATOR_VERSION = 9
 
 

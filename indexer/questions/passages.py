@@ -82,6 +82,9 @@ _REFERENCE = re.compile(
 _COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
 # a man page's running header or footer ("GNU coreutils 9.1    September 2022    LS(1)")
 _MAN_RUNNING = re.compile(r"^[^\n]*(\t| {2,})[ \t]*[\w.+-]+\(\d\w*\)\s*$")
+# a command typed at a shell prompt ("$ ssh-keygen -lv -f ~/.ssh/known_hosts", "> bzip2 out"):
+# code, though plain text does not mark it so
+_PROMPT = re.compile(r"^\s*[$>%]\s+[\w./~-]+(\s|$)")
 # a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
 _NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
@@ -351,6 +354,7 @@ def _sentences(
             _POINTER.search(text)
             or _META.search(text)
             or _MAN_RUNNING.match(text)
+            or _PROMPT.match(text)
             or _REFERENCE.match(text)
         ):
             continue
