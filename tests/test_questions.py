@@ -239,6 +239,23 @@ def test_a_table_row_is_asked_about_with_its_column_names(write_files):
     assert all("row" in q["tags"] for q in made.questions)
 
 
+def test_context_words_come_from_the_passage_s_own_paragraph(write_files):
+    """A made-up query's context words are read around its passage within its paragraph:
+    a blank line ends what a reader remembers (XQuAD's people ask about one paragraph)."""
+    first = "Harbour cranes lift containers daily. Dockworkers inspect every crane cable. Tugboats guide freighters inward."
+    second = "Orchards grow apricots near hillsides. Beekeepers tend hives among blossoms. Farmers press cider autumnally."
+    folder = write_files({"notes.md": f"# Notes\n\n{first}\n\n{second}\n"})
+    words = {p: {w.strip(".").lower() for w in text.split()} for p, text in (("first", first), ("second", second))}
+    made = make_questions(folder, 6, seed=0, knobs=Knobs(passage=0.0, noise=0.0, shuffle=0.0, inflect=0.0))
+    assert len(made.questions) == 6
+    for q in made.questions:
+        own = "first" if q["answer"] in first else "second"
+        other = "second" if own == "first" else "first"
+        query = set(q["question"].lower().split())
+        assert query & words[own], q
+        assert not query & words[other], q
+
+
 def test_a_folder_too_small_writes_what_it_could_and_says_so(write_files, tmp_path):
     folder = write_files({"note.md": "# Note\n\nParcels to the islands take five working days by sea.\n\n"
                                      "Express parcels to the islands travel by air in two days.\n"})

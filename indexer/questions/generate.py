@@ -48,8 +48,9 @@ Target = Passage | Symbol
 # bulleted paragraph) or one to a quoted block, a texinfo page's navigation line, or a man
 # page's running header or footer, an entry of a reference list ("F. Cusack and M. Forssen,
 # ..., RFC 4256, January 2006.") or a section of bug reports; 9: a lead-in that ends a
-# longer paragraph (its other sentences stay targets), nor a command at a shell prompt
-GENERATOR_VERSION = 9
+# longer paragraph (its other sentences stay targets), nor a command at a shell prompt; 10:
+# a query's context words come from the passage's paragraph, not across blank lines
+GENERATOR_VERSION = 10
 
 
 @dataclass

@@ -35,7 +35,8 @@ COMMON_SHARE = (
 )
 _MIXED = re.compile(r"\d").search
 NUMBER_WEIGHT = 0.25  # people ask for a number more than they type it
-CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from
+CONTEXT_CHARS = 600  # neighbouring text on each side of a passage that its context terms come from,
+# within its paragraph (a blank line ends what a reader remembers around a sentence)
 
 
 @dataclass(frozen=True)
@@ -285,7 +286,7 @@ def _passage_pools(
 ) -> tuple[dict[str, Term], dict[str, Term]]:
     """The terms of the passage itself (a table row: its key cell counts more than its
     values), and those of its context: the heading path (a row's: with the header row)
-    and the text around it within its section, minus the passage's own."""
+    and the text around it within its paragraph, minus the passage's own."""
     text = doc.text
     d = knobs.discrimination
     answer = text[passage.start : passage.end]
@@ -300,14 +301,25 @@ def _passage_pools(
         heading += " " + text[passage.header[0] : passage.header[1]].replace("|", " ")
     else:
         own = pool(vocab, answer, lang, d)
-    lo = max(section.body_start if section else 0, passage.start - CONTEXT_CHARS)
-    hi = min(section.end if section else len(text), passage.end + CONTEXT_CHARS)
+    lo, hi = _paragraph(
+        text, passage, section.body_start if section else 0, section.end if section else len(text)
+    )
     dc = knobs.context_discrimination
     around = text[lo : passage.start] + " \n " + text[passage.end : hi]
     context = merge(pool(vocab, heading, lang, dc, boost=2.0), pool(vocab, around, lang, dc))
     for key in own:
         context.pop(key, None)
     return own, context
+
+
+def _paragraph(text: str, passage: Passage, start: int, end: int) -> tuple[int, int]:
+    """Where a passage's context is read: up to CONTEXT_CHARS either side, within its
+    paragraph (blank lines bound it) and its section."""
+    before = text.rfind("\n\n", start, passage.start)
+    after = text.find("\n\n", passage.end, end)
+    lo = max(start if before < 0 else before + 2, passage.start - CONTEXT_CHARS)
+    hi = min(end if after < 0 else after, passage.end + CONTEXT_CHARS)
+    return lo, hi
 
 
 def merge(a: dict[str, Term], b: dict[str, Term]) -> dict[str, Term]:
