@@ -276,3 +276,33 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
     for message in got:
         assert str(rebuilt_db) not in message and str(rebuilt_db.parent) not in message, message
     assert all(f"in {rebuilt_db.name}" in m for m in failed), failed
+
+
+def test_requests_piped_in_are_all_answered_before_the_server_exits(rebuilt_db):
+    """`indexer mcp < requests.jsonl`: stdin ends right after the last request, and every
+    request still gets its answer (the SDK's transport alone dropped what was in flight),
+    a cancelled one excepted; a line that is not JSON does not hold the exit up."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sh", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "list", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "iade süresi", "strategy": "headers", "k": 2}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "kargo", "strategy": "headers"}}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
+    ]
+    sent = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines[:3]) + "not json\n" + "".join(
+        json.dumps(m, ensure_ascii=False) + "\n" for m in lines[3:])
+    done = subprocess.run([sys.executable, "-m", "indexer", "mcp", "--db", str(rebuilt_db)], input=sent,
+                          capture_output=True, text=True, timeout=120, env=child_env(), cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines()) if "id" in m}
+    assert {1, "list", 3, 4} <= set(answers)
+    assert TOOLS <= {t["name"] for t in answers["list"]["result"]["tools"]}
+    found = json.loads(answers[3]["result"]["content"][0]["text"])
+    assert found["strategy"] == "headers" and len(found["results"]) == 2
+    assert found["results"][0]["doc_id"] == "iade-ve-geri-odeme.md"
+    assert "error" in answers[4]

@@ -30,6 +30,7 @@ from ..errors import IndexerError, UsageError
 from ..settings import Settings
 from .arguments import check_arguments
 from .stdio import protocol_stdout
+from .wire import run_stdio
 from .tools import DEFAULT_K, DEFAULT_MAX_TOKENS, DEFAULT_RULE, Tools
 
 if TYPE_CHECKING:
@@ -189,7 +190,8 @@ def serve(
     built_with: str | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> None:
-    """Serve the tools over stdio until the client closes the connection."""
+    """Serve the tools over stdio until the client closes the connection (and every
+    request it sent has its answer)."""
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="indexer mcp: %(levelname)s %(message)s"
     )
@@ -197,7 +199,7 @@ def serve(
     tools.store  # fail now (no index at --db) rather than on the first call
     server = create_server(tools)
     with protocol_stdout():
-        server.run("stdio")
+        run_stdio(server)
 
 
 __all__ = ["Tools", "create_server", "serve"]
