@@ -112,7 +112,7 @@ SKIPPED_ON_DISCOVERY = {
     "outside-dir": "symlink points outside the indexed folder (not followed)",
     "uzun.pdf": "4 pages, over the cap of 3; raise --max-pdf-pages to include it",
 }
-WARNINGS = {"cp1254.md": "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this"}
+WARNINGS = {"cp1254.md": "not valid UTF-8; read as Windows-1254 (Turkish), so letters of another language may be wrong: re-save it as UTF-8, or pass --encoding (e.g. latin-1)"}
 
 
 @pytest.fixture(scope="module")

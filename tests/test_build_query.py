@@ -170,6 +170,9 @@ def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_p
     assert result.output == run("query", VAN, "--strategy", "fixed64", "--mode", "bm25", "--db", db, "--json").output
     result = run("dump", "--strategy", spec, "--doc", "kargo-ve-teslimat.md", "--db", db)
     assert result.exit_code == 0 and result.output.startswith("--- kargo-ve-teslimat.md [0..")
+    assert run("dump", "kargo-ve-teslimat.md", "--strategy", spec, "--db", db).output == result.output  # as README says
+    clash = run("dump", "iade-ve-geri-odeme.md", "--doc", "kargo-ve-teslimat.md", "--strategy", spec, "--db", db)
+    assert clash.exit_code == 2 and "name two documents" in clash.output
     result = run("eval", CORPUS / "questions.jsonl", "-s", spec, "-s", "headers", "-m", "bm25", "--db", db, "-q",
                  "--compare", "fixed:overlap=16,size=64", "headers", "--json")
     assert result.exit_code == 0, result.output

@@ -305,6 +305,7 @@ def collection_row(d: dict[str, Any]) -> list[Any]:
     help=lambda: f"Collection to dump [default: {rule()}].",
 )
 @click.option("--doc", "doc_id", default=None, help="Only this document (its doc_id).")
+@click.argument("document", required=False)
 @db_options
 @built_with_option
 @json_option
@@ -312,14 +313,22 @@ def collection_row(d: dict[str, Any]) -> list[Any]:
 def dump(
     strategy: str | None,
     doc_id: str | None,
+    document: str | None,
     db: str | None,
     chroma_url: str | None,
     embedder: str | None,
     as_json: bool,
 ) -> None:
-    """The stored chunks in document order with their spans, to inspect where cuts fall."""
+    """The stored chunks in document order with their spans, to inspect where cuts fall;
+    DOCUMENT (or --doc) keeps one document's."""
     from ..indexing.manifest import newlines
     from ..retrieval import Index
+
+    if document and doc_id and document != doc_id:
+        raise click.UsageError(
+            f"DOCUMENT {document!r} and --doc {doc_id!r} name two documents; give one"
+        )
+    doc_id = doc_id or document
 
     index = Index.open(strategy, settings=settings_from(db, chroma_url), built_with=embedder)
     chunks = index.chunks(doc_id)

@@ -62,7 +62,8 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
         raise SkipFile("binary file (control bytes, not text)")
     return (
         text,
-        "not valid UTF-8; decoded as Windows-1254 (Turkish). Re-save it as UTF-8 to silence this",
+        "not valid UTF-8; read as Windows-1254 (Turkish), so letters of another language may be "
+        "wrong: re-save it as UTF-8, or pass --encoding (e.g. latin-1)",
     )
 
 
