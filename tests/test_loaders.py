@@ -255,6 +255,13 @@ def test_decoding_rules():
     assert text == "Teslimat süresi ağır" and "Windows-1254" in warning
     with pytest.raises(SkipFile, match="binary"):
         decode(b"ELF\x00\x01\x02")
+    # UTF-16 saved without a byte-order mark (a stranger's u16.md was "binary"), either order
+    for name in ("utf-16-le", "utf-16-be"):
+        text, warning = decode("Kargo süresi: iki gün.\n".encode(name))
+        assert text == "Kargo süresi: iki gün.\n"
+        assert warning == f"{name.upper()} without a byte-order mark; read as {name.upper()}"
+    with pytest.raises(SkipFile, match="binary"):  # NULs, but not in every other byte
+        decode(b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00")
     with pytest.raises(SkipFile, match="not valid UTF-8 nor Windows-1254"):
         decode(b"abc \x81\x8d\x90 def")
 

@@ -22,8 +22,9 @@ LEGACY_ENCODING = "cp1254"  # Windows Turkish; a superset of Latin-1's printable
 def decode(data: bytes, encoding: str | None = None) -> tuple[str, str | None]:
     """Text of a file and an optional warning. Raises SkipFile for binary or undecodable data.
 
-    Order: an explicit encoding; a byte-order mark (UTF-8/16/32); binary detection (NUL
-    bytes); strict UTF-8; then the legacy Windows-1254 code page, with a warning.
+    Order: an explicit encoding; a byte-order mark (UTF-8/16/32); NUL bytes: UTF-16 without
+    a byte-order mark (with a warning), else binary; strict UTF-8; then the legacy
+    Windows-1254 code page, with a warning.
     """
     if encoding:
         try:
@@ -34,12 +35,37 @@ def decode(data: bytes, encoding: str | None = None) -> tuple[str, str | None]:
         if data.startswith(bom):
             return _decode_after_bom(data[len(bom) :], name), None
     if b"\x00" in data:
-        raise SkipFile("binary file (contains NUL bytes)")
+        text = _utf16_without_bom(data)
+        if text is None:
+            raise SkipFile("binary file (contains NUL bytes)")
+        return text
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError:
         pass
     return _decode_legacy(data)
+
+
+def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-16 text saved without a byte-order mark (some Windows tools do): a NUL in the high
+    byte of nearly every character, on one side. None when the bytes are not that."""
+    if len(data) < 4 or len(data) % 2:
+        return None
+    for name, high in (("utf-16-le", data[1::2]), ("utf-16-be", data[0::2])):
+        if high.count(0) >= 0.9 * len(high):
+            try:
+                text = data.decode(name)
+            except UnicodeDecodeError:
+                return None
+            controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
+            if (
+                "\x00" in text
+                or controls > len(text) // 100
+                or not any(ch.isspace() for ch in text)
+            ):
+                return None  # not text: control characters, or no space in it at all
+            return text, f"{name.upper()} without a byte-order mark; read as {name.upper()}"
+    return None
 
 
 def _decode_after_bom(data: bytes, name: str) -> str:
