@@ -161,3 +161,121 @@ def test_a_command_at_a_shell_prompt_is_not_asked_about(write_files):
     made = make_questions(write_files({"README.txt": page}), 10, seed=0)
     assert [q["answer"] for q in made.questions] == [
         "Fingerprints of every known host are listed with a visual picture of each key."]
+
+
+def test_credits_contacts_funding_and_licence_sentences_are_not_asked_about(write_files):
+    """gnupg's THANKS (renamed, so no file-name rule caught it) gave 27 of 600 questions:
+    a 12 KB list of names and addresses ("Mollard mfvm at gmx.de"), "Many thanks to my
+    wife ...", "... has partly been funded by the German Ministry ...", "... WITHOUT ANY
+    WARRANTY ..."; bash's README ended in "Chet Ramey\\nchet.ramey@case.edu"."""
+    from indexer.questions.generate import make_questions
+
+    kept = "The keyring stores every public key that was imported from a keyserver."
+    page = (f"# Thanks\n\n{kept}\n\n"
+            "Alexander Belopolsky belopols at example.org\nMichael Nottebrock mfvm at gmx.de\n"
+            "Werner Koch <wk@gnupg.org>\nStelian Pop <stelian@popies.net>\n\n"
+            "Many thanks to my wife Gerlinde for having so much patience with me while hacking.\n\n"
+            "The development of this software has partly been funded by the German Ministry of Economics.\n\n"
+            "This file is distributed in the hope that it will be useful, but WITHOUT ANY WARRANTY, to the extent "
+            "permitted by law.\n\nChet Ramey\nchet.ramey@case.edu\n")
+    made = make_questions(write_files({"gnupg-THANKS.md": page}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == [kept]
+
+
+def test_a_sentence_ending_in_a_colon_is_not_asked_about_wherever_it_stands(write_files):
+    """jq's page: "and the second is one of these:" over a paragraph at the same indent;
+    gnupg: "The format of a response is:" over a record. A colon at the end introduces
+    the answer; it is not one."""
+    from indexer.questions.generate import make_questions
+
+    page = ("Each filter reads its input and writes results to standard output in order.\n\n"
+            "The format of a response is:\n\nstatus code, a space, then the message text follows.\n\n"
+            "Options come in two kinds; the first takes no argument, and the second is one of these:\n"
+            "the file, the string or the number given after it.\n")
+    made = make_questions(write_files({"jq.txt": page}), 10, seed=0)
+    answers = {" ".join(q["answer"].split()) for q in made.questions}
+    assert "Each filter reads its input and writes results to standard output in order." in answers
+    assert not any(a.endswith(":") for a in answers), answers
+
+
+def test_plain_text_org_headings_are_not_asked_about(write_files):
+    """gnupg's docs mark headings org-mode style (`* Windows` over `** How to build an
+    installer for Windows`, `*** SPK - Signature subpacket records`): bare headings were
+    answers."""
+    from indexer.questions.generate import make_questions
+
+    page = ("* Windows\n** How to build an installer for Windows\n\n"
+            "The installer is built from a tarball with the speedo makefile on a Linux host.\n\n"
+            "*** SPK - Signature subpacket records\n\n"
+            "Each record describes one subpacket of a signature with its flags and its value.\n")
+    made = make_questions(write_files({"HACKING.txt": page}), 10, seed=0)
+    assert sorted(q["answer"] for q in made.questions) == [
+        "Each record describes one subpacket of a signature with its flags and its value.",
+        "The installer is built from a tarball with the speedo makefile on a Linux host."]
+
+
+def test_a_hard_wrapped_list_item_is_asked_about_whole(write_files):
+    """python-dotenv's changelog: an item wrapped over three lines gave three answers, one
+    per line ("entact as it is.")."""
+    from indexer.questions.generate import make_questions
+
+    page = ("# Changelog\n\n"
+            "- `set_key` and `unset_key` only modified the affected file instead of\n"
+            "  parsing and re-writing file, this causes comments and other file\n"
+            "  entact as it is.\n"
+            "- Drop support for the oldest interpreter release line in this version.\n"
+            "  - Nested items stay their own item when they open with a bullet.\n")
+    made = make_questions(write_files({"CHANGES.md": page}), 10, seed=0)
+    answers = sorted(" ".join(q["answer"].split()) for q in made.questions)
+    assert answers == sorted([
+        "- `set_key` and `unset_key` only modified the affected file instead of parsing and re-writing file, "
+        "this causes comments and other file entact as it is.",
+        "- Drop support for the oldest interpreter release line in this version.",
+        "- Nested items stay their own item when they open with a bullet."]), answers
+
+
+def test_a_file_of_one_huge_line_gives_no_megabyte_answer(write_files):
+    """A 2 MB one-line file got the question "hugeline word", answered by all of it."""
+    from indexer.questions.generate import make_questions
+
+    folder = write_files({"hugeline.md": "word " * 100_000,
+                          "notes.md": "The archive keeps every monthly report of the finance team.\n"})
+    made = make_questions(folder, 4, seed=0)
+    assert made.questions and all(len(q["answer"]) < 5000 for q in made.questions)
+
+
+def test_overload_stubs_and_decorator_strings_are_no_code_targets(write_files):
+    """pathspec's two `@overload` stubs of `from_lines` and tenacity's `@t.overload def
+    retry(` were targets; `def match` under a deprecation decorator got the decorator's
+    string ("Pattern.match() is deprecated. ...") as its answer."""
+    from indexer.loaders import load_documents
+    from indexer.questions.code import symbols
+
+    code = ('import typing as t\nfrom typing import overload\n\n\nclass PathSpec:\n'
+            '    @overload\n    def from_lines(\n        cls, lines: list[str],\n    ) -> "PathSpec": ...\n\n'
+            '    @t.overload\n    def from_lines(\n        cls, lines: str,\n    ) -> "PathSpec": ...\n\n'
+            '    def from_lines(cls, lines):\n        """Compile the lines."""\n        return cls([l.strip() for l in lines])\n\n'
+            '    @deprecated(\n        "Pattern.match() is deprecated. Use Pattern.match_file()"\n    )\n'
+            '    def match(self, files):\n        """Match the files."""\n        return [f for f in files if f]\n')
+    folder = write_files({"pathspec.py": code})
+    doc = next(iter(load_documents([folder])[1]))
+    found = [(s.symbol, doc.text[s.answer[0]:s.answer[1]]) for s in symbols(doc)]
+    assert ("PathSpec.from_lines", "def from_lines(cls, lines):") in found
+    assert sum(1 for name, _ in found if name == "PathSpec.from_lines") == 1
+    assert ("PathSpec.match", "def match(self, files):") in found
+
+
+def test_questions_prints_the_warnings_build_prints(write_files, tmp_path):
+    """An Icelandic Latin-1 file: `indexer build` warned it was read as Windows-1254,
+    `indexer questions` said nothing; and the warning only offered to "silence" it, not
+    that its letters may be wrong or how to read it right."""
+    text = "# Þingvellir\n\nÞórður og Guðrún fóru ýmsar leiðir um þingstaðinn á hverju sumri.\n"
+    folder = write_files({"is.md": text.encode("latin-1")})
+    result = CliRunner().invoke(cli, ["questions", str(folder), "-n", "1", "-o", str(tmp_path / "q.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert ("warning is.md: not valid UTF-8; read as Windows-1254 (Turkish), so letters of another language "
+            "may be wrong: re-save it as UTF-8, or pass --encoding (e.g. latin-1)") in result.output.splitlines()
+    fixed = CliRunner().invoke(cli, ["questions", str(folder), "-n", "1", "-o", str(tmp_path / "r.jsonl"),
+                                     "--encoding", "latin-1"])
+    assert fixed.exit_code == 0 and "warning" not in fixed.output
+    assert "Þórður" in (tmp_path / "r.jsonl").read_text(encoding="utf-8")

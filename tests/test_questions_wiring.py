@@ -114,6 +114,10 @@ def test_a_small_folder_says_how_many_it_could_make(write_files, tmp_path):
     assert got.exit_code == 0, got.output
     assert "made 2 of the 50 questions asked for: the documents hold 2 passages worth a question" in got.stderr
     assert "2 questions from" in got.stdout
+    pooled = _run("eval", "--generate", 50, "--seed", 7, "-s", "headers", "-m", "bm25", "--db", db)  # three new sets
+    assert pooled.exit_code == 0, pooled.output
+    assert ("made 6 of the 150 questions asked for (50 from each of 3 made-up sets): the documents hold 2 "
+            "passages worth a question, and each set asks about them all") in pooled.stderr
 
 
 def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):

@@ -120,6 +120,8 @@ def echo_made(
     """What was written, the files skipped and the notes, then the command to run next."""
     for s in made.skipped:
         note(f"skipped {s.doc_id}: {s.reason}")
+    for w in made.warnings:
+        note(f"warning {w.doc_id}: {w.reason}")
     for line in made.notes:
         note(line)
     listing = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
@@ -155,5 +157,6 @@ def summary_of(
         "kinds": dict(kinds),
         "seconds": round(made.seconds, 2),
         "skipped": [{"doc_id": s.doc_id, "reason": s.reason} for s in made.skipped],
+        "warnings": [{"doc_id": w.doc_id, "reason": w.reason} for w in made.warnings],
         "notes": made.notes,
     }

@@ -74,6 +74,11 @@ class Symbol:
     answer: tuple[int, int]  # the signature line
 
 
+# a typing overload's stub (`@overload` / `@typing.overload` / `@t.overload` over `def f(...) -> X: ...`):
+# one of several signatures, not what a developer looks for
+_OVERLOAD = re.compile(r"@(\w+\.)?overload\b")  # searched among a definition's decorators
+
+
 def is_test_file(doc_id: str) -> bool:
     return bool(_TEST_PATH.search(doc_id))
 
@@ -92,7 +97,7 @@ def symbols(doc: Document) -> list[Symbol]:
         if _skipped(name) or text.count("\n", d.start, d.end) + 1 < MIN_LINES:
             continue
         answer = _signature(text, d.start, d.end, name)
-        if answer:
+        if answer and not _OVERLOAD.search(text, d.start, answer[0]):  # its own decorators
             member = _is_member(d)
             out.append(Symbol(doc.doc_id, d.symbol, name, d.parent, member, d.start, d.end, answer))
     return out
@@ -111,7 +116,8 @@ def _is_member(d: Definition) -> bool:
 
 
 def _signature(text: str, start: int, end: int, name: str) -> tuple[int, int] | None:
-    """The first line of a definition that names it (after its decorators and comments)."""
+    """The first line of a definition that names it (after its decorators, their string
+    arguments and comments)."""
     pos = start
     while pos < end:
         nl = text.find("\n", pos, end)
@@ -119,7 +125,7 @@ def _signature(text: str, start: int, end: int, name: str) -> tuple[int, int] | 
         line = text[pos:line_end]
         stripped = line.strip()
         if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line) and not stripped.startswith(
-            ("#", "//", "/*", "*", "@", '"""', "'''")
+            ("#", "//", "/*", "*", "@", '"', "'", "`")
         ):
             s = pos + len(line) - len(line.lstrip())
             return (s, s + len(stripped))

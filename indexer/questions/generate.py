@@ -49,8 +49,12 @@ Target = Passage | Symbol
 # page's running header or footer, an entry of a reference list ("F. Cusack and M. Forssen,
 # ..., RFC 4256, January 2006.") or a section of bug reports; 9: a lead-in that ends a
 # longer paragraph (its other sentences stay targets), nor a command at a shell prompt; 10:
-# a query's context words come from the passage's paragraph, not across blank lines
-GENERATOR_VERSION = 10
+# a query's context words come from the passage's paragraph, not across blank lines; 11: no
+# sentence ending in a colon (an option entry excepted), contact or credit lines (names and
+# e-mail addresses, thanks, who funded it), licence sentences ("WITHOUT ANY WARRANTY"),
+# org-mode headings of plain text, passages over 3,000 characters, typing overload stubs;
+# a hard-wrapped list item is one passage, and a code answer is never a decorator's string
+GENERATOR_VERSION = 11
 
 
 @dataclass
@@ -66,12 +70,22 @@ class QuestionSet:
     skipped: list[Skipped] = field(default_factory=list)  # files not read, and documents left out
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # files read with a warning (an encoding guessed)
+    warnings: list[Skipped] = field(default_factory=list)
+    sets: int = 1  # made-up sets pooled in this one (seeds seed, seed + 1, ...)
 
     @property
     def shortfall(self) -> str:
         """Why fewer questions were made than asked for ("" when there are enough)."""
         if len(self.questions) >= self.requested:
             return ""
+        if self.sets > 1:  # pooled made-up sets (`eval --generate`): say what each one asked
+            each = self.requested // self.sets
+            return (
+                f"made {len(self.questions)} of the {self.requested} questions asked for ({each} from each of "
+                f"{self.sets} made-up sets): the documents hold {self.candidates} passages worth a question, "
+                "and each set asks about them all"
+            )
         return (
             f"made {len(self.questions)} of the {self.requested} questions asked for: the documents hold "
             f"{self.candidates} passages worth a question"
@@ -129,6 +143,7 @@ def make_questions(
     out = _numbered(_fill(docs, targets, makers, n, progress))
     candidates = sum(len(t) for t in targets.values())
     result = QuestionSet(out, n, llm, seed, len(docs), candidates, found.skipped + left_out)
+    result.warnings = list(found.warnings)
     if asker is not None:
         result.notes.append(asker.stats.summary())
     result.seconds = time.perf_counter() - t0

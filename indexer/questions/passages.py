@@ -40,7 +40,8 @@ _BOILERPLATE_HEADINGS = re.compile(
     r"colophon|reporting bugs|report(ing)? bugs|bug reports|authors?|yazar(lar)?|hata bildirimi)\W*$"
 )
 _LICENCE_TEXT = re.compile(
-    r"permission is hereby granted|without warrant(y|ies)|all rights reserved|licensed under the|"
+    r"permission is hereby granted|without (any )?warrant(y|ies)|all rights reserved|licensed under the|"
+    r"is free software[;,]|unlimited permission to|"
     r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
     r"(the|this) software is provided|mit licen[cs]e|tüm hakları saklıdır|"
     r"redistribution and use in source and binary forms|implied warranties of merchantability|"
@@ -102,9 +103,22 @@ _CREDITS = re.compile(
     r"^\W*(author(s'?|'s)? contributions?|(the )?authors? (declare|thank|acknowledge|would like)|"
     r"acknowledg(e)?ments?|funding|competing interests?|conflicts? of interests?|"
     r"data (and code )?availability|ethics (approval|statement)|correspondence( to)?|"
-    r"yazar katkıları|çıkar çatışması|finansman)\b",
+    r"yazar katkıları|çıkar çatışması|finansman|(many |special |big )?thanks( go(es)?)? to|"
+    r"(we|i) (would like to |want to )?thank|teşekkürler)\b",
     re.I,
 )
+# who paid for it ("The development of this software has partly been funded by ...")
+_FUNDED = re.compile(r"\b(funded|sponsored|financed) by\b", re.I)
+# an e-mail address, also written out ("jdoe at example.org", on a line that is no sentence):
+# a passage that is mostly names and addresses is a credits or contact list
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+_SPELLED_EMAIL = re.compile(r"\b[\w.+-]+ (at|AT) [\w-]+(\.[a-z]{2,})+\b(?![^\n]*[.!?]\s*$)", re.M)
+CONTACT_WORDS = 6  # a passage with an address per this many other words or fewer is a contact list
+# a man page's option entry names its subject in its term, even when it ends "as follows:"
+_OPTION = re.compile(r"\s*--?\w")
+MAX_CHARS = 3000  # a longer passage is no sentence (a file of one line, a list run together)
+# a plain-text (org-mode) heading line: stars, a title, no closing stop ("** What is an IOBUF")
+_STARRED_TITLE = re.compile(r"^\*{1,6} \S[^\n]*(?<![.!?:;…])$")
 _BOILERPLATE_FILES = {
     "license",
     "licence",
@@ -258,7 +272,7 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
     if block.kind in ("heading", "code", "html", "rule") or sec in skip:
         return False
     text = doc.text[block.start : block.end]
-    if block.kind == "paragraph" and heading_like(text):
+    if block.kind == "paragraph" and (heading_like(text) or _starred_titles(text)):
         return False
     return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text) or _COPYRIGHT.match(text))
 
@@ -297,6 +311,12 @@ def _indent(text: str, pos: int) -> int:
     """The column `pos` starts at on its line (tabs to the next multiple of 8)."""
     line_start = text.rfind("\n", 0, pos) + 1
     return len(text[line_start:pos].expandtabs())
+
+
+def _starred_titles(text: str) -> bool:
+    """Lines that are all plain-text (org-mode) headings: `* Windows` over `** How to build
+    an installer for Windows`."""
+    return all(_STARRED_TITLE.match(line.strip()) for line in text.strip().splitlines())
 
 
 def heading_like(text: str) -> bool:
@@ -350,19 +370,38 @@ def _sentences(
     pieces = _pieces(doc.text, block)
     for s, e, kind in pieces[:-1] if lead_in else pieces:
         text = doc.text[s:e]
-        if (
-            _POINTER.search(text)
-            or _META.search(text)
-            or _MAN_RUNNING.match(text)
-            or _PROMPT.match(text)
-            or _REFERENCE.match(text)
-        ):
+        if _not_asked(text):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
         elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
             alone.append(Passage(doc.doc_id, s, e, kind, sec, target))
     return usable, alone
+
+
+def _not_asked(text: str) -> bool:
+    """A sentence or item nobody looks for: a pointer, a sentence about the page, a man
+    page's running header, a shell command, a reference, a lead-in (it ends in a colon:
+    what it introduces is the answer; an option entry excepted), who paid for the work, a
+    contact line, or run-on text too long to be a sentence."""
+    return bool(
+        len(text) > MAX_CHARS
+        or (text.rstrip().endswith(":") and not _OPTION.match(text))
+        or _POINTER.search(text)
+        or _META.search(text)
+        or _MAN_RUNNING.match(text)
+        or _PROMPT.match(text)
+        or _REFERENCE.match(text)
+        or _FUNDED.search(text)
+        or _contact_list(text)
+    )
+
+
+def _contact_list(text: str) -> bool:
+    """Names and e-mail addresses: an address per CONTACT_WORDS other words or fewer."""
+    rest = _SPELLED_EMAIL.sub(" ", _EMAIL.sub(" ", text))
+    contacts = len(_EMAIL.findall(text)) + len(_SPELLED_EMAIL.findall(_EMAIL.sub(" ", text)))
+    return contacts > 0 and contacts * CONTACT_WORDS >= len(plain_words(rest))
 
 
 def _pieces(text: str, block: Block) -> list[tuple[int, int, str]]:
@@ -373,13 +412,26 @@ def _pieces(text: str, block: Block) -> list[tuple[int, int, str]]:
     return [
         (s, e, "item")
         for a, b in items
-        for line in _lines(text, a, b)
+        for line in _item_lines(text, a, b)
         for s, e in split_sentences(text, *line)
     ]
 
 
-def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    return [(m.start() + start, m.end() + start) for m in re.finditer(r"[^\n]+", text[start:end])]
+_ITEM_START = re.compile(r"\s*([-*+•]|\d{1,9}[.)])\s")
+
+
+def _item_lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """An item's lines, each line that opens a (nested) item with those that continue it: a
+    hard-wrapped item ("- `set_key` only modified the affected file instead of\n  parsing
+    and re-writing file") is one piece, not a fragment per line."""
+    out: list[tuple[int, int]] = []
+    for m in re.finditer(r"[^\n]+", text[start:end]):
+        s, e = m.start() + start, m.end() + start
+        if out and not _ITEM_START.match(text, s) and text[s:e].strip():
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
 
 
 def _unique(doc: Document, found: list[Passage]) -> list[Passage]:

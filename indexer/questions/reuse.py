@@ -153,4 +153,6 @@ def _summed(
         first.skipped,
         seconds,
         notes,
+        first.warnings,
+        parts,
     )
