@@ -29,25 +29,33 @@ from indexer.questions.on_demand import QUESTIONS, SEEDS, generated_questions
 from indexer.settings import Settings
 
 
-def seed_scores(name: str, db: Path, n: int, seed: int) -> dict[str, list[float]]:
+def seed_scores(name: str, db: Path, n: int, seed: int) -> tuple[dict[str, list[float]], list]:
     """Per-question MRR@10 of every row on the made-up set `eval --generate n --seed seed
-    --seeds 1` makes (cached in bench/.cache/agreement by the set file and the catalogue)."""
+    --seeds 1` makes, and each question's passage (cached in bench/.cache/agreement by the
+    set file and the catalogue)."""
     folder, _ = set_paths(name)
     made = generated_questions(n, [], settings=Settings.load(db=db), corpus=folder, seed=seed, seeds=1)
     catalog = db / "indexer.json"
     key = hashlib.sha256(made.path.read_bytes() + catalog.read_bytes() + str(GENERATOR_VERSION).encode()).hexdigest()
-    cache = OUT / f"advice-{name}-{key[:16]}.json"
+    cache = OUT / f"advice2-{name}-{key[:16]}.json"
     if cache.is_file():
-        return json.loads(cache.read_text())
+        data = json.loads(cache.read_text())
+        return data["per_question"], [_key(t) for t in data["targets"]]
     per_question: dict[str, list[float]] = {}
-    scores(name, made.path, db, per_question)
+    targets: list = []
+    scores(name, made.path, db, per_question, targets)
     OUT.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(per_question))
-    return per_question
+    cache.write_text(json.dumps({"per_question": per_question, "targets": targets}))
+    return per_question, [_key(t) for t in targets]
 
 
-def judge(real: dict[str, float], per_question: dict[str, list[float]]) -> dict:
-    advice = advise(per_question)
+def _key(target: list | tuple) -> tuple:
+    """A passage key as `advice.targets_of` makes it, back from JSON (lists to tuples)."""
+    return tuple(tuple(x) if isinstance(x, list) else x for x in target)
+
+
+def judge(real: dict[str, float], per_question: dict[str, list[float]], targets: list | None = None) -> dict:
+    advice = advise(per_question, clusters=targets)
     best = max(real.values())
     real_best = max(real, key=real.get)
     gap = lambda s: s["bm25"] - s["embedding"]  # noqa: E731
@@ -70,8 +78,9 @@ def stability(name: str, runs: int) -> dict:
         per_seed = [seed_scores(name, db, n, s) for s in range(runs + k - 1)]
         judged = []
         for r in range(runs):
-            pooled = {row: [v for part in per_seed[r:r + k] for v in part[row]] for row in per_seed[r]}
-            judged.append(judge(real, pooled))
+            parts = per_seed[r:r + k]
+            pooled = {row: [v for part, _ in parts for v in part[row]] for row in parts[0][0]}
+            judged.append(judge(real, pooled, [t for _, targets in parts for t in targets]))
         out["protocols"][label] = {"questions": n, "seeds": k, "runs": judged}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"stability-{name}.json").write_text(json.dumps(out, indent=1))

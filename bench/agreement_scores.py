@@ -124,18 +124,19 @@ def within_mode(real_pq: dict[str, list[float]], made: dict[str, float]) -> dict
 SYNTAX_AWARE = ("auto", "code")  # on source code `auto` cuts by definitions, as `code` does
 
 
-def leaders(per_question: dict[str, list[float]]) -> list[str]:
+def leaders(per_question: dict[str, list[float]], targets: list | None = None) -> list[str]:
     """The rows `eval --generate`'s advice calls tied with the best (paired 95% interval of
-    best - row reaching 0), the best first."""
+    best - row reaching 0, questions about one passage resampled together), the best first."""
     from indexer.evaluation.advice import advise
 
-    return advise(per_question).tied
+    return advise(per_question, clusters=targets).tied
 
 
-def syntax_leads(real_pq: dict[str, list[float]], made_pq: dict[str, list[float]]) -> dict:
+def syntax_leads(real_pq: dict[str, list[float]], made_pq: dict[str, list[float]],
+                 made_targets: list | None = None) -> dict:
     """On a code set: is a syntax-aware strategy among the leaders, by people's questions
     and by made-up ones (the issue's bar: among the made-up leaders whenever among the real)."""
-    real, made = leaders(real_pq), leaders(made_pq)
+    real, made = leaders(real_pq), leaders(made_pq, made_targets)
     aware = lambda rows: any(r.split("/")[0] in SYNTAX_AWARE for r in rows)  # noqa: E731
     return {"real": aware(real), "made": aware(made), "real_leaders": real, "made_leaders": made}
 
@@ -203,14 +204,24 @@ def ensure_built(name: str) -> Path:
     return db
 
 
-def scores(name: str, questions: Path, db: Path, per_question: dict | None = None) -> dict[str, float]:
+def scores(name: str, questions: Path, db: Path, per_question: dict | None = None,
+           targets: list | None = None) -> dict[str, float]:
     """MRR@10 of every strategy/mode row on a question file (`indexer.evaluate`); with
-    `per_question`, each row's reciprocal ranks are appended to it too."""
+    `per_question`, each row's reciprocal ranks are appended to it too, and with `targets`
+    each question's passage (`advice.targets_of`: what the advice's intervals resample)."""
+    from indexer.evaluation.advice import targets_of
+
     folder, _ = set_paths(name)
     ev = evaluate(questions, list(strategies_for(name)), MODES, (1, 5), built_with=(EMBEDDER,), corpus=folder, settings=Settings.load(db=db))
+    rows = {f"{r.strategy}/{r.mode}": r.per_question("mrr") for r in ev.rows}
     if per_question is not None:
-        for r in ev.rows:
-            per_question.setdefault(f"{r.strategy}/{r.mode}", []).extend(r.per_question("mrr"))
+        for key, values in rows.items():
+            per_question.setdefault(key, []).extend(values)
+    if targets is not None:
+        found = targets_of(ev.questions, rows)
+        if found is None:
+            raise ValueError(f"{questions}: a row left questions out; the advice's passages cannot be paired")
+        targets.extend(found)
     return {f"{r.strategy}/{r.mode}": r.mrr for r in ev.rows}
 
 
@@ -252,8 +263,8 @@ def real_scores(name: str, db: Path) -> dict[str, float]:
     return result
 
 
-def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs, per_question: dict | None = None
-                ) -> tuple[dict[str, float], dict]:
+def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs, per_question: dict | None = None,
+                targets: list | None = None) -> tuple[dict[str, float], dict]:
     folder, _ = set_paths(name)
     key = hashlib.sha256(json.dumps([GENERATOR_VERSION, n, seed, knobs.to_dict()], sort_keys=True).encode()
                          ).hexdigest()[:12]
@@ -263,7 +274,7 @@ def made_scores(name: str, db: Path, n: int, seed: int, knobs: Knobs, per_questi
     OUT.mkdir(parents=True, exist_ok=True)
     made.write(path)
     info = {"made": len(made.questions), "generate_s": round(time.perf_counter() - t0, 2), "path": str(path)}
-    return scores(name, path, db, per_question), info
+    return scores(name, path, db, per_question, targets), info
 
 
 def real_count(name: str) -> int:

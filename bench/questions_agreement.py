@@ -134,7 +134,8 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
         n = real_count(name)
         set_seeds = seeds[:large_seeds] if large_seeds and n > LARGE else seeds
         per_question: dict[str, list[float]] = {}
-        runs = [made_scores(name, db, n, seed, set_knobs, per_question) for seed in set_seeds]
+        targets: list = []
+        runs = [made_scores(name, db, n, seed, set_knobs, per_question, targets) for seed in set_seeds]
         made = {k: sum(s[k] for s, _ in runs) / len(runs) for k in real}
         folder, questions = set_paths(name)
         advice = advised(per_question)
@@ -142,7 +143,7 @@ def run(names: list[str], seeds: list[int], knobs: Knobs | dict[str, Knobs], sho
                   "advised": {"row": advice, "regret": max(real.values()) - real[advice]},
                   "per_seed": [agreement(real, s)["tau"] for s, _ in runs], "info": [i for _, i in runs],
                   "within": within_mode(real_per_question(name, db), made),
-                  "syntax": syntax_leads(real_per_question(name, db), per_question) if name.startswith("code") else None,
+                  "syntax": syntax_leads(real_per_question(name, db), per_question, targets) if name.startswith("code") else None,
                   "overlap": {"real": overlap(folder, questions), "made": overlap(folder, Path(runs[0][1]["path"]))}}
         results.append(result)
         OUT.mkdir(parents=True, exist_ok=True)  # each set as it is done: --summarize prints a table of them

@@ -117,3 +117,23 @@ def test_the_shared_draws_give_paired_difference_s_numbers():
     tied = advise({"x/bm25": a, "y/bm25": a, "z/embedding": [0.0] * len(a)})
     assert tied.winner is None and tied.tied == ["x/bm25", "y/bm25"] and tied.mode_gap == pytest.approx(
         sum(a) / len(a))
+
+
+def test_questions_about_the_same_passage_are_resampled_together():
+    """Pooled made-up sets ask about one passage once per seed: three questions with the
+    same target are one piece of evidence, and the interval widens to say so."""
+    row = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.5]
+    ref = [0.5, 0.0, 1.0, 0.5, 0.0, 0.5, 0.5, 0.0, 0.5, 0.0]
+    a, b = row * 3, ref * 3  # ten passages, one question each from three seeds
+    passages = [("doc.md", i) for i in range(10)] * 3
+    plain = paired_differences({"a": a}, b)["a"]
+    clustered = paired_differences({"a": a}, b, clusters=passages)["a"]
+    assert clustered[0] == pytest.approx(plain[0])
+    assert clustered[1][1] - clustered[1][0] > 1.3 * (plain[1][1] - plain[1][0])
+    # a question per passage: the same draws as without clusters
+    alone = paired_differences({"a": a}, b, clusters=[("doc.md", i) for i in range(30)])["a"]
+    assert alone[1] == pytest.approx(plain[1])
+    advice = advise({"a/bm25": a, "b/bm25": b}, clusters=passages)
+    assert (advice.questions, advice.targets) == (30, 10)
+    assert "paired over the same 30 questions about 10 passages, resampled by passage" in advice.text()
+    assert advice.to_dict()["passages"] == 10

@@ -14,7 +14,7 @@ questions do, so their bm25 − embedding gap is read with that much taken off.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..questions.on_demand import CAVEAT
 from ..tables import table
 from .metrics import paired_differences
 from .run import Evaluation
-from .sets import MRR_METRIC
+from .sets import MRR_METRIC, Question
 from .tune import TuneResult
 
 # How much more made-up questions favour BM25 over the embedding than people's questions
@@ -60,6 +60,9 @@ class Advice:
     rows: list[RowAdvice]  # best first
     questions: int
     modes: dict[str, float]  # mode -> mean MRR@10 over its rows (strategy/mode rows only)
+    targets: int = (
+        0  # the passages they ask about (the units the intervals resample); 0: one a question
+    )
 
     @property
     def best(self) -> str:
@@ -127,9 +130,14 @@ class Advice:
             ]
             for i, r in enumerate(self.rows)
         ]
+        about = (
+            f" about {self.targets} passages, resampled by passage"
+            if 0 < self.targets < self.questions
+            else ""
+        )
         title = (
-            f"made-up questions: each row against the best, paired over the same {self.questions} questions "
-            "(95% bootstrap interval); an interval reaching 0 is a tie"
+            f"made-up questions: each row against the best, paired over the same {self.questions} questions"
+            f"{about} (95% bootstrap interval); an interval reaching 0 is a tie"
         )
         return (
             table(["row", "MRR@10", "- best", "95% interval", "within noise"], rows, title)
@@ -141,6 +149,7 @@ class Advice:
         gap = self.mode_gap
         return {
             "questions": self.questions,
+            "passages": self.targets or self.questions,
             "best": self.best,
             "winner": self.winner,
             "tied": self.tied,
@@ -159,41 +168,57 @@ def advice_of(ev: Evaluation) -> Advice:
     """The advice on an evaluation's strategy/mode rows (`strategy (embedder)/mode` when
     several embedders were evaluated)."""
     several = len({r.embedder for r in ev.rows}) > 1
-    return advise(
-        {
-            (f"{r.strategy} ({r.embedder})/{r.mode}" if several else r.label): r.per_question(
-                MRR_METRIC
-            )
-            for r in ev.rows
-        }
-    )
+    per_question = {
+        (f"{r.strategy} ({r.embedder})/{r.mode}" if several else r.label): r.per_question(
+            MRR_METRIC
+        )
+        for r in ev.rows
+    }
+    return advise(per_question, clusters=targets_of(ev.questions, per_question))
 
 
 def tune_advice(result: TuneResult) -> Advice:
     """The advice on `tune`'s settings (every candidate, in-sample), modes from their options."""
+    per_question = {c.label: c.values(MRR_METRIC) for c in result.candidates}
     return advise(
-        {c.label: c.values(MRR_METRIC) for c in result.candidates},
+        per_question,
         {c.label: c.options.mode for c in result.candidates},
+        clusters=targets_of(result.questions, per_question),
     )
 
 
+def targets_of(
+    questions: Sequence[Question], per_question: Mapping[str, Sequence[float]]
+) -> list[tuple[str, Any]] | None:
+    """Each question's passage (its document and answer, else its span or its id): pooled
+    made-up sets can ask about the same passage once per seed, and those questions are one
+    piece of evidence, not three. None when the rows do not hold one value per question."""
+    if any(len(v) != len(questions) for v in per_question.values()):
+        return None
+    return [(q.doc_id, q.answer or q.span or q.id) for q in questions]
+
+
 def advise(
-    per_question: Mapping[str, Sequence[float]], modes: Mapping[str, str | None] | None = None
+    per_question: Mapping[str, Sequence[float]],
+    modes: Mapping[str, str | None] | None = None,
+    clusters: Sequence[Hashable] | None = None,
 ) -> Advice:
     """The advice from each row's per-question MRR@10, the lists paired question by
     question. `modes` gives each row's search mode (default: what follows the last `/` of
-    a `strategy/mode` label) for the mode comparison."""
+    a `strategy/mode` label) for the mode comparison; `clusters` a key per question
+    (`targets_of`): the intervals resample whole clusters."""
     if not per_question:
         raise ValueError("no rows to advise on")
     means = {k: sum(v) / len(v) if v else 0.0 for k, v in per_question.items()}
     order = sorted(means, key=lambda k: -means[k])  # stable: ties keep the caller's order
     best = per_question[order[0]]
-    paired = paired_differences({k: per_question[k] for k in order[1:]}, best)
+    paired = paired_differences({k: per_question[k] for k in order[1:]}, best, clusters=clusters)
     rows = [RowAdvice(order[0], means[order[0]], 0.0, (0.0, 0.0), True)]
     rows += [
         RowAdvice(k, means[k], paired[k][0], paired[k][1], paired[k][1][1] >= 0) for k in order[1:]
     ]
-    return Advice(rows, len(best), _mode_means(means, modes))
+    targets = len(set(clusters)) if clusters else len(best)
+    return Advice(rows, len(best), _mode_means(means, modes), targets)
 
 
 def _mode_means(

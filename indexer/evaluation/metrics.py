@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 Span = tuple[int, int]
 
@@ -114,11 +114,14 @@ def paired_differences(
     samples: int = 2000,
     level: float = 0.95,
     seed: int = 13,
+    clusters: Sequence[Hashable] | None = None,
 ) -> dict[str, tuple[float, tuple[float, float]]]:
     """`paired_difference(row, reference)` for many rows at once: each row's mean of
     row - reference over the same questions and its percentile bootstrap interval, every row
     resampled with the same draws of questions (so the rows stay paired with each other
-    too). Vectorised: 20 rows of 600 questions take milliseconds, not 15 seconds."""
+    too). With `clusters` (a key per question: made-up questions about the same passage,
+    one from each pooled seed), whole clusters are drawn: questions about one passage do not
+    count as independent evidence. Vectorised: 20 rows of 600 questions take milliseconds."""
     import numpy as np
 
     ref = np.asarray(reference, dtype=float)
@@ -127,11 +130,23 @@ def paired_differences(
         raise ValueError("paired values need the same questions")
     if not n:
         return {k: (0.0, (0.0, 0.0)) for k in rows}
-    draws = np.random.default_rng(seed).integers(0, n, size=(samples, n))
+    if clusters is not None and len(clusters) != n:
+        raise ValueError("a cluster key per question is needed")
+    index: dict[Hashable, int] = {}
+    ids = (
+        np.asarray([index.setdefault(c, len(index)) for c in clusters])
+        if clusters
+        else np.arange(n)
+    )
+    units = int(ids.max()) + 1
+    sizes = np.bincount(ids, minlength=units).astype(float)
+    draws = np.random.default_rng(seed).integers(0, units, size=(samples, units))
+    drawn_sizes = sizes[draws].sum(axis=1)
     out = {}
     for key, values in rows.items():
         diffs = np.asarray(values, dtype=float) - ref
-        stats = np.sort(diffs[draws].mean(axis=1))
+        sums = np.bincount(ids, weights=diffs, minlength=units)
+        stats = np.sort(sums[draws].sum(axis=1) / drawn_sizes)
         lo = stats[int((1 - level) / 2 * samples)]
         hi = stats[min(samples - 1, int((1 + level) / 2 * samples))]
         out[key] = (float(diffs.mean()), (float(lo), float(hi)))
