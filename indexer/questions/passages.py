@@ -18,6 +18,7 @@ from ..loaders.markdown import Block, blocks_of
 from ..text.sentences import split_sentences
 from ..text.spans import lstrip_start
 from ..types import Document
+from .unasked import LICENCE_TEXT, LINK, WORDS, credits_or_licence, not_asked, plain_words
 
 # a section under this many words is the target as a whole (like a question set that names
 # the section); a longer one points at the paragraph, table or list holding the answer
@@ -26,9 +27,6 @@ MIN_WORDS = 4  # words with letters in a passage...
 MIN_WORDS_ALONE = 2  # ...or in a shorter sentence when the document says nothing longer
 MAX_WORDS = 80  # longer "sentences" are run-on text (a paragraph without stops): cut to the words drawn from
 
-_WORDS = re.compile(r"[^\W\d_][\w'’-]*")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<https?://[^>]*>|https?://\S+|www\.\S+")
-_MARKUP = re.compile(r"[*_`~>#|]+")
 _BULLET = re.compile(r"[-*+•]\s")
 
 # headings of sections nobody asks about (matched on the casefolded heading)
@@ -39,53 +37,6 @@ _BOILERPLATE_HEADINGS = re.compile(
     r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes|"
     r"colophon|reporting bugs|report(ing)? bugs|bug reports|authors?|yazar(lar)?|hata bildirimi)\W*$"
 )
-_LICENCE_TEXT = re.compile(
-    r"permission is hereby granted|without (any )?warrant(y|ies)|all rights reserved|licensed under the|"
-    r"is free software[;,]|unlimited permission to|"
-    r"gnu (lesser |affero )?general public licen[cs]e|creative commons|apache licen[cs]e|"
-    r"(the|this) software is provided|mit licen[cs]e|tüm hakları saklıdır|"
-    r"redistribution and use in source and binary forms|implied warranties of merchantability|"
-    r"terms and conditions for use, reproduction,? and distribution|"
-    r"(released|distributed|available|licen[cs]ed) under (the )?(terms of (the )?)?[\w .-]{0,40}licen[cs]e",
-    re.I,
-)
-# a sentence that only points elsewhere ("See `quad` for more details.", "For more information,
-# see ...", "Ayrıntılı bilgi için ... bakınız"): what it points at is the answer, not it
-_POINTER = re.compile(
-    r"^\W*((?-i:[A-Z][A-Z ]*[A-Z])\n\s*)?(see|refer to|for (more|further|additional|full|complete) (details|information)|"
-    r"(ayrıntılı|detaylı|daha fazla) bilgi için|bkz|full documentation|"
-    r"(or )?available locally via|report (any )?(translation )?bugs to)\b",
-    re.I,
-)
-# a sentence about the document rather than its subject ("This page describes how ...", "This
-# guide walks through ...", "The following list is extracted from ...", "Bu belgede ...
-# açıklanır"): its words are the page's headings, and the answer is the rest of the page
-_META = re.compile(
-    r"^\W*(this|the following|these) (page|guide|document|section|chapter|manual( page)?|article|"
-    r"tutorial|list|table|reference|documentation)\b[^.:]{0,60}?\b(describes?|explains?|walks? through|"
-    r"covers?|documents?|introduces?|summari[sz]es?|(is|are|was|were) (extracted|taken|copied|"
-    r"generated|derived|adapted) from)\b|"
-    r"^\W*bu (sayfa|belge|bölüm|kılavuz|rehber)(da|de)?\b[^.]{0,120}\b(açıklar|anlatır|açıklanır|"
-    r"anlatılır|ele alır|ele alınır)\W*$",
-    re.I,
-)
-# a copyright line, or who wrote the program ("Copyright (C) 2024 Free Software Foundation",
-# "Written by Richard Stallman.")
-# an entry of a reference list: authors by initials and surname after a number in brackets,
-# or followed by a year or an RFC
-# ("F. Cusack and M. Forssen, Generic Message Exchange ..., RFC 4256, January 2006.",
-# "[12] J. Smith, A. Jones: ... 2019.")
-_REFERENCE = re.compile(
-    r"^\W*\[\d+\]\s*([A-Z]\.\s?){1,3}[A-Z][\w'’-]+(,|\s+and\s|\s+et al)|"
-    r"^\W*([A-Z]\.\s?){1,3}[A-Z][\w'’-]+(,|\s+and\s|\s+et al).*\b((19|20)\d\d|RFC\s?\d+)\b",
-    re.S,
-)
-_COPYRIGHT = re.compile(r"^\W*(copyright\b|©|\(c\)\s*\d|telif hakkı\b|written by\b)", re.I)
-# a man page's running header or footer ("GNU coreutils 9.1    September 2022    LS(1)")
-_MAN_RUNNING = re.compile(r"^[^\n]*(\t| {2,})[ \t]*[\w.+-]+\(\d\w*\)\s*$")
-# a command typed at a shell prompt ("$ ssh-keygen -lv -f ~/.ssh/known_hosts", "> bzip2 out"):
-# code, though plain text does not mark it so
-_PROMPT = re.compile(r"^\s*[$>%]\s+[\w./~-]+(\s|$)")
 # a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
 _NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
 # a file named by its licence's id (`Apache-2.0.txt`, `BSD`, `GPL-3`, `LGPL-2.1`, `MIT`)
@@ -98,25 +49,6 @@ _LICENCE_ID = re.compile(
 _EMPHASIS_ONLY = re.compile(r"^\s*(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1\s*$", re.S)
 TITLE_WORDS = 12  # a numbered line longer than this is a sentence, not a title
 _NUMBERED_TITLE = re.compile(r"^\s*(\d+(\.\d+)*\.?|[IVX]+\.)\s+\S[^\n]*(?<![.!?:;…])\s*$")
-# credits and declarations of a paper, nobody's answer (matched at a passage's start)
-_CREDITS = re.compile(
-    r"^\W*(author(s'?|'s)? contributions?|(the )?authors? (declare|thank|acknowledge|would like)|"
-    r"acknowledg(e)?ments?|funding|competing interests?|conflicts? of interests?|"
-    r"data (and code )?availability|ethics (approval|statement)|correspondence( to)?|"
-    r"yazar katkıları|çıkar çatışması|finansman|(many |special |big )?thanks( go(es)?)? to|"
-    r"(we|i) (would like to |want to )?thank|teşekkürler)\b",
-    re.I,
-)
-# who paid for it ("The development of this software has partly been funded by ...")
-_FUNDED = re.compile(r"\b(funded|sponsored|financed) by\b", re.I)
-# an e-mail address, also written out ("jdoe at example.org", on a line that is no sentence):
-# a passage that is mostly names and addresses is a credits or contact list
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
-_SPELLED_EMAIL = re.compile(r"\b[\w.+-]+ (at|AT) [\w-]+(\.[a-z]{2,})+\b(?![^\n]*[.!?]\s*$)", re.M)
-CONTACT_WORDS = 6  # a passage with an address per this many other words or fewer is a contact list
-# a man page's option entry names its subject in its term, even when it ends "as follows:"
-_OPTION = re.compile(r"\s*--?\w")
-MAX_CHARS = 3000  # a longer passage is no sentence (a file of one line, a list run together)
 # a plain-text (org-mode) heading line: stars, a title, no closing stop ("** What is an IOBUF")
 _STARRED_TITLE = re.compile(r"^\*{1,6} \S[^\n]*(?<![.!?:;…])$")
 _BOILERPLATE_FILES = {
@@ -162,8 +94,8 @@ def boilerplate_reason(doc: Document) -> str:
     )
     if (
         first is not None
-        and _LICENCE_TEXT.search(doc.text, first.start, first.end)
-        and len(_LICENCE_TEXT.findall(doc.text[:1500])) >= 2
+        and LICENCE_TEXT.search(doc.text, first.start, first.end)
+        and len(LICENCE_TEXT.findall(doc.text[:1500])) >= 2
     ):  # a licence from the top
         return "licence text"
     return ""
@@ -178,20 +110,15 @@ def _boilerplate_sections(doc: Document) -> set[int]:
     }
 
 
-def plain_words(text: str) -> list[str]:
-    """Words with letters of a passage, links reduced to their anchor text and markup dropped."""
-    return _WORDS.findall(_MARKUP.sub(" ", _LINK.sub(r" \1 ", text)))
-
-
 def _link_heavy(text: str) -> bool:
     """A line that is mostly links (a link list, navigation, a table of contents)."""
-    links = sum(m.end() - m.start() for m in _LINK.finditer(text))
-    anchors = " ".join(m.group(1) or "" for m in _LINK.finditer(text))
-    rest = _LINK.sub(" ", text)
+    links = sum(m.end() - m.start() for m in LINK.finditer(text))
+    anchors = " ".join(m.group(1) or "" for m in LINK.finditer(text))
+    rest = LINK.sub(" ", text)
     return links > 0 and (
         links > 0.5 * len(text.strip())
-        or len(_WORDS.findall(rest)) < MIN_WORDS
-        and len(_WORDS.findall(anchors)) < 2 * MIN_WORDS
+        or len(WORDS.findall(rest)) < MIN_WORDS
+        and len(WORDS.findall(anchors)) < 2 * MIN_WORDS
     )
 
 
@@ -274,7 +201,7 @@ def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
     text = doc.text[block.start : block.end]
     if block.kind == "paragraph" and (heading_like(text) or _starred_titles(text)):
         return False
-    return not (_LICENCE_TEXT.search(text) or _CREDITS.match(text) or _COPYRIGHT.match(text))
+    return not credits_or_licence(text)
 
 
 def _lead_in(doc: Document, block: Block, following: Block | None) -> bool:
@@ -370,38 +297,13 @@ def _sentences(
     pieces = _pieces(doc.text, block)
     for s, e, kind in pieces[:-1] if lead_in else pieces:
         text = doc.text[s:e]
-        if _not_asked(text):
+        if not_asked(text):
             continue
         if _usable(doc.text[s:e]):
             usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
         elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
             alone.append(Passage(doc.doc_id, s, e, kind, sec, target))
     return usable, alone
-
-
-def _not_asked(text: str) -> bool:
-    """A sentence or item nobody looks for: a pointer, a sentence about the page, a man
-    page's running header, a shell command, a reference, a lead-in (it ends in a colon:
-    what it introduces is the answer; an option entry excepted), who paid for the work, a
-    contact line, or run-on text too long to be a sentence."""
-    return bool(
-        len(text) > MAX_CHARS
-        or (text.rstrip().endswith(":") and not _OPTION.match(text))
-        or _POINTER.search(text)
-        or _META.search(text)
-        or _MAN_RUNNING.match(text)
-        or _PROMPT.match(text)
-        or _REFERENCE.match(text)
-        or _FUNDED.search(text)
-        or _contact_list(text)
-    )
-
-
-def _contact_list(text: str) -> bool:
-    """Names and e-mail addresses: an address per CONTACT_WORDS other words or fewer."""
-    rest = _SPELLED_EMAIL.sub(" ", _EMAIL.sub(" ", text))
-    contacts = len(_EMAIL.findall(text)) + len(_SPELLED_EMAIL.findall(_EMAIL.sub(" ", text)))
-    return contacts > 0 and contacts * CONTACT_WORDS >= len(plain_words(rest))
 
 
 def _pieces(text: str, block: Block) -> list[tuple[int, int, str]]:
