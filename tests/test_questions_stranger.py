@@ -279,3 +279,43 @@ def test_questions_prints_the_warnings_build_prints(write_files, tmp_path):
                                      "--encoding", "latin-1"])
     assert fixed.exit_code == 0 and "warning" not in fixed.output
     assert "Þórður" in (tmp_path / "r.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_page_nested_under_a_contents_heading_is_asked_about(write_files):
+    """Debian's python-policy.html (Sphinx) nests its whole text under a "Contents" heading:
+    it got 0 of 600 questions, and its two candidates were the sidebar's links."""
+    from indexer.questions.generate import make_questions
+
+    page = ("<html><head><title>Debian Python Policy</title></head><body><h1>Abstract</h1>"
+            "<p>This document describes the packaging of Python modules for the distribution.</p><h1>Contents</h1>"
+            "<ul><li><a href='#intro'>Introduction</a></li><li><a href='#modules'>Packaged Modules</a></li></ul>"
+            "<h2>1. Introduction</h2><p>Every package providing a module must depend on the default interpreter "
+            "version.</p><h2>4. Packaged Modules</h2><h3>4.2 Wheels</h3><p>Wheels are never shipped in binary "
+            "packages of the archive itself.</p></body></html>")
+    made = make_questions(write_files({"policy.html": page}), 10, seed=0)
+    assert sorted(q["answer"] for q in made.questions) == [
+        "Every package providing a module must depend on the default interpreter version.",
+        "Wheels are never shipped in binary packages of the archive itself."]  # not the abstract's meta line
+
+
+@pytest.mark.parametrize("name", ["CREDITS.md", "THANKS", "MAINTAINERS.txt"])
+def test_credits_files_by_other_names_are_not_asked_about(write_files, name):
+    """dateutil's contributors list was skipped as AUTHORS.md but asked about as CREDITS.md,
+    THANKS.md or MAINTAINERS.md (14 of 20 questions)."""
+    from indexer.questions.generate import make_questions
+
+    folder = write_files({name: "# Contributors\n\nThis is a list of the people who wrote the library over the years.\n",
+                          "guide.md": "# Guide\n\nThe parser accepts dates written in every common order of fields.\n"})
+    made = make_questions(folder, 4, seed=0)
+    assert {q["doc_id"] for q in made.questions} == {"guide.md"}
+    assert any(s.reason.startswith("not asked about") and s.doc_id == name for s in made.skipped)
+
+
+def test_masked_addresses_make_a_contact_list(write_files):
+    """dateutil's list hides its domains ("- Mike Gilbert <floppym@MASKED>")."""
+    from indexer.questions.generate import make_questions
+
+    page = ("# People\n\nThe parser accepts dates written in every common order of fields.\n\n"
+            "- Mike Gilbert <floppym@MASKED>\n- Thomas A Caswell <tcaswell@MASKED> (gh: @tacaswell)\n")
+    made = make_questions(write_files({"people.md": page}), 10, seed=0)
+    assert [q["answer"] for q in made.questions] == ["The parser accepts dates written in every common order of fields."]

@@ -53,8 +53,10 @@ Target = Passage | Symbol
 # sentence ending in a colon (an option entry excepted), contact or credit lines (names and
 # e-mail addresses, thanks, who funded it), licence sentences ("WITHOUT ANY WARRANTY"),
 # org-mode headings of plain text, passages over 3,000 characters, typing overload stubs;
-# a hard-wrapped list item is one passage, and a code answer is never a decorator's string
-GENERATOR_VERSION = 11
+# a hard-wrapped list item is one passage, and a code answer is never a decorator's string; 12:
+# a "Contents" heading skips its own section only (a Sphinx page nests its text under one),
+# CREDITS/THANKS/MAINTAINERS files are credits, and `<name@MASKED>` is an address
+GENERATOR_VERSION = 12
 
 
 @dataclass

@@ -31,11 +31,17 @@ _BULLET = re.compile(r"[-*+•]\s")
 
 # headings of sections nobody asks about (matched on the casefolded heading)
 _BOILERPLATE_HEADINGS = re.compile(
-    r"^\W*(table of contents|contents|toc|index|içindekiler|icindekiler|dizin|licen[cs]e|lisans|copyright|"
+    r"^\W*(licen[cs]e|lisans|copyright|"
     r"telif( hakkı)?|references|kaynaklar|kaynakça|kaynakca|bibliography|see also|ayrıca bakınız|"
-    r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|navigation|menu|menü|site map|sitemap|"
+    r"(external |related |useful )?links|(dış |ilgili )?bağlantılar|"
     r"acknowledg(e)?ments?|teşekkür(ler)?|contributors|katkıda bulunanlar|sponsors|footnotes|dipnotlar|notes|"
     r"colophon|reporting bugs|report(ing)? bugs|bug reports|authors?|yazar(lar)?|hata bildirimi)\W*$"
+)
+# headings of a list of the page itself: only their own section is skipped, since a Sphinx page
+# nests its whole text under a "Contents" heading
+_CONTENTS_HEADINGS = re.compile(
+    r"^\W*(table of contents|contents|toc|index|içindekiler|icindekiler|dizin|navigation|menu|menü|"
+    r"site map|sitemap)\W*$"
 )
 # a GNU manual's navigation line ("Next: Types, Previous: The Basics, Up: Using libffi [Index]")
 _NAVIGATION = re.compile(r"^\W*(next|previous|up):\s[^\n]*\[(contents|index)\]\s*$", re.I)
@@ -59,6 +65,11 @@ _BOILERPLATE_FILES = {
     "authors",
     "contributors",
     "copyright",
+    "credits",
+    "thanks",
+    "maintainers",
+    "acknowledgements",
+    "acknowledgments",
 }
 
 
@@ -102,12 +113,16 @@ def boilerplate_reason(doc: Document) -> str:
 
 
 def _boilerplate_sections(doc: Document) -> set[int]:
-    """Sections under a boilerplate heading (at any level of their path)."""
-    return {
-        i
-        for i, s in enumerate(doc.sections)
-        if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in s.trail(doc.title))
-    }
+    """Sections under a boilerplate heading (at any level of their path), and those headed
+    as a table of contents or navigation themselves."""
+    out = set()
+    for i, s in enumerate(doc.sections):
+        trail = s.trail(doc.title)
+        if any(_BOILERPLATE_HEADINGS.match(h.casefold()) for h in trail) or (
+            trail and _CONTENTS_HEADINGS.match(trail[-1].casefold())
+        ):
+            out.add(i)
+    return out
 
 
 def _link_heavy(text: str) -> bool:

@@ -72,7 +72,7 @@ _CREDITS = re.compile(
 _FUNDED = re.compile(r"\b(funded|sponsored|financed) by\b", re.I)
 # an e-mail address, also written out ("jdoe at example.org", on a line that is no sentence):
 # a passage that is mostly names and addresses is a credits or contact list
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|<[\w.+-]+@[\w.-]+>")  # <x@MASKED> too
 _SPELLED_EMAIL = re.compile(r"\b[\w.+-]+ (at|AT) [\w-]+(\.[a-z]{2,})+\b(?![^\n]*[.!?]\s*$)", re.M)
 CONTACT_WORDS = 6  # a passage with an address per this many other words or fewer is a contact list
 # a man page's option entry names its subject in its term, even when it ends "as follows:"
