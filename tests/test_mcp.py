@@ -281,7 +281,8 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
 def test_requests_piped_in_are_all_answered_before_the_server_exits(rebuilt_db):
     """`indexer mcp < requests.jsonl`: stdin ends right after the last request, and every
     request still gets its answer (the SDK's transport alone dropped what was in flight),
-    a cancelled one excepted; a line that is not JSON does not hold the exit up."""
+    a cancelled one excepted; a line that is not JSON, not UTF-8 or not one object gets
+    JSON-RPC's error (the SDK dropped it silently) and does not hold the exit up."""
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sh", "version": "0"}}},
@@ -294,12 +295,15 @@ def test_requests_piped_in_are_all_answered_before_the_server_exits(rebuilt_db):
          "params": {"name": "search", "arguments": {"query": "kargo", "strategy": "headers"}}},
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
     ]
-    sent = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines[:3]) + "not json\n" + "".join(
-        json.dumps(m, ensure_ascii=False) + "\n" for m in lines[3:])
+    encoded = [(json.dumps(m, ensure_ascii=False) + "\n").encode() for m in lines]
+    sent = b"".join(encoded[:3]) + b"not json\n\xff\xfe garbage\n[1, 2]\n" + b"".join(encoded[3:])
     done = subprocess.run([sys.executable, "-m", "indexer", "mcp", "--db", str(rebuilt_db)], input=sent,
-                          capture_output=True, text=True, timeout=120, env=child_env(), cwd=str(ROOT))
-    assert done.returncode == 0, done.stderr
-    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines()) if "id" in m}
+                          capture_output=True, timeout=120, env=child_env(), cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr.decode()
+    replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    answers = {m["id"]: m for m in replies if "id" in m and m["id"] is not None}
+    # the three bad lines are answered as JSON-RPC says, in order, not dropped
+    assert [m["error"]["code"] for m in replies if m.get("id", 0) is None] == [-32700, -32700, -32600]
     assert {1, "list", 3, 4} <= set(answers)
     assert TOOLS <= {t["name"] for t in answers["list"]["result"]["tools"]}
     found = json.loads(answers[3]["result"]["content"][0]["text"])

@@ -10,7 +10,6 @@ before. A client that keeps stdin open (every agent does) sees no difference.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import sys
@@ -65,18 +64,51 @@ def _key(value: Any) -> str:
 
 
 class _Input:
-    """The protocol's stdin, line by line; at its end, waits for `pending` to settle."""
+    """The protocol's stdin, line by line; at its end, waits for `pending` to settle. A line
+    that is not UTF-8 JSON, or not one JSON object, is answered here with JSON-RPC's error
+    (-32700 parse error, -32600 invalid request): the SDK dropped such lines without a word."""
 
-    def __init__(self, stream: IO[bytes], pending: _Pending) -> None:
-        self._lines = anyio.wrap_file(io.TextIOWrapper(stream, encoding="utf-8", errors="replace"))
+    def __init__(self, stream: IO[bytes], pending: _Pending, output: _Output) -> None:
+        self._lines = anyio.wrap_file(stream)
         self._pending = pending
+        self._output = output
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._lines:
+        async for raw in self._lines:
+            if not raw.strip():
+                continue
+            line, error = _checked(raw)
+            if error is not None:
+                await self._output.write(
+                    json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n"
+                )
+                await self._output.flush()
+                continue
             self._pending.read(line)
             yield line
         while not self._pending.settled.is_set():
             await self._pending.settled.wait()
+
+
+def _checked(raw: bytes) -> tuple[str, dict[str, Any] | None]:
+    """A line as text, or the JSON-RPC error to answer it with."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return "", {
+            "code": -32700,
+            "message": f"Parse error: the line is not UTF-8 ({exc.reason} at byte {exc.start})",
+        }
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        return "", {"code": -32700, "message": f"Parse error: the line is not JSON ({exc})"}
+    if not isinstance(message, dict):
+        return "", {
+            "code": -32600,
+            "message": "Invalid Request: a message is one JSON object per line",
+        }
+    return line, None
 
 
 class _Output:
@@ -85,15 +117,18 @@ class _Output:
     def __init__(self, stream: IO[bytes], pending: _Pending) -> None:
         self._stream = stream
         self._pending = pending
+        self._lock = anyio.Lock()  # the transport and `_Input`'s error answers write here
 
     async def write(self, text: str) -> int:
         data = text.encode("utf-8")
-        await anyio.to_thread.run_sync(self._stream.write, data)
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._stream.write, data)
         self._pending.written(text)
         return len(text)
 
     async def flush(self) -> None:
-        await anyio.to_thread.run_sync(self._stream.flush)
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._stream.flush)
 
 
 @contextlib.contextmanager
@@ -124,8 +159,9 @@ def run_stdio(server: Any) -> None:
     async def main() -> None:
         pending = _Pending()
         with protocol_stdin() as wire_in:
-            reader = cast(Any, _Input(wire_in, pending))
-            writer = cast(Any, _Output(sys.stdout.buffer, pending))
+            output = _Output(sys.stdout.buffer, pending)
+            reader = cast(Any, _Input(wire_in, pending, output))
+            writer = cast(Any, output)
             async with stdio_server(stdin=reader, stdout=writer) as (read, write):
                 await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
