@@ -173,6 +173,9 @@ def test_a_spec_equal_to_a_preset_is_the_preset_in_every_command(built_db, tmp_p
     assert run("dump", "kargo-ve-teslimat.md", "--strategy", spec, "--db", db).output == result.output  # as README says
     clash = run("dump", "iade-ve-geri-odeme.md", "--doc", "kargo-ve-teslimat.md", "--strategy", spec, "--db", db)
     assert clash.exit_code == 2 and "name two documents" in clash.output
+    by_path = run("dump", "corpus/kargo-ve-teslimat.md", "--strategy", spec, "--db", db)  # a stranger's first try
+    assert by_path.exit_code == 1
+    assert "documents are named by their path inside the indexed folder: 'kargo-ve-teslimat.md'" in by_path.output
     result = run("eval", CORPUS / "questions.jsonl", "-s", spec, "-s", "headers", "-m", "bm25", "--db", db, "-q",
                  "--compare", "fixed:overlap=16,size=64", "headers", "--json")
     assert result.exit_code == 0, result.output

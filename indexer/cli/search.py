@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import CollectionNotFound
 from ..tables import printable
 from ..types import pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
@@ -331,7 +332,10 @@ def dump(
     doc_id = doc_id or document
 
     index = Index.open(strategy, settings=settings_from(db, chroma_url), built_with=embedder)
-    chunks = index.chunks(doc_id)
+    try:
+        chunks = index.chunks(doc_id)
+    except CollectionNotFound as exc:
+        raise CollectionNotFound(f"{exc}{_named_as(doc_id, index)}") from None
     newline = newlines(index.store, index.entry)
     if as_json:
         echo_json(
@@ -385,3 +389,25 @@ def drop(
         collection_names(strategy), wanted, wait=not no_wait, on_wait=note_function(quiet)
     )
     click.echo(f"dropped {entry.strategy} ({entry.embedder}, {entry.chunks} chunks)")
+
+
+def _named_as(doc_id: str | None, index: Any) -> str:
+    """A hint for a document asked for by a path the index does not name it by: documents
+    are named by their path inside the indexed folder (`tr/kedi.txt` is `kedi.txt` when the
+    folder `tr` was indexed)."""
+    from ..indexing.manifest import read_manifest
+
+    if not doc_id:
+        return ""
+    manifest = read_manifest(index.store, index.entry) or {"files": {}}
+    wanted = doc_id.replace("\\", "/").rstrip("/")
+    near = sorted(
+        d
+        for d in manifest["files"]
+        if wanted.endswith("/" + d)
+        or d.endswith("/" + wanted.rsplit("/", 1)[-1])
+        or d == wanted.rsplit("/", 1)[-1]
+    )
+    if not near:
+        return "; `indexer list` shows what was built, `indexer dump` without a name every document"
+    return f"; documents are named by their path inside the indexed folder: {', '.join(repr(d) for d in near[:3])}"
