@@ -52,3 +52,20 @@ def test_a_new_chunk_format_makes_the_made_up_set_again(write_files, tmp_path, m
     monkeypatch.setattr(reuse, "CHUNK_FORMAT", getattr(reuse, "CHUNK_FORMAT", 16) + 1, raising=False)
     again, remade = reuse.cached_questions(folder, 5, folder=cache, seed=1)
     assert again != path and remade is not None
+
+
+def test_permalink_anchors_are_no_text():
+    """Sphinx's `<a class="headerlink">¶</a>` and Texinfo's `copiable-anchor` put "¶" after
+    every heading and term: a stranger's heading paths read `Contents¶ › 4.2. Wheels¶` and an
+    answer `Data type: ffi_type ¶`. A link to a section with words keeps them."""
+    html = ('<html><body><h1>Policy<a class="headerlink" href="#policy" title="Link to this heading">¶</a></h1>'
+            '<h2>4.2 Wheels<a href="#wheels">#</a></h2><p>Wheels are not shipped; see <a href="#intro">the '
+            'introduction</a>.</p><dl class="def"><dt><span>Data type: <strong>ffi_type</strong>'
+            "<a href='#index-ffi' class='copiable-anchor'> &para;</a></span></dt><dd><p>The type.</p></dd></dl>"
+            '</body></html>')
+    text, _ = html_to_markdown(html)
+    assert "¶" not in text and "Wheels#" not in text and "Wheels #" not in text
+    assert "# Policy\n" in text and "## 4.2 Wheels\n" in text
+    assert "see the introduction." in text
+    doc = make_document("policy.html", html, fmt="html")
+    assert [s.heading_path for s in doc.sections] == [("Policy",), ("Policy", "4.2 Wheels")]

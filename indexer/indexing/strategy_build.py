@@ -30,11 +30,11 @@ from .probing import measure_unchanged, measured
 from .report import BuildReport
 from .units import DocumentUnits
 
-CHUNK_FORMAT = 18  # bump when a chunker's output changes for the same parameters (12: unit maps;
+CHUNK_FORMAT = 19  # bump when a chunker's output changes for the same parameters (12: unit maps;
 # 13: an empty line ends a run of code lines in a unit map; 14: code units carry their definition's name;
 # 15: and so does a unit from its definition's indented first line; 16: an HTML <pre> framed by a
 # one-cell table is a fenced block, not a table row; 17: an HTML <dt> and its <dd> are one block;
-# 18: a man page rendered to plain text has its sections)
+# 18: a man page rendered to plain text has its sections; 19: an HTML heading's permalink "¶" is no text)
 
 
 def build_settings(

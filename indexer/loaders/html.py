@@ -49,6 +49,10 @@ class _Converter(HTMLParser):
         self.skip_depth = 0
         self.title = ""
         self.in_title = False
+        # inside a heading's permalink anchor (Sphinx's "¶"), or any <a href="#...">, where a
+        # lone "¶" or "#" is one too: its text is dropped
+        self.permalink = False
+        self.local_link = False
         self.pre_depth = 0
         self.pre_lang = ""
         self.pre_text: list[str] = []
@@ -110,6 +114,8 @@ class _Converter(HTMLParser):
 
     # -- parser callbacks --------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.permalink, self.local_link = _is_permalink(attrs), _is_local_link(attrs)
         if tag == "title":
             self.in_title = True
         elif tag in _SKIP:
@@ -190,6 +196,8 @@ class _Converter(HTMLParser):
             self.inline.append(alt)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self.permalink = self.local_link = False
         if tag == "title":
             self.in_title = False
         elif tag in _SKIP:
@@ -262,7 +270,11 @@ class _Converter(HTMLParser):
         if self.in_title:
             self.title += data
             return
-        if self.skip_depth:
+        if (
+            self.skip_depth
+            or self.permalink
+            or (self.local_link and data.strip() in _PERMALINK_TEXT)
+        ):
             return
         if self.pre_depth:
             self.pre_text.append(data)
@@ -274,6 +286,29 @@ class _Converter(HTMLParser):
     def close(self) -> None:
         super().close()
         self._flush_inline()
+
+
+# a heading's or a term's own link, shown as "¶" or "#" (Sphinx `headerlink`, Texinfo
+# `copiable-link`, MkDocs and others `anchor`/`permalink`): not text of the page
+_PERMALINK_CLASSES = {
+    "headerlink",
+    "copiable-link",
+    "copiable-anchor",
+    "anchor",
+    "anchorjs-link",
+    "permalink",
+    "anchor-link",
+}
+_PERMALINK_TEXT = {"¶", "#", "§", "🔗"}  # what a link to its own place on the page shows
+
+
+def _is_permalink(attrs: list[tuple[str, str | None]]) -> bool:
+    classes = next((v or "" for k, v in attrs if k == "class"), "").split()
+    return any(c in _PERMALINK_CLASSES for c in classes)
+
+
+def _is_local_link(attrs: list[tuple[str, str | None]]) -> bool:
+    return next((v or "" for k, v in attrs if k == "href"), "").startswith("#")
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
