@@ -319,3 +319,21 @@ def test_masked_addresses_make_a_contact_list(write_files):
             "- Mike Gilbert <floppym@MASKED>\n- Thomas A Caswell <tcaswell@MASKED> (gh: @tacaswell)\n")
     made = make_questions(write_files({"people.md": page}), 10, seed=0)
     assert [q["answer"] for q in made.questions] == ["The parser accepts dates written in every common order of fields."]
+
+
+def test_plain_text_titles_are_not_asked_about_nor_glued_to_answers(write_files):
+    """A stranger's Turkish .txt pages: the title "e-Devlet Şifresi Alma ve Yenileme" and the
+    question heading "Şifremi unuttum, ne yapmalıyım?" were answers, and "Şifrenin geçerlilik
+    süresi" came glued to the sentence under it. Hard-wrapped prose keeps its first line."""
+    from indexer.questions.generate import make_questions
+
+    page = ("e-Devlet Şifresi Alma ve Yenileme\n\n"
+            "Şifremi unuttum, ne yapmalıyım?\n\n"
+            "Şifrenin geçerlilik süresi\nPTT'den alınan şifre zarfı yedi gün içinde kullanılmalıdır.\n\n"
+            "Yeni şifre almak için kimlik kartınızla birlikte herhangi bir PTT şubesine\n"
+            "başvurabilir ve aynı gün içinde zarfınızı teslim alabilirsiniz.\n")
+    made = make_questions(write_files({"e-devlet.txt": page}), 10, seed=0)
+    assert sorted(" ".join(q["answer"].split()) for q in made.questions) == [
+        "PTT'den alınan şifre zarfı yedi gün içinde kullanılmalıdır.",
+        "Yeni şifre almak için kimlik kartınızla birlikte herhangi bir PTT şubesine başvurabilir ve aynı gün "
+        "içinde zarfınızı teslim alabilirsiniz."]

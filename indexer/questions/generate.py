@@ -55,8 +55,9 @@ Target = Passage | Symbol
 # org-mode headings of plain text, passages over 3,000 characters, typing overload stubs;
 # a hard-wrapped list item is one passage, and a code answer is never a decorator's string; 12:
 # a "Contents" heading skips its own section only (a Sphinx page nests its text under one),
-# CREDITS/THANKS/MAINTAINERS files are credits, and `<name@MASKED>` is an address
-GENERATOR_VERSION = 12
+# CREDITS/THANKS/MAINTAINERS files are credits, and `<name@MASKED>` is an address; 13: a plain-
+# text title line (a title-cased line, a question heading, or one over its text) is no target
+GENERATOR_VERSION = 13
 
 
 @dataclass

@@ -255,6 +255,34 @@ def _indent(text: str, pos: int) -> int:
     return len(text[line_start:pos].expandtabs())
 
 
+def _after_title(text: str, start: int, end: int) -> int:
+    """Where a plain-text paragraph's sentences start: after its first line when that line is
+    a title (TITLE_WORDS words or fewer, no closing stop or comma, a question heading too; over
+    more lines, short beside the next, which starts a sentence)."""
+    nl = text.find("\n", start, end)
+    line = text[start : end if nl < 0 else nl].strip()
+    if not line or len(line.split()) > TITLE_WORDS or line[-1] in ".!:;,…" or line[0] in "-*+•":
+        return start
+    if nl < 0:  # a paragraph of one line: a question heading, a title-cased line, or a few words
+        words = line.split()
+        capitalised = sum(w[:1].isupper() or w[:1].isdigit() for w in words)
+        titled = (
+            line.endswith("?")
+            or len(words) <= 4
+            or (len(words) <= 8 and 2 * capitalised >= len(words))
+        )
+        return end if titled else start
+    following = text[nl + 1 : end].split("\n", 1)[0].strip()
+    # a hard-wrapped sentence's first line is as long as the next, which goes on in lower case
+    if (
+        not following[:1].isupper()
+        and not following[:1].isdigit()
+        or len(line) > 0.6 * len(following)
+    ):
+        return start
+    return nl + 1
+
+
 def _starred_titles(text: str) -> bool:
     """Lines that are all plain-text (org-mode) headings: `* Windows` over `** How to build
     an installer for Windows`."""
@@ -309,7 +337,7 @@ def _sentences(
     (what a document says when it says nothing longer); with `lead_in`, not its last."""
     usable: list[Passage] = []
     alone: list[Passage] = []
-    pieces = _pieces(doc.text, block)
+    pieces = _pieces(doc.text, block, doc.format == "text")
     for s, e, kind in pieces[:-1] if lead_in else pieces:
         text = doc.text[s:e]
         if not_asked(text):
@@ -321,10 +349,13 @@ def _sentences(
     return usable, alone
 
 
-def _pieces(text: str, block: Block) -> list[tuple[int, int, str]]:
-    """A list's items (each line's sentences) or a paragraph's sentences: (start, end, kind)."""
+def _pieces(text: str, block: Block, plain: bool = False) -> list[tuple[int, int, str]]:
+    """A list's items (each line's sentences) or a paragraph's sentences: (start, end, kind).
+    In plain text (`plain`) a paragraph's first line that reads as a title ("Şifrenin
+    geçerlilik süresi" over its text, "Şifremi unuttum, ne yapmalıyım?" alone) is none."""
     if block.kind != "list":
-        return [(s, e, "sentence") for s, e in split_sentences(text, block.start, block.end)]
+        start = _after_title(text, block.start, block.end) if plain else block.start
+        return [(s, e, "sentence") for s, e in split_sentences(text, start, block.end)]
     items = block.parts or ((block.start, block.end),)
     return [
         (s, e, "item")
