@@ -8,6 +8,7 @@ import pytest
 
 from indexer.loaders import discover, load_documents, make_document
 from indexer.loaders.decoding import decode
+from indexer.loaders.markdown import blocks_of
 from indexer.loaders.paths import PathFilter
 from indexer.loaders.skips import SkipFile
 from indexer.loaders.html import html_to_markdown
@@ -390,3 +391,22 @@ def test_pdf_chapters_are_siblings_in_heading_paths_and_chunk_headers(tmp_path):
     assert headers[2:] == ["Yedekleme", "Yedekleme › Disk alanı", "Güncelleme", "Güncelleme › Sürümler"]
     blocks = parse_strategy("blocks:target=400,hard_max=512").create().chunk(doc)
     assert len(blocks) == 1 and "sections: Gereksinimler; Yedekleme; Yedekleme › Disk alanı" in blocks[0].header
+
+
+def test_yaml_front_matter_is_one_block_and_no_heading(tmp_path):
+    """typer's SKILL.md had the header `sections: name: typer description: ...` (the closing
+    `---` underlined the lines above it as a heading), and a model card's `# For reference
+    ...` comment became the document's title. A `---` rule with prose after it stays a rule."""
+    (tmp_path / "SKILL.md").write_text("---\nname: typer\ndescription: Typer best practices\n---\n\n# Typer\n\n"
+                                       "Use Annotated for every parameter.\n", encoding="utf-8")
+    (tmp_path / "card.md").write_text("---\n# For reference on model card metadata, see the spec\nlicense: mit\n"
+                                      "---\n\n# Model card\n\nTrained on public data only.\n", encoding="utf-8")
+    (tmp_path / "rule.md").write_text("---\n\nA note before the title.\n\nIntroduction\n---\n\nBody text.\n",
+                                      encoding="utf-8")
+    docs = {d.doc_id: d for d in load_documents([tmp_path])[1]}
+    assert docs["SKILL.md"].title == "Typer" and docs["card.md"].title == "Model card"
+    for name in ("SKILL.md", "card.md"):
+        assert {h for s in docs[name].sections for h in s.heading_path} == {docs[name].title}
+        first = blocks_of(docs[name])[0]
+        assert first.kind == "code" and docs[name].text[first.start:first.end].endswith("\n---")
+    assert docs["rule.md"].sections[-1].heading_path[-1] == "Introduction"  # a setext heading stays one

@@ -161,7 +161,35 @@ def parse(text: str, max_heading_level: int = 6) -> tuple[list[Heading], list[Bl
         Heading(level, _heading_title(content, env), start, end)
         for level, content, start, end in titled
     ]
+    front = front_matter_end(text)
+    if front:  # YAML front matter: metadata, one block, and none of its lines a heading
+        headings = [h for h in headings if h.start >= front]
+        blocks = [Block("code", 0, rstrip_end(text, 0, front))] + [
+            b for b in blocks if b.start >= front
+        ]
     return headings, _fill_gaps(text, blocks)
+
+
+_FRONT_LINE = re.compile(r"(\s*#.*|[\w.-]+\s*:.*|\s+\S.*|-\s.*|\s*)")
+
+
+def front_matter_end(text: str, max_lines: int = 200) -> int:
+    """Where a Markdown file's YAML front matter (`---` lines around `key: value` lines, as
+    Jekyll, Hugo, MkDocs and model cards write it) ends; 0 when there is none. Unparsed, its
+    closing `---` made the lines above it a heading (`name: typer description: ...`)."""
+    if not text.startswith("---\n"):
+        return 0
+    lines = text[4:].split("\n", max_lines)[:max_lines]
+    pos = 4
+    keys = 0
+    for line in lines:
+        if line.rstrip() in ("---", "...") and keys:
+            return pos + len(line) + 1 if pos + len(line) < len(text) else len(text)
+        if not _FRONT_LINE.fullmatch(line):
+            return 0
+        keys += bool(re.match(r"[\w.-]+\s*:", line))
+        pos += len(line) + 1
+    return 0
 
 
 def _runs_to_the_end(tokens: list, n_lines: int) -> bool:
