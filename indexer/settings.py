@@ -13,7 +13,7 @@ choose a collection by the embedder it was built with through their own `built_w
 |---|---|---|
 | db | INDEXER_DB | ./.indexer |
 | chroma_url | INDEXER_CHROMA_URL | none (the embedded database in db) |
-| embedder | INDEXER_EMBEDDER | use-m3 |
+| embedder | INDEXER_EMBEDDER | auto (per collection: bge-small-en for English and code, else use-m3) |
 | ollama_host | OLLAMA_HOST | http://127.0.0.1:11434 |
 | cache_dir | INDEXER_CACHE_DIR, else $XDG_CACHE_HOME/indexer | ~/.cache/indexer |
 | tiktoken_cache | TIKTOKEN_CACHE_DIR | cache_dir/tiktoken |
@@ -29,7 +29,10 @@ from pathlib import Path
 from typing import TypeVar
 
 DEFAULT_DB_DIR = ".indexer"
-DEFAULT_EMBEDDER = "use-m3"
+# `auto`: no model named, so each build chooses by its documents (`embeddings.choose_embedder`:
+# the English model for English and source code, the multilingual one for the rest)
+AUTO_EMBEDDER = "auto"
+DEFAULT_EMBEDDER = AUTO_EMBEDDER
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 DEFAULT_MAX_PDF_PAGES = 2000

@@ -23,7 +23,11 @@ CORPUS = ROOT / "corpus"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.pop("INDEXER_CHROMA_URL", None)
-os.environ.pop("INDEXER_EMBEDDER", None)
+# The suite builds with the multilingual model, named: a folder's English text would
+# otherwise get the English model (`embeddings.choose_embedder`), three times slower, and
+# every build would print its choice. tests/test_embedders_choice.py tests the choice with
+# nothing named (`unnamed`, below).
+os.environ["INDEXER_EMBEDDER"] = "use-m3"
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

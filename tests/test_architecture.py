@@ -62,9 +62,12 @@ def _package(module: str) -> str:
 
 
 def modules_of(root: Path) -> dict[str, Path]:
-    """{dotted module name: its file} for every module under a top-level folder."""
+    """{dotted module name: its file} for every module under a top-level folder (hidden
+    folders left out: bench/.cache holds the public sets' third-party source code)."""
     out = {}
     for path in sorted(root.rglob("*.py")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
         out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out

@@ -172,14 +172,14 @@ def embedder_option(func: F) -> F:
 
 
 def _embedder_help() -> str:
-    from ..embeddings import PREFIXED, REGISTRY
+    from ..embeddings import ENGLISH_EMBEDDER, MULTILINGUAL_EMBEDDER, PREFIXED, REGISTRY
 
-    names = [
-        f"{name} (default)" if name == DEFAULT_EMBEDDER else name
-        for name in REGISTRY
-        if name not in PREFIXED
-    ]
-    return f"{', '.join(names)}, or {' / '.join(f'{p}:<model>' for p in sorted(PREFIXED))} [env INDEXER_EMBEDDER]."
+    names = [name for name in REGISTRY if name not in PREFIXED]
+    chosen = (
+        f"{DEFAULT_EMBEDDER} (default: chosen per collection, {ENGLISH_EMBEDDER} for English "
+        f"and source code, else {MULTILINGUAL_EMBEDDER})"
+    )
+    return f"{chosen}, {', '.join(names)}, or {' / '.join(f'{p}:<model>' for p in sorted(PREFIXED))} [env INDEXER_EMBEDDER]."
 
 
 def built_with_option(func: F) -> F:
@@ -192,7 +192,7 @@ def built_with_option(func: F) -> F:
 def _built_with_help() -> str:
     return (
         "Read the collection built with this embedder (names as for build); a strategy built with several "
-        f"is read through the one INDEXER_EMBEDDER names, else {DEFAULT_EMBEDDER}."
+        "is read through the one INDEXER_EMBEDDER names, else the one a build naming none chose."
     )
 
 

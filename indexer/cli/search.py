@@ -284,9 +284,11 @@ def collection_row(d: dict[str, Any]) -> list[Any]:
     search = d["search"] + (" (tuned)" if d["tuned"] else "")
     m = d["measured"]
     worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
+    choice = d.get("embedder_choice") or {}
+    chosen = f" (auto: {choice['reason']})" if choice.get("by") == "rule" else ""
     return [
         d["strategy"],
-        d["embedder"],
+        d["embedder"] + chosen,
         d["files"],
         d["chunks"],
         f"{d['avg_tokens']:.0f}",

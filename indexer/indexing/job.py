@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..embeddings import CachedEmbedder, Embedder, EmbeddingCache
+from ..embeddings import CachedEmbedder, Embedder, EmbedderChoice, EmbeddingCache
 from ..loaders import Discovery
 from ..settings import Settings
 from ..store import Store
@@ -18,7 +18,8 @@ from .options import BuildOptions
 class BuildJob:
     """One `build` call: its store and settings, its options, the embedding model and the
     embedding cache, the BM25 analyzer every strategy uses, the files discovery found
-    under `source` (the folders given, resolved), a progress bar factory and a note sink."""
+    under `source` (the folders given, resolved), a progress bar factory, a note sink,
+    and how the embedder was chosen (recorded on each collection's entry)."""
 
     store: Store
     settings: Settings
@@ -30,6 +31,7 @@ class BuildJob:
     source: list[str]
     progress: Callable
     say: Callable[[str], None]
+    choice: EmbedderChoice | None = None
 
     def embedder(self) -> CachedEmbedder:
         """The model through the cache, counting what one strategy's build computes."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
 from ..embeddings import get_embedder
+from ..text.analyzer import detect_language
+from .embedder_choice import embedder_for, samples
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents
@@ -97,9 +99,11 @@ def iter_chunks(
     )
     if not found.files:
         raise NothingToIndex(nothing_message(paths, found), found.skipped)
-    embedder = (
-        get_embedder(settings.embedder, settings) if any(s.uses_embedder for s in specs) else None
-    )
+    embedder = None
+    if any(s.uses_embedder for s in specs):  # the embedder a build of these files would choose
+        sample = samples(found, encoding)
+        choice = embedder_for(settings, found, detect_language(sample), sample)
+        embedder = get_embedder(choice.name, settings)
     context = ChunkerContext(
         tokenizer=get_tokenizer(cache_dir=settings.tiktoken_dir),
         embedder=embedder,

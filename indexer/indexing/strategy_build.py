@@ -282,6 +282,8 @@ class StrategyBuild:
             "bm25_engine": self.job.options.bm25_engine,
             "fusion": calibrated(self.embedder.name, files, self.analyzer.lang),
         }
+        if self.job.choice is not None:  # which embedder, and why (named or by the documents)
+            extra["embedder_choice"] = self.job.choice.to_dict()
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
         if old is not None and old.extra.get("search"):

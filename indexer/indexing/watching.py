@@ -37,13 +37,13 @@ from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
 from ..loaders.paths import IGNORE_FILE
 from ..loaders.formats import format_of
-from ..settings import Settings, settings_for
+from ..settings import AUTO_EMBEDDER, Settings, settings_for
 from ..tables import printable
 
 if TYPE_CHECKING:  # the store is opened, and watchfiles imported, when first needed
     from watchfiles import Change
 
-    from ..store import Store
+    from ..store import Entry, Store
 
 DEBOUNCE_MS = 100  # quiet time that closes a batch
 MAX_DELAY_MS = 1600  # a batch is closed this long after its first event, even if events keep coming
@@ -277,18 +277,29 @@ class Watcher:
         """Strategies grouped by the BM25 settings their builds take: the ones given,
         else the collection's own (so a collection built by hand is not rebuilt)."""
         from .pipeline import resolve_strategies
-        from ..embeddings import get_embedder
 
         store = self._store()
-        embedder = get_embedder(self.settings.embedder, self.settings).name
         specs = resolve_strategies(self.strategies, self.options.name)
         groups: dict[tuple, list[str]] = {}
         for strategy, spec in zip(self.strategies, specs):
-            entry = store.catalogue.find_or_none(spec.name, embedder) if store else None
+            entry = self._built(store, spec.name) if store else None
             options = saved_build_options(entry.extra if entry else {})
             options.update(self.given)
             groups.setdefault(tuple(sorted(options.items())), []).append(strategy)
         return [(dict(key), strategies) for key, strategies in groups.items()]
+
+    def _built(self, store: Store, strategy: str) -> Entry | None:
+        """The live entry of `strategy` the builds update: of the embedder named, else
+        (auto: chosen per collection) the one there is, or the one chosen by the rule."""
+        from ..embeddings import canonical_name
+
+        named = canonical_name(None, self.settings)
+        entries = [e for e in store.catalogue.entries() if e.strategy == strategy]
+        if named != AUTO_EMBEDDER:
+            entries = [e for e in entries if e.embedder == named]
+        elif len(entries) > 1:
+            entries = [e for e in entries if e.extra.get("embedder_choice", {}).get("by") == "rule"]
+        return entries[0] if entries else None
 
     def _store(self) -> Store | None:
         from ..store import Store

@@ -105,12 +105,16 @@ def describe(
     """A collection as `list --json`, serve's `/api/collections` and MCP's
     `list_collections` show it: every field of its catalogue entry, its `name` among
     `entries` (`collection_label`), whether it is parent-child, and its default search
-    (`search`, and `tuned` when `indexer tune --save` chose it). `shown` writes its
-    source folders (serve and MCP: never as absolute server paths)."""
+    (`search`, and `tuned` when `indexer tune --save` chose it), and how its embedder was
+    chosen (`embedder_choice`: `by` named or rule, a short `reason`, `why`; None for a
+    collection built before the choice was recorded). `shown` writes its source folders
+    (serve and MCP: never as absolute server paths)."""
     summary = search_summary(store, entry)
+    choice = entry.extra.get("embedder_choice")
     return {
         "name": collection_label(entry, entries or [entry]),
         **entry.__dict__,
+        "embedder_choice": dict(choice) if isinstance(choice, dict) else None,
         "source": [shown(s) for s in entry.source],
         "parent_child": bool(entry.parents),
         "search": summary["search"],

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import CollectionNotFound
+from ..settings import AUTO_EMBEDDER
 from .chroma import Chroma, placeholders
 from .entries import Entry, entry_key
 from .leases import LEASE, Leases
@@ -52,7 +53,7 @@ class Catalogue:
         (or the default embedder's when several exist)."""
         names = [n.strip() for n in ([names] if isinstance(names, str) else names)]
         strategy, matches = _first_built(names, self.entries())
-        if built_with is not None:
+        if built_with is not None and built_with != AUTO_EMBEDDER:
             found = _built_with(strategy, matches, built_with)
         else:
             found = self._default(strategy, matches)
@@ -76,6 +77,9 @@ class Catalogue:
         for e in matches:
             if e.embedder == self._embedder:
                 return e
+        chosen = [e for e in matches if _chosen_by_rule(e)]
+        if self._embedder == AUTO_EMBEDDER and len(chosen) == 1:
+            return chosen[0]  # none named: the one a build naming none chose
         built = ", ".join(e.embedder for e in matches)
         raise CollectionNotFound(
             f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder"
@@ -137,6 +141,12 @@ def _first_built(names: list[str], entries: list[Entry]) -> tuple[str, list[Entr
         matches = [e for e in entries if e.strategy == other]
         strategy = other if matches else strategy
     return strategy, matches
+
+
+def _chosen_by_rule(entry: Entry) -> bool:
+    """Whether the build chose the entry's embedder from its documents (none was named)."""
+    choice = entry.extra.get("embedder_choice")
+    return isinstance(choice, dict) and choice.get("by") == "rule"
 
 
 def _built_with(strategy: str, matches: list[Entry], embedder: str) -> Entry | None:

@@ -1,0 +1,233 @@
+"""The English model (bge-small-en, `indexer/embeddings/bge.py`): its captures for the
+fusion labs, how many chunks pass its 512 wordpieces, and its speed run alone or in
+padded batches.
+
+    python -m bench.labs.english_lab capture --sets en,code,xquad-en --embedders use-m3,bge-small-en
+    python -m bench.labs.english_lab lengths --sets en,xquad-en,code,code-pypi,code-lib2,scipy-docs,man-pages
+    python -m bench.labs.english_lab speed --sets en,code --n 200
+    python -m bench.labs.english_lab compare --sets en,code,xquad-en --json out.json
+
+`capture` is bench/labs/default_lab.py's capture (a build through the real pipeline, then
+the embedding side's candidates for every question), with the build's pass over
+answer-sized context's units left out (their vectors serve `query --budget` only, not the
+search these labs score; "Pay once" removes that pass from builds), and the CPU seconds
+of each capture printed. `calibrate_lab prepare` / `fit` then read the captures as for the
+other embedders. `lengths`: per set × strategy, the chunks whose `indexed_text` is longer
+than the model reads (512 wordpieces, [CLS] and [SEP] included). `speed`: chunks per
+second and CPU seconds of `auto` chunks embedded one at a time (what indexer does) and in
+padded batches of 16, the cosine between the two, and the peak memory of each.
+`compare` (after `capture`): per set × strategy, each side and the default search of both
+embedders (recall@5, MRR@10, nDCG@10), the English model's default minus use-m3's (paired
+95% interval: what "no embedder named" changes), and whether each default holds the rule
+(never below its better single side, within the interval).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.common import machine, save_json, table  # noqa: E402
+from bench.labs.default_lab import capture, strategies_for  # noqa: E402
+from bench.public_sets import materialize  # noqa: E402
+
+ALL_SETS = "en,code,xquad-en,code-pypi,code-lib2,scipy-docs,man-pages"
+
+
+def without_unit_pass() -> None:
+    """Builds cut each document's units but do not embed them (lab captures only)."""
+    from indexer.chunkers.unit_map import document_units
+    from indexer.indexing import units
+
+    def of(self, doc):
+        return document_units(doc, self.tokenizer)
+
+    units.DocumentUnits.of = of
+
+
+def run_captures(sets: list[str], strategies: list[str], embedders: list[str], force: bool) -> None:
+    without_unit_pass()
+    for embedder in embedders:
+        for name in sets:
+            for strategy in strategies or strategies_for(name):
+                c0, t0 = time.process_time(), time.perf_counter()
+                capture(name, strategy, embedder, force)
+                print(f"  {name} {strategy} {embedder}: {time.process_time() - c0:.0f} CPU s, "
+                      f"{time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def chunk_texts(folder: Path, strategy: str) -> list[str]:
+    from indexer.indexing.pipeline import iter_chunks
+
+    _, _, stream = iter_chunks([folder], [strategy])
+    return [c.indexed_text for _, _, chunks in stream for c in chunks]
+
+
+def untruncated():
+    """The model's tokenizer without its cut: counts every wordpiece of a text."""
+    from tokenizers import Tokenizer
+
+    from indexer.embeddings.bge import model_folder
+
+    tokenizer = Tokenizer.from_file(str(model_folder() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def lengths(sets: list[str], strategies: list[str]) -> str:
+    from indexer.embeddings.bge import MAX_WORDPIECES
+
+    tokenizer = untruncated()
+    rows = []
+    for name in sets:
+        folder, _ = materialize(name)
+        for strategy in strategies:
+            counts = sorted(len(e.ids) for e in tokenizer.encode_batch(chunk_texts(folder, strategy)))
+            over = [n for n in counts if n > MAX_WORDPIECES]
+            rows.append([name, strategy, len(counts), counts[len(counts) // 2], counts[-1],
+                         f"{len(over)} ({100 * len(over) / len(counts):.1f}%)",
+                         f"{100 * sum(n - MAX_WORDPIECES for n in over) / sum(counts):.1f}%"])
+    return table(["set", "strategy", "chunks", "median wordpieces", "max", f"over {MAX_WORDPIECES}",
+                  "wordpieces cut"], rows)
+
+
+def batched(model, texts: list[str], size: int = 16):
+    import numpy as np
+
+    out = []
+    for i in range(0, len(texts), size):
+        encodings = model.tokenizer.encode_batch(texts[i:i + size])
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), np.int64)
+        mask = np.zeros_like(ids)
+        for j, e in enumerate(encodings):
+            ids[j, :len(e.ids)], mask[j, :len(e.ids)] = e.ids, 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        out.append(model.session.run(None, feed)[0][:, 0])
+    return np.concatenate(out)
+
+
+def speed(sets: list[str], n: int) -> str:
+    from indexer.embeddings.base import normalise
+    from indexer.embeddings.bge import BertOnnx
+
+    model = BertOnnx.load(2)
+    model.cls(["warm up"])
+    rows = []
+    for name in sets:
+        folder, _ = materialize(name)
+        texts = chunk_texts(folder, "auto")[:n]
+        wordpieces = sum(len(e.ids) for e in model.tokenizer.encode_batch(texts)) / len(texts)
+        timings = {}
+        for how, run in (("alone", model.cls), ("batches of 16", lambda t: batched(model, t))):
+            c0, t0 = time.process_time(), time.perf_counter()
+            timings[how] = (normalise(run(texts)), time.perf_counter() - t0, time.process_time() - c0,
+                            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        cosine = (timings["alone"][0] * timings["batches of 16"][0]).sum(1)
+        for how, (_, wall, cpu, rss) in timings.items():
+            rows.append([name, how, len(texts), f"{wordpieces:.0f}", f"{len(texts) / wall:.1f}",
+                         f"{cpu / len(texts) * 1000:.0f}", f"{rss:.0f}",
+                         f"{cosine.min():.4f} / {cosine.mean():.4f}" if how != "alone" else "1 (itself)"])
+    return table(["set", "run", "chunks", "mean wordpieces", "chunks/s", "CPU ms per chunk", "peak RSS MiB so far",
+                  "cosine to alone (min / mean)"], rows)
+
+
+METRICS = ("recall@5", "mrr@10", "ndcg@10")
+MODES = ("embedding", "bm25", "hybrid")
+
+
+def compare_cells(name: str, strategies: list[str], embedders: list[str]) -> list[dict]:
+    from bench.labs.default_lab import LAB
+
+    from indexer.evaluation.metrics import paired_difference
+    from indexer.evaluation.run import evaluate
+    from indexer.settings import Settings
+
+    folder, questions = materialize(name)
+    db = LAB / f"db-{name}"
+    ev = evaluate(questions, strategies, MODES, (1, 5), built_with=tuple(embedders), corpus=folder,
+                  settings=Settings.load(db=db))
+    rows = {(r.strategy, r.embedder, r.mode): r for r in ev.rows}
+    out = []
+    for strategy in dict.fromkeys(r.strategy for r in ev.rows):
+        cell = {"set": name, "strategy": strategy, "questions": len(ev.questions), "values": {}, "diff": {},
+                "holds": {}}
+        for emb in embedders:
+            for mode in MODES:
+                row = rows[(strategy, emb, mode)]
+                cell["values"][f"{emb}/{mode}"] = {m: round(sum(row.per_question(m)) / row.n, 4) for m in METRICS}
+            for m in METRICS:
+                default = rows[(strategy, emb, "hybrid")].per_question(m)
+                better = max((rows[(strategy, emb, side)].per_question(m) for side in ("embedding", "bm25")), key=sum)
+                mean, (lo, hi) = paired_difference(default, better)
+                cell["holds"][f"{emb}/{m}"] = [round(mean, 4), round(lo, 4), round(hi, 4)]
+        base, new = embedders
+        for mode in MODES:
+            for m in METRICS:
+                mean, (lo, hi) = paired_difference(rows[(strategy, new, mode)].per_question(m),
+                                                   rows[(strategy, base, mode)].per_question(m))
+                cell["diff"][f"{mode}/{m}"] = [round(mean, 4), round(lo, 4), round(hi, 4)]
+        out.append(cell)
+    return out
+
+
+def interval(d: list[float], scale: float = 1.0) -> str:
+    f = (lambda x: f"{x * scale:+.1f}") if scale != 1.0 else (lambda x: f"{x:+.3f}")
+    return f"{f(d[0])} [{f(d[1])}, {f(d[2])}]"
+
+
+def compare_report(cells: list[dict], embedders: list[str]) -> str:
+    base, new = embedders
+    rows = []
+    for c in cells:
+        v = c["values"]
+        fmt = {"recall@5": lambda x: f"{100 * x:.1f}", "mrr@10": lambda x: f"{x:.3f}", "ndcg@10": lambda x: f"{x:.3f}"}
+        for m in METRICS:
+            scale = 100.0 if m == "recall@5" else 1.0
+            rows.append([c["set"], c["strategy"], m,
+                         " / ".join(fmt[m](v[f"{base}/{mode}"][m]) for mode in MODES),
+                         " / ".join(fmt[m](v[f"{new}/{mode}"][m]) for mode in MODES),
+                         interval(c["diff"][f"hybrid/{m}"], scale), interval(c["diff"][f"embedding/{m}"], scale),
+                         interval(c["holds"][f"{new}/{m}"], scale)])
+    return table(["set", "strategy", "metric", f"{base} emb / bm25 / default", f"{new} emb / bm25 / default",
+                  f"default {new} - {base} [95%]", f"embedding {new} - {base} [95%]",
+                  f"{new} default - better side [95%]"], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare"))
+    parser.add_argument("--sets", default=ALL_SETS)
+    parser.add_argument("--strategies", default="")
+    parser.add_argument("--embedders", default="use-m3,bge-small-en")
+    parser.add_argument("--n", type=int, default=200, help="speed: chunks per set")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--json", default="", help="compare: write the cells here")
+    args = parser.parse_args()
+    sets = [s for s in args.sets.split(",") if s]
+    strategies = [s for s in args.strategies.split(",") if s]
+    print(f"# {args.cmd}, {machine()}\n", flush=True)
+    if args.cmd == "capture":
+        run_captures(sets, strategies, args.embedders.split(","), args.force)
+    elif args.cmd == "compare":
+        embedders = args.embedders.split(",")
+        cells = []
+        for name in sets:
+            cells += compare_cells(name, strategies or strategies_for(name), embedders)
+            print(compare_report(cells[-len(strategies or strategies_for(name)):], embedders), flush=True)
+        if args.json:
+            save_json(Path(args.json), {"machine": machine(), "cells": cells})
+        print("\n" + compare_report(cells, embedders))
+    elif args.cmd == "lengths":
+        print(lengths(sets, strategies or ["auto", "headers"]))
+    else:
+        print(speed(sets, args.n))
+
+
+if __name__ == "__main__":
+    main()

