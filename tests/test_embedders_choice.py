@@ -59,6 +59,14 @@ def test_the_rule():
     assert (named.name, named.by, named.why) == ("use-m3", "named", "use-m3: named")
 
 
+def test_with_no_documents_to_choose_by_the_default_is_the_multilingual_model(unnamed):
+    from indexer.embeddings import get_embedder
+    from indexer.settings import Settings
+
+    assert Settings.load().embedder == "auto"
+    assert get_embedder().name == get_embedder("auto").name == "use-m3"
+
+
 def test_english_share_tells_english_from_turkish_and_german():
     assert english_share([(CORPUS / "en" / "billing-and-plans.md").read_text(encoding="utf-8")]) > 0.25
     assert english_share([(CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8")]) < 0.05

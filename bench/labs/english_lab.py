@@ -6,6 +6,8 @@ padded batches.
     python -m bench.labs.english_lab lengths --sets en,xquad-en,code,code-pypi,code-lib2,scipy-docs,man-pages
     python -m bench.labs.english_lab speed --sets en,code --n 200
     python -m bench.labs.english_lab compare --sets en,code,xquad-en --json out.json
+    python -m bench.labs.english_lab ratios --sets en,code,xquad-en
+    python -m bench.labs.english_lab fit --kind code --his 0.5,0.6,0.7,0.8 --los 0.1,0.2,0.3,0.4,0.5
 
 `capture` is bench/labs/default_lab.py's capture (a build through the real pipeline, then
 the embedding side's candidates for every question), with the build's pass over
@@ -19,7 +21,13 @@ padded batches of 16, the cosine between the two, and the peak memory of each.
 `compare` (after `capture`): per set × strategy, each side and the default search of both
 embedders (recall@5, MRR@10, nDCG@10), the English model's default minus use-m3's (paired
 95% interval: what "no embedder named" changes), and whether each default holds the rule
-(never below its better single side, within the interval).
+(never below its better single side, within the interval). `fit` (after
+`calibrate_lab prepare`): the English model's embedding share per kind of collection, as
+`calibrate_lab fit` chose the others' (maximin: the range whose worst cell against the
+better single side is best), over every set of the kind, then leave-one-set-out: each
+set's cells under the range fitted on the other sets. `ratios`: what each build's probes
+measured of its embedder (`retrieval.worth`: embedding MRR@10 over BM25's on made-up
+known-item probes), per set × strategy × embedder, for `worth.FULL_AT`.
 """
 
 from __future__ import annotations
@@ -199,21 +207,114 @@ def compare_report(cells: list[dict], embedders: list[str]) -> str:
                   f"{new} default - better side [95%]"], rows)
 
 
+KIND_SETS = {"code": ("code", "code-pypi", "code-lib2"), "prose": ("en", "xquad-en", "scipy-docs", "man-pages")}
+
+
+def cell_scores(col: dict, ranges: list[tuple], covs: list[tuple]) -> dict:
+    """One prepared collection: each side's (MRR@10, recall@1), and the default's under
+    every alpha range × coverage range."""
+    from bench.labs import calibrate_lab
+
+    sides = calibrate_lab.sides(col)
+    grid = {}
+    for rng in ranges:
+        for cov in covs:
+            m, r1, _ = calibrate_lab.score(col, "real", calibrate_lab.adaptive(rng, cov))
+            grid[(rng, cov)] = (m, r1)
+    return {"better": (max(v[0] for v in sides.values()), max(v[1] for v in sides.values())), "grid": grid}
+
+
+def fit_kind(kind: str, embedder: str, ranges: list[tuple], covs: list[tuple], size: str = "") -> str:
+    from bench.labs import calibrate_lab
+
+    from indexer.retrieval.fusion import size_of
+
+    cells: dict[str, list[tuple[str, dict]]] = {}
+    for name in KIND_SETS[kind]:
+        for col in calibrate_lab.load(f"{name}--*--{embedder}"):
+            if not size or size_of(col["avg_tokens"]) == size:
+                cells.setdefault(name, []).append((col["strategy"], cell_scores(col, ranges, covs)))
+    keys = [(r, c) for r in ranges for c in covs]
+
+    def against(cell: dict, key) -> tuple[float, int, bool]:
+        m, r1 = cell["grid"][key]
+        dm, dr = m - cell["better"][0], r1 - cell["better"][1]
+        return dm, dr, calibrate_lab.holds(dm, dr)
+
+    def best(names: list[str]):
+        def score(key):
+            got = [against(c, key) for n in names for _, c in cells[n]]
+            return sum(g[2] for g in got), round(min(g[0] for g in got), 4), sum(
+                c["grid"][key][0] for n in names for _, c in cells[n])
+        return max(keys, key=score)
+
+    def label(key) -> str:
+        (lo, hi), (clo, chi) = key
+        return f"{lo:g}-{hi:g} by {clo:g}-{chi:g}"
+
+    rows = []
+    whole = best(list(cells))
+    for name in cells:
+        key = best([n for n in cells if n != name]) if len(cells) > 1 else whole
+        got = [against(c, key) for _, c in cells[name]]
+        rows.append([name, label(key), len(got), sum(g[2] for g in got), f"{min(g[0] for g in got):+.4f}",
+                     f"{min(g[1] for g in got):+d}",
+                     ", ".join(s for (s, _), g in zip(cells[name], got) if not g[2]) or "-"])
+    got = [(n, s, against(c, whole)) for n in cells for s, c in cells[n]]
+    rows.append(["all", label(whole), len(got), sum(g[2] for _, _, g in got), f"{min(g[2][0] for g in got):+.4f}",
+                 f"{min(g[2][1] for g in got):+d}", ", ".join(f"{n}/{s}" for n, s, g in got if not g[2]) or "-"])
+    return table(["held-out set", "range by coverage (fitted on the others)", "cells", "hold",
+                  "worst MRR@10 - better side", "worst recall@1 - better side", "cells that fail"], rows)
+
+
+def ratios(sets: list[str], embedders: list[str]) -> str:
+    from bench.labs.default_lab import LAB
+
+    from indexer.store import Store
+    from indexer.settings import Settings
+
+    rows = []
+    for name in sets:
+        db = LAB / f"db-{name}"
+        if not db.exists():
+            continue
+        for e in Store(Settings.load(db=db)).catalogue.entries():
+            m = (e.extra.get("fusion") or {}).get("measured") or {}
+            if e.embedder in embedders and m:
+                kind = e.extra["fusion"].get("kind", "")
+                rows.append([name, e.strategy, e.embedder, kind, f"{e.avg_tokens:.0f}", m.get("probes"),
+                             m.get("embedding_mrr"), m.get("bm25_mrr"), m.get("ratio")])
+    return table(["set", "strategy", "embedder", "kind", "avgTok", "probes", "embedding MRR@10", "BM25 MRR@10",
+                  "ratio"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare"))
+    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare", "fit", "ratios"))
     parser.add_argument("--sets", default=ALL_SETS)
     parser.add_argument("--strategies", default="")
     parser.add_argument("--embedders", default="use-m3,bge-small-en")
     parser.add_argument("--n", type=int, default=200, help="speed: chunks per set")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--json", default="", help="compare: write the cells here")
+    parser.add_argument("--kind", default="prose", choices=sorted(KIND_SETS), help="fit: the kind of collection")
+    parser.add_argument("--size", default="", help="fit: only collections of this chunk size class (long, short)")
+    parser.add_argument("--his", default="0.4,0.5,0.6,0.7,0.8", help="fit: the ceilings searched")
+    parser.add_argument("--los", default="0.05,0.1,0.2,0.3,0.4,0.5", help="fit: the floors searched")
+    parser.add_argument("--covs", default="0.25-0.6", help="fit: the coverage ranges searched (lo-hi,...)")
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     strategies = [s for s in args.strategies.split(",") if s]
     print(f"# {args.cmd}, {machine()}\n", flush=True)
     if args.cmd == "capture":
         run_captures(sets, strategies, args.embedders.split(","), args.force)
+    elif args.cmd == "fit":
+        his, los = ([float(x) for x in v.split(",")] for v in (args.his, args.los))
+        ranges = [(lo, hi) for hi in his for lo in los if lo <= hi]
+        covs = [tuple(float(x) for x in c.split("-")) for c in args.covs.split(",")]
+        print(fit_kind(args.kind, args.embedders.split(",")[-1], ranges, covs, args.size))
+    elif args.cmd == "ratios":
+        print(ratios(sets, args.embedders.split(",")))
     elif args.cmd == "compare":
         embedders = args.embedders.split(",")
         cells = []

@@ -194,14 +194,13 @@ _lock = threading.Lock()
 
 
 def get_embedder(name: str | None = None, settings: Settings | None = None) -> Embedder:
-    """An embedder by name; each is created once per process (and per Ollama host)."""
+    """An embedder by name; each is created once per process (and per Ollama host).
+    `auto` (the default when none is named) has no documents to choose by here: it is the
+    multilingual model, which reads any language (a build chooses per collection)."""
     settings = settings_for(settings)
     name = canonical_name(name, settings)
-    if name == AUTO_EMBEDDER:
-        raise EmbedderError(
-            "auto is chosen per collection from its documents (choose_embedder); "
-            f"name a model: {_known()}"
-        )
+    if name == AUTO_EMBEDDER:  # no documents to choose by (a build asks choose_embedder)
+        name = MULTILINGUAL_EMBEDDER
     prefix, _, arg = name.partition(":") if name.split(":", 1)[0] in PREFIXED else (name, "", "")
     key = (name, settings.ollama_host if prefix in PREFIXED else "")
     with _lock:
