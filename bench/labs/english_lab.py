@@ -7,6 +7,7 @@ padded batches.
     python -m bench.labs.english_lab speed --sets en,code --n 200
     python -m bench.labs.english_lab compare --sets en,code,xquad-en --json out.json
     python -m bench.labs.english_lab ratios --sets en,code,xquad-en
+    python -m bench.labs.english_lab build --sets xquad-en,man-pages --embedders bge-small-en --without-units
     python -m bench.labs.english_lab fit --kind code --his 0.5,0.6,0.7,0.8 --los 0.1,0.2,0.3,0.4,0.5
 
 `capture` is bench/labs/default_lab.py's capture (a build through the real pipeline, then
@@ -27,7 +28,11 @@ embedders (recall@5, MRR@10, nDCG@10), the English model's default minus use-m3'
 better single side is best), over every set of the kind, then leave-one-set-out: each
 set's cells under the range fitted on the other sets. `ratios`: what each build's probes
 measured of its embedder (`retrieval.worth`: embedding MRR@10 over BM25's on made-up
-known-item probes), per set × strategy × embedder, for `worth.FULL_AT`.
+known-item probes), per set × strategy × embedder, for `worth.FULL_AT`. `build`: one cold
+build of `auto` per set × embedder in a fresh index folder, the model loaded before the
+clock starts: CPU seconds, wall seconds, peak RSS (`--without-units`: without the pass over
+answer-sized context's units, as builds are after "Pay once"; main's use-m3 build with its
+units: the same command in a checkout of main).
 """
 
 from __future__ import annotations
@@ -288,14 +293,36 @@ def ratios(sets: list[str], embedders: list[str]) -> str:
                   "ratio"], rows)
 
 
+def cold_build(name: str, embedder: str) -> dict:
+    import shutil
+    import tempfile
+
+    from indexer.embeddings import get_embedder
+    from indexer.indexing.building import build
+    from indexer.settings import Settings
+
+    folder, _ = materialize(name)
+    get_embedder(embedder).embed_documents(["warm up"])
+    db = Path(tempfile.mkdtemp(prefix="english-lab-")) / "db"
+    c0, t0 = time.process_time(), time.perf_counter()
+    try:
+        [report] = build([folder], ["auto"], settings=Settings.load(db=db, embedder=embedder))
+    finally:
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        shutil.rmtree(db.parent, ignore_errors=True)
+    return {"set": name, "embedder": embedder, "chunks": report.chunks, "cpu_s": round(cpu, 1),
+            "wall_s": round(seconds, 1), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare", "fit", "ratios"))
+    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare", "fit", "ratios", "build"))
     parser.add_argument("--sets", default=ALL_SETS)
     parser.add_argument("--strategies", default="")
     parser.add_argument("--embedders", default="use-m3,bge-small-en")
     parser.add_argument("--n", type=int, default=200, help="speed: chunks per set")
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--without-units", action="store_true", help="build: skip the units' pass")
     parser.add_argument("--json", default="", help="compare: write the cells here")
     parser.add_argument("--kind", default="prose", choices=sorted(KIND_SETS), help="fit: the kind of collection")
     parser.add_argument("--size", default="", help="fit: only collections of this chunk size class (long, short)")
@@ -313,6 +340,12 @@ def main() -> None:
         ranges = [(lo, hi) for hi in his for lo in los if lo <= hi]
         covs = [tuple(float(x) for x in c.split("-")) for c in args.covs.split(",")]
         print(fit_kind(args.kind, args.embedders.split(",")[-1], ranges, covs, args.size))
+    elif args.cmd == "build":
+        if args.without_units:
+            without_unit_pass()
+        rows = [cold_build(name, emb) for emb in args.embedders.split(",") for name in sets]
+        print(table(["set", "embedder", "chunks", "CPU s", "wall s", "peak RSS MiB"],
+                    [[r["set"], r["embedder"], r["chunks"], r["cpu_s"], r["wall_s"], r["peak_rss_mib"]] for r in rows]))
     elif args.cmd == "ratios":
         print(ratios(sets, args.embedders.split(",")))
     elif args.cmd == "compare":
