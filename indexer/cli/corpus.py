@@ -133,6 +133,7 @@ def build(
     fold: bool | None,
     stopwords: bool | None,
     bm25_engine: str | None,
+    unit_vectors: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -166,6 +167,7 @@ def build(
         fold,
         stopwords,
         bm25_engine,
+        unit_vectors,
     )
     specs: list[str | StrategySpec] = [*strategies_or_default(strategies)]
     options = replace(options, on_stage=InterruptNote(ctx.meta, specs, existed, options.on_stage))

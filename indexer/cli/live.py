@@ -143,6 +143,7 @@ def watch(
     fold: bool | None,
     stopwords: bool | None,
     bm25_engine: str | None,
+    unit_vectors: bool,
     quiet: bool,
     as_json: bool,
     debounce: int,
@@ -191,6 +192,7 @@ def watch(
         fold,
         stopwords,
         bm25_engine,
+        unit_vectors,
     )
     watcher = Watcher(
         list(paths),

@@ -264,6 +264,13 @@ BUILD_OPTIONS: tuple[Callable[[Any], Any], ...] = (
             f"{build_defaults().bm25_engine}]."
         ),
     ),
+    click.option(
+        "--unit-vectors",
+        is_flag=True,
+        help="Embed every sentence, list item, table row and code run for answer-sized context "
+        "(--budget) now, as builds did before 0.2: 2.5-4x the embedding of the chunks alone. "
+        "By default a question embeds the few units it reads, once, into the embedding cache.",
+    ),
     quiet_option,
     json_option,
 )
@@ -290,6 +297,7 @@ def options_of_build(
     fold: bool | None,
     stopwords: bool | None,
     bm25_engine: str | None,
+    unit_vectors: bool = False,
 ) -> BuildOptions:
     """The `BuildOptions` the BUILD_OPTIONS given make (those left out: the library's)."""
     from ..indexing.options import BuildOptions
@@ -309,4 +317,5 @@ def options_of_build(
         stopwords=stopwords,
         lang=library.lang if lang is None else lang,
         bm25_engine=library.bm25_engine if bm25_engine is None else bm25_engine,
+        unit_vectors=unit_vectors,
     )

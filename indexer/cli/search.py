@@ -201,6 +201,8 @@ def _answer_context(
         raise UsageError("--fill goes with --budget N")
     context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
     _stale_warning(index)
+    if context.note:  # scored by BM25 alone, or the unit vectors cannot be kept
+        click.echo(f"warning: {context.note}", err=True)
     _echo_context(context, as_json)
 
 

@@ -22,7 +22,7 @@ from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
-from .estimates import Timer, estimate_line
+from .estimates import FirstBatch, Timer, estimate_line
 from .manifest import file_mtime
 from .planning import Plan
 from .report import BuildReport
@@ -110,13 +110,14 @@ class ChunkStream:
         self.text_per_byte: dict[str, list[int]] = {}
         self.unit_chars = 0  # text of the files whose units are cut and embedded
         self.chars: list[int] = []  # text each chunk of the batch newly covers
+        self.shares = 2 if parts.units.embed else 1  # a file's shares of the progress bar
 
     def run(self) -> None:
         parts = self.parts
-        # the bar counts each file twice: once when its units are embedded, once as its
-        # chunks are; a cold build spends most of its time on units before its first chunk
-        # batch, and a bar at 0% meanwhile showed an ETA of days
-        with parts.progress(parts.spec.name, 2 * self.total) as advance:
+        # with units embedded at build time the bar counts each file twice: once when its
+        # units are embedded, once as its chunks are (a cold build spent most of its time
+        # on units before its first chunk batch, and a bar at 0% showed an ETA of days)
+        with parts.progress(parts.spec.name, self.shares * self.total) as advance:
             for src in self.plan.process:
                 with parts.timer("load"):
                     try:
@@ -141,7 +142,7 @@ class ChunkStream:
         self.files.pop(src.doc_id, None)
         old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
         self.staging.retire(old_ids, old_parents)
-        advance(2 * src.size)
+        advance(self.shares * src.size)
 
     def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
         parts = self.parts
@@ -152,7 +153,8 @@ class ChunkStream:
         seen = self.text_per_byte.setdefault(src.format, [0, 0])
         seen[0], seen[1] = seen[0] + len(doc.text), seen[1] + src.size
         self.unit_chars += len(doc.text)
-        advance(src.size)
+        if parts.units.embed:
+            advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
         # which of the file's previous chunks came again (the others are retired)
@@ -186,6 +188,23 @@ class ChunkStream:
             "warnings": doc.warnings,
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
+
+    def _estimate(self, chunks: int, seconds: float) -> None:
+        """The build's one line on how long embedding the rest takes (`estimate_line`)."""
+        units = self.parts.units
+        first = FirstBatch(
+            chunks=chunks,
+            seconds=seconds,
+            chars=sum(self.chars),
+            total=self._text(),
+            probes=PROBES if self.plan.reason else 0,  # a full build measures (`probing`)
+            unit_texts=units.texts,
+            unit_seconds=units.seconds,
+            unit_chars=self.unit_chars if units.embed else 0,
+        )
+        line = estimate_line(first, OVER)
+        if line:
+            self.parts.say(line)
 
     def _text(self) -> int:
         """The text of every file the build reads, foreseen from the bytes: each format at
@@ -224,18 +243,15 @@ class ChunkStream:
             self.parents.clear()
         if not batch:
             return
+        first = not parts.report.written
+        if first:  # its rate foresees the rest: the model's loading is not part of it
+            with parts.timer("embed"):
+                parts.embedder.warm()
         t0 = time.perf_counter()
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
-        if not parts.report.written:  # the first batch: say how long the rest will take, if long
-            units = (parts.timer.totals.get("units", 0.0), self.unit_chars)
-            seconds = time.perf_counter() - t0
-            probes = PROBES if self.plan.reason else 0  # a full build measures (`probing`)
-            line = estimate_line(
-                len(batch), sum(self.chars), seconds, self._text(), OVER, units, probes
-            )
-            if line:
-                parts.say(line)
+        if first:  # say how long the rest will take, if long
+            self._estimate(len(batch), time.perf_counter() - t0)
         with parts.timer("write wait"):
             metas = self.staging.add(list(batch), vectors)
         with parts.timer("rows"):  # also where the build waits while Chroma's write holds the GIL

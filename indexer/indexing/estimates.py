@@ -1,11 +1,12 @@
 """A build's clock: the time of each stage, and one line from the first embedding batch
-saying how long the rest will take."""
+saying how long the rest will take (at one rate per kind of text, which it names)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -43,38 +44,57 @@ class Timer:
             yield item
 
 
-def estimate_line(
-    chunks: int,
-    done_bytes: float,
-    seconds: float,
-    total_bytes: int,
-    over: float = 30.0,
-    units: tuple[float, float] = (0.0, 0.0),
-    probes: int = 0,
-) -> str | None:
-    """One line after the first embedding batch: how many chunks the whole input makes
-    at the rate the first files did, and how long embedding them takes at the first
-    batch's speed, plus the rest of the files' units (the sentences answer-sized context
-    packs, embedded file by file before its chunks) at the rate the files so far took:
-    `units` is (seconds, bytes) of the files whose units are done. None when that is
-    under `over` seconds. Bytes stand for any one measure of the input: a build passes
-    characters of text (`chunk_stream`), which markup does not inflate. `probes`: the
-    queries the build embeds to measure the embedder once its chunks are in (a full
-    build's `retrieval.worth`; e5-small: a third of a stranger's small build), one chunk's
-    time each."""
-    if chunks <= 0 or seconds <= 0 or done_bytes <= 0:
+@dataclass(kw_only=True)
+class FirstBatch:
+    """What a build knows when its first chunk batch is embedded: the batch (`chunks`
+    texts in `seconds` of embedding, the model already loaded), the text the files read
+    so far hold (`chars`) against all of it (`total`, foreseen from the bytes), the
+    queries the build will embed to measure its embedder (`probes`: a full build's
+    `retrieval.worth`, one chunk's time each), and, when units are embedded at build
+    time, how many of their texts took how long for how much text so far."""
+
+    chunks: int
+    seconds: float
+    chars: float
+    total: int
+    probes: int = 0
+    unit_texts: int = 0
+    unit_seconds: float = 0.0
+    unit_chars: int = 0
+
+
+def estimate_line(first: FirstBatch, over: float = 30.0) -> str | None:
+    """One line after the first embedding batch: how many texts the whole input makes
+    at the rate the first files did, and how long embedding them takes, each count
+    divided by the one rate the line names (chunks and probes at the first batch's; the
+    units still to come at theirs so far). None when that is under `over` seconds."""
+    if first.chunks <= 0 or first.seconds <= 0 or first.chars <= 0:
         return None
-    expected = max(chunks, round(chunks * total_bytes / done_bytes))
-    rest = (expected + min(probes, expected)) / (chunks / seconds)
-    unit_seconds, unit_bytes = units
-    if unit_seconds > 0 and unit_bytes > 0:
-        rest += unit_seconds / unit_bytes * max(total_bytes - unit_bytes, 0)
+    expected = max(first.chunks, round(first.chunks * first.total / first.chars))
+    probes = min(first.probes, expected)
+    rate = first.chunks / first.seconds
+    rest = (expected + probes) / rate
+    what = f"~{expected:,} chunks" + (f" and {probes} probe queries" if probes else "")
+    rates = f"{rate:.0f} texts/s"
+    units = _units_to_come(first)
+    if units:
+        more, unit_rate = units
+        rest += more / unit_rate
+        what += f", then ~{more:,} more sentences"
+        rates += f" and {unit_rate:.0f} sentences/s"
     if rest < over:
         return None
-    return (
-        f"embedding ~{expected:,} chunks and the files' sentences, about {duration(rest)} at the "
-        f"first batch's rate ({chunks / seconds:.0f} chunks/s)"
-    )
+    return f"embedding {what}: about {duration(rest)} at {rates}"
+
+
+def _units_to_come(first: FirstBatch) -> tuple[int, float] | None:
+    """(unit texts still to embed, their rate so far) when units are embedded at build
+    time; None when they are not, or all are done."""
+    if first.unit_texts <= 0 or first.unit_seconds <= 0 or first.unit_chars <= 0:
+        return None
+    left = max(first.total - first.unit_chars, 0)
+    more = round(first.unit_texts * left / first.unit_chars)
+    return (more, first.unit_texts / first.unit_seconds) if more else None
 
 
 def duration(seconds: float) -> str:

@@ -39,10 +39,16 @@ CHUNK_FORMAT = 19  # bump when a chunker's output changes for the same parameter
 
 
 def build_settings(
-    spec: StrategySpec, embedder: str, analyzer: Analyzer, encoding: str | None
+    spec: StrategySpec,
+    embedder: str,
+    analyzer: Analyzer,
+    encoding: str | None,
+    unit_vectors: bool = False,
 ) -> dict:
-    """Everything that, if changed, invalidates every chunk or vector of a collection."""
-    return {
+    """Everything that, if changed, invalidates every chunk or vector of a collection
+    (and `unit_vectors` when asked for: a build that adds them embeds every file's units;
+    one that stops adding them keeps what the cache holds)."""
+    settings = {
         "kind": spec.kind,
         "params": spec.params,
         "embedder": embedder,
@@ -51,6 +57,9 @@ def build_settings(
         "encoding": encoding or "",
         "analyzer": analyzer.to_dict(),
     }  # not the BM25 engine: every engine reads the same files
+    if unit_vectors:
+        settings["unit_vectors"] = True
+    return settings
 
 
 class StrategyBuild:
@@ -65,11 +74,17 @@ class StrategyBuild:
         self.encoding, self.progress, self.say = job.options.encoding, job.progress, job.say
         self.timer = Timer()
         self.report = BuildReport(spec.name, self.embedder.name, analyzer=self.analyzer.describe())
-        self.build_settings = build_settings(spec, self.embedder.name, self.analyzer, self.encoding)
+        self.unit_vectors = job.options.unit_vectors
+        self.build_settings = build_settings(
+            spec, self.embedder.name, self.analyzer, self.encoding, self.unit_vectors
+        )
         # what new chunks define (`exact.defined_in`)
         self.definitions: list[tuple[str, str, str, list[str], list[str]]] = []
         self.units = DocumentUnits(
-            self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir), self.say
+            self.embedder,
+            get_tokenizer(cache_dir=job.store.settings.tiktoken_dir),
+            self.say,
+            embed=self.unit_vectors,
         )
 
     # -- running ---------------------------------------------------------------------------
@@ -97,6 +112,8 @@ class StrategyBuild:
                 self._write(old, todo, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
+        if self.embedder.seconds:  # inside the stages above: what the model itself took
+            report.timings["model"] = self.embedder.seconds
         report.embedded, report.cache_hits = (
             self.units.chunk_counts()
         )  # the units' own vectors apart
@@ -284,6 +301,8 @@ class StrategyBuild:
         }
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
+        if self.unit_vectors:  # every unit's vector is in the cache: a context reads them all
+            extra["unit_vectors"] = True
         if old is not None and old.extra.get("search"):
             extra["search"] = old.extra[
                 "search"
