@@ -29,6 +29,12 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """(dimension,) float32, L2-normalised."""
 
+    def embed_few(self, texts: list[str]) -> np.ndarray:
+        """A few short texts a query waits for (the units answer-sized context reads): as
+        `embed_documents`, on one thread where the model can choose (a small batch gains
+        little from more, and on a busy machine it waits for every one of them)."""
+        return self.embed_documents(texts)
+
     def describe(self) -> str:
         return self.name
 

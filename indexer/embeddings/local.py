@@ -79,15 +79,17 @@ class USEEmbedder(_LocalModel):
         return normalise(self.model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._remembered(text, self._query)
+        return self._remembered(text, lambda t: self.embed_few([t])[0])
 
-    def _query(self, text: str) -> np.ndarray:
-        # one short text: BLAS threads only add synchronisation (and, on a busy machine,
-        # waits of tens of milliseconds), so a query runs on one thread
+    def embed_few(self, texts: list[str]) -> np.ndarray:
+        # short texts a query waits for: BLAS threads only add synchronisation (and, on a
+        # busy machine, waits of tens to hundreds of milliseconds), so they run on one thread
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
         backend = self.model._model
         backend.threads = 1
         try:
-            return normalise(self.model.encode([text])[0])
+            return normalise(self.model.encode(list(texts)))
         finally:  # back to the configured count (not to whatever a concurrent query had set)
             backend.threads = _threads()
 

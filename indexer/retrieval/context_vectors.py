@@ -78,7 +78,7 @@ class UnitVectors:
         made: dict[bytes, np.ndarray] = {}
         for i in range(0, len(keys), step):
             batch = keys[i : i + step]
-            made.update(zip(batch, model.embed_documents([missing[k] for k in batch])))
+            made.update(zip(batch, model.embed_few([missing[k] for k in batch])))
         cache = self._cache()
         kept = cache is not None and cache.put_many(model.name, list(made.items()))
         if not kept:
