@@ -75,6 +75,11 @@ class Stream:
         self.fh.close()
 
 
+def _without_text(meta: Metadata) -> Metadata:
+    """A record's metadata as a row keeps it: its text is the row's own (`d`), not again."""
+    return {k: v for k, v in meta.items() if k != "text"} if "text" in meta else meta
+
+
 class NoRows:
     """A build that keeps no rows."""
 
@@ -137,7 +142,7 @@ class RowsWriter:
         vectors: ArrayLike,
     ) -> None:
         encoded = [
-            json.dumps({"d": t, "m": m}, ensure_ascii=False).encode("utf-8")
+            json.dumps({"d": t, "m": _without_text(m)}, ensure_ascii=False).encode("utf-8")
             for t, m in zip(texts, metas)
         ]
         self.blob.add(np.frombuffer(b"".join(encoded), dtype=np.uint8))

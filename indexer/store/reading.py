@@ -115,12 +115,12 @@ class Records:
     def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
         """(id, indexed_text) of every live record (written after generation `after`): what
         a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
-        with (metadata only: the chunk texts themselves are not transferred)."""
+        with (the header, context and text each record holds)."""
         where = generation_filter("$lte", entry.generation)
         if after:
             where = all_of(where, generation_filter("$gt", after))
-        for cid, _, meta in self._pages(entry, where, ["metadatas"]):
-            yield cid, meta.get("indexed_text", "")
+        for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
+            yield cid, chunk_from_record(cid, doc, meta).indexed_text
 
     def count(self, entry: Entry) -> int:
         """Records stored for the version's collection and its delta (superseded ones

@@ -223,11 +223,8 @@ class Staging:
         # file restored); it takes this generation and the metadata of now
         self._chroma.call(
             lambda: collection.upsert(
-                ids=[c.id for c in chunks],
-                embeddings=vectors,
-                documents=[c.text for c in chunks],
-                metadatas=metas,
-            ),
+                ids=[c.id for c in chunks], embeddings=vectors, metadatas=metas
+            ),  # the text is metadata, not a document (`records`)
             "writing records",
         )
         self.write_seconds += time.perf_counter() - t0
