@@ -5,6 +5,7 @@ a lost cache heals on demand (issue 51, G9) and never silently lowers quality.""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -178,3 +179,41 @@ def test_unit_vectors_at_build_time_when_asked(tmp_path):
     build([folder], ["headers"], settings=Settings.load(db=plain))
     [again] = build([folder], ["headers"], BuildOptions(unit_vectors=True), settings=Settings.load(db=plain))
     assert again.mode == "full" and "unit_vectors" in again.reason
+
+
+def test_a_record_holds_its_text_once_and_no_empty_field(built):
+    """Issue 53, item 3: a record's text was Chroma's document (indexed by a full-text
+    search nothing reads: four times the text's bytes) and again in `indexed_text`, with
+    every empty field stored too. Records written so before are read as they were."""
+    from indexer.store.records import chunk_from_record
+
+    from tests.conftest import raw_chroma
+
+    _, db, _ = built
+    index = Index.open("headers", settings=Settings.load(db=db))
+    got = raw_chroma(db).collection(index.entry.collection).get(include=["documents", "metadatas"])
+    assert got["documents"] and all(d is None for d in got["documents"])
+    for meta in got["metadatas"]:
+        assert meta["text"] and "indexed_text" not in meta
+        assert all(v not in ("", 0) for k, v in meta.items() if k != "gen")
+    chunk = index.chunks()[0]
+    assert chunk.text and chunk.indexed_text.endswith(chunk.text)
+    older = chunk_from_record("c1", "Kargo 3 günde gelir.", {"doc_id": "a.md", "indexed_text": "x", "start": 4})
+    assert (older.text, older.doc_id, older.start, older.end_line) == ("Kargo 3 günde gelir.", "a.md", 4, 0)
+
+
+def test_list_says_each_collections_size_on_disk(built):
+    from indexer.cli import cli
+    from indexer.store.disk import folder_bytes
+
+    _, db, _ = built
+    listed = CliRunner().invoke(cli, ["list", "--db", str(db), "--json"])
+    assert listed.exit_code == 0, listed.output
+    [row] = [json.loads(line) for line in listed.output.splitlines()]
+    disk = row["disk"]
+    assert disk["records"] > 0 and disk["vectors"] > 0 and disk["side"] > 0
+    assert disk["total"] == disk["records"] + disk["vectors"] + disk["side"]
+    assert disk["side"] == folder_bytes(db / "indexes")  # one collection: all its side files
+    shown = CliRunner().invoke(cli, ["list", "--db", str(db)])
+    assert " MB " in shown.output.splitlines()[1] and "index folder" in shown.output
+    assert "embedding cache" in shown.output

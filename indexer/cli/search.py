@@ -242,12 +242,18 @@ def _echo_spans(context: Context) -> None:
         click.echo("    " + span.text.replace("\n", "\n    "))
 
 
+def megabytes(n: int) -> str:
+    """Bytes as `list` shows them: `12.3 MB`."""
+    return f"{n / 1e6:.1f} MB"
+
+
 @click.command(name="list")
 @db_options
 @json_option
 @handle_errors
 def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
-    """Collections in the index: strategy, parameters, embedder, size, build time, the
+    """Collections in the index: strategy, parameters, embedder, size (chunks, and bytes
+    on disk: its side files, Chroma vector index and share of Chroma's database), build time, the
     default search (saved by `indexer tune --save`, else calibrated at build time) and
     emb/bm25: what the build measured of the embedder on this collection (its probes'
     MRR@10 over BM25's) and the factor that put on the embedding share."""
@@ -256,7 +262,8 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
 
     store = Store(settings_from(db, chroma_url))
     entries = store.catalogue.entries()
-    described = [describe(store, e, entries) for e in entries]
+    disk = store.disk()
+    described = [{**describe(store, e, entries), "disk": disk.of(e).to_dict()} for e in entries]
     if as_json:
         echo_json(described)
         return
@@ -271,12 +278,17 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
             "files",
             "chunks",
             "avgTok",
+            "disk",
             "built",
             "search",
             "emb/bm25",
             "parameters",
         ],
         rows,
+    )
+    click.echo(
+        f"index folder {megabytes(disk.total)}, of which the embedding cache "
+        f"{megabytes(disk.cache)} (shared: each distinct text once)"
     )
 
 
@@ -292,6 +304,7 @@ def collection_row(d: dict[str, Any]) -> list[Any]:
         d["files"],
         d["chunks"],
         f"{d['avg_tokens']:.0f}",
+        megabytes(d["disk"]["total"]) if d.get("disk") else "-",
         d["built_at"][:19],
         search,
         worth,

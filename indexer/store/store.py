@@ -30,6 +30,7 @@ from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
 from ..settings import Settings
 from .builds import Builds
 from .catalogue import Catalogue
+from .disk import Disk
 from .chroma import Chroma, translate, writable
 from .layout import CACHE, CHROMA, LOCKS, MARKER, SIDE
 from .leases import Leases
@@ -74,6 +75,10 @@ class Store:
         """Where caches of this index live (the embedding cache, the LLM context cache):
         each names its own file in it."""
         return self.db / CACHE
+
+    def disk(self) -> Disk:
+        """What the index folder holds on disk, per collection and shared (`disk.py`)."""
+        return Disk(self.db, local=self.url is None)
 
     def fault(self, exc: BaseException, what: str = "") -> IndexerError:
         """The one-line error for a failure writing into this index (a full disk...)."""
