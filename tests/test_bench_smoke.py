@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bench.common import missing
-from bench.throughput import PEER_MODULES
+from bench.pay_once import PEER_MODULES
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,7 @@ SMOKES = [
 ]
 PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 # programs whose smoke runs are other programs' (or that need what a test cannot have): they must start
-STARTS = ["bench.build_probe", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
+STARTS = ["bench.build_probe", "bench.model_pass", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
           "bench.labs.agreement_tune", "bench.labs.calibrate_lab", "bench.labs.deasciify_retrieval",
           "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab",
           "bench.labs.context_fit", "bench.labs.within_grid"]
