@@ -22,7 +22,7 @@ from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
-from .estimates import FirstBatch, Timer, estimate_line
+from .estimates import FirstBatch, TextSample, Timer, estimate_line
 from .manifest import file_mtime
 from .planning import Plan
 from .report import BuildReport
@@ -111,6 +111,7 @@ class ChunkStream:
         self.unit_chars = 0  # text of the files whose units are cut and embedded
         self.chars: list[int] = []  # text each chunk of the batch newly covers
         self.shares = 2 if parts.units.embed else 1  # a file's shares of the progress bar
+        self.sample = TextSample(parts.units.tokenizer.count)  # for the estimate
 
     def run(self) -> None:
         parts = self.parts
@@ -153,6 +154,7 @@ class ChunkStream:
         seen = self.text_per_byte.setdefault(src.format, [0, 0])
         seen[0], seen[1] = seen[0] + len(doc.text), seen[1] + src.size
         self.unit_chars += len(doc.text)
+        self.sample.read(doc.text)
         if parts.units.embed:
             advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
@@ -173,6 +175,7 @@ class ChunkStream:
             # progress follows the chunks embedded, so one huge file does not sit at 0%
             self.weights.append(max(c.end - done, 0) * scale)
             self.chars.append(max(c.end - done, 0))
+            self.sample.covers(doc.text[done : c.end])
             done = max(done, c.end)
             if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
                 self._flush(advance)
@@ -197,11 +200,14 @@ class ChunkStream:
             seconds=seconds,
             chars=sum(self.chars),
             total=self._text(),
+            tokens=self.sample.covered,
+            density=self.sample.density,
             probes=PROBES if self.plan.reason else 0,  # a full build measures (`probing`)
             unit_texts=units.texts,
             unit_seconds=units.seconds,
             unit_chars=self.unit_chars if units.embed else 0,
         )
+        self.sample.open = False
         line = estimate_line(first, OVER)
         if line:
             self.parts.say(line)
