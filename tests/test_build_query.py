@@ -250,8 +250,8 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
 
     listing = run("list", "--db", db)
     lines = listing.output.splitlines()
-    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
-                                 "parameters"]
+    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "disk", "built", "search",
+                                 "emb/bm25", "parameters"]
     assert "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6" in lines[1]
     assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
 

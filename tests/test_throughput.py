@@ -245,6 +245,7 @@ def test_the_build_estimate_comes_before_most_files_are_read(tmp_path, monkeypat
     from indexer.settings import Settings
 
     monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
     folder = tmp_path / "docs"
     folder.mkdir()
     for n in range(6):
@@ -279,6 +280,7 @@ def test_the_build_estimate_counts_text_not_markup(tmp_path, monkeypatch):
     from indexer.settings import Settings
 
     monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
     folder = tmp_path / "docs"
     folder.mkdir()
     div = '<div class="section-body paragraph-wrapper" style="margin:0 0 1em 0;padding:0">'
@@ -346,6 +348,7 @@ def test_the_build_estimate_foresees_chunks_from_tokens_not_characters(tmp_path,
     from indexer.settings import Settings
 
     monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
     folder = tmp_path / "docs"
     folder.mkdir()
     flags = " ".join(f"-{c}, --opt-{c}{i}=N[,M]" for i in range(30) for c in "abcdefgh")

@@ -263,7 +263,7 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
     store = Store(settings_from(db, chroma_url))
     entries = store.catalogue.entries()
     disk = store.disk()
-    described = [{**describe(store, e, entries), "disk": disk.of(e).to_dict()} for e in entries]
+    described = [describe(store, e, entries, disk=disk) for e in entries]
     if as_json:
         echo_json(described)
         return

@@ -159,6 +159,13 @@ class CachedEmbedder(Embedder):
         finally:
             self.seconds += time.perf_counter() - t0
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        t0 = time.perf_counter()
+        try:
+            return self.embedder.embed_queries(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
     def embed_query(self, text: str) -> np.ndarray:
         t0 = time.perf_counter()
         try:

@@ -41,6 +41,13 @@ class _LocalModel(Embedder):
                 self._queries.popitem(last=False)
         return vector
 
+    def _remember_all(self, texts: list[str], vectors: np.ndarray) -> None:
+        with self._queries_lock:
+            for text, vector in zip(texts, vectors):
+                self._queries[text] = vector.copy()
+            while len(self._queries) > self.QUERIES:
+                self._queries.popitem(last=False)
+
     def _load(self):
         raise NotImplementedError
 
@@ -80,6 +87,12 @@ class USEEmbedder(_LocalModel):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._remembered(text, lambda t: self.embed_few([t])[0])
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        # no prefixes: a batch of queries is a batch of short texts, each remembered
+        vectors = self.embed_few(list(texts))
+        self._remember_all(texts, vectors)
+        return vectors
 
     def embed_few(self, texts: list[str]) -> np.ndarray:
         # short texts a query waits for: BLAS threads only add synchronisation (and, on a

@@ -33,6 +33,7 @@ EMBED_BATCH = 256
 # chunks heard it only after most of its files' units were embedded (minutes with e5)
 FIRST_BATCH = 32
 OVER = 30.0  # seconds of embedding the first batch foresees worth a line
+ESTIMATE_AFTER = 5.0  # seconds of embedding measured before the estimate is made
 
 Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now
 Advance = Callable[[int], Any]  # the progress bar's step
@@ -112,6 +113,8 @@ class ChunkStream:
         self.chars: list[int] = []  # text each chunk of the batch newly covers
         self.shares = 2 if parts.units.embed else 1  # a file's shares of the progress bar
         self.sample = TextSample(parts.units.tokenizer.count)  # for the estimate
+        # until the estimate is made: chunks embedded, their seconds, the text they cover
+        self.seen_chunks, self.seen_seconds, self.seen_chars = 0, 0.0, 0
 
     def run(self) -> None:
         parts = self.parts
@@ -192,13 +195,23 @@ class ChunkStream:
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
 
+    def _measured(self, chunks: int, seconds: float) -> None:
+        """Count a batch toward the estimate, made once ESTIMATE_AFTER seconds of
+        embedding are measured (a second's batch on a shared machine foresaw from a rate
+        of 19 to 47 texts/s for the same folder)."""
+        self.seen_chunks += chunks
+        self.seen_seconds += seconds
+        self.seen_chars += sum(self.chars)
+        if self.seen_seconds >= ESTIMATE_AFTER:
+            self._estimate(self.seen_chunks, self.seen_seconds)
+
     def _estimate(self, chunks: int, seconds: float) -> None:
         """The build's one line on how long embedding the rest takes (`estimate_line`)."""
         units = self.parts.units
         first = FirstBatch(
             chunks=chunks,
             seconds=seconds,
-            chars=sum(self.chars),
+            chars=self.seen_chars,
             total=self._text(),
             tokens=self.sample.covered,
             density=self.sample.density,
@@ -249,15 +262,14 @@ class ChunkStream:
             self.parents.clear()
         if not batch:
             return
-        first = not parts.report.written
-        if first:  # its rate foresees the rest: the model's loading is not part of it
+        if not parts.report.written:  # the rate foresees the rest: not the model's loading
             with parts.timer("embed"):
                 parts.embedder.warm()
         t0 = time.perf_counter()
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
-        if first:  # say how long the rest will take, if long
-            self._estimate(len(batch), time.perf_counter() - t0)
+        if self.sample.open:  # say how long the rest will take, if long
+            self._measured(len(batch), time.perf_counter() - t0)
         with parts.timer("write wait"):
             metas = self.staging.add(list(batch), vectors)
         with parts.timer("rows"):  # also where the build waits while Chroma's write holds the GIL

@@ -22,7 +22,7 @@ from typing import Any
 from ..chunkers.registry import DEFAULT_STRATEGY, collection_names
 from ..embeddings import canonical_name
 from ..errors import CollectionNotFound, UsageError
-from ..store import Entry, Store
+from ..store import Disk, Entry, Store
 from .fusion import calibrated, current
 from .options import resolve
 
@@ -100,14 +100,20 @@ def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
 
 
 def describe(
-    store: Store, entry: Entry, entries: Sequence[Entry] = (), shown: Callable[[str], str] = str
+    store: Store,
+    entry: Entry,
+    entries: Sequence[Entry] = (),
+    shown: Callable[[str], str] = str,
+    disk: Disk | None = None,
 ) -> dict[str, Any]:
     """A collection as `list --json`, serve's `/api/collections` and MCP's
     `list_collections` show it: every field of its catalogue entry, its `name` among
-    `entries` (`collection_label`), whether it is parent-child, and its default search
-    (`search`, and `tuned` when `indexer tune --save` chose it). `shown` writes its
-    source folders (serve and MCP: never as absolute server paths)."""
+    `entries` (`collection_label`), whether it is parent-child, its default search
+    (`search`, and `tuned` when `indexer tune --save` chose it) and its bytes on disk
+    (`disk`: `DiskUse`; pass one `store.disk()` when describing several). `shown` writes
+    its source folders (serve and MCP: never as absolute server paths)."""
     summary = search_summary(store, entry)
+    used = (disk or store.disk()).of(entry)
     return {
         "name": collection_label(entry, entries or [entry]),
         **entry.__dict__,
@@ -116,6 +122,7 @@ def describe(
         "search": summary["search"],
         "tuned": summary["tuned"],
         "measured": summary["measured"],
+        "disk": used.to_dict(),
     }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..embeddings import Embedder
 from ..text.analyzer import STOPWORDS
 from ..types import Chunk
 from .bm25 import BM25Index
@@ -130,6 +131,9 @@ class Probed(Protocol):
     @property
     def sides(self) -> Lookups: ...
 
+    @property
+    def embedder(self) -> Embedder: ...
+
     def fetch(self, ids: list[str]) -> dict[str, Chunk]: ...
 
 
@@ -142,10 +146,15 @@ def measure(index: Probed, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     if len(ids) < MIN_CHUNKS:
         return {}
     limit = COMMON * len(bm25)
+    known: dict[str, bool] = {}  # words repeat across the probed chunks
 
     def common(word: str) -> bool:
-        terms = bm25.query_terms(word)
-        return not terms or any(t >= 0 and bm25.postings.df([t])[0] > limit for t in terms)
+        if word not in known:
+            terms = bm25.query_terms(word)
+            known[word] = not terms or any(
+                t >= 0 and bm25.postings.df([t])[0] > limit for t in terms
+            )
+        return known[word]
 
     def text_of(chosen: list[str]) -> dict[str, str]:
         return {cid: c.text for cid, c in index.fetch(chosen).items()}
@@ -153,6 +162,7 @@ def measure(index: Probed, n: int = PROBES, seed: int = 0) -> dict[str, float]:
     probes = make_probes(ids, text_of, common, n, seed)
     if len(probes) < MIN_CHUNKS // 2:
         return {}
+    index.embedder.embed_queries([p.query for p in probes])  # one batch, remembered by the model
     dense = sparse = 0.0
     for p in probes:
         dense += reciprocal_rank([cid for cid, _ in index.sides.nearest(p.query, DEPTH)], p.target)
