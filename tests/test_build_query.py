@@ -253,7 +253,8 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
     assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "disk", "built", "search",
                                  "emb/bm25", "parameters"]
     assert "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6" in lines[1]
-    assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
+    assert [line.split()[:3] for line in lines[1:-1]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
+    assert lines[-1].startswith("index folder ") and "embedding cache" in lines[-1]
 
     dumped = run("dump", "--strategy", "fixed64", "--doc", "kargo-ve-teslimat.md", "--db", db, "--json")
     chunks = [json.loads(line) for line in dumped.output.splitlines()]
