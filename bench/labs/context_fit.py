@@ -69,7 +69,8 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         units = candidate_units(hits, tokenizer, gaps)
         if not units:
             continue
-        cos, vec = unit_cosines(index, q.question, units) or (None, None)
+        measured = unit_cosines(index, q.question, units)  # every unit: embedded now where it lacks one
+        cos, vec = measured.values, measured.vectors
         x = features(units, query_idf(index.bm25, q.question), index.unit_terms, cos, vec,
                      index.sides.query_vector(q.question))
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
