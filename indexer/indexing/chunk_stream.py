@@ -32,7 +32,7 @@ EMBED_BATCH = 256
 # the first batch is small, so the estimate comes early: at 256, a folder of a few hundred
 # chunks heard it only after most of its files' units were embedded (minutes with e5)
 FIRST_BATCH = 32
-OVER = 30.0  # seconds of embedding the first batch foresees worth a line
+OVER = 30.0  # seconds of embedding the first batches foresee worth a line
 ESTIMATE_AFTER = 5.0  # seconds of embedding measured before the estimate is made
 
 Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now

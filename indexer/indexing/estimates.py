@@ -1,4 +1,4 @@
-"""A build's clock: the time of each stage, and one line from the first embedding batch
+"""A build's clock: the time of each stage, and one line from the first embedding batches
 saying how long the rest will take (at one rate per kind of text, which it names)."""
 
 from __future__ import annotations
@@ -46,13 +46,14 @@ class Timer:
 
 @dataclass(kw_only=True)
 class FirstBatch:
-    """What a build knows when its first chunk batch is embedded: the batch (`chunks`
-    texts in `seconds` of embedding, the model already loaded), the text the files read
+    """What a build knows once its first chunk batches are embedded (a few seconds'
+    worth, `chunk_stream.ESTIMATE_AFTER`): the batches (`chunks` texts in `seconds` of
+    embedding, the model already loaded), the text the files read
     so far hold (`chars`) against all of it (`total`, foreseen from the bytes), the
     queries the build will embed to measure its embedder (`probes`: a full build's
     `retrieval.worth`, one chunk's time each), and, when units are embedded at build
     time, how many of their texts took how long for how much text so far. The chunks
-    still to come are foreseen from the tokens the batch covers against the tokens of all
+    still to come are foreseen from the tokens the batches cover against the tokens of all
     the text (at the density of the files read so far: a first batch of a man page's
     synopsis holds 0.32 tokens a character, the page 0.25, the folder 0.22), else from
     characters."""
@@ -61,7 +62,7 @@ class FirstBatch:
     seconds: float
     chars: float
     total: int
-    tokens: int = 0  # of the text the batch's chunks cover (0: unknown)
+    tokens: int = 0  # of the text the batches' chunks cover (0: unknown)
     density: float = 0.0  # tokens per character of the files read so far (0: unknown)
     probes: int = 0
     unit_texts: int = 0
@@ -70,9 +71,9 @@ class FirstBatch:
 
 
 def estimate_line(first: FirstBatch, over: float = 30.0) -> str | None:
-    """One line after the first embedding batch: how many texts the whole input makes
+    """One line after the first embedding batches: how many texts the whole input makes
     at the rate the first files did, and how long embedding them takes, each count
-    divided by the one rate the line names (chunks and probes at the first batch's; the
+    divided by the one rate the line names (chunks and probes at the first batches'; the
     units still to come at theirs so far). None when that is under `over` seconds."""
     if first.chunks <= 0 or first.seconds <= 0 or first.chars <= 0:
         return None
@@ -101,9 +102,9 @@ def _share(first: FirstBatch) -> float:
 
 
 class TextSample:
-    """What a build's estimate learns of the text before its first batch: the tokens per
+    """What a build's estimate learns of the text before its estimate: the tokens per
     character of the files read so far (their first LIMIT characters each), and the tokens
-    of the text the first batch's chunks newly cover."""
+    of the text the first batches' chunks newly cover."""
 
     LIMIT = 1_000_000
 
