@@ -102,7 +102,7 @@ def _share(first: FirstBatch) -> float:
 
 
 class TextSample:
-    """What a build's estimate learns of the text before its estimate: the tokens per
+    """What a build learns of its text before it foresees the rest: the tokens per
     character of the files read so far (their first LIMIT characters each), and the tokens
     of the text the first batches' chunks newly cover."""
 
