@@ -175,7 +175,7 @@ def test_a_library_is_searched_with_the_fusion_calibrated_for_code(library):
 
 def test_bm25_alone_ranks_the_tests_above_the_definition(library):
     """What the exact-match signal is for: by term counts, the tests win."""
-    ranked = library.sides.sparse("slugify", 10)
+    ranked = library.snapshot().sides.sparse("slugify", 10)
     docs = [library.fetch([cid])[cid].doc_id for cid, _ in ranked]
     assert docs[0] == "tests/test_slug.py"
 
@@ -283,7 +283,7 @@ def test_a_class_split_into_methods_and_module_constants_are_definitions(lint, m
 @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
 def test_a_bare_code_finds_the_row_that_defines_it(lint, mode):
     lint = lint["headers"]
-    ranked = lint.sides.sparse("SEV2", 10)
+    ranked = lint.snapshot().sides.sparse("SEV2", 10)
     assert "| SEV2 |" not in lint.fetch([ranked[0][0]])[ranked[0][0]].text  # by term counts, the credits win
     top = lint.search("SEV2", mode=mode, k=3)[0]
     assert "| SEV2 | Major feature degraded" in top.chunk.text

@@ -22,13 +22,13 @@ QUERIES = ["kargo ücreti ne kadar", "iade süresi kaç gün", "hediye kartı ge
 
 def assert_rows_match_chroma(db, name="fixed64"):
     index = Index.open(name, settings=Settings.load(db=db))
-    rows = index.rows
+    rows = index.snapshot().parts.rows
     assert rows is not None, "no rows beside the version"
     live = {c.id: c for c in index.chunks()}  # read from Chroma
     assert rows.n == index.entry.chunks == len(live)
     assert rows.records(live) == live
     # the live rows are exactly the version's: a scan over every vector returns them all
-    every = rows.nearest(index.sides.query_vector("kargo"), rows.n + 10)
+    every = rows.nearest(index.snapshot().sides.query_vector("kargo"), rows.n + 10)
     assert sorted(cid for cid, _ in every) == sorted(live)
     return index, rows
 
@@ -41,7 +41,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
     assert rows.delta is None and len(rows.deleted) == 0
     # nearest by an exact scan = Chroma's HNSW on a collection this small
     for q in QUERIES:
-        vector = index.sides.query_vector(q)
+        vector = index.snapshot().sides.query_vector(q)
         chroma = index.store.records.nearest(index.entry, vector, 10)
         scanned = rows.nearest(vector, 10)
         assert [c for c, _ in scanned] == [c for c, _ in chroma]
@@ -65,7 +65,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
 
     # the same folder built from scratch holds the same records
     build([corpus], ["fixed64"], settings=Settings.load(db=tmp_path / "fresh"))
-    fresh = Index.open("fixed64", settings=Settings.load(db=tmp_path / "fresh")).rows
+    fresh = Index.open("fixed64", settings=Settings.load(db=tmp_path / "fresh")).snapshot().parts.rows
     ids = [c.id for c in Index.open("fixed64", settings=Settings.load(db=db)).chunks()]
     assert fresh.records(ids) == rows.records(ids)
 
@@ -99,7 +99,7 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
     vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for q in QUERIES:
-        q_vec = index.sides.query_vector(q)
+        q_vec = index.snapshot().sides.query_vector(q)
         cosines = vectors @ (q_vec / np.linalg.norm(q_vec))
         expected = [chunks[i].id for i in np.argsort(-cosines, kind="stable")[:8]]
         got = index.search(q, mode="embedding", k=8)
@@ -127,7 +127,7 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental"
     latest = Index.open("fixed64", settings=Settings.load(db=db))
-    assert latest.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
+    assert latest.snapshot().parts.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
     assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
     # ...until a full build writes them again
     build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))

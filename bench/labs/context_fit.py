@@ -70,10 +70,10 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         if not units:
             continue
         cos, vec = unit_cosines(index, q.question, units) or (None, None)
-        x = features(units, query_idf(index.bm25, q.question), index.unit_terms, cos, vec,
-                     index.sides.query_vector(q.question))
+        x = features(units, query_idf(index.snapshot().parts.bm25, q.question), index.snapshot().parts.unit_terms, cos, vec,
+                     index.snapshot().sides.query_vector(q.question))
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
-        x_lex = features(units, query_idf(index.bm25, q.question), index.unit_terms, None)
+        x_lex = features(units, query_idf(index.snapshot().parts.bm25, q.question), index.snapshot().parts.unit_terms, None)
         rows.append({"id": q.id, "x": x, "x_lex": x_lex, "y": y, "units": units, "gaps": gaps, "spans": spans})
     out = LAB / f"ctx-{name}-{strategy}{_suffix(embedder)}.pkl"
     out.write_bytes(pickle.dumps(rows))

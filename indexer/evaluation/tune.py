@@ -346,8 +346,9 @@ def _settings(index: Index) -> list[SearchOptions]:
     The current default is always scored (a setting saved by hand or by an older grid may
     not be among the candidates), last so that ties go to the grid."""
     current = index.options(SearchOptions(k=MRR_DEPTH))
+    fusion = index.snapshot().parts.fusion
     grid = [
-        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, fusion)
         for raw in candidates()
     ]
     settings: list[SearchOptions] = []

@@ -9,11 +9,10 @@ unchanged build measures a collection built before measurements existed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
-from ..retrieval import Index
+from ..retrieval.snapshot import Snapshot
 from ..retrieval.worth import measure
 from ..store import Entry, Store
 
@@ -29,7 +28,7 @@ def measured(
         kept = (old.extra.get("fusion") or {}).get("measured")
         if kept and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
             return kept
-    return measure(Index(store, entry, embedder, refresh=math.inf))
+    return measure(Snapshot.of(store, entry, embedder=lambda: embedder))
 
 
 def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> None:
@@ -38,7 +37,7 @@ def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> N
     caller holds the build lease)."""
     fusion = entry.extra.get("fusion")
     if isinstance(fusion, dict) and not fusion.get("measured"):
-        found = measure(Index(store, entry, embedder, refresh=math.inf))
+        found = measure(Snapshot.of(store, entry, embedder=lambda: embedder))
         if found:  # {}: too small to tell, as before
             extra = {**entry.extra, "fusion": {**fusion, "measured": found}}
             store.catalogue.publish(replace(entry, extra=extra))

@@ -18,22 +18,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
-
 import numpy as np
 
-from ..embeddings import Embedder, EmbeddingCache, text_key
+from ..embeddings import EmbeddingCache, text_key
 from ..errors import UsageError
 from ..text.tokens import Tokenizer, get_tokenizer
-from ..store import Entry, Store
 from ..types import Hit
-from .bm25 import BM25Index
+from . import searching
 from .context_pack import Context, pack, render
-from .context_score import LEXICAL, WEIGHTS, TermMemo, features, probabilities, query_idf
+from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
 from .options import SearchOptions
-
-from .sides import Sides
+from .snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
@@ -55,7 +51,7 @@ __all__ = [
 
 
 def answer_context(
-    index: Answered,
+    snapshot: Snapshot,
     query: str,
     budget: int,
     options: SearchOptions | None = None,
@@ -63,34 +59,13 @@ def answer_context(
     candidates: int = CANDIDATES,
     mass: float = MASS,
 ) -> Context:
-    """The context for `query` from `index` (an open `Index`) in at most `budget`
-    tokens of the tool's tokenizer, labels included."""
+    """The context for `query` from one version of a collection (`snapshot`) in at most
+    `budget` tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
     base = options or SearchOptions()
     wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
-    hits = index.search(query, wanted)
-    return scored_units(index, query, hits).pack(budget, mass, base.k)
-
-
-class Answered(Protocol):
-    """What a context reads of an open collection (`retrieval.Index`)."""
-
-    store: Store
-    entry: Entry
-
-    @property
-    def bm25(self) -> BM25Index: ...
-
-    @property
-    def sides(self) -> Sides: ...
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def unit_terms(self) -> TermMemo: ...
-
-    def search(self, query: str, options: SearchOptions) -> list[Hit]: ...
+    hits = searching.search(snapshot, query, snapshot.resolve(wanted))
+    return scored_units(snapshot, query, hits).pack(budget, mass, base.k)
 
 
 def check(budget: int, mass: float = MASS) -> None:
@@ -155,51 +130,52 @@ def definition_units(hits: list[Hit], units: list[Unit]) -> list[int]:
     return inside[at:]  # from the line that names it: a chunk may hold what comes before
 
 
-def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:
-    """The units of `hits` (candidates of `index`'s search for `query`) scored."""
-    tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
+def scored_units(snapshot: Snapshot, query: str, hits: list[Hit]) -> Scored:
+    """The units of `hits` (candidates of a search of `snapshot` for `query`) scored."""
+    parts = snapshot.parts
+    tokenizer = get_tokenizer(cache_dir=parts.store.settings.tiktoken_dir)
     gaps: Gaps = {}
     units = candidate_units(hits, tokenizer, gaps)
     scoring, probs = "bm25", np.zeros(0)
     if units:
-        embedded = unit_cosines(index, query, units)
+        embedded = unit_cosines(snapshot, query, units)
         cosines, vectors = embedded if embedded is not None else (None, None)
         scoring = "bm25+embedding" if cosines is not None else "bm25"
         matrix = features(
             units,
-            query_idf(index.bm25, query),
-            index.unit_terms,
+            query_idf(parts.bm25, query),
+            parts.unit_terms,
             cosines,
             vectors,
-            index.sides.query_vector(query) if vectors is not None else None,
+            snapshot.sides.query_vector(query) if vectors is not None else None,
         )
         probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
-    return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
+    return Scored(query, snapshot.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
 
 
 def unit_cosines(
-    index: Answered, query: str, units: list[Unit]
+    snapshot: Snapshot, query: str, units: list[Unit]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Cosine of each unit's vector with the query's; None when too many are missing."""
     texts = [u.embedded_text() for u in units]
     keys = [text_key(t) for t in texts]
-    found = _cached_vectors(index, keys)
+    found = _cached_vectors(snapshot, keys)
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if len(missing) > MISSING_EMBEDDED:
         return None
     if missing:
         by_key = dict(zip(keys, texts))
-        vectors = index.embedder.embed_documents([by_key[k] for k in missing])
+        vectors = snapshot.parts.embedder.embed_documents([by_key[k] for k in missing])
         found.update(zip(missing, vectors))
     matrix = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
-    return matrix @ index.sides.query_vector(query), matrix
+    return matrix @ snapshot.sides.query_vector(query), matrix
 
 
-def _cached_vectors(index: Answered, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+def _cached_vectors(snapshot: Snapshot, keys: list[bytes]) -> dict[bytes, np.ndarray]:
     """The vectors the index's embedding cache holds of these text keys (by key)."""
-    cache = EmbeddingCache.reader(index.store.cache_dir)
+    cache = EmbeddingCache.reader(snapshot.parts.store.cache_dir)
     if cache is None:
         return {}
-    found = cache.get_many(index.entry.embedder, list(set(keys)))
+    found = cache.get_many(snapshot.entry.embedder, list(set(keys)))
     cache.close()
     return found

@@ -11,8 +11,8 @@ chunks). Otherwise it asks Chroma, for more when records outside the version (a 
 progress, superseded ones) crowd the live ones out.
 
 To search another way (an in-memory copy, a lab), subclass `Sides` and override
-`nearest` or `matching` (the uncached lookups) or `query_vector`; `Index.sides` holds the
-one a handle uses.
+`nearest` or `matching` (the uncached lookups) or `query_vector`, and pass the class to
+`Snapshot.of`. `Sides` reads one version's parts (`snapshot.Parts`), never the handle.
 """
 
 from __future__ import annotations
@@ -20,54 +20,40 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
-from ..embeddings import Embedder
 from ..errors import EmbedderMismatch
-from ..store import Entry, Store
-from .bm25 import BM25Index
+from ..store import Entry
 from .ranking import Side
-from .rows import RowStore
+
+if TYPE_CHECKING:
+    from .parts import Parts
 
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW
 RECENT = 96  # (side, query, depth) answers remembered
 T = TypeVar("T")
-
-
-class Opened(Protocol):
-    """What the sides read from the handle they serve (`Index`): its current version and
-    the parts it opens lazily (they change when it follows a rebuild)."""
-
-    store: Store
-    entry: Entry
-    one_shot: bool
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def bm25(self) -> BM25Index: ...
-
-    @property
-    def rows(self) -> RowStore | None: ...
+# what makes a version's `Sides` from its parts (the class itself, or a subclass's maker)
+SidesFactory = Callable[..., "Sides"]
 
 
 class Sides:
-    """The candidate lists of one handle, remembered for the last RECENT (side, query,
-    depth) asked; `clear` forgets them (the handle switched versions)."""
+    """The candidate lists of one version (`parts`), remembered for the last RECENT
+    (side, query, depth) asked. `one_shot`: a process that answers a query or two and
+    exits scans a large collection's stored vectors rather than load its HNSW index."""
 
-    def __init__(self, index: Opened) -> None:
-        self.index = index
-        self.store = index.store
+    def __init__(self, parts: Parts, *, one_shot: bool = False) -> None:
+        self.parts = parts
+        self.one_shot = one_shot
+        self.store = parts.store
         self._recent: OrderedDict[tuple[str, str, int], object] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
     def entry(self) -> Entry:
-        return self.index.entry
+        return self.parts.entry
 
     # -- remembered ---------------------------------------------------------------------
     def dense(self, query: str, n: int) -> Side:
@@ -81,10 +67,6 @@ class Sides:
     def coverage(self, query: str, n: int) -> float:
         """The share of the query's IDF mass in BM25's best match (0 for no match)."""
         return self._remembered(("coverage", query, n), lambda: self._covered(query, n))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._recent.clear()
 
     def _remembered(self, key: tuple[str, str, int], compute: Callable[[], T]) -> T:
         with self._lock:
@@ -101,7 +83,7 @@ class Sides:
 
     def _covered(self, query: str, n: int) -> float:
         top = self.sparse(query, n)
-        bm25 = self.index.bm25
+        bm25 = self.parts.bm25
         return bm25.coverage(query, [bm25.position(top[0][0])])[0] if top else 0.0
 
     # -- looked up ----------------------------------------------------------------------
@@ -115,7 +97,7 @@ class Sides:
 
             if looks_turkish_ascii(query):
                 text = deasciify(query)
-        vector = self.index.embedder.embed_query(text)
+        vector = self.parts.embedder.embed_query(text)
         if vector.shape[-1] != self.entry.dimension:
             raise EmbedderMismatch(
                 f"the embedder returned {vector.shape[-1]}-d vectors but {self.entry.strategy!r} "
@@ -126,11 +108,11 @@ class Sides:
     def nearest(self, query: str, n: int) -> Side:
         """`dense`, not remembered: the stored vectors scanned, or Chroma asked."""
         vector = self.query_vector(query)
-        live = self.index.bm25  # lists exactly the version's chunks
+        live = self.parts.bm25  # lists exactly the version's chunks
         n = min(n, len(live))
         entry = self.entry
-        if entry.chunks < EXACT_UNDER or (self.index.one_shot and entry.chunks >= SCAN_FROM):
-            rows = self.index.rows
+        if entry.chunks < EXACT_UNDER or (self.one_shot and entry.chunks >= SCAN_FROM):
+            rows = self.parts.rows
             if rows is not None:
                 return rows.nearest(vector, n)
         ask = n + len(entry.pending_ids) + 8
@@ -143,5 +125,5 @@ class Sides:
 
     def matching(self, query: str, n: int) -> Side:
         """`sparse`, not remembered."""
-        index = self.index.bm25
+        index = self.parts.bm25
         return [(index.ids[pos], score) for pos, score in index.search(query, n)]
