@@ -126,7 +126,8 @@ class Tools:
         index = self.index(strategy)
         if max_tokens is not None:
             return self.context(index, query, mode, k, max_tokens)
-        hits, options = index.lookup(query, SearchOptions(mode=mode, k=k))
+        found = index.lookup(query, SearchOptions(mode=mode, k=k))
+        hits, options = found.hits, found.options
         results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
         return {
             "strategy": index.entry.strategy,

@@ -146,7 +146,8 @@ def query(
     if budget is not None or fill:
         _answer_context(index, request, budget, fill, as_json)
         return
-    hits, resolved = index.lookup(request)
+    found = index.lookup(request)
+    hits, resolved = found.hits, found.options
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
     _stale_warning(index)

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..loaders import load_documents
-from ..retrieval import Index, SearchOptions
+from ..retrieval import Index, ResolvedOptions, SearchOptions
 from ..retrieval import resolve as resolve_options
 from ..settings import Settings, settings_for
 from ..store import Store
@@ -61,7 +61,7 @@ def candidates() -> list[dict[str, Any]]:
 class Candidate:
     strategy: str
     embedder: str
-    options: SearchOptions  # resolved for the collection
+    options: ResolvedOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
     ndcg: list[float] = field(
         default_factory=list
@@ -337,11 +337,11 @@ def _decide(
     return Decision(default, winner, gain, ci95, tuned_before=bool(index.saved), margin=margin)
 
 
-def _key(options: SearchOptions) -> str:
+def _key(options: ResolvedOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _settings(index: Index) -> list[SearchOptions]:
+def _settings(index: Index) -> list[ResolvedOptions]:
     """The grid's settings resolved for a collection, then its current default, each once.
     The current default is always scored (a setting saved by hand or by an older grid may
     not be among the candidates), last so that ties go to the grid."""
@@ -351,7 +351,7 @@ def _settings(index: Index) -> list[SearchOptions]:
         resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, fusion)
         for raw in candidates()
     ]
-    settings: list[SearchOptions] = []
+    settings: list[ResolvedOptions] = []
     seen: set[str] = set()
     for options in grid + [current]:
         key = _key(options)

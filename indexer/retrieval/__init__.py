@@ -12,7 +12,16 @@ from .collections import (
 )
 from .context_pack import Context, Span
 from .index import Index, search
-from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query, resolve
+from .options import (
+    DEFAULTS,
+    FUSIONS,
+    MODES,
+    Query,
+    ResolvedOptions,
+    SearchOptions,
+    check_query,
+    resolve,
+)
 
 __all__ = [
     "Context",
@@ -22,6 +31,7 @@ __all__ = [
     "MODES",
     "Query",
     "RULE",
+    "ResolvedOptions",
     "SearchOptions",
     "Span",
     "check_query",

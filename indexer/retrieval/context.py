@@ -17,7 +17,7 @@ beyond that the units are scored without vectors (`Context.scoring` says "bm25")
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
 
 from ..embeddings import EmbeddingCache, text_key
@@ -28,7 +28,7 @@ from . import searching
 from .context_pack import Context, pack, render
 from .context_score import LEXICAL, WEIGHTS, features, probabilities, query_idf
 from .context_units import Gaps, Unit, candidate_units
-from .options import SearchOptions
+from .options import ResolvedOptions, SearchOptions
 from .snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
@@ -54,7 +54,7 @@ def answer_context(
     snapshot: Snapshot,
     query: str,
     budget: int,
-    options: SearchOptions | None = None,
+    options: SearchOptions | ResolvedOptions | None = None,
     *,
     candidates: int = CANDIDATES,
     mass: float = MASS,
@@ -62,9 +62,9 @@ def answer_context(
     """The context for `query` from one version of a collection (`snapshot`) in at most
     `budget` tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
-    base = options or SearchOptions()
-    wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
-    hits = searching.search(snapshot, query, snapshot.resolve(wanted))
+    base = snapshot.resolve(options)
+    wanted = replace(base, k=max(candidates, base.k, 1))
+    hits = searching.search(snapshot, query, wanted)
     return scored_units(snapshot, query, hits).pack(budget, mass, base.k)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..embeddings import Embedder, get_embedder
@@ -29,13 +30,14 @@ from ..types import Chunk, Hit
 from . import searching
 from .bm25 import BM25Index
 from .collections import choose
-from .options import Query, SearchOptions
+from .options import Query, ResolvedOptions, SearchOptions
 from .sides import Sides, SidesFactory
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
     from .context_pack import Context
 
+Options = SearchOptions | ResolvedOptions  # a request, or settings already resolved
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 
 
@@ -186,40 +188,32 @@ class Index:
         """The collection's saved search settings (`indexer tune --save`), if any."""
         return self.entry.extra.get("search") or {}
 
-    def options(self, options: SearchOptions | None = None, **kw: Any) -> SearchOptions:
+    def options(self, options: SearchOptions | None = None, **kw: Any) -> ResolvedOptions:
         """`options` (or keyword settings) resolved for this collection (`resolve`: its
         saved settings, then its calibrated fusion, then the defaults; checked)."""
         return self._current.resolve(options or SearchOptions(**kw))
 
     # -- searching ------------------------------------------------------------------------
-    def search(
-        self, query: str | Query, options: SearchOptions | None = None, **kw: Any
-    ) -> list[Hit]:
+    def search(self, query: str | Query, options: Options | None = None, **kw: Any) -> list[Hit]:
         """The top k hits, best first (`retrieval.steps`): the top 5 is always the
         prefix of the top 10, a text comes back once, scores never rise down the list;
         parent-child collections return their parents."""
-        return self.lookup(query, options, **kw)[0]
+        return self.lookup(query, options, **kw).hits
 
-    def lookup(
-        self, query: str | Query, options: SearchOptions | None = None, **kw: Any
-    ) -> tuple[list[Hit], SearchOptions]:
-        """`search`, and the options it resolved (the collection's saved settings, then
+    def lookup(self, query: str | Query, options: Options | None = None, **kw: Any) -> Found:
+        """`search`, with the options it resolved (the collection's saved settings, then
         the defaults, filling what `options` left unset). A `Query` was checked where it
         was made; a string (and its options) is checked here."""
         request = _request(query, options, kw)
-        snapshot = self.snapshot()
         try:
-            resolved = snapshot.resolve(request.options)
-            return searching.search(snapshot, request.text, resolved), resolved
+            return _found(self.snapshot(), request)
         except CollectionNotFound:
             if not self.follow(force=True):  # the version we read was replaced under us
                 raise
-            snapshot = self._current
-            resolved = snapshot.resolve(request.options)
-            return searching.search(snapshot, request.text, resolved), resolved
+            return _found(self._current, request)
 
     def context(
-        self, query: str | Query, budget: int, options: SearchOptions | None = None, **kw: Any
+        self, query: str | Query, budget: int, options: Options | None = None, **kw: Any
     ) -> Context:
         """The best spans for `query` in at most `budget` tokens (labels included), cut
         from the candidates of this collection's own search (`retrieval.context`)."""
@@ -254,10 +248,25 @@ class Index:
         return out
 
 
-def _request(query: str | Query, options: SearchOptions | None, kw: dict[str, Any]) -> Query:
+@dataclass(frozen=True)
+class Found:
+    """A search's hits and the options it ran with."""
+
+    hits: list[Hit]
+    options: ResolvedOptions
+
+
+def _found(snapshot: Snapshot, request: Query) -> Found:
+    options = snapshot.resolve(request.options)
+    return Found(searching.search(snapshot, request.text, options), options)
+
+
+def _request(query: str | Query, options: Options | None, kw: dict[str, Any]) -> Query:
     """A `Query` as it was made, or a string (and its options) checked here."""
     if isinstance(query, Query):
         return query
+    if isinstance(options, ResolvedOptions):
+        options = options.request()
     return Query.checked(query, options or SearchOptions(**kw))
 
 

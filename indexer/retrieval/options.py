@@ -20,14 +20,6 @@ UNENCODABLE = re.compile("[\ud800-\udfff]")
 T = TypeVar("T")
 
 
-def resolved(value: T | None, name: str) -> T:
-    """A setting that `resolve` fills in: what a search reads from resolved options
-    (ValueError for options that were not resolved)."""
-    if value is None:
-        raise ValueError(f"the search option {name} is unset: resolve the options first")
-    return value
-
-
 def _bad(value: T | None, test: Callable[[T], bool]) -> bool:
     """Whether a setting is set and fails its test."""
     return value is not None and not test(value)
@@ -35,8 +27,9 @@ def _bad(value: T | None, test: Callable[[T], bool]) -> bool:
 
 @dataclass
 class SearchOptions:
-    """How to search. A setting left None is filled by `resolve`: the collection's saved
-    choice (`indexer tune --save`), its calibrated fusion, else the library default
+    """How a caller asks to search. A setting left None is filled by `resolve`, which
+    makes the `ResolvedOptions` a search runs with: the collection's saved choice
+    (`indexer tune --save`), its calibrated fusion, else the library default
     (`DEFAULTS`)."""
 
     mode: str | None = None  # embedding | bm25 | hybrid
@@ -55,23 +48,8 @@ class SearchOptions:
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
 
     def settings(self) -> dict[str, Any]:
-        """The search settings a collection can save (everything but k and depths)."""
+        """The saveable settings it names (everything but k and depths)."""
         return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
-
-    def describe(self) -> str:
-        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
-        the embedding side's share (adaptive: from BM25 covering the query well to
-        poorly, across those coverage bounds), or RRF's k and weights."""
-        if self.mode != "hybrid":
-            return str(self.mode)
-        if self.fusion == "adaptive":
-            (a, b) = resolved(self.alpha_range, "alpha_range")
-            (c, d) = resolved(self.coverage_range, "coverage_range")
-            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
-        if self.fusion == "weighted":
-            return f"hybrid weighted {self.alpha:g}"
-        weights = resolved(self.weights, "weights")
-        return f"hybrid rrf k={self.rrf_k} {weights[0]:g}:{weights[1]:g}"
 
     def check(self) -> None:
         """Raise a usage error naming the first bad setting; unset (None) settings pass."""
@@ -110,7 +88,45 @@ class SearchOptions:
                 raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
 
 
-DEFAULTS = SearchOptions(
+@dataclass(frozen=True, kw_only=True)
+class ResolvedOptions:
+    """The settings a search runs with: every one named (`resolve` fills a request's
+    unset ones and checks them)."""
+
+    mode: str
+    k: int
+    fusion: str
+    alpha: float
+    alpha_range: tuple[float, float]
+    coverage_range: tuple[float, float]
+    rrf_k: int
+    weights: tuple[float, float]
+    candidates: int
+    children_k: int
+
+    def settings(self) -> dict[str, Any]:
+        """The search settings a collection can save (everything but k and depths)."""
+        return {name: getattr(self, name) for name in SearchOptions.SAVED}
+
+    def request(self, **changes: Any) -> SearchOptions:
+        """These settings as a request (every one named), with `changes`."""
+        return SearchOptions(**{**self.__dict__, **changes})
+
+    def describe(self) -> str:
+        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
+        the embedding side's share (adaptive: from BM25 covering the query well to
+        poorly, across those coverage bounds), or RRF's k and weights."""
+        if self.mode != "hybrid":
+            return str(self.mode)
+        if self.fusion == "adaptive":
+            (a, b), (c, d) = self.alpha_range, self.coverage_range
+            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
+        if self.fusion == "weighted":
+            return f"hybrid weighted {self.alpha:g}"
+        return f"hybrid rrf k={self.rrf_k} {self.weights[0]:g}:{self.weights[1]:g}"
+
+
+DEFAULTS = ResolvedOptions(
     mode="hybrid",
     k=5,
     fusion="adaptive",
@@ -125,17 +141,19 @@ DEFAULTS = SearchOptions(
 
 
 def resolve(
-    options: SearchOptions | None = None,
+    options: SearchOptions | ResolvedOptions | None = None,
     saved: Mapping[str, Any] | None = None,
     embedder: str = "",
     fusion: Mapping[str, Any] | None = None,
-) -> SearchOptions:
+) -> ResolvedOptions:
     """`options` with every unset (None) value filled, then checked (a usage error names
     the first bad setting): from `saved` (a collection's tuned settings, `indexer tune
     --save`), then its calibrated fusion (`fusion`: the adaptive ranges chosen at build
     time for its embedder and kind of chunks, `retrieval.entry_fusion`), then the defaults
     (`DEFAULTS`, the adaptive ranges per `embedder`). What every search, `list` and the
     evaluator resolve options by (`Index.options` for an open collection)."""
+    if isinstance(options, ResolvedOptions):
+        return options
     options = options or SearchOptions()
     defaults = _adaptive_defaults(embedder, fusion)
     values: dict[str, Any] = {}  # the settings by name (saved ones are JSON)
@@ -146,9 +164,8 @@ def resolve(
         if value is None:
             value = defaults.get(f.name, getattr(DEFAULTS, f.name))
         values[f.name] = tuple(value) if isinstance(value, list) else value
-    filled = SearchOptions(**values)
-    filled.check()
-    return filled
+    SearchOptions(**values).check()
+    return ResolvedOptions(**values)
 
 
 def _adaptive_defaults(

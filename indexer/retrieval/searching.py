@@ -15,12 +15,12 @@ from dataclasses import replace
 
 from ..types import Hit
 from . import steps
-from .options import SearchOptions
+from .options import ResolvedOptions
 from .snapshot import Snapshot
 from .steps import Pass
 
 
-def search(snapshot: Snapshot, query: str, options: SearchOptions) -> list[Hit]:
+def search(snapshot: Snapshot, query: str, options: ResolvedOptions) -> list[Hit]:
     """The top k hits of `query` under resolved `options` in one version, best first."""
     return run(steps.start(query, options, snapshot)).hits
 

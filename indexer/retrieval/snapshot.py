@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..embeddings import Embedder
 from ..store import Entry, Store
-from .options import SearchOptions, resolve
+from .options import ResolvedOptions, SearchOptions, resolve
 from .parts import Parts
 from .sides import Sides, SidesFactory
 
@@ -51,7 +51,7 @@ class Snapshot:
         changed; the version's parts stay open)."""
         return Snapshot(entry, self.parts, self.sides)
 
-    def resolve(self, options: SearchOptions | None = None) -> SearchOptions:
+    def resolve(self, options: SearchOptions | ResolvedOptions | None = None) -> ResolvedOptions:
         """`options` resolved for this version (`options.resolve`: the collection's saved
         settings, then its calibrated fusion, then the defaults; checked)."""
         saved = self.entry.extra.get("search") or {}

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .hits import distinct, to_parents
-from .options import SearchOptions, resolved
+from .options import ResolvedOptions
 from .ranking import (
     Candidate,
     Side,
@@ -53,7 +53,7 @@ class Pass:
     what each step found so far."""
 
     query: str
-    options: SearchOptions  # resolved
+    options: ResolvedOptions
     snapshot: Snapshot
     depth: Depth
     dense: Side = field(default_factory=list)
@@ -192,17 +192,17 @@ STEPS: list[Step] = [
 ]
 
 
-def first_depth(options: SearchOptions) -> int:
+def first_depth(options: ResolvedOptions) -> int:
     """The depth each side is first searched to."""
-    return max(options.k, resolved(options.candidates, "candidates"))
+    return max(options.k, options.candidates)
 
 
-def start(query: str, options: SearchOptions, snapshot: Snapshot) -> Pass:
+def start(query: str, options: ResolvedOptions, snapshot: Snapshot) -> Pass:
     """The first pass of a search: a parent-child collection takes `children_k` children
     at least and orders all of them; otherwise only the first k are ordered."""
     n = first_depth(options)
     if snapshot.entry.parents:
-        n = max(n, resolved(options.children_k, "children_k"))
+        n = max(n, options.children_k)
         return Pass(query=query, options=options, snapshot=snapshot, depth=Depth(n=n, keep=None))
     depth = Depth(n=n, keep=options.k)
     return Pass(query=query, options=options, snapshot=snapshot, depth=depth)

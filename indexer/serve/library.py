@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import CollectionNotFound, UsageError
 from ..paths import shown_path
-from ..retrieval import Index, SearchOptions, choose, collection_label, describe
+from ..retrieval import Index, ResolvedOptions, SearchOptions, choose, collection_label, describe
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
@@ -186,15 +186,15 @@ class Library:
     # -- searching ---------------------------------------------------------------------
     def search(
         self, name: str, query: str, options: SearchOptions, doc: str | None = None
-    ) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
+    ) -> tuple[Index, ResolvedOptions, list[Hit], list[int]]:
         """The top k hits of a collection (only those of document `doc` when given:
         searched deeper until k of them are found), their options, and each hit's rank
         in the whole collection."""
         index = self.index(name)
         try:
             if not doc:
-                hits, resolved = index.lookup(query, options)
-                return index, resolved, hits, [h.rank for h in hits]
+                found = index.lookup(query, options)
+                return index, found.options, found.hits, [h.rank for h in found.hits]
             resolved = index.options(options)
             return (index, resolved, *self._in_doc(index, query, resolved, doc))
         except CollectionNotFound:
@@ -202,7 +202,7 @@ class Library:
             raise
 
     def _in_doc(
-        self, index: Index, query: str, options: SearchOptions, doc: str
+        self, index: Index, query: str, options: ResolvedOptions, doc: str
     ) -> tuple[list[Hit], list[int]]:
         total = max(index.count(), 1)
         assert (
