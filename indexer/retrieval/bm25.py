@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ..errors import UsageError
 from ..text.analyzer import Analyzer
 from . import bm25_files as files
-from .bm25_reference import IdScorer, TermScorer, build_bm25s, lucene_okapi
+from .bm25_reference import Scorer, build_bm25s, lucene_okapi
 from .bm25_saved import read_saved
 from .lookup import IdTable, Vocabulary, blob, strings
 from .postings import SEGMENT_ARRAYS, Floats, Ints, Postings, Segment
@@ -104,8 +104,8 @@ class BM25Index:
         self.source = (
             source  # (folder, sha256 of its files): the base's files, to link rather than write
         )
-        self._okapi: TermScorer | None = None
-        self._bm25s: IdScorer | None = None
+        self._okapi: Scorer | None = None
+        self._bm25s: Scorer | None = None
         self._live: Ints | None = None
         if self.engine == "bm25s":
             self._bm25s = self._build_bm25s()
@@ -274,7 +274,7 @@ class BM25Index:
     def _doc_terms(self) -> list[list[int]]:
         return [self.postings.doc_terms(p).tolist() for p in self.live.tolist()]
 
-    def _build_bm25s(self) -> IdScorer:
+    def _build_bm25s(self) -> Scorer:
         return build_bm25s(self._doc_terms(), len(self.vocab), self.k1, self.b)
 
     # -- searching -------------------------------------------------------------------------
@@ -297,7 +297,9 @@ class BM25Index:
     def __len__(self) -> int:
         return self.n
 
-    def __contains__(self, chunk_id: str) -> bool:
+    def __contains__(self, chunk_id: object) -> bool:
+        if not isinstance(chunk_id, str):
+            return False
         try:
             self.position(chunk_id)
         except KeyError:
@@ -356,12 +358,10 @@ class BM25Index:
     def _reference_scores(self, terms: list[int]) -> NDArray[np.float32]:
         """The live chunks' scores from a reference engine (bm25s or rank-bm25)."""
         if self._bm25s is not None:
-            return np.asarray(self._bm25s.get_scores_from_ids(terms), dtype=np.float32) * (
-                self.k1 + 1
-            )
+            return np.asarray(self._bm25s(terms), dtype=np.float32) * (self.k1 + 1)
         if self._okapi is None:
             self._okapi = lucene_okapi(self._doc_terms(), self.k1, self.b)
-        return np.asarray(self._okapi.get_scores(terms), dtype=np.float32)
+        return np.asarray(self._okapi(terms), dtype=np.float32)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top k (position, score) pairs with a positive score, best first; ties by position."""

@@ -4,17 +4,13 @@ and how many of its exact terms each candidate holds, as tiers above the ranking
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Container
 
 from ..text.analyzer import Analyzer
 from .exact import LOOKUP_WORDS, ExactIndex, Ranked, bare_symbol
 
-
-class Live(Protocol):
-    """Which chunk ids a version has (`BM25Index`)."""
-
-    def __contains__(self, chunk_id: str, /) -> bool: ...
+# which chunk ids a version has (its `BM25Index`)
+Live = Container[str]
 
 
 def rank_exact(
