@@ -363,13 +363,18 @@ class BM25Index:
             self._okapi = lucene_okapi(self._doc_terms(), self.k1, self.b)
         return np.asarray(self._okapi(terms), dtype=np.float32)
 
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """Top k (position, score) pairs with a positive score, best first; ties by position."""
+    def search(
+        self, query: str, k: int, allowed: NDArray[np.bool_] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top k (position, score) pairs with a positive score, best first; ties by position.
+        `allowed`: only these positions (a mask over `postings.size`) compete."""
         if k <= 0 or not self.n:
             return []
-        if self.engine == "postings":
+        if self.engine == "postings" and allowed is None:
             return self.postings.top(*self._weights(query), k)
         scores = self.scores(query)
+        if allowed is not None:
+            scores = np.where(allowed, scores, np.float32(0))
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]  # score desc, then position: deterministic ties

@@ -5,7 +5,7 @@ per embedder), filled in one place: `resolve`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -15,6 +15,8 @@ from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
 MAX_QUERY_CHARS = 20_000
+MAX_PATHS = 64  # path globs a search may be narrowed by
+MAX_GLOB = 1000
 # what no encoder can write: lone surrogates (JSON's "\ud800", undecodable bytes in argv)
 UNENCODABLE = re.compile("[\ud800-\udfff]")
 T = TypeVar("T")
@@ -44,8 +46,13 @@ class SearchOptions:
     weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
     candidates: int | None = None  # depth each side is searched to
     children_k: int | None = None  # parent-child: children taken before mapping to parents
+    paths: tuple[str, ...] | None = None  # only documents a glob matches (`retrieval.scope`)
 
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
+
+    def __post_init__(self) -> None:
+        if self.paths is not None:
+            self.paths = checked_paths(self.paths)
 
     def settings(self) -> dict[str, Any]:
         """The saveable settings it names (everything but k and depths)."""
@@ -103,6 +110,7 @@ class ResolvedOptions:
     weights: tuple[float, float]
     candidates: int
     children_k: int
+    paths: tuple[str, ...] = ()
 
     def settings(self) -> dict[str, Any]:
         """The search settings a collection can save (everything but k and depths)."""
@@ -137,6 +145,7 @@ DEFAULTS = ResolvedOptions(
     weights=(1.0, 1.0),
     candidates=50,
     children_k=30,
+    paths=(),
 )
 
 
@@ -166,6 +175,38 @@ def resolve(
         values[f.name] = tuple(value) if isinstance(value, list) else value
     SearchOptions(**values).check()
     return ResolvedOptions(**values)
+
+
+def checked_paths(paths: Iterable[str] | str | None) -> tuple[str, ...]:
+    """The globs of a request, stripped; a usage error names a bad one."""
+    if paths is None:
+        return ()
+    given = [paths] if isinstance(paths, str) else list(paths)
+    if len(given) > MAX_PATHS:
+        raise UsageError(f"at most {MAX_PATHS} --path globs, not {len(given)}")
+    out: list[str] = []
+    for glob in given:
+        if not isinstance(glob, str) or not glob.strip():
+            raise UsageError("a --path glob must be a non-empty text, such as 'docs/**/*.md'")
+        glob = glob.strip()
+        if glob.startswith("!") or len(glob) > MAX_GLOB:
+            raise UsageError(
+                f"--path {glob[:80]!r}: a glob names the documents to search in "
+                "(several globs are alternatives; there is no negation)"
+            )
+        out.append(_compiled(glob))
+    return tuple(dict.fromkeys(out))
+
+
+def _compiled(glob: str) -> str:
+    """The glob, when git's rules read it (a usage error otherwise)."""
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([glob])
+    except ValueError as exc:
+        raise UsageError(f"--path {glob[:80]!r} is not a glob git reads: {exc}") from None
+    return glob
 
 
 def _adaptive_defaults(

@@ -5,8 +5,11 @@ once, on first use, for that version only (`Snapshot` pairs it with each side's 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ..embeddings import Embedder
 from ..errors import CollectionNotFound
@@ -20,6 +23,9 @@ from .context_score import TermMemo
 from .exact import ExactIndex
 from .exact import load_or_rebuild as load_exact
 from .rows import RowStore, open_rows
+from .scope import Scope, keys_of, mask_of, matching
+
+SCOPES = 32  # narrowed views kept per version (a server's recent --path globs)
 
 
 class Parts:
@@ -42,6 +48,7 @@ class Parts:
         self.repairs = repairs if repairs is not None else []
         self.records = RecordCache()
         self._opened: dict[str, Any] = {}
+        self._scopes: OrderedDict[tuple[str, ...], Scope] = OrderedDict()
         self._lock = threading.RLock()
 
     def _once(self, name: str, open_: Callable[[], Any]) -> Any:
@@ -93,6 +100,46 @@ class Parts:
         """The collection's calibrated fusion (`entry_fusion`)."""
         fusion: dict[str, Any] = self._once("fusion", lambda: entry_fusion(self.store, self.entry))
         return fusion
+
+    # -- narrowing ------------------------------------------------------------------------
+    def documents(self) -> tuple[str, ...]:
+        """The doc ids the version holds: its file manifest's, else read from its records."""
+        found: tuple[str, ...] = self._once("documents", self._documents)
+        return found
+
+    def _documents(self) -> tuple[str, ...]:
+        manifest = self.store.side.read_manifest(self.entry)
+        files = manifest.get("files") if isinstance(manifest, dict) else None
+        if isinstance(files, dict) and files:
+            return tuple(sorted(files))
+        return tuple(sorted({c.doc_id for c, _ in self.store.records.scan(self.entry)}))
+
+    def scope(self, paths: tuple[str, ...]) -> Scope:
+        """The version narrowed to the documents the globs match (kept for the last
+        SCOPES asked)."""
+        with self._lock:
+            kept = self._scopes.get(paths)
+            if kept is not None:
+                self._scopes.move_to_end(paths)
+                return kept
+        made = self._scope(paths)
+        with self._lock:
+            self._scopes[paths] = made
+            while len(self._scopes) > SCOPES:
+                self._scopes.popitem(last=False)
+        return made
+
+    def _scope(self, paths: tuple[str, ...]) -> Scope:
+        docs = matching(self.documents(), paths)
+        rows, bm25 = self.rows, self.bm25
+        row_mask = rows.of_keys(keys_of(docs)) if rows is not None and docs else None
+        if row_mask is not None and rows is not None:
+            ids = frozenset(rows.table[int(i)] for i in np.flatnonzero(row_mask))
+        else:
+            ids = frozenset(c.id for d in docs for c, _ in self.store.records.scan(self.entry, d))
+        live = frozenset(i for i in ids if i in bm25)
+        mask = mask_of(live, bm25.ids.position, bm25.postings.size)
+        return Scope(paths=paths, documents=docs, ids=live, bm25=mask, rows=row_mask)
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:

@@ -248,9 +248,20 @@ class RowStore:
         """The base, then the delta when there is one."""
         return [self.base] if self.delta is None else [self.base, self.delta]
 
-    def nearest(self, vector: ArrayLike, n: int) -> list[tuple[str, float]]:
+    def of_keys(self, keys: ArrayLike) -> NDArray[np.bool_]:
+        """A mask over row positions: the live rows of the documents with these keys
+        (`doc_key`)."""
+        wanted = np.asarray(keys, dtype=np.uint64)
+        mask = np.concatenate([np.isin(seg.docs, wanted) for seg in self.segments()])
+        mask[self.deleted] = False
+        return mask
+
+    def nearest(
+        self, vector: ArrayLike, n: int, allowed: NDArray[np.bool_] | None = None
+    ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of the n nearest live rows, exactly (a scan of the
-        vectors, stored unit-length: one matrix-vector product per block)."""
+        vectors, stored unit-length: one matrix-vector product per block); `allowed`: only
+        these row positions (`of_keys`)."""
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = q / (np.linalg.norm(q) or 1.0)
         total = self.base.n + (self.delta.n if self.delta else 0)
@@ -260,7 +271,9 @@ class RowStore:
                 block = seg.vectors[i : i + SCAN_BLOCK]
                 scores[seg.first + i : seg.first + i + len(block)] = block @ q
         scores[self.deleted] = -np.inf
-        n = min(n, self.n)
+        if allowed is not None:
+            scores[~allowed] = -np.inf
+        n = min(n, self.n if allowed is None else int(allowed.sum()))
         if n <= 0:
             return []
         top = np.argpartition(-scores, n - 1)[:n] if n < total else np.arange(total)

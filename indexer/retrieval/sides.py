@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
@@ -30,11 +30,13 @@ from .ranking import Side
 
 if TYPE_CHECKING:
     from .parts import Parts
+    from .scope import Scope
 
 SCAN_FROM = 50_000  # a one-shot handle scans the stored vectors of a collection this large
 EXACT_UNDER = 20_000  # ...and every handle those of a smaller one: exact, and as fast as HNSW
 RECENT = 96  # (side, query, depth) answers remembered
 T = TypeVar("T")
+Key = tuple[str, str, int, tuple[str, ...]]  # (side, query, depth, the scope's globs)
 # what makes a version's `Sides` from its parts (the class itself, or a subclass's maker)
 SidesFactory = Callable[..., "Sides"]
 
@@ -48,7 +50,7 @@ class Sides:
         self.parts = parts
         self.one_shot = one_shot
         self.store = parts.store
-        self._recent: OrderedDict[tuple[str, str, int], object] = OrderedDict()
+        self._recent: OrderedDict[Key, object] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -56,19 +58,26 @@ class Sides:
         return self.parts.entry
 
     # -- remembered ---------------------------------------------------------------------
-    def dense(self, query: str, n: int) -> Side:
-        """(id, cosine similarity) of the n nearest live chunks, nearest first."""
-        return self._remembered(("dense", query, n), lambda: self.nearest(query, n))
+    def dense(self, query: str, n: int, scope: Scope | None = None) -> Side:
+        """(id, cosine similarity) of the n nearest live chunks (of the `scope`'s
+        documents), nearest first."""
+        return self._remembered(
+            ("dense", query, n, _paths(scope)), lambda: self.nearest(query, n, scope=scope)
+        )
 
-    def sparse(self, query: str, n: int) -> Side:
-        """(id, BM25 score) of the n best live matches, best first."""
-        return self._remembered(("sparse", query, n), lambda: self.matching(query, n))
+    def sparse(self, query: str, n: int, scope: Scope | None = None) -> Side:
+        """(id, BM25 score) of the n best live matches (in the `scope`), best first."""
+        return self._remembered(
+            ("sparse", query, n, _paths(scope)), lambda: self.matching(query, n, scope=scope)
+        )
 
-    def coverage(self, query: str, n: int) -> float:
+    def coverage(self, query: str, n: int, scope: Scope | None = None) -> float:
         """The share of the query's IDF mass in BM25's best match (0 for no match)."""
-        return self._remembered(("coverage", query, n), lambda: self._covered(query, n))
+        return self._remembered(
+            ("coverage", query, n, _paths(scope)), lambda: self._covered(query, n, scope)
+        )
 
-    def _remembered(self, key: tuple[str, str, int], compute: Callable[[], T]) -> T:
+    def _remembered(self, key: Key, compute: Callable[[], T]) -> T:
         with self._lock:
             if key in self._recent:
                 self._recent.move_to_end(key)
@@ -81,8 +90,8 @@ class Sides:
                 self._recent.popitem(last=False)
         return value
 
-    def _covered(self, query: str, n: int) -> float:
-        top = self.sparse(query, n)
+    def _covered(self, query: str, n: int, scope: Scope | None) -> float:
+        top = self.sparse(query, n, scope)
         bm25 = self.parts.bm25
         return bm25.coverage(query, [bm25.position(top[0][0])])[0] if top else 0.0
 
@@ -105,25 +114,38 @@ class Sides:
             )
         return np.asarray(vector, dtype=np.float32)
 
-    def nearest(self, query: str, n: int) -> Side:
+    def nearest(self, query: str, n: int, scope: Scope | None = None) -> Side:
         """`dense`, not remembered: the stored vectors scanned, or Chroma asked."""
+        n = min(n, len(scope) if scope is not None else len(self.parts.bm25))
+        if n <= 0:
+            return []
         vector = self.query_vector(query)
-        live = self.parts.bm25  # lists exactly the version's chunks
-        n = min(n, len(live))
         entry = self.entry
         if entry.chunks < EXACT_UNDER or (self.one_shot and entry.chunks >= SCAN_FROM):
             rows = self.parts.rows
-            if rows is not None:
-                return rows.nearest(vector, n)
-        ask = n + len(entry.pending_ids) + 8
+            if rows is not None and (scope is None or scope.rows is not None):
+                return rows.nearest(vector, n, None if scope is None else scope.rows)
+        return self._asked(vector, n, scope)
+
+    def _asked(self, vector: np.ndarray, n: int, scope: Scope | None) -> Side:
+        """The n nearest live chunks (of the scope) by Chroma's index, asked again for
+        more while records outside the version crowd them out."""
+        live: Container[str] = self.parts.bm25 if scope is None else scope
+        documents = None if scope is None else scope.documents
+        ask = n + len(self.entry.pending_ids) + 8
         while True:
-            got = self.store.records.nearest(self.entry, vector, ask)
+            got = self.store.records.nearest(self.entry, vector, ask, documents)
             out = [(cid, s) for cid, s in got if cid in live]
             if len(out) >= n or len(got) < ask:
                 return out[:n]
             ask *= 4
 
-    def matching(self, query: str, n: int) -> Side:
+    def matching(self, query: str, n: int, scope: Scope | None = None) -> Side:
         """`sparse`, not remembered."""
         index = self.parts.bm25
-        return [(index.ids[pos], score) for pos, score in index.search(query, n)]
+        allowed = None if scope is None else scope.bm25
+        return [(index.ids[pos], score) for pos, score in index.search(query, n, allowed)]
+
+
+def _paths(scope: Scope | None) -> tuple[str, ...]:
+    return () if scope is None else scope.paths

@@ -30,6 +30,7 @@ from .ranking import (
     with_tiers,
 )
 from .exact_rank import rank_exact
+from .scope import Scope
 from .snapshot import Snapshot
 from ..types import Hit
 
@@ -60,13 +61,16 @@ class Pass:
     sparse: Side = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
+    scope: Scope | None = None  # the documents the search is narrowed to
     share: float | None = None
     again: Depth | None = None  # set by a step: search again at this depth
 
     @property
     def total(self) -> int:
-        """How many chunks the version holds (at least 1)."""
-        return max(len(self.snapshot.parts.bm25), 1)
+        """How many chunks the search can find (at least 1): the version's, or its
+        scope's."""
+        held = self.snapshot.parts.bm25 if self.scope is None else self.scope
+        return max(len(held), 1)
 
     @property
     def n(self) -> int:
@@ -77,11 +81,19 @@ class Pass:
 Step = Callable[[Pass], Pass]
 
 
+def narrow(p: Pass) -> Pass:
+    """The documents the options' path globs match (`scope`): every later step searches
+    only those."""
+    if not p.options.paths:
+        return p
+    return replace(p, scope=p.snapshot.parts.scope(p.options.paths))
+
+
 def side_candidates(p: Pass) -> Pass:
-    """Each side the mode reads, searched to the pass's depth."""
+    """Each side the mode reads, searched to the pass's depth (in the scope)."""
     sides = p.snapshot.sides
-    dense = sides.dense(p.query, p.n) if p.options.mode != "bm25" else []
-    sparse = sides.sparse(p.query, p.n) if p.options.mode != "embedding" else []
+    dense = sides.dense(p.query, p.n, p.scope) if p.options.mode != "bm25" else []
+    sparse = sides.sparse(p.query, p.n, p.scope) if p.options.mode != "embedding" else []
     return replace(p, dense=dense, sparse=sparse)
 
 
@@ -94,8 +106,12 @@ def fusion(p: Pass) -> Pass:
         return replace(p, candidates=one_side(p.sparse, dense=False))
     alpha = None
     if p.options.fusion != "rrf":
-        alpha = embedding_share(p.options, lambda: p.snapshot.sides.coverage(p.query, p.n))
+        alpha = embedding_share(p.options, lambda: _coverage(p))
     return replace(p, candidates=fuse(p.dense, p.sparse, p.options, alpha))
+
+
+def _coverage(p: Pass) -> float:
+    return p.snapshot.sides.coverage(p.query, p.n, p.scope)
 
 
 def exact_tiers(p: Pass) -> Pass:
@@ -114,12 +130,15 @@ def exact_tiers(p: Pass) -> Pass:
         return {cid: c.doc_id for cid, c in parts.fetch(ids).items()}
 
     def first_chunks(doc: str) -> list[str]:
+        if p.scope is not None and doc not in p.scope.documents:
+            return []
         return parts.first_chunks(doc, FIRST_CHUNKS)
 
     ids = [c.id for c in p.candidates]
     why: dict[str, str] = {}
+    live = bm25 if p.scope is None else p.scope
     extra, tier = rank_exact(
-        p.query, bm25.analyzer, ids, parts.exact, holds, doc_of, first_chunks, bm25, why
+        p.query, bm25.analyzer, ids, parts.exact, holds, doc_of, first_chunks, live, why
     )
     return replace(p, candidates=with_tiers(p.candidates, extra, tier, why))
 
@@ -168,7 +187,7 @@ def share(p: Pass) -> Pass:
     """The embedding side's share a hybrid search fused with, on every hit."""
     if p.options.mode != "hybrid":
         return p
-    alpha = embedding_share(p.options, lambda: p.snapshot.sides.coverage(p.query, p.n))
+    alpha = embedding_share(p.options, lambda: _coverage(p))
     for hit in p.hits:
         hit.embedding_share = alpha
     return replace(p, share=alpha)
@@ -179,6 +198,7 @@ def top_k(p: Pass) -> Pass:
 
 
 STEPS: list[Step] = [
+    narrow,
     side_candidates,
     fusion,
     exact_tiers,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..types import Chunk
 from .chroma import Chroma
 from .entries import Entry
-from .records import RecordMeta, all_of, chunk_from_record, generation_filter
+from .records import RecordMeta, all_of, chunk_from_record, documents_filter, generation_filter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,17 +38,26 @@ class Records:
         self._chroma.reopen()
 
     def nearest(
-        self, entry: Entry, vector: npt.NDArray[np.float32], n: int
+        self,
+        entry: Entry,
+        vector: npt.NDArray[np.float32],
+        n: int,
+        documents: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of up to n nearest records (live or not: the caller
-        filters by the version it reads)."""
+        filters by the version it reads); `documents`: only records of these doc ids
+        (Chroma's `where` on the stored path)."""
         found: dict[str, float] = {}
         queries: list[Embedding] = [vector]
+        where = documents_filter(documents) if documents is not None else None
         for name in entry.record_collections:
             col = self._chroma.collection(name)
             got = self._chroma.call(
                 lambda: col.query(
-                    query_embeddings=queries, n_results=max(n, 1), include=["distances"]
+                    query_embeddings=queries,
+                    n_results=max(n, 1),
+                    where=where,
+                    include=["distances"],
                 ),
                 f"searching {entry.strategy}",
             )

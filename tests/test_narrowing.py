@@ -1,0 +1,127 @@
+"""A search narrowed to documents by path globs (`SearchOptions.paths`): applied inside
+each side, so k hits come back whenever k exist among those documents, in every mode and
+on both ways the embedding side is searched (the stored rows scanned, Chroma's index
+asked with `where` on the stored path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import indexer.retrieval.sides as sides_module
+from indexer.errors import UsageError
+from indexer.indexing.building import build
+from indexer.retrieval import Index, SearchOptions
+from indexer.settings import Settings
+
+from tests.conftest import write_file
+
+KARGO = "# Kargo {n}\n\nKargo {n} numaralı depodan üç iş gününde teslim edilir. Ücretsiz kargo {n}.\n"
+FILES = {
+    **{f"docs/api/kargo-{n}.md": KARGO.format(n=n) for n in range(3)},
+    **{f"docs/guide/kargo-{n}.md": KARGO.format(n=n + 10) for n in range(3)},
+    **{f"notes/kargo-{n}.txt": KARGO.format(n=n + 20) for n in range(3)},
+    "src/shipping.py": "def ship_order(order):\n    '''Kargo ile gönder.'''\n    return order\n",
+    "docs/api/shipping.py": "def ship_order(order, fast=False):\n    '''Hızlı kargo.'''\n    return order\n",
+}
+QUERY = "kargo kaç günde teslim edilir"
+MODES = ("embedding", "bm25", "hybrid")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> tuple[Path, Settings]:
+    root = tmp_path_factory.mktemp("narrow")
+    for rel, text in FILES.items():
+        write_file(root / "docs-in", rel, text)
+    settings = Settings.load(db=root / "db")
+    build([root / "docs-in"], ["headers", "parent"], settings=settings)
+    return root, settings
+
+
+def docs_of(hits) -> set[str]:
+    return {h.chunk.doc_id for h in hits}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_narrowed_search_returns_k_hits_from_the_matching_documents_only(folder, mode):
+    _, settings = folder
+    index = Index.open("headers", settings=settings)
+    everywhere = index.search(QUERY, SearchOptions(mode=mode, k=3))
+    assert not docs_of(everywhere) <= {f"notes/kargo-{n}.txt" for n in range(3)}  # not trivial
+    hits = index.search(QUERY, SearchOptions(mode=mode, k=3, paths=("notes/",)))
+    assert len(hits) == 3 and docs_of(hits) == {f"notes/kargo-{n}.txt" for n in range(3)}
+    # more than there are: all of them, and nothing from elsewhere
+    hits = index.search(QUERY, SearchOptions(mode=mode, k=10, paths=("*.txt",)))
+    assert len(hits) == 3 and all(h.chunk.doc_id.endswith(".txt") for h in hits)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_several_globs_are_alternatives(folder, mode):
+    _, settings = folder
+    index = Index.open("headers", settings=settings)
+    hits = index.search(QUERY, SearchOptions(mode=mode, k=10, paths=("docs/api/*.md", "notes/kargo-1.txt")))
+    assert docs_of(hits) == {f"docs/api/kargo-{n}.md" for n in range(3)} | {"notes/kargo-1.txt"}
+
+
+def test_globs_follow_git_s_rules(folder):
+    _, settings = folder
+    index = Index.open("headers", settings=settings)
+
+    def found(*paths: str) -> set[str]:
+        return docs_of(index.search(QUERY, SearchOptions(mode="bm25", k=50, paths=paths)))
+
+    assert found("*.py") == {"src/shipping.py", "docs/api/shipping.py"}  # a name at any depth
+    assert found("/*.py") == set()  # anchored at the root: nothing there
+    assert found("docs/**/kargo-1*") == {"docs/api/kargo-1.md", "docs/guide/kargo-1.md"}
+    assert found("docs/a*/kargo-0.md") == {"docs/api/kargo-0.md"}  # * inside one folder
+    assert found("docs/*/kargo-0.md") == {"docs/api/kargo-0.md", "docs/guide/kargo-0.md"}
+    assert found("missing/") == set()
+
+
+def test_the_exact_tiers_stay_inside_the_scope(folder):
+    """A symbol query adds its definitions to the candidates: only those in the scope."""
+    _, settings = folder
+    index = Index.open("headers", settings=settings)
+    both = index.search("ship_order", SearchOptions(k=5))
+    assert {"src/shipping.py", "docs/api/shipping.py"} <= docs_of(both)
+    narrowed = index.search("ship_order", SearchOptions(k=5, paths=("src/",)))
+    assert docs_of(narrowed) == {"src/shipping.py"} and narrowed[0].match == "exact symbol"
+
+
+def test_chroma_s_index_is_asked_with_where_on_the_path(folder, monkeypatch):
+    """Over a collection large enough for HNSW, the embedding side asks Chroma for the
+    scope's documents only (no rows scanned)."""
+    _, settings = folder
+    monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)
+    index = Index.open("headers", settings=settings)
+    scanned = []
+    rows = index.snapshot().parts.rows
+    monkeypatch.setattr(type(rows), "nearest", lambda *a, **k: scanned.append(a) or [])
+    hits = index.search(QUERY, SearchOptions(mode="embedding", k=3, paths=("notes/",)))
+    assert not scanned and len(hits) == 3 and docs_of(hits) <= {f"notes/kargo-{n}.txt" for n in range(3)}
+
+
+def test_a_parent_child_collection_returns_parents_of_the_scope(folder):
+    _, settings = folder
+    index = Index.open("parent", settings=settings)
+    hits = index.search(QUERY, SearchOptions(k=3, paths=("docs/guide/",)))
+    assert len(hits) == 3 and docs_of(hits) == {f"docs/guide/kargo-{n}.md" for n in range(3)}
+
+
+def test_answer_sized_context_is_cut_from_the_scope(folder):
+    _, settings = folder
+    packed = Index.open("headers", settings=settings).context(QUERY, 120, SearchOptions(paths=("notes/",)))
+    assert packed.spans and all(s.doc_id.startswith("notes/") for s in packed.spans)
+
+
+@pytest.mark.parametrize("paths, problem", [
+    (["!docs/"], "no negation"), ([""], "non-empty"), (["\\"], "not a glob"), (["x"] * 65, "at most 64"),
+])
+def test_a_bad_glob_is_a_usage_error(paths, problem):
+    with pytest.raises(UsageError, match=problem):
+        SearchOptions(paths=paths)
+
+
+def test_one_glob_given_as_text_is_one_glob():
+    assert SearchOptions(paths="docs/**").paths == ("docs/**",)
