@@ -7,7 +7,8 @@ import pytest
 
 from indexer import build
 from indexer.retrieval import Index
-from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys
+from indexer.paths import is_test_file
+from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, symbol_keys
 from indexer.retrieval.exact_rank import tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 from indexer.settings import Settings
@@ -207,7 +208,7 @@ def test_bare_symbols_and_test_files():
     assert bare_symbol("how to drain") == bare_symbol("drain the queue") == bare_symbol("") == ""
     assert symbol_keys("QueueWorker.drain") == ["queueworker.drain", "drain"] and symbol_keys("wrap") == ["wrap"]
     for path in ("tests/test_slug.py", "pkg/tests/x.py", "test_slug.py", "limiter_test.go", "a/b.spec.ts",
-                 "src/__tests__/x.js", "testing/data/E10.py"):
+                 "src/__tests__/x.js", "testing/data/E10.py", "pkg/testdata/x.go", "Tests/Slug.py"):
         assert is_test_file(path), path
     for path in ("src/textkit/slug.py", "contest/rules.md", "attestation.py", "latest/notes.md"):
         assert not is_test_file(path), path

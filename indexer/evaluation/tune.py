@@ -58,7 +58,7 @@ def candidates() -> list[dict[str, Any]]:
 
 
 @dataclass
-class Candidate:
+class Trial:
     strategy: str
     embedder: str
     options: ResolvedOptions  # resolved for the collection
@@ -102,15 +102,15 @@ class Candidate:
 @dataclass
 class TuneResult:
     questions: list[Question]
-    candidates: list[Candidate]
+    candidates: list[Trial]
     folds: int
     held_out: dict[
         str, list[float]
     ]  # metric -> per-question values of the tuned choice on unseen folds
     chosen: list[str]  # the label chosen in each fold
-    winners: dict[str, Candidate]  # strategy -> its best candidate on all questions
-    best: Candidate  # the best candidate on all questions (over every strategy)
-    baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
+    winners: dict[str, Trial]  # strategy -> its best candidate on all questions
+    best: Trial  # the best candidate on all questions (over every strategy)
+    baselines: dict[str, Trial]  # "bm25", "embedding", "default" of the winning strategy
     decisions: list[Decision] = field(
         default_factory=list
     )  # per collection: save the tuned setting or keep
@@ -161,8 +161,8 @@ class Decision:
     default that several benchmark sets chose is not replaced on a difference the
     user's own questions cannot tell from noise, and never by a setting they call worse."""
 
-    current: Candidate  # the collection's default search now (a saved tuned one, or the library's)
-    tuned: Candidate  # the collection's best setting on all questions
+    current: Trial  # the collection's default search now (a saved tuned one, or the library's)
+    tuned: Trial  # the collection's best setting on all questions
     gain: float  # MRR@10 of its own cross-validated choice minus the current default's
     ci95: tuple[float, float]
     tuned_before: bool  # the current default was saved by an earlier tune
@@ -256,7 +256,7 @@ def tune(
     questions, left_out = covered(questions_path, questions, indexes, root)
     _check_folds(questions, folds)
     spans = TokenSpans(docs)
-    scored: list[Candidate] = []
+    scored: list[Trial] = []
     for index in indexes:
         scored += _score_all(index, questions, spans, progress)
     order = assign_folds(len(questions), folds, seed)
@@ -287,7 +287,7 @@ def _check_folds(questions: list[Question], folds: int) -> None:
         )
 
 
-def _of(scored: list[Candidate], strategy: str) -> list[Candidate]:
+def _of(scored: list[Trial], strategy: str) -> list[Trial]:
     """The candidates of one strategy."""
     return [c for c in scored if c.strategy == strategy]
 
@@ -303,7 +303,7 @@ def _save(store: Store, result: TuneResult) -> None:
 
 
 def _cross_validate(
-    scored: list[Candidate], order: list[int], folds: int
+    scored: list[Trial], order: list[int], folds: int
 ) -> tuple[dict[str, list[float]], list[str]]:
     """Each question scored by the setting chosen on the folds without it: per-metric
     held-out values, and the label chosen in each fold."""
@@ -323,8 +323,8 @@ def _cross_validate(
 
 def _decide(
     index: Index,
-    mine: list[Candidate],
-    winner: Candidate,
+    mine: list[Trial],
+    winner: Trial,
     order: list[int],
     folds: int,
     margin: float = 0.0,
@@ -366,8 +366,8 @@ def _score_all(
     questions: list[Question],
     spans: TokenSpans,
     progress: Callable[[str], None] | None,
-) -> list[Candidate]:
-    out = [Candidate(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
+) -> list[Trial]:
+    out = [Trial(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
             hits = index.search(
@@ -394,7 +394,7 @@ def assign_folds(n: int, folds: int, seed: int) -> list[int]:
     return order
 
 
-def _best(scored: list[Candidate], rows: list[int] | None = None) -> Candidate:
+def _best(scored: list[Trial], rows: list[int] | None = None) -> Trial:
     """The highest MRR@10 on `rows` (recall@1 breaks ties, then the simpler setting)."""
     return max(
         scored,

@@ -29,7 +29,7 @@ from ..text.analyzer import detect_language
 from ..types import Document
 from .code import Symbol, code_query, code_text, symbols
 from .passages import MIN_WORDS_ALONE, Passage, boilerplate_reason, passages
-from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
+from .simulate import DocumentTerms, Knobs, TermStats, prose_query
 
 if TYPE_CHECKING:
     from .llm import OllamaQuestioner
@@ -57,7 +57,7 @@ Target = Passage | Symbol
 # a "Contents" heading skips its own section only (a Sphinx page nests its text under one),
 # CREDITS/THANKS/MAINTAINERS files are credits, and `<name@MASKED>` is an address; 13: a plain-
 # text title line (a title-cased line, a question heading, or one over its text) is no target
-GENERATOR_VERSION = 13
+GENERATOR_VERSION = 14
 
 
 @dataclass
@@ -250,7 +250,7 @@ class _DocumentMaker:
         doc: Document,
         found: list[Target],
         seed: int,
-        vocab: Vocabulary,
+        vocab: TermStats,
         knobs: Knobs,
         asker: OllamaQuestioner | None,
     ) -> None:
@@ -312,11 +312,11 @@ def _asker(llm: str, settings: Settings) -> OllamaQuestioner | None:
     raise UsageError(f"--llm must be extractive or ollama:<model>, not {llm!r}")
 
 
-def _vocabulary(docs: list[Document], targets: dict[str, list[Target]]) -> Vocabulary:
+def _vocabulary(docs: list[Document], targets: dict[str, list[Target]]) -> TermStats:
     """Term statistics over the corpus's blocks (prose) and definitions (code)."""
     from ..loaders.markdown import blocks_of
 
-    vocab = Vocabulary()
+    vocab = TermStats()
     for doc in docs:
         if doc.format == "code":
             for sym in targets[doc.doc_id]:
