@@ -33,7 +33,7 @@ NOT_A_MESSAGE = (
     'Invalid Request: not a JSON-RPC 2.0 message ("jsonrpc": "2.0"; a request\'s id a '
     "string or an integer, its method a string, its params an object)"
 )
-TOO_DEEP = "Parse error: the line nests arrays or objects too deeply to read"
+DEEP_LINE = "Parse error: the line nests arrays or objects too deeply to read"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _STRING = r'"(?:[^"\\]|\\.)*"'
 # the id among the leading members of the top-level object, when each before it is a
@@ -120,7 +120,7 @@ def loaded(line: str) -> dict[str, Any]:
         reason = f"the line is not JSON ({exc})"
         raise Refused(PARSE_ERROR, f"Parse error: {reason}", head_id(line)) from None
     except RecursionError:
-        raise Refused(PARSE_ERROR, TOO_DEEP, head_id(line)) from None
+        raise Refused(PARSE_ERROR, DEEP_LINE, head_id(line)) from None
     if not isinstance(message, dict):
         raise Refused(INVALID_REQUEST, "Invalid Request: a message is one JSON object per line")
     return message
@@ -159,7 +159,7 @@ def same_id(read: Any, request_id: Any) -> bool:
 def parse_error(reason: str) -> str:
     """The SDK reader's reason as a parse error's message."""
     if "recursion limit" in reason:
-        return f"{TOO_DEEP} ({reason.removeprefix('Invalid JSON: ')})"
+        return f"{DEEP_LINE} ({reason.removeprefix('Invalid JSON: ')})"
     return f"Parse error: the line is not JSON the server reads ({reason})"
 
 

@@ -18,7 +18,7 @@ MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request m
 MAX_COLLECTIONS = 12
 MAX_DOC_ID = 1000
 MAX_DEPTH = 32  # levels of arrays and objects in a body: a request nests two
-TOO_DEEP = (
+DEEP_BODY = (
     f"the body nests arrays or objects more than {MAX_DEPTH} levels deep; "
     "a request is one flat JSON object"
 )
@@ -45,11 +45,11 @@ def parse_json(raw: bytes) -> dict:
     except (ValueError, UnicodeDecodeError) as exc:
         raise bad(f"the body is not JSON ({exc})") from None
     except RecursionError:  # deeper than Python's parser goes
-        raise bad(TOO_DEEP) from None
+        raise bad(DEEP_BODY) from None
     if not isinstance(data, dict):
         raise bad(f"the body must be a JSON object, not {type(data).__name__}")
     if too_deep(data, MAX_DEPTH):
-        raise bad(TOO_DEEP)
+        raise bad(DEEP_BODY)
     return _encodable(data)
 
 
