@@ -15,6 +15,10 @@ _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 # `EXIT STATUS`), its text indented below; a subsection: three spaces in, then a title
 _MAN_SECTION = re.compile(r"[A-Z][A-Z0-9 ,/&'()-]{0,38}[A-Z0-9)]|[A-Z]")
 _MAN_SUBSECTION = re.compile(r" {3}[A-Z][^\s].{0,58}")
+# a man page's title line, its name and section at both ends: `LS(1)   User Commands   LS(1)`
+_MAN_TITLE = re.compile(r"(\S+\(\w+\))(?:\s.*)?\s\1")
+_MAN_HEAD = {"SYNOPSIS"}  # a section after NAME that is part of a man page's head
+MAN_NAME_MAX = 100  # a longer NAME line names the page by its names alone
 MAN_INDENTED = 0.5  # the share of a man page's text lines that are indented, at least
 
 
@@ -80,10 +84,10 @@ def plain_headings(text: str) -> list[Heading]:
 
 def man_headings(text: str) -> list[Heading]:
     """Section names of a man page rendered to text (`man ls | col -b`): a line of capitals
-    at the margin with indented text after it (level 2: the page's name, its file's, is its
-    title), and a line three spaces in with text indented deeper after it (level 3). Only
-    in a text laid out as a man page: at least two such sections, and most of its lines
-    indented."""
+    at the margin with indented text after it (level 2), and a line three spaces in with
+    text indented deeper after it (level 3); the page's title line heads it (`man_head`).
+    Only in a text laid out as a man page: at least two such sections, and most of its
+    lines indented."""
     lines = text.split("\n")
     filled = [ln for ln in lines if ln.strip()]
     indented = sum(ln[:1].isspace() for ln in filled)
@@ -98,7 +102,35 @@ def man_headings(text: str) -> list[Heading]:
             found.append(Heading(2, title, offsets[i], offsets[i] + len(line)))
         elif found and _MAN_SUBSECTION.fullmatch(title) and depth[i] > 3:
             found.append(Heading(3, title.strip(), offsets[i], offsets[i] + len(line)))
-    return found if sum(h.level == 2 for h in found) >= 2 else []
+    if sum(h.level == 2 for h in found) < 2:
+        return []
+    return man_head(text, found)
+
+
+def man_head(text: str, found: list[Heading]) -> list[Heading]:
+    """A man page's title line (`LS(1)  User Commands  LS(1)`) as its level-1 heading,
+    named by its NAME line (`ls - list directory contents`), so that every heading path
+    starts with the command's name; its NAME and SYNOPSIS sections are the head's text,
+    not sections of their own (the title line and `NAME ls - list directory contents`
+    were chunks of their own, and no option's chunk said which command it belongs to)."""
+    top = lstrip_start(text, 0, len(text))
+    line = text[top:].split("\n", 1)[0].rstrip()
+    if not _MAN_TITLE.fullmatch(line):
+        return found
+    rest = [h for h in found if h.start > top]  # the first is the page's NAME
+    k = _next_section(rest, 0)
+    if k < len(rest) and rest[k].text in _MAN_HEAD:
+        k = _next_section(rest, k)
+    name = " ".join(text[rest[0].body_start : rest[1].start].split())
+    if len(name) > MAN_NAME_MAX:
+        name = name.split(" - ", 1)[0]
+    head = Heading(1, name or line.split("(", 1)[0], top, top + len(line))
+    return [head, *rest[k:]]
+
+
+def _next_section(headings: list[Heading], k: int) -> int:
+    """The index of the first level-2 heading after the k-th (len(headings): none)."""
+    return next((i for i in range(k + 1, len(headings)) if headings[i].level <= 2), len(headings))
 
 
 def _next_depths(lines: list[str]) -> list[int]:
