@@ -10,6 +10,7 @@ from ..text.spans import line_starts, lstrip_start, rstrip_end
 from ..types import Section
 from .markdown import Heading
 
+_SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d+)*\.?\s")  # "1. ", "2.1 ", "3 "
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 # a man page's section name as `man` renders it: capitals at the margin (`NAME`, `SEE ALSO`,
 # `EXIT STATUS`), its text indented below; a subsection: three spaces in, then a title
@@ -75,6 +76,15 @@ def first_h1(headings: list[Heading]) -> str:
         if h.level == 1 and h.text:
             return h.text
     return ""
+
+
+def page_title(headings: list[Heading], named: str = "") -> str:
+    """A document's title: its first level-1 heading, else the name it carries (an HTML
+    page's `<title>`); the name first when that heading is a numbered section (SQLite's
+    pages: `1. Syntax`, `2. Description` under `<title>VACUUM</title>`), which names a
+    part of the page, not the page."""
+    h1 = first_h1(headings)
+    return named if named and _SECTION_NUMBER.match(h1) else h1 or named
 
 
 def plain_headings(text: str) -> list[Heading]:
