@@ -100,3 +100,15 @@ def test_sqlite_limits_and_file_format_pages():
     text = _sqlite_page("affcase1.html").text
     assert "1. Incremental update is hard.\n   It is difficult to update" in text
     assert "\n1. It is difficult" not in text
+
+
+def test_a_line_that_reads_as_a_mark_keeps_its_characters():
+    """Bash's `# ($#)` in a paragraph keeps its `#` (no backslash) and opens no heading; a
+    line opening with `>` is still escaped, and `#include` needs nothing."""
+    html = ("<h1>Parameters</h1><p># ($#) Expands to the number of positional parameters.</p>"
+            "<p>> not a quote</p><p>#include &lt;stdio.h&gt;</p><p>#</p>")
+    doc = make_document("params.html", html, "html")
+    assert doc.text.split("\n\n")[1:] == [
+        "#\u00a0($#) Expands to the number of positional parameters.", "\\> not a quote",
+        "#include <stdio.h>", "\\#"]
+    assert [s.path for s in doc.sections] == ["Parameters"]

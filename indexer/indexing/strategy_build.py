@@ -37,7 +37,8 @@ CHUNK_FORMAT = 20  # bump when a chunker's output changes for the same parameter
 # 18: a man page rendered to plain text has its sections; 19: an HTML heading's permalink "¶" is no
 # text, and a Markdown file's YAML front matter is one block, none of its lines a heading; 20: a man
 # page's NAME line heads its paths, its title line, NAME and SYNOPSIS one section; an HTML page with
-# numbered <h1>s is titled by its <title>, an SVG's words are text, `2<sup>31</sup>` is `2^31`)
+# numbered <h1>s is titled by its <title>, an SVG's words are text, `2<sup>31</sup>` is `2^31`; a
+# PDF's `*` and `#` terms stay, its title-page authors and contents entries are no headings)
 
 
 def build_settings(

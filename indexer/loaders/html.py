@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 
+from .markdown import text_line
+
 _SKIP = {"script", "style", "noscript", "template", "iframe", "object", "canvas"}
 _SVG_LINE = {"x", "y", "dy"}  # a <tspan> placed by these starts a line of its <text>
 _BLOCK = {
@@ -98,8 +100,8 @@ class _Converter(HTMLParser):
             text = "#" * level + " " + text if level <= 3 else f"**{text}**"
         elif self.lists:
             text = "  " * (len(self.lists) - 1) + self._item_mark() + text
-        elif text[0] in "#>":
-            text = "\\" + text
+        else:
+            text = text_line(text)
         if self.quote_depth:
             text = "> " * self.quote_depth + text
         return text
