@@ -43,6 +43,12 @@ def test_numbered_h1s_are_sections_under_the_pages_title():
 def test_an_h1_that_is_no_numbered_section_still_titles_the_page():
     html = "<title>Site · Guide</title><h1>Guide</h1><p>Text.</p><h1>2024 plans</h1><p>More.</p>"
     assert make_document("g.html", html, "html").title == "Guide"
+    docbook = "<title>Unified system</title><h1>2. Unified system</h1><p>T.</p><h2>2.1. Layout</h2><p>L.</p>"
+    doc = make_document("x34.html", docbook, "html")  # the number and the page's name
+    assert [s.path for s in doc.sections] == ["2. Unified system", "2. Unified system › 2.1. Layout"]
+    several = docbook.replace("<h2>2.1. Layout</h2>", "<h1>3. Layout</h1>")  # SQLite's datatype3.html
+    paths = [s.path for s in make_document("d.html", several, "html").sections]
+    assert paths == ["Unified system › 2. Unified system", "Unified system › 3. Layout"]
 
 
 def test_an_inline_svg_keeps_its_words_in_the_order_drawn():
@@ -57,11 +63,11 @@ def test_an_inline_svg_keeps_its_words_in_the_order_drawn():
 def test_a_superscript_is_marked_and_chunks_stay_exact_slices():
     html = (
         "<p>A string is up to 2<small><sup>31</sup></small>-1 bytes; the loop is O(N<sup>2</sup>) "
-        "on the 1<sup>st</sup> pass.</p><table><tr><th>rows</th></tr><tr><td>2<sup>64</sup></td></tr></table>"
+        "on the 1<sup>st</sup> pass.</p><p>See note ↩<sup>2</sup>.</p><table><tr><th>rows</th></tr><tr><td>2<sup>64</sup></td></tr></table>"
     )
     doc = make_document("limits.html", html, "html")
     assert "up to 2^31-1 bytes; the loop is O(N^2) on the 1st pass." in doc.text
-    assert "| 2^64 |" in doc.text
+    assert "| 2^64 |" in doc.text and "See note ↩2." in doc.text
     for strategy in ("auto", "fixed:size=8,overlap=2", "headers"):
         for c in parse_strategy(strategy).create().chunk(doc):
             assert doc.text[c.start : c.end] == c.text

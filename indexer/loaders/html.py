@@ -175,12 +175,14 @@ class _Converter(HTMLParser):
         self.sups.append((target, len(target)))
 
     def _end_sup(self) -> None:
-        """`2<sup>31</sup>` is `2^31`, not `231`; `1<sup>st</sup>` stays `1st`."""
+        """`2<sup>31</sup>` is `2^31`, not `231`, and `O(N<sup>2</sup>)` is `O(N^2)`; after
+        no word (a footnote's `↩<sup>2</sup>`) and in an ordinal (`1<sup>st</sup>`) nothing
+        is added."""
         if not self.sups:
             return
         target, at = self.sups.pop()
         before, sup = "".join(target[:at]), "".join(target[at:]).strip()
-        after_word = bool(before) and not before[-1].isspace()
+        after_word = bool(before) and (before[-1].isalnum() or before[-1] in ")]")
         if after_word and sup and not (before[-1].isdigit() and sup.isalpha()):
             target.insert(at, "^")
 

@@ -80,11 +80,17 @@ def first_h1(headings: list[Heading]) -> str:
 
 def page_title(headings: list[Heading], named: str = "") -> str:
     """A document's title: its first level-1 heading, else the name it carries (an HTML
-    page's `<title>`); the name first when that heading is a numbered section (SQLite's
-    pages: `1. Syntax`, `2. Description` under `<title>VACUUM</title>`), which names a
-    part of the page, not the page."""
+    page's `<title>`); the name first when that heading is a numbered section, one of
+    several (SQLite's pages: `1. Syntax`, `2. Description` under `<title>VACUUM</title>`)
+    or of another name: it names a part of the page, not the page (DocBook's only `<h1>`,
+    `2. Unified system` under `<title>Unified system</title>`, does name its page)."""
     h1 = first_h1(headings)
-    return named if named and _SECTION_NUMBER.match(h1) else h1 or named
+    number = _SECTION_NUMBER.match(h1)
+    if named and number:
+        several = sum(h.level == 1 for h in headings) > 1
+        if several or h1[number.end() :].strip().lower() != named.lower():
+            return named
+    return h1 or named
 
 
 def plain_headings(text: str) -> list[Heading]:
