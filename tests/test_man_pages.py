@@ -77,3 +77,19 @@ def test_coreutils_cp_page_rendered_by_man():
         holding = [c for c in chunks if option in c.text]
         assert holding and all(c.header.startswith("cp - copy files") for c in holding), option
     assert all(c.header.startswith("cp - copy files and directories") for c in chunks)
+
+
+def test_a_title_line_cut_short_and_a_name_line_of_many_names():
+    """`man` cuts a long page name short on the left of the title line; OpenSSL's page
+    names 53 commands, and its title names the page instead."""
+    body = ("\n\nDESCRIPTION\n       Lists the tasks of an execution,\n       one a line, with their state.\n\n"
+            "EXAMPLES\n       Run it with the name of the execution\n       and its region.\n")
+    cut = ("GCLOUD_RUN_JOBS_EXECUTIONS_TGeneraGCLOUD_RUN_JOBS_EXECUTIONS_TASKS_DESCRIBE(1)\n\nNAME\n"
+           "       gcloud run jobs executions tasks describe - obtain details about tasks" + body)
+    doc = make_document("g.txt", cut, "text")
+    assert doc.title == "gcloud run jobs executions tasks describe - obtain details about tasks"
+    names = ", ".join(f"command{k}" for k in range(53))
+    many = f"OPENSSL-CMDS(1SSL)\t\t    OpenSSL\t\t    OPENSSL-CMDS(1SSL)\n\nNAME\n       {names} - OpenSSL commands" + body
+    doc = make_document("o.txt", many, "text")
+    assert [s.path for s in doc.sections] == [
+        "OPENSSL-CMDS(1SSL)", "OPENSSL-CMDS(1SSL) › DESCRIPTION", "OPENSSL-CMDS(1SSL) › EXAMPLES"]

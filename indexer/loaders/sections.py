@@ -17,7 +17,9 @@ _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 _MAN_SECTION = re.compile(r"[A-Z][A-Z0-9 ,/&'()-]{0,38}[A-Z0-9)]|[A-Z]")
 _MAN_SUBSECTION = re.compile(r" {3}[A-Z][^\s].{0,58}")
 # a man page's title line, its name and section at both ends: `LS(1)   User Commands   LS(1)`
-_MAN_TITLE = re.compile(r"(\S+\(\w+\))(?:\s.*)?\s\1")
+# (`man` cuts a long name short on the left: `GCLOUD_RUN_JOBS_EXECUTIONS_TGeneraGCLOUD_...(1)`)
+_MAN_TITLE = re.compile(r"\S(?:.*\s)?(\S+\(\w+\))")
+_MAN_DASH = re.compile(r"\s[-–—]\s")  # between a NAME line's names and what they do
 _MAN_HEAD = {"SYNOPSIS"}  # a section after NAME that is part of a man page's head
 MAN_NAME_MAX = 100  # a longer NAME line names the page by its names alone
 MAN_INDENTED = 0.5  # the share of a man page's text lines that are indented, at least
@@ -131,17 +133,21 @@ def man_head(text: str, found: list[Heading]) -> list[Heading]:
     were chunks of their own, and no option's chunk said which command it belongs to)."""
     top = lstrip_start(text, 0, len(text))
     line = text[top:].split("\n", 1)[0].rstrip()
-    if not _MAN_TITLE.fullmatch(line):
-        return found
-    rest = [h for h in found if h.start > top]  # the first is the page's NAME
-    k = _next_section(rest, 0)
-    if k < len(rest) and rest[k].text in _MAN_HEAD:
-        k = _next_section(rest, k)
-    name = " ".join(text[rest[0].body_start : rest[1].start].split())
+    title = _MAN_TITLE.fullmatch(line)
+    rest = [h for h in found if h.start > top]
+    if not title or len(rest) < 2 or text[top + len(line) : rest[0].start].strip():
+        return found  # no title line right above the first section
+    found = rest
+    k = _next_section(found, 0)
+    if k < len(found) and found[k].text in _MAN_HEAD:
+        k = _next_section(found, k)
+    name = " ".join(text[found[0].body_start : found[1].start].split())
     if len(name) > MAN_NAME_MAX:
-        name = name.split(" - ", 1)[0]
-    head = Heading(1, name or line.split("(", 1)[0], top, top + len(line))
-    return [head, *rest[k:]]
+        name = _MAN_DASH.split(name, 1)[0]
+    if not name or len(name) > MAN_NAME_MAX:
+        name = title.group(1)  # `OPENSSL-CMDS(1SSL)` over its 53 names
+    head = Heading(1, name, top, top + len(line))
+    return [head, *found[k:]]
 
 
 def _next_section(headings: list[Heading], k: int) -> int:
