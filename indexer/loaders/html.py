@@ -137,23 +137,30 @@ class _Converter(HTMLParser):
             self.in_title = True
         elif tag in _SKIP:
             self.skip_depth += 1
-        elif self.skip_depth:
-            return
-        elif self.pre_depth:
+        elif not self.skip_depth:
+            self._start_shown(tag, attrs)
+
+    def _start_shown(self, tag: str, attrs: _Attrs) -> None:
+        """An opening tag outside skipped content."""
+        if self.pre_depth:
             self._start_in_pre(tag)
-        elif tag == "sup":
-            self._start_sup()
         elif self.cell is not None:
-            if tag == "br":
-                self.cell.append(" ")
-            elif tag == "pre":
-                self._start_pre(tag, attrs)
+            self._start_in_cell(tag, attrs)
         else:
             handler = _STARTS.get(tag)
             if handler is not None:
                 handler(self, tag, attrs)
             elif tag in _BLOCK:
                 self._flush_inline()
+
+    def _start_in_cell(self, tag: str, attrs: _Attrs) -> None:
+        """An opening tag inside a table cell: its text is one line."""
+        if tag == "br":
+            self._target().append(" ")
+        elif tag == "pre":
+            self._start_pre(tag, attrs)
+        elif tag == "sup":
+            self._start_sup(tag, attrs)
 
     def _start_in_svg(self, tag: str, attrs: _Attrs) -> None:
         """An SVG element: a `<text>` shows words, and a `<tspan>` placed on a line of its
@@ -170,11 +177,11 @@ class _Converter(HTMLParser):
             self.svg_text -= 1
         self.svg_depth -= tag == "svg"
 
-    def _start_sup(self) -> None:
+    def _start_sup(self, tag: str, attrs: _Attrs) -> None:
         target = self._target()
         self.sups.append((target, len(target)))
 
-    def _end_sup(self) -> None:
+    def _end_sup(self, tag: str) -> None:
         """`2<sup>31</sup>` is `2^31`, not `231`, and `O(N<sup>2</sup>)` is `O(N^2)`; after
         no word (a footnote's `↩<sup>2</sup>`) and in an ordinal (`1<sup>st</sup>`) nothing
         is added."""
@@ -253,7 +260,10 @@ class _Converter(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if self.svg_depth:
             self._end_in_svg(tag)
-            return
+        else:
+            self._end(tag)
+
+    def _end(self, tag: str) -> None:
         if tag == "a":
             self.permalink = self.local_link = False
         if tag == "title":
@@ -265,8 +275,6 @@ class _Converter(HTMLParser):
         elif self.pre_depth:
             if tag == "pre":
                 self._end_pre()
-        elif tag == "sup":
-            self._end_sup()
         else:
             handler = _ENDS.get(tag)
             if handler is not None:
@@ -327,17 +335,22 @@ class _Converter(HTMLParser):
         self.quote_depth = max(0, self.quote_depth - 1)
 
     def handle_data(self, data: str) -> None:
-        if self.svg_depth and not self.svg_text:
-            return  # an SVG's shapes, styles and tooltips: no words of the page
         if self.in_title:
             self.title += data
-            return
-        if (
+        elif not self._hidden(data):
+            self._add_text(data)
+
+    def _hidden(self, data: str) -> bool:
+        """Whether text read now is no text of the page: skipped content, a permalink, an
+        SVG's shapes, styles and tooltips."""
+        return bool(
             self.skip_depth
             or self.permalink
             or (self.local_link and data.strip() in _PERMALINK_TEXT)
-        ):
-            return
+            or (self.svg_depth and not self.svg_text)
+        )
+
+    def _add_text(self, data: str) -> None:
         if self.pre_depth:
             self.pre_text.append(data)
         elif self.cell is not None:
@@ -390,6 +403,7 @@ _STARTS: dict[str, Callable[[_Converter, str, _Attrs], None]] = {
     "br": _Converter._start_break,
     "hr": _Converter._start_rule,
     "img": _Converter._start_image,
+    "sup": _Converter._start_sup,
 }
 _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "td": _Converter._end_cell,
@@ -402,6 +416,7 @@ _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "li": _Converter._end_item,
     "blockquote": _Converter._end_quote,
     "dt": _Converter._end_term,
+    "sup": _Converter._end_sup,
 }
 
 

@@ -137,17 +137,20 @@ def man_head(text: str, found: list[Heading]) -> list[Heading]:
     rest = [h for h in found if h.start > top]
     if not title or len(rest) < 2 or text[top + len(line) : rest[0].start].strip():
         return found  # no title line right above the first section
-    found = rest
-    k = _next_section(found, 0)
-    if k < len(found) and found[k].text in _MAN_HEAD:
-        k = _next_section(found, k)
-    name = " ".join(text[found[0].body_start : found[1].start].split())
+    k = _next_section(rest, 0)
+    if k < len(rest) and rest[k].text in _MAN_HEAD:
+        k = _next_section(rest, k)
+    name = _man_name(text[rest[0].body_start : rest[1].start]) or title.group(1)
+    return [Heading(1, name, top, top + len(line)), *rest[k:]]
+
+
+def _man_name(name_section: str) -> str:
+    """A man page's name from its NAME section's text: the whole line, or its names alone
+    when it is long, or "" when they are too (OpenSSL's page names 53 commands)."""
+    name = " ".join(name_section.split())
     if len(name) > MAN_NAME_MAX:
         name = _MAN_DASH.split(name, 1)[0]
-    if not name or len(name) > MAN_NAME_MAX:
-        name = title.group(1)  # `OPENSSL-CMDS(1SSL)` over its 53 names
-    head = Heading(1, name, top, top + len(line))
-    return [head, *found[k:]]
+    return name if len(name) <= MAN_NAME_MAX else ""
 
 
 def _next_section(headings: list[Heading], k: int) -> int:

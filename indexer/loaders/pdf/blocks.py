@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .layout import Box
 
@@ -130,7 +131,7 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
     key = _style_key(line, flow.body)
     bullet = key is None and _bullet(line.text)
     block = _open_block(blocks)
-    if block is not None and _toc_entry_goes_on(block, line, flow.body):
+    if _toc_entry_goes_on(block, line, flow.body):
         block.kind = "paragraph"  # a contents entry wrapped: "Appendix B Major Differences From"
         block.lines.append(line)
         return
@@ -145,16 +146,13 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
     blocks.append(Block("heading" if key else "item" if bullet else "paragraph", [line]))
 
 
-def _toc_entry_goes_on(block: Block, line: Box, body: float) -> bool:
+def _toc_entry_goes_on(block: Block | None, line: Box, body: float) -> TypeGuard[Block]:
     """Whether `line` ends a contents entry (its dot leaders and page number) whose first
     line, in a heading's font, is the heading just above it."""
+    if block is None or block.kind != "heading" or _LEADER.search(line.text) is None:
+        return False
     prev = block.lines[-1]
-    return (
-        block.kind == "heading"
-        and _LEADER.search(line.text) is not None
-        and _below(prev, line, body)
-        and line.y - prev.y <= 1.6 * max(line.size, prev.size)
-    )
+    return _below(prev, line, body) and line.y - prev.y <= 1.6 * max(line.size, prev.size)
 
 
 def _bullet(text: str) -> bool:
