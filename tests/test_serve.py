@@ -395,6 +395,33 @@ def test_bad_requests_get_one_line_json_errors(client, body, message):
     assert 400 <= r.status_code < 500 and message in r.json()["error"], r.text
 
 
+@pytest.mark.parametrize("body", [
+    b"[" * 30_000,  # 60 KB, under the cap (issue 51, G4): deeper than Python's parser goes
+    b'{"query": "x", "strategy": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001,
+    b'{"query": ' + b"[" * 900 + b"]" * 900 + b"}",  # read, then too deep to walk
+    json.dumps({"query": "x", "strategy": "headers", "k": json.loads("[" * 32 + "]" * 32)}).encode(),
+])
+def test_a_deeply_nested_body_is_a_400_without_a_traceback(client, body, caplog):
+    for path in ("/api/search", "/api/compare", "/api/evaluation/generate"):
+        r = client.post(path, content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "more than 32 levels deep" in r.json()["error"], r.text
+    assert not [record for record in caplog.records if record.exc_info], caplog.text
+    shallow = {"query": "x", "strategy": "headers", "k": json.loads("[" * 31 + "]" * 31)}  # 32 levels
+    assert "k must be" in client.post("/api/search", json=shallow).json()["error"]
+
+
+@pytest.mark.parametrize("path", [
+    "/api/chunks?strategy=headers&doc=%ED%A0%80", "/api/documents?strategy=%ED%A0%80",
+    "/api/view?strategy=headers&doc=%FF", "/api/evaluation?strategy=headers&mode=%ED%A0%80",
+    "/api/questions/%ED%A0%80", "/api/%ED%A0%80",
+])
+def test_query_strings_no_encoder_can_write_are_never_a_500(client, path):
+    """A lone surrogate cannot travel in a URL: its UTF-8 bytes (%ED%A0%80) are read as
+    U+FFFD, and the answer is the usual 4xx naming it."""
+    r = client.get(path)
+    assert 400 <= r.status_code < 500 and "\ufffd" in r.json()["error"], r.text
+
+
 def test_the_server_is_read_only(client):
     for method in ("DELETE", "PUT", "PATCH"):
         r = client.request(method, "/api/collections")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CollectionNotFound, IndexerError, UsageError
 from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
+from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
 from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict
 
@@ -90,6 +91,7 @@ class Tools:
         from ..retrieval import Index
 
         key = strategy or self.strategy
+        key = encodable(key) if key else None
         if key is None or key not in self._indexes:
             entry = self._entry(key)  # none named: chosen on every call (what is built may change)
             key = key or entry.key
@@ -188,12 +190,13 @@ class Tools:
     ) -> dict[str, Any]:
         names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {
-            "query": query,
+            "query": encodable(query),
             "strategies": [self.search(query, name, mode, k, max_tokens) for name in names],
         }
 
     # -- reading ----------------------------------------------------------------------------
     def get_chunk(self, chunk_id: str, strategy: str | None = None) -> dict[str, Any]:
+        chunk_id = encodable(chunk_id)  # a lone surrogate: no id, and no store reads it
         index = self.index(strategy)
         found = {
             i: c for i, c in index.fetch([chunk_id]).items() if i in index.live
@@ -216,6 +219,7 @@ class Tools:
         if start_line < 1 or end_line < start_line:
             raise UsageError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
         index = self.index(strategy)
+        doc_id = encodable(doc_id)  # a lone surrogate: no document, and no store reads it
         lines, inexact = document_lines(index.chunks(doc_id))
         last = len(lines)
         if start_line > last:

@@ -30,12 +30,15 @@ from .probing import measure_unchanged, measured
 from .report import BuildReport
 from .units import DocumentUnits
 
-CHUNK_FORMAT = 19  # bump when a chunker's output changes for the same parameters (12: unit maps;
+CHUNK_FORMAT = 20  # bump when a chunker's output changes for the same parameters (12: unit maps;
 # 13: an empty line ends a run of code lines in a unit map; 14: code units carry their definition's name;
 # 15: and so does a unit from its definition's indented first line; 16: an HTML <pre> framed by a
 # one-cell table is a fenced block, not a table row; 17: an HTML <dt> and its <dd> are one block;
 # 18: a man page rendered to plain text has its sections; 19: an HTML heading's permalink "¶" is no
-# text, and a Markdown file's YAML front matter is one block, none of its lines a heading)
+# text, and a Markdown file's YAML front matter is one block, none of its lines a heading; 20: a man
+# page's NAME line heads its paths, its title line, NAME and SYNOPSIS one section; an HTML page with
+# numbered <h1>s is titled by its <title>, an SVG's words are text, `2<sup>31</sup>` is `2^31`; a
+# PDF's `*` and `#` terms stay, its title-page authors and contents entries are no headings)
 
 
 def build_settings(

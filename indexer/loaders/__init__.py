@@ -12,7 +12,7 @@ from .decoding import read_text
 from .files import Discovery, SourceFile, discover
 from .html import html_to_markdown
 from .markdown import Block, Heading, parse
-from .sections import build_sections, first_h1, plain_headings
+from .sections import build_sections, page_title, plain_headings
 from .skips import SkipFile, Skipped
 
 __all__ = [
@@ -49,7 +49,7 @@ def make_document(
         title = (
             doc_id
             if fmt == "code"
-            else first_h1(headings) or html_title or Path(doc_id).stem or doc_id
+            else page_title(headings, html_title) or Path(doc_id).stem or doc_id
         )
     doc = Document(
         doc_id=doc_id,

@@ -17,6 +17,11 @@ MAX_K = 100
 MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request may ask for
 MAX_COLLECTIONS = 12
 MAX_DOC_ID = 1000
+MAX_DEPTH = 32  # levels of arrays and objects in a body: a request nests two
+DEEP_BODY = (
+    f"the body nests arrays or objects more than {MAX_DEPTH} levels deep; "
+    "a request is one flat JSON object"
+)
 DEFAULT_MODE = "default"  # the collection's saved search (`indexer tune --save`), else hybrid
 VIEW_MODES = (*MODES, DEFAULT_MODE)
 
@@ -39,9 +44,29 @@ def parse_json(raw: bytes) -> dict:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise bad(f"the body is not JSON ({exc})") from None
+    except RecursionError:  # deeper than Python's parser goes
+        raise bad(DEEP_BODY) from None
     if not isinstance(data, dict):
         raise bad(f"the body must be a JSON object, not {type(data).__name__}")
+    if too_deep(data, MAX_DEPTH):
+        raise bad(DEEP_BODY)
     return _encodable(data)
+
+
+def too_deep(data: dict | list, limit: int) -> bool:
+    """Whether `data` nests arrays and objects more than `limit` levels deep (walked a
+    level at a time: no recursion to run out of)."""
+    level = [data]
+    for _ in range(limit):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _encodable(value: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .layout import Box
 
@@ -20,7 +21,8 @@ __all__ = ["BULLET", "Block", "line_blocks"]
 BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
 _SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
 _NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
-_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
+# a table-of-contents line: "Giriş . . . . 3", "Appendix C GNU Free Documentation License . . 174"
+_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$|(?: \.){2,} *\d+$")
 # an e-mail address (also written `name at host.org`) or a web address: contact lines
 _CONTACT = re.compile(
     r"[\w.+-]+(?:@| ?[(\[]at[)\]] ?| at )[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b"
@@ -129,6 +131,10 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
     key = _style_key(line, flow.body)
     bullet = key is None and _bullet(line.text)
     block = _open_block(blocks)
+    if _toc_entry_goes_on(block, line, flow.body):
+        block.kind = "paragraph"  # a contents entry wrapped: "Appendix B Major Differences From"
+        block.lines.append(line)
+        return
     if (
         block is not None
         and block.kind != "code"
@@ -138,6 +144,15 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
         block.lines.append(line)
         return
     blocks.append(Block("heading" if key else "item" if bullet else "paragraph", [line]))
+
+
+def _toc_entry_goes_on(block: Block | None, line: Box, body: float) -> TypeGuard[Block]:
+    """Whether `line` ends a contents entry (its dot leaders and page number) whose first
+    line, in a heading's font, is the heading just above it."""
+    if block is None or block.kind != "heading" or _LEADER.search(line.text) is None:
+        return False
+    prev = block.lines[-1]
+    return _below(prev, line, body) and line.y - prev.y <= 1.6 * max(line.size, prev.size)
 
 
 def _bullet(text: str) -> bool:
@@ -301,7 +316,7 @@ def _not_headings(blocks: list[Block]) -> bool:
     first = blocks[0].lines[0].page if blocks else 0
     front = [b for b in blocks if b.lines[0].page == first]  # the first page's blocks
     heads = [b for b in front if b.kind == "heading"]
-    if _ends_title_page(front, heads):
+    if _ends_title_page(front, heads, len(blocks)):
         heads.pop().kind, changed = "paragraph", True  # it ends a title page: nothing under it
     return _heads_no_text(front, heads) or changed
 
@@ -315,10 +330,13 @@ def _contacts(blocks: list[Block]) -> bool:
     return changed
 
 
-def _ends_title_page(front: list[Block], heads: list[Block]) -> bool:
-    """Whether the last of several headings ends a first page without running text."""
+def _ends_title_page(front: list[Block], heads: list[Block], total: int) -> bool:
+    """Whether the last of several headings ends a first page, which has no running text
+    or pages after it: a heading at a page's foot heads nothing there, and typesetting
+    keeps a heading with its text (bash's manual: `Chet Ramey, Case Western Reserve
+    University Brian Fox, Free Software Foundation` under its title and date)."""
     ends = bool(heads) and front[-1] is heads[-1] is not heads[0]
-    return ends and not any(_running_text(b) for b in front)
+    return ends and (total > len(front) or not any(_running_text(b) for b in front))
 
 
 def _heads_no_text(front: list[Block], heads: list[Block]) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ...types import page_at
+from ..markdown import text_line
 from ..skips import SkipFile
 from .blocks import BULLET, Block, line_blocks
 from .furniture import furniture
@@ -25,6 +26,7 @@ from .tables import ruled_tables
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
 
 OCR_HINT = "OCR it first, e.g. with ocrmypdf"
+MARKDOWN_BULLETS = "*-+"  # bullets Markdown reads as such: kept as the PDF has them
 
 
 @dataclass(slots=True)
@@ -248,9 +250,9 @@ def _pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]:
     without one where a line-end hyphen meets the next line (the hyphen dropped when
     it only split the word)."""
     texts = [line.text for line in block.lines]
-    if block.kind == "item":
-        m = BULLET.match(texts[0])
-        texts[0] = "- " + m.group(2) if m else texts[0]
+    m = BULLET.match(texts[0]) if block.kind == "item" else None
+    if m and m.group(1) not in MARKDOWN_BULLETS:
+        texts[0] = "- " + m.group(2)  # a bullet glyph; `*`, `-`, `+` stay: a term (bash's `*`)
     pieces: list[tuple[str, int | None]] = []
     acc = ""
     for line, text in zip(block.lines, texts):
@@ -319,8 +321,8 @@ def _block_pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]
     pieces = _pieces(block, vocab)
     if block.kind == "heading":
         pieces.insert(0, ("#" * block.level + " ", None))
-    elif block.kind == "paragraph" and pieces[0][0].startswith(("#", ">", "|")):
-        pieces.insert(0, ("\\", None))
+    elif block.kind == "paragraph":
+        pieces[0] = (text_line(pieces[0][0], ">|"), pieces[0][1])
     return pieces
 
 
