@@ -153,9 +153,12 @@ def exact_tiers(
         except CollectionNotFound:
             return []
 
+    def texts(ids: list[str]) -> dict[str, str]:
+        return {cid: f"{c.header}\n{c.text}" for cid, c in index.fetch(ids).items()}
+
     why: dict[str, str] = {}
     extra, tier = rank_exact(
-        query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks, bm25, why
+        query, bm25.analyzer, ids, index.exact, holds, doc_of, first_chunks, bm25, why, texts
     )
     return extra, tier, why
 
