@@ -3,7 +3,9 @@ the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
 from .collections import (
     RULE,
+    Chosen,
     choose,
+    chosen,
     collection_label,
     describe,
     entry_fusion,
@@ -22,10 +24,12 @@ __all__ = [
     "MODES",
     "Query",
     "RULE",
+    "Chosen",
     "SearchOptions",
     "Span",
     "check_query",
     "choose",
+    "chosen",
     "collection_label",
     "describe",
     "entry_fusion",

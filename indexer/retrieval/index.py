@@ -26,7 +26,7 @@ from . import searching
 from .bm25 import BM25Index
 from .bm25_repair import load_or_rebuild
 from .cache import RecordCache
-from .collections import choose, entry_fusion
+from .collections import chosen, entry_fusion
 from .exact import ExactIndex
 from .exact import load_or_rebuild as load_exact
 from .options import Query, SearchOptions, resolve
@@ -72,6 +72,7 @@ class Index:
         self._checked = time.monotonic()
         self._lock = threading.RLock()
         self.repairs: list[str] = []  # what was rebuilt on the way (a damaged BM25 index)
+        self.chosen_by: str | None = None  # why this collection, when none was named (`chosen`)
         self.sides = Sides(self)
 
     @classmethod
@@ -86,8 +87,9 @@ class Index:
         one_shot: bool = False,
     ) -> Index:
         """The collection of `strategy` in the index `settings` name (None: the
-        environment's), chosen by `collections.choose`: with no strategy, `auto` if built,
-        else the only one built; `built_with`: the one built with that embedder.
+        environment's), chosen by `collections.choose` (with no strategy: the only one
+        built, else the one the last evaluation ranked best, else `auto`, else by a fixed
+        order of kinds); `built_with`: the one built with that embedder.
         `one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a large collection it scans the stored vectors exactly rather than wait for
         Chroma to load its whole HNSW index (`retrieval.sides`)."""
@@ -111,8 +113,12 @@ class Index:
         refresh: float = REFRESH,
         one_shot: bool = False,
     ) -> Index:
-        """`open`, in a store already open (a server's, an evaluation's)."""
-        return cls(store, choose(store, strategy, built_with), None, bm25_engine, refresh, one_shot)
+        """`open`, in a store already open (a server's, an evaluation's). `chosen_by` says
+        why it reads this collection when none was named and several are built."""
+        choice = chosen(store, strategy, built_with)
+        index = cls(store, choice.entry, None, bm25_engine, refresh, one_shot)
+        index.chosen_by = choice.why
+        return index
 
     # -- following rebuilds ----------------------------------------------------------------
     def follow(self, force: bool = False) -> bool:
