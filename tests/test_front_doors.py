@@ -154,7 +154,10 @@ def test_over_several_strategies_every_door_reads_the_documented_choice_and_says
         assert code == 0 and out == named
     with web(db) as client:
         assert client.get("/api/collections").json()["default_strategy"] == "headers@use-m3"
-        assert client.post("/api/search", json={"query": QUERY}).json()["strategy"] == "headers@use-m3"
+        searched = client.post("/api/search", json={"query": QUERY}).json()
+        named = client.post("/api/search", json={"query": QUERY, "strategy": "fixed64"}).json()
+    assert searched["strategy"] == "headers@use-m3" and searched["chosen_by"].startswith(ORDER)
+    assert named["strategy"] == "fixed64" and "chosen_by" not in named
     assert mcp(db, "list_collections")["default_strategy"] == "headers@use-m3"
     found = mcp(db, "search", query=QUERY)
     assert (found["strategy"], found["embedder"]) == ("headers", "use-m3") and found["chosen_by"].startswith(ORDER)
