@@ -385,8 +385,7 @@ def test_k_is_capped(client, k, status):
     (b"{not json", "not JSON"), (b"[1]", "JSON object"), (b"", "empty"),
     (json.dumps({"query": "x", "strategy": "headers", "rm": 1}).encode(), "unknown field 'rm'"),
     (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
-    # no strategy: the front doors' one rule (`retrieval.choose`), here several and no auto
-    (json.dumps({"query": "x"}).encode(), "several strategies are built (fixed64, headers, parent) and none is auto"),
+    # (no strategy is not an error: the front doors' one rule, tests/test_front_doors.py)
     (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
     (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
 ])

@@ -125,7 +125,8 @@ def create_server(tools: Tools) -> MCPServer:
         file · class · method for code), score, n_tokens, and match when an exact-match tier
         ranked it (exact symbol, exact code, file name, exact term). mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
-        strategy: a collection from list_collections; when omitted, DEFAULT_RULE. Without
+        strategy: a collection from list_collections; when omitted, DEFAULT_RULE
+        (`chosen_by` says why when several are built). Without
         max_tokens: whole chunks up to 4000 tokens, those that do not fit counted in
         `omitted`. With max_tokens (at least 16): answer-sized context instead, the
         sentences, rows and lines of the top chunks that answer, packed into at most

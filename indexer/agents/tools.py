@@ -16,7 +16,7 @@ from ..settings import Settings, settings_for
 from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict
 
 if TYPE_CHECKING:
-    from ..retrieval import Index
+    from ..retrieval import Chosen, Index
     from ..store import Entry, Store
 
 DEFAULT_K = 5
@@ -73,8 +73,9 @@ class Tools:
     # -- collections ------------------------------------------------------------------------
     def default_strategy(self) -> str:
         """The collection a call that names none searches: the server's --strategy, else
-        the one `retrieval.choose` picks (`auto` if built, else the only one built, else
-        an error naming what is built). With --embedder, only that embedder's
+        the one `retrieval.choose` picks (the only one built, else the one the last
+        evaluation ranked best, else `auto`, else by a fixed order of kinds). With
+        --embedder, only that embedder's
         collections count. Named as list_collections names it (`strategy@embedder` when
         the strategy is built with several embedders), as the web API does."""
         from ..retrieval import collection_label
@@ -82,21 +83,29 @@ class Tools:
         return collection_label(self._entry(None), self.store.catalogue.entries())
 
     def _entry(self, strategy: str | None) -> Entry:
-        from ..retrieval import choose
+        return self._chosen(strategy).entry
 
-        return choose(self.store, strategy or self.strategy, self.built_with)
+    def _chosen(self, strategy: str | None) -> Chosen:
+        from ..retrieval import chosen
+
+        return chosen(self.store, strategy or self.strategy, self.built_with)
 
     def index(self, strategy: str | None = None) -> Index:
         """The kept handle of the collection named (else the default), opened on first use."""
-        from ..retrieval import Index
-
         key = strategy or self.strategy
         key = encodable(key) if key else None
-        if key is None or key not in self._indexes:
-            entry = self._entry(key)  # none named: chosen on every call (what is built may change)
-            key = key or entry.key
-            if key not in self._indexes:
-                self._indexes[key] = Index(self.store, entry)
+        if key is not None and key in self._indexes:
+            return self._indexes[key]
+        # none named: chosen on every call (what is built may change)
+        return self._handle(key, self._entry(key))
+
+    def _handle(self, key: str | None, entry: Entry) -> Index:
+        """The kept handle of `entry` (under `key`, else its own key)."""
+        from ..retrieval import Index
+
+        key = key or entry.key
+        if key not in self._indexes:
+            self._indexes[key] = Index(self.store, entry)
         return self._indexes[key]
 
     def list_collections(self) -> dict[str, Any]:
@@ -125,20 +134,26 @@ class Tools:
 
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
-        index = self.index(strategy)
+        # none named over several strategies: which one, and why (`chosen_by`)
+        choice = None if strategy or self.strategy else self._chosen(None)
+        index = self._handle(None, choice.entry) if choice else self.index(strategy)
         if max_tokens is not None:
-            return self.context(index, query, mode, k, max_tokens)
-        found = index.lookup(query, SearchOptions(mode=mode, k=k))
-        hits, options = found.hits, found.options
-        results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
-        return {
-            "strategy": index.entry.strategy,
-            "embedder": index.entry.embedder,
-            "mode": options.mode,
-            "results": results,
-            "omitted": omitted,
-            "tokens": tokens,
-        }
+            out = self.context(index, query, mode, k, max_tokens)
+        else:
+            found = index.lookup(query, SearchOptions(mode=mode, k=k))
+            hits, options = found.hits, found.options
+            results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
+            out = {
+                "strategy": index.entry.strategy,
+                "embedder": index.entry.embedder,
+                "mode": options.mode,
+                "results": results,
+                "omitted": omitted,
+                "tokens": tokens,
+            }
+        if choice is not None and choice.why:
+            out["chosen_by"] = choice.why
+        return out
 
     def context(
         self, index: Index, query: str, mode: str | None, k: int, budget: int

@@ -10,7 +10,7 @@ import click
 
 from ..tables import printable
 from .common import echo_json, handle_errors, note_function, settings_from, writable
-from .library import LibraryChoice, LibraryOption, modes, parameter_default, rule
+from .library import LibraryChoice, LibraryOption, modes, parameter_default
 from .made_up import QUESTION_FORMAT, generate_option, question_file
 from .options import db_options, json_option, ollama_option, quiet_option
 from .search_options import BUDGETS, make_options, search_options
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..evaluation import Evaluation
     from ..evaluation.advice import Advice
     from ..evaluation.report import Quality
+    from ..evaluation.standing import Kept
     from ..settings import Settings
 
 
@@ -43,8 +44,7 @@ def register(cli: click.Group) -> None:
     "strategies",
     multiple=True,
     metavar="S",
-    cls=LibraryOption,
-    help=lambda: f"Collection to evaluate (repeatable) [default: {rule()}].",
+    help="Collection to evaluate (repeatable) [default: every strategy built].",
 )
 @click.option(
     "--mode",
@@ -165,6 +165,7 @@ def eval_(
     file? --generate makes a set from the documents, and says which rows it cannot tell apart."""
     from ..evaluation import evaluate
     from ..evaluation.advice import advice_of
+    from ..evaluation.standing import keep_ranking
 
     options = make_options(5, None, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
     options.check()  # before any work
@@ -172,6 +173,7 @@ def eval_(
     note = note_function(quiet)
     settings = settings_from(db, chroma_url, None, ollama_host)
     built_with = tuple(embedders) or (None,)
+    strategies = named_or_every(strategies, settings, built_with, note)
     questions, corpus, made_up = question_file(
         questions, generate, seed, seeds, strategies, settings, built_with[0], corpus, note
     )
@@ -192,6 +194,7 @@ def eval_(
         ),
     )
     warn_coverage(result)
+    note_kept(keep_ranking(result, questions, settings), note)
     quality = boundaries_of(result, settings, built_with) if show_boundaries else None
     write_files(result, quality, csv_path, plot_path)
     advice = advice_of(result) if made_up else None
@@ -200,6 +203,38 @@ def eval_(
         return
     echo_evaluation(result, questions, advice, quality, by_tag, compare)
     note_written(note, csv_path, plot_path)
+
+
+def named_or_every(
+    strategies: tuple[str, ...],
+    settings: Settings,
+    built_with: tuple[str | None, ...],
+    note: Callable[[str], None],
+) -> tuple[str, ...]:
+    """The --strategy values, else every strategy built (with each --embedder), said when
+    several."""
+    from ..retrieval.collections import every_built
+    from ..store import Store
+
+    if strategies:
+        return strategies
+    built = every_built(Store(settings), built_with)
+    if len(built) > 1:
+        note(f"evaluating every strategy built: {', '.join(built)} (name some with -s S)")
+    return tuple(built)
+
+
+def note_kept(kept: Kept, note: Callable[[str], None]) -> None:
+    """Which collection the evaluation ranked best, now read by calls naming none."""
+    best = kept.best
+    if best is not None:
+        note(
+            f"{best.strategy} ({best.embedder}) ranked best (MRR@10 {best.score:.3f}, "
+            f"{best.mode}); "
+            "commands naming no strategy read it now"
+        )
+    for problem in kept.problems:
+        note(f"not recorded as the last evaluation: {problem}")
 
 
 def note_written(note: Callable[[str], None], csv_path: str | None, plot_path: str | None) -> None:

@@ -56,6 +56,18 @@ def _embedder_note(index: Index, strategy: str | None) -> None:
         )
 
 
+def chosen_note(index: Index) -> None:
+    """Which collection answers a command naming none when several strategies are built,
+    and by which rule (`retrieval.collections.chosen`)."""
+    if index.chosen_by:
+        built = sorted({e.strategy for e in index.store.catalogue.entries()})
+        click.echo(
+            f"note: reading {index.entry.strategy} of {', '.join(built)}: {index.chosen_by} "
+            "(pick one with --strategy S)",
+            err=True,
+        )
+
+
 @click.command()
 @click.argument("text")
 @click.option(
@@ -141,6 +153,7 @@ def query(
     index = Index.open(
         strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
     )
+    chosen_note(index)
     if embedder is None:
         _embedder_note(index, strategy)
     if budget is not None or fill:
@@ -333,6 +346,7 @@ def dump(
     doc_id = doc_id or document
 
     index = Index.open(strategy, settings=settings_from(db, chroma_url), built_with=embedder)
+    chosen_note(index)
     try:
         chunks = index.chunks(doc_id)
     except CollectionNotFound as exc:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ..errors import StaleIndex, UsageError
 from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
+from ..retrieval.collections import every_built
 from ..retrieval.context import CANDIDATES
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
@@ -256,7 +257,8 @@ def evaluate(
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections: for each embedder of `built_with`, the collections built with it (None:
-    the one each strategy is read with, `collections.choose`). Collections built from
+    the one each strategy is read with, `collections.choose`); no `strategies`: every
+    strategy built (`collections.every_built`). Collections built from
     other versions of the documents than the ones the questions are resolved against are
     listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
@@ -269,6 +271,7 @@ def evaluate(
     questions = load_questions(questions_path)
     settings = settings_for(settings)
     store = Store(settings)
+    strategies = strategies or every_built(store, built_with)  # none named: every one built
     indexes = open_indexes(store, strategies, built_with)
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     found, docs_iter = load_documents([root])

@@ -287,10 +287,11 @@ class StrategyBuild:
         }
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
-        if old is not None and old.extra.get("search"):
-            extra["search"] = old.extra[
-                "search"
-            ]  # settings saved by `indexer tune --save` outlive rebuilds
+        # settings saved by `indexer tune --save` and the last evaluation's ranking
+        # (`retrieval.evaluated`) outlive rebuilds
+        for kept in ("search", "evaluated"):
+            if old is not None and old.extra.get(kept):
+                extra[kept] = old.extra[kept]
         return Entry(
             strategy=self.spec.name,
             embedder=self.embedder.name,

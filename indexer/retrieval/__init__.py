@@ -3,7 +3,9 @@ the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
 from .collections import (
     RULE,
+    Chosen,
     choose,
+    chosen,
     collection_label,
     describe,
     entry_fusion,
@@ -32,10 +34,12 @@ __all__ = [
     "Query",
     "RULE",
     "ResolvedOptions",
+    "Chosen",
     "SearchOptions",
     "Span",
     "check_query",
     "choose",
+    "chosen",
     "collection_label",
     "describe",
     "entry_fusion",

@@ -29,7 +29,7 @@ from ..store import Entry, Store
 from ..types import Chunk, Hit
 from . import searching
 from .bm25 import BM25Index
-from .collections import choose
+from .collections import chosen
 from .options import Query, ResolvedOptions, SearchOptions
 from .sides import Sides, SidesFactory
 from .snapshot import Snapshot
@@ -61,6 +61,7 @@ class Index:
         self.refresh = refresh
         self.one_shot = one_shot
         self.repairs: list[str] = []  # what was rebuilt on the way (a damaged BM25 index)
+        self.chosen_by: str | None = None  # why this collection, when none was named (`chosen`)
         self._embedder = embedder
         self._bm25_engine = bm25_engine
         self._sides = sides
@@ -80,8 +81,9 @@ class Index:
         one_shot: bool = False,
     ) -> Index:
         """The collection of `strategy` in the index `settings` name (None: the
-        environment's), chosen by `collections.choose`: with no strategy, `auto` if built,
-        else the only one built; `built_with`: the one built with that embedder.
+        environment's), chosen by `collections.choose` (with no strategy: the only one
+        built, else the one the last evaluation ranked best, else `auto`, else by a fixed
+        order of kinds); `built_with`: the one built with that embedder.
         `one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a large collection it scans the stored vectors exactly rather than wait for
         Chroma to load its whole HNSW index (`retrieval.sides`)."""
@@ -105,14 +107,14 @@ class Index:
         refresh: float = REFRESH,
         one_shot: bool = False,
     ) -> Index:
-        """`open`, in a store already open (a server's, an evaluation's)."""
-        return cls(
-            store,
-            choose(store, strategy, built_with),
-            bm25_engine=bm25_engine,
-            refresh=refresh,
-            one_shot=one_shot,
+        """`open`, in a store already open (a server's, an evaluation's). `chosen_by` says
+        why it reads this collection when none was named and several are built."""
+        choice = chosen(store, strategy, built_with)
+        index = cls(
+            store, choice.entry, bm25_engine=bm25_engine, refresh=refresh, one_shot=one_shot
         )
+        index.chosen_by = choice.why
+        return index
 
     def _snapshot_of(self, entry: Entry) -> Snapshot:
         embedder = self._embedder

@@ -134,11 +134,14 @@ def exact_tiers(p: Pass) -> Pass:
             return []
         return parts.first_chunks(doc, FIRST_CHUNKS)
 
+    def texts(ids: list[str]) -> dict[str, str]:
+        return {cid: f"{c.header}\n{c.text}" for cid, c in parts.fetch(ids).items()}
+
     ids = [c.id for c in p.candidates]
     why: dict[str, str] = {}
     live = bm25 if p.scope is None else p.scope
     extra, tier = rank_exact(
-        p.query, bm25.analyzer, ids, parts.exact, holds, doc_of, first_chunks, live, why
+        p.query, bm25.analyzer, ids, parts.exact, holds, doc_of, first_chunks, live, why, texts
     )
     return replace(p, candidates=with_tiers(p.candidates, extra, tier, why))
 

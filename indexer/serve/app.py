@@ -38,7 +38,7 @@ from ..errors import (
     UsageError,
 )
 from ..evaluation import Question
-from ..retrieval import MODES, RULE, SearchOptions
+from ..retrieval import MODES, RULE, SearchOptions, chosen
 from ..settings import Settings
 from ..types import Chunk
 from ..paths import hide_folder, shown_path
@@ -250,11 +250,12 @@ class Api:
     async def search(self, request: Request) -> JSONResponse:
         req = search_request(await read_json(request))
         name = self.library.name_of(req.strategy)
-        return JSONResponse(
-            await self._work(
-                search_json, self.library, name, req.query, req.options, req.doc, None, req.budget
-            )
+        answer = await self._work(
+            search_json, self.library, name, req.query, req.options, req.doc, None, req.budget
         )
+        # none named over several strategies: why this one (`retrieval.chosen`)
+        why = None if req.strategy is not None else chosen(self.library.store).why
+        return JSONResponse({**answer, "chosen_by": why} if why else answer)
 
     async def compare(self, request: Request) -> JSONResponse:
         req = compare_request(await read_json(request))

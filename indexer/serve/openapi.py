@@ -229,6 +229,10 @@ SCHEMAS = {
         "type": "object",
         "properties": {
             "strategy": {"type": "string"},
+            "chosen_by": {
+                "type": "string",
+                "description": "no strategy named, several built: why this one was read",
+            },
             "embedder": {"type": "string"},
             "mode": {"type": "string"},
             "search": {
