@@ -170,6 +170,8 @@ def hit_line(hit: Hit, hybrid: bool) -> str:
     where = (
         f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}"
         if c.start_page
+        else f"{printable(c.doc_id)} {c.location}"
+        if c.location
         else f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
     )
     match = f"  {hit.match}" if hit.match else ""
@@ -352,6 +354,7 @@ def dump(
                 "with each newline read as \\n (as Python's open() reads it)"
             )
         pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
+        pages += f" ({c.location})" if c.location else ""
         click.echo(
             f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
             f"{c.n_tokens} tok  {c.id}"

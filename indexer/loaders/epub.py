@@ -8,7 +8,9 @@ book's title (`dc:title`) is the document's title and its one top heading, the c
 headings one level below it, so heading paths run `Book › Part › Chapter`.
 Not read: pictures, styles, fonts, the table of contents' own file (the chapters' headings
 say the same), page-list and footnote pop-ups outside the spine. A book whose chapters are
-encrypted (DRM) is skipped. Marks: `chapter N` (the N-th spine document)."""
+encrypted (DRM) is skipped. Marks: the chapter's file in the book (`main2.xml`): a spine
+position would read as a chapter number it is not (a book's first chapter is often its
+fifth file)."""
 
 from __future__ import annotations
 
@@ -41,8 +43,9 @@ def load(source: SourceFile, encoding: str | None = None) -> Document:
         title = one_line(package.findtext(f"{_OPF}metadata/{_DC}title") or "")
         title = title or source.path.stem
         out.heading(1, title)
-        for number, name in enumerate(spine(package, posixpath.dirname(opf_path)), 1):
-            out.mark(f"chapter {number}")
+        folder = posixpath.dirname(opf_path)
+        for name in spine(package, folder):
+            out.mark(posixpath.relpath(name, folder or "."))
             out.block(demoted(_chapter_text(book, name)))
     return extracted_document(
         source.doc_id, out.text(), source_path=str(source.path), title=title, marks=out.marks
