@@ -186,10 +186,16 @@ class Document:
         return self.marks[i].label if i >= 0 else ""
 
     def location(self, start: int, end: int) -> str:
-        """Where the span [start, end) lies (`slide 3-4`); "" for a document without marks."""
+        """Where the span [start, end) lies (`slide 3-4`); "" for a document without marks.
+        A span starting where no mark is (a sheet's heading) starts at its first mark."""
         if not self.marks:
             return ""
-        return marks_label(self.mark_at(start), self.mark_at(max(start, end - 1)))
+        first = self.mark_at(start)
+        if not first:
+            i = bisect.bisect_right(self._mark_starts, start)
+            if i < len(self.marks) and self.marks[i].start < end:
+                first = self.marks[i].label
+        return marks_label(first, self.mark_at(max(start, end - 1)))
 
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         section = self.section_at(offset)
