@@ -11,6 +11,7 @@ codes, tracked deletions, embedded files. Marks: `table N row M`, `footnote N`,
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from ..types import Document
@@ -34,12 +35,12 @@ def load(source: SourceFile, encoding: str | None = None) -> Document:
     check_zip(source.path, "docx")
     document = docx.Document(str(source.path))
     out = TextBuilder()
-    tables = _Counter()
+    tables, styles = _Counter(), _Styles()
     for item in document.iter_inner_content():
         if hasattr(item, "rows"):
             _table(out, item, tables.next())
         else:
-            _paragraph(out, item)
+            _paragraph(out, item, styles)
     for part, label, heading in _NOTES:
         _notes(out, _part_xml(document, part), label, heading)
     _headers_footers(out, document)
@@ -58,20 +59,49 @@ class _Counter:
         return self.n
 
 
-def heading_level(paragraph: Any) -> int:
-    """A paragraph's heading level (0: not a heading): its style's name (`Heading 2`,
-    `Title` is 1), else the outline level set on it or on its style chain."""
-    style = paragraph.style
-    name = style.name if style is not None else ""
-    m = _HEADING_STYLE.match(name or "")
-    if m:
-        return int(m.group(1))
-    if name == "Title":
-        return 1
-    level = _outline_level(paragraph._p)
+@dataclass(frozen=True, slots=True)
+class StyleKind:
+    """What a paragraph style makes of its paragraphs: a heading level by its name
+    (`Heading 2`, `Title`: 1), by its outline level, and whether it is a list style."""
+
+    named: int
+    outline: int | None
+    listed: bool
+
+
+def style_kind(style: Any) -> StyleKind:
+    name = (style.name if style is not None else "") or ""
+    m = _HEADING_STYLE.match(name)
+    named = int(m.group(1)) if m else 1 if name == "Title" else 0
+    level = None
     while level is None and style is not None:
         level = _outline_level(style.element)
         style = style.base_style
+    return StyleKind(named=named, outline=level, listed=name.startswith("List"))
+
+
+class _Styles:
+    """Each paragraph style's kind, worked out once a document (python-docx looks a
+    paragraph's style up among all of them at every call)."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, StyleKind] = {}
+
+    def kind(self, paragraph: Any) -> StyleKind:
+        found = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val")
+        key = str(found[0]) if found else ""
+        if key not in self.kinds:
+            self.kinds[key] = style_kind(paragraph.style)
+        return self.kinds[key]
+
+
+def heading_level(paragraph: Any, kind: StyleKind) -> int:
+    """A paragraph's heading level (0: not a heading): its style's name (`Heading 2`,
+    `Title` is 1), else the outline level set on it or on its style chain."""
+    if kind.named:
+        return kind.named
+    level = _outline_level(paragraph._p)
+    level = kind.outline if level is None else level
     return 0 if level is None or level > 8 else level + 1
 
 
@@ -80,19 +110,19 @@ def _outline_level(element: Any) -> int | None:
     return int(found[0]) if found else None
 
 
-def _list_depth(paragraph: Any) -> int | None:
+def _list_depth(paragraph: Any, kind: StyleKind) -> int | None:
     """A list paragraph's depth (None: not a list item): numbered by Word, or in a list style."""
     level = paragraph._p.xpath("./w:pPr/w:numPr/w:ilvl/@w:val")
     if paragraph._p.xpath("./w:pPr/w:numPr/w:numId"):
         return int(level[0]) if level else 0
-    name = paragraph.style.name if paragraph.style is not None else ""
-    return 0 if (name or "").startswith("List") else None
+    return 0 if kind.listed else None
 
 
-def _paragraph(out: TextBuilder, paragraph: Any) -> None:
+def _paragraph(out: TextBuilder, paragraph: Any, styles: _Styles) -> None:
     out.mark("")
-    level = heading_level(paragraph)
-    depth = None if level else _list_depth(paragraph)
+    kind = styles.kind(paragraph)
+    level = heading_level(paragraph, kind)
+    depth = None if level else _list_depth(paragraph, kind)
     text = paragraph.text
     if level:
         out.heading(level, text)
