@@ -13,7 +13,7 @@ from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
 from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
-from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict
+from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict, locations
 
 if TYPE_CHECKING:
     from ..retrieval import Chosen, Index
@@ -244,6 +244,7 @@ class Tools:
         wanted = lines[start_line - 1 : min(end_line, last)]
         wanted, cut = cut_lines(wanted, self.budget(max_tokens))
         shown_end = start_line + len(wanted) - 1
+        places = locations(index.chunks(doc_id), start_line, shown_end)
         return {
             "strategy": index.entry.strategy,
             "doc_id": doc_id,
@@ -253,4 +254,5 @@ class Tools:
             "text": "\n".join(wanted),
             "truncated": cut,
             "inexact_lines": [[a, b] for a, b in inexact if a <= shown_end and b >= start_line],
+            **({"locations": places} if places else {}),
         }

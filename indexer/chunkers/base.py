@@ -267,6 +267,8 @@ class Chunker(ABC):
         )
         if doc.pages:
             chunk.start_page, chunk.end_page = doc.page_at(start), doc.page_at(max(start, end - 1))
+        if doc.marks:
+            chunk.location = doc.location(start, end)
         for key, value in extra.items():
             setattr(chunk, key, value)
         return chunk

@@ -8,7 +8,7 @@ import click
 
 from ..errors import CollectionNotFound
 from ..tables import printable
-from ..types import pages_label
+from ..types import Chunk, pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import echo_json, echo_table, handle_errors, note_function, settings_from
 from .options import built_with_option, db_options, json_option, read_options
@@ -177,6 +177,12 @@ def query(
         click.echo()
 
 
+def place_label(c: Chunk) -> str:
+    """` p.3-4`, ` (slide 3)`: where a chunk lies beside its lines ("" when nowhere)."""
+    pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
+    return pages + (f" ({c.location})" if c.location else "")
+
+
 def hit_line(hit: Hit, hybrid: bool) -> str:
     """A hit's first line: rank, score, where its chunk lives, its kind, the exact tier
     that ranked it, and (hybrid) its rank on each side."""
@@ -184,6 +190,8 @@ def hit_line(hit: Hit, hybrid: bool) -> str:
     where = (
         f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}"
         if c.start_page
+        else f"{printable(c.doc_id)} {c.location}"
+        if c.location
         else f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
     )
     match = f"  {hit.match}" if hit.match else ""
@@ -366,7 +374,7 @@ def dump(
                 f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
                 "with each newline read as \\n (as Python's open() reads it)"
             )
-        pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
+        pages = place_label(c)
         click.echo(
             f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
             f"{c.n_tokens} tok  {c.id}"

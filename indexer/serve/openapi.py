@@ -125,6 +125,7 @@ SCHEMAS = {
                 ("kind", "string"),
                 ("header", "string"),
                 ("heading_path", "string"),
+                ("location", "string"),
                 ("n_tokens", "integer"),
                 ("text", "string"),
                 ("indexed_text", "string"),
@@ -150,6 +151,10 @@ SCHEMAS = {
             "kind": {"type": "string"},
             "header": {"type": "string"},
             "heading_path": {"type": "string"},
+            "location": {
+                "type": "string",
+                "description": "where in a file without pages: slide 3, Sales row 2-40, cell 4",
+            },
             "n_tokens": {"type": "integer"},
             "text": {"type": "string"},
             "embedding_rank": {"type": ["integer", "null"]},

@@ -35,6 +35,7 @@ META_FIELDS = (
     "hash",
     "start_page",
     "end_page",
+    "location",
     "units",
 )
 _INTS = ("start", "end", "start_line", "end_line", "n_tokens", "start_page", "end_page")

@@ -49,7 +49,7 @@
   window.addEventListener("resize", fitToggles);
 
   function hitItem(h) {
-    const lines = `${h.doc_id}:${h.start_line}-${h.end_line}`;
+    const lines = `${h.doc_id}:${h.start_line}-${h.end_line}` + (h.location ? ` (${h.location})` : "");
     return el("li", {class: "hit " + (h.mark || "")},
       h.mark && el("span", {class: "mark " + h.mark, text: h.mark === "strict" ? "strict hit" : h.mark}),
       el("b", {text: `#${h.rank}`}), " ", el("span", {text: fmt(h.score, 4)}),
