@@ -67,17 +67,28 @@ class BlocksChunker(Chunker):
         buf: list[Unit] = []
         estimate = 0
         for unit in self._units(doc):
-            if buf and self._starts_chunk(unit):
+            cut = self._cut_before(unit, buf, estimate)
+            if cut == "all":
                 while buf:  # a continuation part or a new section starts a chunk
                     yield self._flush(doc, buf)
                 estimate = 0
-            elif buf and estimate + unit.n + 1 > self.target:
+            elif cut == "some":
                 yield self._flush(doc, buf)
                 estimate = sum(u.n + 1 for u in buf)
             buf.append(unit)
             estimate += unit.n + (1 if len(buf) > 1 else 0)
         while buf:
             yield self._flush(doc, buf)
+
+    def _cut_before(self, unit: Unit, buf: list[Unit], estimate: int) -> str:
+        """What goes out before `unit` joins the taken units `buf` (about `estimate`
+        tokens): `all` of them (it starts a chunk), `some` (it would pass the target), or
+        "" (nothing)."""
+        if not buf:
+            return ""
+        if self._starts_chunk(unit):
+            return "all"
+        return "some" if estimate + unit.n + 1 > self.target else ""
 
     def _starts_chunk(self, unit: Unit) -> bool:
         """A continuation part (a split table or code block), or a heading at section_level

@@ -133,13 +133,17 @@ class Parts:
         docs = matching(self.documents(), paths)
         rows, bm25 = self.rows, self.bm25
         row_mask = rows.of_keys(keys_of(docs)) if rows is not None and docs else None
-        if row_mask is not None and rows is not None:
-            ids = frozenset(rows.table[int(i)] for i in np.flatnonzero(row_mask))
-        else:
-            ids = frozenset(c.id for d in docs for c, _ in self.store.records.scan(self.entry, d))
+        ids = self._ids_of(docs, row_mask)
         live = frozenset(i for i in ids if i in bm25)
         mask = mask_of(live, bm25.ids.position, bm25.postings.size)
         return Scope(paths=paths, documents=docs, ids=live, bm25=mask, rows=row_mask)
+
+    def _ids_of(self, docs: tuple[str, ...], row_mask: np.ndarray | None) -> set[str]:
+        """The chunk ids of these documents: the rows' (`row_mask`), else the records'."""
+        rows = self.rows
+        if row_mask is not None and rows is not None:
+            return {rows.table[int(i)] for i in np.flatnonzero(row_mask)}
+        return {c.id for d in docs for c, _ in self.store.records.scan(self.entry, d)}
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:

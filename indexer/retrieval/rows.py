@@ -248,6 +248,18 @@ class RowStore:
         """The base, then the delta when there is one."""
         return [self.base] if self.delta is None else [self.base, self.delta]
 
+    def _cosines(self, vector: ArrayLike) -> NDArray[np.float32]:
+        """Every row's cosine with `vector` (deleted rows included)."""
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        total = self.base.n + (self.delta.n if self.delta else 0)
+        scores = np.empty(total, dtype=np.float32)
+        for seg in self.segments():
+            for i in range(0, seg.n, SCAN_BLOCK):
+                block = seg.vectors[i : i + SCAN_BLOCK]
+                scores[seg.first + i : seg.first + i + len(block)] = block @ q
+        return scores
+
     def of_keys(self, keys: ArrayLike) -> NDArray[np.bool_]:
         """A mask over row positions: the live rows of the documents with these keys
         (`doc_key`)."""
@@ -262,14 +274,8 @@ class RowStore:
         """(id, cosine similarity) of the n nearest live rows, exactly (a scan of the
         vectors, stored unit-length: one matrix-vector product per block); `allowed`: only
         these row positions (`of_keys`)."""
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        q = q / (np.linalg.norm(q) or 1.0)
-        total = self.base.n + (self.delta.n if self.delta else 0)
-        scores = np.empty(total, dtype=np.float32)
-        for seg in self.segments():
-            for i in range(0, seg.n, SCAN_BLOCK):
-                block = seg.vectors[i : i + SCAN_BLOCK]
-                scores[seg.first + i : seg.first + i + len(block)] = block @ q
+        scores = self._cosines(vector)
+        total = len(scores)
         scores[self.deleted] = -np.inf
         if allowed is not None:
             scores[~allowed] = -np.inf

@@ -120,12 +120,16 @@ class Sides:
         if n <= 0:
             return []
         vector = self.query_vector(query)
-        entry = self.entry
-        if entry.chunks < EXACT_UNDER or (self.one_shot and entry.chunks >= SCAN_FROM):
-            rows = self.parts.rows
-            if rows is not None and (scope is None or scope.rows is not None):
-                return rows.nearest(vector, n, None if scope is None else scope.rows)
+        rows = self.parts.rows if self._scans() else None
+        if rows is not None and (scope is None or scope.rows is not None):
+            return rows.nearest(vector, n, None if scope is None else scope.rows)
         return self._asked(vector, n, scope)
+
+    def _scans(self) -> bool:
+        """Whether the stored vectors are scanned rather than Chroma's index asked: for a
+        small collection, and in a one-shot process for a large one."""
+        chunks = self.entry.chunks
+        return chunks < EXACT_UNDER or (self.one_shot and chunks >= SCAN_FROM)
 
     def _asked(self, vector: np.ndarray, n: int, scope: Scope | None) -> Side:
         """The n nearest live chunks (of the scope) by Chroma's index, asked again for
