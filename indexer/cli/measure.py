@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..evaluation import Evaluation
     from ..evaluation.advice import Advice
     from ..evaluation.report import Quality
-    from ..evaluation.standing import Kept
+    from ..evaluation.standing import KeptRanking
     from ..settings import Settings
 
 
@@ -224,7 +224,7 @@ def named_or_every(
     return tuple(built)
 
 
-def note_kept(kept: Kept, note: Callable[[str], None]) -> None:
+def note_kept(kept: KeptRanking, note: Callable[[str], None]) -> None:
     """Which collection the evaluation ranked best, now read by calls naming none."""
     best = kept.best
     if best is not None:

@@ -284,13 +284,25 @@ def evaluate(
     plan = _RowPlan(
         cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
     )
+    rows = _scored(plan, indexes, modes, questions, progress)
+    return Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+
+
+def _scored(
+    plan: _RowPlan,
+    indexes: list[Index],
+    modes: tuple[str, ...],
+    questions: list[Question],
+    progress: Callable[[Row], None] | None,
+) -> list[Row]:
+    """A row per collection × mode, each told to `progress` as it is scored."""
     rows = []
     for index in indexes:
         for mode in modes:
             rows.append(plan.row(index, mode, questions))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+    return rows
 
 
 def _checked_options(

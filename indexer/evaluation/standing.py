@@ -15,7 +15,7 @@ from .run import Evaluation, Row
 
 
 @dataclass(frozen=True)
-class Kept:
+class KeptRanking:
     """What `keep_ranking` kept: the best collection (None: fewer than two were scored, or
     the ranking could be kept on none) and the one-line reasons it was not kept on some."""
 
@@ -43,7 +43,7 @@ def _placing(rows: list[Row], mode: str) -> Placing:
     return Placing(row.strategy, row.embedder, round(row.mrr, 4), row.mode)
 
 
-def keep_ranking(result: Evaluation, questions: str, settings: Settings) -> Kept:
+def keep_ranking(result: Evaluation, questions: str, settings: Settings) -> KeptRanking:
     """Record the ranking of an evaluation of two or more collections in the index they
     live in (`retrieval.evaluated.record_ranking`), named after its question file."""
     store = Store(settings)
@@ -53,10 +53,10 @@ def keep_ranking(result: Evaluation, questions: str, settings: Settings) -> Kept
     }
     ranking = placings(result, modes)
     if len(ranking) < 2:
-        return Kept()
+        return KeptRanking()
     problems = record_ranking(store, ranking, Path(questions).name)
     kept = len(problems) < len(ranking)  # on one collection is enough: choose reads them all
-    return Kept(ranking[0] if kept else None, list(dict.fromkeys(problems)))
+    return KeptRanking(ranking[0] if kept else None, list(dict.fromkeys(problems)))
 
 
-__all__ = ["Kept", "keep_ranking", "placings"]
+__all__ = ["KeptRanking", "keep_ranking", "placings"]

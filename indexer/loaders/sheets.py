@@ -66,7 +66,7 @@ def add_sheet(
 ) -> None:
     """A sheet: its name as a heading, then its rows with text as one table, each row
     marked `name row N` (without a heading: `row N`)."""
-    kept = [(n, r) for n, r in rows if any(c.strip() for c in r)]
+    kept = [(n, r) for n, r in rows if _has_text(r)]
     width = max((_used(r) for _, r in kept), default=0)
     out.mark("")
     if not kept:
@@ -76,6 +76,10 @@ def add_sheet(
     prefix = f"{name} row" if heading else "row"
     out.table([r[:width] for _, r in kept], [f"{prefix} {n}" for n, _ in kept])
     out.mark("")
+
+
+def _has_text(row: list[str]) -> bool:
+    return any(c.strip() for c in row)
 
 
 def _used(row: list[str]) -> int:
