@@ -5,6 +5,7 @@ asked with `where` on the stored path)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,64 @@ def test_a_bad_glob_is_a_usage_error(paths, problem):
 
 def test_one_glob_given_as_text_is_one_glob():
     assert SearchOptions(paths="docs/**").paths == ("docs/**",)
+
+
+# -- the front doors ------------------------------------------------------------------------
+def _only(docs: set[str], allowed: tuple[str, ...]) -> bool:
+    return bool(docs) and all(any(d.startswith(a) for a in allowed) for d in docs)
+
+
+def test_the_cli_query_takes_path_globs(folder):
+    from tests.test_front_doors import run_cli
+
+    root, settings = folder
+    code, out, err = run_cli("query", QUERY, "-s", "headers", "--path", "notes/kargo-1.txt",
+                             "--path", "src/", "-k", "5", "--db", root / "db", "--json")
+    assert code == 0, err
+    docs = {json.loads(line)["doc_id"] for line in out.splitlines()}
+    assert docs == {"notes/kargo-1.txt", "src/shipping.py"}
+    code, _, err = run_cli("query", QUERY, "--path", "!notes/", "--db", root / "db")
+    assert code == 2 and "no negation" in err
+
+
+def test_the_web_api_and_mcp_take_paths(folder):
+    from tests.test_front_doors import mcp, web
+
+    root, _ = folder
+    db = root / "db"
+    with web(db) as client:
+        searched = client.post("/api/search", json={"query": QUERY, "strategy": "headers", "k": 10,
+                                                    "paths": ["notes/", "docs/api/*.md"]})
+        compared = client.post("/api/compare", json={"query": QUERY, "strategies": ["headers", "parent"],
+                                                     "paths": ["notes/"]})
+        refused = client.post("/api/search", json={"query": QUERY, "paths": ["!x"]})
+    assert searched.status_code == 200, searched.text
+    assert _only({h["doc_id"] for h in searched.json()["hits"]}, ("notes/", "docs/api/kargo"))
+    assert len(searched.json()["hits"]) == 6
+    for result in compared.json()["results"]:
+        assert _only({h["doc_id"] for h in result["hits"]}, ("notes/",)), result
+    assert refused.status_code == 400 and "paths" in refused.json()["error"]
+    found = mcp(db, "search", query=QUERY, strategy="headers", k=4, paths=["docs/guide/"])
+    assert len(found["results"]) == 3 and _only({r["doc_id"] for r in found["results"]}, ("docs/guide/",))
+    packed = mcp(db, "search", query=QUERY, strategy="headers", max_tokens=200, paths=["*.txt"])
+    assert packed["spans"] and _only({s["doc_id"] for s in packed["spans"]}, ("notes/",))
+    assert "no negation" in mcp(db, "search", query=QUERY, paths=["!x"])["error"]
+
+
+def test_eval_scores_the_questions_inside_the_paths(folder, tmp_path):
+    from tests.test_front_doors import run_cli
+
+    root, _ = folder
+    questions = tmp_path / "q.jsonl"
+    rows = [{"id": f"n{n}", "question": f"kargo {n + 20} teslim", "doc_id": f"notes/kargo-{n}.txt"} for n in range(3)]
+    rows += [{"id": "api0", "question": "kargo 0 teslim", "doc_id": "docs/api/kargo-0.md"}]
+    questions.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    code, out, err = run_cli("eval", questions, "--corpus", root / "docs-in", "-s", "headers", "-m", "bm25",
+                             "--path", "notes/", "--db", root / "db", "--json")
+    assert code == 0, err
+    assert "1 question(s) about documents --path leaves out are not scored" in err
+    row = next(json.loads(line) for line in out.splitlines() if json.loads(line).get("row") == "result")
+    assert row["questions"] == 3 and row["recall@1"] == 3  # hits counted, of 3
+    code, _, err = run_cli("eval", questions, "--corpus", root / "docs-in", "-s", "headers", "--path", "src/",
+                           "--db", root / "db")
+    assert code == 2 and "no question" in err

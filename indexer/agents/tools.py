@@ -16,7 +16,7 @@ from ..settings import Settings, settings_for
 from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict, locations
 
 if TYPE_CHECKING:
-    from ..retrieval import Chosen, Index
+    from ..retrieval import Chosen, Index, SearchOptions
     from ..store import Entry, Store
 
 DEFAULT_K = 5
@@ -126,9 +126,11 @@ class Tools:
         self,
         query: str,
         strategy: str | None = None,
+        *,
         mode: str | None = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
         from ..retrieval import SearchOptions
 
@@ -137,10 +139,11 @@ class Tools:
         # none named over several strategies: which one, and why (`chosen_by`)
         choice = None if strategy or self.strategy else self._chosen(None)
         index = self._handle(None, choice.entry) if choice else self.index(strategy)
+        wanted = SearchOptions(mode=mode, k=k, paths=_globs(paths))
         if max_tokens is not None:
-            out = self.context(index, query, mode, k, max_tokens)
+            out = self.context(index, query, wanted, max_tokens)
         else:
-            found = index.lookup(query, SearchOptions(mode=mode, k=k))
+            found = index.lookup(query, wanted)
             hits, options = found.hits, found.options
             results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
             out = {
@@ -156,18 +159,17 @@ class Tools:
         return out
 
     def context(
-        self, index: Index, query: str, mode: str | None, k: int, budget: int
+        self, index: Index, query: str, wanted: SearchOptions, budget: int
     ) -> dict[str, Any]:
         """Answer-sized context in `budget` tokens: `context` is the text to read (a label
         line per document section, its spans, `…` between spans that are not adjacent)."""
-        from ..retrieval import SearchOptions
         from ..retrieval.context import MIN_BUDGET
 
         if budget < MIN_BUDGET:
             raise UsageError(
                 f"max_tokens must be at least {MIN_BUDGET} for a packed context, not {budget}"
             )
-        packed = index.context(query, budget, SearchOptions(mode=mode, k=k))
+        packed = index.context(query, budget, wanted)
         spans = [
             {
                 "doc_id": s.doc_id,
@@ -183,7 +185,7 @@ class Tools:
         out = {
             "strategy": index.entry.strategy,
             "embedder": index.entry.embedder,
-            "mode": index.options(SearchOptions(mode=mode)).mode,
+            "mode": index.options(wanted).mode,
             "context": packed.text(),
             "spans": spans,
             "tokens": packed.tokens,
@@ -199,14 +201,19 @@ class Tools:
         self,
         query: str,
         strategies: list[str] | None = None,
+        *,
         mode: str | None = None,
         k: int = 3,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
         names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {
             "query": encodable(query),
-            "strategies": [self.search(query, name, mode, k, max_tokens) for name in names],
+            "strategies": [
+                self.search(query, name, mode=mode, k=k, max_tokens=max_tokens, paths=paths)
+                for name in names
+            ],
         }
 
     # -- reading ----------------------------------------------------------------------------
@@ -256,3 +263,13 @@ class Tools:
             "inexact_lines": [[a, b] for a, b in inexact if a <= shown_end and b >= start_line],
             **({"locations": places} if places else {}),
         }
+
+
+def _globs(paths: list[str] | str | None) -> tuple[str, ...] | None:
+    """An agent's path globs, lone surrogates replaced (a usage error names a bad one)."""
+    from ..retrieval.options import checked_paths
+
+    if not paths:
+        return None
+    given = [paths] if isinstance(paths, str) else paths
+    return checked_paths([encodable(p) if isinstance(p, str) else p for p in given])

@@ -11,8 +11,9 @@ from ..tables import printable
 from ..types import Chunk, pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import echo_json, echo_table, handle_errors, note_function, settings_from
-from .options import built_with_option, db_options, json_option, read_options
-from .search_options import make_options, search_options
+from .groups import Place
+from .options import built_with_option, db_options, json_option, where_to_read
+from .search_options import SearchArgs, search_options
 
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def chosen_note(index: Index) -> None:
     help="With --budget: use the whole budget (by default the packing stops once the spans taken "
     "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).",
 )
-@read_options
+@where_to_read
 @json_option
 @handle_errors
 def query(
@@ -125,19 +126,11 @@ def query(
     strategy: str | None,
     mode: str | None,
     k: int,
-    fusion: str | None,
-    alpha: float | None,
-    rrf_weights: str | None,
-    rrf_k: int | None,
-    candidates: int | None,
-    children_k: int | None,
+    search: SearchArgs,
     bm25_engine: str | None,
     budget: int | None,
     fill: bool,
-    db: str | None,
-    chroma_url: str | None,
-    ollama_host: str | None,
-    embedder: str | None,
+    where: Place,
     as_json: bool,
 ) -> None:
     """Search one collection; show rank, score, where the chunk lives, and its text.
@@ -146,15 +139,16 @@ def query(
     its document, lines and heading path (--json: one line per span)."""
     from ..retrieval import Index, Query
 
-    request = Query.checked(
-        text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
-    )
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    request = Query.checked(text, search.options(k, mode))
     index = Index.open(
-        strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
+        strategy,
+        settings=where.reading(),
+        built_with=where.embedder,
+        bm25_engine=bm25_engine,
+        one_shot=True,
     )
     chosen_note(index)
-    if embedder is None:
+    if where.embedder is None:
         _embedder_note(index, strategy)
     if budget is not None or fill:
         _answer_context(index, request, budget, fill, as_json)

@@ -20,6 +20,7 @@ from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..retrieval.collections import every_built
 from ..retrieval.context import CANDIDATES
+from ..retrieval.scope import matcher
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
@@ -187,6 +188,8 @@ class Evaluation:
     )  # collection -> files changed since its build
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    # ids of the questions about documents the search's path globs leave out (`--path`)
+    outside_paths: list[str] = field(default_factory=list)
 
     def by_tag(self) -> dict[str, list[Question]]:
         tags: dict[str, list[Question]] = {}
@@ -277,6 +280,7 @@ def evaluate(
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
+    questions, outside = inside_paths(questions, options, questions_path)
     questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
@@ -285,7 +289,27 @@ def evaluate(
         cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
     )
     rows = _scored(plan, indexes, modes, questions, progress)
-    return Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+    evaluation = Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+    evaluation.outside_paths = outside
+    return evaluation
+
+
+def inside_paths(
+    questions: list[Question], options: SearchOptions | None, path: str | os.PathLike[str]
+) -> tuple[list[Question], list[str]]:
+    """The questions about documents the options' path globs match (all without globs),
+    and the ids of the others; a usage error when none is left."""
+    globs = options.paths if options is not None else None
+    if not globs:
+        return questions, []
+    match = matcher(globs)
+    inside = [q for q in questions if any(match(d) for d in (q.documents or [q.doc_id]))]
+    if not inside:
+        raise UsageError(
+            f"no question of {path} is about a document --path {' '.join(globs)} matches"
+        )
+    ids = {q.id for q in inside}
+    return inside, [q.id for q in questions if q.id not in ids]
 
 
 def _scored(

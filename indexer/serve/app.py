@@ -283,7 +283,7 @@ class Api:
                         self.library,
                         name,
                         req.query,
-                        SearchOptions(mode=mode, k=req.k),
+                        SearchOptions(mode=mode, k=req.k, paths=req.paths),
                         question=question,
                         budget=req.budget,
                     )

@@ -35,6 +35,13 @@ ERRORS = {
     "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
 }
 
+PATHS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "maxItems": 64,
+    "description": "only documents whose path matches one of these globs (git's rules: "
+    "*.pptx, docs/api/, src/**/*.py)",
+}
 BUDGET = {
     "type": "integer",
     "minimum": MIN_BUDGET,
@@ -64,6 +71,7 @@ SCHEMAS = {
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "doc": {"type": "string", "description": "only hits of this document (a doc_id)"},
             "budget": BUDGET,
+            "paths": PATHS,
         },
     },
     "CompareRequest": {
@@ -85,6 +93,7 @@ SCHEMAS = {
                 "description": "a question id of that set: hits get hit/strict/miss marks",
             },
             "budget": BUDGET,
+            "paths": PATHS,
         },
     },
     "GenerateRequest": {

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..retrieval import MODES, SearchOptions
-from ..retrieval.options import MAX_QUERY_CHARS, encodable
+from ..errors import UsageError
+from ..retrieval.options import MAX_QUERY_CHARS, checked_paths, encodable
 
 if TYPE_CHECKING:
     from starlette.datastructures import QueryParams
@@ -149,7 +150,7 @@ class SearchRequest:
     budget: int | None = None
 
 
-SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget")
+SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget", "paths")
 
 
 def search_request(data: dict) -> SearchRequest:
@@ -157,11 +158,24 @@ def search_request(data: dict) -> SearchRequest:
     check_fields(data, SEARCH_FIELDS)
     query = required_text(data, "query", MAX_QUERY_CHARS)
     strategy = text_field(data, "strategy", limit=200)
-    options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
+    options = SearchOptions(
+        mode=mode_field(data.get("mode")), k=k_field(data), paths=paths_field(data)
+    )
     doc, budget = text_field(data, "doc"), budget_field(data)
     if doc and budget:
         raise bad("budget packs context from the whole collection; leave out doc (or budget)")
     return SearchRequest(query, strategy, options, doc, budget)
+
+
+def paths_field(data: dict) -> tuple[str, ...] | None:
+    """`paths`: path globs a search is narrowed to (a list, or one glob as a string)."""
+    value = data.get("paths")
+    if value is None or value == []:
+        return None
+    try:
+        return checked_paths(value if isinstance(value, (str, list)) else [value])
+    except UsageError as exc:
+        raise bad(f"paths: {exc}") from None
 
 
 def budget_field(data: dict) -> int | None:
@@ -187,9 +201,19 @@ class CompareRequest:
     question_set: str | None = None
     question: str | None = None
     budget: int | None = None
+    paths: tuple[str, ...] | None = None
 
 
-COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question", "budget")
+COMPARE_FIELDS = (
+    "query",
+    "strategies",
+    "modes",
+    "k",
+    "question_set",
+    "question",
+    "budget",
+    "paths",
+)
 
 
 def compare_request(data: dict) -> CompareRequest:
@@ -214,6 +238,7 @@ def compare_request(data: dict) -> CompareRequest:
         question_set,
         question,
         budget_field(data),
+        paths_field(data),
     )
 
 

@@ -110,6 +110,8 @@
     const body = {query, strategies: names, modes, k: Number($("query-k").value) || 5};
     const budget = Number($("query-budget").value);
     if (budget) body.budget = budget;
+    const paths = $("query-paths").value.split(",").map((p) => p.trim()).filter(Boolean);
+    if (paths.length) body.paths = paths;
     const qid = $("query-question").value;
     const question = questions.find((q) => q.id === qid);
     if (question && question.question === query) Object.assign(body, {question_set: $("query-set").value, question: qid});
