@@ -80,7 +80,16 @@ class BM25Builder:
     def finish(self, engine: str | None = None, k1: float = K1, b: float = B) -> BM25Index:
         """One base segment, its vocabulary sorted (a term's id is its rank)."""
         terms, flat, offsets = self.forward()
-        return BM25Index.from_forward(self.ids, terms, flat, offsets, self.analyzer, engine, k1, b)
+        return BM25Index.from_forward(
+            self.ids,
+            terms,
+            flat,
+            offsets=offsets,
+            analyzer=self.analyzer,
+            engine=engine,
+            k1=k1,
+            b=b,
+        )
 
 
 class BM25Index:
@@ -134,10 +143,10 @@ class BM25Index:
             table,
             vocab,
             Postings([Segment.from_forward(numbered, offsets)], np.zeros(0, np.int64), k1, b),
-            analyzer,
-            engine,
-            k1,
-            b,
+            analyzer=analyzer,
+            engine=engine,
+            k1=k1,
+            b=b,
         )
 
     @classmethod
@@ -168,11 +177,11 @@ class BM25Index:
                 change.ids,
                 change.terms,
                 change.flat,
-                change.offsets,
-                self.analyzer,
-                self.requested,
-                self.k1,
-                self.b,
+                offsets=change.offsets,
+                analyzer=self.analyzer,
+                engine=self.requested,
+                k1=self.k1,
+                b=self.b,
             )
         else:
             postings = Postings(change.segments, change.deleted, self.k1, self.b)
@@ -180,10 +189,10 @@ class BM25Index:
                 change.ids,
                 change.vocab,
                 postings,
-                self.analyzer,
-                self.requested,
-                self.k1,
-                self.b,
+                analyzer=self.analyzer,
+                engine=self.requested,
+                k1=self.k1,
+                b=self.b,
                 source=self.source,
             )
         if engine:  # the engine the build asked for (saved with the index)
@@ -254,10 +263,10 @@ class BM25Index:
             saved.ids,
             saved.vocab,
             saved.postings,
-            saved.analyzer,
-            engine or params["engine"],
-            saved.k1,
-            saved.b,
+            analyzer=saved.analyzer,
+            engine=engine or params["engine"],
+            k1=saved.k1,
+            b=saved.b,
             source=(folder, params["sha256"]),
         )
 

@@ -47,7 +47,7 @@ def rank_exact(
     codes = _code_definitions(query, terms, exact, live)
     definitions = symbols + codes
     docs = _named_documents(terms, exact)
-    extra = _added(ids, definitions, docs, doc_of, first_chunks, live)
+    extra = _added(ids, definitions, docs, doc_of=doc_of, first_chunks=first_chunks, live=live)
     everything = ids + extra
     held = dict(zip(everything, holds(terms, everything))) if terms else {}
     named = _named_ids(everything, docs, doc_of)

@@ -141,7 +141,16 @@ def exact_tiers(p: Pass) -> Pass:
     why: dict[str, str] = {}
     live = bm25 if p.scope is None else p.scope
     extra, tier = rank_exact(
-        p.query, bm25.analyzer, ids, parts.exact, holds, doc_of, first_chunks, live, why, texts
+        p.query,
+        bm25.analyzer,
+        ids,
+        exact=parts.exact,
+        holds=holds,
+        doc_of=doc_of,
+        first_chunks=first_chunks,
+        live=live,
+        why=why,
+        texts=texts,
     )
     return replace(p, candidates=with_tiers(p.candidates, extra, tier, why))
 
