@@ -225,6 +225,7 @@ class StrategyBuild:
             {
                 "format": MANIFEST_FORMAT,
                 "settings": self.build_settings,
+                "labels": list(self.job.labels),
                 "files": with_identities(files, plan.stats),
                 "skipped": skipped,
             }
