@@ -277,6 +277,23 @@ def test_well_formed_but_wrong_bm25_files_fail_their_checksums_and_are_rebuilt(b
     assert again.stdout == expected and REBUILT not in again.stderr  # the rebuilt files were saved
 
 
+def test_damaged_rows_are_named_as_rows_and_a_plain_build_rewrites_them(built):
+    """Issue 51 G8: not "the BM25 index", and no warning left on every query until --full."""
+    corpus, db = built
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
+    with open(_side(db) / "rows" / "vectors.npy", "r+b") as fh:
+        fh.truncate(1000)
+    query = indexer(*BM25_QUERY, "--db", db)
+    assert query.returncode == 0 and query.stdout == expected  # read from Chroma meanwhile
+    assert "warning: the stored rows in " in query.stderr and "BM25" not in query.stderr, query.stderr
+    assert "vectors.npy does not match its checksum" in query.stderr
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr
+    assert "rewrote the stored rows from the stored records" in done.stdout
+    again = indexer(*BM25_QUERY, "--db", db)
+    assert (again.returncode, again.stdout, again.stderr) == (0, expected, "")
+
+
 def test_a_damaged_embedding_cache_is_moved_aside_even_on_an_unchanged_rebuild(built):
     corpus, db = built
     cache = db / "cache" / "embeddings.sqlite"
