@@ -294,6 +294,38 @@ def test_damaged_rows_are_named_as_rows_and_a_plain_build_rewrites_them(built):
     assert (again.returncode, again.stdout, again.stderr) == (0, expected, "")
 
 
+@pytest.mark.parametrize("garbled", [bytes(range(200, 233)), b'{"format": 2, "tool": "ind', b"[2]", b'{"tool": "indexer"}'])
+def test_a_garbled_marker_over_an_intact_index_is_written_again(built, garbled):
+    """Issue 51 G10: every command refused with "the index folder looks damaged" and no advice."""
+    corpus, db = built
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
+    (db / "indexer.json").write_bytes(garbled)
+    query = indexer(*BM25_QUERY, "--db", db)
+    assert (query.returncode, query.stdout, query.stderr) == (0, expected, "")
+    assert json.loads((db / "indexer.json").read_text()) == {"format": 2, "tool": "indexer"}
+    [kept] = db.glob("indexer.json.damaged-*")  # what it held is not lost
+    assert kept.read_bytes() == garbled
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("old_layout", [False, True])
+def test_a_garbled_marker_in_a_folder_that_is_not_an_index_says_what_to_do(tmp_path, old_layout):
+    db = tmp_path / "db"
+    (db / "chroma").mkdir(parents=True)
+    (db / "indexer.json").write_bytes(b"\x00garbage")
+    why = f"holds no Chroma database ({db}/chroma/chroma.sqlite3)"
+    if old_layout:  # format 1 kept side files straight under indexes/<collection>/
+        (db / "chroma" / "chroma.sqlite3").write_bytes(b"SQLite format 3\x00" + bytes(100))
+        (db / "indexes" / "ix-a").mkdir(parents=True)
+        (db / "indexes" / "ix-a" / "manifest.json").write_text("{}")
+        why = f"keeps its side files in another layout ({db}/indexes/ix-a)"
+    line = one_line_error(indexer("list", "--db", db))
+    assert line == (f"Error: {db}/indexer.json is unreadable and {db} {why}: if it is an index folder, "
+                    "move it away and build again (indexer build PATH --db DIR); else pass another --db")
+    assert (db / "indexer.json").read_bytes() == b"\x00garbage"  # left as it was
+
+
 def test_a_damaged_embedding_cache_is_moved_aside_even_on_an_unchanged_rebuild(built):
     corpus, db = built
     cache = db / "cache" / "embeddings.sqlite"
