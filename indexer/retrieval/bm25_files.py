@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import IndexerError
+from ..store import write_json
 
 FORMAT = 4  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments;
 # 4: analyzer 2 (codes, identifiers and versions kept whole and unstemmed): older indexes rebuild
@@ -63,12 +64,6 @@ def identity(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
 
 
-def _write_json(path: Path, data: object) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write(
     folder: Path,
     arrays: dict[str, NDArray[np.generic]],
@@ -87,7 +82,7 @@ def write(
     try:
         _write(folder, arrays, linked, params, moved or {})
         if final.exists():  # a damaged index being replaced: out of the way first
-            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
+            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old.tmp")
             os.rename(final, old)
             shutil.rmtree(old, ignore_errors=True)  # processes that mapped its files keep them
         os.rename(folder, final)
@@ -124,9 +119,9 @@ def _write(
         sums[name] = digest
     params = {**params, "format": FORMAT, "sha256": dict(sums)}
     params["sha256"]["params"] = params_digest(params)
-    _write_json(folder / "params.json", params)
+    write_json(folder / "params.json", params)
     with contextlib.suppress(OSError):
-        _write_json(
+        write_json(
             folder / RECORD,
             {name: [*identity(folder / name), digest] for name, digest in sums.items()},
         )
@@ -161,7 +156,7 @@ def verify(folder: Path, params: Params, full: bool = False, what: str = BM25) -
             raise damaged(folder, str(exc), what) from None
     if changed:
         with contextlib.suppress(OSError):
-            _write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
+            write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
 
 
 def _read_record(folder: Path) -> Record:

@@ -90,7 +90,7 @@ class RowsWriter:
 
     def __init__(self, folder: Path, dimension: int) -> None:
         self.folder = folder
-        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows")
+        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows.tmp")
         self.tmp.mkdir(parents=True)
         self.dimension = dimension
         self.ids: list[str] = []
