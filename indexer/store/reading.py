@@ -141,8 +141,8 @@ class Records:
         for name in reversed(entry.record_collections):
             include: Include = ["documents", "metadatas", "embeddings"]
             for got in self._batches(name, where, include, f"reading {entry.strategy}"):
-                live = _unseen(got, pending, seen, name == entry.delta)
-                yield _vector_records(got, {cid for cid, _, _ in live})
+                live = list(_unseen(got, pending, seen, name == entry.delta))
+                yield _vector_records(got, live)
 
     def count(self, entry: Entry) -> int:
         """Records stored for the version's collection and its delta (superseded ones
@@ -177,16 +177,16 @@ class VectorRecords:
     vectors: npt.NDArray[np.float32]  # one row a record
 
 
-def _vector_records(got: GetResult, keep: set[str]) -> VectorRecords:
-    """The records of a batch whose ids are in `keep`."""
-    at = [i for i, cid in enumerate(got["ids"]) if cid in keep]
-    docs, metas = got["documents"] or [], got["metadatas"] or []
+def _vector_records(
+    got: GetResult, live: list[tuple[str, str | None, RecordMeta]]
+) -> VectorRecords:
+    """The `live` records of a batch (as `_unseen` gives them) with their vectors."""
+    row = {cid: i for i, cid in enumerate(got["ids"])}
     vectors = got["embeddings"]
+    assert vectors is not None  # asked for: always there
     return VectorRecords(
-        ids=[got["ids"][i] for i in at],
-        documents=[docs[i] or "" for i in at],
-        metadatas=[metas[i] or {} for i in at],
-        vectors=np.asarray(
-            [vectors[i] for i in at] if vectors is not None else [], dtype=np.float32
-        ),
+        ids=[cid for cid, _, _ in live],
+        documents=[doc or "" for _, doc, _ in live],
+        metadatas=[meta for _, _, meta in live],
+        vectors=np.asarray([vectors[row[cid]] for cid, _, _ in live], dtype=np.float32),
     )
