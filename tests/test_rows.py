@@ -121,17 +121,34 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
         RowStore.open(folder)
     again = Index.open("fixed64", settings=Settings.load(db=db))
     assert [h.chunk for h in again.search(QUERIES[0], mode="hybrid", k=5)] == expected
-    assert any("read from Chroma until the next full build" in r for r in again.repairs)  # and says so
-    # an incremental build on a version without usable rows keeps none (they would be partial)
+    # and says so, naming the rows (not the BM25 index) and the build that repairs them
+    [said] = again.repairs
+    assert said.startswith(f"the stored rows in {folder} are damaged (blob.npy does not match its checksum)")
+    assert said.endswith(f"until a build rewrites them (indexer build {corpus.resolve()} -s fixed64)")
+    # an incremental build rewrites them from Chroma first, then builds on them
     change_corpus(corpus)
     [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental"
-    latest = Index.open("fixed64", settings=Settings.load(db=db))
-    assert latest.snapshot().parts.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
+    assert any(n.startswith("rewrote the stored rows from the stored records") for n in report.notes)
+    latest, _ = assert_rows_match_chroma(db)
+    assert not latest.repairs
     assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
-    # ...until a full build writes them again
-    build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))
-    assert_rows_match_chroma(db)
+
+
+def test_an_unchanged_build_rewrites_damaged_rows(tmp_path):
+    """Issue 51 G8: the warning does not stay on every query until `--full`."""
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    index = Index.open("fixed64", settings=Settings.load(db=db))
+    vectors = index.store.side.path(index.entry, SIDE) / "vectors.npy"
+    with open(vectors, "r+b") as fh:
+        fh.truncate(1000)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    assert report.mode == "unchanged"
+    assert any("vectors.npy does not match its checksum" in n for n in report.notes), report.notes
+    after, _ = assert_rows_match_chroma(db)
+    assert not after.repairs and after.entry.generation == index.entry.generation
 
 
 def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,7 +285,7 @@ def evaluate(
     questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
-        raise _stale_error(stale, root)
+        raise _stale_error(stale, root, indexes)
     plan = _RowPlan(
         cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
     )
@@ -351,13 +352,15 @@ def _checked_options(
     return cutoffs, budgets
 
 
-def _stale_error(stale: dict[str, list[str]], root: Path) -> StaleIndex:
-    """The error of `--require-fresh` when a collection is stale (the first named)."""
+def _stale_error(stale: dict[str, list[str]], root: Path, indexes: list[Index]) -> StaleIndex:
+    """The error of `--require-fresh` when a collection is stale (the first named); the
+    rebuild it advises reads the folders the collection was built from."""
     name, files = next(iter(stale.items()))
     more = " ..." if len(files) > 3 else ""
+    source = next(i.entry.source for i in indexes if _stale_name(i) == name)
     return StaleIndex(
         f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
-        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {root}"
+        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {shlex.join(source)}"
     )
 
 
@@ -422,15 +425,17 @@ class _RowPlan:
 def _stale(
     store: Store, indexes: list[Index], found: Discovery, root: Path
 ) -> dict[str, list[str]]:
-    """Per collection built from this folder, the files whose content differs from what
-    it was built from."""
+    """Per collection built from this folder (or from folders of it, under their names),
+    the files whose content differs from what it was built from."""
     from ..indexing.manifest import stale_files
 
     out = {}
     for index in indexes:
-        if str(root.resolve()) not in index.entry.source:
-            continue
-        files = stale_files(store, index.entry, found.files)
+        files = stale_files(store, index.entry, found.files, root)
         if files:
-            out[f"{index.entry.strategy} ({index.entry.embedder})"] = files
+            out[_stale_name(index)] = files
     return out
+
+
+def _stale_name(index: Index) -> str:
+    return f"{index.entry.strategy} ({index.entry.embedder})"

@@ -23,6 +23,7 @@ from ..chunkers import StrategySpec
 from ..embeddings import EmbeddingCache, get_embedder
 from ..errors import IndexerError, NothingToIndex
 from ..loaders import Discovery, SourceFile, discover, sample_text
+from ..loaders.files import input_labels
 from ..settings import Settings, settings_for
 from ..store import Store
 from ..store.chroma import is_disk_full
@@ -85,6 +86,7 @@ def build(
                 [str(Path(p).resolve()) for p in paths],
                 progress or _no_progress,
                 on_message or (lambda _msg: None),
+                labels=tuple(input_labels(roots)),
             )
             _build_each(job, specs, changed, reports)
     except BaseException as exc:

@@ -13,6 +13,7 @@ from ..errors import NothingToIndex
 from ..retrieval import rows_writer as side_rows
 from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder
 from ..retrieval.bm25_repair import load_or_rebuild
+from ..retrieval.rows_repair import open_or_rewrite
 from ..retrieval.exact import SIDE as EXACT_SIDE
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
@@ -106,8 +107,8 @@ class StrategyBuild:
         return report
 
     def _unchanged(self, old: Entry) -> None:
-        """Nothing changed: check the side files too, and rebuild a damaged BM25 index
-        from the stored records (so `build` is how a user repairs one)."""
+        """Nothing changed: check the side files too, and rebuild a damaged BM25 index or
+        rows from the stored records (so `build` is how a user repairs them)."""
         report = self.report
         report.mode, report.collection, report.generation = (
             "unchanged",
@@ -118,6 +119,7 @@ class StrategyBuild:
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
         load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
+        open_or_rewrite(self.store, old, on_repair=repaired.append, full=True)
         report.notes.extend(repaired)
         measure_unchanged(self.store, old, self.embedder)
 
@@ -136,12 +138,12 @@ class StrategyBuild:
         report.generation = staging.generation
         files, skipped = _carried(plan)
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
+        full = bool(plan.reason)
         self.rows = side_rows.RowsWriter.for_build(
-            store,
-            old,
+            None if full or old is None else open_or_rewrite(store, old, report.notes.append),
             staging.side_path(side_rows.SIDE),  # beside the index
             self.embedder.dimension,
-            bool(plan.reason),
+            full,
         )
         try:
             live = self._retire_removed(plan, staging, files)
@@ -225,6 +227,7 @@ class StrategyBuild:
             {
                 "format": MANIFEST_FORMAT,
                 "settings": self.build_settings,
+                "labels": list(self.job.labels),
                 "files": with_identities(files, plan.stats),
                 "skipped": skipped,
             }

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -43,6 +44,7 @@ from . import bm25_files as files
 from .lookup import Bytes, IdTable, Strings, strings_of
 
 SIDE = "rows"
+WHAT = "the stored rows"  # what messages call them (texts, vectors)
 MERGE_SHARE = 0.1
 SCAN_BLOCK = 65536  # rows per block of a vector scan
 BASE = ("ids", "ids_sorted", "ids_rank", "docs", "offsets", "blob", "vectors")
@@ -136,21 +138,19 @@ class RowStore:
         self._live_mask: NDArray[np.bool_] | None = None
 
     @classmethod
-    def open(cls, folder: Path, expected: int | None = None) -> RowStore:
+    def open(cls, folder: Path, expected: int | None = None, full: bool = False) -> RowStore:
         """Map a saved folder; IndexerError when it is missing, damaged or does not hold
-        `expected` live rows."""
-        params = files.read_params(folder)
+        `expected` live rows. `full`: hash every file (a build does)."""
+        params = files.read_params(folder, WHAT)
         if params.get("what") != "rows":
             raise IndexerError(f"{folder} does not hold stored rows")
-        files.verify(folder, params)
+        files.verify(folder, params, full=full, what=WHAT)
         try:
             base = mapped_base(folder)
             delta = mapped_delta(folder) if params["delta"] or params["deleted"] else None
             rows = cls.load(base, delta, int(params["dimension"]), (folder, params["sha256"]))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-            raise IndexerError(
-                f"the stored rows in {folder} are damaged ({exc.__class__.__name__})"
-            ) from None
+            raise files.damaged(folder, exc.__class__.__name__, WHAT) from None
         if expected is not None and rows.n != expected:
             raise IndexerError(f"the stored rows in {folder} hold {rows.n} records, not {expected}")
         return rows
@@ -339,7 +339,8 @@ def open_rows(
 ) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
     server, an index built before rows were kept) or they are damaged (`on_problem` is
-    told why): then records are read from Chroma, as before."""
+    told why and what repairs them: any build, `rows_repair`): then records are read from
+    Chroma, as before."""
     folder = store.side.path(entry, SIDE)
     if not folder.exists():
         return None
@@ -347,8 +348,9 @@ def open_rows(
         return RowStore.open(folder, expected=entry.chunks)
     except IndexerError as exc:
         if on_problem is not None:
+            command = shlex.join(["indexer", "build", *entry.source, "-s", entry.strategy])
             on_problem(
-                f"{exc}; records are read from Chroma until the next full build (indexer build --full)"
+                f"{exc}; records are read from Chroma until a build rewrites them ({command})"
             )
         return None
 

@@ -11,6 +11,7 @@ vector and id reads (the caller filters by the version it reads); scans skip the
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..types import Chunk
@@ -18,8 +19,9 @@ from .chroma import Chroma
 from .entries import Entry
 from .records import RecordMeta, all_of, chunk_from_record, documents_filter, generation_filter
 
+import numpy as np
+
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
     from chromadb.api.types import Embedding, GetResult, Include, Where
 
@@ -131,6 +133,17 @@ class Records:
         for cid, _, meta in self._pages(entry, where, ["metadatas"]):
             yield cid, meta.get("indexed_text", "")
 
+    def with_vectors(self, entry: Entry) -> Iterator[VectorRecords]:
+        """Every live record of a version with its vector, SCAN_BATCH at a time: what a
+        machine rewrites the version's damaged rows from (`retrieval.rows_repair`)."""
+        where = generation_filter("$lte", entry.generation)
+        pending, seen = entry.pending_ids, set[str]()
+        for name in reversed(entry.record_collections):
+            include: Include = ["documents", "metadatas", "embeddings"]
+            for got in self._batches(name, where, include, f"reading {entry.strategy}"):
+                live = list(_unseen(got, pending, seen, name == entry.delta))
+                yield _vector_records(got, live)
+
     def count(self, entry: Entry) -> int:
         """Records stored for the version's collection and its delta (superseded ones
         included until they are deleted)."""
@@ -152,3 +165,28 @@ def _unseen(
             yield cid, doc, meta or {}
         if in_delta:
             seen.add(cid)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VectorRecords:
+    """A batch of records with their vectors (`Records.with_vectors`)."""
+
+    ids: list[str]
+    documents: list[str]
+    metadatas: list[RecordMeta]
+    vectors: npt.NDArray[np.float32]  # one row a record
+
+
+def _vector_records(
+    got: GetResult, live: list[tuple[str, str | None, RecordMeta]]
+) -> VectorRecords:
+    """The `live` records of a batch (as `_unseen` gives them) with their vectors."""
+    row = {cid: i for i, cid in enumerate(got["ids"])}
+    vectors = got["embeddings"]
+    assert vectors is not None  # asked for: always there
+    return VectorRecords(
+        ids=[cid for cid, _, _ in live],
+        documents=[doc or "" for _, doc, _ in live],
+        metadatas=[meta for _, _, meta in live],
+        vectors=np.asarray([vectors[row[cid]] for cid, _, _ in live], dtype=np.float32),
+    )
