@@ -181,7 +181,8 @@ def create_server(tools: Tools) -> MCPServer:
         search hit. Text between chunks that the index does not hold (indentation, usually)
         comes back as spaces, its lines listed in inexact_lines; a span over max_tokens is cut
         (truncated: true, end_line says where). strategy: when omitted, as in search."""
-        return answer(tools.get_document_span, doc_id, start_line, end_line, strategy, max_tokens)
+        span = {"start_line": start_line, "end_line": end_line, "max_tokens": max_tokens}
+        return answer(tools.get_document_span, doc_id, strategy=strategy, **span)
 
     manager = getattr(
         server, "_tool_manager", None

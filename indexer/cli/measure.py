@@ -228,7 +228,9 @@ def eval_(
     if output.as_json:
         echo_json(json_rows(result, report.compare, quality, advice))
         return
-    echo_evaluation(result, source.path, advice, quality, report.by_tag, report.compare)
+    echo_evaluation(
+        result, source.path, advice, quality=quality, by_tag=report.by_tag, compare=report.compare
+    )
     note_written(note, files.csv_path, files.plot_path)
 
 

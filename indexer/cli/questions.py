@@ -100,9 +100,9 @@ def questions(
     if made.shortfall:
         click.echo(f"warning: {made.shortfall}; wrote those", err=True)
     if as_json:
-        echo_json([summary_of(made, target, count, seed, llm, kinds)])
+        echo_json([summary_of(made, target, count, seed=seed, llm=llm, kinds=kinds)])
         return
-    echo_made(made, kinds, paths, output, seed, llm, note)
+    echo_made(made, kinds, paths, output=output, seed=seed, llm=llm, note=note)
 
 
 def echo_made(

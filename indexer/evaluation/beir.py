@@ -282,7 +282,7 @@ def import_beir(
         lines = _question_lines(asked, qrels, names, report)
         if not lines:
             raise nothing_matches(report, qrels_path, queries_path, corpus_path, bool(asked))
-        _publish(lines, staging, folder, out_questions, partial, inside)
+        _publish(lines, staging, folder, out=out_questions, partial=partial, inside=inside)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if not inside:

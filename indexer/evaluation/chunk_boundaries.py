@@ -222,7 +222,13 @@ def boundaries(
     from ..indexing.pipeline import iter_chunks
 
     _, stats, stream = iter_chunks(
-        list(paths), list(strategies), include, exclude, max_file_size, encoding, settings=settings
+        list(paths),
+        list(strategies),
+        include=include,
+        exclude=exclude,
+        max_file_size=max_file_size,
+        encoding=encoding,
+        settings=settings,
     )
     out = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:

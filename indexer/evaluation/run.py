@@ -290,7 +290,9 @@ def evaluate(
         cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
     )
     rows = _scored(plan, indexes, modes, questions, progress)
-    evaluation = Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+    evaluation = Evaluation(
+        questions, rows, cutoffs, ctx_k=plan.ctx_k, source=str(root), stale=stale, left_out=left_out
+    )
     evaluation.outside_paths = outside
     return evaluation
 
@@ -404,21 +406,21 @@ class _RowPlan:
             hits = index.search(q.question, opts)
             results.append(score_question(q, hits, self.ctx_k, self.budget, self.spans))
             if cells and q.answer_spans:
-                context_cells(index, q, hits, self.budgets, self.spans, cells)
+                context_cells(index, q, hits, budgets=self.budgets, spans=self.spans, cells=cells)
         entry = index.entry
         return Row(
             entry.strategy,
             mode,
             entry.embedder,
-            entry.chunks,
-            entry.avg_tokens,
-            self.ks,
-            self.ctx_k,
-            results,
-            time.perf_counter() - t0,
-            self.budget,
-            entry.build_seconds,
-            cells,
+            chunks=entry.chunks,
+            avg_tokens=entry.avg_tokens,
+            ks=self.ks,
+            ctx_k=self.ctx_k,
+            results=results,
+            seconds=time.perf_counter() - t0,
+            budget=self.budget,
+            build_seconds=entry.build_seconds,
+            context=cells,
         )
 
 

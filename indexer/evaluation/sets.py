@@ -128,12 +128,12 @@ def _question(data: dict[str, Any], documents: dict[str, int]) -> Question:
         str(data["id"]),
         data["question"],
         data.get("doc_id") or next(iter(documents)),
-        data.get("section") or "",
-        data.get("answer") or "",
-        data.get("symbol") or "",
-        [tags] if isinstance(tags, str) else list(tags),
-        (span[0], span[1]) if span else None,
-        documents,
+        section=data.get("section") or "",
+        answer=data.get("answer") or "",
+        symbol=data.get("symbol") or "",
+        tags=[tags] if isinstance(tags, str) else list(tags),
+        span=(span[0], span[1]) if span else None,
+        documents=documents,
         answers=list(data.get("answers") or []),
     )
 

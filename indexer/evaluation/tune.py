@@ -266,12 +266,27 @@ def tune(
     mine = _of(scored, best.strategy)
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
     result = TuneResult(
-        questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out
+        questions,
+        scored,
+        folds,
+        held_out=held_out,
+        chosen=chosen,
+        winners=winners,
+        best=best,
+        baselines=baselines,
+        left_out=left_out,
     )
     for index in indexes:
         strategy = index.entry.strategy
         result.decisions.append(
-            _decide(index, _of(scored, strategy), winners[strategy], order, folds, margin)
+            _decide(
+                index,
+                _of(scored, strategy),
+                winners[strategy],
+                order=order,
+                folds=folds,
+                margin=margin,
+            )
         )
     if save:
         _save(store, result)

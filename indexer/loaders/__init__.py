@@ -50,7 +50,14 @@ def load_documents(
 ) -> tuple[Discovery, Iterator[Document]]:
     """Discover files, then load them lazily; files that fail to load are appended to
     `discovery.skipped` as the iterator reaches them."""
-    found = discover(paths, include, exclude, max_file_size, skip_dirs, max_pdf_pages)
+    found = discover(
+        paths,
+        include,
+        exclude,
+        max_file_size=max_file_size,
+        skip_dirs=skip_dirs,
+        max_pdf_pages=max_pdf_pages,
+    )
 
     def documents() -> Iterator[Document]:
         for source in found.files:

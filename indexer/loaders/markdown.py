@@ -249,7 +249,8 @@ class _Packed:
         while i < len(v):
             kind, start, end, level, info0, info1, n = v[i : i + 7]
             parts = tuple(zip(v[i + 7 : i + 7 + 2 * n : 2], v[i + 8 : i + 8 + 2 * n : 2]))
-            out.append(Block(_KINDS[kind], start, end, level, parts, text[info0:info1]))
+            info = text[info0:info1]
+            out.append(Block(_KINDS[kind], start, end, level=level, parts=parts, info=info))
             i += 7 + 2 * n
         return out
 

@@ -18,9 +18,9 @@ def load(source: SourceFile, encoding: str | None = None) -> Document:
         source.doc_id,
         text,
         source.format,
-        source.language,
-        str(source.path),
-        [warning] if warning else [],
+        language=source.language,
+        source_path=str(source.path),
+        warnings=[warning] if warning else [],
     )
     if not doc.text.strip():
         raise SkipFile("HTML page without visible text")

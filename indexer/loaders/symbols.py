@@ -119,7 +119,15 @@ def scan_definitions(
         symbol = f"{owner}.{shape.name}" if owner else shape.name
         labels = (parent.labels if parent else ()) + (shape.label or f"{word} {shape.name}",)
         start = src.char(_attached_start(src, nodes, i))
-        d = Definition(symbol, owner, category, word, labels, start, src.char(node.end_byte))
+        d = Definition(
+            symbol,
+            owner,
+            category,
+            word=word,
+            labels=labels,
+            start=start,
+            end=src.char(node.end_byte),
+        )
         if shape.body is not None:  # class members, or the functions a function defines inside it
             d.members = scan_definitions(src, language, children(shape.body), d)
         out.append(d)

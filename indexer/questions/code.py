@@ -93,7 +93,18 @@ def symbols(doc: Document) -> list[Symbol]:
         answer = _signature(text, d.start, d.end, name)
         if answer and not _OVERLOAD.search(text, d.start, answer[0]):  # its own decorators
             member = _is_member(d)
-            out.append(Symbol(doc.doc_id, d.symbol, name, d.parent, member, d.start, d.end, answer))
+            out.append(
+                Symbol(
+                    doc.doc_id,
+                    d.symbol,
+                    name,
+                    parent=d.parent,
+                    member=member,
+                    start=d.start,
+                    end=d.end,
+                    answer=answer,
+                )
+            )
     return out
 
 
@@ -172,7 +183,7 @@ def code_query(
     prose = comments(text)
     lang = detect_language([prose]) if prose else "en"
     dc = knobs.context_discrimination
-    name, own = _own_pools(vocab, knobs.discrimination, text, prose, lang, sym)
+    name, own = _own_pools(vocab, knobs.discrimination, text, prose=prose, lang=lang, sym=sym)
     context = _context_pool(vocab, dc, doc, sym, lang)
     for key in own:
         context.pop(key, None)

@@ -141,11 +141,20 @@ def make_questions(
     targets = _all_targets(docs, knobs.section_words, where)
     vocab = _vocabulary(docs, targets)
     makers = {
-        d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs
+        d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab=vocab, knobs=knobs, asker=asker)
+        for d in docs
     }
     out = _numbered(_fill(docs, targets, makers, n, progress))
     candidates = sum(len(t) for t in targets.values())
-    result = QuestionSet(out, n, llm, seed, len(docs), candidates, found.skipped + left_out)
+    result = QuestionSet(
+        out,
+        n,
+        llm,
+        seed=seed,
+        documents=len(docs),
+        candidates=candidates,
+        skipped=found.skipped + left_out,
+    )
     result.warnings = list(found.warnings)
     if asker is not None:
         result.notes.append(asker.stats.summary())
@@ -279,7 +288,9 @@ class _DocumentMaker:
             if key in seen:
                 continue
             seen.add(key)
-            out.append(_record(self.doc, target, question, tags, self.asker, answer))
+            out.append(
+                _record(self.doc, target, question, tags=tags, asker=self.asker, answer=answer)
+            )
         self.made += len(out)
         return out
 
@@ -289,11 +300,19 @@ class _DocumentMaker:
             return self.asker.ask(self.doc, target, self.lang)
         if isinstance(target, Symbol):
             self.terms = self.terms or DocumentTerms(self.vocab, code_text(self.doc.text), "en")
-            got = code_query(self.rng, self.vocab, self.knobs, self.doc, target, self.terms)
+            got = code_query(
+                self.rng, self.vocab, self.knobs, doc=self.doc, sym=target, doc_terms=self.terms
+            )
         else:
             self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
             got = prose_query(
-                self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms
+                self.rng,
+                self.vocab,
+                self.knobs,
+                doc=self.doc,
+                passage=target,
+                lang=self.lang,
+                doc_terms=self.terms,
             )
         return None if got is None else (got[0], got[1], None)
 

@@ -142,7 +142,12 @@ class OllamaQuestioner:
         self.stats.input_tokens += response.input_tokens
         self.stats.output_tokens += response.output_tokens
         self.cache.put(
-            model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens
+            model_key,
+            doc.hash,
+            key,
+            reply=response.text,
+            tokens_in=response.input_tokens,
+            tokens_out=response.output_tokens,
         )
         return response.text
 

@@ -349,7 +349,7 @@ def _rows(doc: Document, block: Block, sec: int, target: tuple[int, int]) -> lis
     name_words = len(plain_words(" ".join(names)))
     header_span = (header[0], header[0] + len(header_line))
     return [
-        Passage(doc.doc_id, s, e, "row", sec, target, header_span)
+        Passage(doc.doc_id, s, e, kind="row", section=sec, target=target, header=header_span)
         for s, e in block.parts[1:]
         if _row_worth(text[s:e], name_words)
     ]
@@ -376,9 +376,9 @@ def _sentences(
         if not_asked(text):
             continue
         if _usable(doc.text[s:e]):
-            usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
+            usable.append(Passage(doc.doc_id, s, e, kind=kind, section=sec, target=target))
         elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
-            alone.append(Passage(doc.doc_id, s, e, kind, sec, target))
+            alone.append(Passage(doc.doc_id, s, e, kind=kind, section=sec, target=target))
     return usable, alone
 
 

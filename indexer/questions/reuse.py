@@ -141,18 +141,28 @@ def _summed(
     seconds = sum(m.seconds for m in made)
     notes = [n for m in made for n in m.notes]
     if not made:
-        return QuestionSet(questions, requested, "extractive", seed, 0, 0, [], seconds, notes)
+        return QuestionSet(
+            questions,
+            requested,
+            "extractive",
+            seed=seed,
+            documents=0,
+            candidates=0,
+            skipped=[],
+            seconds=seconds,
+            notes=notes,
+        )
     first = made[0]
     return QuestionSet(
         questions,
         requested,
         first.generator,
-        seed,
-        first.documents,
-        first.candidates,
-        first.skipped,
-        seconds,
-        notes,
-        first.warnings,
-        parts,
+        seed=seed,
+        documents=first.documents,
+        candidates=first.candidates,
+        skipped=first.skipped,
+        seconds=seconds,
+        notes=notes,
+        warnings=first.warnings,
+        sets=parts,
     )

@@ -166,7 +166,12 @@ class RowStore:
         """Rows over a base segment's arrays and, when there are any, the delta's and the
         deleted positions (ValueError when the vectors are not of `dimension`)."""
         base = RowSegment(
-            arrays["ids"], arrays["docs"], arrays["offsets"], arrays["blob"], arrays["vectors"], 0
+            arrays["ids"],
+            arrays["docs"],
+            arrays["offsets"],
+            blob=arrays["blob"],
+            vectors=arrays["vectors"],
+            first=0,
         )
         delta = None
         extra: list[str] = []
@@ -178,9 +183,9 @@ class RowStore:
                     more["delta_ids"],
                     more["delta_docs"],
                     more["delta_offsets"],
-                    more["delta_blob"],
-                    more["delta_vectors"],
-                    base.n,
+                    blob=more["delta_blob"],
+                    vectors=more["delta_vectors"],
+                    first=base.n,
                 )
                 extra = strings_of(more["delta_ids"])
         table = IdTable(arrays["ids"], arrays["ids_sorted"], arrays["ids_rank"], extra=extra)
@@ -188,7 +193,7 @@ class RowStore:
             delta is not None and vectors_shape_wrong(delta, dimension)
         ):
             raise ValueError("vectors")
-        return cls(base, delta, table, deleted, dimension, source)
+        return cls(base, delta, table, deleted=deleted, dimension=dimension, source=source)
 
     @property
     def n(self) -> int:

@@ -11,6 +11,7 @@ and the question sets the server was started with or found next to the corpora.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from importlib.resources import files
@@ -251,7 +252,15 @@ class Api:
         req = search_request(await read_json(request))
         name = self.library.name_of(req.strategy)
         answer = await self._work(
-            search_json, self.library, name, req.query, req.options, req.doc, None, req.budget
+            functools.partial(
+                search_json,
+                self.library,
+                name,
+                req.query,
+                options=req.options,
+                doc=req.doc,
+                budget=req.budget,
+            )
         )
         # none named over several strategies: why this one (`retrieval.chosen`)
         why = None if req.strategy is not None else chosen(self.library.store).why

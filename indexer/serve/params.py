@@ -234,11 +234,11 @@ def compare_request(data: dict) -> CompareRequest:
         query,
         strategies,
         list(dict.fromkeys(modes)),
-        k_field(data),
-        question_set,
-        question,
-        budget_field(data),
-        paths_field(data),
+        k=k_field(data),
+        question_set=question_set,
+        question=question,
+        budget=budget_field(data),
+        paths=paths_field(data),
     )
 
 

@@ -286,10 +286,10 @@ def merged(parts: list[Evaluation]) -> Evaluation:
         ev.questions,
         [r for p in parts for r in p.rows],
         ev.ks,
-        ev.ctx_k,
-        ev.source,
-        {k: v for p in parts for k, v in p.stale.items()},
-        {k: v for p in parts for k, v in p.left_out.items()},
+        ctx_k=ev.ctx_k,
+        source=ev.source,
+        stale={k: v for p in parts for k, v in p.stale.items()},
+        left_out={k: v for p in parts for k, v in p.left_out.items()},
     )
 
 

@@ -100,7 +100,7 @@ def read_glyphs(
     its object's baseline (vertical writing) gets its own origin. A font is code when it
     says it is fixed-pitch, is named so, or its glyphs advance alike: `fixed` keeps what
     the widths told of each font, for every text in it on this page and the next ones."""
-    reader = _GlyphReader(textpage, raw, to_display, rot, cx0, glyphs, ctypes)
+    reader = _GlyphReader(textpage, raw, to_display, rot=rot, cx0=cx0, glyphs=glyphs, ctypes=ctypes)
     rotated = 0
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]

@@ -202,7 +202,9 @@ def _words(
             text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
             if not text:
                 continue
-        words.append(Box(text, left, right, base, em_size, heavy, page_no, mono=fixed))
+        words.append(
+            Box(text, left, right, y=base, size=em_size, bold=heavy, page=page_no, mono=fixed)
+        )
     return words
 
 
@@ -234,7 +236,7 @@ class Packed:
         if not self.flags:
             return []
         return [
-            Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
+            Box(text, x0, x1, y=y, size=size, bold=bool(f & 1), page=page_no, mono=bool(f & 2))
             for text, x0, x1, y, size, f in zip(
                 self.texts.decode().split("\x00"), *self.numbers, self.flags
             )
@@ -270,10 +272,10 @@ def merge_boxes(boxes: list[Box]) -> Box:
         text,
         boxes[0].x0,
         max(b.x1 for b in boxes),
-        boxes[0].y,
-        size,
-        all(b.bold for b in boxes),
-        boxes[0].page,
+        y=boxes[0].y,
+        size=size,
+        bold=all(b.bold for b in boxes),
+        page=boxes[0].page,
         mono=mono,
     )
 
