@@ -21,6 +21,8 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
     from indexer.retrieval.bm25 import SIDE, BM25Builder
+    from indexer.retrieval.rows_writer import SIDE as ROWS
+    from indexer.retrieval.rows_writer import RowsWriter
     from indexer.settings import Settings
     from indexer.store import Entry, Store
     from indexer.text.analyzer import Analyzer
@@ -38,6 +40,8 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
     staging = store.builds.begin(strategy, model.name, {"strategy": strategy}, None, full=True)
     analyzer = Analyzer.for_language("tr")
     bm25 = BM25Builder(analyzer)
+    # the rows a build keeps beside the collection (a narrowed search reads them)
+    rows = RowsWriter.for_build(None, staging.side_path(ROWS), model.dimension, True)
     step = 2000
     t_write = t_embed = 0.0
     for start in range(0, n, step):
@@ -57,11 +61,13 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
         t_embed += time.perf_counter() - t0
         t0 = time.perf_counter()
         for k in range(0, len(chunks), 1000):
-            staging.add(chunks[k : k + 1000], emb[k : k + 1000])
+            metas = staging.add(chunks[k : k + 1000], emb[k : k + 1000])
+            rows.add_chunks(chunks[k : k + 1000], metas, emb[k : k + 1000])
         t_write += time.perf_counter() - t0
         bm25.add([c.id for c in chunks], [c.indexed_text for c in chunks])
     t0 = time.perf_counter()
     staging.close()
+    rows.finish()
     t_write += time.perf_counter() - t0
     t0 = time.perf_counter()
     staging.save_side(SIDE, bm25.finish("bm25s" if engine_files else "rank-bm25").save)

@@ -132,7 +132,7 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
     assert all(t.model_dump(by_alias=True)["inputSchema"]["additionalProperties"] is False for t in got["tools"].values())
     assert "no chunk 'nope' in headers" in got["missing"]["error"]
     # argument errors: one line naming the argument and what it takes; unknown ones listed
-    accepted = "accepted: query, strategy, mode, k, max_tokens"
+    accepted = "accepted: query, strategy, mode, k, max_tokens, paths"
     assert got["bad_type"] == {"error": 'search: argument \'k\' must be an integer, not "five"'}
     assert got["bad_mode"] == {"error": "search: argument 'mode' must be one of \"hybrid\", \"embedding\", "
                                         "\"bm25\" or null, not \"fuzzy\""}

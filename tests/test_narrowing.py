@@ -90,17 +90,31 @@ def test_the_exact_tiers_stay_inside_the_scope(folder):
     assert docs_of(narrowed) == {"src/shipping.py"} and narrowed[0].match == "exact symbol"
 
 
-def test_chroma_s_index_is_asked_with_where_on_the_path(folder, monkeypatch):
-    """Over a collection large enough for HNSW, the embedding side asks Chroma for the
-    scope's documents only (no rows scanned)."""
+@pytest.mark.parametrize("route", ["scope rows", "chroma asked deeper", "every row masked", "chroma where"])
+def test_every_way_the_embedding_side_is_narrowed_finds_the_same(folder, monkeypatch, route):
+    """The embedding side of a narrowed search over a collection served by Chroma's index:
+    the scope's rows read alone (a small scope), Chroma asked for more neighbours until k
+    of the scope's are among them, every row scanned with the others masked, or (no rows
+    on this machine) Chroma's `where` on the stored path: the same nearest chunks."""
+    from indexer.retrieval.rows import RowStore
+
     _, settings = folder
-    monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)
+    exact = Index.open("headers", settings=settings).search(QUERY, SearchOptions(mode="embedding", k=3, paths=("notes/",)))
+    monkeypatch.setattr(sides_module, "EXACT_UNDER", 0)  # a collection HNSW serves
+    calls: list[str] = []
+    for name in ("nearest", "nearest_among"):
+        real = getattr(RowStore, name)
+        monkeypatch.setattr(RowStore, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    if route != "scope rows":
+        monkeypatch.setattr(sides_module, "GATHER", 0)
+    if route == "every row masked":
+        monkeypatch.setattr(sides_module, "MAX_ASK", 0)
     index = Index.open("headers", settings=settings)
-    scanned = []
-    rows = index.snapshot().parts.rows
-    monkeypatch.setattr(type(rows), "nearest", lambda *a, **k: scanned.append(a) or [])
+    if route == "chroma where":
+        monkeypatch.setattr(type(index.snapshot().parts), "rows", property(lambda self: None))
     hits = index.search(QUERY, SearchOptions(mode="embedding", k=3, paths=("notes/",)))
-    assert not scanned and len(hits) == 3 and docs_of(hits) <= {f"notes/kargo-{n}.txt" for n in range(3)}
+    assert [h.chunk.id for h in hits] == [h.chunk.id for h in exact]
+    assert calls == {"scope rows": ["nearest_among"], "every row masked": ["nearest"]}.get(route, [])
 
 
 def test_a_parent_child_collection_returns_parents_of_the_scope(folder):

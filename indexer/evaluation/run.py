@@ -306,13 +306,18 @@ def inside_paths(
     if not globs:
         return questions, []
     match = matcher(globs)
-    inside = [q for q in questions if any(match(d) for d in (q.documents or [q.doc_id]))]
+    inside = [q for q in questions if _about_any(q, match)]
     if not inside:
         raise UsageError(
             f"no question of {path} is about a document --path {' '.join(globs)} matches"
         )
     ids = {q.id for q in inside}
     return inside, [q.id for q in questions if q.id not in ids]
+
+
+def _about_any(question: Question, match: Callable[[str], bool]) -> bool:
+    """Whether the question is about a document `match` accepts."""
+    return any(match(d) for d in (question.documents or [question.doc_id]))
 
 
 def _scored(

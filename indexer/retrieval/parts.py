@@ -143,7 +143,7 @@ class Parts:
         rows = self.rows
         if row_mask is not None and rows is not None:
             return {rows.table[int(i)] for i in np.flatnonzero(row_mask)}
-        return {c.id for d in docs for c, _ in self.store.records.scan(self.entry, d)}
+        return self.store.records.ids_of(self.entry, docs)
 
     # -- records --------------------------------------------------------------------------
     def fetch(self, ids: list[str]) -> dict[str, Chunk]:

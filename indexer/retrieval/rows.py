@@ -273,6 +273,23 @@ class RowStore:
         mask[self.deleted] = False
         return mask
 
+    def nearest_among(
+        self, vector: ArrayLike, n: int, allowed: NDArray[np.bool_]
+    ) -> list[tuple[str, float]]:
+        """`nearest` over the `allowed` rows only, reading just their vectors: what a
+        search narrowed to a few documents costs (a gather, not a scan of every row)."""
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        positions = np.flatnonzero(allowed)
+        scores = np.concatenate(
+            [seg.vectors[local] @ q for seg, local in self.split(positions)] or [np.zeros(0)]
+        )
+        n = min(n, len(positions))
+        if n <= 0:
+            return []
+        order = np.lexsort((positions, -scores))[:n]
+        return [(self.table[int(positions[i])], float(scores[i])) for i in order]
+
     def nearest(
         self, vector: ArrayLike, n: int, allowed: NDArray[np.bool_] | None = None
     ) -> list[tuple[str, float]]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from chromadb.api.types import Embedding, GetResult, Include, Where
 
 SCAN_BATCH = 2000
+DOC_BATCH = 500  # documents a `where doc_id $in` lists at most
 
 
 class Records:
@@ -122,6 +123,20 @@ class Records:
             where = all_of(where, {"doc_id": doc_id})
         for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
             yield chunk_from_record(cid, doc, meta), meta
+
+    def ids_of(self, entry: Entry, doc_ids: Sequence[str]) -> set[str]:
+        """The ids of the records of these documents (live or not: the caller filters by
+        the version it reads), read without their texts, DOC_BATCH documents a request."""
+        out: set[str] = set()
+        for i in range(0, len(doc_ids), DOC_BATCH):
+            where = all_of(
+                generation_filter("$lte", entry.generation),
+                documents_filter(doc_ids[i : i + DOC_BATCH]),
+            )
+            for name in entry.record_collections:
+                for got in self._batches(name, where, [], f"reading {entry.strategy}"):
+                    out.update(got["ids"])
+        return out
 
     def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
         """(id, indexed_text) of every live record (written after generation `after`): what
