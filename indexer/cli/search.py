@@ -162,9 +162,14 @@ def query(
         echo_json(hit.to_dict() for hit in hits)
         return
     if not hits:
-        click.echo("no results")
+        within = f" in the documents --path {' '.join(resolved.paths)} matches"
+        click.echo("no results" + (within if resolved.paths else ""))
+    _echo_hits(hits, resolved.mode == "hybrid")
+
+
+def _echo_hits(hits: list[Hit], hybrid: bool) -> None:
     for hit in hits:
-        click.echo(hit_line(hit, resolved.mode == "hybrid"))
+        click.echo(hit_line(hit, hybrid))
         if hit.chunk.header:
             click.echo("    " + hit.chunk.header.replace("\n", "\n    "))
         click.echo("    " + hit.chunk.text.replace("\n", "\n    "))
@@ -360,22 +365,36 @@ def dump(
             for c in chunks
         )
         return
+    _echo_chunks(chunks, newline)
+
+
+def _echo_chunks(chunks: list[Chunk], newline: dict[str, str]) -> None:
+    """The chunks as `dump` shows them, a document read with other newlines than `\\n`
+    said once."""
     told: set[str] = set()
     for c in chunks:
         if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
             told.add(c.doc_id)
-            click.echo(
-                f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
-                "with each newline read as \\n (as Python's open() reads it)"
-            )
-        pages = place_label(c)
-        click.echo(
-            f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
-            f"{c.n_tokens} tok  {c.id}"
-        )
-        if c.header:
-            click.echo("  header: " + c.header.replace("\n", " | "))
-        click.echo(c.text)
+            click.echo(_newline_note(c.doc_id, newline[c.doc_id]))
+        _echo_chunk(c)
+
+
+def _newline_note(doc_id: str, newline: str) -> str:
+    return (
+        f"=== {printable(doc_id)} has {newline.upper()} newlines: offsets index its text "
+        "with each newline read as \\n (as Python's open() reads it)"
+    )
+
+
+def _echo_chunk(c: Chunk) -> None:
+    """A stored chunk as `dump` shows it: where it lies, its header, its text."""
+    click.echo(
+        f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}"
+        f"{place_label(c)} {c.kind} {c.n_tokens} tok  {c.id}"
+    )
+    if c.header:
+        click.echo("  header: " + c.header.replace("\n", " | "))
+    click.echo(c.text)
 
 
 @click.command()

@@ -107,22 +107,36 @@ def man_headings(text: str) -> list[Heading]:
     Only in a text laid out as a man page: at least two such sections, and most of its
     lines indented."""
     lines = text.split("\n")
-    filled = [ln for ln in lines if ln.strip()]
-    indented = sum(ln[:1].isspace() for ln in filled)
-    if len(filled) < 4 or indented < MAN_INDENTED * len(filled):
+    if not _laid_out_as_man_page(lines):
         return []
     offsets = line_starts(text)
     depth = _next_depths(lines)
     found: list[Heading] = []
     for i, line in enumerate(lines):
-        title = line.rstrip()
-        if _MAN_SECTION.fullmatch(title) and depth[i] > 0:
-            found.append(Heading(2, title, offsets[i], offsets[i] + len(line)))
-        elif found and _MAN_SUBSECTION.fullmatch(title) and depth[i] > 3:
-            found.append(Heading(3, title.strip(), offsets[i], offsets[i] + len(line)))
+        level = _man_level(line.rstrip(), depth[i], bool(found))
+        if level:
+            title = line.rstrip() if level == 2 else line.strip()
+            found.append(Heading(level, title, offsets[i], offsets[i] + len(line)))
     if sum(h.level == 2 for h in found) < 2:
         return []
     return man_head(text, found)
+
+
+def _laid_out_as_man_page(lines: list[str]) -> bool:
+    """Four lines of text or more, most of them indented."""
+    filled = [ln for ln in lines if ln.strip()]
+    indented = sum(ln[:1].isspace() for ln in filled)
+    return len(filled) >= 4 and indented >= MAN_INDENTED * len(filled)
+
+
+def _man_level(title: str, depth: int, after_section: bool) -> int:
+    """2 for a section name (capitals at the margin over indented text), 3 for a
+    subsection (three spaces in, over text indented deeper, after a section), else 0."""
+    if _MAN_SECTION.fullmatch(title) and depth > 0:
+        return 2
+    if after_section and _MAN_SUBSECTION.fullmatch(title) and depth > 3:
+        return 3
+    return 0
 
 
 def man_head(text: str, found: list[Heading]) -> list[Heading]:
