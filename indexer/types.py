@@ -202,7 +202,7 @@ class Document:
         return section.heading_path if section else (self.title,)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk:
     """A retrievable piece of a document.
 
@@ -253,7 +253,7 @@ class Chunk:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Hit:
     """One search result: a chunk (or, for parent-child strategies, its parent) and why it ranked."""
 

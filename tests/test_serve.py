@@ -174,7 +174,7 @@ def test_boundary_marks_name_what_a_cut_falls_inside():
     at = text.index
     cuts = [0, at("sentence here"), at(" Another"), at("| 3 |"), at("3 |"), at("y = 2"), at("item text"), at("- second"),
             at("tem\n") + 1, len(text) - 1]
-    chunks = [Chunk(str(i), "doc.md", text[s:e], s, e, 1, 1, "window") for i, (s, e) in enumerate(zip(cuts, cuts[1:]))]
+    chunks = [Chunk(id=str(i), doc_id="doc.md", text=text[s:e], start=s, end=e, start_line=1, end_line=1, kind="window") for i, (s, e) in enumerate(zip(cuts, cuts[1:]))]
     marks, counts = cut_marks(structure, chunks)
     starts = [sorted(m["start"]) for m in marks[1:]]
     assert starts == [["sentence"], [], ["table"], ["row", "table"], ["code"], ["item", "sentence"], [],
@@ -188,7 +188,7 @@ def test_a_layer_built_from_another_version_is_reported():
     from indexer.types import Chunk
 
     def chunk(text, start):
-        return Chunk("x", "d.md", text, start, start + len(text), 1, 1, "window")
+        return Chunk(id="x", doc_id="d.md", text=text, start=start, end=start + len(text), start_line=1, end_line=1, kind="window")
 
     got = rebuild([("new", [chunk("Hello", 0), chunk("world", 6)]), ("old", [chunk("Hallo", 0)])])
     assert got.text == "Hello\nworld" and got.covered == 10 and got.conflicts == ["old"]

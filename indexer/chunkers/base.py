@@ -246,9 +246,9 @@ class Chunker(ABC):
         if extra.get("parent_id"):
             where += b"\x00" + extra["parent_id"].encode("utf-8")
         chunk = Chunk(
-            f"{content_hash}{crc32(where):08x}",
-            doc.doc_id,
-            text,
+            id=f"{content_hash}{crc32(where):08x}",
+            doc_id=doc.doc_id,
+            text=text,
             start=start,
             end=end,
             start_line=start_line,

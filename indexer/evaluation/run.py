@@ -42,7 +42,7 @@ from .scoring import QuestionResult, TokenSpans, score_question
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Row:
     strategy: str
     mode: str
@@ -414,9 +414,9 @@ class _RowPlan:
                 context_cells(index, q, hits, budgets=self.budgets, spans=self.spans, cells=cells)
         entry = index.entry
         return Row(
-            entry.strategy,
-            mode,
-            entry.embedder,
+            strategy=entry.strategy,
+            mode=mode,
+            embedder=entry.embedder,
             chunks=entry.chunks,
             avg_tokens=entry.avg_tokens,
             ks=self.ks,

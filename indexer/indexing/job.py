@@ -14,7 +14,7 @@ from ..text.analyzer import Analyzer
 from .options import BuildOptions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildJob:
     """One `build` call: its store and settings, its options, the embedding model and the
     embedding cache, the BM25 analyzer every strategy uses, the files discovery found

@@ -60,7 +60,7 @@ Target = Passage | Symbol
 GENERATOR_VERSION = 14
 
 
-@dataclass
+@dataclass(kw_only=True)
 class QuestionSet:
     """Made-up questions (records in the question-set format) and what making them found."""
 
@@ -147,9 +147,9 @@ def make_questions(
     out = _numbered(_fill(docs, targets, makers, n, progress))
     candidates = sum(len(t) for t in targets.values())
     result = QuestionSet(
-        out,
-        n,
-        llm,
+        questions=out,
+        requested=n,
+        generator=llm,
         seed=seed,
         documents=len(docs),
         candidates=candidates,

@@ -142,9 +142,9 @@ def _summed(
     notes = [n for m in made for n in m.notes]
     if not made:
         return QuestionSet(
-            questions,
-            requested,
-            "extractive",
+            questions=questions,
+            requested=requested,
+            generator="extractive",
             seed=seed,
             documents=0,
             candidates=0,
@@ -154,9 +154,9 @@ def _summed(
         )
     first = made[0]
     return QuestionSet(
-        questions,
-        requested,
-        first.generator,
+        questions=questions,
+        requested=requested,
+        generator=first.generator,
         seed=seed,
         documents=first.documents,
         candidates=first.candidates,

@@ -49,9 +49,9 @@ def to_parents(
             child = best[pid]
             out.append(
                 Hit(
-                    len(out) + 1,
-                    child.score,
-                    parents[pid],
+                    rank=len(out) + 1,
+                    score=child.score,
+                    chunk=parents[pid],
                     embedding_rank=child.embedding_rank,
                     embedding_score=child.embedding_score,
                     bm25_rank=child.bm25_rank,

@@ -159,9 +159,9 @@ def to_hits(candidates: list[Candidate], records: dict[str, Chunk]) -> list[Hit]
     present = [c for c in candidates if c.id in records]
     return [
         Hit(
-            rank,
-            c.score,
-            records[c.id],
+            rank=rank,
+            score=c.score,
+            chunk=records[c.id],
             embedding_rank=c.dense_rank,
             embedding_score=c.dense_score,
             bm25_rank=c.sparse_rank,
