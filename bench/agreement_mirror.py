@@ -73,7 +73,9 @@ class MirrorSides(Sides):
             _QUERY_VECTORS[key] = super().query_vector(query)
         return _QUERY_VECTORS[key]
 
-    def nearest(self, query: str, n: int) -> Side:
+    def nearest(self, query: str, n: int, scope=None) -> Side:
+        if scope is not None:  # a narrowed search: the library's way
+            return super().nearest(query, n, scope=scope)
         scores = self.matrix @ self.query_vector(query)
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]

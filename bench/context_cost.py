@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, machine, parse_args, smoke_option, table, xquad_dir, xquad_option  # noqa: E402
+from bench.common import CACHE, machine, parse_args, smoke_option, table, xquad_dir, xquad_option
 
 BUDGET = 400
 QUERIES = 50
@@ -48,13 +46,13 @@ def measure(label: str, index, queries: list[str]) -> list:
         t0 = time.perf_counter()
         hits = index.search(q, options)
         t1 = time.perf_counter()
-        scored_units(index, q, hits).pack(BUDGET)  # what `Index.context` adds to that search
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)  # what `Index.context` adds to that search
         search.append(1000 * (t1 - t0))
         added.append(1000 * (time.perf_counter() - t1))
     for q in queries[:10]:  # memory apart: tracemalloc slows what it traces
         hits = index.search(q, options)
         tracemalloc.start()
-        scored_units(index, q, hits).pack(BUDGET)
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)
         peaks.append(tracemalloc.get_traced_memory()[1] / 1024)
         tracemalloc.stop()
     total = [s + a for s, a in zip(search, added)]

@@ -25,15 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import throughput  # noqa: E402
-from bench.common import (  # noqa: E402
+from bench import throughput
+from bench.common import (
     CORPUS, Size, code_files, folder_size, machine, median_time, offline_tiktoken, python_docs_text,
     repeated_markdown, run_peak_rss, smoke_corpus, smoke_option, table, write_corpus,
 )
-from bench.query_latency import bench_query  # noqa: E402
-from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape  # noqa: E402
+from bench.query_latency import bench_query
+from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, bench_peers, memory_by_shape
 
 PY = sys.executable
 

@@ -24,15 +24,13 @@ from __future__ import annotations
 import argparse
 import math
 import pickle
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import materialize
 
 LAB = CACHE / "lab"
 LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)
@@ -69,7 +67,7 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         units = candidate_units(hits, tokenizer, gaps)
         if not units:
             continue
-        cos, vec = unit_cosines(index, q.question, units) or (None, None)
+        cos, vec = unit_cosines(index.snapshot(), q.question, units) or (None, None)
         x = features(units, query_idf(index.snapshot().parts.bm25, q.question), index.snapshot().parts.unit_terms, cos, vec,
                      index.snapshot().sides.query_vector(q.question))
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)

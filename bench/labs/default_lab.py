@@ -18,17 +18,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import DEFAULT_SETS, materialize
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 CAPTURES = LAB / "captures"

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import materialize
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 DEPTH = 100
