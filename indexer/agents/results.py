@@ -51,9 +51,8 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     if hit.same_text:
         out["same_text"] = hit.same_text  # other documents holding this very text
     if hit.child_ids:
-        out["matched_children"] = (
-            hit.child_ids
-        )  # parent-child: the text is the parent section these matched in
+        # parent-child: the text is the parent section these matched in
+        out["matched_children"] = hit.child_ids
     return out
 
 

@@ -184,9 +184,8 @@ def create_server(tools: Tools) -> MCPServer:
         span = {"start_line": start_line, "end_line": end_line, "max_tokens": max_tokens}
         return answer(tools.get_document_span, doc_id, strategy=strategy, **span)
 
-    manager = getattr(
-        server, "_tool_manager", None
-    )  # the same in both SDK majors; absent, schemas stay as made
+    # the same in both SDK majors; absent, schemas stay as made
+    manager = getattr(server, "_tool_manager", None)
     if manager is not None:  # the schemas say what calls enforce: no arguments beyond these
         for name in functions:
             manager.get_tool(name).parameters["additionalProperties"] = False

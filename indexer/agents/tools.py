@@ -45,9 +45,8 @@ class Tools:
         self.strategy = strategy
         self.built_with = built_with
         self.max_tokens = max_tokens
-        self.base = (
-            Path.cwd()
-        )  # source folders are shown relative to it (never as absolute server paths)
+        # source folders are shown relative to it (never as absolute server paths)
+        self.base = Path.cwd()
         self._store: Store | None = None
         self._indexes: dict[str, Index] = {}
 
@@ -220,9 +219,8 @@ class Tools:
     def get_chunk(self, chunk_id: str, strategy: str | None = None) -> dict[str, Any]:
         chunk_id = encodable(chunk_id)  # a lone surrogate: no id, and no store reads it
         index = self.index(strategy)
-        found = {
-            i: c for i, c in index.fetch([chunk_id]).items() if i in index.live
-        }  # not a superseded record
+        # not a superseded record
+        found = {i: c for i, c in index.fetch([chunk_id]).items() if i in index.live}
         found = found or index.fetch_parents([chunk_id])
         if chunk_id not in found:
             raise CollectionNotFound(

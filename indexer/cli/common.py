@@ -37,9 +37,8 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except IndexerError as exc:
-            if isinstance(
-                exc, NothingToIndex
-            ):  # the message says "see the reasons above": here they are
+            # the message says "see the reasons above": here they are
+            if isinstance(exc, NothingToIndex):
                 echo_skipped(exc.skipped, err=True)
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:

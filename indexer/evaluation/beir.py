@@ -69,9 +69,8 @@ class BeirImport:
     judgements: int = 0  # (query, document) pairs kept as targets
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
-    examples: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # reason -> a few ids or line numbers
+    # reason -> a few ids or line numbers
+    examples: dict[str, list[str]] = field(default_factory=dict)
     firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
 
     def saw(self, what: str, value: str) -> None:

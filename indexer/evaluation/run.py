@@ -184,9 +184,8 @@ class Evaluation:
     ks: list[int]
     ctx_k: int
     source: str
-    stale: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # collection -> files changed since its build
+    # collection -> files changed since its build
+    stale: dict[str, list[str]] = field(default_factory=dict)
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
     # ids of the questions about documents the search's path globs leave out (`--path`)

@@ -35,12 +35,10 @@ class Question:
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
-    answers: list[str] = field(
-        default_factory=list
-    )  # more answer excerpts (a context must hold them all)
-    answer_spans: list[tuple[int, int]] = field(
-        default_factory=list
-    )  # resolved: `answer`'s, then `answers`'
+    # more answer excerpts (a context must hold them all)
+    answers: list[str] = field(default_factory=list)
+    # resolved: `answer`'s, then `answers`'
+    answer_spans: list[tuple[int, int]] = field(default_factory=list)
 
     def hits(self, doc_id: str, start: int, end: int) -> bool:
         """Does a retrieved chunk (document and character span) hit this question's target?

@@ -63,9 +63,8 @@ class Trial:
     embedder: str
     options: ResolvedOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
-    ndcg: list[float] = field(
-        default_factory=list
-    )  # nDCG@10 per question (reported; MRR@10 chooses)
+    # nDCG@10 per question (reported; MRR@10 chooses)
+    ndcg: list[float] = field(default_factory=list)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -104,16 +103,14 @@ class TuneResult:
     questions: list[Question]
     candidates: list[Trial]
     folds: int
-    held_out: dict[
-        str, list[float]
-    ]  # metric -> per-question values of the tuned choice on unseen folds
+    # metric -> per-question values of the tuned choice on unseen folds
+    held_out: dict[str, list[float]]
     chosen: list[str]  # the label chosen in each fold
     winners: dict[str, Trial]  # strategy -> its best candidate on all questions
     best: Trial  # the best candidate on all questions (over every strategy)
     baselines: dict[str, Trial]  # "bm25", "embedding", "default" of the winning strategy
-    decisions: list[Decision] = field(
-        default_factory=list
-    )  # per collection: save the tuned setting or keep
+    # per collection: save the tuned setting or keep
+    decisions: list[Decision] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
@@ -385,9 +382,8 @@ def _score_all(
     out = [Trial(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
-            hits = index.search(
-                q.question, cand.options
-            )  # both sides are searched once per question
+            # both sides are searched once per question
+            hits = index.search(q.question, cand.options)
             result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)

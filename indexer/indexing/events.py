@@ -105,9 +105,8 @@ class EventPaths:
             return patterns is None or patterns.wanted(rel)
         if change.name == "added":  # a folder moved in: its files are new
             return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(
-            doc_id
-        )  # a folder moved away or deleted
+        # a folder moved away or deleted
+        return change.name == "deleted" and self.indexed_under(doc_id)
 
 
 def input_file(root: Path, is_dir: bool, label: str, doc_id: str) -> Path | None:

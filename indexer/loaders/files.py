@@ -66,9 +66,8 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     unsupported: dict[str, int] = field(default_factory=dict)
-    warnings: list[Skipped] = field(
-        default_factory=list
-    )  # indexed, with a caveat (legacy encoding)
+    # indexed, with a caveat (legacy encoding)
+    warnings: list[Skipped] = field(default_factory=list)
 
 
 def input_labels(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -152,9 +151,8 @@ class _Walk:
     real_root: Path = Path()
     prefix: str = ""
     filt: PathFilter | None = None
-    real: dict[str, tuple[str, bool]] = field(
-        default_factory=dict
-    )  # doc_id -> (real path, reached by a link)
+    # doc_id -> (real path, reached by a link)
+    real: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     @property
     def patterns(self) -> PathFilter:
@@ -316,9 +314,8 @@ def _folder(walk: _Walk, found: _Found, visited: set[str]) -> None:
         return
     hidden_dir = found.name.startswith(".")
     taken = walk.taken()
-    if (
-        not hidden_dir or patterns.unhide is not None
-    ):  # a hidden folder only when a pattern may want it
+    # a hidden folder only when a pattern may want it
+    if not hidden_dir or patterns.unhide is not None:
         _walk(walk, found.path, found.rel, visited | {real}, found.linked)
     if hidden_dir and walk.taken() == taken:
         walk.skip(found.doc_id, f"hidden folder (index it with --include '{found.rel}/')")

@@ -56,9 +56,8 @@ class Outline:
     source: Source
     definitions: list[Definition]  # top level, in document order
     imports: list[str]
-    import_names: dict[str, frozenset[str]] = field(
-        default_factory=dict
-    )  # module -> names its imports bind
+    # module -> names its imports bind
+    import_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,9 +111,8 @@ def pooled(
     total = _summed(questions, made, len(parts), seed)
     try:
         total.write(path)
-    except (
-        OSError
-    ):  # a read-only index folder: the parts went to a temporary folder, and so does this
+    # a read-only index folder: the parts went to a temporary folder, and so does this
+    except OSError:
         path = parts[0][0].with_name(path.name)
         total.write(path)
     return path, total if made else None

@@ -27,9 +27,8 @@ from ..types import Document
 from .passages import Passage
 from .typing_noise import surface
 
-_TOKEN = re.compile(
-    r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?"
-)  # 6'sı: one word
+# 6'sı: one word
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")
 COMMON_SHARE = (
     0.3  # a term in more than this share of a corpus's passages is treated as a stop word
 )

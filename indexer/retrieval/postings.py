@@ -230,9 +230,8 @@ class Postings:
                 docs = seg.docs[start[t] : end[t]]
                 tf = seg.tfs[start[t] : end[t]].astype(np.float64)
                 where = docs + seg.first if seg.first else docs
-                acc[where] += (
-                    factor[t] * tf / (tf + norm[docs])
-                )  # a term's postings never repeat a chunk
+                # a term's postings never repeat a chunk
+                acc[where] += factor[t] * tf / (tf + norm[docs])
                 touched.append(where)
         if len(self.deleted):
             acc[self.deleted] = 0.0

@@ -36,9 +36,8 @@ class Library:
     def __init__(self, settings: Settings, refresh: float | None = None) -> None:
         self.store = Store(settings)
         self.refresh = refresh
-        self.base = (
-            Path.cwd()
-        )  # source folders are shown relative to it (never as absolute server paths)
+        # source folders are shown relative to it (never as absolute server paths)
+        self.base = Path.cwd()
         self._indexes: dict[str, Index] = {}
         self._docs: dict[tuple, dict[str, int]] = {}
         self._entries: tuple[float, list[Entry]] = (0.0, [])
@@ -176,9 +175,8 @@ class Library:
     ) -> dict[str, Any]:
         """A collection's lane of the view (`missing` when it does not hold the document)."""
         if name not in held:
-            self.index(
-                name
-            )  # an unknown name is a 404, a known one without this document a missing lane
+            # an unknown name is a 404, a known one without this document a missing lane
+            self.index(name)
             return {"name": name, "missing": True}
         index, chunks, parents = held[name]
         return lane(name, index.entry, chunks, parents, structure)
@@ -205,9 +203,8 @@ class Library:
         self, index: Index, query: str, options: ResolvedOptions, doc: str
     ) -> tuple[list[Hit], list[int]]:
         total = max(index.count(), 1)
-        assert (
-            options.candidates is not None
-        )  # resolved options (`Index.options`) name every setting
+        # resolved options (`Index.options`) name every setting
+        assert options.candidates is not None
         depth = min(max(options.k * 4, options.candidates), total)
         while True:
             hits = [

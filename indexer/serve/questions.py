@@ -99,9 +99,8 @@ class QuestionSets:
         out = []
         for s in self.sets():
             holders, problem = self.holders(s)
-            matches = bool(holders) or bool(
-                problem
-            )  # a broken file is offered: using it says what is wrong
+            # a broken file is offered: using it says what is wrong
+            matches = bool(holders) or bool(problem)
             if not matches and s.path not in self.explicit:
                 continue
             name = self._name(s.path) + (

@@ -72,9 +72,8 @@ class Page:
     width: float
     height: float
     glyphs: list[Glyph] | Glyphs = field(default_factory=list)  # in content order
-    rules: list[tuple[float, float, float, float]] = field(
-        default_factory=list
-    )  # x0, y0, x1, y1 segments
+    # x0, y0, x1, y1 segments
+    rules: list[tuple[float, float, float, float]] = field(default_factory=list)
     images: int = 0
 
 

@@ -54,9 +54,8 @@ def page_list(numbers: list[int], limit: int = 8) -> str:
 
 
 _WORD = re.compile(r"[\w'’-]+")
-_UNDECODED = re.compile(
-    "[\ufffd\ue000-\uf8ff]"
-)  # no Unicode map: the replacement character, private use
+# no Unicode map: the replacement character, private use
+_UNDECODED = re.compile("[\ufffd\ue000-\uf8ff]")
 
 
 def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
