@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, machine, parse_args, smoke_option, table, xquad_dir, xquad_option  # noqa: E402
+from bench.common import CACHE, machine, parse_args, smoke_option, table, xquad_dir, xquad_option
 
 BUDGET = 400
 QUERIES = 50
@@ -52,7 +50,7 @@ def measure(label: str, index, queries: list[str]) -> list:
         for path in index.store.cache_dir.glob("embeddings.sqlite*"):
             path.unlink()
         t1, c1 = time.perf_counter(), time.process_time()
-        scored_units(index, q, hits).pack(BUDGET)
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)
         first.append(1000 * (time.perf_counter() - t1))
         first_cpu.append(1000 * (time.process_time() - c1))
     search, added, peaks = [], [], []
@@ -60,14 +58,14 @@ def measure(label: str, index, queries: list[str]) -> list:
         t0 = time.perf_counter()
         hits = index.search(q, options)
         search.append(1000 * (time.perf_counter() - t0))
-        scored_units(index, q, hits).pack(BUDGET)  # its shortlist's vectors into the cache
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)  # its shortlist's vectors into the cache
         t1 = time.perf_counter()
-        scored_units(index, q, hits).pack(BUDGET)  # what `Index.context` adds to that search
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)  # what `Index.context` adds to that search
         added.append(1000 * (time.perf_counter() - t1))
     for q in queries[:10]:  # memory apart: tracemalloc slows what it traces
         hits = index.search(q, options)
         tracemalloc.start()
-        scored_units(index, q, hits).pack(BUDGET)
+        scored_units(index.snapshot(), q, hits).pack(BUDGET)
         peaks.append(tracemalloc.get_traced_memory()[1] / 1024)
         tracemalloc.stop()
     total = [s + a for s, a in zip(search, added)]

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import smoke_option  # noqa: E402
+from bench.common import smoke_option
 
 
 def write_texts(db: Path, strategy: str, path: Path) -> int:

@@ -24,7 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench.common import BENCH, Size, folder_size, missing, repeated_markdown, table, write_corpus
+from bench.common import Size, folder_size, missing, repeated_markdown, table, write_corpus
 from bench.processes import Measured, english_folder, megabytes, mixed_folder, run_measured
 
 PY = sys.executable
@@ -56,7 +56,7 @@ def model_pass(db: Path, strategy: str, work: Path) -> list[str]:
 
     texts = work / f"texts-{db.name}.json"
     write_texts(db, strategy, texts)
-    return [PY, str(BENCH / "model_pass.py"), str(texts)]
+    return [PY, "-m", "bench.model_pass", str(texts)]
 
 
 def compare(folder: Path, work: Path, repeat: int, strategy: str = "fixed128") -> dict[str, dict]:
@@ -71,7 +71,7 @@ def compare(folder: Path, work: Path, repeat: int, strategy: str = "fixed128") -
         runs.setdefault("model", []).append(run_measured(cmds["model"]))
         for peer, _ in PEERS:
             peer_db = work / f"peer-{peer}"
-            cmd = [PY, str(BENCH / "peers.py"), peer, str(folder), str(peer_db), "--size", "128"]
+            cmd = [PY, "-m", "bench.peers", peer, str(folder), str(peer_db), "--size", "128"]
             runs.setdefault(peer, []).append(_fresh(peer_db, cmd))
     out = {}
     for label, measured in runs.items():

@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.common import BENCH
+
 _MEASURE = (
     "import json, resource, subprocess, sys, time\n"
     "t = time.perf_counter()\n"
@@ -49,7 +51,8 @@ class Measured:
 def run_measured(cmd: list[str]) -> Measured:
     """Run a command in a small parent of its own (a child forked from a large process
     starts its peak-RSS account at the parent's size); RuntimeError when it fails."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True,
+                          cwd=BENCH.parent)  # `python -m bench.x` finds the package from there
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
     last = [line for line in proc.stderr.splitlines() if line.startswith("@@")][-1]

@@ -25,19 +25,16 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import pay_once, throughput  # noqa: E402
-from bench.common import (  # noqa: E402
+from bench import pay_once, throughput
+from bench.common import (
     CORPUS, Size, code_files, folder_size, machine, median_time, offline_tiktoken, python_docs_text,
     repeated_markdown, run_peak_rss, smoke_corpus, smoke_option, table, write_corpus,
 )
-from bench.query_latency import bench_query  # noqa: E402
-from bench.pay_once import bench_peers  # noqa: E402
-from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, memory_by_shape  # noqa: E402
+from bench.query_latency import bench_query
+from bench.pay_once import bench_peers
+from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, memory_by_shape
 
 PY = sys.executable
-
 
 class Report:
     def __init__(self) -> None:
@@ -51,7 +48,6 @@ class Report:
 
     def target(self, name: str, goal: str, measured: str, met: bool) -> None:
         self.targets.append((name, goal, measured, met))
-
 
 # -- chunking ----------------------------------------------------------------------------
 
@@ -120,11 +116,9 @@ def bench_chunking(report: Report, size: Size) -> None:
         table(["text", "chunker", "MB/s", "vs tokenizer"], rows),
     )
 
-
 def _repeat_text(text: str, megabytes: float) -> list[tuple[str, str, str, str]]:
     copies = max(1, int(megabytes * 1024 * 1024 / len(text.encode("utf-8"))))
     return [(f"pydoc{i:03d}.txt", text, "text", "") for i in range(copies)]
-
 
 def _peers(enc) -> dict:
     peers = {}
@@ -148,7 +142,6 @@ def _peers(enc) -> dict:
     except ImportError:
         print("langchain-text-splitters not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
     return peers
-
 
 # -- build ---------------------------------------------------------------------------------
 
@@ -193,7 +186,6 @@ def bench_build(report: Report, size: Size, work: Path) -> None:
     )
     _real_builds(report, size, work)
 
-
 def _real_builds(report: Report, size: Size, work: Path) -> None:
     """The build's cost beside its model on real folders (issue 53: not only the bundled corpus)."""
     rows = []
@@ -218,7 +210,6 @@ def _real_builds(report: Report, size: Size, work: Path) -> None:
               " printed nothing).",
         )
 
-
 # -- query ---------------------------------------------------------------------------------
 
 def bench_cold_query(report: Report, size: Size, work: Path) -> None:
@@ -239,7 +230,6 @@ def bench_cold_query(report: Report, size: Size, work: Path) -> None:
     help_s = median_time(lambda: run_peak_rss([PY, "-m", "indexer", "--help"]), repeat, warmup=0)
     rows.append(["(indexer --help)", f"{help_s:.2f}", "", ""])
     report.section(f"Cold `indexer query` command, median of {repeat} (s)", table(["mode", "median", "min", "max"], rows))
-
 
 def bench_memory(report: Report, size: Size, work: Path) -> None:
     rows = []
@@ -262,7 +252,6 @@ def bench_memory(report: Report, size: Size, work: Path) -> None:
           " 256, so memory grows with the index (BM25 term ids, Chroma's HNSW), not with the input text.",
     )
 
-
 def bench_pdf(report: Report, size: Size, work: Path) -> None:
     from bench.pdf_long import RSS_TARGET_MB, STRATEGIES, report as long_pdf
 
@@ -273,7 +262,6 @@ def bench_pdf(report: Report, size: Size, work: Path) -> None:
                   f"{worst['rss_mb']:.0f} MB", worst["rss_mb"] <= RSS_TARGET_MB)
     report.target(f"headings found in the {pages:,}-page PDF (one a page)", f"{pages:,}", f"{worst['sections']:,}",
                   worst["sections"] == pages)
-
 
 SECTIONS = {
     "strategies": bench_every_strategy,
@@ -289,7 +277,6 @@ SECTIONS = {
     "pdf": bench_pdf,
 }
 
-
 # sections a quick run leaves out unless asked: chunking peers on 1.5 MB, corpus-scale
 # build memory (the strategies section measures chunking and memory of every strategy) and
 # the long PDF (bench/pdf_long.py: --only pdf --quick runs it at 200 pages)
@@ -298,7 +285,6 @@ FULL_ONLY = ("chunk", "memory", "pdf")
 # strategy on big files of every shape, alone: python -m bench.run --only rss); --smoke runs
 # every other section
 ON_REQUEST = ("rss",)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -338,7 +324,6 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(header + "\n\n" + "\n".join(report.parts) + "\n", encoding="utf-8")
-
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from bench.common import (
-    BENCH, CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, repeated_markdown, run_peak_rss, table,
+    CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, repeated_markdown, run_peak_rss, table,
     write_corpus,
 )
 
@@ -92,7 +92,7 @@ def build_speed(corpus: Path, work: Path, strategies: list[str]) -> tuple[dict[s
     """`indexer.build` of every strategy in one process (bench/build_probe.py), model
     loaded first: cold (empty embedding cache), then `--full` again with every vector in
     the cache, so the second run is the build without the model."""
-    _, _, stdout = run_peak_rss([PY, str(BENCH / "build_probe.py"), str(corpus), str(work), *strategies])
+    _, _, stdout = run_peak_rss([PY, "-m", "bench.build_probe", str(corpus), str(work), *strategies])
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return {r["strategy"]: r for r in lines[1:]}, lines[0]["model_load_s"]
 
@@ -105,7 +105,7 @@ def memory_peaks(files: dict[str, Path], strategies: list[str]) -> tuple[dict[st
     rows = []
     for strategy in strategies:
         for kind, path in files.items():
-            wall, rss, out = run_peak_rss([PY, str(BENCH / "memory_probe.py"), str(path), strategy])
+            wall, rss, out = run_peak_rss([PY, "-m", "bench.memory_probe", str(path), strategy])
             probe = json.loads(out)
             peaks.setdefault(strategy, {})[kind] = (rss, probe["baseline_kib"])
             rows.append([strategy, kind, probe["chunks"] + probe["parents"], f"{probe['baseline_kib'] / 1024:.0f}",

@@ -41,6 +41,7 @@ SMOKES = [
     ("bench.agreement_ceiling", [], ["set", "questions", "tau-b real half ~ real half"]),
     ("bench.pdf_compare", [], ["extractor", "kind", "licence", "CER"]),
     ("bench.pdf_long", [], ["strategy", "peak RSS MB", "constant MB"]),
+    ("bench.formats", [], ["format", "input", "files", "file MB"]),
     ("bench.deasciify", [], ["candidate", "word acc"]),
     ("bench.context", [], ["set", "method", "budget", "strict"]),
     ("bench.context_cost", [], ["collection", "chunks", "search p50 ms"]),

@@ -23,6 +23,7 @@ from ..chunkers import StrategySpec
 from ..embeddings import EmbeddingCache, get_embedder
 from ..errors import IndexerError, NothingToIndex
 from ..loaders import Discovery, SourceFile, discover, sample_text
+from ..loaders.files import input_labels
 from ..settings import Settings, settings_for
 from ..store import Store
 from ..store.chroma import is_disk_full
@@ -75,16 +76,17 @@ def build(
     try:
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:
             job = BuildJob(
-                store,
-                settings,
-                options,
-                model,
-                cache,
-                _analyzer(options, found),
-                found,
-                [str(Path(p).resolve()) for p in paths],
-                progress or _no_progress,
-                on_message or (lambda _msg: None),
+                store=store,
+                settings=settings,
+                options=options,
+                model=model,
+                cache=cache,
+                analyzer=_analyzer(options, found),
+                found=found,
+                source=[str(Path(p).resolve()) for p in paths],
+                progress=progress or _no_progress,
+                say=on_message or (lambda _msg: None),
+                labels=tuple(input_labels(roots)),
             )
             _build_each(job, specs, changed, reports)
     except BaseException as exc:

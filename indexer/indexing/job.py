@@ -14,11 +14,12 @@ from ..text.analyzer import Analyzer
 from .options import BuildOptions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildJob:
     """One `build` call: its store and settings, its options, the embedding model and the
     embedding cache, the BM25 analyzer every strategy uses, the files discovery found
-    under `source` (the folders given, resolved), a progress bar factory and a note sink."""
+    under `source` (the folders given, resolved; `labels`: what each one's doc_ids start
+    with, `loaders.files.input_labels`), a progress bar factory and a note sink."""
 
     store: Store
     settings: Settings
@@ -30,6 +31,7 @@ class BuildJob:
     source: list[str]
     progress: Callable
     say: Callable[[str], None]
+    labels: tuple[str, ...] = ()
 
     def embedder(self) -> CachedEmbedder:
         """The model through the cache, counting what one strategy's build computes."""

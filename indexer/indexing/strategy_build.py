@@ -13,6 +13,7 @@ from ..errors import NothingToIndex
 from ..retrieval import rows_writer as side_rows
 from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder
 from ..retrieval.bm25_repair import load_or_rebuild
+from ..retrieval.rows_repair import open_or_rewrite
 from ..retrieval.exact import SIDE as EXACT_SIDE
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
@@ -30,12 +31,15 @@ from .probing import measure_unchanged, measured
 from .report import BuildReport
 from .units import DocumentUnits
 
-CHUNK_FORMAT = 19  # bump when a chunker's output changes for the same parameters (12: unit maps;
+CHUNK_FORMAT = 20  # bump when a chunker's output changes for the same parameters (12: unit maps;
 # 13: an empty line ends a run of code lines in a unit map; 14: code units carry their definition's name;
 # 15: and so does a unit from its definition's indented first line; 16: an HTML <pre> framed by a
 # one-cell table is a fenced block, not a table row; 17: an HTML <dt> and its <dd> are one block;
 # 18: a man page rendered to plain text has its sections; 19: an HTML heading's permalink "¶" is no
-# text, and a Markdown file's YAML front matter is one block, none of its lines a heading)
+# text, and a Markdown file's YAML front matter is one block, none of its lines a heading; 20: a man
+# page's NAME line heads its paths, its title line, NAME and SYNOPSIS one section; an HTML page with
+# numbered <h1>s is titled by its <title>, an SVG's words are text, `2<sup>31</sup>` is `2^31`; a
+# PDF's `*` and `#` terms stay, its title-page authors and contents entries are no headings)
 
 
 def build_settings(
@@ -120,8 +124,8 @@ class StrategyBuild:
         return report
 
     def _unchanged(self, old: Entry) -> None:
-        """Nothing changed: check the side files too, and rebuild a damaged BM25 index
-        from the stored records (so `build` is how a user repairs one)."""
+        """Nothing changed: check the side files too, and rebuild a damaged BM25 index or
+        rows from the stored records (so `build` is how a user repairs them)."""
         report = self.report
         report.mode, report.collection, report.generation = (
             "unchanged",
@@ -132,6 +136,7 @@ class StrategyBuild:
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
         load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
+        open_or_rewrite(self.store, old, on_repair=repaired.append, full=True)
         report.notes.extend(repaired)
         measure_unchanged(self.store, old, self.embedder)
 
@@ -150,12 +155,12 @@ class StrategyBuild:
         report.generation = staging.generation
         files, skipped = _carried(plan)
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
+        full = bool(plan.reason)
         self.rows = side_rows.RowsWriter.for_build(
-            store,
-            old,
+            None if full or old is None else open_or_rewrite(store, old, report.notes.append),
             staging.side_path(side_rows.SIDE),  # beside the index
             self.embedder.dimension,
-            bool(plan.reason),
+            full,
         )
         try:
             live = self._retire_removed(plan, staging, files)
@@ -239,6 +244,7 @@ class StrategyBuild:
             {
                 "format": MANIFEST_FORMAT,
                 "settings": self.build_settings,
+                "labels": list(self.job.labels),
                 "files": with_identities(files, plan.stats),
                 "skipped": skipped,
             }
@@ -303,10 +309,11 @@ class StrategyBuild:
             extra["chunker"] = chunker.build_report()
         if self.unit_vectors:  # every unit's vector is in the cache: a context reads them all
             extra["unit_vectors"] = True
-        if old is not None and old.extra.get("search"):
-            extra["search"] = old.extra[
-                "search"
-            ]  # settings saved by `indexer tune --save` outlive rebuilds
+        # settings saved by `indexer tune --save` and the last evaluation's ranking
+        # (`retrieval.evaluated`) outlive rebuilds
+        for kept in ("search", "evaluated"):
+            if old is not None and old.extra.get(kept):
+                extra[kept] = old.extra[kept]
         return Entry(
             strategy=self.spec.name,
             embedder=self.embedder.name,

@@ -17,23 +17,19 @@ scored without vectors, and `Context.scoring` says "bm25" (`Context.note` why).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..embeddings import Embedder
 from ..errors import EmbedderError, UsageError
 from ..text.tokens import Tokenizer, get_tokenizer
-from ..store import Entry, Store
 from ..types import Hit
-from .bm25 import BM25Index
+from . import searching
 from .context_pack import Context, pack, render
 from .context_score import (
     LEXICAL,
     WEIGHTS,
     Cosines,
-    TermMemo,
     lexical_features,
     probabilities,
     query_idf,
@@ -41,9 +37,8 @@ from .context_score import (
 )
 from .context_units import Gaps, Unit, candidate_units
 from .context_vectors import SHORTLIST, shortlist, unit_vectors
-from .options import SearchOptions
-
-from .sides import Sides
+from .options import ResolvedOptions, SearchOptions
+from .snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
@@ -64,42 +59,21 @@ __all__ = [
 
 
 def answer_context(
-    index: Answered,
+    snapshot: Snapshot,
     query: str,
     budget: int,
-    options: SearchOptions | None = None,
+    options: SearchOptions | ResolvedOptions | None = None,
     *,
     candidates: int = CANDIDATES,
     mass: float = MASS,
 ) -> Context:
-    """The context for `query` from `index` (an open `Index`) in at most `budget`
-    tokens of the tool's tokenizer, labels included."""
+    """The context for `query` from one version of a collection (`snapshot`) in at most
+    `budget` tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
-    base = options or SearchOptions()
-    wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
-    hits = index.search(query, wanted)
-    return scored_units(index, query, hits).pack(budget, mass, base.k)
-
-
-class Answered(Protocol):
-    """What a context reads of an open collection (`retrieval.Index`)."""
-
-    store: Store
-    entry: Entry
-
-    @property
-    def bm25(self) -> BM25Index: ...
-
-    @property
-    def sides(self) -> Sides: ...
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def unit_terms(self) -> TermMemo: ...
-
-    def search(self, query: str, options: SearchOptions) -> list[Hit]: ...
+    base = snapshot.resolve(options)
+    wanted = replace(base, k=max(candidates, base.k, 1))
+    hits = searching.search(snapshot, query, wanted)
+    return scored_units(snapshot, query, hits).pack(budget, mass, base.k)
 
 
 def check(budget: int, mass: float = MASS) -> None:
@@ -166,41 +140,43 @@ def definition_units(hits: list[Hit], units: list[Unit]) -> list[int]:
     return inside[at:]  # from the line that names it: a chunk may hold what comes before
 
 
-def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:
-    """The units of `hits` (candidates of `index`'s search for `query`) scored: first by
-    their lexical evidence, then the shortlist's with the embedder too
+def scored_units(snapshot: Snapshot, query: str, hits: list[Hit]) -> Scored:
+    """The units of `hits` (candidates of a search of `snapshot` for `query`) scored:
+    first by their lexical evidence, then the shortlist's with the embedder too
     (`context_vectors`)."""
-    tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
+    parts = snapshot.parts
+    tokenizer = get_tokenizer(cache_dir=parts.store.settings.tiktoken_dir)
     gaps: Gaps = {}
     units = candidate_units(hits, tokenizer, gaps)
-    scored = Scored(query, index.entry.strategy, hits, units, np.zeros(0), gaps, "bm25", tokenizer)
+    scored = Scored(query, snapshot.entry.strategy, hits, units, np.zeros(0), gaps, "bm25", tokenizer)
     if not units:
         return scored
-    lexical = lexical_features(units, query_idf(index.bm25, query), index.unit_terms)
+    lexical = lexical_features(units, query_idf(parts.bm25, query), parts.unit_terms)
     scored.probs = probabilities(lexical, LEXICAL)
-    size = None if index.entry.extra.get("unit_vectors") else SHORTLIST
+    size = None if snapshot.entry.extra.get("unit_vectors") else SHORTLIST
     known = np.zeros(len(units), dtype=bool)
     known[shortlist(scored.probs, size)] = True
     try:
-        cos = unit_cosines(index, query, units, known)
+        cos = unit_cosines(snapshot, query, units, known)
     except EmbedderError as exc:
         scored.note = f"units scored by BM25 alone: the embedder failed ({exc})"
         return scored
     scored.probs = probabilities(with_cosines(lexical, units, cos), WEIGHTS)
     scored.scoring = "bm25+embedding"
-    scored.note = unit_vectors(index.store.cache_dir).note
+    scored.note = unit_vectors(parts.store.cache_dir).note
     return scored
 
 
 def unit_cosines(
-    index: Answered, query: str, units: list[Unit], known: np.ndarray | None = None
+    snapshot: Snapshot, query: str, units: list[Unit], known: np.ndarray | None = None
 ) -> Cosines:
     """The embedder on the `known` units (None: all): their cosines with the query and
     their vectors (`context_vectors`: from the cache, or embedded now and kept); the
     other units' rows are 0, for `with_cosines` to estimate."""
+    parts = snapshot.parts
     chosen = np.flatnonzero(known) if known is not None else np.arange(len(units))
-    vectors = np.zeros((len(units), index.embedder.dimension), dtype=np.float32)
+    vectors = np.zeros((len(units), parts.embedder.dimension), dtype=np.float32)
     texts = [units[i].embedded_text() for i in chosen]
-    vectors[chosen] = unit_vectors(index.store.cache_dir).vectors(index.embedder, texts)
-    q = index.sides.query_vector(query)
+    vectors[chosen] = unit_vectors(parts.store.cache_dir).vectors(parts.embedder, texts)
+    q = snapshot.sides.query_vector(query)
     return Cosines(values=vectors @ q, vectors=vectors, query=q, known=known)

@@ -17,7 +17,6 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..store import Entry, Store
 from ..types import Chunk
 from . import bm25_files as files
 from .lookup import IdTable, strings
@@ -33,7 +32,6 @@ from .rows import (
     RowStore,
     doc_key,
     gather,
-    open_rows,
 )
 
 HEADER = 128  # bytes reserved for a streamed .npy file's header (data aligned to 64)
@@ -97,7 +95,7 @@ class RowsWriter:
 
     def __init__(self, folder: Path, dimension: int) -> None:
         self.folder = folder
-        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows")
+        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows.tmp")
         self.tmp.mkdir(parents=True)
         self.dimension = dimension
         self.ids: list[str] = []
@@ -109,13 +107,15 @@ class RowsWriter:
 
     @classmethod
     def for_build(
-        cls, store: Store, old: Entry | None, folder: Path, dimension: int, full: bool
+        cls, previous: RowStore | None, folder: Path, dimension: int, full: bool
     ) -> RowsWriter | NoRows:
-        """A build's writer (its `previous`: the rows it starts from), when the build can
-        make the rows whole: a full build, or an incremental one whose previous version has
-        them. Otherwise one that keeps none: partial rows would answer for records they
-        lack; readers use Chroma until a full build writes rows again."""
-        previous = None if full or old is None else open_rows(store, old)
+        """A build's writer (its `previous`: the rows it starts from, the previous
+        version's, repaired if need be: `rows_repair`), when the build can make the rows
+        whole: a full build, or an incremental one whose previous version has them.
+        Otherwise one that keeps none: partial rows would answer for records they lack;
+        readers use Chroma until a full build writes rows again."""
+        if full:
+            previous = None
         if not dimension or not (full or previous is not None):
             return NoRows()
         writer = cls(folder, dimension)

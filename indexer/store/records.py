@@ -42,6 +42,7 @@ META_FIELDS = (
     "hash",
     "start_page",
     "end_page",
+    "location",
     "units",
 )
 _INTS = ("start", "end", "start_line", "end_line", "n_tokens", "start_page", "end_page")
