@@ -94,9 +94,10 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             if path is None:
                 raise
+            # a full disk damages nothing
             if (
                 getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-            ):  # a full disk damages nothing
+            ):
                 raise OSError(
                     errno.ENOSPC, f"no space left for the embedding cache {path}"
                 ) from None

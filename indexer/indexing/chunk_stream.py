@@ -136,9 +136,10 @@ class ChunkStream:
         """A file that cannot be loaded: reported, out of the manifest, its chunks retired."""
         report, plan = self.parts.report, self.plan
         report.skipped.append(Skipped(src.doc_id, str(exc)))
+        # indexed before: now out
         if (
             not plan.reason and src.doc_id in plan.previous_manifest()["files"]
-        ):  # indexed before: now out
+        ):
             report.changed, report.removed = report.changed - 1, report.removed + 1
         else:
             report.added -= 1

@@ -11,10 +11,11 @@ from ..retrieval.bm25 import ENGINES
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.analyzer import LANGUAGE_DEFAULTS
 
+# the BM25 analyzer's languages; auto: decided from the documents
 LANGUAGES = (
     "auto",
     *LANGUAGE_DEFAULTS,
-)  # the BM25 analyzer's languages; auto: decided from the documents
+)
 # the stages a build passes, in order, each told to `BuildOptions.on_stage`
 STAGES = ("locked", "embedding", "publish", "published")
 

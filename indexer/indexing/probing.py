@@ -75,7 +75,10 @@ def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, flo
     probes = make_probes(ids, text_of, common, n, seed)
     if len(probes) < MIN_CHUNKS // 2:
         return {}
-    snapshot.parts.embedder.embed_queries([p.query for p in probes])  # one batch, remembered by the model
+    # one batch, remembered by the model
+    snapshot.parts.embedder.embed_queries(
+        [p.query for p in probes]
+    )
     dense = sparse = 0.0
     sides = snapshot.sides
     for p in probes:

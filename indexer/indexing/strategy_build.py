@@ -52,6 +52,7 @@ def build_settings(
     """Everything that, if changed, invalidates every chunk or vector of a collection
     (and `unit_vectors` when asked for: a build that adds them embeds every file's units;
     one that stops adding them keeps what the cache holds)."""
+    # not the BM25 engine: every engine reads the same files
     settings = {
         "kind": spec.kind,
         "params": spec.params,
@@ -60,7 +61,7 @@ def build_settings(
         "chunk_format": CHUNK_FORMAT,
         "encoding": encoding or "",
         "analyzer": analyzer.to_dict(),
-    }  # not the BM25 engine: every engine reads the same files
+    }
     if unit_vectors:
         settings["unit_vectors"] = True
     return settings
@@ -95,9 +96,10 @@ class StrategyBuild:
     def run(self, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report, options = self.spec, self.store, self.report, self.job.options
+        # what discovery turned away (size cap, links...)
         report.skipped.extend(
             self.job.found.skipped
-        )  # what discovery turned away (size cap, links...)
+        )
         report.unsupported = dict(self.job.found.unsupported)
         with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
             old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
@@ -118,9 +120,10 @@ class StrategyBuild:
         report.timings = self.timer.totals
         if self.embedder.seconds:  # inside the stages above: what the model itself took
             report.timings["model"] = self.embedder.seconds
+        # the units' own vectors apart
         report.embedded, report.cache_hits = (
             self.units.chunk_counts()
-        )  # the units' own vectors apart
+        )
         return report
 
     def _unchanged(self, old: Entry) -> None:
@@ -271,9 +274,10 @@ class StrategyBuild:
         if plan.reason:
             bm25 = fresh.finish(engine)
         else:
+            # a plan without a reason to build in full updates a live version
             assert (
                 old is not None
-            )  # a plan without a reason to build in full updates a live version
+            )
             bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
         staging.save_side(BM25_SIDE, bm25.save)
         definitions = self.definitions

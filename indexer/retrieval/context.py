@@ -148,7 +148,9 @@ def scored_units(snapshot: Snapshot, query: str, hits: list[Hit]) -> Scored:
     tokenizer = get_tokenizer(cache_dir=parts.store.settings.tiktoken_dir)
     gaps: Gaps = {}
     units = candidate_units(hits, tokenizer, gaps)
-    scored = Scored(query, snapshot.entry.strategy, hits, units, np.zeros(0), gaps, "bm25", tokenizer)
+    scored = Scored(
+        query, snapshot.entry.strategy, hits, units, np.zeros(0), gaps, "bm25", tokenizer
+    )
     if not units:
         return scored
     lexical = lexical_features(units, query_idf(parts.bm25, query), parts.unit_terms)

@@ -151,9 +151,10 @@ class RowsWriter:
         self.docs.extend(doc_key(d) for d in docs)
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        # unit length: a scan's cosine is a dot
         self.vectors.add(
             matrix / np.where(norms > 0, norms, 1.0)
-        )  # unit length: a scan's cosine is a dot
+        )
 
     def add_rows(self, rows: RowStore, positions: Ints) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
@@ -210,9 +211,10 @@ class RowsWriter:
             self.vectors.close()
             if previous is None:
                 self._write_base({})
+            # else not an incremental build's case: no partial rows
             elif (
                 previous.dimension == self.dimension
-            ):  # else not an incremental build's case: no partial rows
+            ):
                 self._write_with(previous, retired)
         finally:
             self.abandon()

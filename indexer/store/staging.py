@@ -221,10 +221,11 @@ class Staging:
         metas: list[Metadata] = list(records)
         # upsert: a record superseded earlier and not deleted yet may be written again (its
         # file restored); it takes this generation and the metadata of now
+        # the text is metadata, not a document (`records`)
         self._chroma.call(
             lambda: collection.upsert(
                 ids=[c.id for c in chunks], embeddings=vectors, metadatas=metas
-            ),  # the text is metadata, not a document (`records`)
+            ),
             "writing records",
         )
         self.write_seconds += time.perf_counter() - t0
@@ -336,9 +337,10 @@ class Staging:
         with contextlib.suppress(Exception):
             self.wait()
         self._pool.shutdown(wait=True)
+        # its collection may be gone already (dropped under it)
         with contextlib.suppress(
             Exception
-        ):  # its collection may be gone already (dropped under it)
+        ):
             if self.full:
                 self._chroma.delete(self.name)
                 if self.parents_name:

@@ -143,9 +143,10 @@ class Analyzer:
             span = match.group()
             terms = memo.get(span)
             if terms is None:  # a pure function of the span: analysing is a look-up for most words
+                # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
                 if (
                     len(memo) >= _MEMO_SIZE
-                ):  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                ):
                     memo.clear()
                 found: list[str] = []
                 for unit in _pieces(self._base(span)):
@@ -178,9 +179,10 @@ class Analyzer:
         """A span without the suffix after its apostrophe (an inflection in Turkish); in
         English the letters after it stay, bar a possessive s."""
         base, tail = _apostrophe_split(raw)
+        # English: doesn't -> doesnt, user's -> user
         if (
             tail and self.lang != "tr" and base.isalpha()
-        ):  # English: doesn't -> doesnt, user's -> user
+        ):
             base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
         return base
 
