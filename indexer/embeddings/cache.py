@@ -95,9 +95,7 @@ class EmbeddingCache:
             if path is None:
                 raise
             # a full disk damages nothing
-            if (
-                getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-            ):
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
                 raise OSError(
                     errno.ENOSPC, f"no space left for the embedding cache {path}"
                 ) from None

@@ -137,9 +137,7 @@ class ChunkStream:
         report, plan = self.parts.report, self.plan
         report.skipped.append(Skipped(src.doc_id, str(exc)))
         # indexed before: now out
-        if (
-            not plan.reason and src.doc_id in plan.previous_manifest()["files"]
-        ):
+        if not plan.reason and src.doc_id in plan.previous_manifest()["files"]:
             report.changed, report.removed = report.changed - 1, report.removed + 1
         else:
             report.added -= 1

@@ -76,9 +76,7 @@ def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, flo
     if len(probes) < MIN_CHUNKS // 2:
         return {}
     # one batch, remembered by the model
-    snapshot.parts.embedder.embed_queries(
-        [p.query for p in probes]
-    )
+    snapshot.parts.embedder.embed_queries([p.query for p in probes])
     dense = sparse = 0.0
     sides = snapshot.sides
     for p in probes:

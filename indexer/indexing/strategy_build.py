@@ -97,9 +97,7 @@ class StrategyBuild:
         t0 = time.perf_counter()
         spec, store, report, options = self.spec, self.store, self.report, self.job.options
         # what discovery turned away (size cap, links...)
-        report.skipped.extend(
-            self.job.found.skipped
-        )
+        report.skipped.extend(self.job.found.skipped)
         report.unsupported = dict(self.job.found.unsupported)
         with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
             old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
@@ -121,9 +119,7 @@ class StrategyBuild:
         if self.embedder.seconds:  # inside the stages above: what the model itself took
             report.timings["model"] = self.embedder.seconds
         # the units' own vectors apart
-        report.embedded, report.cache_hits = (
-            self.units.chunk_counts()
-        )
+        report.embedded, report.cache_hits = self.units.chunk_counts()
         return report
 
     def _unchanged(self, old: Entry) -> None:
@@ -275,9 +271,7 @@ class StrategyBuild:
             bm25 = fresh.finish(engine)
         else:
             # a plan without a reason to build in full updates a live version
-            assert (
-                old is not None
-            )
+            assert old is not None
             bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
         staging.save_side(BM25_SIDE, bm25.save)
         definitions = self.definitions

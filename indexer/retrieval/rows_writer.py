@@ -152,9 +152,7 @@ class RowsWriter:
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         # unit length: a scan's cosine is a dot
-        self.vectors.add(
-            matrix / np.where(norms > 0, norms, 1.0)
-        )
+        self.vectors.add(matrix / np.where(norms > 0, norms, 1.0))
 
     def add_rows(self, rows: RowStore, positions: Ints) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
@@ -212,9 +210,7 @@ class RowsWriter:
             if previous is None:
                 self._write_base({})
             # else not an incremental build's case: no partial rows
-            elif (
-                previous.dimension == self.dimension
-            ):
+            elif previous.dimension == self.dimension:
                 self._write_with(previous, retired)
         finally:
             self.abandon()

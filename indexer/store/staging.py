@@ -338,9 +338,7 @@ class Staging:
             self.wait()
         self._pool.shutdown(wait=True)
         # its collection may be gone already (dropped under it)
-        with contextlib.suppress(
-            Exception
-        ):
+        with contextlib.suppress(Exception):
             if self.full:
                 self._chroma.delete(self.name)
                 if self.parents_name:

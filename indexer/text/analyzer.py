@@ -144,9 +144,7 @@ class Analyzer:
             terms = memo.get(span)
             if terms is None:  # a pure function of the span: analysing is a look-up for most words
                 # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
-                if (
-                    len(memo) >= _MEMO_SIZE
-                ):
+                if len(memo) >= _MEMO_SIZE:
                     memo.clear()
                 found: list[str] = []
                 for unit in _pieces(self._base(span)):
@@ -180,9 +178,7 @@ class Analyzer:
         English the letters after it stay, bar a possessive s."""
         base, tail = _apostrophe_split(raw)
         # English: doesn't -> doesnt, user's -> user
-        if (
-            tail and self.lang != "tr" and base.isalpha()
-        ):
+        if tail and self.lang != "tr" and base.isalpha():
             base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
         return base
 
