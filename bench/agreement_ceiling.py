@@ -29,21 +29,20 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
+import argparse
 import json
 import random
 import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.agreement_mirror import SetLab, first_hits  # noqa: E402
-from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b  # noqa: E402
-from bench.common import machine, smoke_option, table  # noqa: E402
+from bench.agreement_mirror import SetLab, first_hits
+from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b
+from bench.common import machine, smoke_option, table
 
-from indexer.evaluation.metrics import reciprocal_rank  # noqa: E402
-from indexer.evaluation.sets import load_questions, resolve  # noqa: E402
+from indexer.evaluation.metrics import reciprocal_rank
+from indexer.evaluation.sets import load_questions, resolve
 
 
 def per_question(lab: SetLab) -> dict[str, list[float]]:

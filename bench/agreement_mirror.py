@@ -3,10 +3,9 @@ for scoring many question sets against the same collections (tuning the question
 generator, bench/labs/agreement_tune.py; the noise ceiling, bench/agreement_ceiling.py),
 where a Chroma round trip per question and collection is most of the cost.
 
-`Mirror` is an `Index` whose two Chroma reads are replaced: nearest neighbours by a dot
-product over the collection's vectors (read back from the build's embedding cache:
-the same float16 vectors the build stored; `MirrorSides`, the handle's `sides`), and
-records from a dict loaded once. BM25, fusion, tie-breaking and the parent mapping are
+`Mirror` is an `Index` whose nearest neighbours come from a dot product over the
+collection's vectors (read back from the build's embedding cache: the same float16
+vectors the build stored; `MirrorSides`, the class its snapshots search each side with). BM25, fusion, tie-breaking and the parent mapping are
 the library's own code. `check()`
 (`python -m bench.questions_agreement --check`) compares a mirror's scores with
 `indexer.evaluate` on the real questions before any tuning number is trusted. `SetLab` is
@@ -38,40 +37,35 @@ _QUERY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
 
 
 class Mirror(Index):
+    """A stored collection whose embedding side is a dot product over its vectors, held in
+    memory (`MirrorSides`); everything else is the library's `Index`."""
+
     def __init__(self, db: Path, strategy: str, embedder: str = "use-m3") -> None:
         store = Store(Settings.load(db=db))
         entry = store.catalogue.find(strategy, embedder)
-        super().__init__(store, entry, get_embedder(embedder), refresh=1e9)
-        chunks = sorted(store.records.scan(entry), key=lambda cm: cm[0].id)
-        live = self.live
-        self.chunk_list = [c for c, _ in chunks if c.id in live]
-        self.by_id = {c.id: c for c in self.chunk_list}
-        self.ids = [c.id for c in self.chunk_list]
-        cache = CachedEmbedder(self.embedder, EmbeddingCache(Path(db) / "cache" / "embeddings.sqlite"))
-        self.matrix = cache.embed_documents([c.indexed_text for c in self.chunk_list]).astype(np.float32)
-        self.parents = {}
-        if entry.parents:
-            wanted = sorted({c.parent_id for c in self.chunk_list if c.parent_id})
-            self.parents = store.records.get(entry, wanted, parents=True)
-        self.sides = MirrorSides(self)
+        model = get_embedder(embedder)
+        live = Index(store, entry, model).live
+        chunks = sorted((c for c, _ in store.records.scan(entry) if c.id in live), key=lambda c: c.id)
+        cache = CachedEmbedder(model, EmbeddingCache(Path(db) / "cache" / "embeddings.sqlite"))
+        matrix = cache.embed_documents([c.indexed_text for c in chunks]).astype(np.float32)
+        ids = [c.id for c in chunks]
+
+        def sides(parts, one_shot: bool = False) -> MirrorSides:
+            return MirrorSides(parts, matrix=matrix, ids=ids)
+
+        super().__init__(store, entry, model, refresh=1e9, sides=sides)
 
     def follow(self, force: bool = False) -> bool:
         return False
-
-    def fetch(self, ids):
-        return {i: self.by_id[i] for i in ids if i in self.by_id}
-
-    def fetch_parents(self, ids):
-        return {i: self.parents[i] for i in ids if i in self.parents}
 
 
 class MirrorSides(Sides):
     """The embedding side by a dot product over the mirror's vectors (query vectors
     kept across mirrors); BM25 as the library does it."""
 
-    def __init__(self, mirror: Mirror) -> None:
-        super().__init__(mirror)
-        self.mirror = mirror
+    def __init__(self, parts, *, matrix: np.ndarray, ids: list[str]) -> None:
+        super().__init__(parts)
+        self.matrix, self.ids = matrix, ids
 
     def query_vector(self, query: str) -> np.ndarray:
         key = (self.entry.extra.get("analyzer", {}).get("lang", ""), query)
@@ -79,12 +73,14 @@ class MirrorSides(Sides):
             _QUERY_VECTORS[key] = super().query_vector(query)
         return _QUERY_VECTORS[key]
 
-    def nearest(self, query: str, n: int) -> Side:
-        scores = self.mirror.matrix @ self.query_vector(query)
+    def nearest(self, query: str, n: int, scope=None) -> Side:
+        if scope is not None:  # a narrowed search: the library's way
+            return super().nearest(query, n, scope=scope)
+        scores = self.matrix @ self.query_vector(query)
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
-        return [(self.mirror.ids[i], float(scores[i])) for i in top]
+        return [(self.ids[i], float(scores[i])) for i in top]
 
 
 def first_hits(index: Index, questions: list[Question], spans: TokenSpans, modes: tuple[str, ...]

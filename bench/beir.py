@@ -46,19 +46,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (  # noqa: E402
+from bench.common import (
     CACHE, XQUAD_SOURCE, SetError, collapse, machine, parse_args, save_json, sha256_file, smoke_option, table,
     xquad_dir, xquad_option,
 )
-from bench.xquad_set import XQUAD_SHA256, clean_with_map, smoke_xquad, title_slug  # noqa: E402
+from bench.xquad_set import XQUAD_SHA256, clean_with_map, smoke_xquad, title_slug
 
-from indexer.indexing.building import build  # noqa: E402
-from indexer.evaluation import NDCG_METRIC, evaluate  # noqa: E402
-from indexer.evaluation.beir import import_beir  # noqa: E402
-from indexer.retrieval import Index  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.building import build
+from indexer.evaluation import NDCG_METRIC, evaluate
+from indexer.evaluation.beir import import_beir
+from indexer.retrieval import Index
+from indexer.settings import Settings
 
 HOME = CACHE / "beir"
 MODES = ("embedding", "bm25", "hybrid")

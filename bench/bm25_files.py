@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS, machine, median_time, smoke_option, table  # noqa: E402
+from bench.common import CORPUS, machine, median_time, smoke_option, table
 
 
 def corpus_texts() -> list[str]:

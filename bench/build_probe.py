@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import folder_size  # noqa: E402
-from indexer.indexing.options import BuildOptions  # noqa: E402
+from bench.common import folder_size
+from indexer.indexing.options import BuildOptions
 
 
 def main() -> None:

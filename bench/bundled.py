@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS, SMOKE_CODE, machine, smoke_corpus, smoke_option, table  # noqa: E402
+from bench.common import CORPUS, SMOKE_CODE, machine, smoke_corpus, smoke_option, table
 
-from indexer.indexing.building import build  # noqa: E402
-from indexer.evaluation import evaluate  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.building import build
+from indexer.evaluation import evaluate
+from indexer.settings import Settings
 
 TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", "semantic", "semantic75", "parent",
            "parent1", "contextual:llm=extractive"]

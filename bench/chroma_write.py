@@ -28,9 +28,8 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import machine, smoke_option, table  # noqa: E402
+from bench.common import machine, smoke_option, table
 
 BLOCK = 10_240
 DIM = 512

@@ -350,7 +350,8 @@ def run_peak_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, s
     The command runs under a small Python parent: a child forked from a large process
     starts its peak-RSS account with the parent's size, so measuring from the benchmark
     process itself would report the benchmark's memory, not the command's."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, env=env,
+                          cwd=BENCH.parent)  # `python -m bench.x` finds the package from there
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
     last = [line for line in proc.stderr.splitlines() if line.startswith("@@")][-1]

@@ -18,14 +18,11 @@ IoU against the answer spans, tokens used, with 95% bootstrap intervals over que
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, machine, parse_args, save_json, smoke_option, table, xquad_option  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
+from bench.common import CACHE, machine, parse_args, save_json, smoke_option, table, xquad_option
+from bench.public_sets import materialize
 
 SETS = ("tr", "en", "xquad-tr", "xquad-en")
 STRATEGIES = ("auto", "fixed64", "fixed128", "fixed256", "headers", "semantic", "parent")
@@ -78,7 +75,7 @@ def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], wi
             scores, took = [], []
             for q in questions:
                 t0 = time.perf_counter()
-                ctx = answer_context(auto, q.question, budget, **({"mass": mass} if mass else {}))
+                ctx = answer_context(auto.snapshot(), q.question, budget, **({"mass": mass} if mass else {}))
                 took.append(time.perf_counter() - t0)
                 scores.append(score_context(answers[q.id], [(s.doc_id, s.start, s.end) for s in ctx.spans],
                                             ctx.tokens, counter))

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import SMOKE_DOCS, machine, repeated_markdown, smoke_option, table, write_corpus  # noqa: E402
+from bench.common import SMOKE_DOCS, machine, repeated_markdown, smoke_option, table, write_corpus
 
-from indexer.indexing.building import build  # noqa: E402
-from indexer.store.gc import folder_size  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
-from indexer.indexing.options import BuildOptions  # noqa: E402
+from indexer.indexing.building import build
+from indexer.store.gc import folder_size
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 STRATEGY = "fixed64"
 

@@ -19,13 +19,11 @@ import argparse
 import hashlib
 import json
 import resource
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 class HashEmbedder:

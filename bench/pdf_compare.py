@@ -43,20 +43,18 @@ import argparse
 import importlib.metadata as md
 import importlib.util
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS, dist_bytes, machine, median_time, missing, smoke_option, table  # noqa: E402
-from bench.pdf_metrics import (  # noqa: E402
+from bench.common import CORPUS, dist_bytes, machine, median_time, missing, smoke_option, table
+from bench.pdf_metrics import (
     cer, furniture_removed, headings, hyphens, reading_order, similarity, table_rows, turkish,
 )
 
-from indexer.loaders.pdf import Glyph, Page, extract_pdf, layout_markdown  # noqa: E402
-from tests.test_pdf import expected_text, make_policy_pdf  # noqa: E402
+from indexer.loaders.pdf import Glyph, Page, extract_pdf, layout_markdown
+from tests.test_pdf import expected_text, make_policy_pdf
 
 # ------------------------------------------------------------------ extractors: path -> text
 

@@ -24,9 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BENCH, machine, run_peak_rss, smoke_option, table  # noqa: E402
+from bench.common import machine, run_peak_rss, smoke_option, table
 
 
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
@@ -44,7 +43,7 @@ def measure(path: Path, pages: int, strategies: list[str] = STRATEGIES) -> tuple
     pages) and the sections found."""
     rows, worst = [], {"rss_mb": 0.0, "load_cpu_per_1000": 0.0, "sections": None}
     for strategy in strategies:
-        wall, rss, out = run_peak_rss([sys.executable, str(BENCH / "memory_probe.py"), str(path), strategy])
+        wall, rss, out = run_peak_rss([sys.executable, "-m", "bench.memory_probe", str(path), strategy])
         r = json.loads(out)
         per_1000 = 1000 / pages
         rows.append([

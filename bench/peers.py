@@ -21,14 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import smoke_corpus, smoke_option  # noqa: E402
+from bench.common import smoke_corpus, smoke_option
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 

@@ -27,16 +27,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, machine, save_json, smoke_option, table  # noqa: E402
-from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
+from bench.common import CACHE, machine, save_json, smoke_option, table
+from bench.public_sets import DEFAULT_SETS, materialize
 
-from indexer.indexing.building import build  # noqa: E402
-from indexer.evaluation.metrics import paired_difference  # noqa: E402
-from indexer.evaluation.run import MRR_METRIC, evaluate  # noqa: E402
-from indexer.evaluation.tune import tune  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.building import build
+from indexer.evaluation.metrics import paired_difference
+from indexer.evaluation.run import MRR_METRIC, evaluate
+from indexer.evaluation.tune import tune
+from indexer.settings import Settings
 
 DB_ROOT = CACHE / "lab"
 MODES = ("embedding", "bm25", "hybrid")

@@ -41,24 +41,22 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import exact_set, library_set  # noqa: E402
-from bench.code_set import LODASH, MORE_ITERTOOLS, build_code_pypi  # noqa: E402
-from bench.manual_sets import MANPAGES, SCIPY, build_man_pages, build_scipy_docs  # noqa: E402
-from bench.common import (  # noqa: E402
+from bench import exact_set, library_set
+from bench.code_set import LODASH, MORE_ITERTOOLS, build_code_pypi
+from bench.manual_sets import MANPAGES, SCIPY, build_man_pages, build_scipy_docs
+from bench.common import (
     CORPUS, SETS_DIR, SMOKE_DOCS, machine, parse_args, save_json, smoke_corpus, smoke_option, table, word_count,
     write_text, xquad_option,
 )
-from bench.xquad_set import build_xquad  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.xquad_set import build_xquad
+from indexer.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -38,24 +38,23 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread a process: tuning runs two side by side
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
+import argparse
 import json
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.agreement_scores import (  # noqa: E402
+from bench.agreement_scores import (
     DEFAULT_ROW, MODES, OUT, REGRET_OK, SET_NAMES, advised, agreement, ensure_built, made_scores, overlap,
     real_count, real_per_question, real_scores, set_paths, syntax_leads, within_mode,
 )
-from bench.agreement_mirror import SetLab, check  # noqa: E402
-from bench.agreement_advice import stability, stability_summary  # noqa: E402
-from bench.common import machine, smoke_option, table  # noqa: E402
+from bench.agreement_mirror import SetLab, check
+from bench.agreement_advice import stability, stability_summary
+from bench.common import machine, smoke_option, table
 
-from indexer.questions.simulate import Knobs  # noqa: E402
+from indexer.questions.simulate import Knobs
 
 
 # -- report -------------------------------------------------------------------------------------

@@ -32,16 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, smoke_option, xquad_dir  # noqa: E402
-from bench.scale_report import measure_all  # noqa: E402
-from bench.scale_steps import warm_worker  # noqa: E402
-from bench.xquad_set import smoke_xquad  # noqa: E402
+from bench.common import CACHE, smoke_option, xquad_dir
+from bench.scale_report import measure_all
+from bench.scale_steps import warm_worker
+from bench.xquad_set import smoke_xquad
 
 SIZES = (10_000, 100_000, 1_000_000)
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import BENCH, folder_size, percentile, run_peak_rss
+from bench.common import folder_size, percentile, run_peak_rss
 from bench.scale_probe import per_mode
 from bench.scale_table import label
 from indexer.settings import Settings
@@ -23,7 +23,7 @@ MODES = ("embedding", "bm25", "hybrid")
 
 
 def cli(*args) -> list[str]:
-    return [sys.executable, str(BENCH / "scale_cli.py"), *map(str, args)]
+    return [sys.executable, "-m", "bench.scale_cli", *map(str, args)]
 
 
 def folder_mb(path: Path) -> float:
@@ -109,7 +109,7 @@ def cold(run: Run, queries: list[str], repeat: int = 3, modes: tuple[str, ...] =
 
 def warm(run: Run, queries: list[str]) -> dict:
     """p50/p99 per mode in a process of its own (`--worker warm`)."""
-    cmd = [sys.executable, str(BENCH / "scale.py"), "--worker", "warm", "--db", str(run.db), "--query-json", json.dumps(queries)]
+    cmd = [sys.executable, "-m", "bench.scale", "--worker", "warm", "--db", str(run.db), "--query-json", json.dumps(queries)]
     if run.url:
         cmd += ["--chroma-url", run.url]
     done = subprocess.run(cmd, capture_output=True, text=True)

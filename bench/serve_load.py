@@ -26,10 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CORPUS, free_port, machine, percentile, smoke_corpus, smoke_option, table  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CORPUS, free_port, machine, percentile, smoke_corpus, smoke_option, table
+from indexer.settings import Settings
 
 SUFFIXES = ["lütfen", "acaba", "hemen", "bugün", "şimdi", "yarın", "mi", "nasıl", "neden", "nerede", "kim", "ne",
             "hangi", "kaç", "sipariş", "ürün", "hesap", "kart", "iade", "kargo"]

@@ -1,18 +1,17 @@
-"""Throughput of every strategy (chunking MB/s, build chunks/s, peak RSS on 50 MB files),
-the pipelines users glue together today (LangChain, LlamaIndex) on the same folder, and
-the embedders' speed by chunk size. Sections of `bench/run.py`."""
+"""Throughput of every strategy (chunking MB/s, build chunks/s, peak RSS on 50 MB files) and
+the embedders' speed by chunk size. Sections of `bench/run.py` (the peers' pipelines are in
+bench/pay_once.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from bench.common import (
-    BENCH, CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, folder_size, missing, repeated_markdown, run_peak_rss, table,
+    CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, repeated_markdown, run_peak_rss, table,
     write_corpus,
 )
 
@@ -93,7 +92,7 @@ def build_speed(corpus: Path, work: Path, strategies: list[str]) -> tuple[dict[s
     """`indexer.build` of every strategy in one process (bench/build_probe.py), model
     loaded first: cold (empty embedding cache), then `--full` again with every vector in
     the cache, so the second run is the build without the model."""
-    _, _, stdout = run_peak_rss([PY, str(BENCH / "build_probe.py"), str(corpus), str(work), *strategies])
+    _, _, stdout = run_peak_rss([PY, "-m", "bench.build_probe", str(corpus), str(work), *strategies])
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return {r["strategy"]: r for r in lines[1:]}, lines[0]["model_load_s"]
 
@@ -106,7 +105,7 @@ def memory_peaks(files: dict[str, Path], strategies: list[str]) -> tuple[dict[st
     rows = []
     for strategy in strategies:
         for kind, path in files.items():
-            wall, rss, out = run_peak_rss([PY, str(BENCH / "memory_probe.py"), str(path), strategy])
+            wall, rss, out = run_peak_rss([PY, "-m", "bench.memory_probe", str(path), strategy])
             probe = json.loads(out)
             peaks.setdefault(strategy, {})[kind] = (rss, probe["baseline_kib"])
             rows.append([strategy, kind, probe["chunks"] + probe["parents"], f"{probe['baseline_kib'] / 1024:.0f}",
@@ -224,75 +223,6 @@ def bench_every_strategy(report, size: Size, work: Path) -> None:
 def _mb(size: Size) -> float:
     """MB of each language's text the chunking speed is measured on."""
     return size.pick(0.01, 0.1, 2.0)
-
-
-# -- peers ---------------------------------------------------------------------------------
-
-PAIRS_QUICK = [("fixed128", 128, 0)]
-PAIRS_FULL = [("fixed128", 128, 0), ("blocks", 512, 0), ("parent", 64, 16)]
-
-
-def _median_run(cmd: list[str], db: Path, repeat: int) -> tuple[float, int, str]:
-    """run_peak_rss of a build into a fresh `db`, the run of median wall time of `repeat`."""
-    runs = []
-    for _ in range(repeat):
-        shutil.rmtree(db, ignore_errors=True)
-        runs.append(run_peak_rss(cmd))
-    return sorted(runs)[len(runs) // 2]
-
-
-PEER_MODULES = ("langchain_chroma", "langchain_text_splitters", "llama_index.core", "llama_index.vector_stores.chroma")
-
-
-def bench_peers(report, size: Size, work: Path) -> None:
-    """indexer build against LangChain and LlamaIndex on the same folder, same embedder,
-    same Chroma: wall time (process), chunks/s, peak RSS, disk."""
-    absent = missing(*PEER_MODULES)
-    if absent:
-        report.section("Peers: the same folder, embedder (use-m3) and Chroma",
-                       f"skipped: {', '.join(absent)} not installed (the `bench` extra: pip install -e \".[bench]\")")
-        return
-    mb = size.pick(0.005, 0.05, 0.5)
-    corpus = write_corpus(work / "peer-corpus", repeated_markdown(mb, unique=True, first=size.documents))
-    repeat = size.pick(1, 1, 3)
-    rows = []
-    for strategy, tokens, overlap in size.pick(PAIRS_QUICK, PAIRS_QUICK, PAIRS_FULL):
-        runs = {}
-        db = work / f"peer-indexer-{strategy}"
-        wall, rss, out = _median_run([PY, "-m", "indexer", "build", str(corpus), "-s", strategy, "--db", str(db),
-                                      "-q", "--json"], db, repeat)
-        runs[f"indexer build -s {strategy}"] = (wall, rss, json.loads(out.splitlines()[0])["chunks"], folder_size(db))
-        for peer, label in (("langchain", "LangChain RecursiveCharacterTextSplitter"),
-                            ("llamaindex", "LlamaIndex SentenceSplitter")):
-            db = work / f"peer-{peer}-{strategy}"
-            try:
-                wall, rss, out = _median_run([PY, str(BENCH / "peers.py"), peer, str(corpus), str(db),
-                                              "--size", str(tokens), "--overlap", str(overlap)], db, repeat)
-            except RuntimeError as exc:
-                print(f"{peer} failed (pip install -e '.[bench]'?): {str(exc)[-300:]}", file=sys.stderr)
-                continue
-            runs[f"{label}({tokens}, overlap {overlap})"] = (wall, rss, json.loads(out.splitlines()[-1])["chunks"],
-                                                          folder_size(db))
-        ours = runs[f"indexer build -s {strategy}"][0]
-        peers = [w for name, (w, *_ ) in runs.items() if not name.startswith("indexer")]
-        for name, (wall, rss, chunks, disk) in runs.items():
-            rows.append([strategy, name, chunks, f"{wall:.1f}", f"{chunks / wall:.0f}", f"{rss / 1024:.0f}",
-                         f"{disk / 1e6:.1f}", f"{wall / ours:.2f}"])
-        if peers:
-            best = min(peers)
-            report.target(f"indexer build -s {strategy} vs the faster peer (wall)", "<= 1.00x", f"{ours / best:.2f}x",
-                          ours <= best)
-    report.section(
-        "Peers: the same folder, embedder (use-m3) and Chroma",
-        table(["pair", "pipeline", "chunks", "wall s", "chunks/s", "peak RSS MB", "disk MB", "time vs indexer"], rows)
-        + f"\n\nA {mb:g} MB unique Turkish Markdown folder; each pipeline in its own process"
-          f" (start-up, imports and model loading included; the median of {repeat} runs), sizes in o200k tokens. indexer also builds its BM25"
-          " index, manifest and catalogue entry; the peers only chunk, embed and add to Chroma (bench/peers.py)."
-          " Pairs: fixed128 with the 128-token splitters (same window size); blocks with the 512-token ones (all"
-          " pack paragraphs up to a budget; blocks aims at 480, never over 512); parent with 64-token, 16-overlap"
-          " ones (its children are about two sentences, ~43 tokens, overlapping by one: more chunks per MB than"
-          " the peers make, and it also writes every section as a parent record).",
-    )
 
 
 # -- embedders -----------------------------------------------------------------------------

@@ -35,13 +35,12 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import (  # noqa: E402
+from bench.common import (
     CORPUS, ROOT, SMOKE_DOCS, corpus_docs, machine, percentile, smoke_option, table, write_corpus,
 )
-from indexer.indexing.options import BuildOptions  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from indexer.indexing.options import BuildOptions
+from indexer.settings import Settings
 
 PY = sys.executable
 

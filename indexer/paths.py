@@ -5,7 +5,22 @@ helps it nothing), only what names the folder for a person."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+# a test file's path: in a tests/, testing/, testdata/, spec(s)/ or __tests__/ folder, or
+# named test_x, x_test.ext, x.test.ext or x.spec.ext (any case)
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|testdata|specs?|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"|\.(test|spec)\.\w+$"
+)
+
+
+def is_test_file(doc_id: str) -> bool:
+    """`tests/…`, `testing/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`,
+    `__tests__/…`: the one rule the exact-match tiers (a definition in a test ranks below
+    the real one) and the question maker (no question about a test) share."""
+    return bool(_TEST_PATH.search(doc_id.lower()))
 
 
 def shown_path(

@@ -44,6 +44,31 @@ def pages_label(start_page: int, end_page: int) -> str:
     return f"p.{start_page}" if end_page == start_page else f"p.{start_page}-{end_page}"
 
 
+def marks_label(first: str, last: str) -> str:
+    """Where a span lies, from the marks at its two ends: `slide 3`, `slide 3-4`,
+    `Sales row 2-40`, `Sales row 40 – Totals row 2`; empty when neither end has one.
+
+    >>> marks_label("Sales row 2", "Sales row 40")
+    'Sales row 2-40'
+    """
+    if not first or not last or first == last:
+        return first or last
+    head, _, a = first.rpartition(" ")
+    other, _, b = last.rpartition(" ")
+    if head and head == other:
+        return f"{head} {a}-{b}"
+    return f"{first} – {last}"
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Where a location starts in a document's extracted text (`slide 3`, `Sales row 12`,
+    `cell 4`); it lasts to the next mark (a mark with no label ends one)."""
+
+    start: int
+    label: str
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     """A heading and the text under it, up to the next heading of any level.
@@ -109,6 +134,8 @@ class Document:
     warnings: list[str] = field(default_factory=list)
     # PDF: (start, end) of page i+1 in text
     pages: list[tuple[int, int]] = field(default_factory=list)
+    # slides, sheet rows, notebook cells...: where each location starts (see `location`)
+    marks: list[Mark] = field(default_factory=list)
     newline: str = "lf"
     derived: Derived = field(default_factory=Derived, repr=False)
 
@@ -149,12 +176,33 @@ class Document:
         """1-based page a character offset falls on (0 for a document without pages)."""
         return page_at(self._page_starts, offset) if self.pages else 0
 
+    @cached_property
+    def _mark_starts(self) -> list[int]:
+        return [m.start for m in self.marks]
+
+    def mark_at(self, offset: int) -> str:
+        """The label of the mark a character offset falls under ("" before the first)."""
+        i = bisect.bisect_right(self._mark_starts, offset) - 1
+        return self.marks[i].label if i >= 0 else ""
+
+    def location(self, start: int, end: int) -> str:
+        """Where the span [start, end) lies (`slide 3-4`); "" for a document without marks.
+        A span starting where no mark is (a sheet's heading) starts at its first mark."""
+        if not self.marks:
+            return ""
+        first = self.mark_at(start)
+        if not first:
+            i = bisect.bisect_right(self._mark_starts, start)
+            if i < len(self.marks) and self.marks[i].start < end:
+                first = self.marks[i].label
+        return marks_label(first, self.mark_at(max(start, end - 1)))
+
     def heading_path_at(self, offset: int) -> tuple[str, ...]:
         section = self.section_at(offset)
         return section.heading_path if section else (self.title,)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk:
     """A retrievable piece of a document.
 
@@ -184,6 +232,8 @@ class Chunk:
     hash: str = ""
     start_page: int = 0  # PDF pages the chunk spans (1-based; 0 for documents without pages)
     end_page: int = 0
+    # the chunk's place in a file without pages: `slide 3`, `Sales row 2-40`, `cell 4`
+    location: str = ""
     # the units it overlaps, as the packer reads them (chunkers.unit_map); not shown
     units: str = ""
 
@@ -203,7 +253,7 @@ class Chunk:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Hit:
     """One search result: a chunk (or, for parent-child strategies, its parent) and why it ranked."""
 
@@ -242,6 +292,7 @@ class Hit:
             "symbol": c.symbol,
             "start_page": c.start_page,
             "end_page": c.end_page,
+            "location": c.location,
             "n_tokens": c.n_tokens,
             "text": c.text,
             "embedding_rank": self.embedding_rank,

@@ -24,9 +24,9 @@ def env(**extra) -> dict:
     return out
 
 
-def indexer(*args, timeout=300, **extra) -> subprocess.CompletedProcess:
+def indexer(*args, timeout=300, cwd=None, **extra) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "indexer", *map(str, args)], env=env(**extra), capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, cwd=cwd)
 
 
 def one_line_error(done: subprocess.CompletedProcess, code: int = 1) -> str:

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bench.common import missing
-from bench.throughput import PEER_MODULES
+from bench.pay_once import PEER_MODULES
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -41,13 +41,14 @@ SMOKES = [
     ("bench.agreement_ceiling", [], ["set", "questions", "tau-b real half ~ real half"]),
     ("bench.pdf_compare", [], ["extractor", "kind", "licence", "CER"]),
     ("bench.pdf_long", [], ["strategy", "peak RSS MB", "constant MB"]),
+    ("bench.formats", [], ["format", "input", "files", "file MB"]),
     ("bench.deasciify", [], ["candidate", "word acc"]),
     ("bench.context", [], ["set", "method", "budget", "strict"]),
     ("bench.context_cost", [], ["collection", "chunks", "search p50 ms"]),
 ]
 PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 # programs whose smoke runs are other programs' (or that need what a test cannot have): they must start
-STARTS = ["bench.build_probe", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
+STARTS = ["bench.build_probe", "bench.model_pass", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
           "bench.labs.agreement_tune", "bench.labs.calibrate_lab", "bench.labs.deasciify_retrieval",
           "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab",
           "bench.labs.context_fit", "bench.labs.within_grid"]

@@ -85,7 +85,7 @@ def adres(il, ilce):
 def chunks_at(doc, *edges: int) -> list[Chunk]:
     """Consecutive chunks cut at the given offsets (from 0 to the end of the text)."""
     points = [0, *edges, len(doc.text)]
-    return [Chunk(f"c{i}", doc.doc_id, doc.text[s:e], s, e, 1, 1, "test") for i, (s, e) in
+    return [Chunk(id=f"c{i}", doc_id=doc.doc_id, text=doc.text[s:e], start=s, end=e, start_line=1, end_line=1, kind="test") for i, (s, e) in
             enumerate(zip(points, points[1:]))]
 
 
@@ -118,7 +118,7 @@ def test_each_cut_is_counted_where_it_falls():
 def test_a_structure_inside_any_chunk_is_whole_even_with_overlapping_windows():
     doc = make_document("k.md", STRUCTURED)
     start, end = doc.text.index(TABLE), doc.text.index(TABLE) + len(TABLE)
-    windows = [Chunk("a", doc.doc_id, "", 0, start + 5, 1, 1, "w"), Chunk("b", doc.doc_id, "", start - 3, end, 1, 1, "w")]
+    windows = [Chunk(id="a", doc_id=doc.doc_id, text="", start=0, end=start + 5, start_line=1, end_line=1, kind="w"), Chunk(id="b", doc_id=doc.doc_id, text="", start=start - 3, end=end, start_line=1, end_line=1, kind="w")]
     stats = measure([doc], windows)
     assert stats.whole("table")[0] == 1
     assert stats.ends["row"] == 1  # the first window ends inside the header row

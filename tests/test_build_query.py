@@ -250,10 +250,11 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
 
     listing = run("list", "--db", db)
     lines = listing.output.splitlines()
-    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "built", "search", "emb/bm25",
-                                 "parameters"]
+    assert lines[0].split() == ["strategy", "embedder", "files", "chunks", "avgTok", "disk", "built", "search",
+                                 "emb/bm25", "parameters"]
     assert "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6" in lines[1]
-    assert [line.split()[:3] for line in lines[1:]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
+    assert [line.split()[:3] for line in lines[1:-1]] == [["fixed64", "use-m3", "10"], ["headers", "use-m3", "10"]]
+    assert lines[-1].startswith("index folder ") and "embedding cache" in lines[-1]
 
     dumped = run("dump", "--strategy", "fixed64", "--doc", "kargo-ve-teslimat.md", "--db", db, "--json")
     chunks = [json.loads(line) for line in dumped.output.splitlines()]
@@ -351,9 +352,9 @@ def test_default_fusion_weighs_the_embedding_by_bm25_coverage(built_db, query):
     db, _ = built_db
     index = Index.open("headers", settings=Settings.load(db=db))
     assert index.options().describe() == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6"
-    dense, sparse = index.sides.dense(query, 50), index.sides.sparse(query, 50)
-    coverage = index.bm25.coverage(query, [index.bm25.position(sparse[0][0])])[0]
-    assert index.fusion["kind"] == "prose" and index.fusion["lang"] == "tr"  # calibrated at build time
+    dense, sparse = index.snapshot().sides.dense(query, 50), index.snapshot().sides.sparse(query, 50)
+    coverage = index.snapshot().parts.bm25.coverage(query, [index.snapshot().parts.bm25.position(sparse[0][0])])[0]
+    assert index.snapshot().parts.fusion["kind"] == "prose" and index.snapshot().parts.fusion["lang"] == "tr"  # calibrated at build time
     share = adaptive_alpha(coverage, *FUSION_BY_KIND[("use-m3", "prose", "tr")])
     expected = weighted(dict(dense), dict(sparse), share)[:5]
     hits = index.search(query, k=5)
@@ -392,7 +393,7 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
     for mode in ("embedding", "bm25", "hybrid"):
         assert len(index.search(VAN, mode=mode, k=5)) == 5
     assert read and all(len(ids) <= DEFAULTS.candidates for ids in read)
-    assert index.count() == index.entry.chunks and index.bm25.engine == "postings"
+    assert index.count() == index.entry.chunks and index.snapshot().parts.bm25.engine == "postings"
 
 
 def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
@@ -400,7 +401,7 @@ def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
     equal scores that reach into the top k are read to order them, not those cut below."""
     db, _ = built_db
     index = Index.open("fixed64", settings=Settings.load(db=db))
-    ranking = [(index.bm25.ids[p], round(s, 9)) for p, s in index.bm25.search("kargo", DEFAULTS.candidates)]
+    ranking = [(index.snapshot().parts.bm25.ids[p], round(s, 9)) for p, s in index.snapshot().parts.bm25.search("kargo", DEFAULTS.candidates)]
     from indexer.retrieval.rows import RowStore
 
     read: list[str] = []
@@ -442,5 +443,5 @@ def test_a_reader_brings_its_bm25_index_up_to_date_after_an_incremental_build(ch
         assert [(h.chunk.id, round(h.score, 5)) for h in index.search(query, mode="bm25")] == \
             [(h.chunk.id, round(h.score, 5)) for h in mine.search(query, mode="bm25")]
     after = open_store(reader, chroma_server).side.folder(index.entry.collection, index.entry.generation) / "bm25"
-    assert index.count() == report.chunks and len(index.bm25.postings.segments) == 2  # a delta on the old base
+    assert index.count() == report.chunks and len(index.snapshot().parts.bm25.postings.segments) == 2  # a delta on the old base
     assert (after / "terms.npy").stat().st_ino == (before / "terms.npy").stat().st_ino  # linked, not rebuilt

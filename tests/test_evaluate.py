@@ -35,10 +35,10 @@ def test_hit_and_strict_hit_rules_on_hand_made_spans():
     miss = chunk(0, 10)  # the intro: no overlap with the section
     touches = chunk(sec_start - 3, sec_start + 2)  # overlaps the section, not the answer
     holds = chunk(ans - 2, ans + len("| Köy | 3-5 |"))  # contains the whole answer
-    r = score_question(q, [Hit(1, 1, miss), Hit(2, 1, touches), Hit(3, 1, holds)], 5, None, TokenSpans({"k.md": DOC}))
+    r = score_question(q, [Hit(rank=1, score=1, chunk=miss), Hit(rank=2, score=1, chunk=touches), Hit(rank=3, score=1, chunk=holds)], 5, None, TokenSpans({"k.md": DOC}))
     assert (r.first_hit, r.first_strict) == (2, 3)
     assert r.ctx_tokens == 10 + 5 + len("| Köy | 3-5 |") + 2
-    budget = score_question(q, [Hit(1, 1, miss), Hit(2, 1, touches), Hit(3, 1, holds)], 5, 12, TokenSpans({"k.md": DOC}))
+    budget = score_question(q, [Hit(rank=1, score=1, chunk=miss), Hit(rank=2, score=1, chunk=touches), Hit(rank=3, score=1, chunk=holds)], 5, 12, TokenSpans({"k.md": DOC}))
     assert budget.budget_hit is None and budget.budget_tokens == 10  # the second hit would exceed 12 tokens
 
 
@@ -59,14 +59,14 @@ def test_document_targets_are_hit_by_any_chunk_and_scored_with_graded_ndcg(tmp_p
     k1, k2, o1, t1 = chunk(0, 10), chunk(20, 40), chunk(0, 5, other), chunk(0, 5, third)
     spans = TokenSpans(docs)
     # ranks: t (not relevant), k (grade 2), k again (counts once), o (grade 1)
-    r = score_question(graded, [Hit(1, 1, t1), Hit(2, 1, k1), Hit(3, 1, k2), Hit(4, 1, o1)], 5, None, spans)
+    r = score_question(graded, [Hit(rank=1, score=1, chunk=t1), Hit(rank=2, score=1, chunk=k1), Hit(rank=3, score=1, chunk=k2), Hit(rank=4, score=1, chunk=o1)], 5, None, spans)
     assert (r.first_hit, r.first_strict) == (2, None)
     log2 = math.log2
     assert r.ndcg == pytest.approx((2 / log2(3) + 1 / log2(5)) / (2 / log2(2) + 1 / log2(3)))
-    assert score_question(whole, [Hit(1, 1, k1), Hit(2, 1, t1)], 5, None, spans).ndcg == pytest.approx(1 / log2(3))
+    assert score_question(whole, [Hit(rank=1, score=1, chunk=k1), Hit(rank=2, score=1, chunk=t1)], 5, None, spans).ndcg == pytest.approx(1 / log2(3))
     # a passage target: binary, the first hit is the relevant item (ideal DCG 1)
     iade = DOC.text.index("## İade")
-    r = score_question(passage, [Hit(1, 1, k1), Hit(2, 1, o1), Hit(3, 1, chunk(iade, iade + 9)), Hit(4, 1, chunk(iade, iade + 5))],
+    r = score_question(passage, [Hit(rank=1, score=1, chunk=k1), Hit(rank=2, score=1, chunk=o1), Hit(rank=3, score=1, chunk=chunk(iade, iade + 9)), Hit(rank=4, score=1, chunk=chunk(iade, iade + 5))],
                5, None, spans)
     assert r.first_hit == 3 and r.ndcg == pytest.approx(1 / log2(4))
     with pytest.raises(QuestionSetError, match=r"g: no document 'o.md'"):
@@ -83,8 +83,8 @@ def test_a_hit_shown_once_for_identical_texts_counts_for_the_copy_a_question_tar
     passage = Question("p", "köy kaç gün", "copy.md", section="Kargo › Süreler", answer="| Köy | 3-5 |")
     resolve([whole, passage], docs)
     ans = DOC.text.index("| Köy | 3-5 |")
-    shown = Hit(1, 1, chunk(ans - 2, ans + 20), same_text=["copy.md"])
-    alone = Hit(1, 1, chunk(ans - 2, ans + 20))
+    shown = Hit(rank=1, score=1, chunk=chunk(ans - 2, ans + 20), same_text=["copy.md"])
+    alone = Hit(rank=1, score=1, chunk=chunk(ans - 2, ans + 20))
     spans = TokenSpans(docs)
     assert score_question(whole, [shown], 5, None, spans).first_hit == 1
     assert score_question(whole, [shown], 5, None, spans).ndcg == pytest.approx(1.0)

@@ -7,7 +7,8 @@ import pytest
 
 from indexer import build
 from indexer.retrieval import Index
-from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, is_test_file, symbol_keys
+from indexer.paths import is_test_file
+from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, symbol_keys
 from indexer.retrieval.exact_rank import tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 from indexer.settings import Settings
@@ -175,7 +176,7 @@ def test_a_library_is_searched_with_the_fusion_calibrated_for_code(library):
 
 def test_bm25_alone_ranks_the_tests_above_the_definition(library):
     """What the exact-match signal is for: by term counts, the tests win."""
-    ranked = library.sides.sparse("slugify", 10)
+    ranked = library.snapshot().sides.sparse("slugify", 10)
     docs = [library.fetch([cid])[cid].doc_id for cid, _ in ranked]
     assert docs[0] == "tests/test_slug.py"
 
@@ -207,7 +208,7 @@ def test_bare_symbols_and_test_files():
     assert bare_symbol("how to drain") == bare_symbol("drain the queue") == bare_symbol("") == ""
     assert symbol_keys("QueueWorker.drain") == ["queueworker.drain", "drain"] and symbol_keys("wrap") == ["wrap"]
     for path in ("tests/test_slug.py", "pkg/tests/x.py", "test_slug.py", "limiter_test.go", "a/b.spec.ts",
-                 "src/__tests__/x.js", "testing/data/E10.py"):
+                 "src/__tests__/x.js", "testing/data/E10.py", "pkg/testdata/x.go", "Tests/Slug.py"):
         assert is_test_file(path), path
     for path in ("src/textkit/slug.py", "contest/rules.md", "attestation.py", "latest/notes.md"):
         assert not is_test_file(path), path
@@ -283,7 +284,7 @@ def test_a_class_split_into_methods_and_module_constants_are_definitions(lint, m
 @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
 def test_a_bare_code_finds_the_row_that_defines_it(lint, mode):
     lint = lint["headers"]
-    ranked = lint.sides.sparse("SEV2", 10)
+    ranked = lint.snapshot().sides.sparse("SEV2", 10)
     assert "| SEV2 |" not in lint.fetch([ranked[0][0]])[ranked[0][0]].text  # by term counts, the credits win
     top = lint.search("SEV2", mode=mode, k=3)[0]
     assert "| SEV2 | Major feature degraded" in top.chunk.text

@@ -277,6 +277,55 @@ def test_well_formed_but_wrong_bm25_files_fail_their_checksums_and_are_rebuilt(b
     assert again.stdout == expected and REBUILT not in again.stderr  # the rebuilt files were saved
 
 
+def test_damaged_rows_are_named_as_rows_and_a_plain_build_rewrites_them(built):
+    """Issue 51 G8: not "the BM25 index", and no warning left on every query until --full."""
+    corpus, db = built
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
+    with open(_side(db) / "rows" / "vectors.npy", "r+b") as fh:
+        fh.truncate(1000)
+    query = indexer(*BM25_QUERY, "--db", db)
+    assert query.returncode == 0 and query.stdout == expected  # read from Chroma meanwhile
+    assert "warning: the stored rows in " in query.stderr and "BM25" not in query.stderr, query.stderr
+    assert "vectors.npy does not match its checksum" in query.stderr
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr
+    assert "rewrote the stored rows from the stored records" in done.stdout
+    again = indexer(*BM25_QUERY, "--db", db)
+    assert (again.returncode, again.stdout, again.stderr) == (0, expected, "")
+
+
+@pytest.mark.parametrize("garbled", [bytes(range(200, 233)), b'{"format": 2, "tool": "ind', b"[2]", b'{"tool": "indexer"}'])
+def test_a_garbled_marker_over_an_intact_index_is_written_again(built, garbled):
+    """Issue 51 G10: every command refused with "the index folder looks damaged" and no advice."""
+    corpus, db = built
+    expected = indexer(*BM25_QUERY, "--db", db).stdout
+    (db / "indexer.json").write_bytes(garbled)
+    query = indexer(*BM25_QUERY, "--db", db)
+    assert (query.returncode, query.stdout, query.stderr) == (0, expected, "")
+    assert json.loads((db / "indexer.json").read_text()) == {"format": 2, "tool": "indexer"}
+    [kept] = db.glob("indexer.json.damaged-*")  # what it held is not lost
+    assert kept.read_bytes() == garbled
+    done = indexer("build", corpus, "-s", "fixed64", "--db", db)
+    assert done.returncode == 0 and "unchanged" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("old_layout", [False, True])
+def test_a_garbled_marker_in_a_folder_that_is_not_an_index_says_what_to_do(tmp_path, old_layout):
+    db = tmp_path / "db"
+    (db / "chroma").mkdir(parents=True)
+    (db / "indexer.json").write_bytes(b"\x00garbage")
+    why = f"holds no Chroma database ({db}/chroma/chroma.sqlite3)"
+    if old_layout:  # format 1 kept side files straight under indexes/<collection>/
+        (db / "chroma" / "chroma.sqlite3").write_bytes(b"SQLite format 3\x00" + bytes(100))
+        (db / "indexes" / "ix-a").mkdir(parents=True)
+        (db / "indexes" / "ix-a" / "manifest.json").write_text("{}")
+        why = f"keeps its side files in another layout ({db}/indexes/ix-a)"
+    line = one_line_error(indexer("list", "--db", db))
+    assert line == (f"Error: {db}/indexer.json is unreadable and {db} {why}: if it is an index folder, "
+                    "move it away and build again (indexer build PATH --db DIR); else pass another --db")
+    assert (db / "indexer.json").read_bytes() == b"\x00garbage"  # left as it was
+
+
 def test_a_damaged_embedding_cache_is_moved_aside_even_on_an_unchanged_rebuild(built):
     corpus, db = built
     cache = db / "cache" / "embeddings.sqlite"
@@ -358,6 +407,43 @@ def test_a_full_disk_is_told_apart_from_a_damaged_index_and_loses_nothing(tmp_pa
         fill(small)
         done = indexer(*ask, "-m", "bm25")
         assert done.returncode == 0 and len(done.stdout.splitlines()) == 5 and not done.stderr, done.stderr
+    finally:
+        subprocess.run(["umount", str(small)])
+
+
+def test_queries_on_a_full_disk_leave_no_temporary_file_and_gc_removes_old_leftovers(tmp_path):
+    """Issue 51 G15: zero-byte `.verified.json.*.tmp` files left by every query, kept by gc."""
+    small = tmp_path / "small"
+    if not small_disk(small, "16m"):
+        pytest.skip("LOUD SKIP: cannot mount a small tmpfs here (needs root); the full-disk path is untested")
+    try:
+        corpus, db = copy_corpus(tmp_path / "corpus"), small / "db"
+        assert indexer("build", corpus, "-s", "fixed64", "--db", db, "-q").returncode == 0
+        [side] = (db / "indexes").glob("*/g*")  # not `_side`: an open store would keep the disk busy
+        for mode in ("bm25", "embedding", "hybrid"):
+            for record in side.rglob("verified.json"):
+                record.unlink()  # the query checks every file again and records it: a write
+            filler = fill(small)  # again: what a query frees (Chroma's own files) is taken back
+            done = indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db, "-m", mode)
+            assert done.returncode == 0 and not done.stderr, done.stderr
+            assert not list(side.rglob("verified.json"))  # the disk was full: no record
+        assert not list(db.rglob("*.tmp"))
+        filler.unlink()
+        # what writers killed mid-write leave, old enough to be leftovers; a fresh one is kept
+        old = [side / "bm25" / ".verified.json.0badf00d.tmp", side / ".rows.0badf00d.rows.tmp",
+               db / "indexer.json.0badf00d.tmp"]
+        old[0].write_bytes(b"")
+        old[1].mkdir()
+        (old[1] / "blob.npy").write_bytes(b"x" * 1000)
+        old[2].write_text("{")
+        for path in [*old, old[1] / "blob.npy"]:
+            os.utime(path, (time.time() - 3600, time.time() - 3600))
+        fresh = side / "rows" / ".params.json.0badf00d.tmp"
+        fresh.write_text("{")
+        done = indexer("gc", "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert not any(os.path.lexists(p) for p in old) and fresh.exists()
+        assert indexer("query", "kargo kaç gün", "-s", "fixed64", "--db", db).returncode == 0
     finally:
         subprocess.run(["umount", str(small)])
 

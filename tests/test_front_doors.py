@@ -25,7 +25,6 @@ from tests.conftest import CORPUS
 
 DOCS = ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md")
 QUERY = "kargo kaç günde gelir"
-SEVERAL = "several strategies are built (fixed64, headers) and none is auto; name one"
 
 
 @pytest.fixture(scope="module")
@@ -83,16 +82,12 @@ def mcp(db: Path, name: str, **arguments) -> dict:
 def test_every_door_reads_the_same_collection_when_none_is_named(stores, state, default, built_with):
     db, docs = stores[state]
     strategy = default.partition("@")[0]
-    # the CLI: eval scores it, query answers from it
-    code, out, err = run_cli("eval", db.parent / "questions.jsonl", "--corpus", docs, "-m", "bm25", "-k", "1",
-                             "--db", db, "--json", "-q")
-    assert code == 0, err
-    rows = [json.loads(line) for line in out.splitlines()]
-    assert {(r["strategy"], r["embedder"]) for r in rows} == {(strategy, built_with)}
+    # the CLI: query answers from it (and says so when it is one of several)
     code, out, err = run_cli("query", QUERY, "--db", db, "--json")
     assert code == 0, err
-    code, named, err = run_cli("query", QUERY, "-s", default, "--db", db, "--json")
-    assert code == 0 and out == named, err
+    assert ("note: reading auto of auto, fixed64, headers: the default strategy" in err) == (state == "auto"), err
+    code, named, _ = run_cli("query", QUERY, "-s", default, "--db", db, "--json")
+    assert code == 0 and out == named
     # the web API: the listing names it, a search naming none reads it
     with web(db) as client:
         listing = client.get("/api/collections").json()
@@ -140,20 +135,84 @@ def test_every_door_describes_a_collection_the_same_way(stores):
     assert headers["search"].startswith("hybrid") and headers["tuned"] is False
 
 
-def test_every_door_refuses_to_guess_among_several_in_the_same_line(stores):
-    db, docs = stores["several"]
-    lines = {}
-    for command, args in (("query", [QUERY]), ("eval", [db.parent / "questions.jsonl", "--corpus", docs])):
-        code, out, err = run_cli(command, *args, "--db", db)
-        assert code == 2 and err.count("\n") == 1 and err.startswith("Error: "), err  # a usage error
-        lines[f"cli {command}"] = err.removeprefix("Error: ").strip()
+
+
+ORDER = "first in the order code > blocks > headers > contextual > parent > semantic > fixed"
+
+
+def test_over_several_strategies_every_door_reads_the_documented_choice_and_says_so(stores):
+    """README's first command builds headers, fixed64 and blocks, and every bare command
+    then refused ("several strategies are built ... and none is auto"), MCP's search too.
+    Nothing evaluated and no `auto`: every door reads the first of the documented order of
+    kinds (headers before fixed64), and says which and why."""
+    db, _ = stores["several"]
+    for command, args in (("query", [QUERY]), ("dump", [])):
+        code, out, err = run_cli(command, *args, "--db", db, "--json")
+        assert code == 0, err
+        assert f"note: reading headers of fixed64, headers: {ORDER}; no evaluation has ranked them" in err
+        code, named, _ = run_cli(command, *args, "-s", "headers@use-m3", "--db", db, "--json")
+        assert code == 0 and out == named
     with web(db) as client:
-        assert client.get("/api/collections").json()["default_strategy"] is None
-        answer = client.post("/api/search", json={"query": QUERY})
-    assert answer.status_code == 400
-    lines["web"] = answer.json()["error"]
-    assert mcp(db, "list_collections")["default_strategy"] is None
-    # each door frames its one line its own way: the CLI's "Error: ", the SDK's tool error
-    lines["mcp"] = mcp(db, "search", query=QUERY)["error"].removeprefix("Error executing tool search: ")
-    assert SEVERAL in lines["cli query"] and "\n" not in lines["cli query"]
-    assert set(lines.values()) == {lines["cli query"]}, lines
+        assert client.get("/api/collections").json()["default_strategy"] == "headers@use-m3"
+        searched = client.post("/api/search", json={"query": QUERY}).json()
+        named = client.post("/api/search", json={"query": QUERY, "strategy": "fixed64"}).json()
+    assert searched["strategy"] == "headers@use-m3" and searched["chosen_by"].startswith(ORDER)
+    assert named["strategy"] == "fixed64" and "chosen_by" not in named
+    assert mcp(db, "list_collections")["default_strategy"] == "headers@use-m3"
+    found = mcp(db, "search", query=QUERY)
+    assert (found["strategy"], found["embedder"]) == ("headers", "use-m3") and found["chosen_by"].startswith(ORDER)
+    named = mcp(db, "search", query=QUERY, strategy="fixed64")
+    assert named["strategy"] == "fixed64" and "chosen_by" not in named  # named: nothing to explain
+
+
+def doors_read(db: Path) -> dict[str, str]:
+    """The strategy each door reads for a call naming none."""
+    code, out, err = run_cli("query", QUERY, "--db", db, "--json", "-k", "1")
+    assert code == 0, err
+    with web(db) as client:
+        label = client.post("/api/search", json={"query": QUERY}).json()["strategy"]
+    return {"cli": err.split("note: reading ", 1)[1].split()[0], "web": label.partition("@")[0],
+            "mcp": mcp(db, "search", query=QUERY)["strategy"]}
+
+
+def test_the_ranking_of_the_last_evaluation_is_what_every_door_reads(stores, tmp_path):
+    from indexer.indexing.options import BuildOptions
+    from indexer.retrieval.evaluated import Placing, record_ranking
+    from indexer.store import Store
+
+    db, docs = tmp_path / "db", stores["several"][1]
+    shutil.copytree(stores["several"][0], db)
+    store = Store(Settings.load(db=db))
+    first = [Placing("fixed64", "use-m3", 0.9, "hybrid"), Placing("headers", "use-m3", 0.8, "hybrid")]
+    assert record_ranking(store, first, "mine.jsonl") == []
+    assert doors_read(db) == dict.fromkeys(("cli", "web", "mcp"), "fixed64")  # not headers, the order's first
+    found = mcp(db, "search", query=QUERY)
+    assert found["chosen_by"].startswith("ranked best by the last evaluation (mine.jsonl, ")
+    assert found["chosen_by"].endswith(": MRR@10 0.900, hybrid)")
+    # rebuilding the collections keeps the record
+    for strategy in ("fixed64", "headers"):
+        build([docs], [strategy], BuildOptions(full=True), settings=Settings.load(db=db))
+    assert doors_read(db) == dict.fromkeys(("cli", "web", "mcp"), "fixed64")
+    # a later evaluation's ranking wins
+    assert record_ranking(store, first[::-1], "later.jsonl") == []
+    assert doors_read(db) == dict.fromkeys(("cli", "web", "mcp"), "headers")
+    assert mcp(db, "search", query=QUERY)["chosen_by"].startswith("ranked best by the last evaluation (later.jsonl, ")
+
+
+def test_a_bare_eval_scores_every_strategy_built_and_records_which_ranked_best(stores, tmp_path):
+    db, docs = tmp_path / "db", stores["several"][1]
+    shutil.copytree(stores["several"][0], db)
+    questions = stores["several"][0].parent / "questions.jsonl"
+    code, out, err = run_cli("eval", questions, "--corpus", docs, "-k", "1", "--db", db, "--json")
+    assert code == 0, err
+    assert "evaluating every strategy built: fixed64, headers (name some with -s S)\n" in err
+    rows = [r for r in map(json.loads, out.splitlines()) if "mrr@10" in r and "mode" in r]
+    assert {(r["strategy"], r["embedder"], r["mode"]) for r in rows} == {
+        (s, "use-m3", m) for s in ("fixed64", "headers") for m in ("embedding", "bm25", "hybrid")}
+    hybrid = {r["strategy"]: r["mrr@10"] for r in rows if r["mode"] == "hybrid"}  # what a bare query uses
+    best = max(sorted(hybrid), key=lambda s: hybrid[s])
+    assert f"{best} (use-m3) ranked best (MRR@10 {hybrid[best]:.3f}, hybrid); commands naming no strategy read it now" in err
+    code, out, err = run_cli("query", QUERY, "--db", db, "--json")
+    assert code == 0 and f"note: reading {best} of fixed64, headers: ranked best by the last evaluation " \
+                          f"(questions.jsonl, " in err, err
+    assert out == run_cli("query", QUERY, "-s", f"{best}@use-m3", "--db", db, "--json")[1]

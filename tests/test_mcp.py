@@ -36,9 +36,17 @@ def file_lines(doc_id: str, start: int, end: int) -> str:
 
 @pytest.fixture(scope="module")
 def rebuilt_db(built_db, tmp_path_factory):
-    """headers and fixed64, no `auto` (a copy of the shared index, for this module alone)."""
+    """headers and fixed64, no `auto`, nothing evaluated (a copy of the shared index, for
+    this module alone: an `indexer eval` of another module may have ranked them there)."""
+    from indexer.retrieval.evaluated import KEY
+    from indexer.store import Store
+
     db = tmp_path_factory.mktemp("mcp") / "index"
     shutil.copytree(built_db[0], db)
+    store = Store(Settings.load(db=db))
+    for entry in store.catalogue.entries():
+        if entry.extra.pop(KEY, None):
+            store.catalogue.publish(entry)
     return db
 
 
@@ -112,17 +120,19 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
     for span in budget["spans"]:
         assert span["text"] in budget["context"]
         assert span["text"] in (ROOT / "corpus" / span["doc_id"]).read_text(encoding="utf-8")
-    # several collections, no auto, no strategy: one line naming what is built and how to pick
-    assert got["collections"]["default_strategy"] is None
-    several = "several strategies are built (fixed64, headers) and none is auto; name one"
-    assert several in got["no_strategy"]["error"] and several in got["chunk_no_strategy"]["error"]
+    # several collections, no auto, none evaluated, no strategy: the documented order of kinds
+    # picks headers over fixed64, and the answer says so
+    assert got["collections"]["default_strategy"] == "headers"
+    assert got["no_strategy"]["strategy"] == "headers"
+    assert got["no_strategy"]["chosen_by"].startswith("first in the order code > blocks > headers")
+    assert got["chunk_no_strategy"]["id"] == hit["id"]
     schema = got["tools"]["search"].model_dump(by_alias=True)
     assert "strategy" not in schema["inputSchema"].get("required", [])
-    assert "else the only strategy built, else an error naming what is built" in schema["description"]
+    assert "the one the last `indexer eval` ranked best, else auto if it is built" in schema["description"]
     assert all(t.model_dump(by_alias=True)["inputSchema"]["additionalProperties"] is False for t in got["tools"].values())
     assert "no chunk 'nope' in headers" in got["missing"]["error"]
     # argument errors: one line naming the argument and what it takes; unknown ones listed
-    accepted = "accepted: query, strategy, mode, k, max_tokens"
+    accepted = "accepted: query, strategy, mode, k, max_tokens, paths"
     assert got["bad_type"] == {"error": 'search: argument \'k\' must be an integer, not "five"'}
     assert got["bad_mode"] == {"error": "search: argument 'mode' must be one of \"hybrid\", \"embedding\", "
                                         "\"bm25\" or null, not \"fuzzy\""}
@@ -133,7 +143,7 @@ def test_a_real_client_searches_over_stdio(rebuilt_db):
         assert "\n" not in got[key]["error"] and "pydantic" not in got[key]["error"]
 
 
-def test_the_default_collection_is_auto_then_the_only_else_an_error(tmp_path, rebuilt_db):
+def test_the_default_collection_is_the_only_then_auto_then_the_first_kind(tmp_path, rebuilt_db):
     from indexer.indexing.building import build
 
     docs = tmp_path / "docs"
@@ -149,8 +159,8 @@ def test_the_default_collection_is_auto_then_the_only_else_an_error(tmp_path, re
     build([docs], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=tmp_path / "db"))
     assert tools.default_strategy() == "auto"  # auto wins over the newer fixed64
     assert tools.search("ekspres teslimat")["strategy"] == "auto"
-    with pytest.raises(UsageError, match=r"several strategies are built \(fixed64, headers\) and none is auto"):
-        Tools(Settings.load(db=rebuilt_db)).default_strategy()  # no auto, several: no guess
+    # no auto, several, none evaluated: the first of the documented order of kinds
+    assert Tools(Settings.load(db=rebuilt_db)).default_strategy() == "headers"
     assert Tools(Settings.load(db=rebuilt_db), strategy="fixed64").default_strategy() == "fixed64"
     with pytest.raises(CollectionNotFound, match="nothing is built"):
         Tools(Settings.load(db=rebuilt_db), built_with="e5-small").default_strategy()  # only its collections count

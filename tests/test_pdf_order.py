@@ -11,13 +11,10 @@ Debian packages are installed (libtasn1-doc, shared-mime-info).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 import tests.pdf_documents as docs
+from tests.debian import installed
 from indexer.loaders.pdf import extract_pdf
 
 
@@ -57,19 +54,8 @@ def test_paragraphs_flowing_through_two_justified_columns(tmp_path):
     assert got.text.split() == " ".join(paragraphs).split()
 
 
-def _installed(package: str, name: str) -> Path:
-    """A PDF that a Debian package installs, or skip."""
-    if shutil.which("dpkg") is None:
-        pytest.skip("no dpkg: not a Debian system")
-    listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
-    found = [Path(p) for p in listed.stdout.splitlines() if p.endswith(name)]
-    if listed.returncode or not found or not found[0].is_file():
-        pytest.skip(f"{package} is not installed (apt-get install {package})")
-    return found[0]
-
-
 def test_libtasn1_manual_says_what_the_pdf_says():
-    text = extract_pdf(_installed("libtasn1-doc", "libtasn1.pdf")).text
+    text = extract_pdf(installed("libtasn1-doc", "libtasn1.pdf")).text
     assert 'value="TRUE" , len=1 -> boolean=TRUE. value="FALSE" , len=1 -> boolean=FALSE.' in text
     assert 'result=asn1 write value(cert, "certificate1.tbsCertificate.subject.rdnSequence", "NEW", 1);' in text
     assert "‘Example.Group’ (as a NUL-terminated string.) Such strings are used in the functions described below." in text
@@ -77,7 +63,7 @@ def test_libtasn1_manual_says_what_the_pdf_says():
 
 
 def test_shared_mime_info_spec_keeps_its_hexdump_and_xml_lines():
-    text = extract_pdf(_installed("shared-mime-info", "shared-mime-info-spec.pdf")).text
+    text = extract_pdf(installed("shared-mime-info", "shared-mime-info-spec.pdf")).text
     for row in docs.HEXDUMP:
         assert f"\n{row}\n" in text
     assert ('\n<?xml version="1.0"?>\n<mime-info xmlns=’http://www.freedesktop.org/standards/shared-mime-info’>\n'

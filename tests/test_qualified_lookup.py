@@ -155,7 +155,7 @@ def test_a_qualified_symbol_returns_its_definition_before_the_tests_that_call_it
 
 def test_the_bare_name_and_the_tests_alone_still_rank_as_before(pagekit):
     assert pagekit.search("echo_via_pager", k=1)[0].chunk.doc_id == "src/pagekit/termui.py"
-    ranked = pagekit.sides.sparse("pagekit.echo_via_pager", 5)  # by term counts, the tests win
+    ranked = pagekit.snapshot().sides.sparse("pagekit.echo_via_pager", 5)  # by term counts, the tests win
     assert pagekit.fetch([ranked[0][0]])[ranked[0][0]].doc_id == "tests/test_pagekit.py"
 
 

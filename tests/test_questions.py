@@ -404,9 +404,9 @@ def test_the_cli_writes_a_set_eval_can_read(tmp_path):
 
 def test_a_suffix_after_a_number_is_not_a_query_word():
     """`6'sı` is one word: its suffix alone (`sı`) is nothing a person would type."""
-    from indexer.questions.simulate import Vocabulary
+    from indexer.questions.simulate import TermStats
 
-    terms = Vocabulary().terms("Arızalı ürünlerin 6'sı ve 2024’te gelen 3'ü yenilendi.", "tr")
+    terms = TermStats().terms("Arızalı ürünlerin 6'sı ve 2024’te gelen 3'ü yenilendi.", "tr")
     surfaces = [surface for _, surface in terms]
     assert "6'sı" in surfaces and "2024’te" in surfaces and "3'ü" in surfaces
     assert not {"sı", "te", "ü"} & set(surfaces)

@@ -13,7 +13,7 @@ from indexer.cli import cli
 from indexer.errors import EmbedderError
 from indexer.questions.generate import make_questions
 from indexer.questions.llm import copied, find_answer, parse_reply
-from indexer.questions.simulate import Vocabulary
+from indexer.questions.simulate import TermStats
 from indexer.settings import Settings
 from tests.conftest import free_port
 from tests.ollama_standin import StandInOllama
@@ -102,7 +102,7 @@ def test_reply_parsing_overlap_and_answer_search():
     assert parse_reply('{"question": " How  long? ", "answer": "x"}') == ("How long?", "x")
     assert parse_reply("no json here") == ("", "")
     assert parse_reply('["a list"]') == ("", "")
-    vocab = Vocabulary()
+    vocab = TermStats()
     share, run = copied(vocab, "How long do parcels to the islands take?", "Parcels to the islands take five days.", "en")
     assert share == pytest.approx(3 / 4) and run == 5  # "parcels to the islands take"
     text = "| Plan | Price |\n|---|---|\n| Growth | 199 dollars |"

@@ -21,7 +21,7 @@ SPARSE = [("c", 12.0), ("d", 8.0), ("a", 4.0)]
 
 def chunk(cid: str, doc: str = "doc.md", start: int = 0, text: str = "", parent: str = "") -> Chunk:
     text = text or f"text of {cid}"
-    return Chunk(cid, doc, text, start, start + len(text), 1, 1, "text", parent_id=parent)
+    return Chunk(id=cid, doc_id=doc, text=text, start=start, end=start + len(text), start_line=1, end_line=1, kind="text", parent_id=parent)
 
 
 def never() -> float:
@@ -147,19 +147,19 @@ def test_candidates_become_hits_when_they_have_a_record():
 
 
 def test_a_repeated_text_comes_back_once_naming_its_other_documents():
-    hits = [Hit(1, 0.9, chunk("a", "one.md", text="same")),
-            Hit(2, 0.8, chunk("b", "two.md", text="same")),
-            Hit(3, 0.7, chunk("c", "one.md", text="other")),
-            Hit(4, 0.6, chunk("d", "one.md", text="same"))]
+    hits = [Hit(rank=1, score=0.9, chunk=chunk("a", "one.md", text="same")),
+            Hit(rank=2, score=0.8, chunk=chunk("b", "two.md", text="same")),
+            Hit(rank=3, score=0.7, chunk=chunk("c", "one.md", text="other")),
+            Hit(rank=4, score=0.6, chunk=chunk("d", "one.md", text="same"))]
     out = distinct(hits)
     assert [(h.rank, h.chunk.id, h.same_text) for h in out] == [(1, "a", ["two.md"]), (2, "c", [])]
 
 
 def test_children_map_to_their_parents_at_the_best_child_s_rank():
     parents = {"P": chunk("P", "p.md", text="parent P"), "Q": chunk("Q", "q.md", text="parent Q")}
-    hits = [Hit(1, 0.9, chunk("q1", parent="Q"), 2, 0.9, exact=1, match="exact term"),
-            Hit(2, 0.8, chunk("p1", parent="P")), Hit(3, 0.7, chunk("q2", parent="Q")),
-            Hit(4, 0.6, chunk("orphan")), Hit(5, 0.5, chunk("r1", parent="R"))]
+    hits = [Hit(rank=1, score=0.9, chunk=chunk("q1", parent="Q"), embedding_rank=2, embedding_score=0.9, exact=1, match="exact term"),
+            Hit(rank=2, score=0.8, chunk=chunk("p1", parent="P")), Hit(rank=3, score=0.7, chunk=chunk("q2", parent="Q")),
+            Hit(rank=4, score=0.6, chunk=chunk("orphan")), Hit(rank=5, score=0.5, chunk=chunk("r1", parent="R"))]
     asked: list[list[str]] = []
 
     def fetch_parents(ids: list[str]) -> dict[str, Chunk]:

@@ -22,13 +22,13 @@ QUERIES = ["kargo ücreti ne kadar", "iade süresi kaç gün", "hediye kartı ge
 
 def assert_rows_match_chroma(db, name="fixed64"):
     index = Index.open(name, settings=Settings.load(db=db))
-    rows = index.rows
+    rows = index.snapshot().parts.rows
     assert rows is not None, "no rows beside the version"
     live = {c.id: c for c in index.chunks()}  # read from Chroma
     assert rows.n == index.entry.chunks == len(live)
     assert rows.records(live) == live
     # the live rows are exactly the version's: a scan over every vector returns them all
-    every = rows.nearest(index.sides.query_vector("kargo"), rows.n + 10)
+    every = rows.nearest(index.snapshot().sides.query_vector("kargo"), rows.n + 10)
     assert sorted(cid for cid, _ in every) == sorted(live)
     return index, rows
 
@@ -41,7 +41,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
     assert rows.delta is None and len(rows.deleted) == 0
     # nearest by an exact scan = Chroma's HNSW on a collection this small
     for q in QUERIES:
-        vector = index.sides.query_vector(q)
+        vector = index.snapshot().sides.query_vector(q)
         chroma = index.store.records.nearest(index.entry, vector, 10)
         scanned = rows.nearest(vector, 10)
         assert [c for c, _ in scanned] == [c for c, _ in chroma]
@@ -65,7 +65,7 @@ def test_rows_hold_what_chroma_holds_through_full_and_incremental_builds(tmp_pat
 
     # the same folder built from scratch holds the same records
     build([corpus], ["fixed64"], settings=Settings.load(db=tmp_path / "fresh"))
-    fresh = Index.open("fixed64", settings=Settings.load(db=tmp_path / "fresh")).rows
+    fresh = Index.open("fixed64", settings=Settings.load(db=tmp_path / "fresh")).snapshot().parts.rows
     ids = [c.id for c in Index.open("fixed64", settings=Settings.load(db=db)).chunks()]
     assert fresh.records(ids) == rows.records(ids)
 
@@ -99,7 +99,7 @@ def test_a_small_collection_is_searched_exactly(tmp_path, monkeypatch):
     vectors = np.asarray(index.embedder.embed_documents([c.indexed_text for c in chunks]), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for q in QUERIES:
-        q_vec = index.sides.query_vector(q)
+        q_vec = index.snapshot().sides.query_vector(q)
         cosines = vectors @ (q_vec / np.linalg.norm(q_vec))
         expected = [chunks[i].id for i in np.argsort(-cosines, kind="stable")[:8]]
         got = index.search(q, mode="embedding", k=8)
@@ -121,17 +121,34 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
         RowStore.open(folder)
     again = Index.open("fixed64", settings=Settings.load(db=db))
     assert [h.chunk for h in again.search(QUERIES[0], mode="hybrid", k=5)] == expected
-    assert any("read from Chroma until the next full build" in r for r in again.repairs)  # and says so
-    # an incremental build on a version without usable rows keeps none (they would be partial)
+    # and says so, naming the rows (not the BM25 index) and the build that repairs them
+    [said] = again.repairs
+    assert said.startswith(f"the stored rows in {folder} are damaged (blob.npy does not match its checksum)")
+    assert said.endswith(f"until a build rewrites them (indexer build {corpus.resolve()} -s fixed64)")
+    # an incremental build rewrites them from Chroma first, then builds on them
     change_corpus(corpus)
     [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
     assert report.mode == "incremental"
-    latest = Index.open("fixed64", settings=Settings.load(db=db))
-    assert latest.rows is None and not latest.store.side.path(latest.entry, SIDE).exists()
+    assert any(n.startswith("rewrote the stored rows from the stored records") for n in report.notes)
+    latest, _ = assert_rows_match_chroma(db)
+    assert not latest.repairs
     assert latest.search("Kargo Sigortası hasar bildirimi", mode="bm25", k=3)
-    # ...until a full build writes them again
-    build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))
-    assert_rows_match_chroma(db)
+
+
+def test_an_unchanged_build_rewrites_damaged_rows(tmp_path):
+    """Issue 51 G8: the warning does not stay on every query until `--full`."""
+    corpus = make_corpus(tmp_path / "corpus")
+    db = tmp_path / "db"
+    build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    index = Index.open("fixed64", settings=Settings.load(db=db))
+    vectors = index.store.side.path(index.entry, SIDE) / "vectors.npy"
+    with open(vectors, "r+b") as fh:
+        fh.truncate(1000)
+    [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
+    assert report.mode == "unchanged"
+    assert any("vectors.npy does not match its checksum" in n for n in report.notes), report.notes
+    after, _ = assert_rows_match_chroma(db)
+    assert not after.repairs and after.entry.generation == index.entry.generation
 
 
 def test_a_large_collection_s_incremental_builds_write_a_delta_merged_later(tmp_path, monkeypatch):

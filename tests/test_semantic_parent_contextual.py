@@ -115,7 +115,7 @@ def test_parent_search_returns_k_parents_when_there_are_k(parent_db, mode):
     children = {c.id: c for c in index.chunks()}
     query = "Puanlarımı paraya çevirebilir miyim?"
     if mode == "bm25":  # only children sharing a word with the query can be found
-        available = {children[index.bm25.ids[i]].parent_id for i, _ in index.bm25.search(query, len(children))}
+        available = {children[index.snapshot().parts.bm25.ids[i]].parent_id for i, _ in index.snapshot().parts.bm25.search(query, len(children))}
     else:
         available = {c.parent_id for c in children.values()}
     assert len(available) > 10

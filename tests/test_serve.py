@@ -174,7 +174,7 @@ def test_boundary_marks_name_what_a_cut_falls_inside():
     at = text.index
     cuts = [0, at("sentence here"), at(" Another"), at("| 3 |"), at("3 |"), at("y = 2"), at("item text"), at("- second"),
             at("tem\n") + 1, len(text) - 1]
-    chunks = [Chunk(str(i), "doc.md", text[s:e], s, e, 1, 1, "window") for i, (s, e) in enumerate(zip(cuts, cuts[1:]))]
+    chunks = [Chunk(id=str(i), doc_id="doc.md", text=text[s:e], start=s, end=e, start_line=1, end_line=1, kind="window") for i, (s, e) in enumerate(zip(cuts, cuts[1:]))]
     marks, counts = cut_marks(structure, chunks)
     starts = [sorted(m["start"]) for m in marks[1:]]
     assert starts == [["sentence"], [], ["table"], ["row", "table"], ["code"], ["item", "sentence"], [],
@@ -188,7 +188,7 @@ def test_a_layer_built_from_another_version_is_reported():
     from indexer.types import Chunk
 
     def chunk(text, start):
-        return Chunk("x", "d.md", text, start, start + len(text), 1, 1, "window")
+        return Chunk(id="x", doc_id="d.md", text=text, start=start, end=start + len(text), start_line=1, end_line=1, kind="window")
 
     got = rebuild([("new", [chunk("Hello", 0), chunk("world", 6)]), ("old", [chunk("Hallo", 0)])])
     assert got.text == "Hello\nworld" and got.covered == 10 and got.conflicts == ["old"]
@@ -385,14 +385,40 @@ def test_k_is_capped(client, k, status):
     (b"{not json", "not JSON"), (b"[1]", "JSON object"), (b"", "empty"),
     (json.dumps({"query": "x", "strategy": "headers", "rm": 1}).encode(), "unknown field 'rm'"),
     (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
-    # no strategy: the front doors' one rule (`retrieval.choose`), here several and no auto
-    (json.dumps({"query": "x"}).encode(), "several strategies are built (fixed64, headers, parent) and none is auto"),
+    # (no strategy is not an error: the front doors' one rule, tests/test_front_doors.py)
     (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
     (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
 ])
 def test_bad_requests_get_one_line_json_errors(client, body, message):
     r = client.post("/api/search", content=body, headers={"content-type": "application/json"})
     assert 400 <= r.status_code < 500 and message in r.json()["error"], r.text
+
+
+@pytest.mark.parametrize("body", [
+    b"[" * 30_000,  # 60 KB, under the cap (issue 51, G4): deeper than Python's parser goes
+    b'{"query": "x", "strategy": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001,
+    b'{"query": ' + b"[" * 900 + b"]" * 900 + b"}",  # read, then too deep to walk
+    json.dumps({"query": "x", "strategy": "headers", "k": json.loads("[" * 32 + "]" * 32)}).encode(),
+])
+def test_a_deeply_nested_body_is_a_400_without_a_traceback(client, body, caplog):
+    for path in ("/api/search", "/api/compare", "/api/evaluation/generate"):
+        r = client.post(path, content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "more than 32 levels deep" in r.json()["error"], r.text
+    assert not [record for record in caplog.records if record.exc_info], caplog.text
+    shallow = {"query": "x", "strategy": "headers", "k": json.loads("[" * 31 + "]" * 31)}  # 32 levels
+    assert "k must be" in client.post("/api/search", json=shallow).json()["error"]
+
+
+@pytest.mark.parametrize("path", [
+    "/api/chunks?strategy=headers&doc=%ED%A0%80", "/api/documents?strategy=%ED%A0%80",
+    "/api/view?strategy=headers&doc=%FF", "/api/evaluation?strategy=headers&mode=%ED%A0%80",
+    "/api/questions/%ED%A0%80", "/api/%ED%A0%80",
+])
+def test_query_strings_no_encoder_can_write_are_never_a_500(client, path):
+    """A lone surrogate cannot travel in a URL: its UTF-8 bytes (%ED%A0%80) are read as
+    U+FFFD, and the answer is the usual 4xx naming it."""
+    r = client.get(path)
+    assert 400 <= r.status_code < 500 and "\ufffd" in r.json()["error"], r.text
 
 
 def test_the_server_is_read_only(client):

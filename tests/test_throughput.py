@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from indexer.indexing.estimates import estimate_line
+from indexer.indexing.estimates import FirstBatch, estimate_line
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, text_key
 from indexer.embeddings.cache import stored
@@ -133,33 +133,47 @@ def test_semantic_embeds_sentences_in_batches_with_the_same_cuts(monkeypatch):
     assert [(c.start, c.end) for c in batched] == [(c.start, c.end) for c in whole]
 
 
-@pytest.mark.parametrize("chunks, done, seconds, total, units, expected", [
-    (256, 10_000, 2.0, 10_000, (0.0, 0), None),  # everything embedded already: nothing to announce
-    (256, 10_000, 2.0, 100_000, (0.0, 0), None),  # ~20 s left: under the threshold
-    (256, 10_000, 2.0, 1_000_000, (0.0, 0),
-     "embedding ~25,600 chunks and the files' sentences, about 3 min at the first batch's rate (128 chunks/s)"),
-    (100, 1_000, 1.0, 40_000, (0.0, 0),
-     "embedding ~4,000 chunks and the files' sentences, about 40 s at the first batch's rate (100 chunks/s)"),
-    # the rest of the files' units count too: 10 s for the first 10,000 bytes, 990,000 to go
-    (256, 10_000, 2.0, 1_000_000, (10.0, 10_000),
-     "embedding ~25,600 chunks and the files' sentences, about 20 min at the first batch's rate (128 chunks/s)"),
+@pytest.mark.parametrize("first, expected", [
+    # everything embedded already: nothing to announce
+    (FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=10_000), None),
+    # ~20 s left: under the threshold
+    (FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=100_000), None),
+    (FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=1_000_000),
+     "embedding ~25,600 chunks: about 3 min at 128 texts/s"),
+    (FirstBatch(chunks=100, seconds=1.0, chars=1_000, total=40_000),
+     "embedding ~4,000 chunks: about 40 s at 100 texts/s"),
+    # units embedded at build time (--unit-vectors): those still to come at their own rate,
+    # 1,000 sentences in 10 s for the first 10,000 characters, 990,000 to go
+    (FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=1_000_000, unit_texts=1_000, unit_seconds=10.0,
+                unit_chars=10_000),
+     "embedding ~25,600 chunks, then ~99,000 more sentences: about 20 min at 128 texts/s and 100 sentences/s"),
     # one huge file: its units are all done before its first batch, only its chunks remain
-    (256, 10_000, 2.0, 1_000_000, (360.0, 1_000_000),
-     "embedding ~25,600 chunks and the files' sentences, about 3 min at the first batch's rate (128 chunks/s)"),
+    (FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=1_000_000, unit_texts=9_000, unit_seconds=360.0,
+                unit_chars=1_000_000),
+     "embedding ~25,600 chunks: about 3 min at 128 texts/s"),
 ])
-def test_the_build_estimate_is_one_line_from_the_first_batch(chunks, done, seconds, total, units, expected):
+def test_the_build_estimate_is_one_line_from_the_first_batch(first, expected):
     """A stranger's 4.7 MB folder was told "about 6 min" and took 13.8: the units were left out."""
-    assert estimate_line(chunks, done, seconds, total, units=units) == expected
+    assert estimate_line(first) == expected
+
+
+def test_the_build_estimate_divides_by_the_rate_it_names():
+    """Issue 51 (G11): "~501 chunks and the files' sentences, about 3 min at the first
+    batch's rate (427 chunks/s)": 501 at 427 a second is 1.2 s. Each count the line names
+    is divided by the rate it names: 25,600 chunks at 128 a second are 200 s."""
+    line = estimate_line(FirstBatch(chunks=256, seconds=2.0, chars=10_000, total=1_000_000))
+    assert line == "embedding ~25,600 chunks: about 3 min at 128 texts/s"
+    assert round(25_600 / 128 / 60) == 3
 
 
 def test_the_build_estimate_counts_the_measurement_of_a_full_build():
     """A full build measures its embedder with 150 queries once its chunks are in: with
     e5-small a third of a stranger's 291-chunk build (21 s of 3.3 min), which the estimate
     left out. 320 chunks at 4/s: 80 s, and 150 probes at that rate."""
-    assert estimate_line(32, 1_000, 8.0, 10_000, probes=150) == (
-        "embedding ~320 chunks and the files' sentences, about 2 min at the first batch's rate (4 chunks/s)")
-    assert estimate_line(32, 1_000, 8.0, 10_000) == (
-        "embedding ~320 chunks and the files' sentences, about 80 s at the first batch's rate (4 chunks/s)")
+    assert estimate_line(FirstBatch(chunks=32, seconds=8.0, chars=1_000, total=10_000, probes=150)) == (
+        "embedding ~320 chunks and 150 probe queries: about 2 min at 4 texts/s")
+    assert estimate_line(FirstBatch(chunks=32, seconds=8.0, chars=1_000, total=10_000)) == (
+        "embedding ~320 chunks: about 80 s at 4 texts/s")
 
 
 def test_a_big_document_says_how_long_its_units_take(monkeypatch):
@@ -173,7 +187,8 @@ def test_a_big_document_says_how_long_its_units_take(monkeypatch):
 
     monkeypatch.setattr(units, "OVER", 0.0)
     said: list[str] = []
-    cut = units.DocumentUnits(CachedEmbedder(get_embedder(), EmbeddingCache(None)), get_tokenizer(), said.append)
+    cut = units.DocumentUnits(CachedEmbedder(get_embedder(), EmbeddingCache(None)), get_tokenizer(), said.append,
+                              embed=True)
     text = "# Belge\n\n" + "\n\n".join(f"Cümle numarası {i} burada bitiyor." for i in range(400))
     assert len(cut.of(make_document("big.md", text))) == 400
     assert len(said) == 1 and said[0].startswith("big.md: embedding 400 sentences for answer-sized context, about ")
@@ -205,11 +220,18 @@ def test_the_progress_bar_moves_while_units_are_embedded(tmp_path):
         bars.append((length, steps))
         yield steps.append
 
-    build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"), progress=progress)
+    options = BuildOptions(unit_vectors=True)  # units embedded at build time, as then
+    build([folder], ["fixed64"], options, settings=Settings.load(db=tmp_path / "db"), progress=progress)
     [(length, steps)] = bars
     assert length >= sum(f.stat().st_size for f in folder.iterdir())
     assert length - 8 <= sum(steps) <= length  # whole bytes: at most a byte lost per advance
     assert sum(steps[:-1]) >= length / 2  # the units' half, before the one chunk batch
+    # by default no unit is embedded at build time: each file counts once, as its chunks go
+    bars.clear()
+    build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db2"), progress=progress)
+    [(length, steps)] = bars
+    size = sum(f.stat().st_size for f in folder.iterdir())
+    assert size <= length < 2 * size and length - 8 <= sum(steps) <= length
 
 
 
@@ -223,6 +245,7 @@ def test_the_build_estimate_comes_before_most_files_are_read(tmp_path, monkeypat
     from indexer.settings import Settings
 
     monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
     folder = tmp_path / "docs"
     folder.mkdir()
     for n in range(6):
@@ -257,6 +280,7 @@ def test_the_build_estimate_counts_text_not_markup(tmp_path, monkeypatch):
     from indexer.settings import Settings
 
     monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
     folder = tmp_path / "docs"
     folder.mkdir()
     div = '<div class="section-body paragraph-wrapper" style="margin:0 0 1em 0;padding:0">'
@@ -309,3 +333,32 @@ def test_parsing_by_segments_gives_the_blocks_of_the_whole_text(parts):
     finally:
         markdown.SEGMENT = saved
     assert by_segments == _whole(text)
+
+
+def test_the_build_estimate_foresees_chunks_from_tokens_not_characters(tmp_path, monkeypatch):
+    """Issue 51, G11: on 22 man pages the first batch (a page's synopsis: flags and
+    arguments, 0.32 tokens a character against the folder's 0.22) foresaw 3,501 chunks of
+    2,413. Chunks are foreseen from the tokens the batch covers against the text's tokens
+    at the density of the files read so far."""
+    import re
+
+    from indexer.indexing import chunk_stream
+    from indexer.indexing.building import build
+    from indexer.indexing.options import BuildOptions
+    from indexer.settings import Settings
+
+    monkeypatch.setattr(chunk_stream, "OVER", 0.0)
+    monkeypatch.setattr(chunk_stream, "ESTIMATE_AFTER", 0.0)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    flags = " ".join(f"-{c}, --opt-{c}{i}=N[,M]" for i in range(30) for c in "abcdefgh")
+    prose = " ".join(f"This paragraph explains how option number {i} changes what the tool does." for i in range(40))
+    (folder / "a.txt").write_text(f"SYNOPSIS\n\n{flags}\n\nDESCRIPTION\n\n" + "\n\n".join([prose] * 8) + "\n")
+    for n in range(5):
+        (folder / f"b{n}.txt").write_text(f"NOTES {n}\n\n{prose}\n\n{prose}\n")
+    said: list[str] = []
+    [report] = build([folder], ["fixed128"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"),
+                     on_message=said.append)
+    [line] = [s for s in said if s.startswith("embedding ~")]
+    foreseen = int(re.search(r"~([\d,]+) chunks", line).group(1).replace(",", ""))
+    assert abs(foreseen - report.chunks) <= 0.25 * report.chunks, (line, report.chunks)

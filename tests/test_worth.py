@@ -78,7 +78,7 @@ def test_a_build_stores_what_it_measured_and_list_shows_it(built_db):
         assert row["search"] == "hybrid adaptive 0.05-0.5 by coverage 0.3-0.6" and row["tuned"] is False
     table = run("list", "--db", db).output.splitlines()
     ratio = rows["headers"]["measured"]["ratio"]
-    assert table[0].split()[7] == "emb/bm25" and f" {ratio:.2f} x1 " in next(x for x in table if x.startswith("headers"))
+    assert table[0].split()[8] == "emb/bm25" and f" {ratio:.2f} x1 " in next(x for x in table if x.startswith("headers"))
 
 
 def test_a_collection_the_embedder_cannot_read_gets_a_narrower_embedding_share(unreadable, built_db):

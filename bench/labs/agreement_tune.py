@@ -24,14 +24,12 @@ import json
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.agreement_mirror import SetLab  # noqa: E402
-from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement, kendall_tau_b  # noqa: E402
+from bench.agreement_mirror import SetLab
+from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement, kendall_tau_b
 
-from indexer.questions.simulate import Knobs  # noqa: E402
+from indexer.questions.simulate import Knobs
 
 GRID = {
     "noise": (0.35, 0.45),

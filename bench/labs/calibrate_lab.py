@@ -40,12 +40,10 @@ from __future__ import annotations
 import argparse
 import gzip
 import pickle
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.labs.default_lab import CAPTURES, DEPTH, LAB  # noqa: E402
+from bench.labs.default_lab import CAPTURES, DEPTH, LAB
 
 PREPARED = LAB / "prepared"
 

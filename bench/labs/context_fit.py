@@ -24,15 +24,13 @@ from __future__ import annotations
 import argparse
 import math
 import pickle
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import materialize
 
 LAB = CACHE / "lab"
 LEXICAL_COLUMNS = (0, 3, 4, 5, 6, 7)
@@ -69,11 +67,13 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
         units = candidate_units(hits, tokenizer, gaps)
         if not units:
             continue
-        cos, vec = unit_cosines(index, q.question, units) or (None, None)
-        x = features(units, query_idf(index.bm25, q.question), index.unit_terms, cos, vec,
-                     index.sides.query_vector(q.question))
+        snapshot = index.snapshot()
+        measured = unit_cosines(snapshot, q.question, units)  # every unit: embedded now where it lacks one
+        cos, vec = measured.values, measured.vectors
+        x = features(units, query_idf(snapshot.parts.bm25, q.question), snapshot.parts.unit_terms, cos, vec,
+                     snapshot.sides.query_vector(q.question))
         y = np.array([any(u.doc_id == d and u.start < e and s < u.end for d, s, e in spans) for u in units], float)
-        x_lex = features(units, query_idf(index.bm25, q.question), index.unit_terms, None)
+        x_lex = features(units, query_idf(snapshot.parts.bm25, q.question), snapshot.parts.unit_terms, None)
         rows.append({"id": q.id, "x": x, "x_lex": x_lex, "y": y, "units": units, "gaps": gaps, "spans": spans})
     out = LAB / f"ctx-{name}-{strategy}{_suffix(embedder)}.pkl"
     out.write_bytes(pickle.dumps(rows))

@@ -17,10 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE, ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CACHE, ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 VARIANTS = {

@@ -18,17 +18,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import DEFAULT_SETS, materialize  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import DEFAULT_SETS, materialize
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 CAPTURES = LAB / "captures"
@@ -64,7 +62,7 @@ def capture(set_name: str, strategy: str, embedder: str, force: bool = False) ->
     parent_ids = sorted({c[4] for c in chunks.values() if c[4]})
     parents = {pid: [p.doc_id, p.start, p.end, p.n_tokens] for pid, p in index.fetch_parents(parent_ids).items()}
     t1 = time.perf_counter()
-    nearest = index.sides.nearest
+    nearest = index.snapshot().sides.nearest
     dense = {q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)] for q in load_questions(qpath)}
     synthetic = LAB / "synthetic" / f"{set_name}.jsonl"  # made-up questions (`indexer questions`), for calibration
     dense_syn = ({q.id: [[cid, round(s, 6)] for cid, s in nearest(q.question, DEPTH)]

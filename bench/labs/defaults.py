@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CORPUS, machine, save_json, table  # noqa: E402
+from bench.common import CORPUS, machine, save_json, table
 
-from indexer.indexing.building import build  # noqa: E402
-from indexer.evaluation.run import evaluate  # noqa: E402
-from indexer.retrieval.index import SearchOptions  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
-from indexer.indexing.options import BuildOptions  # noqa: E402
+from indexer.indexing.building import build
+from indexer.evaluation.run import evaluate
+from indexer.retrieval.index import SearchOptions
+from indexer.settings import Settings
+from indexer.indexing.options import BuildOptions
 
 SETS = {
     "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),

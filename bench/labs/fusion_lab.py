@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import CACHE  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from bench.common import CACHE
+from bench.public_sets import materialize
+from indexer.settings import Settings
 
 LAB = CACHE / "lab"
 DEPTH = 100
@@ -55,8 +53,8 @@ def capture(set_name: str, strategy: str, embedder: str) -> Path:
     rows = []
     t0 = time.perf_counter()
     for q in questions:
-        dense = index.sides.nearest(q.question, DEPTH)
-        sparse = index.sides.matching(q.question, DEPTH)
+        dense = index.snapshot().sides.nearest(q.question, DEPTH)
+        sparse = index.snapshot().sides.matching(q.question, DEPTH)
         rows.append({"id": q.id, "tags": q.tags, "doc": q.doc_id, "target": list(q.target),
                      "answer": list(q.answer_span) if q.answer_span else None,
                      "dense": [[cid, round(s, 6)] for cid, s in dense],
@@ -284,7 +282,7 @@ def add_features(path: Path) -> None:
         return
     set_name, strategy, embedder = data["set"], data["strategy"], data["embedder"]
     index = Index.open(strategy, built_with=embedder, settings=Settings.load(db=LAB / f"db-{set_name}"))
-    bm = index.bm25
+    bm = index.snapshot().parts.bm25
     n_docs = len(bm.ids)
     pos_of = {cid: i for i, cid in enumerate(bm.ids)}
     doc_terms = [set(bm.postings.doc_terms(i).tolist()) for i in range(n_docs)]

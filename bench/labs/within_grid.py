@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.agreement_mirror import SetLab  # noqa: E402
-from bench.agreement_scores import ensure_built, kendall_tau_b, real_per_question, within_mode  # noqa: E402
+from bench.agreement_mirror import SetLab
+from bench.agreement_scores import ensure_built, kendall_tau_b, real_per_question, within_mode
 
-from indexer.evaluation.sets import Question  # noqa: E402
-from indexer.questions.generate import make_questions  # noqa: E402
-from indexer.questions.simulate import Knobs  # noqa: E402
+from indexer.evaluation.sets import Question
+from indexer.questions.generate import make_questions
+from indexer.questions.simulate import Knobs
 
 PASSAGE = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 NOISE = (0.15, 0.2, 0.25, 0.3, 0.35)

@@ -20,22 +20,20 @@ sets (tr, en, xquad-tr, xquad-en, man-pages: 0.549, tr `fixed256`); scipy-docs h
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.common import machine, save_json, table, xquad_option, parse_args  # noqa: E402
-from bench.public import DB_ROOT, strategies_for  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
+from bench.common import machine, save_json, table, xquad_option, parse_args
+from bench.public import DB_ROOT, strategies_for
+from bench.public_sets import materialize
 
-from indexer.evaluation.metrics import paired_difference  # noqa: E402
-from indexer.evaluation.run import evaluate  # noqa: E402
-from indexer.evaluation.sets import MRR_METRIC, NDCG_METRIC  # noqa: E402
-from indexer.indexing.building import build  # noqa: E402
-from indexer.retrieval import Index, SearchOptions, entry_fusion  # noqa: E402
-from indexer.retrieval.fusion import by_kind, size_of  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
+from indexer.evaluation.metrics import paired_difference
+from indexer.evaluation.run import evaluate
+from indexer.evaluation.sets import MRR_METRIC, NDCG_METRIC
+from indexer.indexing.building import build
+from indexer.retrieval import Index, SearchOptions, entry_fusion
+from indexer.retrieval.fusion import by_kind, size_of
+from indexer.settings import Settings
 
 METRICS = (MRR_METRIC, NDCG_METRIC)
 

@@ -22,9 +22,22 @@ def chunk_dict(c: Chunk) -> dict[str, Any]:
     }
     if c.symbol:
         out["symbol"] = c.symbol
+    if c.location:
+        out["location"] = c.location  # a slide, a sheet's rows, a notebook cell
     if c.parent_id:
         out["parent_id"] = c.parent_id  # a child chunk: get_chunk(parent_id) gives its section
     return out
+
+
+def locations(chunks: Iterable[Chunk], first: int, last: int) -> list[str]:
+    """The locations (slides, sheet rows, cells) of the chunks on lines first..last, in
+    document order, each once."""
+    found: list[str] = []
+    for c in sorted(chunks, key=lambda c: c.start):
+        if c.location and c.start_line <= last and c.end_line >= first:
+            if c.location not in found:
+                found.append(c.location)
+    return found
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
@@ -38,9 +51,8 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     if hit.same_text:
         out["same_text"] = hit.same_text  # other documents holding this very text
     if hit.child_ids:
-        out["matched_children"] = (
-            hit.child_ids
-        )  # parent-child: the text is the parent section these matched in
+        # parent-child: the text is the parent section these matched in
+        out["matched_children"] = hit.child_ids
     return out
 
 

@@ -106,9 +106,10 @@ def create_server(tools: Tools) -> MCPServer:
         server.tool(annotations=read_only, structured_output=False)(fn)
         return fn
 
-    def answer(method: Callable[..., dict[str, Any]], *args: Any) -> str:
+    def answer(method: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> str:
         try:
-            return json.dumps(method(*args), ensure_ascii=False, separators=(",", ":"))
+            found = method(*args, **kwargs)
+            return json.dumps(found, ensure_ascii=False, separators=(",", ":"))
         except IndexerError as exc:
             raise tool_error(tools.shown(str(exc))) from None
 
@@ -119,19 +120,25 @@ def create_server(tools: Tools) -> MCPServer:
         mode: Mode = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
         file · class · method for code), score, n_tokens, and match when an exact-match tier
         ranked it (exact symbol, exact code, file name, exact term). mode: hybrid (default: BM25 and
         embeddings fused), embedding (meaning), bm25 (exact words, names, identifiers).
-        strategy: a collection from list_collections; when omitted, DEFAULT_RULE. Without
+        strategy: a collection from list_collections; when omitted, DEFAULT_RULE
+        (`chosen_by` says why when several are built). Without
         max_tokens: whole chunks up to 4000 tokens, those that do not fit counted in
         `omitted`. With max_tokens (at least 16): answer-sized context instead, the
         sentences, rows and lines of the top chunks that answer, packed into at most
         max_tokens tokens: `context` (the text to read, a [doc_id] header line above each
-        section's spans) and `spans` (doc_id, start_line, end_line, header, text, score)."""
-        return answer(tools.search, query, strategy, mode, k, max_tokens)
+        section's spans) and `spans` (doc_id, start_line, end_line, header, text, score).
+        paths: only documents whose doc_id matches one of these globs (git's rules: "*.md",
+        "docs/api/", "src/**/*.py"), searched inside each side so k hits come back when
+        k exist there."""
+        asked = {"mode": mode, "k": k, "max_tokens": max_tokens, "paths": paths}
+        return answer(tools.search, query, strategy, **asked)
 
     @tool
     def compare_strategies(
@@ -140,10 +147,12 @@ def create_server(tools: Tools) -> MCPServer:
         mode: Mode = None,
         k: int = 3,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> str:
         """Run one query against several collections (default: all) to see which chunking
-        strategy finds what; each gets its own max_tokens budget."""
-        return answer(tools.compare_strategies, query, strategies, mode, k, max_tokens)
+        strategy finds what; each gets its own max_tokens budget; paths as for search."""
+        asked = {"mode": mode, "k": k, "max_tokens": max_tokens, "paths": paths}
+        return answer(tools.compare_strategies, query, strategies, **asked)
 
     @tool
     def list_collections() -> str:
@@ -172,11 +181,11 @@ def create_server(tools: Tools) -> MCPServer:
         search hit. Text between chunks that the index does not hold (indentation, usually)
         comes back as spaces, its lines listed in inexact_lines; a span over max_tokens is cut
         (truncated: true, end_line says where). strategy: when omitted, as in search."""
-        return answer(tools.get_document_span, doc_id, start_line, end_line, strategy, max_tokens)
+        span = {"start_line": start_line, "end_line": end_line, "max_tokens": max_tokens}
+        return answer(tools.get_document_span, doc_id, strategy=strategy, **span)
 
-    manager = getattr(
-        server, "_tool_manager", None
-    )  # the same in both SDK majors; absent, schemas stay as made
+    # the same in both SDK majors; absent, schemas stay as made
+    manager = getattr(server, "_tool_manager", None)
     if manager is not None:  # the schemas say what calls enforce: no arguments beyond these
         for name in functions:
             manager.get_tool(name).parameters["additionalProperties"] = False

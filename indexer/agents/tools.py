@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CollectionNotFound, IndexerError, UsageError
 from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
+from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
-from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict
+from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict, locations
 
 if TYPE_CHECKING:
-    from ..retrieval import Index
+    from ..retrieval import Chosen, Index, SearchOptions
     from ..store import Entry, Store
 
 DEFAULT_K = 5
@@ -44,9 +45,8 @@ class Tools:
         self.strategy = strategy
         self.built_with = built_with
         self.max_tokens = max_tokens
-        self.base = (
-            Path.cwd()
-        )  # source folders are shown relative to it (never as absolute server paths)
+        # source folders are shown relative to it (never as absolute server paths)
+        self.base = Path.cwd()
         self._store: Store | None = None
         self._indexes: dict[str, Index] = {}
 
@@ -72,8 +72,9 @@ class Tools:
     # -- collections ------------------------------------------------------------------------
     def default_strategy(self) -> str:
         """The collection a call that names none searches: the server's --strategy, else
-        the one `retrieval.choose` picks (`auto` if built, else the only one built, else
-        an error naming what is built). With --embedder, only that embedder's
+        the one `retrieval.choose` picks (the only one built, else the one the last
+        evaluation ranked best, else `auto`, else by a fixed order of kinds). With
+        --embedder, only that embedder's
         collections count. Named as list_collections names it (`strategy@embedder` when
         the strategy is built with several embedders), as the web API does."""
         from ..retrieval import collection_label
@@ -81,20 +82,29 @@ class Tools:
         return collection_label(self._entry(None), self.store.catalogue.entries())
 
     def _entry(self, strategy: str | None) -> Entry:
-        from ..retrieval import choose
+        return self._chosen(strategy).entry
 
-        return choose(self.store, strategy or self.strategy, self.built_with)
+    def _chosen(self, strategy: str | None) -> Chosen:
+        from ..retrieval import chosen
+
+        return chosen(self.store, strategy or self.strategy, self.built_with)
 
     def index(self, strategy: str | None = None) -> Index:
         """The kept handle of the collection named (else the default), opened on first use."""
+        key = strategy or self.strategy
+        key = encodable(key) if key else None
+        if key is not None and key in self._indexes:
+            return self._indexes[key]
+        # none named: chosen on every call (what is built may change)
+        return self._handle(key, self._entry(key))
+
+    def _handle(self, key: str | None, entry: Entry) -> Index:
+        """The kept handle of `entry` (under `key`, else its own key)."""
         from ..retrieval import Index
 
-        key = strategy or self.strategy
-        if key is None or key not in self._indexes:
-            entry = self._entry(key)  # none named: chosen on every call (what is built may change)
-            key = key or entry.key
-            if key not in self._indexes:
-                self._indexes[key] = Index(self.store, entry)
+        key = key or entry.key
+        if key not in self._indexes:
+            self._indexes[key] = Index(self.store, entry)
         return self._indexes[key]
 
     def list_collections(self) -> dict[str, Any]:
@@ -115,41 +125,50 @@ class Tools:
         self,
         query: str,
         strategy: str | None = None,
+        *,
         mode: str | None = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
         from ..retrieval import SearchOptions
 
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K}, not {k}")
-        index = self.index(strategy)
+        # none named over several strategies: which one, and why (`chosen_by`)
+        choice = None if strategy or self.strategy else self._chosen(None)
+        index = self._handle(None, choice.entry) if choice else self.index(strategy)
+        wanted = SearchOptions(mode=mode, k=k, paths=_globs(paths))
         if max_tokens is not None:
-            return self.context(index, query, mode, k, max_tokens)
-        hits, options = index.lookup(query, SearchOptions(mode=mode, k=k))
-        results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
-        return {
-            "strategy": index.entry.strategy,
-            "embedder": index.entry.embedder,
-            "mode": options.mode,
-            "results": results,
-            "omitted": omitted,
-            "tokens": tokens,
-        }
+            out = self.context(index, query, wanted, max_tokens)
+        else:
+            found = index.lookup(query, wanted)
+            hits, options = found.hits, found.options
+            results, omitted, tokens = fit([hit_dict(h) for h in hits], self.budget(max_tokens))
+            out = {
+                "strategy": index.entry.strategy,
+                "embedder": index.entry.embedder,
+                "mode": options.mode,
+                "results": results,
+                "omitted": omitted,
+                "tokens": tokens,
+            }
+        if choice is not None and choice.why:
+            out["chosen_by"] = choice.why
+        return out
 
     def context(
-        self, index: Index, query: str, mode: str | None, k: int, budget: int
+        self, index: Index, query: str, wanted: SearchOptions, budget: int
     ) -> dict[str, Any]:
         """Answer-sized context in `budget` tokens: `context` is the text to read (a label
         line per document section, its spans, `…` between spans that are not adjacent)."""
-        from ..retrieval import SearchOptions
         from ..retrieval.context import MIN_BUDGET
 
         if budget < MIN_BUDGET:
             raise UsageError(
                 f"max_tokens must be at least {MIN_BUDGET} for a packed context, not {budget}"
             )
-        packed = index.context(query, budget, SearchOptions(mode=mode, k=k))
+        packed = index.context(query, budget, wanted)
         spans = [
             {
                 "doc_id": s.doc_id,
@@ -165,7 +184,7 @@ class Tools:
         out = {
             "strategy": index.entry.strategy,
             "embedder": index.entry.embedder,
-            "mode": index.options(SearchOptions(mode=mode)).mode,
+            "mode": index.options(wanted).mode,
             "context": packed.text(),
             "spans": spans,
             "tokens": packed.tokens,
@@ -181,22 +200,27 @@ class Tools:
         self,
         query: str,
         strategies: list[str] | None = None,
+        *,
         mode: str | None = None,
         k: int = 3,
         max_tokens: int | None = None,
+        paths: list[str] | None = None,
     ) -> dict[str, Any]:
         names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {
-            "query": query,
-            "strategies": [self.search(query, name, mode, k, max_tokens) for name in names],
+            "query": encodable(query),
+            "strategies": [
+                self.search(query, name, mode=mode, k=k, max_tokens=max_tokens, paths=paths)
+                for name in names
+            ],
         }
 
     # -- reading ----------------------------------------------------------------------------
     def get_chunk(self, chunk_id: str, strategy: str | None = None) -> dict[str, Any]:
+        chunk_id = encodable(chunk_id)  # a lone surrogate: no id, and no store reads it
         index = self.index(strategy)
-        found = {
-            i: c for i, c in index.fetch([chunk_id]).items() if i in index.live
-        }  # not a superseded record
+        # not a superseded record
+        found = {i: c for i, c in index.fetch([chunk_id]).items() if i in index.live}
         found = found or index.fetch_parents([chunk_id])
         if chunk_id not in found:
             raise CollectionNotFound(
@@ -215,6 +239,7 @@ class Tools:
         if start_line < 1 or end_line < start_line:
             raise UsageError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
         index = self.index(strategy)
+        doc_id = encodable(doc_id)  # a lone surrogate: no document, and no store reads it
         lines, inexact = document_lines(index.chunks(doc_id))
         last = len(lines)
         if start_line > last:
@@ -224,6 +249,7 @@ class Tools:
         wanted = lines[start_line - 1 : min(end_line, last)]
         wanted, cut = cut_lines(wanted, self.budget(max_tokens))
         shown_end = start_line + len(wanted) - 1
+        places = locations(index.chunks(doc_id), start_line, shown_end)
         return {
             "strategy": index.entry.strategy,
             "doc_id": doc_id,
@@ -233,4 +259,15 @@ class Tools:
             "text": "\n".join(wanted),
             "truncated": cut,
             "inexact_lines": [[a, b] for a, b in inexact if a <= shown_end and b >= start_line],
+            **({"locations": places} if places else {}),
         }
+
+
+def _globs(paths: list[str] | str | None) -> tuple[str, ...] | None:
+    """An agent's path globs, lone surrogates replaced (a usage error names a bad one)."""
+    from ..retrieval.options import checked_paths
+
+    if not paths:
+        return None
+    given = [paths] if isinstance(paths, str) else paths
+    return checked_paths([encodable(p) if isinstance(p, str) else p for p in given])

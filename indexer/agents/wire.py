@@ -13,27 +13,30 @@ import contextlib
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, cast
 
 import anyio
 
+from .lines import check_line, read_line
+
 
 class _Pending:
     """Requests read (a JSON-RPC message with a method and an id) against responses written
-    (a message with an id and no method); `settled` is set whenever none are open."""
+    (a message with an id and no method); `settled` is set whenever none are open. A
+    request sent again under an id still open is counted twice."""
 
     def __init__(self) -> None:
-        self.open: set[Any] = set()
+        self.open: Counter[str] = Counter()
         self.settled = anyio.Event()
         self.settled.set()
 
-    def read(self, line: str) -> None:
-        message = _message(line)
-        if message is None or "method" not in message:
+    def read(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
             return
         if "id" in message:
-            self.open.add(_key(message["id"]))
+            self.open[_key(message["id"])] += 1
             if self.settled.is_set():
                 self.settled = anyio.Event()
         elif message["method"] == "notifications/cancelled":  # a cancelled request gets no answer
@@ -46,7 +49,7 @@ class _Pending:
             self._close(message["id"])
 
     def _close(self, request_id: Any) -> None:
-        self.open.discard(_key(request_id))
+        self.open -= Counter({_key(request_id): 1})
         if not self.open:
             self.settled.set()
 
@@ -54,7 +57,7 @@ class _Pending:
 def _message(line: str) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return message if isinstance(message, dict) else None
 
@@ -64,51 +67,29 @@ def _key(value: Any) -> str:
 
 
 class _Input:
-    """The protocol's stdin, line by line; at its end, waits for `pending` to settle. A line
-    that is not UTF-8 JSON, or not one JSON object, is answered here with JSON-RPC's error
-    (-32700 parse error, -32600 invalid request): the SDK dropped such lines without a word."""
+    """The protocol's stdin, line by line; at its end, waits for `pending` to settle. Each
+    line is checked first (`lines.check_line`): one the SDK would drop unanswered (not
+    UTF-8, not JSON, too deep, too long, no JSON-RPC message) is answered here with
+    JSON-RPC's error, and a lone surrogate is replaced by U+FFFD."""
 
     def __init__(self, stream: IO[bytes], pending: _Pending, output: _Output) -> None:
-        self._lines = anyio.wrap_file(stream)
+        self._stream = stream
         self._pending = pending
         self._output = output
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for raw in self._lines:
+        while raw := await anyio.to_thread.run_sync(read_line, self._stream):
             if not raw.strip():
                 continue
-            line, error = _checked(raw)
-            if error is not None:
-                await self._output.write(
-                    json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n"
-                )
+            checked = check_line(raw)
+            if checked.reply is not None:
+                await self._output.write(json.dumps(checked.reply) + "\n")
                 await self._output.flush()
                 continue
-            self._pending.read(line)
-            yield line
+            self._pending.read(checked.message or {})
+            yield checked.line
         while not self._pending.settled.is_set():
             await self._pending.settled.wait()
-
-
-def _checked(raw: bytes) -> tuple[str, dict[str, Any] | None]:
-    """A line as text, or the JSON-RPC error to answer it with."""
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return "", {
-            "code": -32700,
-            "message": f"Parse error: the line is not UTF-8 ({exc.reason} at byte {exc.start})",
-        }
-    try:
-        message = json.loads(line)
-    except ValueError as exc:
-        return "", {"code": -32700, "message": f"Parse error: the line is not JSON ({exc})"}
-    if not isinstance(message, dict):
-        return "", {
-            "code": -32600,
-            "message": "Invalid Request: a message is one JSON object per line",
-        }
-    return line, None
 
 
 class _Output:
@@ -120,7 +101,7 @@ class _Output:
         self._lock = anyio.Lock()  # the transport and `_Input`'s error answers write here
 
     async def write(self, text: str) -> int:
-        data = text.encode("utf-8")
+        data = text.encode("utf-8", "replace")  # never a lone surrogate on the wire
         async with self._lock:
             await anyio.to_thread.run_sync(self._stream.write, data)
         self._pending.written(text)
@@ -135,7 +116,7 @@ class _Output:
 def protocol_stdin() -> Iterator[IO[bytes]]:
     """The protocol's stdin pipe; file descriptor 0 reads nothing while serving, so no
     handler or child process takes the client's bytes."""
-    wire = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire = os.fdopen(os.dup(0), "rb")
     saved = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)

@@ -209,12 +209,12 @@ class Chunker(ABC):
             doc,
             start,
             end,
-            kind,
-            header,
-            path,
-            n_tokens,
-            doc.line_of(start),
-            doc.line_of(max(start, end - 1)),
+            kind=kind,
+            header=header,
+            path=path,
+            n_tokens=n_tokens,
+            start_line=doc.line_of(start),
+            end_line=doc.line_of(max(start, end - 1)),
             **extra,
         )
 
@@ -246,27 +246,29 @@ class Chunker(ABC):
         if extra.get("parent_id"):
             where += b"\x00" + extra["parent_id"].encode("utf-8")
         chunk = Chunk(
-            f"{content_hash}{crc32(where):08x}",
-            doc.doc_id,
-            text,
-            start,
-            end,
-            start_line,
-            end_line,
-            kind,
-            header,
-            path,
-            self.count(text) if n_tokens is None else n_tokens,
-            "",
-            "",
-            "",
-            "",
-            doc.language,
-            self.name,
-            content_hash,
+            id=f"{content_hash}{crc32(where):08x}",
+            doc_id=doc.doc_id,
+            text=text,
+            start=start,
+            end=end,
+            start_line=start_line,
+            end_line=end_line,
+            kind=kind,
+            header=header,
+            heading_path=path,
+            n_tokens=self.count(text) if n_tokens is None else n_tokens,
+            parent_id="",
+            context="",
+            symbol="",
+            parent_symbol="",
+            language=doc.language,
+            strategy=self.name,
+            hash=content_hash,
         )
         if doc.pages:
             chunk.start_page, chunk.end_page = doc.page_at(start), doc.page_at(max(start, end - 1))
+        if doc.marks:
+            chunk.location = doc.location(start, end)
         for key, value in extra.items():
             setattr(chunk, key, value)
         return chunk

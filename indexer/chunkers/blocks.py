@@ -22,7 +22,7 @@ from .packing import PROSE, ROWS, fit, fit_each, lines, pack, sentences, words
 
 
 @dataclass(frozen=True, slots=True)
-class Unit:
+class BlockPart:
     start: int
     end: int
     n: int
@@ -64,14 +64,15 @@ class BlocksChunker(Chunker):
     def iter_chunks(self, doc: Document) -> Iterator[Chunk]:
         """Chunks made as they are taken: a build holds a batch of them, not a file's
         (on a 50 MB file, a list of every chunk is another copy of its text)."""
-        buf: list[Unit] = []
+        buf: list[BlockPart] = []
         estimate = 0
         for unit in self._units(doc):
-            if buf and self._starts_chunk(unit):
+            cut = self._cut_before(unit, buf, estimate)
+            if cut == "all":
                 while buf:  # a continuation part or a new section starts a chunk
                     yield self._flush(doc, buf)
                 estimate = 0
-            elif buf and estimate + unit.n + 1 > self.target:
+            elif cut == "some":
                 yield self._flush(doc, buf)
                 estimate = sum(u.n + 1 for u in buf)
             buf.append(unit)
@@ -79,14 +80,24 @@ class BlocksChunker(Chunker):
         while buf:
             yield self._flush(doc, buf)
 
-    def _starts_chunk(self, unit: Unit) -> bool:
+    def _cut_before(self, unit: BlockPart, buf: list[BlockPart], estimate: int) -> str:
+        """What goes out before `unit` joins the taken units `buf` (about `estimate`
+        tokens): `all` of them (it starts a chunk), `some` (it would pass the target), or
+        "" (nothing)."""
+        if not buf:
+            return ""
+        if self._starts_chunk(unit):
+            return "all"
+        return "some" if estimate + unit.n + 1 > self.target else ""
+
+    def _starts_chunk(self, unit: BlockPart) -> bool:
         """A continuation part (a split table or code block), or a heading at section_level
         or higher (when set), starts a chunk."""
         if unit.extra_header:
             return True
         return bool(self.section_level and unit.level and unit.level <= self.section_level)
 
-    def _flush(self, doc: Document, buf: list[Unit]) -> Chunk:
+    def _flush(self, doc: Document, buf: list[BlockPart]) -> Chunk:
         """The chunk of the longest prefix of `buf` that fits hard_max; the rest stays in `buf`."""
         take = len(buf)
         while True:
@@ -105,7 +116,7 @@ class BlocksChunker(Chunker):
             units[0].extra_header,
             self._sections_inside(doc, s, e) if self.name_sections else "",
         )
-        return self.make_chunk(doc, s, e, kind, header, path, n)
+        return self.make_chunk(doc, s, e, kind=kind, header=header, heading_path=path, n_tokens=n)
 
     @staticmethod
     def _sections_inside(doc: Document, start: int, end: int) -> str:
@@ -120,11 +131,11 @@ class BlocksChunker(Chunker):
         paths = [p for p in paths if p]
         return f"sections: {'; '.join(paths)}" if paths else ""
 
-    def _units(self, doc: Document) -> list[Unit]:
+    def _units(self, doc: Document) -> list[BlockPart]:
         """Blocks as packable units of at most hard_max tokens; headings joined to the
         block after them; oversized blocks split into parts."""
         text = doc.text
-        units: list[Unit] = []
+        units: list[BlockPart] = []
         pending: list[Block] = []
         for block in blocks_of(doc):
             if block.kind == "heading":
@@ -134,7 +145,7 @@ class BlocksChunker(Chunker):
             start = pending[0].start if pending else block.start
             n = self.count(text[start : block.end])
             if n <= self.hard_max:
-                units.append(Unit(start, block.end, n, block.kind, level))
+                units.append(BlockPart(start, block.end, n, block.kind, level))
                 pending = []
                 continue
             units.extend(self._split_units(doc, block, pending, level, start))
@@ -145,10 +156,10 @@ class BlocksChunker(Chunker):
 
     def _split_units(
         self, doc: Document, block: Block, pending: list[Block], level: int, start: int
-    ) -> list[Unit]:
+    ) -> list[BlockPart]:
         """An oversized block as units, its headings (`pending`, from `start`) joined to its
         first part, or standing alone when absurdly long or when no part fits beside them."""
-        units: list[Unit] = []
+        units: list[BlockPart] = []
         head_n = self.count(doc.text[start : pending[-1].end]) if pending else 0
         if head_n > self.hard_max // 2:  # absurdly long headings: let them stand alone
             units.extend(self._heading_units(doc, pending))
@@ -159,9 +170,9 @@ class BlocksChunker(Chunker):
             pending, level, start = [], 0, block.start
         for i, (s, e, k, extra) in enumerate(parts):
             if i == 0 and pending:
-                units.append(Unit(start, e, joined, block.kind, level))
+                units.append(BlockPart(start, e, joined, block.kind, level))
             else:
-                units.append(Unit(s, e, k, block.kind, 0, extra))
+                units.append(BlockPart(s, e, k, kind=block.kind, extra_header=extra))
         return units
 
     def _parts_beside(
@@ -184,11 +195,11 @@ class BlocksChunker(Chunker):
             if budget < 1:
                 return self._split(doc, block, self.hard_max), 0, True
 
-    def _heading_units(self, doc: Document, headings: list[Block]) -> list[Unit]:
+    def _heading_units(self, doc: Document, headings: list[Block]) -> list[BlockPart]:
         s, e = headings[0].start, headings[-1].end
         return [
-            Unit(a, b, k, "heading", headings[0].level)
-            for a, b, k in fit(self, doc, s, e, self.hard_max, PROSE)
+            BlockPart(a, b, k, "heading", headings[0].level)
+            for a, b, k in fit(self, doc, s, end=e, limit=self.hard_max, levels=PROSE)
         ]
 
     def _split(
@@ -203,7 +214,9 @@ class BlocksChunker(Chunker):
             spans = pack(
                 self,
                 doc,
-                fit_each(self, doc, block.parts, limit, levels, first_limit),
+                fit_each(
+                    self, doc, block.parts, limit=limit, levels=levels, first_limit=first_limit
+                ),
                 limit,
                 first_limit,
             )
@@ -213,5 +226,13 @@ class BlocksChunker(Chunker):
             elif block.kind == "code" and block.info.lstrip().startswith(("```", "~~~")):
                 continuation = block.info.strip()
         else:
-            spans = fit(self, doc, block.start, block.end, limit, PROSE, first_limit=first_limit)
+            spans = fit(
+                self,
+                doc,
+                block.start,
+                end=block.end,
+                limit=limit,
+                levels=PROSE,
+                first_limit=first_limit,
+            )
         return [(s, e, n, continuation if i else "") for i, (s, e, n) in enumerate(spans)]

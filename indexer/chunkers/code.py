@@ -129,10 +129,10 @@ class CodeChunker(Chunker):
             doc,
             p.start,
             p.end,
-            p.kind,
-            header,
-            (doc.title,),
-            None,
+            kind=p.kind,
+            header=header,
+            heading_path=(doc.title,),
+            n_tokens=None,
             symbol=p.symbol,
             parent_symbol=p.parent,
         )
@@ -170,17 +170,34 @@ class CodeChunker(Chunker):
         kind = d.category  # function, method, class or type
         size = src.size(start, end)
         if size <= self.max_bytes:
-            return [Piece(start, end, kind, d.symbol, d.parent, d.labels, size)]
+            return [
+                Piece(
+                    start, end, kind, symbol=d.symbol, parent=d.parent, labels=d.labels, weight=size
+                )
+            ]
         members = [m for m in d.members if m.category != "type"]
         if members:  # a class's members, or the functions a large function defines inside it
             parts = self._scope(
-                src, d.start, d.end, members, Piece(0, 0, kind, d.symbol, d.parent, d.labels)
+                src,
+                d.start,
+                d.end,
+                members,
+                Piece(0, 0, kind, symbol=d.symbol, parent=d.parent, labels=d.labels),
             )
             for part in parts:
                 part.fixed = True
             return parts
         return [
-            Piece(s, e, kind, d.symbol, d.parent, d.labels, size, True)
+            Piece(
+                s,
+                e,
+                kind,
+                symbol=d.symbol,
+                parent=d.parent,
+                labels=d.labels,
+                weight=size,
+                fixed=True,
+            )
             for s, e in self._windows(src, start, end)
         ]
 

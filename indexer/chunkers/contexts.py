@@ -160,7 +160,14 @@ class OllamaContextualizer(Contextualizer):
         if _repeats_chunk(reply, chunk.text):
             self.stats.fallbacks += 1
             reply = extractive_context(doc, chunk)
-        self.cache.put(self.backend, doc.hash, chunk_hash, reply, tokens_in, tokens_out)
+        self.cache.put(
+            self.backend,
+            doc.hash,
+            chunk_hash,
+            reply=reply,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+        )
         return reply
 
 

@@ -62,12 +62,12 @@ class FixedChunker(Chunker):
                     doc,
                     s,
                     e,
-                    "window",
-                    _table_header(tables, table_starts, s),
-                    section_path(doc, s),
-                    j - i,
-                    bisect.bisect_right(line_starts, s),
-                    bisect.bisect_right(line_starts, e - 1),
+                    kind="window",
+                    header=_table_header(tables, table_starts, s),
+                    path=section_path(doc, s),
+                    n_tokens=j - i,
+                    start_line=bisect.bisect_right(line_starts, s),
+                    end_line=bisect.bisect_right(line_starts, e - 1),
                 )
 
     def _token_windows(self, text: str, bounds: np.ndarray, n: int) -> Iterator[tuple[int, int]]:

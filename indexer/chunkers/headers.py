@@ -52,17 +52,23 @@ class HeadersChunker(Chunker):
             header = header_of(path)
             if doc.format == "text":
                 for s, e, n in self._paragraph_groups(doc, start, end):
-                    yield self.make_chunk(doc, s, e, "section", header, path, n)
+                    yield self.make_chunk(
+                        doc, s, e, kind="section", header=header, heading_path=path, n_tokens=n
+                    )
                 continue
             n = span_tokens(self, doc, start, end, self.max_tokens)
             if n <= self.max_tokens:
-                yield self.make_chunk(doc, start, end, "section", header, path, n)
+                yield self.make_chunk(
+                    doc, start, end, kind="section", header=header, heading_path=path, n_tokens=n
+                )
             else:
                 # windows whose own text is within max_tokens (see packing.windows)
                 for s, e, k in windows(
                     self, doc, start, end, self.max_tokens, overlap=self.overlap
                 ):
-                    yield self.make_chunk(doc, s, e, "window", header, path, k)
+                    yield self.make_chunk(
+                        doc, s, e, kind="window", header=header, heading_path=path, n_tokens=k
+                    )
 
     @staticmethod
     def _merged_sections(doc: Document) -> list[tuple[tuple[str, ...], int, int]]:
@@ -91,7 +97,14 @@ class HeadersChunker(Chunker):
             if block.end <= start:
                 continue
             pieces.extend(
-                fit(self, doc, max(block.start, start), min(block.end, end), self.max_tokens, PROSE)
+                fit(
+                    self,
+                    doc,
+                    max(block.start, start),
+                    end=min(block.end, end),
+                    limit=self.max_tokens,
+                    levels=PROSE,
+                )
             )
         out: list[tuple[int, int, int]] = []
         group: list[tuple[int, int, int]] = []
@@ -113,6 +126,10 @@ class HeadersChunker(Chunker):
         """Source code (until a code-aware strategy handles it): groups of whole lines."""
         header = doc.doc_id
         return [
-            self.make_chunk(doc, s, e, "lines", header, (doc.title,), n)
-            for s, e, n in fit(self, doc, 0, len(doc.text), self.max_tokens, (lines,))
+            self.make_chunk(
+                doc, s, e, kind="lines", header=header, heading_path=(doc.title,), n_tokens=n
+            )
+            for s, e, n in fit(
+                self, doc, 0, end=len(doc.text), limit=self.max_tokens, levels=(lines,)
+            )
         ]

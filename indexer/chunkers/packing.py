@@ -112,11 +112,16 @@ def fit(
         head = list(itertools.islice(spans, 2))
         if len(head) > 1:
             pieces = fit_each(
-                chunker, doc, itertools.chain(head, spans), limit, levels[depth + 1 :], first_limit
+                chunker,
+                doc,
+                itertools.chain(head, spans),
+                limit=limit,
+                levels=levels[depth + 1 :],
+                first_limit=first_limit,
             )
             return pack(chunker, doc, pieces, limit, first_limit)
     # one unbreakable run: token windows
-    return windows(chunker, doc, start, end, limit, first_limit)
+    return windows(chunker, doc, start, end=end, limit=limit, first_limit=first_limit)
 
 
 def fit_each(
@@ -132,7 +137,13 @@ def fit_each(
     emitted = False
     for s, e in spans:
         for piece in fit(
-            chunker, doc, s, e, limit, levels, first_limit=limit if emitted else first_limit
+            chunker,
+            doc,
+            s,
+            end=e,
+            limit=limit,
+            levels=levels,
+            first_limit=limit if emitted else first_limit,
         ):
             emitted = True
             yield piece
@@ -161,7 +172,7 @@ def windows(
     i = prev = 0
     while i < n:
         cap = first_limit if not out else limit
-        i, j, s, e, k = _fit_window(chunker, text, edges, i, prev, cap)
+        i, j, s, e, k = _fit_window(chunker, text, edges, i=i, prev=prev, cap=cap)
         if s < e and not (out and out[-1][:2] == (s, e)):
             out.append((s, e, k))
         if j >= n:

@@ -99,12 +99,12 @@ class ParentChunker(Chunker):
                     doc,
                     s,
                     e,
-                    kind,
-                    parent.header,
-                    parent.heading_path,
-                    size,
-                    doc.line_of(s),
-                    doc.line_of(max(s, e - 1)),
+                    kind=kind,
+                    header=parent.header,
+                    path=parent.heading_path,
+                    n_tokens=size,
+                    start_line=doc.line_of(s),
+                    end_line=doc.line_of(max(s, e - 1)),
                     parent_id=parent.id,
                 )
 
@@ -132,7 +132,7 @@ class ParentChunker(Chunker):
             if n + MARGIN <= self.max_tokens:
                 group.append((s, e, n))
             else:
-                group.extend(fit(self, doc, s, e, self.max_tokens, PROSE))
+                group.extend(fit(self, doc, s, end=e, limit=self.max_tokens, levels=PROSE))
         if group:
             yield current, group
 

@@ -100,7 +100,7 @@ class SemanticChunker(Chunker):
         first, so that every piece fits."""
         units = []
         for u in sentence_units(doc):
-            for s, e, n in fit(self, doc, u.start, u.end, self.max_tokens, PROSE):
+            for s, e, n in fit(self, doc, u.start, end=u.end, limit=self.max_tokens, levels=PROSE):
                 units.append((s, e, n))
         return units
 
@@ -148,7 +148,13 @@ class SemanticChunker(Chunker):
         path = doc.heading_path_at(start)
         out.append(
             self.make_chunk(
-                doc, start, end, "semantic", header_of(path) if self.header else "", path, n
+                doc,
+                start,
+                end,
+                kind="semantic",
+                header=header_of(path) if self.header else "",
+                heading_path=path,
+                n_tokens=n,
             )
         )
         return group[take:]

@@ -78,7 +78,7 @@ def document_units(doc: Document, tokenizer: Tokenizer) -> list[DocUnit]:
         path = path_at(start)
         for s, e in _pieces(doc.text, start, end, tokenizer):
             n = tokenizer.count(doc.text[s:e])
-            out.append(DocUnit(s, e, kind, path, head, doc.page_at(s), n))
+            out.append(DocUnit(s, e, kind, path=path, head=head, page=doc.page_at(s), n_tokens=n))
     doc.derived.units = out
     return out
 

@@ -14,7 +14,7 @@ from ..text.spans import index_at
 from ..types import Document
 
 
-class Unit(NamedTuple):
+class SentenceUnit(NamedTuple):
     """A sentence-level unit of a document: a prose sentence, a heading, a table row,
     a list item or a code block; `section` indexes `document.sections`."""
 
@@ -24,7 +24,7 @@ class Unit(NamedTuple):
     section: int
 
 
-def sentence_units(doc: Document) -> Iterator[Unit]:
+def sentence_units(doc: Document) -> Iterator[SentenceUnit]:
     """Sentences of a document in order, made as they are taken. Each heading, table row
     and list item is a unit of its own; prose is split into sentences; a code block is one
     unit."""
@@ -32,7 +32,7 @@ def sentence_units(doc: Document) -> Iterator[Unit]:
     text = doc.text
     for block in blocks_of(doc):
         for s, e, kind in _block_units(text, block):
-            yield Unit(s, e, kind, index_at(starts, s))
+            yield SentenceUnit(s, e, kind, index_at(starts, s))
 
 
 def _block_units(text: str, block: Block) -> Iterator[tuple[int, int, str]]:

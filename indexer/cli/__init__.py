@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from ..version import VERSION as __version__
-from . import corpus, datasets, live, measure, questions, search, serve
+from . import corpus, datasets, listing, live, measure, questions, search, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -22,5 +22,5 @@ def cli() -> None:
     embeddings, BM25 or both, and measure which strategy wins on your own questions."""
 
 
-for _module in (corpus, search, measure, datasets, questions, serve, live):
+for _module in (corpus, search, listing, measure, datasets, questions, serve, live):
     _module.register(cli)

@@ -25,11 +25,12 @@ from .options import (
     db_options,
     json_option,
     max_pdf_pages_option,
-    options_of_build,
     quiet_option,
     strategies_option,
 )
+from .groups import Output, Place
 from .library import LibraryOption, strategies_or_default
+from .options import BuildArgs
 
 if TYPE_CHECKING:
     from ..chunkers.registry import StrategySpec
@@ -116,25 +117,9 @@ def chunk(
 def build(
     paths: tuple[str, ...],
     strategies: tuple[str, ...],
-    name: str | None,
-    db: str | None,
-    chroma_url: str | None,
-    ollama_host: str | None,
-    embedder: str | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    max_file_size: int,
-    encoding: str | None,
-    max_pdf_pages: int,
-    full: bool,
-    no_wait: bool,
-    lang: str | None,
-    stem: int | None,
-    fold: bool | None,
-    stopwords: bool | None,
-    bm25_engine: str | None,
-    quiet: bool,
-    as_json: bool,
+    where: Place,
+    build: BuildArgs,
+    output: Output,
 ) -> None:
     """Chunk, embed and store: one Chroma collection (+ BM25 index) per strategy.
 
@@ -144,7 +129,7 @@ def build(
     from ..indexing.building import build as run_build
     from ..store import Store
 
-    settings = settings_from(db, chroma_url, embedder, ollama_host)
+    settings = where.settings()
     ctx = click.get_current_context()
     existed = Store.holds_index(settings.db) or bool(settings.chroma_url)
     ctx.meta["interrupted"] = (
@@ -152,21 +137,7 @@ def build(
         if existed
         else "interrupted; nothing was built"
     )
-    options = options_of_build(
-        include,
-        exclude,
-        max_file_size,
-        encoding,
-        max_pdf_pages,
-        name,
-        full,
-        no_wait,
-        lang,
-        stem,
-        fold,
-        stopwords,
-        bm25_engine,
-    )
+    options = build.options()
     specs: list[str | StrategySpec] = [*strategies_or_default(strategies)]
     options = replace(options, on_stage=InterruptNote(ctx.meta, specs, existed, options.on_stage))
     reports = run_build(
@@ -174,10 +145,10 @@ def build(
         specs,
         options,
         settings=settings,
-        progress=ClickProgress(quiet),
-        on_message=note_function(quiet),
+        progress=ClickProgress(output.quiet),
+        on_message=note_function(output.quiet),
     )
-    if as_json:
+    if output.as_json:
         echo_json(r.to_dict() for r in reports)
         return
     echo_reports(reports)

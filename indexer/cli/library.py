@@ -16,7 +16,7 @@ import click
 
 if TYPE_CHECKING:
     from ..indexing.options import BuildOptions
-    from ..retrieval import SearchOptions
+    from ..retrieval import ResolvedOptions
 
 
 class LibraryChoice(click.Choice):
@@ -77,7 +77,7 @@ def parameter_default(function: Callable[..., Any], name: str) -> Any:
 
 
 # -- the library's values, imported when asked for --------------------------------------------
-def search_defaults() -> SearchOptions:
+def search_defaults() -> ResolvedOptions:
     from ..retrieval import DEFAULTS
 
     return DEFAULTS

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 from .common import ClickProgress, echo_json, handle_errors, settings_from
-from .options import build_options, options_of_build, read_options
+from .groups import Output, Place
+from .options import BuildArgs, build_options, read_options
 from .library import LibraryOption, rule, strategies_or_default
 
 
@@ -126,25 +127,9 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
 def watch(
     paths: tuple[str, ...],
     strategies: tuple[str, ...],
-    name: str | None,
-    db: str | None,
-    chroma_url: str | None,
-    ollama_host: str | None,
-    embedder: str | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    max_file_size: int,
-    encoding: str | None,
-    max_pdf_pages: int,
-    full: bool,
-    no_wait: bool,
-    lang: str | None,
-    stem: int | None,
-    fold: bool | None,
-    stopwords: bool | None,
-    bm25_engine: str | None,
-    quiet: bool,
-    as_json: bool,
+    where: Place,
+    build: BuildArgs,
+    output: Output,
     debounce: int,
     max_delay: int,
 ) -> None:
@@ -164,34 +149,20 @@ def watch(
             f"--max-delay ({max_delay}) must be at least --debounce ({debounce})",
             param_hint="--max-delay",
         )
-    if name and len(strategies) != 1:
+    if build.name and len(strategies) != 1:
         raise click.BadParameter("--name applies to a single --strategy", param_hint="--name")
-    settings = settings_from(db, chroma_url, embedder, ollama_host)
+    settings = where.settings()
     chosen = strategies_or_default(strategies)
-    line = StatusLine(f"{' '.join(paths)} · {', '.join(chosen)}", quiet)
+    line = StatusLine(f"{' '.join(paths)} · {', '.join(chosen)}", output.quiet)
 
     def synced(sync: Sync) -> None:
-        if as_json:
+        if output.as_json:
             echo_json([sync.to_dict()])
         summary = describe_sync(sync)
         if summary:
             line.note(summary)
 
-    options = options_of_build(
-        include,
-        exclude,
-        max_file_size,
-        encoding,
-        max_pdf_pages,
-        name,
-        full,
-        no_wait,
-        lang,
-        stem,
-        fold,
-        stopwords,
-        bm25_engine,
-    )
+    options = build.options()
     watcher = Watcher(
         list(paths),
         chosen,
@@ -202,7 +173,7 @@ def watch(
         on_sync=synced,
         on_message=line.note,
         on_status=line.update,
-        progress=ClickProgress(quiet),
+        progress=ClickProgress(output.quiet),
     )
     click.get_current_context().meta["interrupted"] = (
         "stopped during a sync; the index keeps its last complete version"
@@ -212,7 +183,7 @@ def watch(
         watcher.run()
     finally:
         line.close()
-    if not quiet:
+    if not output.quiet:
         click.echo("stopped", err=True)
 
 

@@ -5,10 +5,12 @@ their help shows."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from .groups import grouped
 from .library import LibraryOption, parameter_default
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ def made_up_default(name: str) -> Any:
 DEFAULT_N = -1  # `--generate` given without N: the library's default number (on_demand.QUESTIONS)
 
 
-def generate_option(func: F) -> F:
+def _generate_option_list(func: F) -> F:
     func = click.option(
         "--seeds",
         type=int,
@@ -90,44 +92,76 @@ def generate_option(func: F) -> F:
     )(func)
 
 
+def generate_option(func: F) -> F:
+    """--generate [N], --seed, --seeds: one `MadeUpArgs` (`made_up`)."""
+    return grouped("made_up", MadeUpArgs, _generate_option_list)(func)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MadeUpArgs:
+    """--generate [N], --seed and --seeds as typed."""
+
+    generate: int | None = None
+    seed: int | None = None
+    seeds: int | None = None
+
+    def numbers(self) -> tuple[int, int, int]:
+        """How many questions a set, the first seed and how many seeds: those given, else
+        the library's."""
+        return (
+            made_up_default("n") if self.generate in (None, DEFAULT_N) else self.generate,
+            made_up_default("seed") if self.seed is None else self.seed,
+            made_up_default("seeds") if self.seeds is None else self.seeds,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuestionSource:
+    """The question file a command scores on, the corpus folder, and whether the
+    questions are made up."""
+
+    path: str
+    corpus: str | None
+    made_up: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reading:
+    """What made-up questions are made for: the strategies, the index's settings, the
+    embedder the collections were built with, the corpus folder given."""
+
+    strategies: tuple[str, ...]
+    settings: Settings
+    built_with: str | None
+    corpus: str | None
+
+
 def question_file(
-    questions: str | None,
-    generate: int | None,
-    seed: int | None,
-    seeds: int | None,
-    strategies: tuple[str, ...],
-    settings: Settings,
-    built_with: str | None,
-    corpus: str | None,
-    note: Callable[[str], None],
-) -> tuple[str, str | None, bool]:
-    """The question file to score on, the corpus folder, and whether the questions are
-    made up: the file given, or made with --generate."""
-    check_source(questions, generate, seed, seeds)
+    questions: str | None, made_up: MadeUpArgs, reading: Reading, note: Callable[[str], None]
+) -> QuestionSource:
+    """The question file to score on: the file given, or made with --generate."""
+    check_source(questions, made_up)
     if questions:
-        return questions, corpus, False
-    assert generate is not None  # check_source: no file, so --generate was given
-    return made_up_file(generate, seed, seeds, strategies, settings, built_with, corpus, note)
+        return QuestionSource(path=questions, corpus=reading.corpus, made_up=False)
+    return made_up_file(made_up, reading, note)
 
 
-def check_source(
-    questions: str | None, generate: int | None, seed: int | None, seeds: int | None
-) -> None:
+def check_source(questions: str | None, made_up: MadeUpArgs) -> None:
     """A usage error unless exactly one source of questions is given, with its options."""
-    if questions and generate is not None:
+    if questions and made_up.generate is not None:
         raise click.UsageError("give a question file or --generate [N], not both")
-    if not questions and generate is None:
+    if not questions and made_up.generate is None:
         raise click.UsageError(
             "give a question file, or --generate [N] to make questions from the documents"
         )
     if questions:
-        if seed is not None or seeds is not None:
+        if made_up.seed is not None or made_up.seeds is not None:
             raise click.UsageError(
                 "--seed and --seeds choose made-up questions: they go with --generate, "
                 "not a question file"
             )
         return
-    check_generate(generate, seeds)
+    check_generate(made_up.generate, made_up.seeds)
 
 
 def check_generate(generate: int | None, seeds: int | None) -> None:
@@ -139,43 +173,27 @@ def check_generate(generate: int | None, seeds: int | None) -> None:
 
 
 def made_up_file(
-    generate: int,
-    seed: int | None,
-    seeds: int | None,
-    strategies: tuple[str, ...],
-    settings: Settings,
-    built_with: str | None,
-    corpus: str | None,
-    note: Callable[[str], None],
-) -> tuple[str, str | None, bool]:
+    made_up: MadeUpArgs, reading: Reading, note: Callable[[str], None]
+) -> QuestionSource:
     """Make (or reuse) the questions --generate asks for, and say what they are."""
     from ..questions.on_demand import CAVEAT, generated_questions
 
-    n, first, pooled = made_up_numbers(generate, seed, seeds)
+    n, first, pooled = made_up.numbers()
     made = generated_questions(
         n,
-        list(strategies),
-        settings=settings,
-        built_with=built_with,
-        corpus=corpus,
+        list(reading.strategies),
+        settings=reading.settings,
+        built_with=reading.built_with,
+        corpus=reading.corpus,
         seed=first,
         seeds=pooled,
     )
     note(made.describe())
     note(f"note: {CAVEAT}")
     notes = made.made.notes if made.made is not None else []
-    if made.made is not None and made.made.shortfall and generate != DEFAULT_N:
+    if made.made is not None and made.made.shortfall and made_up.generate != DEFAULT_N:
         click.echo(f"warning: {made.made.shortfall}; scoring on those", err=True)
     for line in notes:
         note(f"note: {line}")
-    return str(made.path), str(made.roots[0]) if len(made.roots) == 1 else corpus, True
-
-
-def made_up_numbers(generate: int, seed: int | None, seeds: int | None) -> tuple[int, int, int]:
-    """How many questions a set, the first seed and how many seeds: those given, else the
-    library's."""
-    return (
-        made_up_default("n") if generate == DEFAULT_N else generate,
-        made_up_default("seed") if seed is None else seed,
-        made_up_default("seeds") if seeds is None else seeds,
-    )
+    corpus = str(made.roots[0]) if len(made.roots) == 1 else reading.corpus
+    return QuestionSource(path=str(made.path), corpus=corpus, made_up=True)

@@ -5,6 +5,7 @@ build options make. How to search: `search_options`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -15,6 +16,7 @@ from ..settings import (
     DEFAULT_MAX_FILE_SIZE,
     DEFAULT_MAX_PDF_PAGES,
 )
+from .groups import Output, Place, grouped
 from .library import (
     LibraryChoice,
     LibraryOption,
@@ -207,12 +209,10 @@ def read_options(func: F) -> F:
 
 
 # what `build` takes, and `watch` too (a watch is a series of builds): defined once
-BUILD_OPTIONS: tuple[Callable[[Any], Any], ...] = (
-    strategies_option,
+BUILD_ARGS: tuple[Callable[[Any], Any], ...] = (
     click.option(
         "--name", default=None, help="Collection name for a single --strategy (default: derived)."
     ),
-    store_options,
     corpus_options,
     max_pdf_pages_option,
     click.option(
@@ -264,49 +264,80 @@ BUILD_OPTIONS: tuple[Callable[[Any], Any], ...] = (
             f"{build_defaults().bm25_engine}]."
         ),
     ),
-    quiet_option,
-    json_option,
+    click.option(
+        "--unit-vectors",
+        is_flag=True,
+        help="Embed every sentence, list item, table row and code run for answer-sized context "
+        "(--budget) now, as builds did before 0.2: 2.5-4x the embedding of the chunks alone. "
+        "By default a question embeds the few units it reads, once, into the embedding cache.",
+    ),
 )
 
 
+@dataclass(frozen=True, kw_only=True)
+class BuildArgs:
+    """What a build was asked on the command line (`BUILD_ARGS`): `options()` makes the
+    library's `BuildOptions` of it."""
+
+    name: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    encoding: str | None = None
+    max_pdf_pages: int = DEFAULT_MAX_PDF_PAGES
+    full: bool = False
+    no_wait: bool = False
+    lang: str | None = None
+    stem: int | None = None
+    fold: bool | None = None
+    stopwords: bool | None = None
+    bm25_engine: str | None = None
+    unit_vectors: bool = False
+
+    def options(self) -> BuildOptions:
+        """The `BuildOptions` these make (those left out: the library's)."""
+        from ..indexing.options import BuildOptions
+
+        library = BuildOptions()  # its lang and engine stand for those left out
+        return BuildOptions(
+            include=self.include,
+            exclude=self.exclude,
+            max_file_size=self.max_file_size,
+            max_pdf_pages=self.max_pdf_pages,
+            encoding=self.encoding,
+            name=self.name,
+            full=self.full,
+            wait=not self.no_wait,
+            stem=self.stem,
+            fold=self.fold,
+            stopwords=self.stopwords,
+            lang=library.lang if self.lang is None else self.lang,
+            bm25_engine=library.bm25_engine if self.bm25_engine is None else self.bm25_engine,
+            unit_vectors=self.unit_vectors,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusArgs:
+    """Which files are read, and how (`corpus_options`)."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    encoding: str | None = None
+
+
+corpus_group = grouped("files", CorpusArgs, corpus_options)
+output_options = grouped("output", Output, quiet_option, json_option)
+where_to_build = grouped("where", Place, store_options)
+where_to_read = grouped("where", Place, read_options)
+where_index = grouped("where", Place, db_options)
+
+
 def build_options(func: F) -> F:
-    """The options of `build` (and `watch`), in BUILD_OPTIONS order."""
-    for option in reversed(BUILD_OPTIONS):
-        func = option(func)
-    return func
-
-
-def options_of_build(
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    max_file_size: int,
-    encoding: str | None,
-    max_pdf_pages: int,
-    name: str | None,
-    full: bool,
-    no_wait: bool,
-    lang: str | None,
-    stem: int | None,
-    fold: bool | None,
-    stopwords: bool | None,
-    bm25_engine: str | None,
-) -> BuildOptions:
-    """The `BuildOptions` the BUILD_OPTIONS given make (those left out: the library's)."""
-    from ..indexing.options import BuildOptions
-
-    library = BuildOptions()  # its lang and engine stand for those left out
-    return BuildOptions(
-        include=include,
-        exclude=exclude,
-        max_file_size=max_file_size,
-        max_pdf_pages=max_pdf_pages,
-        encoding=encoding,
-        name=name,
-        full=full,
-        wait=not no_wait,
-        stem=stem,
-        fold=fold,
-        stopwords=stopwords,
-        lang=library.lang if lang is None else lang,
-        bm25_engine=library.bm25_engine if bm25_engine is None else bm25_engine,
-    )
+    """The options of `build` (and `watch`): the strategies, then three groups: `where`
+    (a `Place`), `build` (`BuildArgs`), `output` (`Output`)."""
+    func = output_options(func)
+    func = grouped("build", BuildArgs, *BUILD_ARGS)(func)
+    func = where_to_build(func)
+    return strategies_option(func)

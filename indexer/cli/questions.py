@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .common import echo_json, handle_errors, note_function, settings_from, writable
-from .options import corpus_options, json_option, quiet_option
+from .options import CorpusArgs, corpus_group, json_option, quiet_option
 
 if TYPE_CHECKING:
     from ..questions.generate import QuestionSet
@@ -43,7 +43,7 @@ def register(cli: click.Group) -> None:
     metavar="GEN",
     help="extractive (offline: simulated searcher queries) or ollama:<model> (an LLM writes them).",
 )
-@corpus_options
+@corpus_group
 @click.option(
     "--db",
     type=click.Path(file_okay=False),
@@ -65,10 +65,7 @@ def questions(
     count: int,
     seed: int,
     llm: str,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    max_file_size: int,
-    encoding: str | None,
+    files: CorpusArgs,
     db: str | None,
     ollama_host: str | None,
     as_json: bool,
@@ -88,10 +85,10 @@ def questions(
         count,
         seed=seed,
         llm=llm,
-        include=include,
-        exclude=exclude,
-        max_file_size=max_file_size,
-        encoding=encoding,
+        include=files.include,
+        exclude=files.exclude,
+        max_file_size=files.max_file_size,
+        encoding=files.encoding,
         settings=settings_from(db=db, ollama_host=ollama_host),
     )
     if not made.questions:
@@ -103,9 +100,9 @@ def questions(
     if made.shortfall:
         click.echo(f"warning: {made.shortfall}; wrote those", err=True)
     if as_json:
-        echo_json([summary_of(made, target, count, seed, llm, kinds)])
+        echo_json([summary_of(made, target, count, seed=seed, llm=llm, kinds=kinds)])
         return
-    echo_made(made, kinds, paths, output, seed, llm, note)
+    echo_made(made, kinds, paths, output=output, seed=seed, llm=llm, note=note)
 
 
 def echo_made(

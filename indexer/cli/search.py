@@ -8,11 +8,12 @@ import click
 
 from ..errors import CollectionNotFound
 from ..tables import printable
-from ..types import pages_label
+from ..types import Chunk, pages_label
 from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
-from .common import echo_json, echo_table, handle_errors, note_function, settings_from
-from .options import built_with_option, db_options, json_option, read_options
-from .search_options import make_options, search_options
+from .common import echo_json, handle_errors, note_function, settings_from
+from .groups import Place
+from .options import built_with_option, db_options, json_option, where_to_read
+from .search_options import SearchArgs, search_options
 
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 def register(cli: click.Group) -> None:
     cli.add_command(query)
-    cli.add_command(list_)
     cli.add_command(dump)
     cli.add_command(drop)
 
@@ -52,6 +52,18 @@ def _embedder_note(index: Index, strategy: str | None) -> None:
         click.echo(
             f"note: {index.entry.strategy} is also built with {', '.join(others)}; "
             f"reading the {index.entry.embedder} one (pick with --embedder NAME)",
+            err=True,
+        )
+
+
+def chosen_note(index: Index) -> None:
+    """Which collection answers a command naming none when several strategies are built,
+    and by which rule (`retrieval.collections.chosen`)."""
+    if index.chosen_by:
+        built = sorted({e.strategy for e in index.store.catalogue.entries()})
+        click.echo(
+            f"note: reading {index.entry.strategy} of {', '.join(built)}: {index.chosen_by} "
+            "(pick one with --strategy S)",
             err=True,
         )
 
@@ -105,7 +117,7 @@ def _embedder_note(index: Index, strategy: str | None) -> None:
     help="With --budget: use the whole budget (by default the packing stops once the spans taken "
     "hold 97% of the likelihood; filling holds the whole answer more often, at lower precision).",
 )
-@read_options
+@where_to_read
 @json_option
 @handle_errors
 def query(
@@ -113,19 +125,11 @@ def query(
     strategy: str | None,
     mode: str | None,
     k: int,
-    fusion: str | None,
-    alpha: float | None,
-    rrf_weights: str | None,
-    rrf_k: int | None,
-    candidates: int | None,
-    children_k: int | None,
+    search: SearchArgs,
     bm25_engine: str | None,
     budget: int | None,
     fill: bool,
-    db: str | None,
-    chroma_url: str | None,
-    ollama_host: str | None,
-    embedder: str | None,
+    where: Place,
     as_json: bool,
 ) -> None:
     """Search one collection; show rank, score, where the chunk lives, and its text.
@@ -134,19 +138,22 @@ def query(
     its document, lines and heading path (--json: one line per span)."""
     from ..retrieval import Index, Query
 
-    request = Query.checked(
-        text, make_options(k, mode, fusion, alpha, rrf_weights, rrf_k, candidates, children_k)
-    )
-    settings = settings_from(db, chroma_url, None, ollama_host)
+    request = Query.checked(text, search.options(k, mode))
     index = Index.open(
-        strategy, settings=settings, built_with=embedder, bm25_engine=bm25_engine, one_shot=True
+        strategy,
+        settings=where.reading(),
+        built_with=where.embedder,
+        bm25_engine=bm25_engine,
+        one_shot=True,
     )
-    if embedder is None:
+    chosen_note(index)
+    if where.embedder is None:
         _embedder_note(index, strategy)
     if budget is not None or fill:
         _answer_context(index, request, budget, fill, as_json)
         return
-    hits, resolved = index.lookup(request)
+    found = index.lookup(request)
+    hits, resolved = found.hits, found.options
     for line in index.repairs:
         click.echo(f"warning: {line}", err=True)
     _stale_warning(index)
@@ -154,13 +161,24 @@ def query(
         echo_json(hit.to_dict() for hit in hits)
         return
     if not hits:
-        click.echo("no results")
+        within = f" in the documents --path {' '.join(resolved.paths)} matches"
+        click.echo("no results" + (within if resolved.paths else ""))
+    _echo_hits(hits, resolved.mode == "hybrid")
+
+
+def _echo_hits(hits: list[Hit], hybrid: bool) -> None:
     for hit in hits:
-        click.echo(hit_line(hit, resolved.mode == "hybrid"))
+        click.echo(hit_line(hit, hybrid))
         if hit.chunk.header:
             click.echo("    " + hit.chunk.header.replace("\n", "\n    "))
         click.echo("    " + hit.chunk.text.replace("\n", "\n    "))
         click.echo()
+
+
+def place_label(c: Chunk) -> str:
+    """` p.3-4`, ` (slide 3)`: where a chunk lies beside its lines ("" when nowhere)."""
+    pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
+    return pages + (f" ({c.location})" if c.location else "")
 
 
 def hit_line(hit: Hit, hybrid: bool) -> str:
@@ -170,6 +188,8 @@ def hit_line(hit: Hit, hybrid: bool) -> str:
     where = (
         f"{printable(c.doc_id)} {pages_label(c.start_page, c.end_page)}"
         if c.start_page
+        else f"{printable(c.doc_id)} {c.location}"
+        if c.location
         else f"{printable(c.doc_id)}:{c.start_line}-{c.end_line}"
     )
     match = f"  {hit.match}" if hit.match else ""
@@ -201,6 +221,8 @@ def _answer_context(
         raise UsageError("--fill goes with --budget N")
     context = index.context(request, budget, mass=1.0) if fill else index.context(request, budget)
     _stale_warning(index)
+    if context.note:  # scored by BM25 alone, or the unit vectors cannot be kept
+        click.echo(f"warning: {context.note}", err=True)
     _echo_context(context, as_json)
 
 
@@ -240,65 +262,6 @@ def _echo_spans(context: Context) -> None:
         click.echo("    " + span.text.replace("\n", "\n    "))
 
 
-@click.command(name="list")
-@db_options
-@json_option
-@handle_errors
-def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
-    """Collections in the index: strategy, parameters, embedder, size, build time, the
-    default search (saved by `indexer tune --save`, else calibrated at build time) and
-    emb/bm25: what the build measured of the embedder on this collection (its probes'
-    MRR@10 over BM25's) and the factor that put on the embedding share."""
-    from ..retrieval import describe
-    from ..store import Store
-
-    store = Store(settings_from(db, chroma_url))
-    entries = store.catalogue.entries()
-    described = [describe(store, e, entries) for e in entries]
-    if as_json:
-        echo_json(described)
-        return
-    if not entries:
-        click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
-        return
-    rows = [collection_row(d) for d in described]
-    echo_table(
-        [
-            "strategy",
-            "embedder",
-            "files",
-            "chunks",
-            "avgTok",
-            "built",
-            "search",
-            "emb/bm25",
-            "parameters",
-        ],
-        rows,
-    )
-
-
-def collection_row(d: dict[str, Any]) -> list[Any]:
-    """A collection as `list` shows it (`retrieval.describe`'s fields)."""
-    params = ",".join(f"{k}={v}" for k, v in d["params"].items() if v is not None)
-    search = d["search"] + (" (tuned)" if d["tuned"] else "")
-    m = d["measured"]
-    worth = f"{m['ratio']:.2f} x{m['factor']:g}" if m and "ratio" in m else "-"
-    choice = d.get("embedder_choice") or {}
-    chosen = f" (auto: {choice['reason']})" if choice.get("by") == "rule" else ""
-    return [
-        d["strategy"],
-        d["embedder"] + chosen,
-        d["files"],
-        d["chunks"],
-        f"{d['avg_tokens']:.0f}",
-        d["built_at"][:19],
-        search,
-        worth,
-        f"{d['kind']}:{params}",
-    ]
-
-
 @click.command()
 @click.option(
     "--strategy",
@@ -334,6 +297,7 @@ def dump(
     doc_id = doc_id or document
 
     index = Index.open(strategy, settings=settings_from(db, chroma_url), built_with=embedder)
+    chosen_note(index)
     try:
         chunks = index.chunks(doc_id)
     except CollectionNotFound as exc:
@@ -345,22 +309,36 @@ def dump(
             for c in chunks
         )
         return
+    _echo_chunks(chunks, newline)
+
+
+def _echo_chunks(chunks: list[Chunk], newline: dict[str, str]) -> None:
+    """The chunks as `dump` shows them, a document read with other newlines than `\\n`
+    said once."""
     told: set[str] = set()
     for c in chunks:
         if newline.get(c.doc_id, "lf") != "lf" and c.doc_id not in told:
             told.add(c.doc_id)
-            click.echo(
-                f"=== {printable(c.doc_id)} has {newline[c.doc_id].upper()} newlines: offsets index its text "
-                "with each newline read as \\n (as Python's open() reads it)"
-            )
-        pages = f" {pages_label(c.start_page, c.end_page)}" if c.start_page else ""
-        click.echo(
-            f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}{pages} {c.kind} "
-            f"{c.n_tokens} tok  {c.id}"
-        )
-        if c.header:
-            click.echo("  header: " + c.header.replace("\n", " | "))
-        click.echo(c.text)
+            click.echo(_newline_note(c.doc_id, newline[c.doc_id]))
+        _echo_chunk(c)
+
+
+def _newline_note(doc_id: str, newline: str) -> str:
+    return (
+        f"=== {printable(doc_id)} has {newline.upper()} newlines: offsets index its text "
+        "with each newline read as \\n (as Python's open() reads it)"
+    )
+
+
+def _echo_chunk(c: Chunk) -> None:
+    """A stored chunk as `dump` shows it: where it lies, its header, its text."""
+    click.echo(
+        f"--- {printable(c.doc_id)} [{c.start}..{c.end}] lines {c.start_line}-{c.end_line}"
+        f"{place_label(c)} {c.kind} {c.n_tokens} tok  {c.id}"
+    )
+    if c.header:
+        click.echo("  header: " + c.header.replace("\n", " | "))
+    click.echo(c.text)
 
 
 @click.command()

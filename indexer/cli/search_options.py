@@ -1,14 +1,16 @@
-"""How to search, as options: the fusion and its settings, the depths searched, answer
-budgets; and the `SearchOptions` they make. Every option left out is the collection's
+"""How to search, as options: the fusion and its settings, the depths searched, the paths
+searched in, answer budgets; and the `SearchOptions` they make (`SearchArgs`). Every option left out is the collection's
 saved setting (`indexer tune --save`), else the library default."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from .groups import grouped
 from .library import LibraryChoice, LibraryOption, fusions, search_defaults
 
 if TYPE_CHECKING:
@@ -49,10 +51,17 @@ def _pair(text: str, option: str) -> tuple[float, float]:
     return (a, b)
 
 
-def search_options(func: F) -> F:
-    """How to search; every option left out is the collection's saved setting (`indexer
-    tune --save`), else the library default."""
+def _search_option_list(func: F) -> F:
+    """The options of `SearchArgs`."""
     d = search_defaults
+    func = click.option(
+        "--path",
+        "paths",
+        multiple=True,
+        metavar="GLOB",
+        help="Only search documents whose path matches (git's glob rules: *.pptx, docs/api/, "
+        "src/**/*.py; repeatable: any of them).",
+    )(func)
     func = click.option(
         "--children-k",
         type=int,
@@ -106,33 +115,44 @@ def search_options(func: F) -> F:
     return func
 
 
+def search_options(func: F) -> F:
+    """How to search, one `SearchArgs` (`search`); every option left out is the
+    collection's saved setting (`indexer tune --save`), else the library default."""
+    return grouped("search", SearchArgs, _search_option_list)(func)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchArgs:
+    """The search options as typed (`search_options`)."""
+
+    fusion: str | None = None
+    alpha: float | None = None
+    rrf_weights: str | None = None
+    rrf_k: int | None = None
+    candidates: int | None = None
+    children_k: int | None = None
+    paths: tuple[str, ...] = ()
+
+    def options(self, k: int = 5, mode: str | None = None) -> SearchOptions:
+        """The `SearchOptions` they make, with `k` and `mode`."""
+        from ..retrieval import SearchOptions
+
+        weights = _pair(self.rrf_weights, "--rrf-weights") if self.rrf_weights else None
+        return SearchOptions(
+            mode=mode,
+            k=k,
+            fusion=self.fusion,
+            alpha=self.alpha,
+            rrf_k=self.rrf_k,
+            weights=weights,
+            candidates=self.candidates,
+            children_k=self.children_k,
+            paths=self.paths or None,
+        )
+
+
 def default_weights() -> str:
     """The library's RRF weights, as --rrf-weights takes them."""
     weights = search_defaults().weights
     assert weights is not None  # the library's defaults weigh both sides
     return ",".join(f"{w:g}" for w in weights)
-
-
-def make_options(
-    k: int = 5,
-    mode: str | None = None,
-    fusion: str | None = None,
-    alpha: float | None = None,
-    rrf_weights: str | None = None,
-    rrf_k: int | None = None,
-    candidates: int | None = None,
-    children_k: int | None = None,
-) -> SearchOptions:
-    from ..retrieval import SearchOptions
-
-    weights = _pair(rrf_weights, "--rrf-weights") if rrf_weights else None
-    return SearchOptions(
-        mode=mode,
-        k=k,
-        fusion=fusion,
-        alpha=alpha,
-        rrf_k=rrf_k,
-        weights=weights,
-        candidates=candidates,
-        children_k=children_k,
-    )

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import echo_json, handle_errors, note_function, settings_from
+from .common import echo_json, handle_errors, note_function
+from .groups import Output, Place
 from .library import LibraryOption, parameter_default, rule
-from .made_up import QUESTION_FORMAT, generate_option, question_file
-from .options import json_option, quiet_option, read_options
+from .made_up import QUESTION_FORMAT, MadeUpArgs, Reading, generate_option, question_file
+from .options import output_options, where_to_read
 
 if TYPE_CHECKING:
     from ..evaluation.advice import Advice
@@ -56,26 +57,19 @@ def _tune_default(name: str) -> Any:
     help="Folder of the documents the questions refer to (default: next to QUESTIONS).",
 )
 @click.option("--top", type=int, default=10, show_default=True, help="Settings to list.")
-@read_options
-@json_option
-@quiet_option
+@where_to_read
+@output_options
 @handle_errors
 def tune(
     questions: str | None,
-    generate: int | None,
-    seed: int | None,
-    seeds: int | None,
+    made_up: MadeUpArgs,
     strategies: tuple[str, ...],
     folds: int,
     save: bool,
     corpus: str | None,
     top: int,
-    db: str | None,
-    chroma_url: str | None,
-    ollama_host: str | None,
-    embedder: str | None,
-    as_json: bool,
-    quiet: bool,
+    where: Place,
+    output: Output,
 ) -> None:
     """Choose search settings on your own questions: modes × fusions (× strategies),
     cross-validated, with the gain over BM25 and embedding alone; --save keeps the winner
@@ -85,33 +79,26 @@ def tune(
     from ..evaluation.coverage import left_out_warning
     from ..evaluation.tune import tune as run_tune
 
-    settings = settings_from(db, chroma_url, None, ollama_host)
-    questions, corpus, made_up = question_file(
-        questions,
-        generate,
-        seed,
-        seeds,
-        strategies,
-        settings,
-        embedder,
-        corpus,
-        note_function(quiet),
+    settings = where.reading()
+    reading = Reading(
+        strategies=strategies, settings=settings, built_with=where.embedder, corpus=corpus
     )
+    source = question_file(questions, made_up, reading, note_function(output.quiet))
     result = run_tune(
-        questions,
+        source.path,
         list(strategies),
         settings=settings,
-        built_with=embedder,
-        corpus=corpus,
+        built_with=where.embedder,
+        corpus=source.corpus,
         folds=folds,
         save=save,
-        progress=note_function(quiet),
-        margin=LEXICAL_BIAS if made_up else 0.0,
+        progress=note_function(output.quiet),
+        margin=LEXICAL_BIAS if source.made_up else 0.0,
     )
     if result.left_out:
         click.echo(f"warning: {left_out_warning(result.left_out, len(result.questions))}", err=True)
-    advice = tune_advice(result) if made_up else None
-    if as_json:
+    advice = tune_advice(result) if source.made_up else None
+    if output.as_json:
         echo_json(
             [{"row": "candidate", **c.to_dict()} for c in result.candidates]
             + [{"row": "summary", **result.to_dict()}]

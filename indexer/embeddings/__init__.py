@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -219,6 +220,7 @@ class CachedEmbedder(Embedder):
         self.name = embedder.name
         self.computed = 0
         self.cached = 0
+        self.seconds = 0.0  # spent inside the model (documents and queries, its loading too)
 
     @property
     def dimension(self) -> int:
@@ -248,12 +250,33 @@ class CachedEmbedder(Embedder):
         new: list[tuple[bytes, np.ndarray]] = []
         for i in range(0, len(miss_keys), step):
             batch = miss_keys[i : i + step]
+            t0 = time.perf_counter()
             vectors = self.embedder.embed_documents([missing[k] for k in batch])
+            self.seconds += time.perf_counter() - t0
             new.extend(zip(batch, vectors))
         if self.cache:
             self.cache.put_many(self.name, new)
             new = [(k, stored(v)) for k, v in new]
         return new
 
+    def warm(self) -> None:
+        """Load the model (one tiny text embedded), so the next batch's time is its own."""
+        t0 = time.perf_counter()
+        try:
+            self.embedder.embed_documents(["warm up"])
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        t0 = time.perf_counter()
+        try:
+            return self.embedder.embed_queries(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed_query(text)
+        t0 = time.perf_counter()
+        try:
+            return self.embedder.embed_query(text)
+        finally:
+            self.seconds += time.perf_counter() - t0

@@ -29,6 +29,19 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """(dimension,) float32, L2-normalised."""
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries at once (a build's probes): `embed_query` of each, where a model
+        cannot batch them; a local model embeds them in one batch and remembers each."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.embed_query(t) for t in texts])
+
+    def embed_few(self, texts: list[str]) -> np.ndarray:
+        """A few short texts a query waits for (the units answer-sized context reads): as
+        `embed_documents`, on one thread where the model can choose (a small batch gains
+        little from more, and on a busy machine it waits for every one of them)."""
+        return self.embed_documents(texts)
+
     def describe(self) -> str:
         return self.name
 

@@ -26,6 +26,7 @@ import numpy as np
 
 
 STORED = np.float16  # the dtype of vectors on disk
+QUERY_WAIT = 0.5  # seconds a query waits for a build's write before it skips its own
 
 
 def stored(vector: np.ndarray) -> np.ndarray:
@@ -54,12 +55,29 @@ class EmbeddingCache:
             return None
         cache = cls.__new__(cls)
         cache.path, cache.note, cache._broken, cache._lock = path, "", False, threading.Lock()
+        cache.busy_ok = True
         try:
             uri = f"{path.absolute().as_uri()}?mode=ro"  # a relative --db too
             cache._db = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
             cache._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except sqlite3.DatabaseError:
             return None
+        return cache
+
+    @classmethod
+    def for_queries(cls, folder: Path) -> EmbeddingCache | None:
+        """The cache in `folder` opened for a query to read and add to (the vectors of the
+        units answer-sized context embeds on demand): made when missing, never moved
+        aside when damaged (a build does that), waiting at most a moment for a build's
+        write. A read-only index gives the read-only cache; None where neither opens."""
+        path = folder / cls.FILE
+        cache = cls.__new__(cls)
+        cache.path, cache.note, cache._broken, cache._lock = path, "", False, threading.Lock()
+        cache.busy_ok = True
+        try:
+            cache._db = cls._open(path, timeout=QUERY_WAIT)
+        except (sqlite3.DatabaseError, OSError):
+            return cls.reader(folder)
         return cache
 
     def __init__(self, path: Path | None) -> None:
@@ -69,15 +87,15 @@ class EmbeddingCache:
         self.path = path
         self.note = ""
         self._broken = False
+        self.busy_ok = False  # a write finding the file busy is skipped, not a failure
         self._lock = threading.Lock()
         try:
             self._db = self._open(path)
         except sqlite3.DatabaseError as exc:
             if path is None:
                 raise
-            if (
-                getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-            ):  # a full disk damages nothing
+            # a full disk damages nothing
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
                 raise OSError(
                     errno.ENOSPC, f"no space left for the embedding cache {path}"
                 ) from None
@@ -85,14 +103,16 @@ class EmbeddingCache:
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
                     Path(str(path) + suffix).rename(str(aside) + suffix)
-            self.note = f"the embedding cache {path} was damaged ({exc}); moved it to {aside.name} and started afresh"
+            self.note = f"the embedding cache {path} was damaged ({exc}); moved it to {aside.name} and started afresh (what it held is embedded again as it is needed)"
             self._db = self._open(path)
 
     @staticmethod
-    def _open(path: Path | None) -> sqlite3.Connection:
+    def _open(path: Path | None, timeout: float = 60) -> sqlite3.Connection:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(str(path) if path else ":memory:", timeout=60, check_same_thread=False)
+        db = sqlite3.connect(
+            str(path) if path else ":memory:", timeout=timeout, check_same_thread=False
+        )
         try:
             db.execute("PRAGMA page_size=8192")  # takes effect only on a new, empty file
             db.execute("PRAGMA journal_mode=WAL")
@@ -137,26 +157,48 @@ class EmbeddingCache:
             f"the embedding cache {self.path} failed ({exc}); embeddings are computed without it"
         )
 
-    def put_many(self, model: str, items: list[tuple[bytes, np.ndarray]]) -> None:
+    def put_many(self, model: str, items: list[tuple[bytes, np.ndarray]]) -> bool:
+        """Store the vectors; False when they were not stored (a failed cache; for a
+        query's cache, also a file busy with a build's write or opened read-only)."""
         if not items:
-            return
+            return True
         with self._lock:
             if self._broken:
-                return
+                return False
             try:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
                     [(model, key, np.asarray(vec, dtype=STORED).tobytes()) for key, vec in items],
                 )
                 self._db.commit()
+            except sqlite3.OperationalError as exc:
+                self._skip_or_fail(exc)
+                return False
             except (
                 sqlite3.DatabaseError
             ) as exc:  # a full disk or a damaged file: go on without caching
                 self._fail(exc)
+                return False
+        return True
+
+    def _skip_or_fail(self, exc: sqlite3.OperationalError) -> None:
+        """A write that could not happen: for a query's cache, a busy or read-only file
+        is no failure (the next query tries again); anything else is."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.rollback()
+        if not (self.busy_ok and _passing(exc)):
+            self._fail(exc)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _passing(exc: sqlite3.OperationalError) -> bool:
+    """A write refused for a passing reason: the file is busy or locked (another process
+    writes), or opened read-only."""
+    text = str(exc).lower()
+    return any(word in text for word in ("locked", "busy", "readonly", "read-only"))
 
 
 def _convert_legacy(db: sqlite3.Connection) -> None:

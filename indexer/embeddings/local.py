@@ -41,6 +41,13 @@ class _LocalModel(Embedder):
                 self._queries.popitem(last=False)
         return vector
 
+    def _remember_all(self, texts: list[str], vectors: np.ndarray) -> None:
+        with self._queries_lock:
+            for text, vector in zip(texts, vectors):
+                self._queries[text] = vector.copy()
+            while len(self._queries) > self.QUERIES:
+                self._queries.popitem(last=False)
+
     def _load(self):
         raise NotImplementedError
 
@@ -79,15 +86,23 @@ class USEEmbedder(_LocalModel):
         return normalise(self.model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._remembered(text, self._query)
+        return self._remembered(text, lambda t: self.embed_few([t])[0])
 
-    def _query(self, text: str) -> np.ndarray:
-        # one short text: BLAS threads only add synchronisation (and, on a busy machine,
-        # waits of tens of milliseconds), so a query runs on one thread
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        # no prefixes: a batch of queries is a batch of short texts, each remembered
+        vectors = self.embed_few(list(texts))
+        self._remember_all(texts, vectors)
+        return vectors
+
+    def embed_few(self, texts: list[str]) -> np.ndarray:
+        # short texts a query waits for: BLAS threads only add synchronisation (and, on a
+        # busy machine, waits of tens to hundreds of milliseconds), so they run on one thread
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
         backend = self.model._model
         backend.threads = 1
         try:
-            return normalise(self.model.encode([text])[0])
+            return normalise(self.model.encode(list(texts)))
         finally:  # back to the configured count (not to whatever a concurrent query had set)
             backend.threads = _threads()
 

@@ -69,9 +69,8 @@ class BeirImport:
     judgements: int = 0  # (query, document) pairs kept as targets
     grades: Counter = field(default_factory=Counter)  # grade -> judgements kept
     skipped: Counter = field(default_factory=Counter)  # reason -> count
-    examples: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # reason -> a few ids or line numbers
+    # reason -> a few ids or line numbers
+    examples: dict[str, list[str]] = field(default_factory=dict)
     firsts: dict[str, list[str]] = field(default_factory=dict)  # file -> what it began with
 
     def saw(self, what: str, value: str) -> None:
@@ -282,7 +281,7 @@ def import_beir(
         lines = _question_lines(asked, qrels, names, report)
         if not lines:
             raise nothing_matches(report, qrels_path, queries_path, corpus_path, bool(asked))
-        _publish(lines, staging, folder, out_questions, partial, inside)
+        _publish(lines, staging, folder, out=out_questions, partial=partial, inside=inside)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if not inside:

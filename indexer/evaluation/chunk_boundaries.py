@@ -42,6 +42,7 @@ from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
 
+# what an edge can fall inside
 KINDS = (
     "word",
     "sentence",
@@ -50,7 +51,7 @@ KINDS = (
     "code",
     "item",
     "function",
-)  # what an edge can fall inside
+)
 WHOLE = ("table", "code", "item", "function")  # what can be kept whole
 _SENTENCE_UNITS = {"sentence", "heading", "item"}
 _SPANS_OF = {"table": "table", "code": "code", "list": "item"}
@@ -222,7 +223,13 @@ def boundaries(
     from ..indexing.pipeline import iter_chunks
 
     _, stats, stream = iter_chunks(
-        list(paths), list(strategies), include, exclude, max_file_size, encoding, settings=settings
+        list(paths),
+        list(strategies),
+        include=include,
+        exclude=exclude,
+        max_file_size=max_file_size,
+        encoding=encoding,
+        settings=settings,
     )
     out = {name: BoundaryStats(name) for name in stats}
     for name, doc, chunks in stream:

@@ -84,7 +84,7 @@ def context_cells(
     """Score one question's packed context and whole chunks at every budget into `cells`
     (one per budget, in order); `hits` are the row's own ranked hits."""
     answers = [(q.doc_id, s, e) for s, e in q.answer_spans]
-    scored = scored_units(index, q.question, hits[:CANDIDATES])
+    scored = scored_units(index.snapshot(), q.question, hits[:CANDIDATES])
     tokenizer = scored.tokenizer
     for cell, budget in zip(cells, budgets):
         packed = scored.pack(budget)

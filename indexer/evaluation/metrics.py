@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
 
 Span = tuple[int, int]
 
@@ -126,18 +127,10 @@ def paired_differences(
 
     ref = np.asarray(reference, dtype=float)
     n = len(ref)
-    if any(len(v) != n for v in rows.values()):
-        raise ValueError("paired values need the same questions")
+    _check_paired(rows, n, clusters)
     if not n:
         return {k: (0.0, (0.0, 0.0)) for k in rows}
-    if clusters is not None and len(clusters) != n:
-        raise ValueError("a cluster key per question is needed")
-    index: dict[Hashable, int] = {}
-    ids = (
-        np.asarray([index.setdefault(c, len(index)) for c in clusters])
-        if clusters
-        else np.arange(n)
-    )
+    ids = _cluster_ids(clusters, n)
     units = int(ids.max()) + 1
     sizes = np.bincount(ids, minlength=units).astype(float)
     draws = np.random.default_rng(seed).integers(0, units, size=(samples, units))
@@ -151,6 +144,25 @@ def paired_differences(
         hi = stats[min(samples - 1, int((1 + level) / 2 * samples))]
         out[key] = (float(diffs.mean()), (float(lo), float(hi)))
     return out
+
+
+def _check_paired(
+    rows: Mapping[str, Sequence[float]], n: int, clusters: Sequence[Hashable] | None
+) -> None:
+    if any(len(v) != n for v in rows.values()):
+        raise ValueError("paired values need the same questions")
+    if n and clusters is not None and len(clusters) != n:
+        raise ValueError("a cluster key per question is needed")
+
+
+def _cluster_ids(clusters: Sequence[Hashable] | None, n: int) -> Any:
+    """Each question's cluster as a number from 0 (each question its own without keys)."""
+    import numpy as np
+
+    if not clusters:
+        return np.arange(n)
+    index: dict[Hashable, int] = {}
+    return np.asarray([index.setdefault(c, len(index)) for c in clusters])
 
 
 def union_length(spans: Sequence[Span]) -> int:

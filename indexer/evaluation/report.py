@@ -249,9 +249,8 @@ def comparison(ev: Evaluation, a: str, b: str) -> str:
     )
 
 
-Quality = dict[
-    tuple[str, str], BoundaryStats
-]  # (strategy, embedder) -> boundary quality of its chunks
+# (strategy, embedder) -> boundary quality of its chunks
+Quality = dict[tuple[str, str], BoundaryStats]
 
 
 def boundaries(ev: Evaluation, quality: Quality) -> str:

@@ -10,6 +10,7 @@ bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,9 @@ from typing import Any, Callable
 from ..errors import StaleIndex, UsageError
 from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
+from ..retrieval.collections import every_built
 from ..retrieval.context import CANDIDATES
+from ..retrieval.scope import matcher
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store
@@ -39,7 +42,7 @@ from .scoring import QuestionResult, TokenSpans, score_question
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Row:
     strategy: str
     mode: str
@@ -181,11 +184,12 @@ class Evaluation:
     ks: list[int]
     ctx_k: int
     source: str
-    stale: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # collection -> files changed since its build
+    # collection -> files changed since its build
+    stale: dict[str, list[str]] = field(default_factory=dict)
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    # ids of the questions about documents the search's path globs leave out (`--path`)
+    outside_paths: list[str] = field(default_factory=list)
 
     def by_tag(self) -> dict[str, list[Question]]:
         tags: dict[str, list[Question]] = {}
@@ -256,7 +260,8 @@ def evaluate(
 ) -> Evaluation:
     """Score every strategy × mode (× embedder) on a question set against stored
     collections: for each embedder of `built_with`, the collections built with it (None:
-    the one each strategy is read with, `collections.choose`). Collections built from
+    the one each strategy is read with, `collections.choose`); no `strategies`: every
+    strategy built (`collections.every_built`). Collections built from
     other versions of the documents than the ones the questions are resolved against are
     listed in `stale` (`require_fresh` fails).
     Questions about documents a collection does not hold are left out of every row
@@ -269,25 +274,66 @@ def evaluate(
     questions = load_questions(questions_path)
     settings = settings_for(settings)
     store = Store(settings)
+    strategies = strategies or every_built(store, built_with)  # none named: every one built
     indexes = open_indexes(store, strategies, built_with)
     root = Path(corpus) if corpus else corpus_root(Path(questions_path), questions, indexes)
     found, docs_iter = load_documents([root])
     docs = {d.doc_id: d for d in docs_iter}
     resolve(questions, docs)
+    questions, outside = inside_paths(questions, options, questions_path)
     questions, left_out = covered(questions_path, questions, indexes, root, require_fresh)
     stale = _stale(store, indexes, found, root)
     if stale and require_fresh:
-        raise _stale_error(stale, root)
+        raise _stale_error(stale, root, indexes)
     plan = _RowPlan(
         cutoffs, budgets, options or SearchOptions(), TokenSpans(docs, settings.tiktoken_dir)
     )
+    rows = _scored(plan, indexes, modes, questions, progress)
+    evaluation = Evaluation(
+        questions, rows, cutoffs, ctx_k=plan.ctx_k, source=str(root), stale=stale, left_out=left_out
+    )
+    evaluation.outside_paths = outside
+    return evaluation
+
+
+def inside_paths(
+    questions: list[Question], options: SearchOptions | None, path: str | os.PathLike[str]
+) -> tuple[list[Question], list[str]]:
+    """The questions about documents the options' path globs match (all without globs),
+    and the ids of the others; a usage error when none is left."""
+    globs = options.paths if options is not None else None
+    if not globs:
+        return questions, []
+    match = matcher(globs)
+    inside = [q for q in questions if _about_any(q, match)]
+    if not inside:
+        raise UsageError(
+            f"no question of {path} is about a document --path {' '.join(globs)} matches"
+        )
+    ids = {q.id for q in inside}
+    return inside, [q.id for q in questions if q.id not in ids]
+
+
+def _about_any(question: Question, match: Callable[[str], bool]) -> bool:
+    """Whether the question is about a document `match` accepts."""
+    return any(match(d) for d in (question.documents or [question.doc_id]))
+
+
+def _scored(
+    plan: _RowPlan,
+    indexes: list[Index],
+    modes: tuple[str, ...],
+    questions: list[Question],
+    progress: Callable[[Row], None] | None,
+) -> list[Row]:
+    """A row per collection × mode, each told to `progress` as it is scored."""
     rows = []
     for index in indexes:
         for mode in modes:
             rows.append(plan.row(index, mode, questions))
             if progress:
                 progress(rows[-1])
-    return Evaluation(questions, rows, cutoffs, plan.ctx_k, str(root), stale, left_out)
+    return rows
 
 
 def _checked_options(
@@ -312,13 +358,15 @@ def _checked_options(
     return cutoffs, budgets
 
 
-def _stale_error(stale: dict[str, list[str]], root: Path) -> StaleIndex:
-    """The error of `--require-fresh` when a collection is stale (the first named)."""
+def _stale_error(stale: dict[str, list[str]], root: Path, indexes: list[Index]) -> StaleIndex:
+    """The error of `--require-fresh` when a collection is stale (the first named); the
+    rebuild it advises reads the folders the collection was built from."""
     name, files = next(iter(stale.items()))
     more = " ..." if len(files) > 3 else ""
+    source = next(i.entry.source for i in indexes if _stale_name(i) == name)
     return StaleIndex(
         f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
-        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {root}"
+        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {shlex.join(source)}"
     )
 
 
@@ -362,36 +410,38 @@ class _RowPlan:
             hits = index.search(q.question, opts)
             results.append(score_question(q, hits, self.ctx_k, self.budget, self.spans))
             if cells and q.answer_spans:
-                context_cells(index, q, hits, self.budgets, self.spans, cells)
+                context_cells(index, q, hits, budgets=self.budgets, spans=self.spans, cells=cells)
         entry = index.entry
         return Row(
-            entry.strategy,
-            mode,
-            entry.embedder,
-            entry.chunks,
-            entry.avg_tokens,
-            self.ks,
-            self.ctx_k,
-            results,
-            time.perf_counter() - t0,
-            self.budget,
-            entry.build_seconds,
-            cells,
+            strategy=entry.strategy,
+            mode=mode,
+            embedder=entry.embedder,
+            chunks=entry.chunks,
+            avg_tokens=entry.avg_tokens,
+            ks=self.ks,
+            ctx_k=self.ctx_k,
+            results=results,
+            seconds=time.perf_counter() - t0,
+            budget=self.budget,
+            build_seconds=entry.build_seconds,
+            context=cells,
         )
 
 
 def _stale(
     store: Store, indexes: list[Index], found: Discovery, root: Path
 ) -> dict[str, list[str]]:
-    """Per collection built from this folder, the files whose content differs from what
-    it was built from."""
+    """Per collection built from this folder (or from folders of it, under their names),
+    the files whose content differs from what it was built from."""
     from ..indexing.manifest import stale_files
 
     out = {}
     for index in indexes:
-        if str(root.resolve()) not in index.entry.source:
-            continue
-        files = stale_files(store, index.entry, found.files)
+        files = stale_files(store, index.entry, found.files, root)
         if files:
-            out[f"{index.entry.strategy} ({index.entry.embedder})"] = files
+            out[_stale_name(index)] = files
     return out
+
+
+def _stale_name(index: Index) -> str:
+    return f"{index.entry.strategy} ({index.entry.embedder})"

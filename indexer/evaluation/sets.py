@@ -35,12 +35,10 @@ class Question:
     # resolved against the corpus
     target: tuple[int, int] = (0, 0)  # the span a hit must overlap
     answer_span: tuple[int, int] | None = None  # the span a strict hit must contain
-    answers: list[str] = field(
-        default_factory=list
-    )  # more answer excerpts (a context must hold them all)
-    answer_spans: list[tuple[int, int]] = field(
-        default_factory=list
-    )  # resolved: `answer`'s, then `answers`'
+    # more answer excerpts (a context must hold them all)
+    answers: list[str] = field(default_factory=list)
+    # resolved: `answer`'s, then `answers`'
+    answer_spans: list[tuple[int, int]] = field(default_factory=list)
 
     def hits(self, doc_id: str, start: int, end: int) -> bool:
         """Does a retrieved chunk (document and character span) hit this question's target?
@@ -128,12 +126,12 @@ def _question(data: dict[str, Any], documents: dict[str, int]) -> Question:
         str(data["id"]),
         data["question"],
         data.get("doc_id") or next(iter(documents)),
-        data.get("section") or "",
-        data.get("answer") or "",
-        data.get("symbol") or "",
-        [tags] if isinstance(tags, str) else list(tags),
-        (span[0], span[1]) if span else None,
-        documents,
+        section=data.get("section") or "",
+        answer=data.get("answer") or "",
+        symbol=data.get("symbol") or "",
+        tags=[tags] if isinstance(tags, str) else list(tags),
+        span=(span[0], span[1]) if span else None,
+        documents=documents,
         answers=list(data.get("answers") or []),
     )
 

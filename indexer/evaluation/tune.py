@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..loaders import load_documents
-from ..retrieval import Index, SearchOptions
+from ..retrieval import Index, ResolvedOptions, SearchOptions
 from ..retrieval import resolve as resolve_options
 from ..settings import Settings, settings_for
 from ..store import Store
@@ -58,14 +58,13 @@ def candidates() -> list[dict[str, Any]]:
 
 
 @dataclass
-class Candidate:
+class Trial:
     strategy: str
     embedder: str
-    options: SearchOptions  # resolved for the collection
+    options: ResolvedOptions  # resolved for the collection
     ranks: list[int | None] = field(default_factory=list)  # first hit per question
-    ndcg: list[float] = field(
-        default_factory=list
-    )  # nDCG@10 per question (reported; MRR@10 chooses)
+    # nDCG@10 per question (reported; MRR@10 chooses)
+    ndcg: list[float] = field(default_factory=list)
     ctx_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -102,18 +101,16 @@ class Candidate:
 @dataclass
 class TuneResult:
     questions: list[Question]
-    candidates: list[Candidate]
+    candidates: list[Trial]
     folds: int
-    held_out: dict[
-        str, list[float]
-    ]  # metric -> per-question values of the tuned choice on unseen folds
+    # metric -> per-question values of the tuned choice on unseen folds
+    held_out: dict[str, list[float]]
     chosen: list[str]  # the label chosen in each fold
-    winners: dict[str, Candidate]  # strategy -> its best candidate on all questions
-    best: Candidate  # the best candidate on all questions (over every strategy)
-    baselines: dict[str, Candidate]  # "bm25", "embedding", "default" of the winning strategy
-    decisions: list[Decision] = field(
-        default_factory=list
-    )  # per collection: save the tuned setting or keep
+    winners: dict[str, Trial]  # strategy -> its best candidate on all questions
+    best: Trial  # the best candidate on all questions (over every strategy)
+    baselines: dict[str, Trial]  # "bm25", "embedding", "default" of the winning strategy
+    # per collection: save the tuned setting or keep
+    decisions: list[Decision] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)  # collections whose defaults were saved
     # collection -> ids of the questions left out: about documents it does not hold (`coverage`)
     left_out: dict[str, list[str]] = field(default_factory=dict)
@@ -161,8 +158,8 @@ class Decision:
     default that several benchmark sets chose is not replaced on a difference the
     user's own questions cannot tell from noise, and never by a setting they call worse."""
 
-    current: Candidate  # the collection's default search now (a saved tuned one, or the library's)
-    tuned: Candidate  # the collection's best setting on all questions
+    current: Trial  # the collection's default search now (a saved tuned one, or the library's)
+    tuned: Trial  # the collection's best setting on all questions
     gain: float  # MRR@10 of its own cross-validated choice minus the current default's
     ci95: tuple[float, float]
     tuned_before: bool  # the current default was saved by an earlier tune
@@ -256,7 +253,7 @@ def tune(
     questions, left_out = covered(questions_path, questions, indexes, root)
     _check_folds(questions, folds)
     spans = TokenSpans(docs)
-    scored: list[Candidate] = []
+    scored: list[Trial] = []
     for index in indexes:
         scored += _score_all(index, questions, spans, progress)
     order = assign_folds(len(questions), folds, seed)
@@ -266,12 +263,27 @@ def tune(
     mine = _of(scored, best.strategy)
     baselines = {"bm25": mine[0], "embedding": mine[1], "default": mine[2]}
     result = TuneResult(
-        questions, scored, folds, held_out, chosen, winners, best, baselines, left_out=left_out
+        questions,
+        scored,
+        folds,
+        held_out=held_out,
+        chosen=chosen,
+        winners=winners,
+        best=best,
+        baselines=baselines,
+        left_out=left_out,
     )
     for index in indexes:
         strategy = index.entry.strategy
         result.decisions.append(
-            _decide(index, _of(scored, strategy), winners[strategy], order, folds, margin)
+            _decide(
+                index,
+                _of(scored, strategy),
+                winners[strategy],
+                order=order,
+                folds=folds,
+                margin=margin,
+            )
         )
     if save:
         _save(store, result)
@@ -287,7 +299,7 @@ def _check_folds(questions: list[Question], folds: int) -> None:
         )
 
 
-def _of(scored: list[Candidate], strategy: str) -> list[Candidate]:
+def _of(scored: list[Trial], strategy: str) -> list[Trial]:
     """The candidates of one strategy."""
     return [c for c in scored if c.strategy == strategy]
 
@@ -303,7 +315,7 @@ def _save(store: Store, result: TuneResult) -> None:
 
 
 def _cross_validate(
-    scored: list[Candidate], order: list[int], folds: int
+    scored: list[Trial], order: list[int], folds: int
 ) -> tuple[dict[str, list[float]], list[str]]:
     """Each question scored by the setting chosen on the folds without it: per-metric
     held-out values, and the label chosen in each fold."""
@@ -323,8 +335,8 @@ def _cross_validate(
 
 def _decide(
     index: Index,
-    mine: list[Candidate],
-    winner: Candidate,
+    mine: list[Trial],
+    winner: Trial,
     order: list[int],
     folds: int,
     margin: float = 0.0,
@@ -337,20 +349,21 @@ def _decide(
     return Decision(default, winner, gain, ci95, tuned_before=bool(index.saved), margin=margin)
 
 
-def _key(options: SearchOptions) -> str:
+def _key(options: ResolvedOptions) -> str:
     return repr(sorted(options.settings().items()))
 
 
-def _settings(index: Index) -> list[SearchOptions]:
+def _settings(index: Index) -> list[ResolvedOptions]:
     """The grid's settings resolved for a collection, then its current default, each once.
     The current default is always scored (a setting saved by hand or by an older grid may
     not be among the candidates), last so that ties go to the grid."""
     current = index.options(SearchOptions(k=MRR_DEPTH))
+    fusion = index.snapshot().parts.fusion
     grid = [
-        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, index.fusion)
+        resolve_options(SearchOptions(k=MRR_DEPTH, **raw), None, index.entry.embedder, fusion)
         for raw in candidates()
     ]
-    settings: list[SearchOptions] = []
+    settings: list[ResolvedOptions] = []
     seen: set[str] = set()
     for options in grid + [current]:
         key = _key(options)
@@ -365,13 +378,12 @@ def _score_all(
     questions: list[Question],
     spans: TokenSpans,
     progress: Callable[[str], None] | None,
-) -> list[Candidate]:
-    out = [Candidate(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
+) -> list[Trial]:
+    out = [Trial(index.entry.strategy, index.entry.embedder, o) for o in _settings(index)]
     for n, q in enumerate(questions, start=1):
         for cand in out:
-            hits = index.search(
-                q.question, cand.options
-            )  # both sides are searched once per question
+            # both sides are searched once per question
+            hits = index.search(q.question, cand.options)
             result = score_question(q, hits, 5, None, spans)
             cand.ranks.append(result.first_hit)
             cand.ndcg.append(result.ndcg)
@@ -393,7 +405,7 @@ def assign_folds(n: int, folds: int, seed: int) -> list[int]:
     return order
 
 
-def _best(scored: list[Candidate], rows: list[int] | None = None) -> Candidate:
+def _best(scored: list[Trial], rows: list[int] | None = None) -> Trial:
     """The highest MRR@10 on `rows` (recall@1 breaks ties, then the simpler setting)."""
     return max(
         scored,

@@ -23,6 +23,7 @@ from ..chunkers import StrategySpec
 from ..embeddings import EmbedderChoice, EmbeddingCache, get_embedder
 from ..errors import IndexerError, NothingToIndex
 from ..loaders import discover
+from ..loaders.files import input_labels
 from ..settings import Settings, settings_for
 from ..store import Store
 from ..store.chroma import is_disk_full
@@ -80,17 +81,18 @@ def build(
     try:
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:
             job = BuildJob(
-                store,
-                settings,
-                options,
-                model,
-                cache,
-                analyzer,
-                found,
-                [str(Path(p).resolve()) for p in paths],
-                progress or _no_progress,
-                on_message or (lambda _msg: None),
-                choice,
+                store=store,
+                settings=settings,
+                options=options,
+                model=model,
+                cache=cache,
+                analyzer=analyzer,
+                found=found,
+                source=[str(Path(p).resolve()) for p in paths],
+                progress=progress or _no_progress,
+                say=on_message or (lambda _msg: None),
+                labels=tuple(input_labels(roots)),
+                choice=choice,
             )
             _announce(job, choice)
             _build_each(job, specs, changed, reports)

@@ -22,7 +22,7 @@ from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
-from .estimates import Timer, estimate_line
+from .estimates import FirstBatch, TextSample, Timer, estimate_line
 from .manifest import file_mtime
 from .planning import Plan
 from .report import BuildReport
@@ -32,7 +32,8 @@ EMBED_BATCH = 256
 # the first batch is small, so the estimate comes early: at 256, a folder of a few hundred
 # chunks heard it only after most of its files' units were embedded (minutes with e5)
 FIRST_BATCH = 32
-OVER = 30.0  # seconds of embedding the first batch foresees worth a line
+OVER = 30.0  # seconds of embedding the first batches foresee worth a line
+ESTIMATE_AFTER = 5.0  # seconds of embedding measured before the estimate is made
 
 Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its parent ids) now
 Advance = Callable[[int], Any]  # the progress bar's step
@@ -110,13 +111,17 @@ class ChunkStream:
         self.text_per_byte: dict[str, list[int]] = {}
         self.unit_chars = 0  # text of the files whose units are cut and embedded
         self.chars: list[int] = []  # text each chunk of the batch newly covers
+        self.shares = 2 if parts.units.embed else 1  # a file's shares of the progress bar
+        self.sample = TextSample(parts.units.tokenizer.count)  # for the estimate
+        # until the estimate is made: chunks embedded, their seconds, the text they cover
+        self.seen_chunks, self.seen_seconds, self.seen_chars = 0, 0.0, 0
 
     def run(self) -> None:
         parts = self.parts
-        # the bar counts each file twice: once when its units are embedded, once as its
-        # chunks are; a cold build spends most of its time on units before its first chunk
-        # batch, and a bar at 0% meanwhile showed an ETA of days
-        with parts.progress(parts.spec.name, 2 * self.total) as advance:
+        # with units embedded at build time the bar counts each file twice: once when its
+        # units are embedded, once as its chunks are (a cold build spent most of its time
+        # on units before its first chunk batch, and a bar at 0% showed an ETA of days)
+        with parts.progress(parts.spec.name, self.shares * self.total) as advance:
             for src in self.plan.process:
                 with parts.timer("load"):
                     try:
@@ -131,9 +136,8 @@ class ChunkStream:
         """A file that cannot be loaded: reported, out of the manifest, its chunks retired."""
         report, plan = self.parts.report, self.plan
         report.skipped.append(Skipped(src.doc_id, str(exc)))
-        if (
-            not plan.reason and src.doc_id in plan.previous_manifest()["files"]
-        ):  # indexed before: now out
+        # indexed before: now out
+        if not plan.reason and src.doc_id in plan.previous_manifest()["files"]:
             report.changed, report.removed = report.changed - 1, report.removed + 1
         else:
             report.added -= 1
@@ -141,7 +145,7 @@ class ChunkStream:
         self.files.pop(src.doc_id, None)
         old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
         self.staging.retire(old_ids, old_parents)
-        advance(2 * src.size)
+        advance(self.shares * src.size)
 
     def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
         parts = self.parts
@@ -152,7 +156,9 @@ class ChunkStream:
         seen = self.text_per_byte.setdefault(src.format, [0, 0])
         seen[0], seen[1] = seen[0] + len(doc.text), seen[1] + src.size
         self.unit_chars += len(doc.text)
-        advance(src.size)
+        self.sample.read(doc.text)
+        if parts.units.embed:
+            advance(src.size)
         parent_ids = self._parents(doc, units, old_parents)
         # the file's chunks stream through in batches: memory holds none of them, only
         # which of the file's previous chunks came again (the others are retired)
@@ -171,6 +177,7 @@ class ChunkStream:
             # progress follows the chunks embedded, so one huge file does not sit at 0%
             self.weights.append(max(c.end - done, 0) * scale)
             self.chars.append(max(c.end - done, 0))
+            self.sample.covers(doc.text[done : c.end])
             done = max(done, c.end)
             if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
                 self._flush(advance)
@@ -186,6 +193,36 @@ class ChunkStream:
             "warnings": doc.warnings,
         }
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
+
+    def _measured(self, chunks: int, seconds: float) -> None:
+        """Count a batch toward the estimate, made once ESTIMATE_AFTER seconds of
+        embedding are measured (a second's batch on a shared machine foresaw from a rate
+        of 19 to 47 texts/s for the same folder)."""
+        self.seen_chunks += chunks
+        self.seen_seconds += seconds
+        self.seen_chars += sum(self.chars)
+        if self.seen_seconds >= ESTIMATE_AFTER:
+            self._estimate(self.seen_chunks, self.seen_seconds)
+
+    def _estimate(self, chunks: int, seconds: float) -> None:
+        """The build's one line on how long embedding the rest takes (`estimate_line`)."""
+        units = self.parts.units
+        first = FirstBatch(
+            chunks=chunks,
+            seconds=seconds,
+            chars=self.seen_chars,
+            total=self._text(),
+            tokens=self.sample.covered,
+            density=self.sample.density,
+            probes=PROBES if self.plan.reason else 0,  # a full build measures (`probing`)
+            unit_texts=units.texts,
+            unit_seconds=units.seconds,
+            unit_chars=self.unit_chars if units.embed else 0,
+        )
+        self.sample.open = False
+        line = estimate_line(first, OVER)
+        if line:
+            self.parts.say(line)
 
     def _text(self) -> int:
         """The text of every file the build reads, foreseen from the bytes: each format at
@@ -224,18 +261,14 @@ class ChunkStream:
             self.parents.clear()
         if not batch:
             return
+        if not parts.report.written:  # the rate foresees the rest: not the model's loading
+            with parts.timer("embed"):
+                parts.embedder.warm()
         t0 = time.perf_counter()
         with parts.timer("embed"):
             vectors = parts.embedder.embed_documents([c.indexed_text for c in batch])
-        if not parts.report.written:  # the first batch: say how long the rest will take, if long
-            units = (parts.timer.totals.get("units", 0.0), self.unit_chars)
-            seconds = time.perf_counter() - t0
-            probes = PROBES if self.plan.reason else 0  # a full build measures (`probing`)
-            line = estimate_line(
-                len(batch), sum(self.chars), seconds, self._text(), OVER, units, probes
-            )
-            if line:
-                parts.say(line)
+        if self.sample.open:  # say how long the rest will take, if long
+            self._measured(len(batch), time.perf_counter() - t0)
         with parts.timer("write wait"):
             metas = self.staging.add(list(batch), vectors)
         with parts.timer("rows"):  # also where the build waits while Chroma's write holds the GIL

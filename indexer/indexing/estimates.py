@@ -1,11 +1,12 @@
-"""A build's clock: the time of each stage, and one line from the first embedding batch
-saying how long the rest will take."""
+"""A build's clock: the time of each stage, and one line from the first embedding batches
+saying how long the rest will take (at one rate per kind of text, which it names)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -43,38 +44,100 @@ class Timer:
             yield item
 
 
-def estimate_line(
-    chunks: int,
-    done_bytes: float,
-    seconds: float,
-    total_bytes: int,
-    over: float = 30.0,
-    units: tuple[float, float] = (0.0, 0.0),
-    probes: int = 0,
-) -> str | None:
-    """One line after the first embedding batch: how many chunks the whole input makes
-    at the rate the first files did, and how long embedding them takes at the first
-    batch's speed, plus the rest of the files' units (the sentences answer-sized context
-    packs, embedded file by file before its chunks) at the rate the files so far took:
-    `units` is (seconds, bytes) of the files whose units are done. None when that is
-    under `over` seconds. Bytes stand for any one measure of the input: a build passes
-    characters of text (`chunk_stream`), which markup does not inflate. `probes`: the
-    queries the build embeds to measure the embedder once its chunks are in (a full
-    build's `retrieval.worth`; e5-small: a third of a stranger's small build), one chunk's
-    time each."""
-    if chunks <= 0 or seconds <= 0 or done_bytes <= 0:
+@dataclass(kw_only=True)
+class FirstBatch:
+    """What a build knows once its first chunk batches are embedded (a few seconds'
+    worth, `chunk_stream.ESTIMATE_AFTER`): the batches (`chunks` texts in `seconds` of
+    embedding, the model already loaded), the text the files read
+    so far hold (`chars`) against all of it (`total`, foreseen from the bytes), the
+    queries the build will embed to measure its embedder (`probes`: a full build's
+    `retrieval.worth`, one chunk's time each), and, when units are embedded at build
+    time, how many of their texts took how long for how much text so far. The chunks
+    still to come are foreseen from the tokens the batches cover against the tokens of all
+    the text (at the density of the files read so far: a first batch of a man page's
+    synopsis holds 0.32 tokens a character, the page 0.25, the folder 0.22), else from
+    characters."""
+
+    chunks: int
+    seconds: float
+    chars: float
+    total: int
+    tokens: int = 0  # of the text the batches' chunks cover (0: unknown)
+    density: float = 0.0  # tokens per character of the files read so far (0: unknown)
+    probes: int = 0
+    unit_texts: int = 0
+    unit_seconds: float = 0.0
+    unit_chars: int = 0
+
+
+def estimate_line(first: FirstBatch, over: float = 30.0) -> str | None:
+    """One line after the first embedding batches: how many texts the whole input makes
+    at the rate the first files did, and how long embedding them takes, each count
+    divided by the one rate the line names (chunks and probes at the first batches'; the
+    units still to come at theirs so far). None when that is under `over` seconds."""
+    if first.chunks <= 0 or first.seconds <= 0 or first.chars <= 0:
         return None
-    expected = max(chunks, round(chunks * total_bytes / done_bytes))
-    rest = (expected + min(probes, expected)) / (chunks / seconds)
-    unit_seconds, unit_bytes = units
-    if unit_seconds > 0 and unit_bytes > 0:
-        rest += unit_seconds / unit_bytes * max(total_bytes - unit_bytes, 0)
+    expected = max(first.chunks, round(first.chunks * _share(first)))
+    probes = min(first.probes, expected)
+    rate = first.chunks / first.seconds
+    rest = (expected + probes) / rate
+    what = f"~{expected:,} chunks" + (f" and {probes} probe queries" if probes else "")
+    rates = f"{rate:.0f} texts/s"
+    units = _units_to_come(first)
+    if units:
+        more, unit_rate = units
+        rest += more / unit_rate
+        what += f", then ~{more:,} more sentences"
+        rates += f" and {unit_rate:.0f} sentences/s"
     if rest < over:
         return None
-    return (
-        f"embedding ~{expected:,} chunks and the files' sentences, about {duration(rest)} at the "
-        f"first batch's rate ({chunks / seconds:.0f} chunks/s)"
-    )
+    return f"embedding {what}: about {duration(rest)} at {rates}"
+
+
+def _share(first: FirstBatch) -> float:
+    """How many times the batch's text the whole input holds."""
+    if first.tokens > 0 and first.density > 0:
+        return first.total * first.density / first.tokens
+    return first.total / first.chars
+
+
+class TextSample:
+    """What a build learns of its text before it foresees the rest: the tokens per
+    character of the files read so far (their first LIMIT characters each), and the tokens
+    of the text the first batches' chunks newly cover."""
+
+    LIMIT = 1_000_000
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self.count = count
+        self.chars = 0
+        self.tokens = 0
+        self.covered = 0
+        self.open = True  # until the estimate is made
+
+    def read(self, text: str) -> None:
+        if self.open:
+            head = text[: self.LIMIT]
+            self.chars += len(head)
+            self.tokens += self.count(head)
+
+    def covers(self, text: str) -> None:
+        if self.open:
+            self.covered += self.count(text)
+
+    @property
+    def density(self) -> float:
+        return self.tokens / self.chars if self.chars else 0.0
+
+
+def _units_to_come(first: FirstBatch) -> tuple[int, float] | None:
+    """(unit texts still to embed, their rate so far) when units are embedded at build
+    time; None when they are not, or all are done."""
+    if first.unit_texts <= 0 or first.unit_seconds <= 0 or first.unit_chars <= 0:
+        return None
+    left = max(first.total - first.unit_chars, 0)
+    more = round(first.unit_texts * left / first.unit_chars)
+    return (more, first.unit_texts / first.unit_seconds) if more else None
 
 
 def duration(seconds: float) -> str:

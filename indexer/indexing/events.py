@@ -74,9 +74,7 @@ class EventPaths:
     def path_of(self, doc_id: str) -> Path | None:
         """The file a doc_id names (None when no root holds it)."""
         for root, is_dir, label in self.roots:
-            path = (
-                _under_folder(root, label, doc_id) if is_dir else _given_file(root, label, doc_id)
-            )
+            path = input_file(root, is_dir, label, doc_id)
             if path is not None:
                 return path
         return None
@@ -107,9 +105,16 @@ class EventPaths:
             return patterns is None or patterns.wanted(rel)
         if change.name == "added":  # a folder moved in: its files are new
             return os.path.isdir(path) and not (patterns is not None and patterns.excluded_dir(rel))
-        return change.name == "deleted" and self.indexed_under(
-            doc_id
-        )  # a folder moved away or deleted
+        # a folder moved away or deleted
+        return change.name == "deleted" and self.indexed_under(doc_id)
+
+
+def input_file(root: Path, is_dir: bool, label: str, doc_id: str) -> Path | None:
+    """The file a doc_id names under one input of a build (a folder or a file given,
+    whose doc_ids start with `label`: `loaders.files.input_labels`), if it is there."""
+    if is_dir:
+        return _under_folder(root, label, doc_id)
+    return _given_file(root, label, doc_id)
 
 
 def _given_file(root: Path, label: str, doc_id: str) -> Path | None:

@@ -14,12 +14,13 @@ from ..text.analyzer import Analyzer
 from .options import BuildOptions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildJob:
     """One `build` call: its store and settings, its options, the embedding model and the
     embedding cache, the BM25 analyzer every strategy uses, the files discovery found
-    under `source` (the folders given, resolved), a progress bar factory, a note sink,
-    and how the embedder was chosen (recorded on each collection's entry)."""
+    under `source` (the folders given, resolved; `labels`: what each one's doc_ids start
+    with, `loaders.files.input_labels`), a progress bar factory, a note sink, and how the
+    embedder was chosen (recorded on each collection's entry)."""
 
     store: Store
     settings: Settings
@@ -31,6 +32,7 @@ class BuildJob:
     source: list[str]
     progress: Callable
     say: Callable[[str], None]
+    labels: tuple[str, ...] = ()
     choice: EmbedderChoice | None = None
 
     def embedder(self) -> CachedEmbedder:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..loaders import SourceFile
+from ..loaders.files import input_labels
 from ..store import Entry, Store
+from .events import input_file
 
 MANIFEST_FORMAT = 2
 RACY_NS = 2_000_000_000  # a file changed this recently is not trusted by its identity next time
@@ -120,16 +123,45 @@ def content_hash(
         return ""
 
 
-def stale_files(store: Store, entry: Entry, files: list[SourceFile]) -> list[str]:
+def built_from(entry: Entry, manifest: dict) -> list[BuiltInput]:
+    """The inputs (folders and files given) `entry` was built from that are still there,
+    each with the label its doc_ids start with: as the build recorded them, else as
+    discovery names several inputs (`input_labels`)."""
+    labels = manifest.get("labels")
+    if not isinstance(labels, list) or len(labels) != len(entry.source):
+        labels = input_labels(entry.source)
+    inputs = [BuiltInput(Path(s), str(label)) for s, label in zip(entry.source, labels)]
+    return [i for i in inputs if i.root.exists()]
+
+
+@dataclass(frozen=True)
+class BuiltInput:
+    """One input of a build and the label its doc_ids start with ("" for a lone input)."""
+
+    root: Path
+    label: str
+
+    def file(self, doc_id: str) -> Path | None:
+        """The file `doc_id` names under this input, if it is there."""
+        return input_file(self.root, self.root.is_dir(), self.label, doc_id)
+
+
+def _located(inputs: list[BuiltInput], doc_id: str) -> Path | None:
+    return next((p for i in inputs if (p := i.file(doc_id)) is not None), None)
+
+
+def stale_files(store: Store, entry: Entry, files: list[SourceFile], root: Path) -> list[str]:
     """Files that differ from what `entry` was built from — changed (by content hash) or
-    gone — among the files it holds. Empty without a manifest."""
+    gone — among the files it holds, when its doc_ids name the same files under `root` as
+    `files` (found under `root`) do: it was built from `root`, or from folders of `root`
+    under their own names (`indexer build a b`, doc_ids `a/...`, `b/...`). Empty without
+    a manifest or when built from elsewhere."""
     manifest = read_manifest(store, entry)
-    if manifest is None:
+    if manifest is None or not _named_under(built_from(entry, manifest), entry, root):
         return []
-    built = manifest["files"]
     present = {src.doc_id: src for src in files}
     out = []
-    for doc_id, known in built.items():
+    for doc_id, known in manifest["files"].items():
         src = present.get(doc_id)
         if src is None:
             out.append(doc_id)
@@ -142,31 +174,38 @@ def stale_files(store: Store, entry: Entry, files: list[SourceFile]) -> list[str
     return sorted(out)
 
 
+def _named_under(inputs: list[BuiltInput], entry: Entry, root: Path) -> bool:
+    """Whether every input of `entry` is `root`'s own folder its label names."""
+    top = root.resolve()
+    return len(inputs) == len(entry.source) and all(
+        (top / i.label).resolve() == i.root for i in inputs
+    )
+
+
 def quick_stale(store: Store, entry: Entry, limit: int = 20_000) -> list[str]:
-    """Files changed or gone since the build, when the folder it was built from is at
-    hand: sizes and modification times first, content hashes only for files whose size
-    or time moved (so an untouched corpus costs one `stat` a file)."""
-    roots = [Path(p) for p in entry.source if Path(p).is_dir()]
-    if not roots:
-        return []
+    """Files changed or gone since the build, when an input it was built from is at hand
+    (several folders included): sizes and modification times first, content hashes only
+    for files whose size or time moved (so an untouched corpus costs one `stat` a file)."""
     manifest = read_manifest(store, entry)
     if manifest is None or len(manifest["files"]) > limit:
         return []
-    out = []
-    for doc_id, known in manifest["files"].items():
-        path = next((r / doc_id for r in roots if (r / doc_id).exists()), None)
-        if path is None:
-            out.append(doc_id)
-            continue
-        try:
-            stat = path.stat()
-            if (stat.st_size, int(stat.st_mtime)) == (known.get("size"), known.get("mtime")):
-                continue
-            if file_hash(path) != known.get("hash"):
-                out.append(doc_id)
-        except OSError:
-            continue
-    return sorted(out)
+    inputs = built_from(entry, manifest)
+    if not inputs:
+        return []
+    return sorted(d for d, known in manifest["files"].items() if _moved(_located(inputs, d), known))
+
+
+def _moved(path: Path | None, known: dict) -> bool:
+    """Whether a built file is gone or its content changed (unreadable: not known)."""
+    if path is None:
+        return True
+    try:
+        stat = path.stat()
+        if (stat.st_size, int(stat.st_mtime)) == (known.get("size"), known.get("mtime")):
+            return False
+        return file_hash(path) != known.get("hash")
+    except OSError:
+        return False
 
 
 def why_full(old: dict, new: dict) -> str:

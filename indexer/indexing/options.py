@@ -11,10 +11,11 @@ from ..retrieval.bm25 import ENGINES
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.analyzer import LANGUAGE_DEFAULTS
 
+# the BM25 analyzer's languages; auto: decided from the documents
 LANGUAGES = (
     "auto",
     *LANGUAGE_DEFAULTS,
-)  # the BM25 analyzer's languages; auto: decided from the documents
+)
 # the stages a build passes, in order, each told to `BuildOptions.on_stage`
 STAGES = ("locked", "embedding", "publish", "published")
 
@@ -46,6 +47,10 @@ class BuildOptions:
     fold: bool | None = None  # BM25: fold diacritics (None: the language's)
     stopwords: bool | None = None  # BM25: drop common words (None: the language's)
     bm25_engine: str = "auto"  # ENGINES (auto: postings)
+    # embed every unit (sentence, list item, table row, code run) at build time, as
+    # answer-sized context did before issue 53: 2.5-4x a build's embedding; by default a
+    # question embeds the few it needs (`retrieval.context_vectors`)
+    unit_vectors: bool = False
     on_stage: Callable[[str], None] | None = None  # told each stage a build reaches (STAGES)
 
     def stage(self, name: str) -> None:

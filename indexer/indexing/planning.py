@@ -40,17 +40,20 @@ def _reason(
     if job.options.full:
         return "--full"
     if old is None:
-        others = [
-            e.embedder for e in job.store.catalogue.entries() if e.strategy == report.strategy
-        ]
-        if others:
-            return f"first build with {report.embedder} (kept: {', '.join(others)})"
-        return "first build"
+        return _first_build(job, report)
     if manifest is None:
         return "no readable file manifest beside the previous version"
     if {k: v for k, v in manifest["settings"].items() if k in wanted} != wanted:
         return why_full(manifest["settings"], wanted)
     return ""
+
+
+def _first_build(job: BuildJob, report: BuildReport) -> str:
+    """Why a strategy's first build with this embedder is a full one (the others kept)."""
+    others = [e.embedder for e in job.store.catalogue.entries() if e.strategy == report.strategy]
+    if others:
+        return f"first build with {report.embedder} (kept: {', '.join(others)})"
+    return "first build"
 
 
 def plan_build(

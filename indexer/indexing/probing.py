@@ -9,12 +9,18 @@ unchanged build measures a collection built before measurements existed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
-from ..retrieval import Index
-from ..retrieval.worth import measure
+from ..retrieval.snapshot import Snapshot
+from ..retrieval.worth import (
+    COMMON,
+    DEPTH,
+    MIN_CHUNKS,
+    PROBES,
+    make_probes,
+    reciprocal_rank,
+)
 from ..store import Entry, Store
 
 GROWTH = 2.0  # re-measured when the collection grew or shrank by this factor since
@@ -29,7 +35,7 @@ def measured(
         kept = (old.extra.get("fusion") or {}).get("measured")
         if kept and old.chunks and 1 / GROWTH <= entry.chunks / old.chunks <= GROWTH:
             return kept
-    return measure(Index(store, entry, embedder, refresh=math.inf))
+    return measure(Snapshot.of(store, entry, embedder=lambda: embedder))
 
 
 def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> None:
@@ -38,7 +44,49 @@ def measure_unchanged(store: Store, entry: Entry, embedder: CachedEmbedder) -> N
     caller holds the build lease)."""
     fusion = entry.extra.get("fusion")
     if isinstance(fusion, dict) and not fusion.get("measured"):
-        found = measure(Index(store, entry, embedder, refresh=math.inf))
+        found = measure(Snapshot.of(store, entry, embedder=lambda: embedder))
         if found:  # {}: too small to tell, as before
             extra = {**entry.extra, "fusion": {**fusion, "measured": found}}
             store.catalogue.publish(replace(entry, extra=extra))
+
+
+def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, float]:
+    """The embedding side's worth on one version of a collection: the probes' MRR@10 on
+    each side, their ratio and the factor on the embedding share (`share`). {} when the
+    collection is too small to tell."""
+    bm25 = snapshot.parts.bm25
+    ids = [bm25.ids[i] for i in range(len(bm25.ids)) if not bm25.postings.is_deleted(i)]
+    if len(ids) < MIN_CHUNKS:
+        return {}
+    limit = COMMON * len(bm25)
+    known: dict[str, bool] = {}  # words repeat across the probed chunks
+
+    def common(word: str) -> bool:
+        if word not in known:
+            terms = bm25.query_terms(word)
+            known[word] = not terms or any(
+                t >= 0 and bm25.postings.df([t])[0] > limit for t in terms
+            )
+        return known[word]
+
+    def text_of(chosen: list[str]) -> dict[str, str]:
+        return {cid: c.text for cid, c in snapshot.parts.fetch(chosen).items()}
+
+    probes = make_probes(ids, text_of, common, n, seed)
+    if len(probes) < MIN_CHUNKS // 2:
+        return {}
+    # one batch, remembered by the model
+    snapshot.parts.embedder.embed_queries([p.query for p in probes])
+    dense = sparse = 0.0
+    sides = snapshot.sides
+    for p in probes:
+        dense += reciprocal_rank([cid for cid, _ in sides.nearest(p.query, DEPTH)], p.target)
+        sparse += reciprocal_rank([cid for cid, _ in sides.matching(p.query, DEPTH)], p.target)
+    dense, sparse = dense / len(probes), sparse / len(probes)
+    ratio = dense / sparse if sparse > 0 else 1.0
+    return {
+        "probes": len(probes),
+        "embedding_mrr": round(dense, 3),
+        "bm25_mrr": round(sparse, 3),
+        "ratio": round(ratio, 3),
+    }

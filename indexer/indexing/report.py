@@ -36,9 +36,8 @@ class BuildReport:
     leftovers_removed: list[str] = field(default_factory=list)
     analyzer: str = ""
     notes: list[str] = field(default_factory=list)  # what the strategy itself reports (LLM cost...)
-    unsupported: dict[str, int] = field(
-        default_factory=dict
-    )  # file types not indexed, by extension
+    # file types not indexed, by extension
+    unsupported: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)

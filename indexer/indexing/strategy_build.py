@@ -13,6 +13,7 @@ from ..errors import NothingToIndex
 from ..retrieval import rows_writer as side_rows
 from ..retrieval.bm25 import SIDE as BM25_SIDE, BM25Builder
 from ..retrieval.bm25_repair import load_or_rebuild
+from ..retrieval.rows_repair import open_or_rewrite
 from ..retrieval.exact import SIDE as EXACT_SIDE
 from ..retrieval.exact import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
@@ -30,19 +31,29 @@ from .probing import measure_unchanged, measured
 from .report import BuildReport
 from .units import DocumentUnits
 
-CHUNK_FORMAT = 19  # bump when a chunker's output changes for the same parameters (12: unit maps;
+CHUNK_FORMAT = 20  # bump when a chunker's output changes for the same parameters (12: unit maps;
 # 13: an empty line ends a run of code lines in a unit map; 14: code units carry their definition's name;
 # 15: and so does a unit from its definition's indented first line; 16: an HTML <pre> framed by a
 # one-cell table is a fenced block, not a table row; 17: an HTML <dt> and its <dd> are one block;
 # 18: a man page rendered to plain text has its sections; 19: an HTML heading's permalink "¶" is no
-# text, and a Markdown file's YAML front matter is one block, none of its lines a heading)
+# text, and a Markdown file's YAML front matter is one block, none of its lines a heading; 20: a man
+# page's NAME line heads its paths, its title line, NAME and SYNOPSIS one section; an HTML page with
+# numbered <h1>s is titled by its <title>, an SVG's words are text, `2<sup>31</sup>` is `2^31`; a
+# PDF's `*` and `#` terms stay, its title-page authors and contents entries are no headings)
 
 
 def build_settings(
-    spec: StrategySpec, embedder: str, analyzer: Analyzer, encoding: str | None
+    spec: StrategySpec,
+    embedder: str,
+    analyzer: Analyzer,
+    encoding: str | None,
+    unit_vectors: bool = False,
 ) -> dict:
-    """Everything that, if changed, invalidates every chunk or vector of a collection."""
-    return {
+    """Everything that, if changed, invalidates every chunk or vector of a collection
+    (and `unit_vectors` when asked for: a build that adds them embeds every file's units;
+    one that stops adding them keeps what the cache holds)."""
+    # not the BM25 engine: every engine reads the same files
+    settings = {
         "kind": spec.kind,
         "params": spec.params,
         "embedder": embedder,
@@ -50,7 +61,10 @@ def build_settings(
         "chunk_format": CHUNK_FORMAT,
         "encoding": encoding or "",
         "analyzer": analyzer.to_dict(),
-    }  # not the BM25 engine: every engine reads the same files
+    }
+    if unit_vectors:
+        settings["unit_vectors"] = True
+    return settings
 
 
 class StrategyBuild:
@@ -65,20 +79,25 @@ class StrategyBuild:
         self.encoding, self.progress, self.say = job.options.encoding, job.progress, job.say
         self.timer = Timer()
         self.report = BuildReport(spec.name, self.embedder.name, analyzer=self.analyzer.describe())
-        self.build_settings = build_settings(spec, self.embedder.name, self.analyzer, self.encoding)
+        self.unit_vectors = job.options.unit_vectors
+        self.build_settings = build_settings(
+            spec, self.embedder.name, self.analyzer, self.encoding, self.unit_vectors
+        )
         # what new chunks define (`exact.defined_in`)
         self.definitions: list[tuple[str, str, str, list[str], list[str]]] = []
         self.units = DocumentUnits(
-            self.embedder, get_tokenizer(cache_dir=job.store.settings.tiktoken_dir), self.say
+            self.embedder,
+            get_tokenizer(cache_dir=job.store.settings.tiktoken_dir),
+            self.say,
+            embed=self.unit_vectors,
         )
 
     # -- running ---------------------------------------------------------------------------
     def run(self, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
         spec, store, report, options = self.spec, self.store, self.report, self.job.options
-        report.skipped.extend(
-            self.job.found.skipped
-        )  # what discovery turned away (size cap, links...)
+        # what discovery turned away (size cap, links...)
+        report.skipped.extend(self.job.found.skipped)
         report.unsupported = dict(self.job.found.unsupported)
         with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
             old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
@@ -97,14 +116,15 @@ class StrategyBuild:
                 self._write(old, todo, t0)
         report.seconds = time.perf_counter() - t0
         report.timings = self.timer.totals
-        report.embedded, report.cache_hits = (
-            self.units.chunk_counts()
-        )  # the units' own vectors apart
+        if self.embedder.seconds:  # inside the stages above: what the model itself took
+            report.timings["model"] = self.embedder.seconds
+        # the units' own vectors apart
+        report.embedded, report.cache_hits = self.units.chunk_counts()
         return report
 
     def _unchanged(self, old: Entry) -> None:
-        """Nothing changed: check the side files too, and rebuild a damaged BM25 index
-        from the stored records (so `build` is how a user repairs one)."""
+        """Nothing changed: check the side files too, and rebuild a damaged BM25 index or
+        rows from the stored records (so `build` is how a user repairs them)."""
         report = self.report
         report.mode, report.collection, report.generation = (
             "unchanged",
@@ -115,6 +135,7 @@ class StrategyBuild:
         report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
         load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
+        open_or_rewrite(self.store, old, on_repair=repaired.append, full=True)
         report.notes.extend(repaired)
         measure_unchanged(self.store, old, self.embedder)
 
@@ -133,12 +154,12 @@ class StrategyBuild:
         report.generation = staging.generation
         files, skipped = _carried(plan)
         fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
+        full = bool(plan.reason)
         self.rows = side_rows.RowsWriter.for_build(
-            store,
-            old,
+            None if full or old is None else open_or_rewrite(store, old, report.notes.append),
             staging.side_path(side_rows.SIDE),  # beside the index
             self.embedder.dimension,
-            bool(plan.reason),
+            full,
         )
         try:
             live = self._retire_removed(plan, staging, files)
@@ -222,6 +243,7 @@ class StrategyBuild:
             {
                 "format": MANIFEST_FORMAT,
                 "settings": self.build_settings,
+                "labels": list(self.job.labels),
                 "files": with_identities(files, plan.stats),
                 "skipped": skipped,
             }
@@ -248,9 +270,8 @@ class StrategyBuild:
         if plan.reason:
             bm25 = fresh.finish(engine)
         else:
-            assert (
-                old is not None
-            )  # a plan without a reason to build in full updates a live version
+            # a plan without a reason to build in full updates a live version
+            assert old is not None
             bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
         staging.save_side(BM25_SIDE, bm25.save)
         definitions = self.definitions
@@ -286,10 +307,13 @@ class StrategyBuild:
             extra["embedder_choice"] = self.job.choice.to_dict()
         if chunker.build_report():
             extra["chunker"] = chunker.build_report()
-        if old is not None and old.extra.get("search"):
-            extra["search"] = old.extra[
-                "search"
-            ]  # settings saved by `indexer tune --save` outlive rebuilds
+        if self.unit_vectors:  # every unit's vector is in the cache: a context reads them all
+            extra["unit_vectors"] = True
+        # settings saved by `indexer tune --save` and the last evaluation's ranking
+        # (`retrieval.evaluated`) outlive rebuilds
+        for kept in ("search", "evaluated"):
+            if old is not None and old.extra.get(kept):
+                extra[kept] = old.extra[kept]
         return Entry(
             strategy=self.spec.name,
             embedder=self.embedder.name,

@@ -53,19 +53,24 @@ def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
         return None
     for name, high in (("utf-16-le", data[1::2]), ("utf-16-be", data[0::2])):
         if high.count(0) >= 0.9 * len(high):
-            try:
-                text = data.decode(name)
-            except UnicodeDecodeError:
+            text = _as_text(data, name)
+            if text is None:
                 return None
-            controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
-            if (
-                "\x00" in text
-                or controls > len(text) // 100
-                or not any(ch.isspace() for ch in text)
-            ):
-                return None  # not text: control characters, or no space in it at all
             return text, f"{name.upper()} without a byte-order mark; read as {name.upper()}"
     return None
+
+
+def _as_text(data: bytes, name: str) -> str | None:
+    """The bytes decoded, when that makes text: no NUL, few control characters, a space
+    somewhere (None otherwise)."""
+    try:
+        text = data.decode(name)
+    except UnicodeDecodeError:
+        return None
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
+    if "\x00" in text or controls > len(text) // 100 or not any(ch.isspace() for ch in text):
+        return None  # not text: control characters, or no space in it at all
+    return text
 
 
 def _decode_after_bom(data: bytes, name: str) -> str:

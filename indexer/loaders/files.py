@@ -17,6 +17,8 @@ from pathlib import Path
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from .formats import format_of
 from .paths import IGNORE_FILE, PathFilter, hidden, read_ignore_file
+from .reader import Limits, SourceFile
+from .registry import reader_of
 from .skips import Skipped
 
 # folders skipped without a note: version control, virtual environments, dependencies, and
@@ -59,38 +61,13 @@ SKIP_DIRS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
-    path: Path
-    doc_id: str
-    size: int
-    format: str
-    language: str = ""
-
-
 @dataclass
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     unsupported: dict[str, int] = field(default_factory=dict)
-    warnings: list[Skipped] = field(
-        default_factory=list
-    )  # indexed, with a caveat (legacy encoding)
-
-
-def _sizes(size: int, cap: int) -> tuple[str, str]:
-    """A file size and the cap in the cap's unit, precise enough to tell them apart
-    (a 256 KB cap is not "0.2 MB", and 5.01 MB is not "5.0 MB > 5.0 MB")."""
-    formats = [lambda n: f"{n:,} bytes"]
-    if cap >= 1024:
-        formats.insert(0, lambda n: f"{n / 1024:,.0f} KB")
-    if cap >= 1024 * 1024:
-        formats.insert(0, lambda n: f"{n / 1024 / 1024:,.1f} MB")
-    for fmt in formats:
-        a, b = fmt(size), fmt(cap)
-        if a != b:
-            return a, b
-    return a, b
+    # indexed, with a caveat (legacy encoding)
+    warnings: list[Skipped] = field(default_factory=list)
 
 
 def input_labels(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -137,7 +114,7 @@ def discover(
     _check_caps(max_file_size, max_pdf_pages)
     result = Discovery()
     walk = _Walk(
-        result, _Caps(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs}
+        result, Limits(max_file_size, max_pdf_pages), {os.path.realpath(p) for p in skip_dirs}
     )
     for given, label in zip(paths, input_labels(paths)):
         root = Path(given)
@@ -163,26 +140,19 @@ def _check_caps(max_file_size: int, max_pdf_pages: int) -> None:
             raise UsageError(f"{cap} must be positive, not {value}")
 
 
-@dataclass(frozen=True, slots=True)
-class _Caps:
-    file_size: int
-    pdf_pages: int
-
-
 @dataclass
 class _Walk:
     """One discovery: what it found, its caps, and where it is (the root being walked,
     its doc_id prefix and patterns); each file's real path, to index a file once."""
 
     result: Discovery
-    caps: _Caps
+    caps: Limits
     skip_real: set[str]
     real_root: Path = Path()
     prefix: str = ""
     filt: PathFilter | None = None
-    real: dict[str, tuple[str, bool]] = field(
-        default_factory=dict
-    )  # doc_id -> (real path, reached by a link)
+    # doc_id -> (real path, reached by a link)
+    real: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     @property
     def patterns(self) -> PathFilter:
@@ -344,9 +314,8 @@ def _folder(walk: _Walk, found: _Found, visited: set[str]) -> None:
         return
     hidden_dir = found.name.startswith(".")
     taken = walk.taken()
-    if (
-        not hidden_dir or patterns.unhide is not None
-    ):  # a hidden folder only when a pattern may want it
+    # a hidden folder only when a pattern may want it
+    if not hidden_dir or patterns.unhide is not None:
         _walk(walk, found.path, found.rel, visited | {real}, found.linked)
     if hidden_dir and walk.taken() == taken:
         walk.skip(found.doc_id, f"hidden folder (index it with --include '{found.rel}/')")
@@ -376,17 +345,7 @@ def _valid_name(name: str) -> bool:
         return False
 
 
-def _over_cap(path: Path, fmt: str, size: int, caps: _Caps) -> str:
-    """Why a file is over its cap ("" when it is not): bytes, or a PDF's pages."""
-    if fmt == "pdf":
-        from .pdf import over_cap, page_count
-
-        pages = page_count(path)  # None: it cannot be opened, and loading it will say why
-        return (
-            over_cap(pages, caps.pdf_pages) if pages is not None and pages > caps.pdf_pages else ""
-        )
-    if size > caps.file_size:
-        return "over the size cap ({} > {}); raise --max-file-size to include it".format(
-            *_sizes(size, caps.file_size)
-        )
-    return ""
+def _over_cap(path: Path, fmt: str, size: int, caps: Limits) -> str:
+    """Why a file is over its cap ("" when it is not): its format's rule (bytes; a PDF's
+    pages; a zipped document's text parts)."""
+    return reader_of(fmt).over_cap(path, size, caps)

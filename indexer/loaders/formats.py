@@ -1,13 +1,12 @@
 """Which files we read, and as what: file name -> (format, programming language).
 
-Formats: markdown, text, html, pdf (read as Markdown-shaped text) and code."""
+The formats and their extensions are the registry's (`registry.READERS`: markdown, text,
+html, pdf, docx, pptx, xlsx, csv, epub, ipynb); code is told by extension here, with its
+language, and a project's plain-text documents by name."""
 
 from __future__ import annotations
 
-MARKDOWN = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
-TEXT = {".txt", ".text", ".rst"}
-HTML = {".html", ".htm", ".xhtml"}
-PDF = {".pdf"}
+from .registry import BY_EXTENSION
 
 CODE_LANGUAGES = {
     ".py": "python",
@@ -104,14 +103,8 @@ def format_of(name: str) -> tuple[str | None, str]:
         return "text", ""
     dot = name.rfind(".")
     ext = name[dot:].lower() if dot > 0 else ""
-    if ext in MARKDOWN:
-        return "markdown", ""
-    if ext in TEXT:
-        return "text", ""
-    if ext in HTML:
-        return "html", ""
-    if ext in PDF:
-        return "pdf", ""
+    if ext in BY_EXTENSION:
+        return BY_EXTENSION[ext], ""
     if ext in CODE_LANGUAGES:
         return "code", CODE_LANGUAGES[ext]
     if ext not in COMPRESSED and _doc_name(name):

@@ -4,7 +4,9 @@ The extracted text is what gets chunked (spans point into it): `<h1>`–`<h3>` b
 Markdown headings and so the section structure; `<h4>`–`<h6>` become bold lines; lists,
 tables and `<pre>` blocks keep their shape (list items, pipe tables, fenced code) so the
 structure-aware strategies see them; scripts, styles and other invisible content are
-dropped.
+dropped. An inline SVG keeps the words of its `<text>` elements, in the order the page
+draws them (SQLite's syntax diagrams: `VACUUM schema-name INTO filename`); a superscript
+follows a `^` (`2^31-1`, `O(N^2)`), but for an ordinal's letters (`1st`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 
-_SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"}
+from .markdown import text_line
+
+_SKIP = {"script", "style", "noscript", "template", "iframe", "object", "canvas"}
+_SVG_LINE = {"x", "y", "dy"}  # a <tspan> placed by these starts a line of its <text>
 _BLOCK = {
     "p",
     "div",
@@ -56,7 +61,10 @@ class _Converter(HTMLParser):
         self.pre_depth = 0
         self.pre_lang = ""
         self.pre_text: list[str] = []
-        self.lists: list[list] = []  # [kind, counter]
+        self.lists: list[list] = []  # [kind, counter, the item has a line already]
+        self.svg_depth = 0  # inside an inline <svg>: only the words of its <text> show
+        self.svg_text = 0
+        self.sups: list[tuple[list[str], int]] = []  # each open <sup>: its text's list, start
         self.quote_depth = 0
         self.heading: int = 0
         self.table: list[list[str]] | None = None
@@ -91,14 +99,20 @@ class _Converter(HTMLParser):
             level = self.heading
             text = "#" * level + " " + text if level <= 3 else f"**{text}**"
         elif self.lists:
-            kind, counter = self.lists[-1]
-            marker = f"{counter}." if kind == "ol" else "-"
-            text = "  " * (len(self.lists) - 1) + marker + " " + text
-        elif text[0] in "#>":
-            text = "\\" + text
+            text = "  " * (len(self.lists) - 1) + self._item_mark() + text
+        else:
+            text = text_line(text)
         if self.quote_depth:
             text = "> " * self.quote_depth + text
         return text
+
+    def _item_mark(self) -> str:
+        """A list item's marker (`1. `, `- `) before its first line; before the lines after
+        it (a second paragraph of the item) as many spaces, so it is not numbered again."""
+        item = self.lists[-1]
+        marker = f"{item[1]}. " if item[0] == "ol" else "- "
+        first, item[2] = not item[2], True
+        return marker if first else " " * len(marker)
 
     def _emit(self, text: str) -> None:
         self._flush_inline()
@@ -114,27 +128,74 @@ class _Converter(HTMLParser):
 
     # -- parser callbacks --------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "svg" or self.svg_depth:
+            self._start_in_svg(tag, attrs)
+            return
         if tag == "a":
             self.permalink, self.local_link = _is_permalink(attrs), _is_local_link(attrs)
         if tag == "title":
             self.in_title = True
         elif tag in _SKIP:
             self.skip_depth += 1
-        elif self.skip_depth:
-            return
-        elif self.pre_depth:
+        elif not self.skip_depth:
+            self._start_shown(tag, attrs)
+
+    def _start_shown(self, tag: str, attrs: _Attrs) -> None:
+        """An opening tag outside skipped content."""
+        if self.pre_depth:
             self._start_in_pre(tag)
         elif self.cell is not None:
-            if tag == "br":
-                self.cell.append(" ")
-            elif tag == "pre":
-                self._start_pre(tag, attrs)
+            self._start_in_cell(tag, attrs)
         else:
             handler = _STARTS.get(tag)
             if handler is not None:
                 handler(self, tag, attrs)
             elif tag in _BLOCK:
                 self._flush_inline()
+
+    def _start_in_cell(self, tag: str, attrs: _Attrs) -> None:
+        """An opening tag inside a table cell: its text is one line."""
+        if tag == "br":
+            self._target().append(" ")
+        elif tag == "pre":
+            self._start_pre(tag, attrs)
+        elif tag == "sup":
+            self._start_sup(tag, attrs)
+
+    def _start_in_svg(self, tag: str, attrs: _Attrs) -> None:
+        """An SVG element: a `<text>` shows words, and a `<tspan>` placed on a line of its
+        own is a word apart."""
+        self.svg_depth += tag == "svg"
+        self.svg_text += tag == "text"
+        if tag == "tspan" and any(k in _SVG_LINE for k, _ in attrs):
+            self.handle_data(" ")
+
+    def _end_in_svg(self, tag: str) -> None:
+        """The end of an SVG element: a space after the words of each of its texts."""
+        if tag == "text" and self.svg_text:
+            self.handle_data(" ")
+            self.svg_text -= 1
+        self.svg_depth -= tag == "svg"
+
+    def _start_sup(self, tag: str, attrs: _Attrs) -> None:
+        target = self._target()
+        self.sups.append((target, len(target)))
+
+    def _end_sup(self, tag: str) -> None:
+        """`2<sup>31</sup>` is `2^31`, not `231`, and `O(N<sup>2</sup>)` is `O(N^2)`; after
+        no word (a footnote's `↩<sup>2</sup>`) and in an ordinal (`1<sup>st</sup>`) nothing
+        is added."""
+        if not self.sups:
+            return
+        target, at = self.sups.pop()
+        before, sup = "".join(target[:at]), "".join(target[at:]).strip()
+        after_word = bool(before) and (before[-1].isalnum() or before[-1] in ")]")
+        if after_word and sup and not (before[-1].isdigit() and sup.isalpha()):
+            target.insert(at, "^")
+
+    def _target(self) -> list[str]:
+        """Where the text read now goes: the open table cell's, else the line's."""
+        return self.cell if self.cell is not None else self.inline
 
     def _start_in_pre(self, tag: str) -> None:
         if tag == "pre":
@@ -156,12 +217,13 @@ class _Converter(HTMLParser):
 
     def _start_list(self, tag: str, attrs: _Attrs) -> None:
         self._flush_inline()
-        self.lists.append([tag, 0])
+        self.lists.append([tag, 0, False])
 
     def _start_item(self, tag: str, attrs: _Attrs) -> None:
         self._flush_inline()
         if self.lists:
             self.lists[-1][1] += 1
+            self.lists[-1][2] = False
 
     def _start_quote(self, tag: str, attrs: _Attrs) -> None:
         self._flush_inline()
@@ -196,6 +258,12 @@ class _Converter(HTMLParser):
             self.inline.append(alt)
 
     def handle_endtag(self, tag: str) -> None:
+        if self.svg_depth:
+            self._end_in_svg(tag)
+        else:
+            self._end(tag)
+
+    def _end(self, tag: str) -> None:
         if tag == "a":
             self.permalink = self.local_link = False
         if tag == "title":
@@ -269,13 +337,20 @@ class _Converter(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title += data
-            return
-        if (
+        elif not self._hidden(data):
+            self._add_text(data)
+
+    def _hidden(self, data: str) -> bool:
+        """Whether text read now is no text of the page: skipped content, a permalink, an
+        SVG's shapes, styles and tooltips."""
+        return bool(
             self.skip_depth
             or self.permalink
             or (self.local_link and data.strip() in _PERMALINK_TEXT)
-        ):
-            return
+            or (self.svg_depth and not self.svg_text)
+        )
+
+    def _add_text(self, data: str) -> None:
         if self.pre_depth:
             self.pre_text.append(data)
         elif self.cell is not None:
@@ -328,6 +403,7 @@ _STARTS: dict[str, Callable[[_Converter, str, _Attrs], None]] = {
     "br": _Converter._start_break,
     "hr": _Converter._start_rule,
     "img": _Converter._start_image,
+    "sup": _Converter._start_sup,
 }
 _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "td": _Converter._end_cell,
@@ -340,6 +416,7 @@ _ENDS: dict[str, Callable[[_Converter, str], None]] = {
     "li": _Converter._end_item,
     "blockquote": _Converter._end_quote,
     "dt": _Converter._end_term,
+    "sup": _Converter._end_sup,
 }
 
 

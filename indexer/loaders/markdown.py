@@ -118,6 +118,24 @@ _KIND = {
 }
 
 
+_ATX_OPEN = re.compile(r"#{1,6}(?= )")  # what opens an ATX heading: `# `, `## `
+_ATX_EMPTY = re.compile(r"#{1,6}")  # an empty heading
+
+
+def text_line(line: str, marks: str = ">") -> str:
+    """A line of text (from HTML or a PDF) that Markdown must read as text, with its
+    characters kept: a line opening like a heading keeps its `#`s and the space after them
+    becomes a no-break one (U+00A0), which opens no heading (bash's `# ($#) Expands to the
+    number of positional parameters`: the parameter's name is its `#`); a lone `#` or a
+    line opening with one of `marks` (`>`, a quote) is escaped with a backslash."""
+    m = _ATX_OPEN.match(line)
+    if m:
+        return line[: m.end()] + "\u00a0" + line[m.end() + 1 :]
+    if line[:1] in marks or _ATX_EMPTY.fullmatch(line):
+        return "\\" + line
+    return line
+
+
 SEGMENT = 1 << 18  # characters of Markdown parsed at a time (see `parse`)
 
 
@@ -231,7 +249,8 @@ class _Packed:
         while i < len(v):
             kind, start, end, level, info0, info1, n = v[i : i + 7]
             parts = tuple(zip(v[i + 7 : i + 7 + 2 * n : 2], v[i + 8 : i + 8 + 2 * n : 2]))
-            out.append(Block(_KINDS[kind], start, end, level, parts, text[info0:info1]))
+            info = text[info0:info1]
+            out.append(Block(_KINDS[kind], start, end, level=level, parts=parts, info=info))
             i += 7 + 2 * n
         return out
 

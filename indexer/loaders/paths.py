@@ -12,9 +12,8 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 IGNORE_FILE = ".indexerignore"
-_HIDDEN_PATTERN = re.compile(
-    r"(?:^|/)\.[^/]"
-)  # a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
+# a pattern naming a hidden path: `.drafts/`, `docs/.x.md`, `.*`
+_HIDDEN_PATTERN = re.compile(r"(?:^|/)\.[^/]")
 
 
 def hidden(rel: str) -> bool:

@@ -10,11 +10,18 @@ from ..text.spans import line_starts, lstrip_start, rstrip_end
 from ..types import Section
 from .markdown import Heading
 
+_SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d+)*\.?\s")  # "1. ", "2.1 ", "3 "
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 # a man page's section name as `man` renders it: capitals at the margin (`NAME`, `SEE ALSO`,
 # `EXIT STATUS`), its text indented below; a subsection: three spaces in, then a title
 _MAN_SECTION = re.compile(r"[A-Z][A-Z0-9 ,/&'()-]{0,38}[A-Z0-9)]|[A-Z]")
 _MAN_SUBSECTION = re.compile(r" {3}[A-Z][^\s].{0,58}")
+# a man page's title line, its name and section at both ends: `LS(1)   User Commands   LS(1)`
+# (`man` cuts a long name short on the left: `GCLOUD_RUN_JOBS_EXECUTIONS_TGeneraGCLOUD_...(1)`)
+_MAN_TITLE = re.compile(r"\S(?:.*\s)?(\S+\(\w+\))")
+_MAN_DASH = re.compile(r"\s[-–—]\s")  # between a NAME line's names and what they do
+_MAN_HEAD = {"SYNOPSIS"}  # a section after NAME that is part of a man page's head
+MAN_NAME_MAX = 100  # a longer NAME line names the page by its names alone
 MAN_INDENTED = 0.5  # the share of a man page's text lines that are indented, at least
 
 
@@ -73,6 +80,21 @@ def first_h1(headings: list[Heading]) -> str:
     return ""
 
 
+def page_title(headings: list[Heading], named: str = "") -> str:
+    """A document's title: its first level-1 heading, else the name it carries (an HTML
+    page's `<title>`); the name first when that heading is a numbered section, one of
+    several (SQLite's pages: `1. Syntax`, `2. Description` under `<title>VACUUM</title>`)
+    or of another name: it names a part of the page, not the page (DocBook's only `<h1>`,
+    `2. Unified system` under `<title>Unified system</title>`, does name its page)."""
+    h1 = first_h1(headings)
+    number = _SECTION_NUMBER.match(h1)
+    if named and number:
+        several = sum(h.level == 1 for h in headings) > 1
+        if several or h1[number.end() :].strip().lower() != named.lower():
+            return named
+    return h1 or named
+
+
 def plain_headings(text: str) -> list[Heading]:
     """A plain-text document's headings: underlined titles, else a rendered man page's."""
     return rst_headings(text) or man_headings(text)
@@ -80,25 +102,74 @@ def plain_headings(text: str) -> list[Heading]:
 
 def man_headings(text: str) -> list[Heading]:
     """Section names of a man page rendered to text (`man ls | col -b`): a line of capitals
-    at the margin with indented text after it (level 2: the page's name, its file's, is its
-    title), and a line three spaces in with text indented deeper after it (level 3). Only
-    in a text laid out as a man page: at least two such sections, and most of its lines
-    indented."""
+    at the margin with indented text after it (level 2), and a line three spaces in with
+    text indented deeper after it (level 3); the page's title line heads it (`man_head`).
+    Only in a text laid out as a man page: at least two such sections, and most of its
+    lines indented."""
     lines = text.split("\n")
-    filled = [ln for ln in lines if ln.strip()]
-    indented = sum(ln[:1].isspace() for ln in filled)
-    if len(filled) < 4 or indented < MAN_INDENTED * len(filled):
+    if not _laid_out_as_man_page(lines):
         return []
     offsets = line_starts(text)
     depth = _next_depths(lines)
     found: list[Heading] = []
     for i, line in enumerate(lines):
-        title = line.rstrip()
-        if _MAN_SECTION.fullmatch(title) and depth[i] > 0:
-            found.append(Heading(2, title, offsets[i], offsets[i] + len(line)))
-        elif found and _MAN_SUBSECTION.fullmatch(title) and depth[i] > 3:
-            found.append(Heading(3, title.strip(), offsets[i], offsets[i] + len(line)))
-    return found if sum(h.level == 2 for h in found) >= 2 else []
+        level = _man_level(line.rstrip(), depth[i], bool(found))
+        if level:
+            title = line.rstrip() if level == 2 else line.strip()
+            found.append(Heading(level, title, offsets[i], offsets[i] + len(line)))
+    if sum(h.level == 2 for h in found) < 2:
+        return []
+    return man_head(text, found)
+
+
+def _laid_out_as_man_page(lines: list[str]) -> bool:
+    """Four lines of text or more, most of them indented."""
+    filled = [ln for ln in lines if ln.strip()]
+    indented = sum(ln[:1].isspace() for ln in filled)
+    return len(filled) >= 4 and indented >= MAN_INDENTED * len(filled)
+
+
+def _man_level(title: str, depth: int, after_section: bool) -> int:
+    """2 for a section name (capitals at the margin over indented text), 3 for a
+    subsection (three spaces in, over text indented deeper, after a section), else 0."""
+    if _MAN_SECTION.fullmatch(title) and depth > 0:
+        return 2
+    if after_section and _MAN_SUBSECTION.fullmatch(title) and depth > 3:
+        return 3
+    return 0
+
+
+def man_head(text: str, found: list[Heading]) -> list[Heading]:
+    """A man page's title line (`LS(1)  User Commands  LS(1)`) as its level-1 heading,
+    named by its NAME line (`ls - list directory contents`), so that every heading path
+    starts with the command's name; its NAME and SYNOPSIS sections are the head's text,
+    not sections of their own (the title line and `NAME ls - list directory contents`
+    were chunks of their own, and no option's chunk said which command it belongs to)."""
+    top = lstrip_start(text, 0, len(text))
+    line = text[top:].split("\n", 1)[0].rstrip()
+    title = _MAN_TITLE.fullmatch(line)
+    rest = [h for h in found if h.start > top]
+    if not title or len(rest) < 2 or text[top + len(line) : rest[0].start].strip():
+        return found  # no title line right above the first section
+    k = _next_section(rest, 0)
+    if k < len(rest) and rest[k].text in _MAN_HEAD:
+        k = _next_section(rest, k)
+    name = _man_name(text[rest[0].body_start : rest[1].start]) or title.group(1)
+    return [Heading(1, name, top, top + len(line)), *rest[k:]]
+
+
+def _man_name(name_section: str) -> str:
+    """A man page's name from its NAME section's text: the whole line, or its names alone
+    when it is long, or "" when they are too (OpenSSL's page names 53 commands)."""
+    name = " ".join(name_section.split())
+    if len(name) > MAN_NAME_MAX:
+        name = _MAN_DASH.split(name, 1)[0]
+    return name if len(name) <= MAN_NAME_MAX else ""
+
+
+def _next_section(headings: list[Heading], k: int) -> int:
+    """The index of the first level-2 heading after the k-th (len(headings): none)."""
+    return next((i for i in range(k + 1, len(headings)) if headings[i].level <= 2), len(headings))
 
 
 def _next_depths(lines: list[str]) -> list[int]:

@@ -56,9 +56,8 @@ class Outline:
     source: Source
     definitions: list[Definition]  # top level, in document order
     imports: list[str]
-    import_names: dict[str, frozenset[str]] = field(
-        default_factory=dict
-    )  # module -> names its imports bind
+    # module -> names its imports bind
+    import_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +118,15 @@ def scan_definitions(
         symbol = f"{owner}.{shape.name}" if owner else shape.name
         labels = (parent.labels if parent else ()) + (shape.label or f"{word} {shape.name}",)
         start = src.char(_attached_start(src, nodes, i))
-        d = Definition(symbol, owner, category, word, labels, start, src.char(node.end_byte))
+        d = Definition(
+            symbol,
+            owner,
+            category,
+            word=word,
+            labels=labels,
+            start=start,
+            end=src.char(node.end_byte),
+        )
         if shape.body is not None:  # class members, or the functions a function defines inside it
             d.members = scan_definitions(src, language, children(shape.body), d)
         out.append(d)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..loaders.symbols import Definition, outline, walk
+from ..paths import is_test_file
 from ..text.analyzer import detect_language, identifier_parts
 from ..types import Document
 from .simulate import (
@@ -22,7 +23,7 @@ from .simulate import (
     DocumentTerms,
     Knobs,
     Term,
-    Vocabulary,
+    TermStats,
     draw,
     merge,
     pool,
@@ -48,9 +49,6 @@ _COMMENT = re.compile(
     r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|/\*+(.*?)\*/|(?://+|#+|--)[ \t]?([^\n]*)', re.S
 )
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|testdata)/|(_test\.\w+|\.test\.\w+|\.spec\.\w+|(^|/)test_[^/]*)$"
-)
 # words of programming languages, not of what the code does
 KEYWORDS = set(
     "def class return if elif else for while in is not and or import from as with try except finally raise pass "
@@ -79,10 +77,6 @@ class Symbol:
 _OVERLOAD = re.compile(r"@(\w+\.)?overload\b")  # searched among a definition's decorators
 
 
-def is_test_file(doc_id: str) -> bool:
-    return bool(_TEST_PATH.search(doc_id))
-
-
 def symbols(doc: Document) -> list[Symbol]:
     """The definitions of a code document worth a question, in document order."""
     if doc.format != "code" or is_test_file(doc.doc_id):
@@ -99,7 +93,18 @@ def symbols(doc: Document) -> list[Symbol]:
         answer = _signature(text, d.start, d.end, name)
         if answer and not _OVERLOAD.search(text, d.start, answer[0]):  # its own decorators
             member = _is_member(d)
-            out.append(Symbol(doc.doc_id, d.symbol, name, d.parent, member, d.start, d.end, answer))
+            out.append(
+                Symbol(
+                    doc.doc_id,
+                    d.symbol,
+                    name,
+                    parent=d.parent,
+                    member=member,
+                    start=d.start,
+                    end=d.end,
+                    answer=answer,
+                )
+            )
     return out
 
 
@@ -162,7 +167,7 @@ def code_text(text: str) -> str:
 
 def code_query(
     rng: random.Random,
-    vocab: Vocabulary,
+    vocab: TermStats,
     knobs: Knobs,
     doc: Document,
     sym: Symbol,
@@ -178,7 +183,7 @@ def code_query(
     prose = comments(text)
     lang = detect_language([prose]) if prose else "en"
     dc = knobs.context_discrimination
-    name, own = _own_pools(vocab, knobs.discrimination, text, prose, lang, sym)
+    name, own = _own_pools(vocab, knobs.discrimination, text, prose=prose, lang=lang, sym=sym)
     context = _context_pool(vocab, dc, doc, sym, lang)
     for key in own:
         context.pop(key, None)
@@ -210,7 +215,7 @@ def _name_kept(chosen: list[tuple[str, Term]], name: dict[str, Term]) -> None:
 
 
 def _own_pools(
-    vocab: Vocabulary, d: float, text: str, prose: str, lang: str, sym: Symbol
+    vocab: TermStats, d: float, text: str, prose: str, lang: str, sym: Symbol
 ) -> tuple[dict[str, Term], dict[str, Term]]:
     """The terms of a definition's name, and of the whole definition: its comments, the
     identifiers it uses and its name."""
@@ -221,7 +226,7 @@ def _own_pools(
 
 
 def _context_pool(
-    vocab: Vocabulary, dc: float, doc: Document, sym: Symbol, lang: str
+    vocab: TermStats, dc: float, doc: Document, sym: Symbol, lang: str
 ) -> dict[str, Term]:
     """The terms of a definition's context: the class it belongs to, the file's path (both
     count more) and the code around it."""

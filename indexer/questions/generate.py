@@ -29,7 +29,7 @@ from ..text.analyzer import detect_language
 from ..types import Document
 from .code import Symbol, code_query, code_text, symbols
 from .passages import MIN_WORDS_ALONE, Passage, boilerplate_reason, passages
-from .simulate import DocumentTerms, Knobs, Vocabulary, prose_query
+from .simulate import DocumentTerms, Knobs, TermStats, prose_query
 
 if TYPE_CHECKING:
     from .llm import OllamaQuestioner
@@ -57,10 +57,10 @@ Target = Passage | Symbol
 # a "Contents" heading skips its own section only (a Sphinx page nests its text under one),
 # CREDITS/THANKS/MAINTAINERS files are credits, and `<name@MASKED>` is an address; 13: a plain-
 # text title line (a title-cased line, a question heading, or one over its text) is no target
-GENERATOR_VERSION = 13
+GENERATOR_VERSION = 14
 
 
-@dataclass
+@dataclass(kw_only=True)
 class QuestionSet:
     """Made-up questions (records in the question-set format) and what making them found."""
 
@@ -141,11 +141,20 @@ def make_questions(
     targets = _all_targets(docs, knobs.section_words, where)
     vocab = _vocabulary(docs, targets)
     makers = {
-        d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab, knobs, asker) for d in docs
+        d.doc_id: _DocumentMaker(d, targets[d.doc_id], seed, vocab=vocab, knobs=knobs, asker=asker)
+        for d in docs
     }
     out = _numbered(_fill(docs, targets, makers, n, progress))
     candidates = sum(len(t) for t in targets.values())
-    result = QuestionSet(out, n, llm, seed, len(docs), candidates, found.skipped + left_out)
+    result = QuestionSet(
+        questions=out,
+        requested=n,
+        generator=llm,
+        seed=seed,
+        documents=len(docs),
+        candidates=candidates,
+        skipped=found.skipped + left_out,
+    )
     result.warnings = list(found.warnings)
     if asker is not None:
         result.notes.append(asker.stats.summary())
@@ -250,7 +259,7 @@ class _DocumentMaker:
         doc: Document,
         found: list[Target],
         seed: int,
-        vocab: Vocabulary,
+        vocab: TermStats,
         knobs: Knobs,
         asker: OllamaQuestioner | None,
     ) -> None:
@@ -279,7 +288,9 @@ class _DocumentMaker:
             if key in seen:
                 continue
             seen.add(key)
-            out.append(_record(self.doc, target, question, tags, self.asker, answer))
+            out.append(
+                _record(self.doc, target, question, tags=tags, asker=self.asker, answer=answer)
+            )
         self.made += len(out)
         return out
 
@@ -289,11 +300,19 @@ class _DocumentMaker:
             return self.asker.ask(self.doc, target, self.lang)
         if isinstance(target, Symbol):
             self.terms = self.terms or DocumentTerms(self.vocab, code_text(self.doc.text), "en")
-            got = code_query(self.rng, self.vocab, self.knobs, self.doc, target, self.terms)
+            got = code_query(
+                self.rng, self.vocab, self.knobs, doc=self.doc, sym=target, doc_terms=self.terms
+            )
         else:
             self.terms = self.terms or DocumentTerms(self.vocab, self.doc.text, self.lang)
             got = prose_query(
-                self.rng, self.vocab, self.knobs, self.doc, target, self.lang, self.terms
+                self.rng,
+                self.vocab,
+                self.knobs,
+                doc=self.doc,
+                passage=target,
+                lang=self.lang,
+                doc_terms=self.terms,
             )
         return None if got is None else (got[0], got[1], None)
 
@@ -312,11 +331,11 @@ def _asker(llm: str, settings: Settings) -> OllamaQuestioner | None:
     raise UsageError(f"--llm must be extractive or ollama:<model>, not {llm!r}")
 
 
-def _vocabulary(docs: list[Document], targets: dict[str, list[Target]]) -> Vocabulary:
+def _vocabulary(docs: list[Document], targets: dict[str, list[Target]]) -> TermStats:
     """Term statistics over the corpus's blocks (prose) and definitions (code)."""
     from ..loaders.markdown import blocks_of
 
-    vocab = Vocabulary()
+    vocab = TermStats()
     for doc in docs:
         if doc.format == "code":
             for sym in targets[doc.doc_id]:

@@ -22,7 +22,7 @@ from ..llm import LANGUAGE_NAMES, ChatClient, ReplyCache
 from ..types import Document
 from .code import Symbol
 from .passages import Passage
-from .simulate import Vocabulary
+from .simulate import TermStats
 
 PROMPT_VERSION = 1  # in the cache's key: a new prompt asks again
 MAX_OVERLAP = (
@@ -93,7 +93,7 @@ class OllamaQuestioner:
             cache_dir / "questions.sqlite" if cache_dir else None, PROMPT_VERSION
         )
         self.stats = QuestionStats(self.backend)
-        self.vocab = Vocabulary()
+        self.vocab = TermStats()
 
     def ask(
         self, doc: Document, target: Passage | Symbol, lang: str
@@ -142,7 +142,12 @@ class OllamaQuestioner:
         self.stats.input_tokens += response.input_tokens
         self.stats.output_tokens += response.output_tokens
         self.cache.put(
-            model_key, doc.hash, key, response.text, response.input_tokens, response.output_tokens
+            model_key,
+            doc.hash,
+            key,
+            reply=response.text,
+            tokens_in=response.input_tokens,
+            tokens_out=response.output_tokens,
         )
         return response.text
 
@@ -184,7 +189,7 @@ def parse_reply(reply: str) -> tuple[str, str]:
     )
 
 
-def copied(vocab: Vocabulary, question: str, passage: str, lang: str) -> tuple[float, int]:
+def copied(vocab: TermStats, question: str, passage: str, lang: str) -> tuple[float, int]:
     """The share of a question's content words found in the passage, and the longest run
     of its words (any) that appears in the passage as written."""
     terms = [k for k, _ in vocab.terms(question, lang)]

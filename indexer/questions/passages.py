@@ -92,24 +92,31 @@ def boilerplate_reason(doc: Document) -> str:
     """Why a whole document is skipped ("" when it is not): licence and authors files,
     or a document that is mostly licence text."""
     stem = PurePosixPath(doc.doc_id).name.split(".")[0].lower().replace("-", "_")
-    if (
+    if _boilerplate_name(stem):
+        return f"{stem.upper()} file"
+    return "licence text" if _licence_from_the_top(doc) else ""
+
+
+def _boilerplate_name(stem: str) -> bool:
+    """A licence, copying or authors file by its name."""
+    return (
         stem in _BOILERPLATE_FILES
         or stem.startswith(("license_", "licence_", "copying_"))
-        or _LICENCE_ID.fullmatch(stem)
-    ):
-        return f"{stem.upper()} file"
-    first = (
-        next((b for b in blocks_of(doc) if b.kind != "heading"), None)
-        if doc.format != "code"
-        else None
+        or bool(_LICENCE_ID.fullmatch(stem))
     )
-    if (
+
+
+def _licence_from_the_top(doc: Document) -> bool:
+    """Prose whose first block is licence text, with more of it in the first 1,500
+    characters."""
+    if doc.format == "code":
+        return False
+    first = next((b for b in blocks_of(doc) if b.kind != "heading"), None)
+    return (
         first is not None
-        and LICENCE_TEXT.search(doc.text, first.start, first.end)
+        and bool(LICENCE_TEXT.search(doc.text, first.start, first.end))
         and len(LICENCE_TEXT.findall(doc.text[:1500])) >= 2
-    ):  # a licence from the top
-        return "licence text"
-    return ""
+    )
 
 
 def _boilerplate_sections(doc: Document) -> set[int]:
@@ -181,30 +188,43 @@ def passages(doc: Document, section_words: int = SECTION_WORDS) -> list[Passage]
     manual's page (with a navigation line, never a target), where it is the page's menu."""
     if doc.format == "code" or not doc.text.strip():
         return []
-    starts = [s.start for s in doc.sections]
-    skip = _boilerplate_sections(doc)
-    targets = _Targets(doc, section_words)
-    out: list[Passage] = []
-    short: list[Passage] = []  # the sentences under MIN_WORDS words
+    reader = _Reader(doc, section_words)
     blocks = list(blocks_of(doc))
-    paged = False  # a manual's page, with its navigation line
-    for i, block in enumerate(blocks):
-        if _NAVIGATION.match(doc.text[block.start : block.end]):
-            paged = True
-            continue
-        sec = max(0, bisect.bisect_right(starts, block.start) - 1)
-        following = blocks[i + 1] if i + 1 < len(blocks) else None
-        if not _askable(doc, block, sec, skip):
-            continue
-        target = targets.of(sec, (block.start, block.end))
-        if block.kind == "table":
-            out.extend(_rows(doc, block, sec, target))
-            continue
-        usable, alone = _sentences(doc, block, sec, target, _lead_in(doc, block, following))
-        out.extend(usable)
-        short.extend(alone)  # only kept when no passage is long enough
+    for block, following in zip(blocks, [*blocks[1:], None]):
+        reader.read(block, following)
     # a manual's page that says nothing longer is its menu ("- The Basics"), not an answer
-    return _unique(doc, out or ([] if paged else short))
+    return _unique(doc, reader.out or ([] if reader.paged else reader.short))
+
+
+class _Reader:
+    """A document's blocks read in order into passages (`out`), the sentences under
+    MIN_WORDS words (`short`: kept only when nothing longer is found), and whether the
+    document is a manual's page with a navigation line (`paged`)."""
+
+    def __init__(self, doc: Document, section_words: int) -> None:
+        self.doc = doc
+        self.starts = [s.start for s in doc.sections]
+        self.skip = _boilerplate_sections(doc)
+        self.targets = _Targets(doc, section_words)
+        self.out: list[Passage] = []
+        self.short: list[Passage] = []
+        self.paged = False
+
+    def read(self, block: Block, following: Block | None) -> None:
+        doc = self.doc
+        if _NAVIGATION.match(doc.text[block.start : block.end]):
+            self.paged = True
+            return
+        sec = max(0, bisect.bisect_right(self.starts, block.start) - 1)
+        if not _askable(doc, block, sec, self.skip):
+            return
+        target = self.targets.of(sec, (block.start, block.end))
+        if block.kind == "table":
+            self.out.extend(_rows(doc, block, sec, target))
+            return
+        usable, alone = _sentences(doc, block, sec, target, _lead_in(doc, block, following))
+        self.out.extend(usable)
+        self.short.extend(alone)
 
 
 def _askable(doc: Document, block: Block, sec: int, skip: set[int]) -> bool:
@@ -261,26 +281,39 @@ def _after_title(text: str, start: int, end: int) -> int:
     more lines, short beside the next, which starts a sentence)."""
     nl = text.find("\n", start, end)
     line = text[start : end if nl < 0 else nl].strip()
-    if not line or len(line.split()) > TITLE_WORDS or line[-1] in ".!:;,…" or line[0] in "-*+•":
+    if not _could_be_title(line):
         return start
     if nl < 0:  # a paragraph of one line: a question heading, a title-cased line, or a few words
-        words = line.split()
-        capitalised = sum(w[:1].isupper() or w[:1].isdigit() for w in words)
-        titled = (
-            line.endswith("?")
-            or len(words) <= 4
-            or (len(words) <= 8 and 2 * capitalised >= len(words))
-        )
-        return end if titled else start
+        return end if _one_line_title(line) else start
     following = text[nl + 1 : end].split("\n", 1)[0].strip()
-    # a hard-wrapped sentence's first line is as long as the next, which goes on in lower case
-    if (
-        not following[:1].isupper()
-        and not following[:1].isdigit()
-        or len(line) > 0.6 * len(following)
-    ):
-        return start
-    return nl + 1
+    return nl + 1 if _titles(line, following) else start
+
+
+def _could_be_title(line: str) -> bool:
+    """A line short enough, not ending a sentence or a clause, not a list item."""
+    return (
+        bool(line)
+        and len(line.split()) <= TITLE_WORDS
+        and line[-1] not in ".!:;,…"
+        and line[0] not in "-*+•"
+    )
+
+
+def _one_line_title(line: str) -> bool:
+    """A paragraph of one line that is a title: a question, a few words, or title-cased."""
+    words = line.split()
+    capitalised = sum(w[:1].isupper() or w[:1].isdigit() for w in words)
+    return (
+        line.endswith("?") or len(words) <= 4 or (len(words) <= 8 and 2 * capitalised >= len(words))
+    )
+
+
+def _titles(line: str, following: str) -> bool:
+    """The first line titles the next one: the next starts a sentence (capital or digit) and
+    the first is short beside it (a hard-wrapped sentence's first line is as long as the
+    next, which goes on in lower case)."""
+    starts = following[:1].isupper() or following[:1].isdigit()
+    return starts and len(line) <= 0.6 * len(following)
 
 
 def _starred_titles(text: str) -> bool:
@@ -316,7 +349,7 @@ def _rows(doc: Document, block: Block, sec: int, target: tuple[int, int]) -> lis
     name_words = len(plain_words(" ".join(names)))
     header_span = (header[0], header[0] + len(header_line))
     return [
-        Passage(doc.doc_id, s, e, "row", sec, target, header_span)
+        Passage(doc.doc_id, s, e, kind="row", section=sec, target=target, header=header_span)
         for s, e in block.parts[1:]
         if _row_worth(text[s:e], name_words)
     ]
@@ -343,9 +376,9 @@ def _sentences(
         if not_asked(text):
             continue
         if _usable(doc.text[s:e]):
-            usable.append(Passage(doc.doc_id, s, e, kind, sec, target))
+            usable.append(Passage(doc.doc_id, s, e, kind=kind, section=sec, target=target))
         elif _usable(doc.text[s:e], MIN_WORDS_ALONE):
-            alone.append(Passage(doc.doc_id, s, e, kind, sec, target))
+            alone.append(Passage(doc.doc_id, s, e, kind=kind, section=sec, target=target))
     return usable, alone
 
 

@@ -111,9 +111,8 @@ def pooled(
     total = _summed(questions, made, len(parts), seed)
     try:
         total.write(path)
-    except (
-        OSError
-    ):  # a read-only index folder: the parts went to a temporary folder, and so does this
+    # a read-only index folder: the parts went to a temporary folder, and so does this
+    except OSError:
         path = parts[0][0].with_name(path.name)
         total.write(path)
     return path, total if made else None
@@ -141,18 +140,28 @@ def _summed(
     seconds = sum(m.seconds for m in made)
     notes = [n for m in made for n in m.notes]
     if not made:
-        return QuestionSet(questions, requested, "extractive", seed, 0, 0, [], seconds, notes)
+        return QuestionSet(
+            questions=questions,
+            requested=requested,
+            generator="extractive",
+            seed=seed,
+            documents=0,
+            candidates=0,
+            skipped=[],
+            seconds=seconds,
+            notes=notes,
+        )
     first = made[0]
     return QuestionSet(
-        questions,
-        requested,
-        first.generator,
-        seed,
-        first.documents,
-        first.candidates,
-        first.skipped,
-        seconds,
-        notes,
-        first.warnings,
-        parts,
+        questions=questions,
+        requested=requested,
+        generator=first.generator,
+        seed=seed,
+        documents=first.documents,
+        candidates=first.candidates,
+        skipped=first.skipped,
+        seconds=seconds,
+        notes=notes,
+        warnings=first.warnings,
+        sets=parts,
     )

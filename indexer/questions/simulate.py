@@ -27,9 +27,8 @@ from ..types import Document
 from .passages import Passage
 from .typing_noise import surface
 
-_TOKEN = re.compile(
-    r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?"
-)  # 6'sı: one word
+# 6'sı: one word
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:['’][^\W\d_]+)?|[^\W\d_][\w]*(?:['’][^\W\d_]+)?")
 COMMON_SHARE = (
     0.3  # a term in more than this share of a corpus's passages is treated as a stop word
 )
@@ -74,7 +73,7 @@ class Term:
     follow: tuple[str, str] | None = None  # (key, surface) of the content word after it in its text
 
 
-class Vocabulary:
+class TermStats:
     """Term statistics of a corpus: document frequency over its passages (blocks), per
     language analyzers, and the corpus's own very common words."""
 
@@ -131,7 +130,7 @@ def _not_typed(raw: str) -> bool:
 
 
 def pool(
-    vocab: Vocabulary,
+    vocab: TermStats,
     text: str,
     lang: str,
     d: float,
@@ -219,7 +218,7 @@ def query_length(rng: random.Random, mean: float) -> int:
 class DocumentTerms:
     """A document's term counts, made once: the pool off-target words are drawn from."""
 
-    def __init__(self, vocab: Vocabulary, text: str, lang: str) -> None:
+    def __init__(self, vocab: TermStats, text: str, lang: str) -> None:
         self.counts: Counter = Counter()
         self.surface: dict[str, str] = {}
         for key, word in vocab.terms(text, lang):
@@ -227,7 +226,7 @@ class DocumentTerms:
                 self.counts[key] += 1
                 self.surface.setdefault(key, word)
 
-    def pool(self, vocab: Vocabulary, d: float, exclude: set[str]) -> dict[str, Term]:
+    def pool(self, vocab: TermStats, d: float, exclude: set[str]) -> dict[str, Term]:
         return {
             k: Term(k, self.surface[k], n * max(vocab.idf(k), 0.05) ** d)
             for k, n in self.counts.items()
@@ -237,7 +236,7 @@ class DocumentTerms:
 
 def prose_query(
     rng: random.Random,
-    vocab: Vocabulary,
+    vocab: TermStats,
     knobs: Knobs,
     doc: Document,
     passage: Passage,
@@ -282,7 +281,7 @@ def _too_thin(chosen: list[tuple[str, Term]]) -> bool:
 
 
 def _passage_pools(
-    vocab: Vocabulary, knobs: Knobs, doc: Document, passage: Passage, lang: str
+    vocab: TermStats, knobs: Knobs, doc: Document, passage: Passage, lang: str
 ) -> tuple[dict[str, Term], dict[str, Term]]:
     """The terms of the passage itself (a table row: its key cell counts more than its
     values), and those of its context: the heading path (a row's: with the header row)

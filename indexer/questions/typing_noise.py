@@ -128,7 +128,7 @@ def surface(
     """The query text of the chosen terms (their words, in order) as a person types it,
     and the noise applied."""
     applied = []
-    words = list(chosen)  # (acronyms keep their capitals: see Vocabulary.terms)
+    words = list(chosen)  # (acronyms keep their capitals: see TermStats.terms)
     if _shuffled(rng, knobs.shuffle, words):
         applied.append("shuffled")
     if _uninflected(rng, knobs.inflect, words, lang):

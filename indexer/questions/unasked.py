@@ -90,17 +90,19 @@ def not_asked(text: str) -> bool:
     page's running header, a shell command, a reference, a lead-in (it ends in a colon:
     what it introduces is the answer; an option entry excepted), who paid for the work, a
     contact line, or run-on text too long to be a sentence."""
-    return bool(
-        len(text) > MAX_CHARS
-        or (text.rstrip().endswith(":") and not _OPTION.match(text))
-        or _POINTER.search(text)
-        or _META.search(text)
-        or _MAN_RUNNING.match(text)
-        or _PROMPT.match(text)
-        or _REFERENCE.match(text)
-        or _FUNDED.search(text)
-        or _contact_list(text)
-    )
+    if len(text) > MAX_CHARS or (text.rstrip().endswith(":") and not _OPTION.match(text)):
+        return True
+    return any(found(text) for found in _UNASKED) or _contact_list(text)
+
+
+_UNASKED = (
+    _POINTER.search,
+    _META.search,
+    _MAN_RUNNING.match,
+    _PROMPT.match,
+    _REFERENCE.match,
+    _FUNDED.search,
+)
 
 
 def _contact_list(text: str) -> bool:

@@ -3,7 +3,9 @@ the `Index` that answers queries (embedding, bm25 or hybrid) with `Hit`s."""
 
 from .collections import (
     RULE,
+    Chosen,
     choose,
+    chosen,
     collection_label,
     describe,
     entry_fusion,
@@ -12,7 +14,16 @@ from .collections import (
 )
 from .context_pack import Context, Span
 from .index import Index, search
-from .options import DEFAULTS, FUSIONS, MODES, Query, SearchOptions, check_query, resolve
+from .options import (
+    DEFAULTS,
+    FUSIONS,
+    MODES,
+    Query,
+    ResolvedOptions,
+    SearchOptions,
+    check_query,
+    resolve,
+)
 
 __all__ = [
     "Context",
@@ -22,10 +33,13 @@ __all__ = [
     "MODES",
     "Query",
     "RULE",
+    "ResolvedOptions",
+    "Chosen",
     "SearchOptions",
     "Span",
     "check_query",
     "choose",
+    "chosen",
     "collection_label",
     "describe",
     "entry_fusion",

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ..errors import UsageError
 from ..text.analyzer import Analyzer
 from . import bm25_files as files
-from .bm25_reference import IdScorer, TermScorer, build_bm25s, lucene_okapi
+from .bm25_reference import Scorer, build_bm25s, lucene_okapi
 from .bm25_saved import read_saved
 from .lookup import IdTable, Vocabulary, blob, strings
 from .postings import SEGMENT_ARRAYS, Floats, Ints, Postings, Segment
@@ -80,7 +80,16 @@ class BM25Builder:
     def finish(self, engine: str | None = None, k1: float = K1, b: float = B) -> BM25Index:
         """One base segment, its vocabulary sorted (a term's id is its rank)."""
         terms, flat, offsets = self.forward()
-        return BM25Index.from_forward(self.ids, terms, flat, offsets, self.analyzer, engine, k1, b)
+        return BM25Index.from_forward(
+            self.ids,
+            terms,
+            flat,
+            offsets=offsets,
+            analyzer=self.analyzer,
+            engine=engine,
+            k1=k1,
+            b=b,
+        )
 
 
 class BM25Index:
@@ -104,8 +113,8 @@ class BM25Index:
         self.source = (
             source  # (folder, sha256 of its files): the base's files, to link rather than write
         )
-        self._okapi: TermScorer | None = None
-        self._bm25s: IdScorer | None = None
+        self._okapi: Scorer | None = None
+        self._bm25s: Scorer | None = None
         self._live: Ints | None = None
         if self.engine == "bm25s":
             self._bm25s = self._build_bm25s()
@@ -134,10 +143,10 @@ class BM25Index:
             table,
             vocab,
             Postings([Segment.from_forward(numbered, offsets)], np.zeros(0, np.int64), k1, b),
-            analyzer,
-            engine,
-            k1,
-            b,
+            analyzer=analyzer,
+            engine=engine,
+            k1=k1,
+            b=b,
         )
 
     @classmethod
@@ -168,11 +177,11 @@ class BM25Index:
                 change.ids,
                 change.terms,
                 change.flat,
-                change.offsets,
-                self.analyzer,
-                self.requested,
-                self.k1,
-                self.b,
+                offsets=change.offsets,
+                analyzer=self.analyzer,
+                engine=self.requested,
+                k1=self.k1,
+                b=self.b,
             )
         else:
             postings = Postings(change.segments, change.deleted, self.k1, self.b)
@@ -180,10 +189,10 @@ class BM25Index:
                 change.ids,
                 change.vocab,
                 postings,
-                self.analyzer,
-                self.requested,
-                self.k1,
-                self.b,
+                analyzer=self.analyzer,
+                engine=self.requested,
+                k1=self.k1,
+                b=self.b,
                 source=self.source,
             )
         if engine:  # the engine the build asked for (saved with the index)
@@ -254,10 +263,10 @@ class BM25Index:
             saved.ids,
             saved.vocab,
             saved.postings,
-            saved.analyzer,
-            engine or params["engine"],
-            saved.k1,
-            saved.b,
+            analyzer=saved.analyzer,
+            engine=engine or params["engine"],
+            k1=saved.k1,
+            b=saved.b,
             source=(folder, params["sha256"]),
         )
 
@@ -274,7 +283,7 @@ class BM25Index:
     def _doc_terms(self) -> list[list[int]]:
         return [self.postings.doc_terms(p).tolist() for p in self.live.tolist()]
 
-    def _build_bm25s(self) -> IdScorer:
+    def _build_bm25s(self) -> Scorer:
         return build_bm25s(self._doc_terms(), len(self.vocab), self.k1, self.b)
 
     # -- searching -------------------------------------------------------------------------
@@ -297,7 +306,9 @@ class BM25Index:
     def __len__(self) -> int:
         return self.n
 
-    def __contains__(self, chunk_id: str) -> bool:
+    def __contains__(self, chunk_id: object) -> bool:
+        if not isinstance(chunk_id, str):
+            return False
         try:
             self.position(chunk_id)
         except KeyError:
@@ -356,20 +367,23 @@ class BM25Index:
     def _reference_scores(self, terms: list[int]) -> NDArray[np.float32]:
         """The live chunks' scores from a reference engine (bm25s or rank-bm25)."""
         if self._bm25s is not None:
-            return np.asarray(self._bm25s.get_scores_from_ids(terms), dtype=np.float32) * (
-                self.k1 + 1
-            )
+            return np.asarray(self._bm25s(terms), dtype=np.float32) * (self.k1 + 1)
         if self._okapi is None:
             self._okapi = lucene_okapi(self._doc_terms(), self.k1, self.b)
-        return np.asarray(self._okapi.get_scores(terms), dtype=np.float32)
+        return np.asarray(self._okapi(terms), dtype=np.float32)
 
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """Top k (position, score) pairs with a positive score, best first; ties by position."""
+    def search(
+        self, query: str, k: int, allowed: NDArray[np.bool_] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top k (position, score) pairs with a positive score, best first; ties by position.
+        `allowed`: only these positions (a mask over `postings.size`) compete."""
         if k <= 0 or not self.n:
             return []
-        if self.engine == "postings":
+        if self.engine == "postings" and allowed is None:
             return self.postings.top(*self._weights(query), k)
         scores = self.scores(query)
+        if allowed is not None:
+            scores = np.where(allowed, scores, np.float32(0))
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]  # score desc, then position: deterministic ties

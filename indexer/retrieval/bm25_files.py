@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import IndexerError
+from ..store import write_json
 
 FORMAT = 4  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments;
 # 4: analyzer 2 (codes, identifiers and versions kept whole and unstemmed): older indexes rebuild
@@ -35,8 +36,13 @@ Record = dict[str, list[Any]]  # verified.json: {file: [size, mtime_ns, inode, d
 Scalar = TypeVar("Scalar", bound=np.generic)
 
 
-def damaged(folder: Path, why: str) -> IndexerError:
-    return IndexerError(f"the BM25 index in {folder} is damaged ({why})")
+BM25 = "the BM25 index"  # what a folder of these files holds, as messages name it
+
+
+def damaged(folder: Path, why: str, what: str = BM25) -> IndexerError:
+    """`what` (the BM25 index, the stored rows) in `folder` is damaged, and `why`."""
+    verb = "are" if what.endswith("s") else "is"
+    return IndexerError(f"{what} in {folder} {verb} damaged ({why})")
 
 
 def params_digest(params: Params) -> str:
@@ -58,12 +64,6 @@ def identity(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
 
 
-def _write_json(path: Path, data: object) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write(
     folder: Path,
     arrays: dict[str, NDArray[np.generic]],
@@ -82,7 +82,7 @@ def write(
     try:
         _write(folder, arrays, linked, params, moved or {})
         if final.exists():  # a damaged index being replaced: out of the way first
-            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old")
+            old = final.with_name(f".{final.name}.{uuid.uuid4().hex[:8]}.old.tmp")
             os.rename(final, old)
             shutil.rmtree(old, ignore_errors=True)  # processes that mapped its files keep them
         os.rename(folder, final)
@@ -119,40 +119,44 @@ def _write(
         sums[name] = digest
     params = {**params, "format": FORMAT, "sha256": dict(sums)}
     params["sha256"]["params"] = params_digest(params)
-    _write_json(folder / "params.json", params)
+    write_json(folder / "params.json", params)
     with contextlib.suppress(OSError):
-        _write_json(
+        write_json(
             folder / RECORD,
             {name: [*identity(folder / name), digest] for name, digest in sums.items()},
         )
 
 
-def read_params(folder: Path) -> Params:
+def read_params(folder: Path, what: str = BM25) -> Params:
+    """A folder's params.json, checked (IndexerError naming `what` when it is not)."""
     try:
         params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise damaged(folder, f"params.json: {exc.__class__.__name__}") from None
+        raise damaged(folder, f"params.json: {exc.__class__.__name__}", what) from None
     if not isinstance(params, dict) or params.get("format") != FORMAT:
-        raise IndexerError(
-            f"the BM25 index in {folder} has format {params.get('format') if isinstance(params, dict) else '?'}"
-        )
+        found = params.get("format") if isinstance(params, dict) else "?"
+        raise IndexerError(f"{what} in {folder} has format {found}")
     sums = params.get("sha256")
     if not isinstance(sums, dict) or sums.get("params") != params_digest(params):
-        raise damaged(folder, "params.json does not match its checksum")
+        raise damaged(folder, "params.json does not match its checksum", what)
     return params
 
 
-def verify(folder: Path, params: Params, full: bool = False) -> None:
+def verify(folder: Path, params: Params, full: bool = False, what: str = BM25) -> None:
     """Check each file against its sha256: hashed when `full`, or when its identity is not
-    the one recorded at its last check (then recorded, where the folder is writable)."""
+    the one recorded at its last check (then recorded, where the folder is writable).
+    IndexerError naming `what` when one does not match."""
     sums = {k: v for k, v in params["sha256"].items() if k != "params"}
     record = _read_record(folder)
     changed = False
     for name, digest in sums.items():
-        changed = _verified(folder, name, digest, record, full) or changed
+        try:
+            changed = _verified(folder, name, digest, record, full) or changed
+        except _Mismatch as exc:
+            raise damaged(folder, str(exc), what) from None
     if changed:
         with contextlib.suppress(OSError):
-            _write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
+            write_json(folder / RECORD, {k: v for k, v in record.items() if k in sums})
 
 
 def _read_record(folder: Path) -> Record:
@@ -164,18 +168,22 @@ def _read_record(folder: Path) -> Record:
     return record if isinstance(record, dict) else {}
 
 
+class _Mismatch(Exception):
+    """A file of the folder is missing or does not match its checksum."""
+
+
 def _verified(folder: Path, name: str, digest: str, record: Record, full: bool) -> bool:
-    """Check one file (damaged: IndexerError); True when it was hashed (and `record` now
-    holds its identity)."""
+    """Check one file (_Mismatch when it is damaged); True when it was hashed (and
+    `record` now holds its identity)."""
     path = folder / name
     try:
         now = identity(path)
     except OSError as exc:
-        raise damaged(folder, f"{name}: {exc.__class__.__name__}") from None
+        raise _Mismatch(f"{name}: {exc.__class__.__name__}") from None
     if not full and record.get(name) == [*now, digest]:
         return False
     if sha256_file(path) != digest:
-        raise damaged(folder, f"{name} does not match its checksum")
+        raise _Mismatch(f"{name} does not match its checksum")
     record[name] = [*now, digest]
     return True
 

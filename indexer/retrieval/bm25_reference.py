@@ -5,26 +5,17 @@
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from collections.abc import Callable
 
 from numpy.typing import ArrayLike
 
 from ..errors import UsageError
 
-
-class IdScorer(Protocol):
-    """bm25s's model, as `BM25Index.scores` asks it: the scores of term ids."""
-
-    def get_scores_from_ids(self, query_tokens_ids: list[int]) -> ArrayLike: ...
+# a reference engine as `BM25Index.scores` asks it: a query's term ids -> every chunk's score
+Scorer = Callable[[list[int]], ArrayLike]
 
 
-class TermScorer(Protocol):
-    """rank-bm25's model, as `BM25Index.scores` asks it: the scores of a query's terms."""
-
-    def get_scores(self, query: list[int]) -> ArrayLike: ...
-
-
-def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -> IdScorer:
+def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -> Scorer:
     """bm25s's Lucene BM25 over chunks given as term ids (`vocabulary`: how many)."""
     try:
         import bm25s
@@ -38,11 +29,11 @@ def build_bm25s(corpus: list[list[int]], vocabulary: int, k1: float, b: float) -
     )
     model.vocab_dict = {i: i for i in range(vocabulary)}
     model.unique_token_ids_set = set(range(vocabulary))
-    scorer: IdScorer = model  # bm25s has no type information: its model has this method
+    scorer: Scorer = model.get_scores_from_ids  # bm25s has no type information
     return scorer
 
 
-def lucene_okapi(corpus: list[list[int]], k1: float, b: float) -> TermScorer:
+def lucene_okapi(corpus: list[list[int]], k1: float, b: float) -> Scorer:
     """rank-bm25's BM25Okapi with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5))."""
     from rank_bm25 import BM25Okapi
 
@@ -51,5 +42,5 @@ def lucene_okapi(corpus: list[list[int]], k1: float, b: float) -> TermScorer:
             for word, freq in nd.items():
                 self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
-    scorer: TermScorer = LuceneOkapi(corpus, k1=k1, b=b)
+    scorer: Scorer = LuceneOkapi(corpus, k1=k1, b=b).get_scores
     return scorer

@@ -94,4 +94,6 @@ def _mapped(folder: Path, params: files.Params) -> tuple[Saved, bool]:
         and len(ids) == sum(len(s) for s in segments)
         and len(ids.ordered) == len(ids.rank) == ids.base
     )
-    return Saved(ids, vocab, Postings(segments, deleted, k1, b), analyzer, k1, b), consistent
+    return Saved(
+        ids, vocab, Postings(segments, deleted, k1, b), analyzer=analyzer, k1=k1, b=b
+    ), consistent

@@ -79,14 +79,14 @@ def updated(index: Previous, drop: set[str], fresh: Fresh, share: float) -> Kept
     ids: list[str] = []
     parts: list[TermIds] = []
     if rest:  # the delta's chunks still live, renumbered
-        _kept_delta(index, len(rest[0]), gone, extra_id, ids, parts)
+        _kept_delta(index, len(rest[0]), gone, extra_id=extra_id, ids=ids, parts=parts)
     _add_fresh(index, fresh, extra_id, ids, parts)
     lengths = np.array([len(p) for p in parts], dtype=np.int64)
     flat = np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, np.int32)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     terms = list(extra)
     if len(ids) + len(deleted) > share * base_n:
-        return _merged(index, base, deleted, ids, terms, flat, offsets)
+        return _merged(index, base, deleted, ids=ids, extra=terms, flat=flat, offsets=offsets)
     delta = Segment.from_forward(flat, offsets, first=base_n)
     table = IdTable(index.ids.ids, index.ids.ordered, index.ids.rank, extra=ids)
     vocab = Vocabulary(index.vocab.data, index.vocab.offsets, extra=terms)

@@ -6,8 +6,13 @@ The one rule (`choose`), for a call that names a strategy or not:
 - a named strategy is that one, in any spelling of its spec (`fixed:size=64,overlap=16`
   is `fixed64`); `strategy@embedder` (the name serve and MCP list when one strategy is
   built with several embedders) names one embedder's;
-- none named: the default strategy (`auto`) if it is built, else the only strategy
-  built, else an error naming what is built and how to pick one.
+- none named, one strategy built: that one;
+- none named, several built: the one the last `indexer eval` ranked best (`evaluated`: its
+  ranking is kept in the catalogue), else the default strategy (`auto`) if it is built,
+  else the first built in `PREFERENCE`, an order of chunker kinds: the kinds that keep a
+  document's structure before those that cut by size or similarity (blocks, then headers,
+  then fixed-size chunks, on the bundled corpus and the PDF set: docs/results.md). `chosen`
+  says which rule picked it, and every front door says so.
 
 `built_with` (the CLI's `--embedder` on read-side commands) keeps only the collections
 built with that embedder; without it, a strategy built with several embedders is read
@@ -17,20 +22,36 @@ through the settings' embedder (`Catalogue.find`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..chunkers.registry import DEFAULT_STRATEGY, collection_names
 from ..embeddings import canonical_name
-from ..errors import CollectionNotFound, UsageError
-from ..store import Entry, Store
+from ..errors import CollectionNotFound
+from ..store import Disk, Entry, Store
+from .evaluated import last_best
 from .fusion import calibrated, current
 from .options import resolve
 
+# of several strategies built, none evaluated and no `auto`: the first built of these kinds
+# (code keeps functions whole; blocks and headers keep sections; the rest cut by size or
+# by similarity), then any other kind, each kind's strategies by name
+PREFERENCE = ("code", "blocks", "headers", "contextual", "parent", "semantic", "fixed")
 # what a call naming no strategy reads (help texts and MCP's tool descriptions say it)
 RULE = (
-    f"{DEFAULT_STRATEGY} if it is built, else the only strategy built, else an error naming "
-    "what is built"
+    "the only strategy built; of several, the one the last `indexer eval` ranked best, "
+    f"else {DEFAULT_STRATEGY} if it is built, else the first built of "
+    f"{' > '.join(PREFERENCE)}"
 )
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The collection a call reads, and why, when no strategy was named and several are
+    built (`why` is None when the call named one, or one strategy is built)."""
+
+    entry: Entry
+    why: str | None = None
 
 
 def split_name(name: str) -> tuple[str, str | None]:
@@ -57,34 +78,69 @@ def other_embedders(store: Store, entry: Entry) -> list[str]:
 
 def choose(store: Store, strategy: str | None = None, built_with: str | None = None) -> Entry:
     """The live collection a call reads (the module's rule)."""
+    return chosen(store, strategy, built_with).entry
+
+
+def chosen(store: Store, strategy: str | None = None, built_with: str | None = None) -> Chosen:
+    """`choose`, with why when no strategy was named and several are built."""
     if strategy and strategy.strip():
         name, embedder = split_name(strategy)
         wanted = embedder or built_with
-        return store.catalogue.find(
+        entry = store.catalogue.find(
             collection_names(name), canonical_name(wanted) if wanted else None
         )
+        return Chosen(entry)
     return _default(store, canonical_name(built_with) if built_with else None)
 
 
-def _default(store: Store, wanted: str | None) -> Entry:
-    """What a call naming no strategy reads: `auto` if built, else the only strategy
-    built (of those built with `wanted`, when given), else an error naming them."""
-    entries = store.catalogue.entries()
-    built = sorted({e.strategy for e in entries if wanted in (None, e.embedder)})
-    if DEFAULT_STRATEGY in built or len(built) == 1:
-        return store.catalogue.find(
-            DEFAULT_STRATEGY if DEFAULT_STRATEGY in built else built[0], wanted
-        )
+def _default(store: Store, wanted: str | None) -> Chosen:
+    """What a call naming no strategy reads: the only strategy built (of those built with
+    `wanted`, when given), else one of several by the module's rule; an error when
+    nothing is built."""
+    entries = [e for e in store.catalogue.entries() if wanted in (None, e.embedder)]
+    built = sorted({e.strategy for e in entries})
     if not built:
         with_ = f" with {wanted}" if wanted else ""
         raise CollectionNotFound(
             f"nothing is built{with_} in {store.where}; build one: indexer build PATH"
             + (f" --embedder {wanted}" if wanted else "")
         )
-    raise UsageError(
-        f"several strategies are built ({', '.join(built)}) and none is {DEFAULT_STRATEGY}; "
-        "name one: --strategy S (strategy in the web API and MCP)"
-    )
+    if len(built) == 1:
+        return Chosen(store.catalogue.find(built[0], wanted))
+    return _among(store, entries, built, wanted)
+
+
+def _among(store: Store, entries: list[Entry], built: list[str], wanted: str | None) -> Chosen:
+    """Of several strategies built (`entries`, built with `wanted` when given): the last
+    evaluation's best, else `auto`, else the first kind in `PREFERENCE`."""
+    best = last_best(entries)
+    if best is not None:
+        return Chosen(best.entry, best.why)
+    if DEFAULT_STRATEGY in built:
+        return Chosen(store.catalogue.find(DEFAULT_STRATEGY, wanted), "the default strategy")
+    first = preferred(entries)
+    why = f"first in the order {' > '.join(PREFERENCE)}; no evaluation has ranked them"
+    return Chosen(store.catalogue.find(first, wanted), why)
+
+
+def preferred(entries: Sequence[Entry]) -> str:
+    """The strategy of `entries` whose chunker kind comes first in `PREFERENCE` (kinds not
+    in it after, by name; one kind's strategies by name)."""
+
+    def place(entry: Entry) -> tuple[int, str]:
+        kind = PREFERENCE.index(entry.kind) if entry.kind in PREFERENCE else len(PREFERENCE)
+        return kind, entry.strategy
+
+    return min(entries, key=place).strategy
+
+
+def every_built(store: Store, built_with: Sequence[str | None] = (None,)) -> list[str]:
+    """The strategies built with every embedder of `built_with` (None: with any), by name:
+    what `indexer eval` naming no strategy evaluates."""
+    entries = store.catalogue.entries()
+    wanted = [canonical_name(e) if e else None for e in built_with] or [None]
+    sets = [{e.strategy for e in entries if w in (None, e.embedder)} for w in wanted]
+    return sorted(set.intersection(*sets))
 
 
 def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
@@ -100,17 +156,23 @@ def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
 
 
 def describe(
-    store: Store, entry: Entry, entries: Sequence[Entry] = (), shown: Callable[[str], str] = str
+    store: Store,
+    entry: Entry,
+    entries: Sequence[Entry] = (),
+    shown: Callable[[str], str] = str,
+    disk: Disk | None = None,
 ) -> dict[str, Any]:
     """A collection as `list --json`, serve's `/api/collections` and MCP's
     `list_collections` show it: every field of its catalogue entry, its `name` among
-    `entries` (`collection_label`), whether it is parent-child, and its default search
-    (`search`, and `tuned` when `indexer tune --save` chose it), and how its embedder was
+    `entries` (`collection_label`), whether it is parent-child, its default search
+    (`search`, and `tuned` when `indexer tune --save` chose it), how its embedder was
     chosen (`embedder_choice`: `by` named or rule, a short `reason`, `why`; None for a
-    collection built before the choice was recorded). `shown` writes its source folders
-    (serve and MCP: never as absolute server paths)."""
+    collection built before the choice was recorded) and its bytes on disk (`disk`:
+    `DiskUse`; pass one `store.disk()` when describing several). `shown` writes its source
+    folders (serve and MCP: never as absolute server paths)."""
     summary = search_summary(store, entry)
     choice = entry.extra.get("embedder_choice")
+    used = (disk or store.disk()).of(entry)
     return {
         "name": collection_label(entry, entries or [entry]),
         **entry.__dict__,
@@ -120,6 +182,7 @@ def describe(
         "search": summary["search"],
         "tuned": summary["tuned"],
         "measured": summary["measured"],
+        "disk": used.to_dict(),
     }
 
 
@@ -141,12 +204,17 @@ def search_summary(store: Store, entry: Entry) -> dict[str, Any]:
 
 
 __all__ = [
+    "PREFERENCE",
     "RULE",
+    "Chosen",
     "choose",
+    "chosen",
     "collection_label",
     "describe",
     "entry_fusion",
+    "every_built",
     "other_embedders",
+    "preferred",
     "search_summary",
     "split_name",
 ]

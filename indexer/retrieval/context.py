@@ -8,36 +8,40 @@ embedder on the unit, where the search ranked its chunk), and packs the most lik
 units into exact spans under the budget (`context_pack`), stopping once the units taken
 hold `mass` of the probability.
 
-Unit vectors are made at build time, through the index's embedding cache; a query reads
-them from there. Where the cache lacks them (an index built before unit maps, another
-machine sharing a Chroma server) up to MISSING_EMBEDDED are embedded on the spot, and
-beyond that the units are scored without vectors (`Context.scoring` says "bm25").
+Unit vectors are made when a question first needs them (`context_vectors`): the units
+are shortlisted by their lexical evidence and only the shortlist is embedded, once ever,
+through the index's embedding cache. Where the embedder cannot be reached the units are
+scored without vectors, and `Context.scoring` says "bm25" (`Context.note` why).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..embeddings import Embedder, EmbeddingCache, text_key
-from ..errors import UsageError
+from ..errors import EmbedderError, UsageError
 from ..text.tokens import Tokenizer, get_tokenizer
-from ..store import Entry, Store
 from ..types import Hit
-from .bm25 import BM25Index
+from . import searching
 from .context_pack import Context, pack, render
-from .context_score import LEXICAL, WEIGHTS, TermMemo, features, probabilities, query_idf
+from .context_score import (
+    LEXICAL,
+    WEIGHTS,
+    Cosines,
+    lexical_features,
+    probabilities,
+    query_idf,
+    with_cosines,
+)
 from .context_units import Gaps, Unit, candidate_units
-from .options import SearchOptions
-
-from .sides import Sides
+from .context_vectors import SHORTLIST, shortlist, unit_vectors
+from .options import ResolvedOptions, SearchOptions
+from .snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
-MISSING_EMBEDDED = 32  # unit vectors a query embeds itself when the cache lacks them
 MIN_BUDGET = 16
 
 __all__ = [
@@ -55,42 +59,21 @@ __all__ = [
 
 
 def answer_context(
-    index: Answered,
+    snapshot: Snapshot,
     query: str,
     budget: int,
-    options: SearchOptions | None = None,
+    options: SearchOptions | ResolvedOptions | None = None,
     *,
     candidates: int = CANDIDATES,
     mass: float = MASS,
 ) -> Context:
-    """The context for `query` from `index` (an open `Index`) in at most `budget`
-    tokens of the tool's tokenizer, labels included."""
+    """The context for `query` from one version of a collection (`snapshot`) in at most
+    `budget` tokens of the tool's tokenizer, labels included."""
     check(budget, mass)
-    base = options or SearchOptions()
-    wanted = SearchOptions(**{**base.__dict__, "k": max(candidates, base.k, 1)})
-    hits = index.search(query, wanted)
-    return scored_units(index, query, hits).pack(budget, mass, base.k)
-
-
-class Answered(Protocol):
-    """What a context reads of an open collection (`retrieval.Index`)."""
-
-    store: Store
-    entry: Entry
-
-    @property
-    def bm25(self) -> BM25Index: ...
-
-    @property
-    def sides(self) -> Sides: ...
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def unit_terms(self) -> TermMemo: ...
-
-    def search(self, query: str, options: SearchOptions) -> list[Hit]: ...
+    base = snapshot.resolve(options)
+    wanted = replace(base, k=max(candidates, base.k, 1))
+    hits = searching.search(snapshot, query, wanted)
+    return scored_units(snapshot, query, hits).pack(budget, mass, base.k)
 
 
 def check(budget: int, mass: float = MASS) -> None:
@@ -112,6 +95,7 @@ class Scored:
     gaps: Gaps
     scoring: str
     tokenizer: Tokenizer
+    note: str = ""  # why the units were scored without vectors, or why it cost more
 
     def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
         """The spans under `budget` (`context_pack.pack`), and what they cost."""
@@ -135,6 +119,7 @@ class Scored:
             self.strategy,
             whole,
             min(whole_k, len(self.hits)),
+            self.note,
         )
 
 
@@ -155,51 +140,45 @@ def definition_units(hits: list[Hit], units: list[Unit]) -> list[int]:
     return inside[at:]  # from the line that names it: a chunk may hold what comes before
 
 
-def scored_units(index: Answered, query: str, hits: list[Hit]) -> Scored:
-    """The units of `hits` (candidates of `index`'s search for `query`) scored."""
-    tokenizer = get_tokenizer(cache_dir=index.store.settings.tiktoken_dir)
+def scored_units(snapshot: Snapshot, query: str, hits: list[Hit]) -> Scored:
+    """The units of `hits` (candidates of a search of `snapshot` for `query`) scored:
+    first by their lexical evidence, then the shortlist's with the embedder too
+    (`context_vectors`)."""
+    parts = snapshot.parts
+    tokenizer = get_tokenizer(cache_dir=parts.store.settings.tiktoken_dir)
     gaps: Gaps = {}
     units = candidate_units(hits, tokenizer, gaps)
-    scoring, probs = "bm25", np.zeros(0)
-    if units:
-        embedded = unit_cosines(index, query, units)
-        cosines, vectors = embedded if embedded is not None else (None, None)
-        scoring = "bm25+embedding" if cosines is not None else "bm25"
-        matrix = features(
-            units,
-            query_idf(index.bm25, query),
-            index.unit_terms,
-            cosines,
-            vectors,
-            index.sides.query_vector(query) if vectors is not None else None,
-        )
-        probs = probabilities(matrix, WEIGHTS if cosines is not None else LEXICAL)
-    return Scored(query, index.entry.strategy, hits, units, probs, gaps, scoring, tokenizer)
+    scored = Scored(
+        query, snapshot.entry.strategy, hits, units, np.zeros(0), gaps, "bm25", tokenizer
+    )
+    if not units:
+        return scored
+    lexical = lexical_features(units, query_idf(parts.bm25, query), parts.unit_terms)
+    scored.probs = probabilities(lexical, LEXICAL)
+    size = None if snapshot.entry.extra.get("unit_vectors") else SHORTLIST
+    known = np.zeros(len(units), dtype=bool)
+    known[shortlist(scored.probs, size)] = True
+    try:
+        cos = unit_cosines(snapshot, query, units, known)
+    except EmbedderError as exc:
+        scored.note = f"units scored by BM25 alone: the embedder failed ({exc})"
+        return scored
+    scored.probs = probabilities(with_cosines(lexical, units, cos), WEIGHTS)
+    scored.scoring = "bm25+embedding"
+    scored.note = unit_vectors(parts.store.cache_dir).note
+    return scored
 
 
 def unit_cosines(
-    index: Answered, query: str, units: list[Unit]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Cosine of each unit's vector with the query's; None when too many are missing."""
-    texts = [u.embedded_text() for u in units]
-    keys = [text_key(t) for t in texts]
-    found = _cached_vectors(index, keys)
-    missing = list(dict.fromkeys(k for k in keys if k not in found))
-    if len(missing) > MISSING_EMBEDDED:
-        return None
-    if missing:
-        by_key = dict(zip(keys, texts))
-        vectors = index.embedder.embed_documents([by_key[k] for k in missing])
-        found.update(zip(missing, vectors))
-    matrix = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
-    return matrix @ index.sides.query_vector(query), matrix
-
-
-def _cached_vectors(index: Answered, keys: list[bytes]) -> dict[bytes, np.ndarray]:
-    """The vectors the index's embedding cache holds of these text keys (by key)."""
-    cache = EmbeddingCache.reader(index.store.cache_dir)
-    if cache is None:
-        return {}
-    found = cache.get_many(index.entry.embedder, list(set(keys)))
-    cache.close()
-    return found
+    snapshot: Snapshot, query: str, units: list[Unit], known: np.ndarray | None = None
+) -> Cosines:
+    """The embedder on the `known` units (None: all): their cosines with the query and
+    their vectors (`context_vectors`: from the cache, or embedded now and kept); the
+    other units' rows are 0, for `with_cosines` to estimate."""
+    parts = snapshot.parts
+    chosen = np.flatnonzero(known) if known is not None else np.arange(len(units))
+    vectors = np.zeros((len(units), parts.embedder.dimension), dtype=np.float32)
+    texts = [units[i].embedded_text() for i in chosen]
+    vectors[chosen] = unit_vectors(parts.store.cache_dir).vectors(parts.embedder, texts)
+    q = snapshot.sides.query_vector(query)
+    return Cosines(values=vectors @ q, vectors=vectors, query=q, known=known)

@@ -69,6 +69,7 @@ class Context:
     strategy: str = ""
     whole_tokens: int = 0  # what the top `whole_k` whole chunks of a plain search cost
     whole_k: int = 0
+    note: str = ""  # why the units were scored by BM25 alone, or why their vectors cost more
 
     def text(self) -> str:
         return render(self.spans)

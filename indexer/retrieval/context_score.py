@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +47,12 @@ FEATURES = (
 # each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
 WEIGHTS = (3.69, 2.58, 2.63, 1.76, 1.31, 0.44, 1.10, 0.83, 2.01)
 LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93, 0.0)
+# units off the shortlist (`context_vectors`): their cosine is the FILL percentile of the
+# shortlist's, and the scaling starts GAP under its lowest cosine, where the lowest of all
+# units lies on average (use-m3, tr and en sets: 0.065 and 0.064); measured with
+# bench/context.py against every unit embedded
+FILL = 30
+GAP = 0.065
 K1, B = 1.2, 0.75
 
 
@@ -114,31 +121,77 @@ def features(
     cosines: np.ndarray | None,
     vectors: np.ndarray | None = None,
     query: np.ndarray | None = None,
+    known: np.ndarray | None = None,
 ) -> np.ndarray:
     """The (units × FEATURES) matrix; `cosines` None leaves the embedding columns 0.
     `terms` analyses a text (a `TermMemo`): a unit's text is analysed apart from its
-    label and header row, as the analyzer's terms never span a line break."""
-    n = len(units)
+    label and header row, as the analyzer's terms never span a line break. `known`: the
+    units whose cosine and vector were measured (None: all; `with_cosines`)."""
+    matrix = lexical_features(units, idf, terms)
+    if cosines is None:
+        return matrix
+    measured = Cosines(values=cosines, vectors=vectors, query=query, known=known)
+    return with_cosines(matrix, units, measured)
+
+
+def lexical_features(
+    units: list[Unit], idf: dict[str, float], terms: Callable[[str], Sequence[str]]
+) -> np.ndarray:
+    """The features without the embedder (its columns 0): what the LEXICAL weights read."""
     own = [terms(u.text) for u in units]
     bm = _over_max(
         bm25_scores([(*terms(u.label), *terms(u.head_text), *t) for u, t in zip(units, own)], idf)
     )
-    raw, cos = _cosine_columns(cosines, n)
+    zeros = np.zeros(len(units))
     chunk = _over_max(np.array([max(u.score, 0.0) for u in units]))
     section = _section_scores(units, own, terms, idf)
-    prior = np.array([3.0 / (2.0 + u.rank) for u in units])
-    neighbour = _neighbour_scores(units, bm + cos + prior)
+    neighbour = _neighbour_scores(units, bm + _prior(units))
     tokens = np.log1p([u.n_tokens for u in units])
     top = np.array([1.0 if u.rank == 1 else 0.0 for u in units])
-    window = _window_scores(units, vectors, query)
-    return np.column_stack([bm, cos, raw, chunk, section, neighbour, tokens, top, window])
+    return np.column_stack([bm, zeros, zeros, chunk, section, neighbour, tokens, top, zeros])
 
 
-def _cosine_columns(cosines: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """`cosine_raw` and `cosine` (min-max scaled) of the `n` units; zeros without cosines."""
-    if cosines is None:
-        return np.zeros(n), np.zeros(n)
-    return cosines, _min_max(cosines)
+@dataclass(kw_only=True)
+class Cosines:
+    """The embedder on a question's units: each unit's cosine with the query (`values`),
+    their vectors and the query's (for the window column), and which units were measured
+    (`known`; None: all). A unit not measured (off the shortlist, `context_vectors`) has
+    no vector: its cosine is taken as the FILL percentile of the measured ones."""
+
+    values: np.ndarray
+    vectors: np.ndarray | None = None
+    query: np.ndarray | None = None
+    known: np.ndarray | None = None
+
+
+def with_cosines(lexical: np.ndarray, units: list[Unit], cos: Cosines) -> np.ndarray:
+    """`lexical_features`' matrix with the embedder's columns filled in (and the neighbour
+    column, which reads them)."""
+    matrix = lexical.copy()
+    raw, scaled = _estimated(cos.values, cos.known)
+    matrix[:, 1], matrix[:, 2] = scaled, raw
+    matrix[:, 5] = _neighbour_scores(units, matrix[:, 0] + scaled + _prior(units))
+    matrix[:, 8] = _window_scores(units, cos)
+    return matrix
+
+
+def _prior(units: list[Unit]) -> np.ndarray:
+    """Where the search ranked a unit's best chunk, as a prior: 3 / (2 + rank)."""
+    return np.array([3.0 / (2.0 + u.rank) for u in units])
+
+
+def _estimated(values: np.ndarray, known: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A column measured on the `known` units only, as it is and min-max scaled: the
+    others at the FILL percentile of the measured values; the scale starts GAP under the
+    lowest measured value (where the lowest of all units lies, on average). All known:
+    the plain column and its min-max scaling."""
+    if known is None or known.all() or not known.any():
+        return values, _min_max(values)
+    measured = values[known]
+    full = np.where(known, values, np.percentile(measured, FILL))
+    floor, top = float(measured.min()) - GAP, float(full.max())
+    scaled = (full - floor) / (top - floor) if top > floor else np.zeros_like(full)
+    return full, scaled
 
 
 def _section_scores(
@@ -162,19 +215,24 @@ def _neighbour_scores(units: list[Unit], base: np.ndarray) -> np.ndarray:
     return np.array([max((base[j] for j in u.neighbours), default=0.0) for u in units])
 
 
-def _window_scores(
-    units: list[Unit], vectors: np.ndarray | None, query: np.ndarray | None
-) -> np.ndarray:
+def _window_scores(units: list[Unit], cos: Cosines) -> np.ndarray:
     """`window`: the cosine of each unit's vector plus its neighbours' with the query,
-    min-max scaled over the units (zeros without the vectors)."""
+    min-max scaled over the units (zeros without the vectors). Only measured vectors are
+    summed; a unit with none in its window is estimated (`_estimated`)."""
+    vectors, query = cos.vectors, cos.query
     if vectors is None or query is None:
         return np.zeros(len(units))
-    sums = np.array(vectors, dtype=np.float32, copy=True)  # each unit's vector plus its neighbours'
+    known = cos.known if cos.known is not None else np.ones(len(units), dtype=bool)
+    sums = np.where(known[:, None], vectors, 0.0).astype(np.float32)
+    has = known.copy()
     for i, u in enumerate(units):
         for j in u.neighbours:
-            sums[i] += vectors[j]
+            if known[j]:
+                sums[i] += vectors[j]
+                has[i] = True
     norms = np.linalg.norm(sums, axis=1)
-    return _min_max((sums @ query) / np.where(norms > 0, norms, 1.0))
+    window = (sums @ query) / np.where(norms > 0, norms, 1.0)
+    return _estimated(window, has)[1]
 
 
 def probabilities(matrix: np.ndarray, weights: Sequence[float]) -> np.ndarray:

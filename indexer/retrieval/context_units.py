@@ -42,9 +42,8 @@ class Unit:
     head_line: int = 0
     rank: int = 0  # the best rank of a candidate chunk holding it
     score: float = 0.0  # that chunk's search score
-    neighbours: list[int] = field(
-        default_factory=list
-    )  # adjacent units (indexes into the unit list)
+    # adjacent units (indexes into the unit list)
+    neighbours: list[int] = field(default_factory=list)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -84,9 +83,8 @@ class _View:
         return c.start_line - (before.count("\n") if before is not None else 0)
 
 
-Gaps = dict[
-    tuple[str, int], str
-]  # (document, end of a unit or header) -> the text up to the next unit
+# (document, end of a unit or header) -> the text up to the next unit
+Gaps = dict[tuple[str, int], str]
 
 
 def chunk_units(chunk: Chunk, tokenizer: Tokenizer, gaps: Gaps | None = None) -> list[Unit]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IndexerError
+from ..paths import is_test_file
 from ..store import Entry, Store
 from ..text.analyzer import Analyzer
 from ..types import Chunk
@@ -66,11 +67,6 @@ _DEFINIENDUM = re.compile(
 # what a chunk defines (`defined_in`): (id, its symbol, document, names assigned or defined, codes)
 Definition = tuple[str, str, str, list[str], list[str]]
 Ranked = list[tuple[str, int]]  # (chunk id, tier or bonus)
-
-
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|spec|specs|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
-)
 
 
 def bare_symbol(query: str) -> str:
@@ -154,11 +150,6 @@ def _defined_names(chunk: Chunk) -> list[str]:
     if not chunk.symbol:
         names += [n for n in definition_lines(chunk.text) if n not in names]
     return names
-
-
-def is_test_file(doc_id: str) -> bool:
-    """`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, `__tests__/…`."""
-    return bool(_TEST_PATH.search(doc_id.lower()))
 
 
 def _bonus(doc_id: str) -> int:

@@ -1,20 +1,18 @@
 """The exact-match tiers of a lookup's candidates (`exact` says which signals there are):
-the definitions a bare symbol or code query names, the first chunks of a file it names,
+the definitions a bare symbol or code query names (of the kind it names first:
+`exact_kind`), the first chunks of a file it names,
 and how many of its exact terms each candidate holds, as tiers above the ranking."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Container
 
 from ..text.analyzer import Analyzer
 from .exact import LOOKUP_WORDS, ExactIndex, Ranked, bare_symbol
+from .exact_kind import kind_first
 
-
-class Live(Protocol):
-    """Which chunk ids a version has (`BM25Index`)."""
-
-    def __contains__(self, chunk_id: str, /) -> bool: ...
+# which chunk ids a version has (its `BM25Index`)
+Live = Container[str]
 
 
 def rank_exact(
@@ -27,13 +25,16 @@ def rank_exact(
     first_chunks: Callable[[str], list[str]],
     live: Live,
     why: dict[str, str] | None = None,
+    texts: Callable[[list[str]], dict[str, str]] | None = None,
 ) -> tuple[list[str], dict[str, int]]:
     """The exact-match tiers of a lookup's candidates `ids` (best first): (ids to add at the
     end — definitions the query names, or the first chunks of a file it names when no
     candidate comes from it — and each candidate's tier). `holds(terms, ids)` counts the
     terms each chunk's text holds, `doc_of(ids)` gives their documents, `first_chunks(doc)`
     a document's first chunk ids, `live` says which ids the version has. `why`, when
-    given, receives what put each tiered id there (`match_labels`)."""
+    given, receives what put each tiered id there (`match_labels`). `texts(ids)`, when
+    given (each chunk's header and text), lets a query naming a kind (`class Option`)
+    put that kind's definitions first (`exact_kind`)."""
     if len(query.split()) > LOOKUP_WORDS:
         return [], {}
     terms = analyzer.exact_terms(query)
@@ -41,10 +42,12 @@ def rank_exact(
     if not terms and not key:
         return [], {}
     symbols = _symbol_definitions(key, exact, live)
+    if texts is not None:
+        symbols = kind_first(query, key, symbols, texts)
     codes = _code_definitions(query, terms, exact, live)
     definitions = symbols + codes
     docs = _named_documents(terms, exact)
-    extra = _added(ids, definitions, docs, doc_of, first_chunks, live)
+    extra = _added(ids, definitions, docs, doc_of=doc_of, first_chunks=first_chunks, live=live)
     everything = ids + extra
     held = dict(zip(everything, holds(terms, everything))) if terms else {}
     named = _named_ids(everything, docs, doc_of)

@@ -100,15 +100,17 @@ def adaptive_alpha(
 # (bench/calibrate_lab.py, docs/results.md "Choosing defaults"), checked on a held-out library.
 # (embedder, kind[, language or size]) -> (alpha range, coverage range); the most specific
 # key wins, then the embedder's defaults.
+# USE reads code poorly: BM25 leads even on paraphrases
+# Turkish BM25 (folded, stemmed) is the stronger side
 FUSION_BY_KIND: dict[tuple[str, ...], tuple[tuple[float, float], tuple[float, float]]] = {
     ("use-m3", "code"): (
         (0.05, 0.3),
         (0.3, 0.6),
-    ),  # USE reads code poorly: BM25 leads even on paraphrases
+    ),
     ("use-m3", "prose", "tr"): (
         (0.05, 0.5),
         (0.3, 0.6),
-    ),  # Turkish BM25 (folded, stemmed) is the stronger side
+    ),
     # e5 reads a function well and keeps a say even where BM25 covers the query; over long
     # windows its one vector is spread thin and BM25 gets more of the say
     ("e5-small", "code"): ((0.4, 0.7), (0.25, 0.6)),

@@ -49,14 +49,14 @@ def to_parents(
             child = best[pid]
             out.append(
                 Hit(
-                    len(out) + 1,
-                    child.score,
-                    parents[pid],
-                    child.embedding_rank,
-                    child.embedding_score,
-                    child.bm25_rank,
-                    child.bm25_score,
-                    child.child_ids,
+                    rank=len(out) + 1,
+                    score=child.score,
+                    chunk=parents[pid],
+                    embedding_rank=child.embedding_rank,
+                    embedding_score=child.embedding_score,
+                    bm25_rank=child.bm25_rank,
+                    bm25_score=child.bm25_score,
+                    child_ids=child.child_ids,
                     exact=child.exact,
                     match=child.match,
                     search_score=child.search_score,

@@ -5,7 +5,7 @@ per embedder), filled in one place: `resolve`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -15,17 +15,11 @@ from .fusion import ADAPTIVE_ALPHA, ADAPTIVE_COVERAGE, adaptive_defaults
 MODES = ("embedding", "bm25", "hybrid")
 FUSIONS = ("adaptive", "weighted", "rrf")
 MAX_QUERY_CHARS = 20_000
+MAX_PATHS = 64  # path globs a search may be narrowed by
+MAX_GLOB = 1000
 # what no encoder can write: lone surrogates (JSON's "\ud800", undecodable bytes in argv)
 UNENCODABLE = re.compile("[\ud800-\udfff]")
 T = TypeVar("T")
-
-
-def resolved(value: T | None, name: str) -> T:
-    """A setting that `resolve` fills in: what a search reads from resolved options
-    (ValueError for options that were not resolved)."""
-    if value is None:
-        raise ValueError(f"the search option {name} is unset: resolve the options first")
-    return value
 
 
 def _bad(value: T | None, test: Callable[[T], bool]) -> bool:
@@ -35,8 +29,9 @@ def _bad(value: T | None, test: Callable[[T], bool]) -> bool:
 
 @dataclass
 class SearchOptions:
-    """How to search. A setting left None is filled by `resolve`: the collection's saved
-    choice (`indexer tune --save`), its calibrated fusion, else the library default
+    """How a caller asks to search. A setting left None is filled by `resolve`, which
+    makes the `ResolvedOptions` a search runs with: the collection's saved choice
+    (`indexer tune --save`), its calibrated fusion, else the library default
     (`DEFAULTS`)."""
 
     mode: str | None = None  # embedding | bm25 | hybrid
@@ -51,27 +46,17 @@ class SearchOptions:
     weights: tuple[float, float] | None = None  # rrf: (embedding, bm25)
     candidates: int | None = None  # depth each side is searched to
     children_k: int | None = None  # parent-child: children taken before mapping to parents
+    paths: tuple[str, ...] | None = None  # only documents a glob matches (`retrieval.scope`)
 
     SAVED = ("mode", "fusion", "alpha", "alpha_range", "coverage_range", "rrf_k", "weights")
 
-    def settings(self) -> dict[str, Any]:
-        """The search settings a collection can save (everything but k and depths)."""
-        return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
+    def __post_init__(self) -> None:
+        if self.paths is not None:
+            self.paths = checked_paths(self.paths)
 
-    def describe(self) -> str:
-        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
-        the embedding side's share (adaptive: from BM25 covering the query well to
-        poorly, across those coverage bounds), or RRF's k and weights."""
-        if self.mode != "hybrid":
-            return str(self.mode)
-        if self.fusion == "adaptive":
-            (a, b) = resolved(self.alpha_range, "alpha_range")
-            (c, d) = resolved(self.coverage_range, "coverage_range")
-            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
-        if self.fusion == "weighted":
-            return f"hybrid weighted {self.alpha:g}"
-        weights = resolved(self.weights, "weights")
-        return f"hybrid rrf k={self.rrf_k} {weights[0]:g}:{weights[1]:g}"
+    def settings(self) -> dict[str, Any]:
+        """The saveable settings it names (everything but k and depths)."""
+        return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) is not None}
 
     def check(self) -> None:
         """Raise a usage error naming the first bad setting; unset (None) settings pass."""
@@ -110,7 +95,46 @@ class SearchOptions:
                 raise UsageError(f"the {name} must be two numbers 0 <= a <= b <= 1, not {pair}")
 
 
-DEFAULTS = SearchOptions(
+@dataclass(frozen=True, kw_only=True)
+class ResolvedOptions:
+    """The settings a search runs with: every one named (`resolve` fills a request's
+    unset ones and checks them)."""
+
+    mode: str
+    k: int
+    fusion: str
+    alpha: float
+    alpha_range: tuple[float, float]
+    coverage_range: tuple[float, float]
+    rrf_k: int
+    weights: tuple[float, float]
+    candidates: int
+    children_k: int
+    paths: tuple[str, ...] = ()
+
+    def settings(self) -> dict[str, Any]:
+        """The search settings a collection can save (everything but k and depths)."""
+        return {name: getattr(self, name) for name in SearchOptions.SAVED}
+
+    def request(self, **changes: Any) -> SearchOptions:
+        """These settings as a request (every one named), with `changes`."""
+        return SearchOptions(**{**self.__dict__, **changes})
+
+    def describe(self) -> str:
+        """`hybrid adaptive 0.1-0.8 by coverage 0.3-0.6`, `hybrid weighted 0.3`, `bm25`...:
+        the embedding side's share (adaptive: from BM25 covering the query well to
+        poorly, across those coverage bounds), or RRF's k and weights."""
+        if self.mode != "hybrid":
+            return str(self.mode)
+        if self.fusion == "adaptive":
+            (a, b), (c, d) = self.alpha_range, self.coverage_range
+            return f"hybrid adaptive {a:g}-{b:g} by coverage {c:g}-{d:g}"
+        if self.fusion == "weighted":
+            return f"hybrid weighted {self.alpha:g}"
+        return f"hybrid rrf k={self.rrf_k} {self.weights[0]:g}:{self.weights[1]:g}"
+
+
+DEFAULTS = ResolvedOptions(
     mode="hybrid",
     k=5,
     fusion="adaptive",
@@ -121,21 +145,24 @@ DEFAULTS = SearchOptions(
     weights=(1.0, 1.0),
     candidates=50,
     children_k=30,
+    paths=(),
 )
 
 
 def resolve(
-    options: SearchOptions | None = None,
+    options: SearchOptions | ResolvedOptions | None = None,
     saved: Mapping[str, Any] | None = None,
     embedder: str = "",
     fusion: Mapping[str, Any] | None = None,
-) -> SearchOptions:
+) -> ResolvedOptions:
     """`options` with every unset (None) value filled, then checked (a usage error names
     the first bad setting): from `saved` (a collection's tuned settings, `indexer tune
     --save`), then its calibrated fusion (`fusion`: the adaptive ranges chosen at build
     time for its embedder and kind of chunks, `retrieval.entry_fusion`), then the defaults
     (`DEFAULTS`, the adaptive ranges per `embedder`). What every search, `list` and the
     evaluator resolve options by (`Index.options` for an open collection)."""
+    if isinstance(options, ResolvedOptions):
+        return options
     options = options or SearchOptions()
     defaults = _adaptive_defaults(embedder, fusion)
     values: dict[str, Any] = {}  # the settings by name (saved ones are JSON)
@@ -146,9 +173,40 @@ def resolve(
         if value is None:
             value = defaults.get(f.name, getattr(DEFAULTS, f.name))
         values[f.name] = tuple(value) if isinstance(value, list) else value
-    filled = SearchOptions(**values)
-    filled.check()
-    return filled
+    SearchOptions(**values).check()
+    return ResolvedOptions(**values)
+
+
+def checked_paths(paths: Iterable[str] | str | None) -> tuple[str, ...]:
+    """The globs of a request, stripped; a usage error names a bad one."""
+    if paths is None:
+        return ()
+    given = [paths] if isinstance(paths, str) else list(paths)
+    if len(given) > MAX_PATHS:
+        raise UsageError(f"at most {MAX_PATHS} --path globs, not {len(given)}")
+    out: list[str] = []
+    for glob in given:
+        if not isinstance(glob, str) or not glob.strip():
+            raise UsageError("a --path glob must be a non-empty text, such as 'docs/**/*.md'")
+        glob = glob.strip()
+        if glob.startswith("!") or len(glob) > MAX_GLOB:
+            raise UsageError(
+                f"--path {glob[:80]!r}: a glob names the documents to search in "
+                "(several globs are alternatives; there is no negation)"
+            )
+        out.append(_compiled(glob))
+    return tuple(dict.fromkeys(out))
+
+
+def _compiled(glob: str) -> str:
+    """The glob, when git's rules read it (a usage error otherwise)."""
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([glob])
+    except ValueError as exc:
+        raise UsageError(f"--path {glob[:80]!r} is not a glob git reads: {exc}") from None
+    return glob
 
 
 def _adaptive_defaults(

@@ -230,9 +230,8 @@ class Postings:
                 docs = seg.docs[start[t] : end[t]]
                 tf = seg.tfs[start[t] : end[t]].astype(np.float64)
                 where = docs + seg.first if seg.first else docs
-                acc[where] += (
-                    factor[t] * tf / (tf + norm[docs])
-                )  # a term's postings never repeat a chunk
+                # a term's postings never repeat a chunk
+                acc[where] += factor[t] * tf / (tf + norm[docs])
                 touched.append(where)
         if len(self.deleted):
             acc[self.deleted] = 0.0
@@ -278,7 +277,9 @@ class Postings:
         norms = self._norms()
         for i in rest:
             for seg, norm, (start, end) in zip(self.segments, norms, slots):
-                self._look_up(seg, norm, int(start[i]), int(end[i]), bounds[i], acc, cand)
+                self._look_up(
+                    seg, norm, int(start[i]), end=int(end[i]), bound=bounds[i], acc=acc, cand=cand
+                )
 
     def _top_scanned(self, term_ids: Ints, weights: Floats, k: int) -> list[tuple[int, float]]:
         """`top` by reading every term's postings whole (a weight that is not positive
@@ -301,7 +302,11 @@ class Postings:
             if theta > 0 and remaining < theta:
                 return found, order[n:]  # these alone cannot lift a chunk they hold into the top k
             for seg, norm, (start, end) in zip(self.segments, norms, slots):
-                found.append(_read_postings(seg, norm, int(start[i]), int(end[i]), bounds[i], acc))
+                found.append(
+                    _read_postings(
+                        seg, norm, int(start[i]), end=int(end[i]), bound=bounds[i], acc=acc
+                    )
+                )
             read += bounds[i]
             remaining -= bounds[i]
             if remaining < read:  # a k-th best score above what is left is possible: find it

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ..types import Chunk, Hit
 from .fusion import adaptive_alpha, rrf, weighted
-from .options import SearchOptions, resolved
+from .options import ResolvedOptions
 
 Side = list[tuple[str, float]]  # one side's (chunk id, score), best first
 Fetch = Callable[[list[str]], dict[str, Chunk]]  # chunk ids -> the chunks found
@@ -52,22 +52,20 @@ def one_side(side: Side, dense: bool) -> list[Candidate]:
     return [Candidate(cid, s, sparse_rank=rank, sparse_score=s) for rank, (cid, s) in ranked]
 
 
-def embedding_share(options: SearchOptions, coverage: Callable[[], float]) -> float | None:
+def embedding_share(options: ResolvedOptions, coverage: Callable[[], float]) -> float | None:
     """The embedding side's share in a weighted or adaptive fusion (None for RRF).
     `coverage()`: the share of the query's IDF mass in BM25's best match, asked for only
     by the adaptive fusion."""
     if options.fusion == "weighted":
         return options.alpha
     if options.fusion == "adaptive":
-        return adaptive_alpha(
-            coverage(),
-            resolved(options.alpha_range, "alpha_range"),
-            resolved(options.coverage_range, "coverage_range"),
-        )
+        return adaptive_alpha(coverage(), options.alpha_range, options.coverage_range)
     return None
 
 
-def fuse(dense: Side, sparse: Side, options: SearchOptions, alpha: float | None) -> list[Candidate]:
+def fuse(
+    dense: Side, sparse: Side, options: ResolvedOptions, alpha: float | None
+) -> list[Candidate]:
     """Both sides fused, best first: RRF, or the weighted sum of min-max scores with the
     embedding's share `alpha` (`fusion`); each candidate keeps its rank and score on
     either side."""
@@ -75,9 +73,9 @@ def fuse(dense: Side, sparse: Side, options: SearchOptions, alpha: float | None)
     b_rank = {cid: (i + 1, s) for i, (cid, s) in enumerate(sparse)}
     if options.fusion == "rrf":
         lists = [[cid for cid, _ in dense], [cid for cid, _ in sparse]]
-        fused = rrf(lists, resolved(options.rrf_k, "rrf_k"), options.weights)
+        fused = rrf(lists, options.rrf_k, options.weights)
     else:
-        fused = weighted(dict(dense), dict(sparse), resolved(alpha, "alpha"))
+        fused = weighted(dict(dense), dict(sparse), options.alpha if alpha is None else alpha)
     none = (None, None)
     return [
         Candidate(cid, score, *e_rank.get(cid, none), *b_rank.get(cid, none))
@@ -161,13 +159,13 @@ def to_hits(candidates: list[Candidate], records: dict[str, Chunk]) -> list[Hit]
     present = [c for c in candidates if c.id in records]
     return [
         Hit(
-            rank,
-            c.score,
-            records[c.id],
-            c.dense_rank,
-            c.dense_score,
-            c.sparse_rank,
-            c.sparse_score,
+            rank=rank,
+            score=c.score,
+            chunk=records[c.id],
+            embedding_rank=c.dense_rank,
+            embedding_score=c.dense_score,
+            bm25_rank=c.sparse_rank,
+            bm25_score=c.sparse_score,
             exact=c.tier,
             match=c.match,
             search_score=c.search_score,

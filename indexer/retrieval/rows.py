@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -43,6 +44,7 @@ from . import bm25_files as files
 from .lookup import Bytes, IdTable, Strings, strings_of
 
 SIDE = "rows"
+WHAT = "the stored rows"  # what messages call them (texts, vectors)
 MERGE_SHARE = 0.1
 SCAN_BLOCK = 65536  # rows per block of a vector scan
 BASE = ("ids", "ids_sorted", "ids_rank", "docs", "offsets", "blob", "vectors")
@@ -136,21 +138,19 @@ class RowStore:
         self._live_mask: NDArray[np.bool_] | None = None
 
     @classmethod
-    def open(cls, folder: Path, expected: int | None = None) -> RowStore:
+    def open(cls, folder: Path, expected: int | None = None, full: bool = False) -> RowStore:
         """Map a saved folder; IndexerError when it is missing, damaged or does not hold
-        `expected` live rows."""
-        params = files.read_params(folder)
+        `expected` live rows. `full`: hash every file (a build does)."""
+        params = files.read_params(folder, WHAT)
         if params.get("what") != "rows":
             raise IndexerError(f"{folder} does not hold stored rows")
-        files.verify(folder, params)
+        files.verify(folder, params, full=full, what=WHAT)
         try:
             base = mapped_base(folder)
             delta = mapped_delta(folder) if params["delta"] or params["deleted"] else None
             rows = cls.load(base, delta, int(params["dimension"]), (folder, params["sha256"]))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-            raise IndexerError(
-                f"the stored rows in {folder} are damaged ({exc.__class__.__name__})"
-            ) from None
+            raise files.damaged(folder, exc.__class__.__name__, WHAT) from None
         if expected is not None and rows.n != expected:
             raise IndexerError(f"the stored rows in {folder} hold {rows.n} records, not {expected}")
         return rows
@@ -166,7 +166,12 @@ class RowStore:
         """Rows over a base segment's arrays and, when there are any, the delta's and the
         deleted positions (ValueError when the vectors are not of `dimension`)."""
         base = RowSegment(
-            arrays["ids"], arrays["docs"], arrays["offsets"], arrays["blob"], arrays["vectors"], 0
+            arrays["ids"],
+            arrays["docs"],
+            arrays["offsets"],
+            blob=arrays["blob"],
+            vectors=arrays["vectors"],
+            first=0,
         )
         delta = None
         extra: list[str] = []
@@ -178,9 +183,9 @@ class RowStore:
                     more["delta_ids"],
                     more["delta_docs"],
                     more["delta_offsets"],
-                    more["delta_blob"],
-                    more["delta_vectors"],
-                    base.n,
+                    blob=more["delta_blob"],
+                    vectors=more["delta_vectors"],
+                    first=base.n,
                 )
                 extra = strings_of(more["delta_ids"])
         table = IdTable(arrays["ids"], arrays["ids_sorted"], arrays["ids_rank"], extra=extra)
@@ -188,7 +193,7 @@ class RowStore:
             delta is not None and vectors_shape_wrong(delta, dimension)
         ):
             raise ValueError("vectors")
-        return cls(base, delta, table, deleted, dimension, source)
+        return cls(base, delta, table, deleted=deleted, dimension=dimension, source=source)
 
     @property
     def n(self) -> int:
@@ -248,9 +253,8 @@ class RowStore:
         """The base, then the delta when there is one."""
         return [self.base] if self.delta is None else [self.base, self.delta]
 
-    def nearest(self, vector: ArrayLike, n: int) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the n nearest live rows, exactly (a scan of the
-        vectors, stored unit-length: one matrix-vector product per block)."""
+    def _cosines(self, vector: ArrayLike) -> NDArray[np.float32]:
+        """Every row's cosine with `vector` (deleted rows included)."""
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = q / (np.linalg.norm(q) or 1.0)
         total = self.base.n + (self.delta.n if self.delta else 0)
@@ -259,8 +263,45 @@ class RowStore:
             for i in range(0, seg.n, SCAN_BLOCK):
                 block = seg.vectors[i : i + SCAN_BLOCK]
                 scores[seg.first + i : seg.first + i + len(block)] = block @ q
+        return scores
+
+    def of_keys(self, keys: ArrayLike) -> NDArray[np.bool_]:
+        """A mask over row positions: the live rows of the documents with these keys
+        (`doc_key`)."""
+        wanted = np.asarray(keys, dtype=np.uint64)
+        mask = np.concatenate([np.isin(seg.docs, wanted) for seg in self.segments()])
+        mask[self.deleted] = False
+        return mask
+
+    def nearest_among(
+        self, vector: ArrayLike, n: int, allowed: NDArray[np.bool_]
+    ) -> list[tuple[str, float]]:
+        """`nearest` over the `allowed` rows only, reading just their vectors: what a
+        search narrowed to a few documents costs (a gather, not a scan of every row)."""
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        positions = np.flatnonzero(allowed)
+        scores = np.concatenate(
+            [seg.vectors[local] @ q for seg, local in self.split(positions)] or [np.zeros(0)]
+        )
+        n = min(n, len(positions))
+        if n <= 0:
+            return []
+        order = np.lexsort((positions, -scores))[:n]
+        return [(self.table[int(positions[i])], float(scores[i])) for i in order]
+
+    def nearest(
+        self, vector: ArrayLike, n: int, allowed: NDArray[np.bool_] | None = None
+    ) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the n nearest live rows, exactly (a scan of the
+        vectors, stored unit-length: one matrix-vector product per block); `allowed`: only
+        these row positions (`of_keys`)."""
+        scores = self._cosines(vector)
+        total = len(scores)
         scores[self.deleted] = -np.inf
-        n = min(n, self.n)
+        if allowed is not None:
+            scores[~allowed] = -np.inf
+        n = min(n, self.n if allowed is None else int(allowed.sum()))
         if n <= 0:
             return []
         top = np.argpartition(-scores, n - 1)[:n] if n < total else np.arange(total)
@@ -320,7 +361,8 @@ def open_rows(
 ) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
     server, an index built before rows were kept) or they are damaged (`on_problem` is
-    told why): then records are read from Chroma, as before."""
+    told why and what repairs them: any build, `rows_repair`): then records are read from
+    Chroma, as before."""
     folder = store.side.path(entry, SIDE)
     if not folder.exists():
         return None
@@ -328,8 +370,9 @@ def open_rows(
         return RowStore.open(folder, expected=entry.chunks)
     except IndexerError as exc:
         if on_problem is not None:
+            command = shlex.join(["indexer", "build", *entry.source, "-s", entry.strategy])
             on_problem(
-                f"{exc}; records are read from Chroma until the next full build (indexer build --full)"
+                f"{exc}; records are read from Chroma until a build rewrites them ({command})"
             )
         return None
 

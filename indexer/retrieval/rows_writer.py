@@ -17,7 +17,6 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..store import Entry, Store
 from ..types import Chunk
 from . import bm25_files as files
 from .lookup import IdTable, strings
@@ -33,7 +32,6 @@ from .rows import (
     RowStore,
     doc_key,
     gather,
-    open_rows,
 )
 
 HEADER = 128  # bytes reserved for a streamed .npy file's header (data aligned to 64)
@@ -75,6 +73,11 @@ class Stream:
         self.fh.close()
 
 
+def _without_text(meta: Metadata) -> Metadata:
+    """A record's metadata as a row keeps it: its text is the row's own (`d`), not again."""
+    return {k: v for k, v in meta.items() if k != "text"} if "text" in meta else meta
+
+
 class NoRows:
     """A build that keeps no rows."""
 
@@ -92,7 +95,7 @@ class RowsWriter:
 
     def __init__(self, folder: Path, dimension: int) -> None:
         self.folder = folder
-        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows")
+        self.tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.rows.tmp")
         self.tmp.mkdir(parents=True)
         self.dimension = dimension
         self.ids: list[str] = []
@@ -104,13 +107,15 @@ class RowsWriter:
 
     @classmethod
     def for_build(
-        cls, store: Store, old: Entry | None, folder: Path, dimension: int, full: bool
+        cls, previous: RowStore | None, folder: Path, dimension: int, full: bool
     ) -> RowsWriter | NoRows:
-        """A build's writer (its `previous`: the rows it starts from), when the build can
-        make the rows whole: a full build, or an incremental one whose previous version has
-        them. Otherwise one that keeps none: partial rows would answer for records they
-        lack; readers use Chroma until a full build writes rows again."""
-        previous = None if full or old is None else open_rows(store, old)
+        """A build's writer (its `previous`: the rows it starts from, the previous
+        version's, repaired if need be: `rows_repair`), when the build can make the rows
+        whole: a full build, or an incremental one whose previous version has them.
+        Otherwise one that keeps none: partial rows would answer for records they lack;
+        readers use Chroma until a full build writes rows again."""
+        if full:
+            previous = None
         if not dimension or not (full or previous is not None):
             return NoRows()
         writer = cls(folder, dimension)
@@ -137,7 +142,7 @@ class RowsWriter:
         vectors: ArrayLike,
     ) -> None:
         encoded = [
-            json.dumps({"d": t, "m": m}, ensure_ascii=False).encode("utf-8")
+            json.dumps({"d": t, "m": _without_text(m)}, ensure_ascii=False).encode("utf-8")
             for t, m in zip(texts, metas)
         ]
         self.blob.add(np.frombuffer(b"".join(encoded), dtype=np.uint8))
@@ -146,9 +151,8 @@ class RowsWriter:
         self.docs.extend(doc_key(d) for d in docs)
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self.vectors.add(
-            matrix / np.where(norms > 0, norms, 1.0)
-        )  # unit length: a scan's cosine is a dot
+        # unit length: a scan's cosine is a dot
+        self.vectors.add(matrix / np.where(norms > 0, norms, 1.0))
 
     def add_rows(self, rows: RowStore, positions: Ints) -> None:
         """Rows of an earlier version, copied (a merge), a block at a time."""
@@ -205,9 +209,8 @@ class RowsWriter:
             self.vectors.close()
             if previous is None:
                 self._write_base({})
-            elif (
-                previous.dimension == self.dimension
-            ):  # else not an incremental build's case: no partial rows
+            # else not an incremental build's case: no partial rows
+            elif previous.dimension == self.dimension:
                 self._write_with(previous, retired)
         finally:
             self.abandon()

@@ -24,11 +24,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..text.analyzer import STOPWORDS
-from ..types import Chunk
-from .bm25 import BM25Index
 
 # chunks probed, one query each: 2-7 s with use-m3 (e5-small: ~25 s idle; on the man-pages
 # `auto`, 3.6 CPU s with bge-small-en, 2.5 with use-m3)
@@ -117,59 +115,3 @@ def make_probes(
 
 def reciprocal_rank(found: Sequence[str], target: str, depth: int = DEPTH) -> float:
     return next((1.0 / r for r, cid in enumerate(found[:depth], start=1) if cid == target), 0.0)
-
-
-class Lookups(Protocol):
-    """Each side's candidates, not remembered (`Sides.nearest`, `Sides.matching`)."""
-
-    def nearest(self, query: str, n: int) -> list[tuple[str, float]]: ...
-
-    def matching(self, query: str, n: int) -> list[tuple[str, float]]: ...
-
-
-class Probed(Protocol):
-    """What `measure` reads of an open collection (`retrieval.Index`)."""
-
-    @property
-    def bm25(self) -> BM25Index: ...
-
-    @property
-    def sides(self) -> Lookups: ...
-
-    def fetch(self, ids: list[str]) -> dict[str, Chunk]: ...
-
-
-def measure(index: Probed, n: int = PROBES, seed: int = 0) -> dict[str, float]:
-    """The embedding side's worth on an open collection (`retrieval.Index`): the probes'
-    MRR@10 on each side, their ratio and the factor on the embedding share (`share`).
-    {} when the collection is too small to tell."""
-    bm25 = index.bm25
-    ids = [bm25.ids[i] for i in range(len(bm25.ids)) if not bm25.postings.is_deleted(i)]
-    if len(ids) < MIN_CHUNKS:
-        return {}
-    limit = COMMON * len(bm25)
-
-    def common(word: str) -> bool:
-        terms = bm25.query_terms(word)
-        return not terms or any(t >= 0 and bm25.postings.df([t])[0] > limit for t in terms)
-
-    def text_of(chosen: list[str]) -> dict[str, str]:
-        return {cid: c.text for cid, c in index.fetch(chosen).items()}
-
-    probes = make_probes(ids, text_of, common, n, seed)
-    if len(probes) < MIN_CHUNKS // 2:
-        return {}
-    dense = sparse = 0.0
-    for p in probes:
-        dense += reciprocal_rank([cid for cid, _ in index.sides.nearest(p.query, DEPTH)], p.target)
-        sparse += reciprocal_rank(
-            [cid for cid, _ in index.sides.matching(p.query, DEPTH)], p.target
-        )
-    dense, sparse = dense / len(probes), sparse / len(probes)
-    ratio = dense / sparse if sparse > 0 else 1.0
-    return {
-        "probes": len(probes),
-        "embedding_mrr": round(dense, 3),
-        "bm25_mrr": round(sparse, 3),
-        "ratio": round(ratio, 3),
-    }

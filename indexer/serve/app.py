@@ -11,6 +11,7 @@ and the question sets the server was started with or found next to the corpora.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from importlib.resources import files
@@ -38,7 +39,7 @@ from ..errors import (
     UsageError,
 )
 from ..evaluation import Question
-from ..retrieval import MODES, RULE, SearchOptions
+from ..retrieval import MODES, RULE, SearchOptions, chosen
 from ..settings import Settings
 from ..types import Chunk
 from ..paths import hide_folder, shown_path
@@ -250,11 +251,20 @@ class Api:
     async def search(self, request: Request) -> JSONResponse:
         req = search_request(await read_json(request))
         name = self.library.name_of(req.strategy)
-        return JSONResponse(
-            await self._work(
-                search_json, self.library, name, req.query, req.options, req.doc, None, req.budget
+        answer = await self._work(
+            functools.partial(
+                search_json,
+                self.library,
+                name,
+                req.query,
+                options=req.options,
+                doc=req.doc,
+                budget=req.budget,
             )
         )
+        # none named over several strategies: why this one (`retrieval.chosen`)
+        why = None if req.strategy is not None else chosen(self.library.store).why
+        return JSONResponse({**answer, "chosen_by": why} if why else answer)
 
     async def compare(self, request: Request) -> JSONResponse:
         req = compare_request(await read_json(request))
@@ -282,7 +292,7 @@ class Api:
                         self.library,
                         name,
                         req.query,
-                        SearchOptions(mode=mode, k=req.k),
+                        SearchOptions(mode=mode, k=req.k, paths=req.paths),
                         question=question,
                         budget=req.budget,
                     )

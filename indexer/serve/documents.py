@@ -35,6 +35,7 @@ CHUNK_FIELDS = (
     "context",
     "start_page",
     "end_page",
+    "location",
 )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import CollectionNotFound, UsageError
 from ..paths import shown_path
-from ..retrieval import Index, SearchOptions, choose, collection_label, describe
+from ..retrieval import Index, ResolvedOptions, SearchOptions, choose, collection_label, describe
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
@@ -36,9 +36,8 @@ class Library:
     def __init__(self, settings: Settings, refresh: float | None = None) -> None:
         self.store = Store(settings)
         self.refresh = refresh
-        self.base = (
-            Path.cwd()
-        )  # source folders are shown relative to it (never as absolute server paths)
+        # source folders are shown relative to it (never as absolute server paths)
+        self.base = Path.cwd()
         self._indexes: dict[str, Index] = {}
         self._docs: dict[tuple, dict[str, int]] = {}
         self._entries: tuple[float, list[Entry]] = (0.0, [])
@@ -176,9 +175,8 @@ class Library:
     ) -> dict[str, Any]:
         """A collection's lane of the view (`missing` when it does not hold the document)."""
         if name not in held:
-            self.index(
-                name
-            )  # an unknown name is a 404, a known one without this document a missing lane
+            # an unknown name is a 404, a known one without this document a missing lane
+            self.index(name)
             return {"name": name, "missing": True}
         index, chunks, parents = held[name]
         return lane(name, index.entry, chunks, parents, structure)
@@ -186,15 +184,15 @@ class Library:
     # -- searching ---------------------------------------------------------------------
     def search(
         self, name: str, query: str, options: SearchOptions, doc: str | None = None
-    ) -> tuple[Index, SearchOptions, list[Hit], list[int]]:
+    ) -> tuple[Index, ResolvedOptions, list[Hit], list[int]]:
         """The top k hits of a collection (only those of document `doc` when given:
         searched deeper until k of them are found), their options, and each hit's rank
         in the whole collection."""
         index = self.index(name)
         try:
             if not doc:
-                hits, resolved = index.lookup(query, options)
-                return index, resolved, hits, [h.rank for h in hits]
+                found = index.lookup(query, options)
+                return index, found.options, found.hits, [h.rank for h in found.hits]
             resolved = index.options(options)
             return (index, resolved, *self._in_doc(index, query, resolved, doc))
         except CollectionNotFound:
@@ -202,12 +200,11 @@ class Library:
             raise
 
     def _in_doc(
-        self, index: Index, query: str, options: SearchOptions, doc: str
+        self, index: Index, query: str, options: ResolvedOptions, doc: str
     ) -> tuple[list[Hit], list[int]]:
         total = max(index.count(), 1)
-        assert (
-            options.candidates is not None
-        )  # resolved options (`Index.options`) name every setting
+        # resolved options (`Index.options`) name every setting
+        assert options.candidates is not None
         depth = min(max(options.k * 4, options.candidates), total)
         while True:
             hits = [

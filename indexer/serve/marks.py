@@ -13,15 +13,15 @@ from __future__ import annotations
 from ..evaluation.chunk_boundaries import KINDS, BoundaryStats, Structure, columns, structure_of
 from ..loaders import make_document
 from ..loaders.formats import format_of
+from ..loaders.registry import stored_format
 from ..types import Chunk, Document
 
 
 def rebuilt_document(doc_id: str, text: str) -> Document:
-    """A Document over rebuilt text, read as its file name says (HTML is stored
-    Markdown-shaped; unknown kinds, such as PDF, as plain text)."""
+    """A Document over rebuilt text, read as its file name says (an extracted text, such as
+    HTML's, PDF's or a Word file's, is stored Markdown-shaped; unknown kinds as plain text)."""
     fmt, language = format_of(doc_id.rsplit("/", 1)[-1])
-    read_as = "text" if fmt is None else "markdown" if fmt == "html" else fmt
-    return make_document(doc_id, text, read_as, language)
+    return make_document(doc_id, text, stored_format(fmt), language)
 
 
 def cut_marks(

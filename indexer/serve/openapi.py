@@ -35,6 +35,13 @@ ERRORS = {
     "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
 }
 
+PATHS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "maxItems": 64,
+    "description": "only documents whose path matches one of these globs (git's rules: "
+    "*.pptx, docs/api/, src/**/*.py)",
+}
 BUDGET = {
     "type": "integer",
     "minimum": MIN_BUDGET,
@@ -64,6 +71,7 @@ SCHEMAS = {
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5},
             "doc": {"type": "string", "description": "only hits of this document (a doc_id)"},
             "budget": BUDGET,
+            "paths": PATHS,
         },
     },
     "CompareRequest": {
@@ -85,6 +93,7 @@ SCHEMAS = {
                 "description": "a question id of that set: hits get hit/strict/miss marks",
             },
             "budget": BUDGET,
+            "paths": PATHS,
         },
     },
     "GenerateRequest": {
@@ -125,6 +134,7 @@ SCHEMAS = {
                 ("kind", "string"),
                 ("header", "string"),
                 ("heading_path", "string"),
+                ("location", "string"),
                 ("n_tokens", "integer"),
                 ("text", "string"),
                 ("indexed_text", "string"),
@@ -150,6 +160,10 @@ SCHEMAS = {
             "kind": {"type": "string"},
             "header": {"type": "string"},
             "heading_path": {"type": "string"},
+            "location": {
+                "type": "string",
+                "description": "where in a file without pages: slide 3, Sales row 2-40, cell 4",
+            },
             "n_tokens": {"type": "integer"},
             "text": {"type": "string"},
             "embedding_rank": {"type": ["integer", "null"]},
@@ -229,6 +243,10 @@ SCHEMAS = {
         "type": "object",
         "properties": {
             "strategy": {"type": "string"},
+            "chosen_by": {
+                "type": "string",
+                "description": "no strategy named, several built: why this one was read",
+            },
             "embedder": {"type": "string"},
             "mode": {"type": "string"},
             "search": {

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..retrieval import MODES, SearchOptions
-from ..retrieval.options import MAX_QUERY_CHARS, encodable
+from ..errors import UsageError
+from ..retrieval.options import MAX_QUERY_CHARS, checked_paths, encodable
 
 if TYPE_CHECKING:
     from starlette.datastructures import QueryParams
@@ -17,6 +18,11 @@ MAX_K = 100
 MIN_BUDGET, MAX_BUDGET = 16, 100_000  # answer-sized context: tokens a request may ask for
 MAX_COLLECTIONS = 12
 MAX_DOC_ID = 1000
+MAX_DEPTH = 32  # levels of arrays and objects in a body: a request nests two
+DEEP_BODY = (
+    f"the body nests arrays or objects more than {MAX_DEPTH} levels deep; "
+    "a request is one flat JSON object"
+)
 DEFAULT_MODE = "default"  # the collection's saved search (`indexer tune --save`), else hybrid
 VIEW_MODES = (*MODES, DEFAULT_MODE)
 
@@ -39,9 +45,29 @@ def parse_json(raw: bytes) -> dict:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise bad(f"the body is not JSON ({exc})") from None
+    except RecursionError:  # deeper than Python's parser goes
+        raise bad(DEEP_BODY) from None
     if not isinstance(data, dict):
         raise bad(f"the body must be a JSON object, not {type(data).__name__}")
+    if too_deep(data, MAX_DEPTH):
+        raise bad(DEEP_BODY)
     return _encodable(data)
+
+
+def too_deep(data: dict | list, limit: int) -> bool:
+    """Whether `data` nests arrays and objects more than `limit` levels deep (walked a
+    level at a time: no recursion to run out of)."""
+    level = [data]
+    for _ in range(limit):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _encodable(value: Any) -> Any:
@@ -124,7 +150,7 @@ class SearchRequest:
     budget: int | None = None
 
 
-SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget")
+SEARCH_FIELDS = ("query", "strategy", "mode", "k", "doc", "budget", "paths")
 
 
 def search_request(data: dict) -> SearchRequest:
@@ -132,11 +158,24 @@ def search_request(data: dict) -> SearchRequest:
     check_fields(data, SEARCH_FIELDS)
     query = required_text(data, "query", MAX_QUERY_CHARS)
     strategy = text_field(data, "strategy", limit=200)
-    options = SearchOptions(mode=mode_field(data.get("mode")), k=k_field(data))
+    options = SearchOptions(
+        mode=mode_field(data.get("mode")), k=k_field(data), paths=paths_field(data)
+    )
     doc, budget = text_field(data, "doc"), budget_field(data)
     if doc and budget:
         raise bad("budget packs context from the whole collection; leave out doc (or budget)")
     return SearchRequest(query, strategy, options, doc, budget)
+
+
+def paths_field(data: dict) -> tuple[str, ...] | None:
+    """`paths`: path globs a search is narrowed to (a list, or one glob as a string)."""
+    value = data.get("paths")
+    if value is None or value == []:
+        return None
+    try:
+        return checked_paths(value if isinstance(value, (str, list)) else [value])
+    except UsageError as exc:
+        raise bad(f"paths: {exc}") from None
 
 
 def budget_field(data: dict) -> int | None:
@@ -162,9 +201,19 @@ class CompareRequest:
     question_set: str | None = None
     question: str | None = None
     budget: int | None = None
+    paths: tuple[str, ...] | None = None
 
 
-COMPARE_FIELDS = ("query", "strategies", "modes", "k", "question_set", "question", "budget")
+COMPARE_FIELDS = (
+    "query",
+    "strategies",
+    "modes",
+    "k",
+    "question_set",
+    "question",
+    "budget",
+    "paths",
+)
 
 
 def compare_request(data: dict) -> CompareRequest:
@@ -185,10 +234,11 @@ def compare_request(data: dict) -> CompareRequest:
         query,
         strategies,
         list(dict.fromkeys(modes)),
-        k_field(data),
-        question_set,
-        question,
-        budget_field(data),
+        k=k_field(data),
+        question_set=question_set,
+        question=question,
+        budget=budget_field(data),
+        paths=paths_field(data),
     )
 
 

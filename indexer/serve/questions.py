@@ -37,7 +37,7 @@ EVAL_KS = (1, 5)
 
 
 @dataclass
-class QuestionSet:
+class ServedSet:
     id: str
     path: Path
     questions: list[Question] | None = None  # resolved against the corpus on first use
@@ -68,7 +68,7 @@ class QuestionSets:
         self.library = library
         self.explicit = [Path(p).expanduser().resolve() for p in explicit]
         self.base = Path.cwd()  # paths are shown relative to where serve started, never absolute
-        self._sets: dict[str, QuestionSet] = {}
+        self._sets: dict[str, ServedSet] = {}
         self.generated: list[Path] = []  # sets made on request, listed after the others
         self._lock = threading.Lock()
         self._eval_lock = threading.Lock()  # one evaluation at a time: it keeps both cores busy
@@ -85,11 +85,11 @@ class QuestionSets:
         found += [p for p in self.generated if p.is_file()]
         return list(dict.fromkeys(p.resolve() for p in found))
 
-    def sets(self) -> list[QuestionSet]:
+    def sets(self) -> list[ServedSet]:
         paths = self._discover()
         with self._lock:
             for path in paths:
-                self._sets.setdefault(set_id(path), QuestionSet(set_id(path), path))
+                self._sets.setdefault(set_id(path), ServedSet(set_id(path), path))
             return [self._sets[set_id(p)] for p in paths]
 
     def listing(self) -> list[dict]:
@@ -99,9 +99,8 @@ class QuestionSets:
         out = []
         for s in self.sets():
             holders, problem = self.holders(s)
-            matches = bool(holders) or bool(
-                problem
-            )  # a broken file is offered: using it says what is wrong
+            # a broken file is offered: using it says what is wrong
+            matches = bool(holders) or bool(problem)
             if not matches and s.path not in self.explicit:
                 continue
             name = self._name(s.path) + (
@@ -119,7 +118,7 @@ class QuestionSets:
             )
         return sorted(out, key=lambda item: not item["matches"])
 
-    def holders(self, qs: QuestionSet) -> tuple[list[str], str]:
+    def holders(self, qs: ServedSet) -> tuple[list[str], str]:
         """The collections holding at least one document the set is about, and the
         problem of a file that cannot be read as a question set ("" when none)."""
         names = self.library.names()
@@ -153,7 +152,7 @@ class QuestionSets:
         count = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
         return f"{count} made-up questions ({shown})"
 
-    def get(self, sid: str) -> QuestionSet:
+    def get(self, sid: str) -> ServedSet:
         if not isinstance(sid, str) or sid not in {s.id for s in self.sets()}:
             raise CollectionNotFound(
                 f"no question set {str(sid)[:40]!r}; GET /api/questions lists them"
@@ -231,7 +230,7 @@ class QuestionSets:
         }
 
     def _evaluate(
-        self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]
+        self, qs: ServedSet, indexes: list[Index], modes: tuple[str, ...]
     ) -> dict[str, Any]:
         ev = self._run(qs, indexes, modes)
         source = shown_path(ev.source, self.base)
@@ -253,7 +252,7 @@ class QuestionSets:
             "warnings": [left_out_warning(ev.left_out, len(ev.questions))] if ev.left_out else [],
         }
 
-    def _run(self, qs: QuestionSet, indexes: list[Index], modes: tuple[str, ...]) -> Evaluation:
+    def _run(self, qs: ServedSet, indexes: list[Index], modes: tuple[str, ...]) -> Evaluation:
         """`evaluate` once per embedder of the collections, merged into one evaluation."""
         by_embedder: dict[str, list[str]] = {}
         for index in indexes:
@@ -286,10 +285,10 @@ def merged(parts: list[Evaluation]) -> Evaluation:
         ev.questions,
         [r for p in parts for r in p.rows],
         ev.ks,
-        ev.ctx_k,
-        ev.source,
-        {k: v for p in parts for k, v in p.stale.items()},
-        {k: v for p in parts for k, v in p.left_out.items()},
+        ctx_k=ev.ctx_k,
+        source=ev.source,
+        stale={k: v for p in parts for k, v in p.stale.items()},
+        left_out={k: v for p in parts for k, v in p.left_out.items()},
     )
 
 

@@ -10,10 +10,11 @@ of its own module, do the rest:
 Below them: the Chroma client and the translation of every Chroma error into a one-line
 message (chroma.py), build leases (leases.py), the catalogue's records (entries.py),
 chunks as records (records.py), the folder's layout (layout.py), garbage collection
-(gc.py, and collect.py for `indexer gc`)."""
+(gc.py, and collect.py for `indexer gc`), what the folder holds on disk (disk.py)."""
 
 from .builds import Builds
 from .catalogue import Catalogue
+from .disk import Disk, DiskUse
 from .entries import GRACE, Entry, entry_key
 from .layout import cache_folder, questions_folder, write_json
 from .reading import Records
@@ -26,6 +27,8 @@ __all__ = [
     "GRACE",
     "Builds",
     "Catalogue",
+    "Disk",
+    "DiskUse",
     "Entry",
     "Records",
     "SideFiles",

@@ -46,7 +46,9 @@ class Builds:
     ) -> AbstractContextManager[object]:
         """An exclusive build lease (`Leases.hold`): a lock file in the index folder, or
         with a Chroma server a lease in the server's catalogue."""
-        return self._leases.hold(strategy, embedder, wait, on_wait, doing, action)
+        return self._leases.hold(
+            strategy, embedder, wait, on_wait=on_wait, doing=doing, action=action
+        )
 
     def require_writable(self, doing: str) -> None:
         """Refuse, in one line, to write into a read-only index folder (before any write)."""
@@ -66,13 +68,13 @@ class Builds:
             self._chroma,
             self._catalogue,
             self._side,
-            self.deltas,
-            self.physical,
-            strategy,
-            embedder,
-            meta,
-            old,
-            full,
+            deltas=self.deltas,
+            physical=self.physical,
+            strategy=strategy,
+            embedder=embedder,
+            meta=meta,
+            old=old,
+            full=full,
             on_stage=on_stage,
         )
 

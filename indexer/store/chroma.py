@@ -264,9 +264,8 @@ class Chroma:
                 client = self._open(chromadb, read_only_view(path), settings)
                 self.full_disk_copy = True
                 return client
-        if not isinstance(
-            error, ChromaFailure
-        ):  # a full disk, a read-only folder...: nothing is damaged
+        # a full disk, a read-only folder...: nothing is damaged
+        if not isinstance(error, ChromaFailure):
             raise error from None
         raise StoreError(
             f"cannot open the Chroma database in {self.path} ({first_line(exc)}); "

@@ -1,7 +1,8 @@
 """`indexer gc`: garbage collection over a whole index, to keep one that is rebuilt daily
 within the size of one build. Collected: collections no build published (a killed
 build's), records of an unpublished generation, superseded records past their grace
-period, side files of collections or generations no longer live, and vector-segment
+period, side files of collections or generations no longer live, temporary files a
+killed writer left (`gc.remove_temporaries`), and vector-segment
 folders that Chroma's own catalogue no longer lists (`gc.py`: in the embedded database,
 or in a server's data folder given by path on the server's machine)."""
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from ..errors import LockTimeout
 from .entries import GRACE
-from .gc import GcReport, folder_size, remove_orphan_segments, vacuum
+from .gc import GcReport, folder_size, remove_orphan_segments, remove_temporaries, vacuum
 from .layout import CHROMA
 from .store import Store
 
@@ -61,12 +62,16 @@ def _chroma_folder(store: Store, chroma_path: Path | None) -> Path | None:
 def _prepare_entries(
     store: Store, grace: float, say: Callable[[str], None], report: GcReport
 ) -> None:
-    """Each live entry's clean-up before a build (`Builds.prepare`), under its lease."""
+    """Each live entry's clean-up before a build (`Builds.prepare`) and the temporary files
+    left in its side folders, under its lease (no build of it writes meanwhile)."""
     builds = store.builds
     for entry in store.catalogue.entries():
         with builds.lease(entry.strategy, entry.embedder, on_wait=say, doing=DOING, action="gc"):
             _, removed = builds.prepare(entry.strategy, entry.embedder, grace)
             report.removed.extend(removed)
+            for name in filter(None, (entry.collection, entry.parents, entry.delta)):
+                remove_temporaries(store.side.folder(name), report)
+    remove_temporaries(store.db, report, deep=False)  # the marker's
 
 
 def _remove_unpublished(store: Store, say: Callable[[str], None], report: GcReport) -> None:

@@ -121,12 +121,19 @@ class Deltas:
             )
             if not got["ids"]:
                 break
+            # records written before 0.2 hold their text as the document, later ones none
+            metas = got["metadatas"] or []
+            documents = [
+                d if d is not None else str((m or {}).get("text", ""))
+                for d, m in zip(got["documents"] or [], metas)
+            ]
+            older = any(d is not None for d in got["documents"] or [])
             self._chroma.call(
                 lambda: main.upsert(
                     ids=got["ids"],
                     embeddings=got["embeddings"],
-                    documents=got["documents"],
                     metadatas=got["metadatas"],
+                    documents=documents if older else None,
                 ),
                 "merging a delta",
             )

@@ -11,6 +11,7 @@ VACUUM of its catalogue database. `collect.py` runs the whole collection over an
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sqlite3
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import StoreError
-from .layout import GC_MARK
+from .layout import GC_MARK, TEMPORARY
+
+TEMPORARY_AGE = 900.0  # seconds a temporary file rests before `gc` takes it for a leftover
 
 _SEGMENT_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -82,6 +85,43 @@ def _age(path: Path, now: float) -> float:
         return now - path.stat().st_mtime
     except OSError:
         return float("-inf")
+
+
+def remove_temporaries(
+    folder: Path, report: GcReport, min_age: float = TEMPORARY_AGE, deep: bool = True
+) -> None:
+    """Files and folders named `*.tmp` (`layout.TEMPORARY`) in `folder` (and below, when
+    `deep`) that nothing wrote into for `min_age` seconds: what a killed writer left (a
+    writer that fails removes its own). The caller holds the lease of whatever builds
+    write there; readers write theirs in seconds."""
+    now = time.time()
+    found = folder.rglob(f"*{TEMPORARY}") if deep else folder.glob(f"*{TEMPORARY}")
+    for path in sorted(found, key=lambda p: len(p.parts)):  # a folder before its files
+        if not os.path.lexists(path) or _idle(path, now) < min_age:
+            continue
+        size = folder_size(path) if path.is_dir() else _size(path)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        report.add(f"temporary {path.name} (left by a writer that stopped)", size)
+
+
+def _idle(path: Path, now: float) -> float:
+    """Seconds since `path`, or a file right inside it, last changed."""
+    ages = [_age(path, now)]
+    if path.is_dir() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            ages += [_age(p, now) for p in path.iterdir()]
+    return min(ages)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
 
 
 def remove_orphan_segments(chroma_path: Path, report: GcReport) -> None:

@@ -6,6 +6,9 @@
 <db>/locks/                        build leases (an embedded database)
 <db>/cache/                        the embedding cache, the LLM context and question caches
 <db>/questions/                    question sets made from the documents (eval --generate)
+
+A file or folder being written is named `<...>.tmp` (TEMPORARY) until it is renamed into
+place; `gc` removes the ones a killed writer left (`gc.remove_temporaries`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ CACHE = "cache"
 MANIFEST = "manifest.json"
 GC_MARK = "gc.json"
 QUESTIONS = "questions"
+TEMPORARY = ".tmp"  # how the name of a file or folder being written ends, until it is renamed
 
 
 def cache_folder(db: str | os.PathLike[str]) -> Path:
@@ -38,13 +42,15 @@ def questions_folder(db: str | os.PathLike[str]) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temporary file + rename)."""
+    """Write JSON atomically (temporary file + rename); the temporary file is removed
+    whatever stops the write (a full disk, Ctrl-C). What a killed writer leaves, `gc`
+    removes (`gc.remove_temporaries`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}.tmp")
+    tmp = path.with_suffix(path.suffix + f".{uuid.uuid4().hex[:8]}{TEMPORARY}")
     try:
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
-    except OSError:
+    except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise

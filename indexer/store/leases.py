@@ -249,7 +249,9 @@ def server_lease(
     ttl: float = TTL,
     action: str = "",
 ) -> Iterator[ServerLease]:
-    lease = ServerLease(catalog, chroma, key, strategy, embedder, ttl, action)
+    lease = ServerLease(
+        catalog, chroma, key, strategy=strategy, embedder=embedder, ttl=ttl, action=action
+    )
     lease.acquire(wait, on_wait)
     try:
         yield lease
@@ -282,15 +284,23 @@ class Leases:
                 chroma.catalogue(),
                 chroma,
                 entry_key(strategy, embedder),
-                strategy,
-                embedder,
-                wait,
-                on_wait,
-                self._ttl,
-                action,
+                strategy=strategy,
+                embedder=embedder,
+                wait=wait,
+                on_wait=on_wait,
+                ttl=self._ttl,
+                action=action,
             )
         chroma.require_writable(doing)
-        return file_lease(self._locks, strategy, embedder, chroma.where, wait, on_wait, action)
+        return file_lease(
+            self._locks,
+            strategy,
+            embedder,
+            where=chroma.where,
+            wait=wait,
+            on_wait=on_wait,
+            action=action,
+        )
 
     def running(self, names: Sequence[str], embedder: str | None = None) -> list[tuple[str, str]]:
         """(strategy, embedder) of each build of one of `names` (of `embedder`, if given)

@@ -11,19 +11,22 @@ vector and id reads (the caller filters by the version it reads); scans skip the
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..types import Chunk
 from .chroma import Chroma
 from .entries import Entry
-from .records import RecordMeta, all_of, chunk_from_record, generation_filter
+from .records import RecordMeta, all_of, chunk_from_record, documents_filter, generation_filter
+
+import numpy as np
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
     from chromadb.api.types import Embedding, GetResult, Include, Where
 
 SCAN_BATCH = 2000
+DOC_BATCH = 500  # documents a `where doc_id $in` lists at most
 
 
 class Records:
@@ -38,17 +41,26 @@ class Records:
         self._chroma.reopen()
 
     def nearest(
-        self, entry: Entry, vector: npt.NDArray[np.float32], n: int
+        self,
+        entry: Entry,
+        vector: npt.NDArray[np.float32],
+        n: int,
+        documents: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of up to n nearest records (live or not: the caller
-        filters by the version it reads)."""
+        filters by the version it reads); `documents`: only records of these doc ids
+        (Chroma's `where` on the stored path)."""
         found: dict[str, float] = {}
         queries: list[Embedding] = [vector]
+        where = documents_filter(documents) if documents is not None else None
         for name in entry.record_collections:
             col = self._chroma.collection(name)
             got = self._chroma.call(
                 lambda: col.query(
-                    query_embeddings=queries, n_results=max(n, 1), include=["distances"]
+                    query_embeddings=queries,
+                    n_results=max(n, 1),
+                    where=where,
+                    include=["distances"],
                 ),
                 f"searching {entry.strategy}",
             )
@@ -112,15 +124,40 @@ class Records:
         for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
             yield chunk_from_record(cid, doc, meta), meta
 
+    def ids_of(self, entry: Entry, doc_ids: Sequence[str]) -> set[str]:
+        """The ids of the records of these documents (live or not: the caller filters by
+        the version it reads), read without their texts, DOC_BATCH documents a request."""
+        out: set[str] = set()
+        for i in range(0, len(doc_ids), DOC_BATCH):
+            where = all_of(
+                generation_filter("$lte", entry.generation),
+                documents_filter(doc_ids[i : i + DOC_BATCH]),
+            )
+            for name in entry.record_collections:
+                for got in self._batches(name, where, [], f"reading {entry.strategy}"):
+                    out.update(got["ids"])
+        return out
+
     def indexed_texts(self, entry: Entry, after: int = 0) -> Iterator[tuple[str, str]]:
         """(id, indexed_text) of every live record (written after generation `after`): what
         a machine lacking a BM25 index rebuilds it from, or brings an older one up to date
-        with (metadata only: the chunk texts themselves are not transferred)."""
+        with (the header, context and text each record holds)."""
         where = generation_filter("$lte", entry.generation)
         if after:
             where = all_of(where, generation_filter("$gt", after))
-        for cid, _, meta in self._pages(entry, where, ["metadatas"]):
-            yield cid, meta.get("indexed_text", "")
+        for cid, doc, meta in self._pages(entry, where, ["documents", "metadatas"]):
+            yield cid, chunk_from_record(cid, doc, meta).indexed_text
+
+    def with_vectors(self, entry: Entry) -> Iterator[VectorRecords]:
+        """Every live record of a version with its vector, SCAN_BATCH at a time: what a
+        machine rewrites the version's damaged rows from (`retrieval.rows_repair`)."""
+        where = generation_filter("$lte", entry.generation)
+        pending, seen = entry.pending_ids, set[str]()
+        for name in reversed(entry.record_collections):
+            include: Include = ["documents", "metadatas", "embeddings"]
+            for got in self._batches(name, where, include, f"reading {entry.strategy}"):
+                live = list(_unseen(got, pending, seen, name == entry.delta))
+                yield _vector_records(got, live)
 
     def count(self, entry: Entry) -> int:
         """Records stored for the version's collection and its delta (superseded ones
@@ -143,3 +180,28 @@ def _unseen(
             yield cid, doc, meta or {}
         if in_delta:
             seen.add(cid)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VectorRecords:
+    """A batch of records with their vectors (`Records.with_vectors`)."""
+
+    ids: list[str]
+    documents: list[str]
+    metadatas: list[RecordMeta]
+    vectors: npt.NDArray[np.float32]  # one row a record
+
+
+def _vector_records(
+    got: GetResult, live: list[tuple[str, str | None, RecordMeta]]
+) -> VectorRecords:
+    """The `live` records of a batch (as `_unseen` gives them) with their vectors."""
+    row = {cid: i for i, cid in enumerate(got["ids"])}
+    vectors = got["embeddings"]
+    assert vectors is not None  # asked for: always there
+    return VectorRecords(
+        ids=[cid for cid, _, _ in live],
+        documents=[doc or "" for _, doc, _ in live],
+        metadatas=[meta for _, _, meta in live],
+        vectors=np.asarray([vectors[row[cid]] for cid, _, _ in live], dtype=np.float32),
+    )

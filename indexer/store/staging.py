@@ -221,12 +221,10 @@ class Staging:
         metas: list[Metadata] = list(records)
         # upsert: a record superseded earlier and not deleted yet may be written again (its
         # file restored); it takes this generation and the metadata of now
+        # the text is metadata, not a document (`records`)
         self._chroma.call(
             lambda: collection.upsert(
-                ids=[c.id for c in chunks],
-                embeddings=vectors,
-                documents=[c.text for c in chunks],
-                metadatas=metas,
+                ids=[c.id for c in chunks], embeddings=vectors, metadatas=metas
             ),
             "writing records",
         )
@@ -339,9 +337,8 @@ class Staging:
         with contextlib.suppress(Exception):
             self.wait()
         self._pool.shutdown(wait=True)
-        with contextlib.suppress(
-            Exception
-        ):  # its collection may be gone already (dropped under it)
+        # its collection may be gone already (dropped under it)
+        with contextlib.suppress(Exception):
             if self.full:
                 self._chroma.delete(self.name)
                 if self.parents_name:

@@ -22,21 +22,20 @@ business: it hands the writer a path. The folder's layout is in `layout.py`.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from ..errors import CollectionNotFound, IndexerError, ReadOnlyIndex, StoreError
+from ..errors import IndexerError
 from ..settings import Settings
 from .builds import Builds
 from .catalogue import Catalogue
-from .chroma import Chroma, translate, writable
+from .chroma import Chroma, translate
+from .disk import Disk
+from .folder import check_folder
 from .layout import CACHE, CHROMA, LOCKS, MARKER, SIDE
 from .leases import Leases
 from .reading import Records
 from .side import SideFiles
-
-STORE_FORMAT = 2
 
 
 class Store:
@@ -75,6 +74,10 @@ class Store:
         each names its own file in it."""
         return self.db / CACHE
 
+    def disk(self) -> Disk:
+        """What the index folder holds on disk, per collection and shared (`disk.py`)."""
+        return Disk(self.db, local=self.url is None)
+
     def fault(self, exc: BaseException, what: str = "") -> IndexerError:
         """The one-line error for a failure writing into this index (a full disk...)."""
         return translate(exc, str(self.db), what, self.db)
@@ -82,64 +85,3 @@ class Store:
     def close(self) -> None:
         """Drop the Chroma client (a later call opens it again)."""
         self._chroma.close()
-
-
-def check_folder(db: Path, url: str | None, create: bool) -> None:
-    """Refuse, in one line, a folder that is not an index (or, to build, not writable);
-    make a new one's marker when building, or with a server."""
-    marker = db / MARKER
-    refuse_other_folder(db, marker)
-    if not marker.exists():
-        if not create and url is None:
-            raise CollectionNotFound(f"no index at {db}; build one first: indexer build PATH")
-        make_marker(db, marker)
-        return
-    check_marker(db, marker)
-    if create and not writable(db):
-        raise ReadOnlyIndex(
-            f"{db} is read-only: building needs write access (querying does not); "
-            "build into a writable --db"
-        )
-
-
-def refuse_other_folder(db: Path, marker: Path) -> None:
-    """Refuse a file, or a folder holding something else than an index (bar our leftovers)."""
-    if db.exists() and not db.is_dir():
-        raise StoreError(f"{db} is a file, not an index folder; pass another --db")
-    if db.is_dir() and not marker.exists() and any(not our_leftover(p) for p in db.iterdir()):
-        raise StoreError(f"{db} is not an indexer database (no {MARKER} in it); pass another --db")
-
-
-def make_marker(db: Path, marker: Path) -> None:
-    """Make a new index folder (and its parents) with its marker."""
-    try:
-        db.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"format": STORE_FORMAT, "tool": "indexer"}) + "\n")
-    except OSError as exc:
-        raise StoreError(
-            f"cannot create the index folder {db} ({exc.strerror}); pass a writable --db"
-        ) from None
-
-
-def check_marker(db: Path, marker: Path) -> None:
-    """Refuse an index folder whose marker is unreadable or of another format."""
-    try:
-        fmt = json.loads(marker.read_text()).get("format")
-    except (OSError, ValueError):
-        raise StoreError(f"{marker} is unreadable; the index folder looks damaged") from None
-    if fmt != STORE_FORMAT:
-        raise StoreError(
-            f"{db} was written by another version of indexer (format {fmt}, "
-            f"this one reads {STORE_FORMAT}); rebuild it: move it away and run "
-            "indexer build"
-        )
-
-
-def our_leftover(path: Path) -> bool:
-    """An embedding cache a failed first build could not remove (another process held it
-    open): a folder holding only it is still ours to build in."""
-    return (
-        path.name == CACHE
-        and path.is_dir()
-        and all(p.name.startswith("embeddings.sqlite") for p in path.iterdir())
-    )

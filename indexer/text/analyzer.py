@@ -139,16 +139,17 @@ class Analyzer:
             return _analyse_v1(self, text)
         out: list[str] = []
         memo = _memo(self)
-        for unit in self._units(text):
-            terms = memo.get(unit)
-            if terms is None:  # a pure function of the unit: analysing is a look-up for most words
-                if (
-                    len(memo) >= _MEMO_SIZE
-                ):  # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+        for match in _SPAN.finditer(unicodedata.normalize("NFKC", text)):
+            span = match.group()
+            terms = memo.get(span)
+            if terms is None:  # a pure function of the span: analysing is a look-up for most words
+                # words repeat (Zipf): a bounded memo, not a copy of the vocabulary
+                if len(memo) >= _MEMO_SIZE:
                     memo.clear()
                 found: list[str] = []
-                self._unit_terms(unit, found)
-                terms = memo[unit] = tuple(found)
+                for unit in _pieces(self._base(span)):
+                    self._unit_terms(unit, found)
+                terms = memo[span] = tuple(found)
             out.extend(terms)
         return out
 
@@ -176,9 +177,8 @@ class Analyzer:
         """A span without the suffix after its apostrophe (an inflection in Turkish); in
         English the letters after it stay, bar a possessive s."""
         base, tail = _apostrophe_split(raw)
-        if (
-            tail and self.lang != "tr" and base.isalpha()
-        ):  # English: doesn't -> doesnt, user's -> user
+        # English: doesn't -> doesnt, user's -> user
+        if tail and self.lang != "tr" and base.isalpha():
             base += "".join(p for p in re.split(r"['’]", tail) if p and p.lower() != "s")
         return base
 
@@ -251,15 +251,19 @@ class Analyzer:
 
 def _apostrophe_split(raw: str) -> tuple[str, str]:
     """`raw` cut before its first apostrophe: (base, tail from the apostrophe on)."""
-    for i, ch in enumerate(raw):
-        if ch in "'’":
-            return raw[:i], raw[i:]
-    return raw, ""
+    cuts = [i for i in (raw.find("'"), raw.find("’")) if i >= 0]
+    if not cuts:
+        return raw, ""
+    return raw[: min(cuts)], raw[min(cuts) :]
 
 
 def _pieces(base: str) -> Iterator[str]:
     """The units of a span's base: a comma binds digits only, a hyphen only a group that
     holds a digit (`e-posta`, `real-time`: words)."""
+    if "," not in base and "-" not in base:
+        if base:
+            yield base
+        return
     for piece in re.split(r"(?<!\d),|,(?!\d)", base):
         if not piece:
             continue

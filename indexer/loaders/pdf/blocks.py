@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .layout import Box
 
-__all__ = ["BULLET", "Block", "line_blocks"]
+__all__ = ["BULLET", "LineBlock", "line_blocks"]
 
 BULLET = re.compile(r"^([•◦▪‣●○■□►–—*-])\s+(.*)$")
 _SENTENCE_END = re.compile(r"[.!?:…\"”»)]$")
 _NUMBERED = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)])\s+")
-_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$")  # a table-of-contents line: "Giriş . . . . 3"
+# a table-of-contents line: "Giriş . . . . 3", "Appendix C GNU Free Documentation License . . 174"
+_LEADER = re.compile(r"(?:\. ?){4,}\s*\w*$|(?: \.){2,} *\d+$")
 # an e-mail address (also written `name at host.org`) or a web address: contact lines
 _CONTACT = re.compile(
     r"[\w.+-]+(?:@| ?[(\[]at[)\]] ?| at )[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b"
@@ -30,13 +32,13 @@ _CONTACT = re.compile(
 
 
 @dataclass(slots=True)
-class Block:
+class LineBlock:
     kind: str  # paragraph | heading | table | item | code
     lines: list[Box]
     level: int = 0
 
 
-def line_blocks(lines: list[Box], body: float) -> list[Block]:
+def line_blocks(lines: list[Box], body: float) -> list[LineBlock]:
     """Lines into blocks, headings with their levels (1 the largest font)."""
     blocks = _rejoin_lone_code(_blocks(lines, _Flow(body, *_leading(lines, body))), body)
     _heading_levels(blocks, body)
@@ -91,12 +93,12 @@ def _next_body_line(a: Box, b: Box, body: float) -> bool:
     )
 
 
-def _blocks(lines: list[Box], flow: _Flow) -> list[Block]:
+def _blocks(lines: list[Box], flow: _Flow) -> list[LineBlock]:
     """Lines into headings, paragraphs, list items, code and tables."""
-    blocks: list[Block] = []
+    blocks: list[LineBlock] = []
     for line in lines:
         if line.table:
-            blocks.append(Block("table", [line]))
+            blocks.append(LineBlock("table", [line]))
         elif line.mono:
             _add_code(blocks, line)
         else:
@@ -107,12 +109,12 @@ def _blocks(lines: list[Box], flow: _Flow) -> list[Block]:
     return blocks
 
 
-def _open_block(blocks: list[Block]) -> Block | None:
+def _open_block(blocks: list[LineBlock]) -> LineBlock | None:
     """The last block, unless it is a table (nothing continues a table)."""
     return blocks[-1] if blocks and blocks[-1].kind != "table" else None
 
 
-def _add_code(blocks: list[Block], line: Box) -> None:
+def _add_code(blocks: list[LineBlock], line: Box) -> None:
     """Code: lines in a fixed-pitch font stay lines, a block of them close together."""
     block = _open_block(blocks)
     if block is not None and block.kind == "code":
@@ -120,15 +122,19 @@ def _add_code(blocks: list[Block], line: Box) -> None:
         if prev.page == line.page and 0 < line.y - prev.y <= 4 * line.size:
             block.lines.append(line)
             return
-    blocks.append(Block("code", [line]))
+    blocks.append(LineBlock("code", [line]))
 
 
-def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
+def _add_text(blocks: list[LineBlock], line: Box, flow: _Flow) -> None:
     """A line of text: it continues the block above (`_continues`) or opens a heading, a
     list item or a paragraph."""
     key = _style_key(line, flow.body)
     bullet = key is None and _bullet(line.text)
     block = _open_block(blocks)
+    if _toc_entry_goes_on(block, line, flow.body):
+        block.kind = "paragraph"  # a contents entry wrapped: "Appendix B Major Differences From"
+        block.lines.append(line)
+        return
     if (
         block is not None
         and block.kind != "code"
@@ -137,14 +143,23 @@ def _add_text(blocks: list[Block], line: Box, flow: _Flow) -> None:
     ):
         block.lines.append(line)
         return
-    blocks.append(Block("heading" if key else "item" if bullet else "paragraph", [line]))
+    blocks.append(LineBlock("heading" if key else "item" if bullet else "paragraph", [line]))
+
+
+def _toc_entry_goes_on(block: LineBlock | None, line: Box, body: float) -> TypeGuard[LineBlock]:
+    """Whether `line` ends a contents entry (its dot leaders and page number) whose first
+    line, in a heading's font, is the heading just above it."""
+    if block is None or block.kind != "heading" or _LEADER.search(line.text) is None:
+        return False
+    prev = block.lines[-1]
+    return _below(prev, line, body) and line.y - prev.y <= 1.6 * max(line.size, prev.size)
 
 
 def _bullet(text: str) -> bool:
     return bool(BULLET.match(text) or _NUMBERED.match(text))
 
 
-def _continues(block: Block, line: Box, key: tuple[str, float] | None, flow: _Flow) -> bool:
+def _continues(block: LineBlock, line: Box, key: tuple[str, float] | None, flow: _Flow) -> bool:
     """A line continues the block above when it has the same style and either follows it
     closely in the same column (not after a short line that ends a sentence, nor as an
     indented first line), or opens the next column or page in the middle of a sentence."""
@@ -170,7 +185,7 @@ def _below(prev: Box, line: Box, body: float) -> bool:
     )
 
 
-def _text_goes_on(block: Block, line: Box, flow: _Flow) -> bool:
+def _text_goes_on(block: LineBlock, line: Box, flow: _Flow) -> bool:
     """Whether a body line right below a paragraph or list item continues it."""
     prev, body, leading = block.lines[-1], flow.body, flow.leading
     if line.y - prev.y > max(leading * 1.3, leading + 2):
@@ -180,7 +195,7 @@ def _text_goes_on(block: Block, line: Box, flow: _Flow) -> bool:
     return not (block.kind == "item" and line.x0 < block.lines[0].x0 + 0.3 * body)
 
 
-def _after_sentence_end(block: Block, line: Box, flow: _Flow) -> bool:
+def _after_sentence_end(block: LineBlock, line: Box, flow: _Flow) -> bool:
     """After a line that ends a sentence: whether the paragraph ends there (a short
     line, unless paragraphs are marked with space) or `line` opens one (indented)."""
     prev, body = block.lines[-1], flow.body
@@ -191,7 +206,7 @@ def _after_sentence_end(block: Block, line: Box, flow: _Flow) -> bool:
     return block.kind == "paragraph" and line.x0 > left + 0.8 * body
 
 
-def _too_long_for_heading(block: Block, body: float) -> bool:
+def _too_long_for_heading(block: LineBlock, body: float) -> bool:
     """Too much text for a heading, or a bold line that ends like a sentence."""
     key = _style_key(block.lines[0], body)
     assert key is not None  # a heading opens with a line in a heading style
@@ -202,12 +217,12 @@ def _too_long_for_heading(block: Block, body: float) -> bool:
     )
 
 
-def _rejoin_lone_code(blocks: list[Block], body: float) -> list[Block]:
+def _rejoin_lone_code(blocks: list[LineBlock], body: float) -> list[LineBlock]:
     """A single line of code that carries on the sentence of the paragraph just above it
     (the end of a wrapped function signature, `char * name)`) goes back into it, and so
     does the paragraph it cut off (a lower-case line right below it)."""
-    out: list[Block] = []
-    joined: Block | None = None
+    out: list[LineBlock] = []
+    joined: LineBlock | None = None
     for block in blocks:
         prev = out[-1] if out else None
         if prev is not None and _carries_on(prev, block, body):
@@ -222,7 +237,7 @@ def _rejoin_lone_code(blocks: list[Block], body: float) -> list[Block]:
     return out
 
 
-def _carries_on(prev: Block, block: Block, body: float) -> bool:
+def _carries_on(prev: LineBlock, block: LineBlock, body: float) -> bool:
     """Whether `block` is a lone line of code carrying on the sentence of `prev`."""
     lone = block.kind == "code" and len(block.lines) == 1
     return (
@@ -232,7 +247,7 @@ def _carries_on(prev: Block, block: Block, body: float) -> bool:
     )
 
 
-def _cut_off(prev: Block, block: Block, body: float) -> bool:
+def _cut_off(prev: LineBlock, block: LineBlock, body: float) -> bool:
     """Whether `block` is the rest of the paragraph `prev`, cut off by a line of code."""
     first = block.lines[0]
     return (
@@ -252,7 +267,7 @@ def _goes_on(above: Box, line: Box, body: float) -> bool:
     )
 
 
-def _heading_levels(blocks: list[Block], body: float) -> None:
+def _heading_levels(blocks: list[LineBlock], body: float) -> None:
     """Largest heading font = level 1; bold headings in the body size come last."""
     levels = _level_sizes(blocks, body)
     for b in blocks:
@@ -260,7 +275,7 @@ def _heading_levels(blocks: list[Block], body: float) -> None:
             b.level = min(_rank(b.lines[0].size, levels, body) + 1, 6)
 
 
-def _level_sizes(blocks: list[Block], body: float) -> list[float]:
+def _level_sizes(blocks: list[LineBlock], body: float) -> list[float]:
     """The font sizes of heading levels, largest first (sizes within half a point are one level)."""
     sizes = {
         b.lines[0].size for b in blocks if b.kind == "heading" and b.lines[0].size >= body * 1.15
@@ -279,11 +294,11 @@ def _rank(size: float, levels: list[float], body: float) -> int:
     return next((k for k, v in enumerate(levels) if abs(v - size) <= 0.5), len(levels))
 
 
-def _text(block: Block) -> str:
+def _text(block: LineBlock) -> str:
     return " ".join(line.text for line in block.lines)
 
 
-def _running_text(block: Block) -> bool:
+def _running_text(block: LineBlock) -> bool:
     """Content under a heading: a table, code, a list item, or a paragraph of a sentence
     or more (not a name, an affiliation or a date line of a title page)."""
     if block.kind in ("table", "code", "item"):
@@ -294,19 +309,19 @@ def _running_text(block: Block) -> bool:
     return words >= 20 or words >= 6 and block.lines[-1].text.rstrip().endswith((".", "!", "?"))
 
 
-def _not_headings(blocks: list[Block]) -> bool:
+def _not_headings(blocks: list[LineBlock]) -> bool:
     """Turn title-page lines set as headings into paragraphs (the module's docstring says
     which); True when any was."""
     changed = _contacts(blocks)
     first = blocks[0].lines[0].page if blocks else 0
     front = [b for b in blocks if b.lines[0].page == first]  # the first page's blocks
     heads = [b for b in front if b.kind == "heading"]
-    if _ends_title_page(front, heads):
+    if _ends_title_page(front, heads, len(blocks)):
         heads.pop().kind, changed = "paragraph", True  # it ends a title page: nothing under it
     return _heads_no_text(front, heads) or changed
 
 
-def _contacts(blocks: list[Block]) -> bool:
+def _contacts(blocks: list[LineBlock]) -> bool:
     """Turn headings with an e-mail or web address into paragraphs; True when any was."""
     changed = False
     for b in blocks:
@@ -315,13 +330,16 @@ def _contacts(blocks: list[Block]) -> bool:
     return changed
 
 
-def _ends_title_page(front: list[Block], heads: list[Block]) -> bool:
-    """Whether the last of several headings ends a first page without running text."""
+def _ends_title_page(front: list[LineBlock], heads: list[LineBlock], total: int) -> bool:
+    """Whether the last of several headings ends a first page, which has no running text
+    or pages after it: a heading at a page's foot heads nothing there, and typesetting
+    keeps a heading with its text (bash's manual: `Chet Ramey, Case Western Reserve
+    University Brian Fox, Free Software Foundation` under its title and date)."""
     ends = bool(heads) and front[-1] is heads[-1] is not heads[0]
-    return ends and not any(_running_text(b) for b in front)
+    return ends and (total > len(front) or not any(_running_text(b) for b in front))
 
 
-def _heads_no_text(front: list[Block], heads: list[Block]) -> bool:
+def _heads_no_text(front: list[LineBlock], heads: list[LineBlock]) -> bool:
     """Turn the headings of the front matter that head no text (the next heading is not
     under them) into paragraphs; True when any was."""
     text = next((b for b in front if _running_text(b)), None)  # where the front matter ends

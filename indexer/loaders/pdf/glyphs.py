@@ -16,9 +16,8 @@ _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 _MONO_NAME = re.compile(
     r"mono|monl\b|courier|consol|menlo|monaco|typewriter|cmtt|sftt|lmtt|txtt|code", re.I
 )
-_SKIP = frozenset(
-    "\r\n \x00"
-)  # spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
+# spaces (PDFium's inferred ones too) and line breaks: the layout finds its own
+_SKIP = frozenset("\r\n \x00")
 _FAST: dict[str, object] = {}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -100,7 +99,7 @@ def read_glyphs(
     its object's baseline (vertical writing) gets its own origin. A font is code when it
     says it is fixed-pitch, is named so, or its glyphs advance alike: `fixed` keeps what
     the widths told of each font, for every text in it on this page and the next ones."""
-    reader = _GlyphReader(textpage, raw, to_display, rot, cx0, glyphs, ctypes)
+    reader = _GlyphReader(textpage, raw, to_display, rot=rot, cx0=cx0, glyphs=glyphs, ctypes=ctypes)
     rotated = 0
     text = _page_text(textpage, raw.FPDFText_CountChars(textpage), raw, ctypes)
     kept = [i for i, ch in enumerate(text) if ch not in _SKIP and ch < "\ufffe"]
@@ -114,9 +113,8 @@ def read_glyphs(
     for added, mono, name in runs:
         glyphs.mono += [mono or fixed.get(name, False)] * added
     if "\x02" in glyphs.text:
-        glyphs.text = [
-            "-" if c == "\x02" else c for c in glyphs.text
-        ]  # PDFium's mark for a hyphen at a line end
+        # PDFium's mark for a hyphen at a line end
+        glyphs.text = ["-" if c == "\x02" else c for c in glyphs.text]
     return rotated
 
 

@@ -72,9 +72,8 @@ class Page:
     width: float
     height: float
     glyphs: list[Glyph] | Glyphs = field(default_factory=list)  # in content order
-    rules: list[tuple[float, float, float, float]] = field(
-        default_factory=list
-    )  # x0, y0, x1, y1 segments
+    # x0, y0, x1, y1 segments
+    rules: list[tuple[float, float, float, float]] = field(default_factory=list)
     images: int = 0
 
 
@@ -202,7 +201,9 @@ def _words(
             text = unicodedata.normalize("NFC", text.translate(_LIGATURES)).replace("\u00ad", "")
             if not text:
                 continue
-        words.append(Box(text, left, right, base, em_size, heavy, page_no, mono=fixed))
+        words.append(
+            Box(text, left, right, y=base, size=em_size, bold=heavy, page=page_no, mono=fixed)
+        )
     return words
 
 
@@ -234,7 +235,7 @@ class Packed:
         if not self.flags:
             return []
         return [
-            Box(text, x0, x1, y, size, bool(f & 1), page_no, mono=bool(f & 2))
+            Box(text, x0, x1, y=y, size=size, bold=bool(f & 1), page=page_no, mono=bool(f & 2))
             for text, x0, x1, y, size, f in zip(
                 self.texts.decode().split("\x00"), *self.numbers, self.flags
             )
@@ -270,10 +271,10 @@ def merge_boxes(boxes: list[Box]) -> Box:
         text,
         boxes[0].x0,
         max(b.x1 for b in boxes),
-        boxes[0].y,
-        size,
-        all(b.bold for b in boxes),
-        boxes[0].page,
+        y=boxes[0].y,
+        size=size,
+        bold=all(b.bold for b in boxes),
+        page=boxes[0].page,
         mono=mono,
     )
 

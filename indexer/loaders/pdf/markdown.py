@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ...types import page_at
+from ..markdown import text_line
 from ..skips import SkipFile
-from .blocks import BULLET, Block, line_blocks
+from .blocks import BULLET, LineBlock, line_blocks
 from .furniture import furniture
 from .columns import reading_order
 from .layout import Box, Packed, Page, fragments, merge_boxes, words_of
@@ -25,6 +26,7 @@ from .tables import ruled_tables
 __all__ = ["OCR_HINT", "PdfText", "layout_markdown", "page_list"]
 
 OCR_HINT = "OCR it first, e.g. with ocrmypdf"
+MARKDOWN_BULLETS = "*-+"  # bullets Markdown reads as such: kept as the PDF has them
 
 
 @dataclass(slots=True)
@@ -52,9 +54,8 @@ def page_list(numbers: list[int], limit: int = 8) -> str:
 
 
 _WORD = re.compile(r"[\w'’-]+")
-_UNDECODED = re.compile(
-    "[\ufffd\ue000-\uf8ff]"
-)  # no Unicode map: the replacement character, private use
+# no Unicode map: the replacement character, private use
+_UNDECODED = re.compile("[\ufffd\ue000-\uf8ff]")
 
 
 def _join_hyphen(left: str, right: str, vocab: set[str]) -> str | None:
@@ -171,7 +172,7 @@ def _page_lines(items: list[Box], gutter: float) -> list[Box]:
     return lines
 
 
-def _title(meta_title: str, blocks: list[Block], vocab: set[str]) -> str:
+def _title(meta_title: str, blocks: list[LineBlock], vocab: set[str]) -> str:
     """The document's title: its metadata title when it is a real one, else its first
     level-1 heading ("" when it has neither)."""
     if _clean_title(meta_title):
@@ -243,14 +244,14 @@ def _clean_title(title: str) -> bool:
     )
 
 
-def _pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]:
+def _pieces(block: LineBlock, vocab: set[str]) -> list[tuple[str, int | None]]:
     """The text of a block's lines as (text, page) pieces: lines joined by a space, or
     without one where a line-end hyphen meets the next line (the hyphen dropped when
     it only split the word)."""
     texts = [line.text for line in block.lines]
-    if block.kind == "item":
-        m = BULLET.match(texts[0])
-        texts[0] = "- " + m.group(2) if m else texts[0]
+    m = BULLET.match(texts[0]) if block.kind == "item" else None
+    if m and m.group(1) not in MARKDOWN_BULLETS:
+        texts[0] = "- " + m.group(2)  # a bullet glyph; `*`, `-`, `+` stay: a term (bash's `*`)
     pieces: list[tuple[str, int | None]] = []
     acc = ""
     for line, text in zip(block.lines, texts):
@@ -268,7 +269,7 @@ def _pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]:
     return pieces
 
 
-def _code_pieces(block: Block) -> list[tuple[str, int | None]]:
+def _code_pieces(block: LineBlock) -> list[tuple[str, int | None]]:
     """A fenced code block; indentation from the x offset in character widths, and a
     blank line where the gap between lines is a line or more."""
     lines = block.lines
@@ -290,12 +291,12 @@ def _line_step(lines: list[Box]) -> float:
     return min((b.y - a.y for a, b in zip(lines, lines[1:])), default=0) or 1.2 * lines[0].size
 
 
-def _plain(block: Block, vocab: set[str]) -> str:
+def _plain(block: LineBlock, vocab: set[str]) -> str:
     return "".join(t for t, _ in _pieces(block, vocab))
 
 
 def _render(
-    blocks: list[Block], n_pages: int, vocab: set[str]
+    blocks: list[LineBlock], n_pages: int, vocab: set[str]
 ) -> tuple[str, list[tuple[int, int]]]:
     parts: list[str] = []
     first = [-1] * n_pages
@@ -310,7 +311,7 @@ def _render(
     return "".join(parts), _page_spans(first, last, pos)
 
 
-def _block_pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]:
+def _block_pieces(block: LineBlock, vocab: set[str]) -> list[tuple[str, int | None]]:
     """A block's text as (text, page) pieces, with its Markdown marks."""
     if block.kind == "table":
         return [(block.lines[0].table, block.lines[0].page)]
@@ -319,8 +320,8 @@ def _block_pieces(block: Block, vocab: set[str]) -> list[tuple[str, int | None]]
     pieces = _pieces(block, vocab)
     if block.kind == "heading":
         pieces.insert(0, ("#" * block.level + " ", None))
-    elif block.kind == "paragraph" and pieces[0][0].startswith(("#", ">", "|")):
-        pieces.insert(0, ("\\", None))
+    elif block.kind == "paragraph":
+        pieces[0] = (text_line(pieces[0][0], ">|"), pieces[0][1])
     return pieces
 
 

@@ -205,7 +205,16 @@ def _read_page(pdf, index: int, raw, fixed: dict[str, bool]) -> tuple[Page, int]
         out = Page(w, h, glyphs)
         textpage = page.get_textpage()
         try:
-            rotated = read_glyphs(textpage.raw, raw, to_display, rot, cx0, glyphs, ctypes, fixed)
+            rotated = read_glyphs(
+                textpage.raw,
+                raw,
+                to_display,
+                rot=rot,
+                cx0=cx0,
+                glyphs=glyphs,
+                ctypes=ctypes,
+                fixed=fixed,
+            )
         finally:
             textpage.close()
         _read_drawing(page, raw, to_display, out, ctypes)
@@ -241,7 +250,9 @@ def _read_drawing(page, raw, to_display, out: Page, ctypes, max_segments: int = 
                             depth + 1,
                         )
                 elif len(out.rules) < max_segments:
-                    _path_segments(obj, om, raw, px, py, to_display, out.rules)
+                    _path_segments(
+                        obj, om, raw, px=px, py=py, to_display=to_display, rules=out.rules
+                    )
 
     walk(raw.FPDFPage_CountObjects, raw.FPDFPage_GetObject, page.raw, (1, 0, 0, 1, 0, 0), 0)
 

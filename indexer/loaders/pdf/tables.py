@@ -130,7 +130,18 @@ class _Grid:
             return None  # no text, or a frame around running text (columns split by a rule)
         text = _markdown(rows)
         size = Counter(w.size for w in inside).most_common(1)[0][0]
-        return Box(text, xs[0], xs[-1], ys[-1], size, False, page_no, text, ys[0], ys[-1]), inside
+        return Box(
+            text,
+            xs[0],
+            xs[-1],
+            y=ys[-1],
+            size=size,
+            bold=False,
+            page=page_no,
+            table=text,
+            top_=ys[0],
+            bottom_=ys[-1],
+        ), inside
 
     def holds(self, w: Box) -> bool:
         """Whether a word's middle is inside the grid."""

@@ -21,6 +21,7 @@
     const bad = [c.cuts.start.length && "starts " + reasons(c.cuts.start),
       c.cuts.end.length && "ends " + reasons(c.cuts.end)].filter(Boolean);
     return `chunk ${i + 1} · ${c.kind} · ${c.n_tokens} tokens · lines ${c.start_line}-${c.end_line}`
+      + (c.location ? ` · ${c.location}` : "")
       + (c.header ? "\n" + c.header : "") + (bad.length ? "\n⚠ " + bad.join("; ") : "");
   }
 
@@ -29,7 +30,8 @@
     box.replaceChildren(
       el("button", {class: "close", text: "×", onclick: () => { box.hidden = true; }}),
       el("b", {text: `${lane.name} · chunk ${i + 1}`}), " ",
-      el("span", {class: "muted", text: `${c.kind} · ${c.n_tokens} tokens · [${c.start}, ${c.end}) · lines ${c.start_line}-${c.end_line}`}),
+      el("span", {class: "muted", text: `${c.kind} · ${c.n_tokens} tokens · [${c.start}, ${c.end}) · lines ${c.start_line}-${c.end_line}`
+        + (c.location ? ` · ${c.location}` : "")}),
       el("div", {class: "muted", text: `id ${c.id}` + (c.parent_id ? ` · parent ${c.parent_id}` : "")}),
       c.cuts.start.length + c.cuts.end.length > 0 && el("p", {class: "error",
         text: [c.cuts.start.length && "starts " + reasons(c.cuts.start), c.cuts.end.length && "ends " + reasons(c.cuts.end)]

@@ -49,7 +49,7 @@
   window.addEventListener("resize", fitToggles);
 
   function hitItem(h) {
-    const lines = `${h.doc_id}:${h.start_line}-${h.end_line}`;
+    const lines = `${h.doc_id}:${h.start_line}-${h.end_line}` + (h.location ? ` (${h.location})` : "");
     return el("li", {class: "hit " + (h.mark || "")},
       h.mark && el("span", {class: "mark " + h.mark, text: h.mark === "strict" ? "strict hit" : h.mark}),
       el("b", {text: `#${h.rank}`}), " ", el("span", {text: fmt(h.score, 4)}),
@@ -110,6 +110,8 @@
     const body = {query, strategies: names, modes, k: Number($("query-k").value) || 5};
     const budget = Number($("query-budget").value);
     if (budget) body.budget = budget;
+    const paths = $("query-paths").value.split(",").map((p) => p.trim()).filter(Boolean);
+    if (paths.length) body.paths = paths;
     const qid = $("query-question").value;
     const question = questions.find((q) => q.id === qid);
     if (question && question.question === query) Object.assign(body, {question_set: $("query-set").value, question: qid});
