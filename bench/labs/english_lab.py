@@ -39,15 +39,12 @@ from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from bench.common import machine, save_json, table  # noqa: E402
-from bench.labs.default_lab import capture, strategies_for  # noqa: E402
-from bench.public_sets import materialize  # noqa: E402
+from bench.common import machine, save_json, table
+from bench.labs.default_lab import capture, strategies_for
+from bench.public_sets import materialize
 
 ALL_SETS = "en,code,xquad-en,code-pypi,code-lib2,scipy-docs,man-pages"
 
