@@ -28,8 +28,8 @@ from indexer.evaluation.scoring import TokenSpans, score_question
 from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.retrieval import Index, SearchOptions
-from indexer.retrieval.ranking import Side
-from indexer.retrieval.sides import Sides
+from indexer.retrieval.search.ranking import Side
+from indexer.retrieval.search.sides import Sides
 from indexer.settings import Settings
 from indexer.store import Store
 

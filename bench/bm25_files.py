@@ -38,7 +38,7 @@ def sha256_files(folder: Path) -> None:
 
 
 def main() -> None:
-    from indexer.retrieval.bm25 import BM25Builder, BM25Index
+    from indexer.retrieval.bm25.index import BM25Builder, BM25Index
     from indexer.text.analyzer import Analyzer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

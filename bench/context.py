@@ -53,7 +53,7 @@ def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], wi
     from indexer.indexing.building import build
     from indexer.loaders import load_documents
     from indexer.retrieval import Index, SearchOptions
-    from indexer.retrieval.context import CANDIDATES, answer_context
+    from indexer.retrieval.context.answer import CANDIDATES, answer_context
     from indexer.settings import Settings
     from indexer.text.tokens import get_tokenizer
 

@@ -39,7 +39,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def measure(label: str, index, queries: list[str]) -> list:
     from indexer.retrieval import SearchOptions
-    from indexer.retrieval.context import CANDIDATES, scored_units
+    from indexer.retrieval.context.answer import CANDIDATES, scored_units
 
     options = SearchOptions(mode="hybrid", k=CANDIDATES)
     for q in WARM:  # models loaded, side files read (queries of their own: no result is cached)

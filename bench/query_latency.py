@@ -20,9 +20,9 @@ def synthetic_collection(db: Path, n: int, vectors: str, engine_files: bool = Tr
 
     from indexer import __version__
     from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from indexer.retrieval.bm25 import SIDE, BM25Builder
-    from indexer.retrieval.rows_writer import SIDE as ROWS
-    from indexer.retrieval.rows_writer import RowsWriter
+    from indexer.retrieval.bm25.index import SIDE, BM25Builder
+    from indexer.retrieval.rows.writer import SIDE as ROWS
+    from indexer.retrieval.rows.writer import RowsWriter
     from indexer.settings import Settings
     from indexer.store import Entry, Store
     from indexer.text.analyzer import Analyzer
@@ -105,7 +105,7 @@ def _narrowed(index, queries: list[str], rows: list, n: int, vectors: str) -> fl
 def bench_query(report, size: Size, work: Path) -> None:
     from indexer.embeddings import get_embedder
     from indexer.retrieval import Index, SearchOptions
-    from indexer.retrieval.bm25 import SIDE, BM25Index
+    from indexer.retrieval.bm25.index import SIDE, BM25Index
     from indexer.settings import Settings
     from indexer.store import Store
 

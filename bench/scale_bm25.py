@@ -23,7 +23,7 @@ COLD = """
 import sys, time, json
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
-from indexer.retrieval.bm25 import BM25Index
+from indexer.retrieval.bm25.index import BM25Index
 t1 = time.perf_counter()
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})
 t2 = time.perf_counter()
@@ -35,7 +35,7 @@ WARM = """
 import sys, time, json
 sys.path.insert(0, {root!r})
 from bench.common import percentile
-from indexer.retrieval.bm25 import BM25Index
+from indexer.retrieval.bm25.index import BM25Index
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})
 queries = json.loads({queries!r})
 index.search(queries[0], 50)
@@ -72,7 +72,7 @@ def _run(code: str) -> dict:
 
 def measure(data: Path, n: int, corpus: Path, queries: list[str], cold: int = 3) -> dict:
     """Every figure of ROWS for one size; the cold figures are the median of `cold` processes."""
-    from indexer.retrieval.bm25 import BM25Builder, BM25Index
+    from indexer.retrieval.bm25.index import BM25Builder, BM25Index
     from indexer.text.analyzer import Analyzer
 
     root = str(ROOT)

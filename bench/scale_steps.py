@@ -66,7 +66,8 @@ class Run:
 def side_sizes(run: Run) -> dict:
     """MB on disk: the index folder, its BM25 index, its rows (texts and vectors beside the
     index), the embedding cache."""
-    from indexer.retrieval import bm25, rows
+    from indexer.retrieval.bm25 import index as bm25
+    from indexer.retrieval.rows import table as rows
     from indexer.store import Store
 
     store = Store(Settings.load(db=run.db, chroma_url=run.url))

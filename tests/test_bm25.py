@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from indexer.text.analyzer import Analyzer, detect_language
-from indexer.retrieval.bm25 import BM25Index
+from indexer.retrieval.bm25.index import BM25Index
 from indexer.chunkers import parse_strategy
 from indexer.loaders import load_documents
 
@@ -155,7 +155,7 @@ def test_the_top_k_skips_postings_but_not_results(headers_chunks):
 
 
 def test_an_incremental_update_scores_as_a_fresh_build_of_the_same_chunks(headers_chunks, tmp_path):
-    from indexer.retrieval.bm25 import BM25Builder
+    from indexer.retrieval.bm25.index import BM25Builder
 
     analyzer = Analyzer.for_language("tr")
     first, retired, new = split(headers_chunks, 2)  # 4 changes: under a tenth of 63
@@ -188,7 +188,7 @@ def test_an_incremental_update_scores_as_a_fresh_build_of_the_same_chunks(header
 
 
 def test_a_delta_past_a_tenth_of_the_base_is_merged_into_a_new_one(headers_chunks):
-    from indexer.retrieval.bm25 import BM25Builder
+    from indexer.retrieval.bm25.index import BM25Builder
 
     analyzer = Analyzer.for_language("tr")
     first, retired, new = split(headers_chunks, 5)
@@ -214,7 +214,7 @@ def mapped(array) -> bool:
 
 def test_files_are_mapped_and_hashed_again_only_when_their_identity_changes(headers_chunks, tmp_path, monkeypatch):
     from indexer.errors import IndexerError
-    from indexer.retrieval import bm25_files
+    from indexer.retrieval.bm25 import files as bm25_files
 
     folder = tmp_path / "bm25"
     BM25Index.build([c.id for c in headers_chunks], [c.indexed_text for c in headers_chunks],

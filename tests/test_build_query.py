@@ -369,7 +369,7 @@ def test_a_query_reads_only_the_records_it_returns(built_db, monkeypatch):
     """No full scan on the query path: BM25 is mapped from its files, Chroma is asked for
     the nearest vectors only, and the records of the hits (and of tied candidates) only are
     read from the rows mapped beside the index."""
-    from indexer.retrieval.rows import RowStore
+    from indexer.retrieval.rows.table import RowStore
 
     db, _ = built_db
     index = Index.open("headers", settings=Settings.load(db=db))
@@ -402,7 +402,7 @@ def test_tied_candidates_below_the_hits_are_not_read(built_db, monkeypatch):
     db, _ = built_db
     index = Index.open("fixed64", settings=Settings.load(db=db))
     ranking = [(index.snapshot().parts.bm25.ids[p], round(s, 9)) for p, s in index.snapshot().parts.bm25.search("kargo", DEFAULTS.candidates)]
-    from indexer.retrieval.rows import RowStore
+    from indexer.retrieval.rows.table import RowStore
 
     read: list[str] = []
     real = RowStore.records

@@ -212,8 +212,8 @@ def test_a_budget_nothing_fits_in_says_so_and_claims_no_saving(guide_db):
 def test_near_zero_units_are_not_filler_where_the_likely_ones_do_not_fit():
     """A unit far less likely than the best is not handed over just because the budget has
     room (the likely unit was too big); filling the budget (mass 1) still takes it."""
-    from indexer.retrieval.context_pack import pack
-    from indexer.retrieval.context_units import Unit
+    from indexer.retrieval.context.pack import pack
+    from indexer.retrieval.context.units import Unit
 
     tokenizer = get_tokenizer()
     text = "A long answer. " * 40 + "Likely second. Noise nobody asked for."

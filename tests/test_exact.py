@@ -8,8 +8,8 @@ import pytest
 from indexer import build
 from indexer.retrieval import Index
 from indexer.paths import is_test_file
-from indexer.retrieval.exact import LOOKUP_WORDS, bare_symbol, symbol_keys
-from indexer.retrieval.exact_rank import tiers
+from indexer.retrieval.exact.index import LOOKUP_WORDS, bare_symbol, symbol_keys
+from indexer.retrieval.exact.rank import tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 from indexer.settings import Settings
 
@@ -404,7 +404,7 @@ def test_every_strategy_answers_a_bare_symbol_with_the_chunk_its_definition_star
 
 
 def test_definition_lines_are_found_at_any_indentation_and_in_several_languages():
-    from indexer.retrieval.exact import definition_lines
+    from indexer.retrieval.exact.index import definition_lines
 
     text = ("import os\n    def drain(self):\nclass Queue:\nexport async function load() {}\n"
             "func (q *Queue) Put(x int) {}\npub fn append(&mut self) {}\n# def not_code\nresult = define(x)\n")

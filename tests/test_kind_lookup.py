@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from indexer import build
 from indexer.cli import cli
 from indexer.retrieval import Index
-from indexer.retrieval.exact_kind import defines, named_kind
+from indexer.retrieval.exact.kind import defines, named_kind
 from indexer.settings import Settings
 
 CLICK = Path(click.__file__).parent

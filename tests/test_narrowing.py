@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import indexer.retrieval.sides as sides_module
+import indexer.retrieval.search.sides as sides_module
 from indexer.errors import UsageError
 from indexer.indexing.building import build
 from indexer.retrieval import Index, SearchOptions
@@ -96,7 +96,7 @@ def test_every_way_the_embedding_side_is_narrowed_finds_the_same(folder, monkeyp
     the scope's rows read alone (a small scope), Chroma asked for more neighbours until k
     of the scope's are among them, every row scanned with the others masked, or (no rows
     on this machine) Chroma's `where` on the stored path: the same nearest chunks."""
-    from indexer.retrieval.rows import RowStore
+    from indexer.retrieval.rows.table import RowStore
 
     _, settings = folder
     exact = Index.open("headers", settings=settings).search(QUERY, SearchOptions(mode="embedding", k=3, paths=("notes/",)))

@@ -18,7 +18,7 @@ from indexer.errors import EmbedderError
 from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index
-from indexer.retrieval.context_vectors import SHORTLIST, UnitVectors
+from indexer.retrieval.context.vectors import SHORTLIST, UnitVectors
 from indexer.settings import Settings
 
 TOPICS = ("kargo", "iade", "ödeme", "üyelik")

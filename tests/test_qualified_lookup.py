@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from indexer import build
 from indexer.cli import cli
 from indexer.retrieval import Index
-from indexer.retrieval.exact import ExactIndex
+from indexer.retrieval.exact.index import ExactIndex
 from indexer.settings import Settings
 
 from tests.conftest import write_file

@@ -1,4 +1,4 @@
-"""The rows kept beside each version (`indexer.retrieval.rows`): the same records Chroma holds
+"""The rows kept beside each version (`indexer.retrieval.rows.table`): the same records Chroma holds
 for that version — after full builds, incremental ones that keep a delta and ones that
 merge it — what queries read their texts from, what an incremental build finds a file's
 records by, and what a one-shot query over a large collection scans instead of loading
@@ -7,11 +7,11 @@ Chroma's HNSW index. Missing or damaged rows fall back to Chroma."""
 import numpy as np
 import pytest
 
-import indexer.retrieval.sides as sides_module
-import indexer.retrieval.rows_writer as rows_module
+import indexer.retrieval.search.sides as sides_module
+import indexer.retrieval.rows.writer as rows_module
 from indexer.indexing.building import build
 from indexer.retrieval import Index
-from indexer.retrieval.rows import SIDE, RowStore, open_rows
+from indexer.retrieval.rows.table import SIDE, RowStore, open_rows
 from indexer.settings import Settings
 from indexer.indexing.options import BuildOptions
 

@@ -1,4 +1,4 @@
-"""A search is the list of steps in `indexer.retrieval.steps.STEPS`, run over one snapshot
+"""A search is the list of steps in `indexer.retrieval.search.steps.STEPS`, run over one snapshot
 of one version: a step added to that list runs in every front door (the library, the
 CLI, the web API, MCP, the evaluator, answer-sized context), and a version published
 while a search runs never reaches that search."""
@@ -14,8 +14,9 @@ import pytest
 
 import indexer
 from indexer.indexing.building import build
-from indexer.retrieval import Index, SearchOptions, steps
-from indexer.retrieval.steps import Pass
+from indexer.retrieval import Index, SearchOptions
+from indexer.retrieval.search import steps
+from indexer.retrieval.search.steps import Pass
 from indexer.settings import Settings
 
 from tests.conftest import CORPUS

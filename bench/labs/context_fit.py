@@ -1,4 +1,4 @@
-"""Context lab: fit the unit scorer of answer-sized context (indexer/retrieval/context_score.py).
+"""Context lab: fit the unit scorer of answer-sized context (indexer/retrieval/context/score.py).
 
     python -m bench.labs.context_fit capture --sets tr,en,xquad-tr,xquad-en
     python -m bench.labs.context_fit fit --sets tr,en,xquad-tr,xquad-en
@@ -13,7 +13,7 @@ the others (leave one set out), then the weights of all sets are printed to be c
 into context_score.py. The packer's figures at budgets come from bench/context.py.
 
 `ceiling` asks how far any weighting of these features can go: the real packer
-(`context_pack.pack`, filling the budget) and scorer (`score_context`) over the captured
+(`context.pack.pack`, filling the budget) and scorer (`score_context`) over the captured
 units, with the shipped weights, with weights fitted on the set itself (in-sample: the most
 favourable case for the fit), and with each feature alone. With
 `--embedder e5-small` the capture and the build use that embedder instead of use-m3.
@@ -42,9 +42,9 @@ def capture(name: str, strategy: str = "auto", embedder: str = "use-m3") -> Path
     from indexer.indexing.building import build
     from indexer.loaders import load_documents
     from indexer.retrieval import Index, SearchOptions
-    from indexer.retrieval.context import CANDIDATES, unit_cosines
-    from indexer.retrieval.context_score import features, query_idf
-    from indexer.retrieval.context_units import candidate_units
+    from indexer.retrieval.context.answer import CANDIDATES, unit_cosines
+    from indexer.retrieval.context.score import features, query_idf
+    from indexer.retrieval.context.units import candidate_units
     from indexer.settings import Settings
     from indexer.text.tokens import get_tokenizer
 
@@ -100,8 +100,8 @@ def ceiling(name: str, embedder: str, budgets: tuple[int, ...] = (200, 400, 800)
     from indexer.evaluation.context_eval import score_context
     from indexer.evaluation.scoring import TokenSpans
     from indexer.loaders import load_documents
-    from indexer.retrieval.context_pack import pack
-    from indexer.retrieval.context_score import FEATURES, WEIGHTS
+    from indexer.retrieval.context.pack import pack
+    from indexer.retrieval.context.score import FEATURES, WEIGHTS
     from indexer.text.tokens import get_tokenizer
 
     rows = [r for r in load(name, embedder=embedder) if r["y"].sum()]

@@ -8,7 +8,7 @@ Capture goes through the real pipeline (`indexer.build`, `Index.sides.nearest` f
 side, the stored chunks and their `indexed_text`); the BM25 side is rebuilt in memory from
 those texts with the analyzer under test (`BM25Index`, the same code a build runs), and the
 exact-match tiers and the fusion come from the library's own functions
-(`indexer.retrieval.exact_rank.rank_exact`, `indexer.retrieval.fusion`), so the lab ranks as
+(`indexer.retrieval.exact.rank.rank_exact`, `indexer.retrieval.fusion`), so the lab ranks as
 `Index.search` does — checked end to end by bench/public.py. Parent-child collections are
 scored on their parents, like `indexer eval`.
 """
@@ -97,8 +97,8 @@ class Collection:
     def __init__(self, path: Path, analyzer_overrides: dict | None = None) -> None:
         from indexer.evaluation.run import load_questions, resolve
         from indexer.loaders import load_documents
-        from indexer.retrieval.bm25 import BM25Index
-        from indexer.retrieval.exact import ExactIndex, defined_in
+        from indexer.retrieval.bm25.index import BM25Index
+        from indexer.retrieval.exact.index import ExactIndex, defined_in
         from indexer.text.analyzer import Analyzer
 
         with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -131,7 +131,7 @@ class Collection:
         return f"{self.set}/{self.strategy}/{self.embedder}"
 
     def prepare(self) -> None:
-        from indexer.retrieval.exact_rank import rank_exact
+        from indexer.retrieval.exact.rank import rank_exact
 
         bm25, live = self.bm25, set(self.bm25.ids)
         for q in self.queries:

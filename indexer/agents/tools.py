@@ -162,7 +162,7 @@ class Tools:
     ) -> dict[str, Any]:
         """Answer-sized context in `budget` tokens: `context` is the text to read (a label
         line per document section, its spans, `…` between spans that are not adjacent)."""
-        from ..retrieval.context import MIN_BUDGET
+        from ..retrieval.context.answer import MIN_BUDGET
 
         if budget < MIN_BUDGET:
             raise UsageError(

@@ -96,7 +96,7 @@ def fusions() -> tuple[str, ...]:
 
 
 def engines() -> tuple[str, ...]:
-    from ..retrieval.bm25 import ENGINES
+    from ..retrieval.bm25.index import ENGINES
 
     return ENGINES
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..retrieval import Index
-from ..retrieval.context import CANDIDATES, check, scored_units
+from ..retrieval.context.answer import CANDIDATES, check, scored_units
 from ..types import Hit
 from .context_eval import ContextScore, score_context, whole_chunks
 from .metrics import bootstrap_interval

@@ -20,8 +20,8 @@ from ..errors import StaleIndex, UsageError
 from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..retrieval.collections import every_built
-from ..retrieval.context import CANDIDATES
-from ..retrieval.scope import matcher
+from ..retrieval.context.answer import CANDIDATES
+from ..retrieval.search.scope import matcher
 from ..settings import Settings, settings_for
 from ..chunkers import collection_name
 from ..store import Store

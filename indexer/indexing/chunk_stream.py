@@ -15,9 +15,9 @@ from ..chunkers import Chunker, StrategySpec
 from ..chunkers.unit_map import DocUnit, unit_map
 from ..embeddings import CachedEmbedder
 from ..loaders import SkipFile, Skipped, SourceFile, load_file
-from ..retrieval.bm25 import BM25Builder
-from ..retrieval.exact import defined_in
-from ..retrieval.rows import RowStore
+from ..retrieval.bm25.index import BM25Builder
+from ..retrieval.exact.index import defined_in
+from ..retrieval.rows.table import RowStore
 from ..retrieval.worth import PROBES
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer

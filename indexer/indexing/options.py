@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ..errors import UsageError
-from ..retrieval.bm25 import ENGINES
+from ..retrieval.bm25.index import ENGINES
 from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES
 from ..text.analyzer import LANGUAGE_DEFAULTS
 

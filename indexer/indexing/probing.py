@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
-from ..retrieval.snapshot import Snapshot
+from ..retrieval.search.snapshot import Snapshot
 from ..retrieval.worth import (
     COMMON,
     DEPTH,

@@ -12,7 +12,7 @@ from .collections import (
     search_summary,
     split_name,
 )
-from .context_pack import Context, Span
+from .context.pack import Context, Span
 from .index import Index, search
 from .options import (
     DEFAULTS,

@@ -9,7 +9,7 @@ progress, and records a newer version has superseded, are filtered out by that v
 set of live ids (its BM25 index lists exactly them).
 
 The handle only follows versions and hands out snapshots; the work is elsewhere: the
-search's steps in `steps` (run by `searching`), each side's candidates in `sides`, the
+search's steps in `steps` (run by `search.run`), each side's candidates in `sides`, the
 ranking in `ranking` (pure functions), answer-sized context in `context`, the options in
 `options.resolve`.
 """
@@ -27,15 +27,15 @@ from ..errors import CollectionNotFound
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
-from . import searching
-from .bm25 import BM25Index
+from .search import run as searching
+from .bm25.index import BM25Index
 from .collections import chosen
 from .options import Query, ResolvedOptions, SearchOptions
-from .sides import Sides, SidesFactory
-from .snapshot import Snapshot
+from .search.sides import Sides, SidesFactory
+from .search.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from .context_pack import Context
+    from .context.pack import Context
 
 Options = SearchOptions | ResolvedOptions  # a request, or settings already resolved
 REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
@@ -219,7 +219,7 @@ class Index:
     ) -> Context:
         """The best spans for `query` in at most `budget` tokens (labels included), cut
         from the candidates of this collection's own search (`retrieval.context`)."""
-        from .context import answer_context
+        from .context.answer import answer_context
 
         text = query.text if isinstance(query, Query) else query
         given = query.options if isinstance(query, Query) else options

@@ -1,15 +1,15 @@
 """The exact-match tiers of a lookup's candidates (`exact` says which signals there are):
 the definitions a bare symbol or code query names (of the kind it names first:
-`exact_kind`), the first chunks of a file it names,
+`exact.kind`), the first chunks of a file it names,
 and how many of its exact terms each candidate holds, as tiers above the ranking."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Container
 
-from ..text.analyzer import Analyzer
-from .exact import LOOKUP_WORDS, ExactIndex, Ranked, bare_symbol
-from .exact_kind import kind_first
+from ...text.analyzer import Analyzer
+from .index import LOOKUP_WORDS, ExactIndex, Ranked, bare_symbol
+from .kind import kind_first
 
 # which chunk ids a version has (its `BM25Index`)
 Live = Container[str]
@@ -34,7 +34,7 @@ def rank_exact(
     a document's first chunk ids, `live` says which ids the version has. `why`, when
     given, receives what put each tiered id there (`match_labels`). `texts(ids)`, when
     given (each chunk's header and text), lets a query naming a kind (`class Option`)
-    put that kind's definitions first (`exact_kind`)."""
+    put that kind's definitions first (`exact.kind`)."""
     if len(query.split()) > LOOKUP_WORDS:
         return [], {}
     terms = analyzer.exact_terms(query)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
-from ..errors import EmbedderMismatch
-from ..store import Entry
+from ...errors import EmbedderMismatch
+from ...store import Entry
 from .ranking import Side
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class Sides:
         folds them anyway, the embedding would read different words."""
         text = query
         if self.entry.extra.get("analyzer", {}).get("lang") == "tr":
-            from ..text.deasciify import deasciify, looks_turkish_ascii
+            from ...text.deasciify import deasciify, looks_turkish_ascii
 
             if looks_turkish_ascii(query):
                 text = deasciify(query)

@@ -2,13 +2,13 @@
 
 Big chunks decide where to look, the packer what to hand over. It takes the candidates
 of the collection's own search (`candidates` chunks, its saved or default settings),
-cuts them into the units their maps record (`context_units`), scores every unit
-(`context_score`: BM25 with the collection's analyzer and statistics, the collection's
+cuts them into the units their maps record (`context.units`), scores every unit
+(`context.score`: BM25 with the collection's analyzer and statistics, the collection's
 embedder on the unit, where the search ranked its chunk), and packs the most likely
-units into exact spans under the budget (`context_pack`), stopping once the units taken
+units into exact spans under the budget (`context.pack`), stopping once the units taken
 hold `mass` of the probability.
 
-Unit vectors are made when a question first needs them (`context_vectors`): the units
+Unit vectors are made when a question first needs them (`context.vectors`): the units
 are shortlisted by their lexical evidence and only the shortlist is embedded, once ever,
 through the index's embedding cache. Where the embedder cannot be reached the units are
 scored without vectors, and `Context.scoring` says "bm25" (`Context.note` why).
@@ -21,12 +21,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import EmbedderError, UsageError
-from ..text.tokens import Tokenizer, get_tokenizer
-from ..types import Hit
-from . import searching
-from .context_pack import Context, pack, render
-from .context_score import (
+from ...errors import EmbedderError, UsageError
+from ...text.tokens import Tokenizer, get_tokenizer
+from ...types import Hit
+from ..search import run as searching
+from .pack import Context, pack, render
+from .score import (
     LEXICAL,
     WEIGHTS,
     Cosines,
@@ -35,10 +35,10 @@ from .context_score import (
     query_idf,
     with_cosines,
 )
-from .context_units import Gaps, Unit, candidate_units
-from .context_vectors import SHORTLIST, shortlist, unit_vectors
-from .options import ResolvedOptions, SearchOptions
-from .snapshot import Snapshot
+from .units import Gaps, Unit, candidate_units
+from .vectors import SHORTLIST, shortlist, unit_vectors
+from ..options import ResolvedOptions, SearchOptions
+from ..search.snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability
@@ -98,7 +98,7 @@ class Scored:
     note: str = ""  # why the units were scored without vectors, or why it cost more
 
     def pack(self, budget: int, mass: float = MASS, whole_k: int = 5) -> Context:
-        """The spans under `budget` (`context_pack.pack`), and what they cost."""
+        """The spans under `budget` (`context.pack.pack`), and what they cost."""
         if self.units:
             first = definition_units(self.hits, self.units)
             spans, label_tokens = pack(
@@ -143,7 +143,7 @@ def definition_units(hits: list[Hit], units: list[Unit]) -> list[int]:
 def scored_units(snapshot: Snapshot, query: str, hits: list[Hit]) -> Scored:
     """The units of `hits` (candidates of a search of `snapshot` for `query`) scored:
     first by their lexical evidence, then the shortlist's with the embedder too
-    (`context_vectors`)."""
+    (`context.vectors`)."""
     parts = snapshot.parts
     tokenizer = get_tokenizer(cache_dir=parts.store.settings.tiktoken_dir)
     gaps: Gaps = {}
@@ -173,7 +173,7 @@ def unit_cosines(
     snapshot: Snapshot, query: str, units: list[Unit], known: np.ndarray | None = None
 ) -> Cosines:
     """The embedder on the `known` units (None: all): their cosines with the query and
-    their vectors (`context_vectors`: from the cache, or embedded now and kept); the
+    their vectors (`context.vectors`: from the cache, or embedded now and kept); the
     other units' rows are 0, for `with_cosines` to estimate."""
     parts = snapshot.parts
     chosen = np.flatnonzero(known) if known is not None else np.arange(len(units))

@@ -14,8 +14,8 @@ this file have". With the rows beside the index:
 - an incremental build finds a changed file's live records by a hash of its id, not by a
   metadata scan of the collection.
 
-Layout (the BM25 index's: `retrieval/bm25_files` writes and checks the folder; a build
-writes it through `retrieval/rows_writer`): a base
+Layout (the BM25 index's: `retrieval/bm25/files` writes and checks the folder; a build
+writes it through `retrieval/rows/writer`): a base
 segment (`ids*`, `docs`, `offsets`, `blob`, `vectors`) that incremental builds keep as it
 is (hard-linked into the next generation's folder) with the positions they retire listed
 in `deleted`, and a small delta (`delta_*`) they rewrite; once the delta and the deleted
@@ -36,12 +36,12 @@ from typing import Any, NamedTuple, TypedDict
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import IndexerError
-from ..store import Entry, Store
-from ..store.records import chunk_from_record
-from ..types import Chunk
-from . import bm25_files as files
-from .lookup import Bytes, IdTable, Strings, strings_of
+from ...errors import IndexerError
+from ...store import Entry, Store
+from ...store.records import chunk_from_record
+from ...types import Chunk
+from ..bm25 import files
+from ..bm25.lookup import Bytes, IdTable, Strings, strings_of
 
 SIDE = "rows"
 WHAT = "the stored rows"  # what messages call them (texts, vectors)
@@ -361,7 +361,7 @@ def open_rows(
 ) -> RowStore | None:
     """The live version's rows, or None where this machine has none (a reader of a Chroma
     server, an index built before rows were kept) or they are damaged (`on_problem` is
-    told why and what repairs them: any build, `rows_repair`): then records are read from
+    told why and what repairs them: any build, `rows.repair`): then records are read from
     Chroma, as before."""
     folder = store.side.path(entry, SIDE)
     if not folder.exists():

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..types import Hit
+from ...types import Hit
 from . import steps
-from .options import ResolvedOptions
+from ..options import ResolvedOptions
 from .snapshot import Snapshot
 from .steps import Pass
 

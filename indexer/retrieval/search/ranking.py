@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..types import Chunk, Hit
-from .fusion import adaptive_alpha, rrf, weighted
-from .options import ResolvedOptions
+from ...types import Chunk, Hit
+from ..fusion import adaptive_alpha, rrf, weighted
+from ..options import ResolvedOptions
 
 Side = list[tuple[str, float]]  # one side's (chunk id, score), best first
 Fetch = Callable[[list[str]], dict[str, Chunk]]  # chunk ids -> the chunks found

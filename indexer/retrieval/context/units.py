@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chunkers.unit_map import KINDS, MAP_VERSION, code_runs, embedded_text
-from ..text.sentences import iter_sentences
-from ..text.tokens import Tokenizer
-from ..types import Chunk, Hit
+from ...chunkers.unit_map import KINDS, MAP_VERSION, code_runs, embedded_text
+from ...text.sentences import iter_sentences
+from ...text.tokens import Tokenizer
+from ...types import Chunk, Hit
 
 # a chunk's unit map as its record holds it (JSON: units "u", paths "p", header rows "h",
 # pieces of the document outside the chunk "x"; `chunkers.unit_map`)

@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import IndexerError
-from ..store import write_json
+from ...errors import IndexerError
+from ...store import write_json
 
 FORMAT = 4  # 3: postings, sorted vocabulary and id tables as mapped arrays; base + delta segments;
 # 4: analyzer 2 (codes, identifiers and versions kept whole and unstemmed): older indexes rebuild

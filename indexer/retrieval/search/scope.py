@@ -19,7 +19,7 @@ import numpy as np
 from pathspec import GitIgnoreSpec
 from numpy.typing import NDArray
 
-from .rows import doc_key
+from ..rows.table import doc_key
 
 
 @dataclass(frozen=True, kw_only=True)

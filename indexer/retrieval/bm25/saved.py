@@ -1,4 +1,4 @@
-"""A saved BM25 index's parts, mapped from its folder (`bm25_files`): the base segment and
+"""A saved BM25 index's parts, mapped from its folder (`bm25.files`): the base segment and
 the delta, the deleted positions, the chunk ids and the vocabulary — checked against each
 other and against the chunk count its version expects."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IndexerError
-from ..text.analyzer import Analyzer
-from . import bm25_files as files
+from ...errors import IndexerError
+from ...text.analyzer import Analyzer
+from . import files
 from .lookup import IdTable, Vocabulary, strings_of
 from .postings import Postings, Segment
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .exact import Ranked
+from .index import Ranked
 
 _FUNCTION = ("def", "function", "func", "fn", "fun", "method", "sub")
 _VARIABLE = ("const", "let", "var", "static", "final")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from numpy.typing import ArrayLike
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 # a reference engine as `BM25Index.scores` asks it: a query's term ids -> every chunk's score
 Scorer = Callable[[list[int]], ArrayLike]

@@ -2,7 +2,7 @@
 
 A build embeds what search reads: the chunks. The sentences, list items, table rows and
 code runs inside them are embedded when a question needs them, and only those: the packer
-shortlists a question's units by their lexical evidence (`context_score.LEXICAL`: BM25
+shortlists a question's units by their lexical evidence (`context.score.LEXICAL`: BM25
 with the collection's statistics, the chunk's search score, its section, its neighbours),
 and the SHORTLIST most likely get the embedder's cosine. Their vectors are read from the
 index's embedding cache; the ones it lacks are embedded now and written there, so each
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embeddings import Embedder, EmbeddingCache, text_key
-from ..embeddings.cache import stored
+from ...embeddings import Embedder, EmbeddingCache, text_key
+from ...embeddings.cache import stored
 
 SHORTLIST = 32  # units per question that get a vector (bench/context.py: as every unit, measured)
 MEMO = 50_000  # vectors a process remembers where the cache cannot take them

@@ -1,6 +1,6 @@
 """Packing: the most likely units under a token budget, merged into exact spans.
 
-Units are taken by probability (`context_score`) until the budget is spent or the units
+Units are taken by probability (`context.score`) until the budget is spent or the units
 taken hold `mass` of the probability (the rest is unlikely to answer: an answer-sized
 context stops there); a unit under FLOOR of the best unit's probability is not handed over
 even when the budget has room (filler, where the likely units were too big to fit), unless
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..text.tokens import Tokenizer
-from ..types import pages_label
-from .context_units import Gaps, Unit
+from ...text.tokens import Tokenizer
+from ...types import pages_label
+from .units import Gaps, Unit
 
 GAP = "\n…\n"  # between two spans of one group that are not adjacent
 # measured on tr, en, xquad-tr, xquad-en (bench/context.py): strict recall as before (one

@@ -20,7 +20,7 @@ performs a binary search`): BM25 (which keeps it whole) and the embedding weigh 
   the code heads a table row, a heading or a line (`| SEV2 | Major feature...`,
   `## E4021: ...`, `SEV2: ...`).
 
-Chunks keep the order of the ranking they came with inside a tier (`exact_rank`). What a collection
+Chunks keep the order of the ranking they came with inside a tier (`exact.rank`). What a collection
 defines and which file names it holds live beside it in `exact.json` (`ExactIndex`),
 written at build time and rebuilt from the stored records when missing or damaged.
 """
@@ -34,11 +34,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import IndexerError
-from ..paths import is_test_file
-from ..store import Entry, Store
-from ..text.analyzer import Analyzer
-from ..types import Chunk
+from ...errors import IndexerError
+from ...paths import is_test_file
+from ...store import Entry, Store
+from ...text.analyzer import Analyzer
+from ...types import Chunk
 
 FORMAT = (
     3  # 3: definition lines in any chunk of a source file (every strategy answers bare symbols)
@@ -138,7 +138,7 @@ def defined_in(chunk: Chunk, analyzer: Analyzer) -> list[Definition]:
 
 def is_code(chunk: Chunk) -> bool:
     """Whether a chunk is source code: a code chunker's, or cut from a source file."""
-    from ..loaders.formats import format_of
+    from ...loaders.formats import format_of
 
     return bool(chunk.language) or format_of(chunk.doc_id.rsplit("/", 1)[-1])[0] == "code"
 
@@ -272,7 +272,7 @@ class ExactIndex:
 
     def _names_a_file(self, key: str) -> bool:
         """Whether a dotted key is a file name (`cart.js`, `test_shell.py`), not a symbol."""
-        from ..loaders.formats import format_of
+        from ...loaders.formats import format_of
 
         return key.replace("_", "") in self.names or format_of(key)[0] is not None
 

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .context_units import Unit, section_groups
+from .units import Unit, section_groups
 
 if TYPE_CHECKING:
-    from .bm25 import BM25Index
+    from ..bm25.index import BM25Index
 
 FEATURES = (
     "bm25",
@@ -47,7 +47,7 @@ FEATURES = (
 # each set scored with the others' weights puts an answer unit in its top 10 for 75-98% of questions
 WEIGHTS = (3.69, 2.58, 2.63, 1.76, 1.31, 0.44, 1.10, 0.83, 2.01)
 LEXICAL = (5.55, 0.0, 0.0, 2.18, 1.34, 0.79, 0.79, 0.93, 0.0)
-# units off the shortlist (`context_vectors`): their cosine is the FILL percentile of the
+# units off the shortlist (`context.vectors`): their cosine is the FILL percentile of the
 # shortlist's, and the scaling starts GAP under its lowest cosine, where the lowest of all
 # units lies on average (use-m3, tr and en sets: 0.065 and 0.064); measured with
 # bench/context.py against every unit embedded
@@ -155,7 +155,7 @@ def lexical_features(
 class Cosines:
     """The embedder on a question's units: each unit's cosine with the query (`values`),
     their vectors and the query's (for the window column), and which units were measured
-    (`known`; None: all). A unit not measured (off the shortlist, `context_vectors`) has
+    (`known`; None: all). A unit not measured (off the shortlist, `context.vectors`) has
     no vector: its cosine is taken as the FILL percentile of the measured ones."""
 
     values: np.ndarray

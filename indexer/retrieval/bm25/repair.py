@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import IndexerError, UsageError
-from ..store import Entry, Store
-from ..text.analyzer import Analyzer
-from .bm25 import SIDE, BM25Builder, BM25Index
+from ...errors import IndexerError, UsageError
+from ...store import Entry, Store
+from ...text.analyzer import Analyzer
+from .index import SIDE, BM25Builder, BM25Index
 
 REBUILD_BATCH = 2000  # texts analysed at a time when the index is rebuilt
 

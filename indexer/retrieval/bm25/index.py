@@ -2,7 +2,7 @@
 
 Local Chroma has no sparse search, so each collection gets its own BM25 index, built at
 build time and saved in the collection's side folder as arrays a query maps instead of
-reading (`bm25_files`): the postings (`postings`), the sorted vocabulary and the chunk ids
+reading (`bm25.files`): the postings (`postings`), the sorted vocabulary and the chunk ids
 (`lookup`). An incremental build adds a small delta segment and marks retired chunks
 deleted, and links the unchanged base into its version's folder; the delta is merged into
 a new base once it outgrows a tenth of it.
@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import UsageError
-from ..text.analyzer import Analyzer
-from . import bm25_files as files
-from .bm25_reference import Scorer, build_bm25s, lucene_okapi
-from .bm25_saved import read_saved
+from ...errors import UsageError
+from ...text.analyzer import Analyzer
+from . import files
+from .reference import Scorer, build_bm25s, lucene_okapi
+from .saved import read_saved
 from .lookup import IdTable, Vocabulary, blob, strings
 from .postings import SEGMENT_ARRAYS, Floats, Ints, Postings, Segment
 
@@ -168,7 +168,7 @@ class BM25Index:
         (deleted positions marked), the delta rewritten with the new chunks; merged into a
         new base when the delta outgrows MERGE_SHARE of it. Costs the change, not the corpus
         (apart from the rare merge)."""
-        from .bm25_update import Fresh, Merged, Previous, updated
+        from .update import Fresh, Merged, Previous, updated
 
         previous = Previous(self.postings, self.ids, self.vocab)
         change = updated(previous, drop, Fresh(fresh.ids, *fresh.forward()), MERGE_SHARE)

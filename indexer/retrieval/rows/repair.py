@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import IndexerError
-from ..store import Entry, Store
-from .rows import SIDE, RowStore
-from .rows_writer import RowsWriter
+from ...errors import IndexerError
+from ...store import Entry, Store
+from .table import SIDE, RowStore
+from .writer import RowsWriter
 
 
 def open_or_rewrite(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ..types import Chunk
+from ...types import Chunk
 
 LIMIT = 20_000  # records kept; past this the cache starts again
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..embeddings import Embedder
-from ..store import Entry, Store
-from .options import ResolvedOptions, SearchOptions, resolve
+from ...embeddings import Embedder
+from ...store import Entry, Store
+from ..options import ResolvedOptions, SearchOptions, resolve
 from .parts import Parts
 from .sides import Sides, SidesFactory
 

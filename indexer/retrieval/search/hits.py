@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..types import Chunk, Hit
+from ...types import Chunk, Hit
 
 
 def distinct(hits: list[Hit]) -> list[Hit]:

@@ -11,18 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from ..embeddings import Embedder
-from ..errors import CollectionNotFound
-from ..store import Entry, Store
-from ..types import Chunk
-from .bm25 import BM25Index
-from .bm25_repair import load_or_rebuild
+from ...embeddings import Embedder
+from ...errors import CollectionNotFound
+from ...store import Entry, Store
+from ...types import Chunk
+from ..bm25.index import BM25Index
+from ..bm25.repair import load_or_rebuild
 from .cache import RecordCache
-from .collections import entry_fusion
-from .context_score import TermMemo
-from .exact import ExactIndex
-from .exact import load_or_rebuild as load_exact
-from .rows import RowStore, open_rows
+from ..collections import entry_fusion
+from ..context.score import TermMemo
+from ..exact.index import ExactIndex
+from ..exact.index import load_or_rebuild as load_exact
+from ..rows.table import RowStore, open_rows
 from .scope import Scope, keys_of, mask_of, matching
 
 SCOPES = 32  # narrowed views kept per version (a server's recent --path globs)

@@ -17,10 +17,10 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..types import Chunk
-from . import bm25_files as files
-from .lookup import IdTable, strings
-from .rows import (
+from ...types import Chunk
+from ..bm25 import files
+from ..bm25.lookup import IdTable, strings
+from .table import (
     BASE,
     MERGE_SHARE,
     SCAN_BLOCK,
@@ -110,7 +110,7 @@ class RowsWriter:
         cls, previous: RowStore | None, folder: Path, dimension: int, full: bool
     ) -> RowsWriter | NoRows:
         """A build's writer (its `previous`: the rows it starts from, the previous
-        version's, repaired if need be: `rows_repair`), when the build can make the rows
+        version's, repaired if need be: `rows.repair`), when the build can make the rows
         whole: a full build, or an incremental one whose previous version has them.
         Otherwise one that keeps none: partial rows would answer for records they lack;
         readers use Chroma until a full build writes rows again."""

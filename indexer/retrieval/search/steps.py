@@ -6,7 +6,7 @@ few are left, the embedding's share, the top k.
 Every step reads only the record it is handed (the query, the resolved options, the
 version's `Snapshot`, what earlier steps found) and returns a new one; none reaches back
 into the handle that started the search. A step that needs a deeper search says so
-(`Pass.again`) and the driver (`searching.search`) starts the list over at that depth.
+(`Pass.again`) and the driver (`search.run.search`) starts the list over at that depth.
 To add a step (a filter, a reranker), write it as such a function and put it in `STEPS`:
 every front door searches through this list.
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .hits import distinct, to_parents
-from .options import ResolvedOptions
+from ..options import ResolvedOptions
 from .ranking import (
     Candidate,
     Side,
@@ -29,10 +29,10 @@ from .ranking import (
     to_hits,
     with_tiers,
 )
-from .exact_rank import rank_exact
+from ..exact.rank import rank_exact
 from .scope import Scope
 from .snapshot import Snapshot
-from ..types import Hit
+from ...types import Hit
 
 FIRST_CHUNKS = 3  # the chunks of a file a query names that join the candidates
 # a text repeated all over: look this many times deeper for k distinct ones, no more
@@ -115,7 +115,7 @@ def _coverage(p: Pass) -> float:
 
 
 def exact_tiers(p: Pass) -> Pass:
-    """The exact-match tiers (`exact_rank.rank_exact`), in every mode but the embedding
+    """The exact-match tiers (`exact.rank.rank_exact`), in every mode but the embedding
     alone: definitions a symbol query names and the first chunks of a file it names join
     the candidates."""
     if p.options.mode == "embedding":

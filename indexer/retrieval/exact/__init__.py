@@ -1,0 +1,1 @@
+"""The exact-match tiers: identifiers, symbols and kinds a query names literally."""

@@ -1,0 +1,2 @@
+"""The rows beside each collection (texts, metadata, vectors in arrays a process maps):
+reading, writing and repair."""
