@@ -22,7 +22,7 @@ from typing import Any
 from ..chunkers import StrategySpec
 from ..embeddings import EmbedderChoice, EmbeddingCache, get_embedder
 from ..errors import IndexerError, NothingToIndex
-from ..loaders import discover
+from ..loaders import Discovery, discover
 from ..loaders.files import input_labels
 from ..settings import Settings, settings_for
 from ..store import Store
@@ -62,16 +62,7 @@ def build(
     specs = resolve_strategies(list(strategies), options.name)
     new_folder = not settings.db.exists()
     roots: list[str | os.PathLike[str]] = list(paths)
-    found = discover(
-        roots,
-        options.include,
-        options.exclude,
-        options.max_file_size,
-        skip_dirs=(settings.db,),
-        max_pdf_pages=options.max_pdf_pages,
-    )
-    if not found.files:
-        raise NothingToIndex(nothing_message(roots, found), found.skipped)
+    found = _discovered(roots, options, settings)
     sample = samples(found, options.encoding) if options.lang == "auto" else None
     analyzer = _analyzer(options, sample)
     choice = embedder_for(settings, found, analyzer.lang, sample)
@@ -90,7 +81,7 @@ def build(
                 found=found,
                 source=[str(Path(p).resolve()) for p in paths],
                 progress=progress or _no_progress,
-                say=on_message or (lambda _msg: None),
+                say=on_message or _no_message,
                 labels=tuple(input_labels(roots)),
                 choice=choice,
             )
@@ -103,6 +94,27 @@ def build(
             raise full from None
         raise
     return reports
+
+
+def _discovered(
+    roots: list[str | os.PathLike[str]], options: BuildOptions, settings: Settings
+) -> Discovery:
+    """The files under `roots` the build reads; NothingToIndex, saying why, when none."""
+    found = discover(
+        roots,
+        options.include,
+        options.exclude,
+        options.max_file_size,
+        skip_dirs=(settings.db,),
+        max_pdf_pages=options.max_pdf_pages,
+    )
+    if not found.files:
+        raise NothingToIndex(nothing_message(roots, found), found.skipped)
+    return found
+
+
+def _no_message(_msg: str) -> None:
+    """Where a build's notes go when no one listens."""
 
 
 def _after_failure(store: Store, exc: BaseException, discard: bool) -> IndexerError | None:

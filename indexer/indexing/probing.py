@@ -9,15 +9,18 @@ unchanged build measures a collection built before measurements existed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
+from ..retrieval.bm25.index import BM25Index
 from ..retrieval.search.snapshot import Snapshot
 from ..retrieval.worth import (
     COMMON,
     DEPTH,
     MIN_CHUNKS,
     PROBES,
+    Probe,
     make_probes,
     reciprocal_rank,
 )
@@ -58,16 +61,7 @@ def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, flo
     ids = [bm25.ids[i] for i in range(len(bm25.ids)) if not bm25.postings.is_deleted(i)]
     if len(ids) < MIN_CHUNKS:
         return {}
-    limit = COMMON * len(bm25)
-    known: dict[str, bool] = {}  # words repeat across the probed chunks
-
-    def common(word: str) -> bool:
-        if word not in known:
-            terms = bm25.query_terms(word)
-            known[word] = not terms or any(
-                t >= 0 and bm25.postings.df([t])[0] > limit for t in terms
-            )
-        return known[word]
+    common = _common_words(bm25)
 
     def text_of(chosen: list[str]) -> dict[str, str]:
         return {cid: c.text for cid, c in snapshot.parts.fetch(chosen).items()}
@@ -77,12 +71,9 @@ def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, flo
         return {}
     # one batch, remembered by the model
     snapshot.parts.embedder.embed_queries([p.query for p in probes])
-    dense = sparse = 0.0
     sides = snapshot.sides
-    for p in probes:
-        dense += reciprocal_rank([cid for cid, _ in sides.nearest(p.query, DEPTH)], p.target)
-        sparse += reciprocal_rank([cid for cid, _ in sides.matching(p.query, DEPTH)], p.target)
-    dense, sparse = dense / len(probes), sparse / len(probes)
+    dense = _mean_rr(probes, sides.nearest)
+    sparse = _mean_rr(probes, sides.matching)
     ratio = dense / sparse if sparse > 0 else 1.0
     return {
         "probes": len(probes),
@@ -90,3 +81,26 @@ def measure(snapshot: Snapshot, n: int = PROBES, seed: int = 0) -> dict[str, flo
         "bm25_mrr": round(sparse, 3),
         "ratio": round(ratio, 3),
     }
+
+
+def _common_words(bm25: BM25Index) -> Callable[[str], bool]:
+    """Whether a word is too common to make a probe (in more than COMMON of the chunks,
+    or unknown to the index); remembered, since words repeat across the probed chunks."""
+    limit = COMMON * len(bm25)
+    known: dict[str, bool] = {}
+
+    def common(word: str) -> bool:
+        if word not in known:
+            terms = bm25.query_terms(word)
+            known[word] = not terms or any(
+                t >= 0 and bm25.postings.df([t])[0] > limit for t in terms
+            )
+        return known[word]
+
+    return common
+
+
+def _mean_rr(probes: list[Probe], side: Callable[[str, int], list[tuple[str, float]]]) -> float:
+    """The probes' mean reciprocal rank of their target in one side's candidates."""
+    total = sum(reciprocal_rank([cid for cid, _ in side(p.query, DEPTH)], p.target) for p in probes)
+    return total / len(probes)

@@ -37,7 +37,7 @@ from .options import BuildOptions
 from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
 from ..loaders.paths import IGNORE_FILE
 from ..loaders.formats import format_of
-from ..settings import AUTO_EMBEDDER, Settings, settings_for
+from ..settings import Settings, settings_for
 from ..tables import printable
 
 if TYPE_CHECKING:  # the store is opened, and watchfiles imported, when first needed
@@ -293,13 +293,10 @@ class Watcher:
         (auto: chosen per collection) the one there is, or the one chosen by the rule."""
         from ..embeddings import canonical_name
 
-        named = canonical_name(None, self.settings)
-        entries = [e for e in store.catalogue.entries() if e.strategy == strategy]
-        if named != AUTO_EMBEDDER:
-            entries = [e for e in entries if e.embedder == named]
-        elif len(entries) > 1:
-            entries = [e for e in entries if e.extra.get("embedder_choice", {}).get("by") == "rule"]
-        return entries[0] if entries else None
+        try:  # the catalogue's one rule for a strategy built with several embedders
+            return store.catalogue.find(strategy, canonical_name(None, self.settings))
+        except CollectionNotFound:
+            return None
 
     def _store(self) -> Store | None:
         from ..store import Store

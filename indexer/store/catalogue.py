@@ -70,16 +70,11 @@ class Catalogue:
     def _default(self, strategy: str, matches: list[Entry]) -> Entry | None:
         """With no embedder given: the only entry there is, or the default embedder's
         when there are several (None when there is none)."""
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            return None
-        for e in matches:
-            if e.embedder == self._embedder:
-                return e
-        chosen = [e for e in matches if _chosen_by_rule(e)]
-        if self._embedder == AUTO_EMBEDDER and len(chosen) == 1:
-            return chosen[0]  # none named: the one a build naming none chose
+        if len(matches) <= 1:
+            return matches[0] if matches else None
+        preferred = _preferred(matches, self._embedder)
+        if preferred is not None:
+            return preferred
         built = ", ".join(e.embedder for e in matches)
         raise CollectionNotFound(
             f"strategy {strategy!r} exists for several embedders ({built}); pass --embedder"
@@ -141,6 +136,16 @@ def _first_built(names: list[str], entries: list[Entry]) -> tuple[str, list[Entr
         matches = [e for e in entries if e.strategy == other]
         strategy = other if matches else strategy
     return strategy, matches
+
+
+def _preferred(matches: list[Entry], embedder: str) -> Entry | None:
+    """Of a strategy's entries, the default embedder's; with none named (auto), the one a
+    build naming none chose, when only one was."""
+    for e in matches:
+        if e.embedder == embedder:
+            return e
+    chosen = [e for e in matches if _chosen_by_rule(e)]
+    return chosen[0] if embedder == AUTO_EMBEDDER and len(chosen) == 1 else None
 
 
 def _chosen_by_rule(entry: Entry) -> bool:
