@@ -20,9 +20,16 @@ import hashlib
 import json
 from pathlib import Path
 
-from bench.agreement_scores import OUT, REGRET_OK, ensure_built, real_count, real_scores, scores, set_paths
+from bench.agreement_scores import (
+    OUT,
+    REGRET_OK,
+    ensure_built,
+    real_count,
+    real_scores,
+    scores,
+    set_paths,
+)
 from bench.common import table
-
 from indexer.evaluation.advice import LEXICAL_BIAS, LEXICAL_BIAS_RANGE, advise
 from indexer.questions.generate import GENERATOR_VERSION
 from indexer.questions.on_demand import QUESTIONS, SEEDS, generated_questions

@@ -36,11 +36,9 @@ import statistics
 import sys
 from pathlib import Path
 
-
 from bench.agreement_mirror import SetLab, first_hits
 from bench.agreement_scores import MODES, OUT, SET_NAMES, kendall_tau_b
 from bench.common import machine, smoke_option, table
-
 from indexer.evaluation.metrics import reciprocal_rank
 from indexer.evaluation.sets import load_questions, resolve
 

@@ -18,15 +18,21 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.agreement_scores import MODES, ensure_built, real_count, real_scores, set_paths, strategies_for
-
+from bench.agreement_scores import (
+    MODES,
+    ensure_built,
+    real_count,
+    real_scores,
+    set_paths,
+    strategies_for,
+)
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from indexer.questions.generate import make_questions
 from indexer.evaluation.metrics import MRR_DEPTH, reciprocal_rank
-from indexer.evaluation.sets import Question, load_questions, resolve
 from indexer.evaluation.scoring import TokenSpans, score_question
-from indexer.questions.simulate import Knobs
+from indexer.evaluation.sets import Question, load_questions, resolve
 from indexer.loaders import load_documents
+from indexer.questions.generate import make_questions
+from indexer.questions.simulate import Knobs
 from indexer.retrieval import Index, SearchOptions
 from indexer.retrieval.search.ranking import Side
 from indexer.retrieval.search.sides import Sides

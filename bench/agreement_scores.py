@@ -19,11 +19,10 @@ from pathlib import Path
 
 from bench.common import CACHE, CORPUS
 from bench.public_sets import materialize
-
-from indexer.questions.generate import GENERATOR_VERSION, make_questions
 from indexer.evaluation.run import evaluate
-from indexer.questions.simulate import Knobs
 from indexer.indexing.building import build
+from indexer.questions.generate import GENERATOR_VERSION, make_questions
+from indexer.questions.simulate import Knobs
 from indexer.settings import Settings
 
 LAB = CACHE / "lab"

@@ -46,16 +46,24 @@ import time
 from collections import Counter
 from pathlib import Path
 
-
 from bench.common import (
-    CACHE, XQUAD_SOURCE, SetError, collapse, machine, parse_args, save_json, sha256_file, smoke_option, table,
-    xquad_dir, xquad_option,
+    CACHE,
+    XQUAD_SOURCE,
+    SetError,
+    collapse,
+    machine,
+    parse_args,
+    save_json,
+    sha256_file,
+    smoke_option,
+    table,
+    xquad_dir,
+    xquad_option,
 )
 from bench.xquad_set import XQUAD_SHA256, clean_with_map, smoke_xquad, title_slug
-
-from indexer.indexing.building import build
 from indexer.evaluation import NDCG_METRIC, evaluate
 from indexer.evaluation.beir import import_beir
+from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.settings import Settings
 

@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import CORPUS, machine, median_time, smoke_option, table
 
 

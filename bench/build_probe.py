@@ -16,7 +16,6 @@ import shutil
 import time
 from pathlib import Path
 
-
 from bench.common import folder_size
 from indexer.indexing.options import BuildOptions
 

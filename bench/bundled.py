@@ -16,11 +16,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-
 from bench.common import CORPUS, SMOKE_CODE, machine, smoke_corpus, smoke_option, table
-
-from indexer.indexing.building import build
 from indexer.evaluation import evaluate
+from indexer.indexing.building import build
 from indexer.settings import Settings
 
 TURKISH = ["headers", "fixed64", "fixed128", "fixed128o", "fixed256", "blocks", "semantic", "semantic75", "parent",

@@ -28,7 +28,6 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-
 from bench.common import machine, smoke_option, table
 
 BLOCK = 10_240

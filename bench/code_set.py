@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import (
-    DOWNLOADS, SetError, collapse, npm_fetch, sha256_file, verify_set, word_count, write_jsonl, write_text,
+    DOWNLOADS,
+    SetError,
+    collapse,
+    npm_fetch,
+    sha256_file,
+    verify_set,
+    word_count,
+    write_jsonl,
+    write_text,
 )
 
 # pinned sources (hashes checked after download)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import time
 
-
 from bench.common import CACHE, machine, parse_args, save_json, smoke_option, table, xquad_option
 from bench.public_sets import materialize
 

@@ -23,7 +23,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-
 from bench.common import CACHE, machine, parse_args, smoke_option, table, xquad_dir, xquad_option
 
 BUDGET = 400

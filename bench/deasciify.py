@@ -67,15 +67,16 @@ import tempfile
 import time
 from pathlib import Path
 
-
 # XQuAD: --xquad DIR, env INDEXER_XQUAD_DIR, else bench/.cache/xquad
 from bench.common import (
-    parse_args, save_json, smoke_option, xquad_option,
+    parse_args,
+    save_json,
+    smoke_option,
+    xquad_option,
 )
 from bench.deasciify_sets import build_vocab, load_sets, score_en, score_tr
 from bench.deasciify_table import find_yuret_table
 from bench.deasciify_worker import CANDIDATES, FIRST_CALL, worker
-
 
 # pip specs for --setup (venv name -> list of pip argument lists run in order)
 SETUP = {

@@ -11,7 +11,6 @@ from pathlib import Path
 from bench.common import ROOT, TYPED_ASCII, fold, tr_lower, xquad_dir
 from bench.deasciify_yuret import WORD
 
-
 # --------------------------------------------------------------------------------------------
 # folding, tokens, data
 # --------------------------------------------------------------------------------------------

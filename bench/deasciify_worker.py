@@ -15,7 +15,6 @@ from pathlib import Path
 from bench.common import dist_bytes, tr_lower
 from bench.deasciify_yuret import WORD, YuretDeasciifier, looks_english, protected_mask
 
-
 # --------------------------------------------------------------------------------------------
 # candidates (loaders run inside the worker)
 # --------------------------------------------------------------------------------------------

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-
-
 # --------------------------------------------------------------------------------------------
 # our own Yuret deasciifier (algorithm of Deniz Yuret's turkish-mode, MIT licence, 2006/2010)
 # --------------------------------------------------------------------------------------------

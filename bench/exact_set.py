@@ -19,7 +19,15 @@ import sys
 import tarfile
 from pathlib import Path
 
-from bench.common import CORPUS, DOWNLOADS, SetError, sha256_file, verify_set, write_jsonl, write_text
+from bench.common import (
+    CORPUS,
+    DOWNLOADS,
+    SetError,
+    sha256_file,
+    verify_set,
+    write_jsonl,
+    write_text,
+)
 
 PYCODESTYLE = "2.15.0"
 PYCODESTYLE_SDIST = f"pycodestyle-{PYCODESTYLE}.tar.gz"

@@ -19,13 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import SMOKE_DOCS, machine, repeated_markdown, smoke_option, table, write_corpus
-
 from indexer.indexing.building import build
-from indexer.store.gc import folder_size
-from indexer.settings import Settings
 from indexer.indexing.options import BuildOptions
+from indexer.settings import Settings
+from indexer.store.gc import folder_size
 
 STRATEGY = "fixed64"
 

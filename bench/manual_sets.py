@@ -37,7 +37,14 @@ from collections import Counter
 from pathlib import Path
 
 from bench.common import (
-    DOWNLOADS, SetError, collapse, sha256_file, verify_set, word_count, write_jsonl, write_text,
+    DOWNLOADS,
+    SetError,
+    collapse,
+    sha256_file,
+    verify_set,
+    word_count,
+    write_jsonl,
+    write_text,
 )
 
 MIN_WORDS = 3

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 
-
 class HashEmbedder:
     """Unit vectors seeded by each text's hash: fast, deterministic, meaningless."""
 
@@ -50,8 +49,8 @@ def main() -> None:
     parser.add_argument("strategy")
     parser.add_argument("--embedder", default="hash")
     args = parser.parse_args()
-    from indexer.indexing.chunk_stream import EMBED_BATCH
     from indexer.chunkers import parse_strategy
+    from indexer.indexing.chunk_stream import EMBED_BATCH
     from indexer.loaders import discover, load_file
 
     embedder = None

@@ -47,12 +47,17 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import CORPUS, dist_bytes, machine, median_time, missing, smoke_option, table
 from bench.pdf_metrics import (
-    cer, furniture_removed, headings, hyphens, reading_order, similarity, table_rows, turkish,
+    cer,
+    furniture_removed,
+    headings,
+    hyphens,
+    reading_order,
+    similarity,
+    table_rows,
+    turkish,
 )
-
 from indexer.loaders.pdf import Glyph, Page, extract_pdf, layout_markdown
 from tests.test_pdf import expected_text, make_policy_pdf
 
@@ -351,7 +356,8 @@ def main() -> None:
     print("Documents that repeat their layout on every page (tests/pdf_documents.py): body lines kept, furniture left out:")
     print(table(["document", "pages", "body lines kept", "furniture left out"], repeated_layouts(work)))
     if args.long:
-        from bench.pdf_long import STRATEGIES, report as long_pdf
+        from bench.pdf_long import STRATEGIES
+        from bench.pdf_long import report as long_pdf
 
         print()
         strategies = ["headers"] if args.smoke else STRATEGIES

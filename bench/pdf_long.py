@@ -24,9 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import machine, run_peak_rss, smoke_option, table
-
 
 STRATEGIES = ["fixed64", "fixed128", "headers", "blocks", "parent", "semantic", "auto"]
 RSS_TARGET_MB = 300

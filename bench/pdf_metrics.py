@@ -7,7 +7,19 @@ import difflib
 import re
 import unicodedata
 
-from tests.test_pdf import COL_LEFT, COL_RIGHT, EXPECTED_PAGES, HEADER_LEFT, HEADER_RIGHT, P1, P2, P3, P4, TABLE, expected_text
+from tests.test_pdf import (
+    COL_LEFT,
+    COL_RIGHT,
+    EXPECTED_PAGES,
+    HEADER_LEFT,
+    HEADER_RIGHT,
+    P1,
+    P2,
+    P3,
+    P4,
+    TABLE,
+    expected_text,
+)
 
 
 def unstyled(text: str) -> str:

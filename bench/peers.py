@@ -25,7 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import smoke_corpus, smoke_option
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")

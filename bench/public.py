@@ -27,14 +27,12 @@ import sys
 import time
 from pathlib import Path
 
-
 from bench.common import CACHE, machine, save_json, smoke_option, table
 from bench.public_sets import DEFAULT_SETS, materialize
-
-from indexer.indexing.building import build
 from indexer.evaluation.metrics import paired_difference
 from indexer.evaluation.run import MRR_METRIC, evaluate
 from indexer.evaluation.tune import tune
+from indexer.indexing.building import build
 from indexer.settings import Settings
 
 DB_ROOT = CACHE / "lab"

@@ -47,14 +47,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from bench import exact_set, library_set
 from bench.code_set import LODASH, MORE_ITERTOOLS, build_code_pypi
-from bench.manual_sets import MANPAGES, SCIPY, build_man_pages, build_scipy_docs
 from bench.common import (
-    CORPUS, SETS_DIR, SMOKE_DOCS, machine, parse_args, save_json, smoke_corpus, smoke_option, table, word_count,
-    write_text, xquad_option,
+    CORPUS,
+    SETS_DIR,
+    SMOKE_DOCS,
+    machine,
+    parse_args,
+    save_json,
+    smoke_corpus,
+    smoke_option,
+    table,
+    word_count,
+    write_text,
+    xquad_option,
 )
+from bench.manual_sets import MANPAGES, SCIPY, build_man_pages, build_scipy_docs
 from bench.xquad_set import build_xquad
 from indexer.settings import Settings
 
@@ -191,8 +200,8 @@ def summary(name: str) -> dict:
 def check(name: str, ks=(1, 5, 10)) -> dict:
     """Build the set with `auto` and the default embedder into a temporary database and
     evaluate every mode."""
-    from indexer.indexing.building import build
     from indexer.evaluation.run import evaluate
+    from indexer.indexing.building import build
 
     folder, qpath = materialize(name)
     db = Path(tempfile.mkdtemp(prefix=f"indexer-public-{name}-"))

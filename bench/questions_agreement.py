@@ -45,15 +45,27 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-
-from bench.agreement_scores import (
-    DEFAULT_ROW, MODES, OUT, REGRET_OK, SET_NAMES, advised, agreement, ensure_built, made_scores, overlap,
-    real_count, real_per_question, real_scores, set_paths, syntax_leads, within_mode,
-)
-from bench.agreement_mirror import SetLab, check
 from bench.agreement_advice import stability, stability_summary
+from bench.agreement_mirror import SetLab, check
+from bench.agreement_scores import (
+    DEFAULT_ROW,
+    MODES,
+    OUT,
+    REGRET_OK,
+    SET_NAMES,
+    advised,
+    agreement,
+    ensure_built,
+    made_scores,
+    overlap,
+    real_count,
+    real_per_question,
+    real_scores,
+    set_paths,
+    syntax_leads,
+    within_mode,
+)
 from bench.common import machine, smoke_option, table
-
 from indexer.questions.simulate import Knobs
 
 

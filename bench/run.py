@@ -27,11 +27,23 @@ from pathlib import Path
 
 from bench import pay_once, throughput
 from bench.common import (
-    CORPUS, Size, code_files, folder_size, machine, median_time, offline_tiktoken, python_docs_text,
-    repeated_markdown, run_peak_rss, smoke_corpus, smoke_option, table, write_corpus,
+    CORPUS,
+    Size,
+    code_files,
+    folder_size,
+    machine,
+    median_time,
+    offline_tiktoken,
+    python_docs_text,
+    repeated_markdown,
+    run_peak_rss,
+    smoke_corpus,
+    smoke_option,
+    table,
+    write_corpus,
 )
-from bench.query_latency import bench_query
 from bench.pay_once import bench_peers
+from bench.query_latency import bench_query
 from bench.throughput import bench_cache, bench_embedders, bench_every_strategy, memory_by_shape
 
 PY = sys.executable
@@ -253,7 +265,8 @@ def bench_memory(report: Report, size: Size, work: Path) -> None:
     )
 
 def bench_pdf(report: Report, size: Size, work: Path) -> None:
-    from bench.pdf_long import RSS_TARGET_MB, STRATEGIES, report as long_pdf
+    from bench.pdf_long import RSS_TARGET_MB, STRATEGIES
+    from bench.pdf_long import report as long_pdf
 
     pages = size.pick(3, 200, 2000)
     text, worst = long_pdf(pages, work, size.pick(["headers"], STRATEGIES, STRATEGIES))

@@ -35,7 +35,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-
 from bench.common import CACHE, smoke_option, xquad_dir
 from bench.scale_report import measure_all
 from bench.scale_steps import warm_worker

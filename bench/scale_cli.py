@@ -7,7 +7,6 @@
 
 
 from bench import scale_kit  # noqa: F401  (registers bench-hash)
-
 from indexer.cli import cli
 
 if __name__ == "__main__":

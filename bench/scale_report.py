@@ -13,9 +13,20 @@ from pathlib import Path
 from bench import scale_bm25, scale_kit
 from bench.common import machine
 from bench.scale_probe import chroma_server, http_probe, rss_mb, serving
-from bench.scale_steps import MODES, STRATEGY, Run, cli, cold, folder_mb, gc_time, hnsw_mb, side_sizes, update, warm
+from bench.scale_steps import (
+    MODES,
+    STRATEGY,
+    Run,
+    cli,
+    cold,
+    folder_mb,
+    gc_time,
+    hnsw_mb,
+    side_sizes,
+    update,
+    warm,
+)
 from bench.scale_table import label, render
-
 
 SMOKE_COLD = (1, ("hybrid",))  # a --smoke run's cold queries: one, of one mode
 

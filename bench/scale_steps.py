@@ -121,7 +121,6 @@ def warm(run: Run, queries: list[str]) -> dict:
 
 def warm_worker(db: str, url: str | None, queries: list[str]) -> None:
     from bench import scale_kit  # noqa: F401
-
     from indexer import Index
 
     index = Index.open(STRATEGY, settings=Settings.load(db=db, chroma_url=url))

@@ -26,7 +26,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-
 from bench.common import CORPUS, free_port, machine, percentile, smoke_corpus, smoke_option, table
 from indexer.settings import Settings
 

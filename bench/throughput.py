@@ -11,7 +11,15 @@ import time
 from pathlib import Path
 
 from bench.common import (
-    CORPUS, SHAPES, Size, big_files, corpus_docs, english_files, repeated_markdown, run_peak_rss, table,
+    CORPUS,
+    SHAPES,
+    Size,
+    big_files,
+    corpus_docs,
+    english_files,
+    repeated_markdown,
+    run_peak_rss,
+    table,
     write_corpus,
 )
 

@@ -35,9 +35,16 @@ import threading
 import time
 from pathlib import Path
 
-
 from bench.common import (
-    CORPUS, ROOT, SMOKE_DOCS, corpus_docs, machine, percentile, smoke_option, table, write_corpus,
+    CORPUS,
+    ROOT,
+    SMOKE_DOCS,
+    corpus_docs,
+    machine,
+    percentile,
+    smoke_option,
+    table,
+    write_corpus,
 )
 from indexer.indexing.options import BuildOptions
 from indexer.settings import Settings

@@ -16,7 +16,15 @@ from collections import Counter
 from pathlib import Path
 
 from bench.common import (
-    SMOKE_DOCS, XQUAD_SOURCE, SetError, collapse, sha256_file, smoke_corpus, verify_set, write_jsonl, write_text,
+    SMOKE_DOCS,
+    XQUAD_SOURCE,
+    SetError,
+    collapse,
+    sha256_file,
+    smoke_corpus,
+    verify_set,
+    write_jsonl,
+    write_text,
     xquad_dir,
 )
 

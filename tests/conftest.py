@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
 from indexer.settings import Settings
 
 # Property tests draw the same examples on every run (CI must not pass or fail by luck);

@@ -23,19 +23,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.cli import cli
+from indexer.indexing.building import build
+from indexer.indexing.options import BuildOptions
 from indexer.loaders import discover, load_documents
 from indexer.loaders.markdown import blocks_of
 from indexer.retrieval import Index
-from indexer.text.tokens import get_tokenizer
 from indexer.settings import Settings
-from indexer.indexing.options import BuildOptions
-
+from indexer.text.tokens import get_tokenizer
+from tests import test_pdf as pdfs
 from tests.conftest import write_file
 from tests.test_chunkers import limit_of
-from tests import test_pdf as pdfs
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES = ["headers", "fixed64", "blocks", "parent", "semantic"]

@@ -16,7 +16,6 @@ from indexer.cli import cli
 from indexer.errors import UsageError
 from indexer.retrieval import MODES, Index
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS
 
 FIRST = [json.loads(line) for line in (CORPUS / "questions.jsonl").read_text(encoding="utf-8").splitlines()[:4]]

@@ -6,11 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from indexer.text.analyzer import Analyzer, detect_language
-from indexer.retrieval.bm25.index import BM25Index
 from indexer.chunkers import parse_strategy
 from indexer.loaders import load_documents
-
+from indexer.retrieval.bm25.index import BM25Index
+from indexer.text.analyzer import Analyzer, detect_language
 from tests.conftest import CORPUS
 
 

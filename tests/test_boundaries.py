@@ -10,12 +10,11 @@ from click.testing import CliRunner
 
 import indexer
 from indexer.chunkers import parse_strategy
-from indexer.evaluation.chunk_boundaries import BoundaryStats, measure, structure_of
 from indexer.cli import cli
+from indexer.evaluation.chunk_boundaries import BoundaryStats, measure, structure_of
 from indexer.loaders import make_document
 from indexer.text.words import inside_word
 from indexer.types import Chunk
-
 from tests.conftest import CORPUS
 from tests.test_chunkers import ALL, DOCS
 

@@ -8,16 +8,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from indexer.indexing.building import build
-from indexer.indexing.pipeline import chunk
 from indexer.cli import cli
 from indexer.errors import CollectionNotFound, EmbedderError, StoreError, UsageError
-from indexer.retrieval.fusion import FUSION_BY_KIND, adaptive_alpha, weighted
-from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
-from indexer.store import Records, Store
+from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
+from indexer.indexing.pipeline import chunk
+from indexer.retrieval import DEFAULTS, Index, SearchOptions, search
+from indexer.retrieval.fusion import FUSION_BY_KIND, adaptive_alpha, weighted
 from indexer.settings import Settings
-
+from indexer.store import Records, Store
 from tests.conftest import CORPUS, open_store, raw_chroma
 from tests.ollama_standin import StandInOllama
 

@@ -9,7 +9,6 @@ from indexer.embeddings import get_embedder
 from indexer.errors import InvalidParameter, UnknownStrategy
 from indexer.loaders import load_documents, make_document
 from indexer.text.tokens import get_tokenizer
-
 from tests.conftest import CORPUS
 
 TABLE_ROWS = "\n".join(f"| Bölge {i} | {i}-{i + 2} iş günü | Yok |" for i in range(120))

@@ -6,7 +6,6 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.loaders import load_documents
-
 from tests.conftest import CORPUS
 
 

@@ -16,7 +16,6 @@ from indexer.errors import InvalidParameter
 from indexer.loaders import load_documents, make_document
 from indexer.loaders.symbols import outline, parser_for, scan_definitions, symbol_span, walk
 from indexer.loaders.syntax import Source, children
-
 from tests.conftest import CORPUS
 
 CODE = CORPUS / "code"

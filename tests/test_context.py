@@ -18,7 +18,6 @@ from indexer.loaders import load_documents
 from indexer.retrieval import Index
 from indexer.settings import Settings
 from indexer.text.tokens import get_tokenizer
-
 from tests.conftest import CORPUS, ROOT, write_file
 
 GUIDE = """# Kurulum Rehberi

@@ -13,7 +13,6 @@ import pytest
 
 import indexer.text.deasciify as dz
 from indexer.text.deasciify import deasciify, looks_english, looks_turkish_ascii
-
 from tests.conftest import CORPUS
 
 FOLD = str.maketrans("çğıöşüÇĞİÖŞÜâîûÂÎÛ", "cgiosuCGIOSUaiuAIU")

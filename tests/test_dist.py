@@ -12,7 +12,6 @@ from importlib import metadata
 
 import indexer
 from indexer.version import VERSION
-
 from tests.conftest import ROOT
 
 NAME = "indexer-rag"

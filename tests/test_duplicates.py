@@ -17,7 +17,6 @@ from indexer.indexing.watching import EventPaths
 from indexer.loaders import discover
 from indexer.retrieval import Index
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS, write_file
 
 FAQ = (CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8")

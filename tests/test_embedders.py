@@ -10,8 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from indexer.embeddings import canonical_name, get_embedder
-from indexer.embeddings import bge
+from indexer.embeddings import bge, canonical_name, get_embedder
 from indexer.embeddings.base import normalise
 from indexer.embeddings.local import BGEEmbedder
 from indexer.errors import CollectionNotFound, EmbedderError

@@ -19,7 +19,6 @@ from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.serve.app import create_app
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS
 
 ENGLISH = {

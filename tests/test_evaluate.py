@@ -12,9 +12,8 @@ from indexer.errors import CollectionNotFound, QuestionSetError
 from indexer.evaluation import Question, evaluate, load_questions, resolve
 from indexer.evaluation.scoring import TokenSpans, score_question
 from indexer.loaders import load_documents, make_document
-from indexer.types import Chunk, Hit
 from indexer.settings import Settings
-
+from indexer.types import Chunk, Hit
 from tests.conftest import CORPUS, ROOT
 
 DOC = make_document("k.md", "# Kargo\n\nGiriş.\n\n## Süreler\n\n| Bölge | Gün |\n|---|---|\n| Köy | 3-5 |\n\n## İade\n\nOn dört gün.\n")

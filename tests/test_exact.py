@@ -6,13 +6,12 @@ from __future__ import annotations
 import pytest
 
 from indexer import build
-from indexer.retrieval import Index
 from indexer.paths import is_test_file
+from indexer.retrieval import Index
 from indexer.retrieval.exact.index import LOOKUP_WORDS, bare_symbol, symbol_keys
 from indexer.retrieval.exact.rank import tiers
 from indexer.retrieval.fusion import FUSION_BY_KIND
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS, write_file
 
 HELP_PAGE = """# Hata kodu {code}: {title}

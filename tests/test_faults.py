@@ -19,15 +19,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.indexing.building import build
-from indexer.retrieval import Index
 from indexer.errors import StoreError
-from indexer.store.gc import folder_size
-from indexer.settings import Settings
+from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
+from indexer.retrieval import Index
+from indexer.settings import Settings
+from indexer.store.gc import folder_size
 
 from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
-from .faultkit import copy_corpus, env, fill, indexer, one_line_error, paused, read_only_view, small_disk
+from .faultkit import (
+    copy_corpus,
+    env,
+    fill,
+    indexer,
+    one_line_error,
+    paused,
+    read_only_view,
+    small_disk,
+)
 
 QUESTIONS = CORPUS / "questions.jsonl"
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.indexing.building import build
 from indexer.cli import cli
+from indexer.indexing.building import build
+from indexer.settings import Settings
 from indexer.store import Store
 from indexer.store.chroma import CATALOG
 from indexer.store.gc import folder_size, orphan_segments
-from indexer.settings import Settings
 
 from .conftest import CORPUS, open_store, raw_chroma, start_chroma, stop
 from .faultkit import copy_corpus, env, indexer, one_line_error, paused, read_only_view

@@ -19,7 +19,6 @@ from indexer.loaders.delimited import decode_table
 from indexer.loaders.formats import format_of
 from indexer.loaders.reader import Reader
 from indexer.types import Document, Mark, marks_label
-
 from tests.conftest import ROOT
 from tests.test_chunkers import ALL
 

@@ -16,7 +16,6 @@ from indexer.cli import cli
 from indexer.indexing.building import build
 from indexer.retrieval import Index
 from indexer.settings import Settings
-
 from tests.test_formats import FOLDER
 
 STRATEGY = "blocks"

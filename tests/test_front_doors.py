@@ -20,7 +20,6 @@ from indexer.indexing.building import build
 from indexer.paths import shown_path
 from indexer.serve.app import create_app
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS
 
 DOCS = ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md")

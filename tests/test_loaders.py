@@ -8,10 +8,10 @@ import pytest
 
 from indexer.loaders import discover, load_documents, make_document
 from indexer.loaders.decoding import decode
+from indexer.loaders.html import html_to_markdown
 from indexer.loaders.markdown import blocks_of
 from indexer.loaders.paths import PathFilter
 from indexer.loaders.skips import SkipFile
-from indexer.loaders.html import html_to_markdown
 
 MD = "# Kargo ve Teslimat\n\nGiriş.\n\n## Standart Kargo\n\nMetin.\n\n### Alt\n\nDaha.\n"
 

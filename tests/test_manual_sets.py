@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy
 import pytest
 
-from bench.manual_sets import deb_data, keep_questions, man_page, render_man, scipy_page, write_pages
+from bench.manual_sets import (
+    deb_data,
+    keep_questions,
+    man_page,
+    render_man,
+    scipy_page,
+    write_pages,
+)
 
 MAN = r""".\" SPDX-License-Identifier: Linux-man-pages-copyleft
 .TH pipe 2 2023-02-05 "Linux man-pages 6.03"

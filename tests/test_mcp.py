@@ -14,13 +14,12 @@ import time
 import anyio
 import pytest
 
-from indexer.errors import CollectionNotFound, UsageError
 from indexer.agents.results import document_lines, fit
 from indexer.agents.server import Tools
-from indexer.types import Chunk
-from indexer.settings import Settings
+from indexer.errors import CollectionNotFound, UsageError
 from indexer.indexing.options import BuildOptions
-
+from indexer.settings import Settings
+from indexer.types import Chunk
 from tests.conftest import CORPUS, ROOT
 
 TOOLS = {"search", "compare_strategies", "list_collections", "get_chunk", "get_document_span"}

@@ -16,7 +16,6 @@ from indexer.agents.lines import MAX_LINE, check_line, read_line
 from indexer.agents.server import Tools
 from indexer.errors import CollectionNotFound
 from indexer.settings import Settings
-
 from tests.conftest import ROOT
 from tests.test_mcp import child_env, rebuilt_db  # noqa: F401 (a fixture)
 

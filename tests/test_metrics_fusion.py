@@ -6,11 +6,22 @@ import random
 
 import pytest
 
-from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 from indexer.evaluation.metrics import (
-    bootstrap_interval, contains, dcg, document_gains, first_hit_ndcg, first_hit_rank, mrr, ndcg, overlaps,
-    paired_difference, recall_at, span_scores, union_length,
+    bootstrap_interval,
+    contains,
+    dcg,
+    document_gains,
+    first_hit_ndcg,
+    first_hit_rank,
+    mrr,
+    ndcg,
+    overlaps,
+    paired_difference,
+    recall_at,
+    span_scores,
+    union_length,
 )
+from indexer.retrieval.fusion import adaptive_alpha, adaptive_defaults, minmax, rrf, weighted
 
 
 def test_mrr_of_ranks_1_3_and_none():

@@ -15,7 +15,6 @@ from indexer.errors import UsageError
 from indexer.indexing.building import build
 from indexer.retrieval import Index, SearchOptions
 from indexer.settings import Settings
-
 from tests.conftest import write_file
 
 KARGO = "# Kargo {n}\n\nKargo {n} numaralı depodan üç iş gününde teslim edilir. Ücretsiz kargo {n}.\n"

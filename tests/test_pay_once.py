@@ -186,7 +186,6 @@ def test_a_record_holds_its_text_once_and_no_empty_field(built):
     search nothing reads: four times the text's bytes) and again in `indexed_text`, with
     every empty field stored too. Records written so before are read as they were."""
     from indexer.store.records import chunk_from_record
-
     from tests.conftest import raw_chroma
 
     _, db, _ = built

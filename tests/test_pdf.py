@@ -19,8 +19,8 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
-from indexer.loaders.skips import SkipFile
 from indexer.loaders.pdf import PdfText, extract_pdf, page_number_like
+from indexer.loaders.skips import SkipFile
 
 # ------------------------------------------------------------------ the fixture
 

@@ -15,7 +15,6 @@ from indexer.chunkers import parse_strategy
 from indexer.loaders import discover, load_documents
 from indexer.loaders.pdf import extract_pdf
 from indexer.loaders.pdf.furniture import EdgeText, same_but_page_number
-
 from tests import pdf_documents as docs
 
 

@@ -10,16 +10,15 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
 from indexer.cli import cli
 from indexer.embeddings import get_embedder
 from indexer.evaluation import evaluate
+from indexer.indexing.building import build
 from indexer.loaders import discover, load_documents
 from indexer.loaders.pdf import extract_pdf
 from indexer.retrieval import Index
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS
 from tests.test_chunkers import ALL
 from tests.test_pdf import make_policy_pdf

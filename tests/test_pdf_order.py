@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 import tests.pdf_documents as docs
-from tests.debian import installed
 from indexer.loaders.pdf import extract_pdf
+from tests.debian import installed
 
 
 def test_justified_lines_keep_the_order_of_their_words(tmp_path):

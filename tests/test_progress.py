@@ -11,7 +11,6 @@ import time
 from click.testing import CliRunner
 
 from indexer.cli import cli, common
-
 from tests.conftest import CORPUS
 
 LINE = re.compile(r"^headers: \d+(\.\d)?% done after \d+ s(, no estimate yet|, \d+(\.\d)?%/min, about .+ left)$")

@@ -21,7 +21,6 @@ from indexer.loaders import make_document
 from indexer.loaders.decoding import normalise_newlines
 from indexer.text.sentences import split_sentences
 from indexer.text.tokens import get_tokenizer
-
 from tests.test_chunkers import limit_of
 
 # -- the pieces documents are made of ------------------------------------------------------

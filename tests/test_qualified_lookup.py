@@ -15,7 +15,6 @@ from indexer.cli import cli
 from indexer.retrieval import Index
 from indexer.retrieval.exact.index import ExactIndex
 from indexer.settings import Settings
-
 from tests.conftest import write_file
 
 TERMUI = '''"""Showing text to a person at a terminal."""

@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from indexer.questions.generate import allocate, make_questions
-from indexer.questions.reuse import cached_questions
 from indexer.evaluation.sets import load_questions, resolve
-from indexer.questions.simulate import Knobs
 from indexer.loaders import load_documents
 from indexer.loaders.symbols import outline, walk
+from indexer.questions.generate import allocate, make_questions
+from indexer.questions.reuse import cached_questions
+from indexer.questions.simulate import Knobs
 from tests.conftest import CORPUS
 
 

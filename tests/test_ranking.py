@@ -9,10 +9,18 @@ import pytest
 
 from indexer.errors import UsageError
 from indexer.retrieval.fusion import adaptive_defaults
-from indexer.retrieval.search.hits import distinct, to_parents
 from indexer.retrieval.options import DEFAULTS, SearchOptions, resolve
-from indexer.retrieval.search.ranking import (Candidate, break_ties, embedding_share, fuse, in_rank_order,
-                                       one_side, to_hits, with_tiers)
+from indexer.retrieval.search.hits import distinct, to_parents
+from indexer.retrieval.search.ranking import (
+    Candidate,
+    break_ties,
+    embedding_share,
+    fuse,
+    in_rank_order,
+    one_side,
+    to_hits,
+    with_tiers,
+)
 from indexer.types import Chunk, Hit
 
 DENSE = [("a", 0.9), ("b", 0.6), ("c", 0.3)]

@@ -15,12 +15,11 @@ import pytest
 
 import indexer.store.delta as delta_module
 from indexer.indexing.building import build
+from indexer.indexing.options import STAGES, BuildOptions
 from indexer.retrieval import Index, search
+from indexer.settings import Settings
 from indexer.store.chroma import CATALOG
 from indexer.store.physical import PhysicalCollections
-from indexer.settings import Settings
-from indexer.indexing.options import STAGES, BuildOptions
-
 from tests.conftest import CORPUS, ROOT, open_store, raw_chroma
 
 NEW_SECTION = "\n\n## Kargo Sigortası\n\nTüm gönderiler 10.000 TL'ye kadar sigortalıdır. Hasar bildirimi 3 gün içinde yapılır.\n"

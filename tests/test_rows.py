@@ -7,14 +7,13 @@ Chroma's HNSW index. Missing or damaged rows fall back to Chroma."""
 import numpy as np
 import pytest
 
-import indexer.retrieval.search.sides as sides_module
 import indexer.retrieval.rows.writer as rows_module
+import indexer.retrieval.search.sides as sides_module
 from indexer.indexing.building import build
+from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index
 from indexer.retrieval.rows.table import SIDE, RowStore, open_rows
 from indexer.settings import Settings
-from indexer.indexing.options import BuildOptions
-
 from tests.test_reliability import change_corpus, make_corpus
 
 QUERIES = ["kargo ücreti ne kadar", "iade süresi kaç gün", "hediye kartı geçerlilik", "taksit seçenekleri"]

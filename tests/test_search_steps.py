@@ -18,7 +18,6 @@ from indexer.retrieval import Index, SearchOptions
 from indexer.retrieval.search import steps
 from indexer.retrieval.search.steps import Pass
 from indexer.settings import Settings
-
 from tests.conftest import CORPUS
 from tests.test_front_doors import mcp, run_cli, web
 

@@ -5,17 +5,16 @@ and (for the LLM path) the stand-in Ollama server."""
 import numpy as np
 import pytest
 
-from indexer.indexing.building import build
 from indexer.chunkers import parse_strategy
+from indexer.chunkers.contexts import extractive_context
+from indexer.chunkers.units import sentence_units
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from indexer.evaluation import evaluate
-from indexer.chunkers.contexts import extractive_context
+from indexer.indexing.building import build
+from indexer.indexing.options import BuildOptions
 from indexer.loaders import make_document
 from indexer.retrieval import Index, SearchOptions
-from indexer.chunkers.units import sentence_units
 from indexer.settings import Settings
-from indexer.indexing.options import BuildOptions
-
 from tests.conftest import CORPUS
 from tests.ollama_standin import StandInOllama
 
@@ -187,7 +186,6 @@ def test_contextual_without_a_server_is_a_one_line_error(tmp_path, write_files):
     from click.testing import CliRunner
 
     from indexer.cli import cli
-
     from tests.conftest import free_port
 
     root = write_files({"k.md": DOC.text})

@@ -1,7 +1,7 @@
 import pytest
 
-from indexer.loaders import make_document
 from indexer.chunkers.units import sentence_units
+from indexer.loaders import make_document
 from indexer.text.sentences import split_sentences
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, ROOT
 from indexer.indexing.options import BuildOptions
 from indexer.settings import Settings
+from tests.conftest import CORPUS, ROOT
 
 STRATEGIES = ["headers", "fixed64", "parent"]
 PARENT_DOCS = ("garanti-ve-teknik-servis.md", "kargo-ve-teslimat.md", "iade-ve-geri-odeme.md")  # keeps the build short

@@ -17,7 +17,6 @@ from indexer.text.sentences import iter_sentences, split_sentences
 from indexer.text.spans import strip_span
 from indexer.text.tokens import get_tokenizer
 from indexer.text.words import inside_word
-
 from tests.conftest import CORPUS
 
 SOURCE = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.md"))[:4])

@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from indexer.indexing.estimates import FirstBatch, estimate_line
 from indexer.chunkers import parse_strategy
 from indexer.embeddings import CachedEmbedder, EmbeddingCache, text_key
 from indexer.embeddings.cache import stored
+from indexer.indexing.estimates import FirstBatch, estimate_line
 from indexer.loaders import make_document
 from indexer.loaders.markdown import MAX_TITLE, parse
 from indexer.text.sentences import split_sentences
@@ -307,8 +307,8 @@ def _whole(text: str, max_level: int = 6):
         markdown.SEGMENT = saved
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import example, strategies as st  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402  # noqa: E402
+from hypothesis import strategies as st
 
 from tests.test_properties import markdown_text  # noqa: E402
 

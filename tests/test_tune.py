@@ -10,14 +10,13 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from indexer.indexing.building import build
 from indexer.cli import cli
 from indexer.evaluation import MRR_METRIC, NDCG_METRIC, evaluate
-from indexer.retrieval import Index, SearchOptions
 from indexer.evaluation.tune import assign_folds, tune, verdict
-from indexer.settings import Settings
+from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
-
+from indexer.retrieval import Index, SearchOptions
+from indexer.settings import Settings
 from tests.conftest import CORPUS, open_store
 
 QUESTIONS = CORPUS / "questions.jsonl"

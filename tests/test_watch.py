@@ -17,11 +17,10 @@ import time
 import pytest
 
 from indexer.indexing.building import build
-from indexer.retrieval import Index
-from indexer.indexing.watching import EventPaths, Watcher
-from indexer.settings import Settings
 from indexer.indexing.options import BuildOptions
-
+from indexer.indexing.watching import EventPaths, Watcher
+from indexer.retrieval import Index
+from indexer.settings import Settings
 from tests.conftest import CORPUS, ROOT, open_store
 from tests.faultkit import interruptible
 

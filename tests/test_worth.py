@@ -11,16 +11,15 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from indexer.agents.server import Tools
 from indexer.cli import cli
 from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index
 from indexer.retrieval.fusion import by_kind
 from indexer.retrieval.worth import FLOOR, factor, share
-from indexer.agents.server import Tools
 from indexer.serve.library import Library
 from indexer.settings import Settings
-
 from tests.conftest import open_store
 
 GEORGIAN = [chr(c) for c in range(0x10D0, 0x10F1)]  # a script use-m3 has no vocabulary for

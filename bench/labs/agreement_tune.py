@@ -25,10 +25,8 @@ import sys
 import time
 from dataclasses import replace
 
-
 from bench.agreement_mirror import SetLab
 from bench.agreement_scores import MODES, OUT, REGRET_OK, SET_NAMES, agreement, kendall_tau_b
-
 from indexer.questions.simulate import Knobs
 
 GRID = {

@@ -42,7 +42,6 @@ import gzip
 import pickle
 from pathlib import Path
 
-
 from bench.labs.default_lab import CAPTURES, DEPTH, LAB
 
 PREPARED = LAB / "prepared"
@@ -50,10 +49,9 @@ PREPARED = LAB / "prepared"
 
 def prepare(path: Path, force: bool = False) -> Path:
     from bench.labs.default_lab import Collection, Query
-
+    from bench.public_sets import materialize
     from indexer.evaluation.run import load_questions, resolve
     from indexer.loaders import load_documents
-    from bench.public_sets import materialize
 
     out = PREPARED / path.name.replace(".json.gz", ".pkl.gz")
     if out.exists() and not force and out.stat().st_mtime > path.stat().st_mtime:

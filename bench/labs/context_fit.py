@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 from bench.common import CACHE
 from bench.public_sets import materialize
 

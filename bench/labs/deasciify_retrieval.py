@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from bench.common import CACHE, ROOT, TYPED_ASCII, fold, parse_args, save_json, xquad_option
 from indexer.settings import Settings
 
@@ -70,8 +69,9 @@ def _retrieval_questions(set_name: str):
 
 def retrieval(args) -> dict:
     import numpy as np
-    from indexer.text.deasciify import deasciify
+
     from indexer.retrieval.index import Index
+    from indexer.text.deasciify import deasciify
 
     lab = Path(args.lab) if args.lab else LAB
     out: dict = {}

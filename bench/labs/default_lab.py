@@ -20,9 +20,8 @@ import gzip
 import json
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from pathlib import Path
-
+from types import SimpleNamespace
 
 from bench.common import CACHE
 from bench.public_sets import DEFAULT_SETS, materialize
@@ -43,8 +42,8 @@ def capture_path(set_name: str, strategy: str, embedder: str) -> Path:
 
 
 def capture(set_name: str, strategy: str, embedder: str, force: bool = False) -> Path:
-    from indexer.indexing.building import build
     from indexer.evaluation.run import load_questions
+    from indexer.indexing.building import build
     from indexer.retrieval.index import Index
 
     out = capture_path(set_name, strategy, embedder)

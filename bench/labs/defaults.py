@@ -18,14 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from bench.common import CORPUS, machine, save_json, table
-
-from indexer.indexing.building import build
 from indexer.evaluation.run import evaluate
+from indexer.indexing.building import build
+from indexer.indexing.options import BuildOptions
 from indexer.retrieval.index import SearchOptions
 from indexer.settings import Settings
-from indexer.indexing.options import BuildOptions
 
 SETS = {
     "tr": (CORPUS, CORPUS / "questions.jsonl", (1, 5)),

@@ -153,7 +153,6 @@ MODES = ("embedding", "bm25", "hybrid")
 
 def compare_cells(name: str, strategies: list[str], embedders: list[str]) -> list[dict]:
     from bench.labs.default_lab import LAB
-
     from indexer.evaluation.metrics import paired_difference
     from indexer.evaluation.run import evaluate
     from indexer.settings import Settings
@@ -228,7 +227,6 @@ def cell_scores(col: dict, ranges: list[tuple], covs: list[tuple]) -> dict:
 
 def fit_kind(kind: str, embedder: str, ranges: list[tuple], covs: list[tuple], size: str = "") -> str:
     from bench.labs import calibrate_lab
-
     from indexer.retrieval.fusion import size_of
 
     cells: dict[str, list[tuple[str, dict]]] = {}
@@ -271,9 +269,8 @@ def fit_kind(kind: str, embedder: str, ranges: list[tuple], covs: list[tuple], s
 
 def ratios(sets: list[str], embedders: list[str]) -> str:
     from bench.labs.default_lab import LAB
-
-    from indexer.store import Store
     from indexer.settings import Settings
+    from indexer.store import Store
 
     rows = []
     for name in sets:

@@ -17,7 +17,6 @@ import json
 import time
 from pathlib import Path
 
-
 from bench.common import CACHE
 from bench.public_sets import materialize
 from indexer.settings import Settings
@@ -32,8 +31,8 @@ def set_paths(name: str) -> tuple[Path, Path]:
 
 
 def capture(set_name: str, strategy: str, embedder: str) -> Path:
-    from indexer.indexing.building import build
     from indexer.evaluation.run import load_questions, resolve
+    from indexer.indexing.building import build
     from indexer.loaders import load_documents
     from indexer.retrieval.index import Index
 

@@ -22,10 +22,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-
 from bench.agreement_mirror import SetLab
 from bench.agreement_scores import ensure_built, kendall_tau_b, real_per_question, within_mode
-
 from indexer.evaluation.sets import Question
 from indexer.questions.generate import make_questions
 from indexer.questions.simulate import Knobs

@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
-from bench.common import machine, save_json, table, xquad_option, parse_args
+from bench.common import machine, parse_args, save_json, table, xquad_option
 from bench.public import DB_ROOT, strategies_for
 from bench.public_sets import materialize
-
 from indexer.evaluation.metrics import paired_difference
 from indexer.evaluation.run import evaluate
 from indexer.evaluation.sets import MRR_METRIC, NDCG_METRIC

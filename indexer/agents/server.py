@@ -30,8 +30,8 @@ from ..errors import IndexerError, UsageError
 from ..settings import Settings
 from .arguments import check_arguments
 from .stdio import protocol_stdout
-from .wire import run_stdio
 from .tools import DEFAULT_K, DEFAULT_MAX_TOKENS, DEFAULT_RULE, Tools
+from .wire import run_stdio
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -6,19 +6,19 @@ to cut. Every chunk a strategy makes is an exact slice of its document.
 
 from __future__ import annotations
 
-from hashlib import sha1
-from zlib import crc32
 from abc import ABC
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from hashlib import sha1
 from pathlib import Path
 from typing import Any, ClassVar
+from zlib import crc32
 
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..text.tokens import Tokenizer, get_tokenizer
 from ..text.spans import index_at, strip_span
+from ..text.tokens import Tokenizer, get_tokenizer
 from ..types import Chunk, Document, join_path
 
 __all__ = [

@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 
 from ..loaders.symbols import Definition, outline
 from ..loaders.syntax import Source
-from ..types import Chunk, Document
 from ..text.spans import strip_span
+from ..types import Chunk, Document
 from .base import Chunker, Param
 from .blocks import BlocksChunker
 from .headers import HeadersChunker

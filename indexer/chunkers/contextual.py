@@ -11,11 +11,11 @@ wall time, LLM calls, cache hits and tokens.
 
 from __future__ import annotations
 
-from ..text.analyzer import detect_language
 from ..errors import InvalidParameter
-from .contexts import Contextualizer, make_contextualizer
+from ..text.analyzer import detect_language
 from ..types import PATH_SEP, Chunk, Document
 from .base import Chunker, Param
+from .contexts import Contextualizer, make_contextualizer
 from .registry import PRESETS, REGISTRY, parse_strategy
 
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..text.sentences import iter_sentences
-from ..types import Document
 from ..text.spans import strip_span
 from ..text.words import inside_word
+from ..types import Document
 from .base import Chunker
 
 Span = tuple[int, int, int]  # start, end, n_tokens

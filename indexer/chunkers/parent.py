@@ -18,12 +18,12 @@ from array import array
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .units import sentence_units
 from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param
 from .headers import HeadersChunker
 from .packing import MARGIN, PROSE, doc_counts, fit
+from .units import sentence_units
 
 
 class ParentSpan(NamedTuple):

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import UsageError
-from .units import sentence_units
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, fit
+from .units import sentence_units
 
 EMBED_BATCH = 1024  # sentence units embedded (and held in memory) at a time
 

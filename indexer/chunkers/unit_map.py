@@ -275,10 +275,3 @@ def _outside(spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[i
         else:
             merged.append([s, e])
     return [(s, e) for s, e in merged]
-
-
-def attach_units(doc: Document, chunks: list[Chunk], tokenizer: Tokenizer) -> None:
-    """Record on every chunk of a document the units it overlaps."""
-    units = document_units(doc, tokenizer)
-    for chunk in chunks:
-        chunk.units = unit_map(chunk, units, doc)

@@ -19,7 +19,6 @@ from ..errors import IndexerError, NothingToIndex, SkippedFile
 from ..settings import Settings
 from ..tables import printable, table
 
-
 P = ParamSpec("P")
 R = TypeVar("R")
 

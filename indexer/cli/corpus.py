@@ -19,7 +19,10 @@ from .common import (
     note_function,
     settings_from,
 )
+from .groups import Output, Place
+from .library import LibraryOption, strategies_or_default
 from .options import (
+    BuildArgs,
     build_options,
     corpus_options,
     db_options,
@@ -28,9 +31,6 @@ from .options import (
     quiet_option,
     strategies_option,
 )
-from .groups import Output, Place
-from .library import LibraryOption, strategies_or_default
-from .options import BuildArgs
 
 if TYPE_CHECKING:
     from ..chunkers.registry import StrategySpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .common import echo_json, handle_errors, note_function
-from .options import json_option, quiet_option
 from .library import LibraryOption, parameter_default
+from .options import json_option, quiet_option
 
 
 def register(cli: click.Group) -> None:

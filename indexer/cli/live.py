@@ -14,9 +14,8 @@ import click
 
 from .common import ClickProgress, echo_json, handle_errors, settings_from
 from .groups import Output, Place
-from .options import BuildArgs, build_options, read_options
 from .library import LibraryOption, rule, strategies_or_default
-
+from .options import BuildArgs, build_options, read_options
 
 if TYPE_CHECKING:
     from ..indexing.watching import Status, Sync

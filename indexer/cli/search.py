@@ -9,12 +9,11 @@ import click
 from ..errors import CollectionNotFound
 from ..tables import printable
 from ..types import Chunk, pages_label
-from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .common import echo_json, handle_errors, note_function, settings_from
 from .groups import Place
+from .library import LibraryChoice, LibraryOption, engines, modes, rule, search_defaults
 from .options import built_with_option, db_options, json_option, where_to_read
 from .search_options import SearchArgs, search_options
-
 
 if TYPE_CHECKING:
     from ..retrieval import Context, Index, Query

@@ -120,6 +120,7 @@ def serve(
     document, compare strategies and search modes on a query side by side, read the
     evaluation chart — and a read-only JSON API (GET /api/openapi.json) for applications."""
     import uvicorn
+
     from ..serve.app import create_app
     from ..serve.guard import LOOPBACK_HOSTS, is_loopback
     from ..serve.library import Library

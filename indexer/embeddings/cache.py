@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 STORED = np.float16  # the dtype of vectors on disk
 QUERY_WAIT = 0.5  # seconds a query waits for a build's write before it skips its own
 

@@ -2,8 +2,8 @@
 bootstrap intervals, the evaluation of stored strategies × modes, reports, and tuning
 the search settings by cross-validation."""
 
-from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .run import Evaluation, Row, evaluate
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 __all__ = [
     "Evaluation",

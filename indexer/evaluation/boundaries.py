@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 
-from .chunk_boundaries import BoundaryStats, measure
 from ..loaders import load_documents
 from ..retrieval import Index
 from ..settings import Settings, settings_for
 from ..store import Store
+from .chunk_boundaries import BoundaryStats, measure
 
 
 def stored_boundaries(

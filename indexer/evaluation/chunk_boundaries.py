@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..chunkers import StrategySpec
 
+from ..chunkers.units import sentence_units
 from ..loaders.markdown import blocks_of
 from ..settings import DEFAULT_MAX_FILE_SIZE, Settings
-from ..chunkers.units import sentence_units
 from ..text.words import inside_word
 from ..types import Chunk, Document
 

@@ -68,11 +68,6 @@ def check_budgets(budgets: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(set(budgets)))
 
 
-def answered(questions: list[Question]) -> list[Question]:
-    """The questions a context can be scored on: those with answer spans."""
-    return [q for q in questions if q.answer_spans]
-
-
 def context_cells(
     index: Index,
     q: Question,

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .coverage import dropped
-from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
 from ..tables import table as render
+from .chunk_boundaries import KINDS, LEGEND, WHOLE, BoundaryStats, columns
+from .coverage import dropped
 from .metrics import mrr
-from .sets import MRR_METRIC, NDCG_METRIC
 from .plots import Axes, Point, html_page, matplotlib_figure, svg
 from .run import Evaluation, Row
+from .sets import MRR_METRIC, NDCG_METRIC
 
 MRR_LABEL = MRR_METRIC.upper()  # MRR@10
 NDCG_LABEL = "nDCG" + NDCG_METRIC[4:]  # nDCG@10

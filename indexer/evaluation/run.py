@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..chunkers import collection_name
 from ..errors import StaleIndex, UsageError
 from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
@@ -23,8 +24,10 @@ from ..retrieval.collections import every_built
 from ..retrieval.context.answer import CANDIDATES
 from ..retrieval.search.scope import matcher
 from ..settings import Settings, settings_for
-from ..chunkers import collection_name
 from ..store import Store
+from .compare import compare_pairs
+from .context_rows import ContextCell, check_budgets, context_cells
+from .coverage import covered
 from .metrics import (
     MRR_DEPTH,
     NDCG_DEPTH,
@@ -34,9 +37,6 @@ from .metrics import (
     recall_at,
     reciprocal_rank,
 )
-from .context_rows import ContextCell, check_budgets, context_cells
-from .compare import compare_pairs
-from .coverage import covered
 from .opening import corpus_root, open_indexes
 from .scoring import QuestionResult, TokenSpans, score_question
 from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve

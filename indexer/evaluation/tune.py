@@ -26,9 +26,9 @@ from ..settings import Settings, settings_for
 from ..store import Store
 from .coverage import covered, dropped
 from .metrics import MRR_DEPTH, paired_difference, reciprocal_rank
-from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 from .opening import corpus_root, open_indexes
 from .scoring import TokenSpans, score_question
+from .sets import MRR_METRIC, NDCG_METRIC, Question, load_questions, resolve
 
 
 def candidates() -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..loaders.files import SKIP_DIRS, input_labels
-from ..loaders.paths import IGNORE_FILE, PathFilter, read_ignore_file
 from ..loaders.formats import format_of
+from ..loaders.paths import IGNORE_FILE, PathFilter, read_ignore_file
 
 if TYPE_CHECKING:  # watchfiles is imported when a watch starts
     from watchfiles import Change

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from ..chunkers import ChunkerContext, StrategySpec, parse_strategy
 from ..embeddings import get_embedder
-from ..text.analyzer import detect_language
-from .embedder_choice import embedder_for, samples
-from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
 from ..errors import NothingToIndex
 from ..loaders import Discovery, load_documents
+from ..settings import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PDF_PAGES, Settings, settings_for
+from ..text.analyzer import detect_language
 from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document
+from .embedder_choice import embedder_for, samples
 
 
 @dataclass

@@ -10,13 +10,14 @@ from typing import Any
 
 from ..chunkers import Chunker, ChunkerContext, StrategySpec
 from ..errors import NothingToIndex
-from ..retrieval.rows import writer as side_rows
-from ..retrieval.bm25.index import SIDE as BM25_SIDE, BM25Builder
+from ..retrieval.bm25.index import SIDE as BM25_SIDE
+from ..retrieval.bm25.index import BM25Builder
 from ..retrieval.bm25.repair import load_or_rebuild
-from ..retrieval.rows.repair import open_or_rewrite
 from ..retrieval.exact.index import SIDE as EXACT_SIDE
 from ..retrieval.exact.index import write_for_build as write_exact
 from ..retrieval.fusion import calibrated
+from ..retrieval.rows import writer as side_rows
+from ..retrieval.rows.repair import open_or_rewrite
 from ..store import Entry
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer

@@ -31,14 +31,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
+from ..loaders.formats import format_of
+from ..loaders.paths import IGNORE_FILE
+from ..settings import Settings, settings_for
+from ..tables import printable
 from .building import BuildReport, build
 from .events import EventPaths
 from .options import BuildOptions
-from ..errors import CollectionNotFound, IndexerError, NothingToIndex, ReadOnlyIndex
-from ..loaders.paths import IGNORE_FILE
-from ..loaders.formats import format_of
-from ..settings import Settings, settings_for
-from ..tables import printable
 
 if TYPE_CHECKING:  # the store is opened, and watchfiles imported, when first needed
     from watchfiles import Change

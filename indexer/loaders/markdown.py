@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 

@@ -42,7 +42,8 @@ def sample(source: SourceFile, encoding: str | None = None) -> str:
 def over_cap(path: Path, size: int, limits: Limits) -> str:
     """Why a PDF is over its page cap ("" when it is not, or cannot be opened: loading
     it will say why)."""
-    from .pdf import over_cap as pages_over, page_count
+    from .pdf import over_cap as pages_over
+    from .pdf import page_count
 
     pages = page_count(path)
     if pages is None or pages <= limits.pdf_pages:

@@ -321,9 +321,8 @@ def _asker(llm: str, settings: Settings) -> OllamaQuestioner | None:
     if llm == "extractive":
         return None
     if llm.startswith("ollama:"):
-        from .llm import OllamaQuestioner
-
         from ..store import cache_folder
+        from .llm import OllamaQuestioner
 
         return OllamaQuestioner(
             llm.split(":", 1)[1], settings.ollama_host, cache_folder(settings.db)

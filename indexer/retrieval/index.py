@@ -27,10 +27,10 @@ from ..errors import CollectionNotFound
 from ..settings import Settings, settings_for
 from ..store import Entry, Store
 from ..types import Chunk, Hit
-from .search import run as searching
 from .bm25.index import BM25Index
 from .collections import chosen
 from .options import Query, ResolvedOptions, SearchOptions
+from .search import run as searching
 from .search.sides import Sides, SidesFactory
 from .search.snapshot import Snapshot
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..settings import Settings
-    from .library import Library
     from .guard import Guard
+    from .library import Library
 
 
 def create_app(

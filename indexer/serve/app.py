@@ -14,8 +14,8 @@ import asyncio
 import functools
 import logging
 import os
-from importlib.resources import files
 from collections.abc import Callable, Sequence
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..version import VERSION as __version__
 from ..errors import (
     CollectionNotFound,
     EmbedderMismatch,
@@ -39,10 +38,11 @@ from ..errors import (
     UsageError,
 )
 from ..evaluation import Question
+from ..paths import hide_folder, shown_path
 from ..retrieval import MODES, RULE, SearchOptions, chosen
 from ..settings import Settings
 from ..types import Chunk
-from ..paths import hide_folder, shown_path
+from ..version import VERSION as __version__
 from .guard import MAX_BODY, Guard, TooLarge
 from .library import Library
 from .openapi import schema

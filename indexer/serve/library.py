@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionNotFound, UsageError
+from ..evaluation.chunk_boundaries import Structure
 from ..paths import shown_path
 from ..retrieval import Index, ResolvedOptions, SearchOptions, choose, collection_label, describe
 from ..settings import Settings
 from ..store import Entry, Store
 from ..types import Chunk, Hit
 from .documents import lane, rebuild
-from ..evaluation.chunk_boundaries import Structure
 from .marks import quality_table, rebuilt_document, structure_of
 
 ENTRIES_TTL = 2.0  # seconds the catalogue listing is reused

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..questions.on_demand import QUESTIONS, SEEDS
 from ..retrieval.collections import RULE
 from .guard import MAX_BODY
-from ..questions.on_demand import QUESTIONS, SEEDS
 from .params import MAX_BUDGET, MAX_COLLECTIONS, MAX_GENERATE, MAX_K, MIN_BUDGET, VIEW_MODES
 
 

@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval import MODES, SearchOptions
 from ..errors import UsageError
+from ..retrieval import MODES, SearchOptions
 from ..retrieval.options import MAX_QUERY_CHARS, checked_paths, encodable
 
 if TYPE_CHECKING:

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionNotFound, IndexerError, QuestionSetError
-from ..evaluation import Evaluation, Question, evaluate, load_questions, resolve
-from ..evaluation import report
+from ..evaluation import Evaluation, Question, evaluate, load_questions, report, resolve
 from ..evaluation.advice import advice_of
 from ..evaluation.coverage import NotInIndex, dropped, held, left_out_warning, targets
 from ..evaluation.metrics import contains
 from ..evaluation.opening import corpus_root
-from ..questions.on_demand import CAVEAT
 from ..loaders import load_documents
 from ..paths import shown_path
+from ..questions.on_demand import CAVEAT
 from ..retrieval import MODES, Index
 from ..types import Chunk
 from .library import Library

@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import shutil
-from functools import cached_property
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar

@@ -14,12 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..types import Chunk
 from .chroma import Chroma
 from .entries import Entry
 from .records import RecordMeta, all_of, chunk_from_record, documents_filter, generation_filter
-
-import numpy as np
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -22,9 +22,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..version import VERSION
 from ..errors import StoreError
 from ..types import Chunk
+from ..version import VERSION
 from .catalogue import Catalogue
 from .chroma import Chroma, placeholders
 from .delta import Deltas

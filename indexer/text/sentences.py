@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-
 ABBREVIATIONS = {
     # Turkish
     "vb",

@@ -18,8 +18,8 @@ from ...types import page_at
 from ..markdown import text_line
 from ..skips import SkipFile
 from .blocks import BULLET, LineBlock, line_blocks
-from .furniture import furniture
 from .columns import reading_order
+from .furniture import furniture
 from .layout import Box, Packed, Page, fragments, merge_boxes, words_of
 from .tables import ruled_tables
 

@@ -29,10 +29,10 @@ from numpy.typing import NDArray
 from ...errors import UsageError
 from ...text.analyzer import Analyzer
 from . import files
-from .reference import Scorer, build_bm25s, lucene_okapi
-from .saved import read_saved
 from .lookup import IdTable, Vocabulary, blob, strings
 from .postings import SEGMENT_ARRAYS, Floats, Ints, Postings, Segment
+from .reference import Scorer, build_bm25s, lucene_okapi
+from .saved import read_saved
 
 ENGINES = ("auto", "postings", "rank-bm25", "bm25s")
 SIDE = "bm25"  # the side folder (of each version) the index is saved in

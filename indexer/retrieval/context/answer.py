@@ -24,7 +24,9 @@ import numpy as np
 from ...errors import EmbedderError, UsageError
 from ...text.tokens import Tokenizer, get_tokenizer
 from ...types import Hit
+from ..options import ResolvedOptions, SearchOptions
 from ..search import run as searching
+from ..search.snapshot import Snapshot
 from .pack import Context, pack, render
 from .score import (
     LEXICAL,
@@ -37,8 +39,6 @@ from .score import (
 )
 from .units import Gaps, Unit, candidate_units
 from .vectors import SHORTLIST, shortlist, unit_vectors
-from ..options import ResolvedOptions, SearchOptions
-from ..search.snapshot import Snapshot
 
 CANDIDATES = 20  # chunks of the search a context is packed from
 MASS = 0.97  # stop once the units taken hold this much of the probability

@@ -135,7 +135,6 @@ class RowStore:
         self.deleted = deleted
         self.dimension = dimension
         self.source = source
-        self._live_mask: NDArray[np.bool_] | None = None
 
     @classmethod
     def open(cls, folder: Path, expected: int | None = None, full: bool = False) -> RowStore:

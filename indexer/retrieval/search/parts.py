@@ -17,12 +17,12 @@ from ...store import Entry, Store
 from ...types import Chunk
 from ..bm25.index import BM25Index
 from ..bm25.repair import load_or_rebuild
-from .cache import RecordCache
 from ..collections import entry_fusion
 from ..context.score import TermMemo
 from ..exact.index import ExactIndex
 from ..exact.index import load_or_rebuild as load_exact
 from ..rows.table import RowStore, open_rows
+from .cache import RecordCache
 from .scope import Scope, keys_of, mask_of, matching
 
 SCOPES = 32  # narrowed views kept per version (a server's recent --path globs)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...types import Hit
-from . import steps
 from ..options import ResolvedOptions
+from . import steps
 from .snapshot import Snapshot
 from .steps import Pass
 

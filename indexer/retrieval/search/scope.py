@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pathspec import GitIgnoreSpec
 from numpy.typing import NDArray
+from pathspec import GitIgnoreSpec
 
 from ..rows.table import doc_key
 

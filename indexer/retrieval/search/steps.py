@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from .hits import distinct, to_parents
+from ...types import Hit
+from ..exact.rank import rank_exact
 from ..options import ResolvedOptions
+from .hits import distinct, to_parents
 from .ranking import (
     Candidate,
     Side,
@@ -29,10 +31,8 @@ from .ranking import (
     to_hits,
     with_tiers,
 )
-from ..exact.rank import rank_exact
 from .scope import Scope
 from .snapshot import Snapshot
-from ...types import Hit
 
 FIRST_CHUNKS = 3  # the chunks of a file a query names that join the candidates
 # a text repeated all over: look this many times deeper for k distinct ones, no more
