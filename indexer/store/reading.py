@@ -19,7 +19,14 @@ import numpy as np
 from ..types import Chunk
 from .chroma import Chroma
 from .entries import Entry
-from .records import RecordMeta, all_of, chunk_from_record, documents_filter, generation_filter
+from .records import (
+    RecordMeta,
+    all_of,
+    chunk_from_record,
+    documents_filter,
+    generation_filter,
+    record_text,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -187,7 +194,7 @@ class VectorRecords:
     """A batch of records with their vectors (`Records.with_vectors`)."""
 
     ids: list[str]
-    documents: list[str]
+    documents: list[str]  # the records' texts (`records.record_text`)
     metadatas: list[RecordMeta]
     vectors: npt.NDArray[np.float32]  # one row a record
 
@@ -201,7 +208,7 @@ def _vector_records(
     assert vectors is not None  # asked for: always there
     return VectorRecords(
         ids=[cid for cid, _, _ in live],
-        documents=[doc or "" for _, doc, _ in live],
+        documents=[record_text(doc, meta) for _, doc, meta in live],
         metadatas=[meta for _, _, meta in live],
         vectors=np.asarray([vectors[row[cid]] for cid, _, _ in live], dtype=np.float32),
     )

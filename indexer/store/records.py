@@ -66,8 +66,14 @@ def chunk_from_record(chunk_id: str, document: str | None, meta: RecordMeta) -> 
     values = {name: meta.get(name, "") for name in META_FIELDS}
     for name in _INTS:
         values[name] = int(values[name] or 0)
+    return Chunk(id=chunk_id, text=record_text(document, meta), **values)
+
+
+def record_text(document: str | None, meta: RecordMeta) -> str:
+    """A record's text: its metadata's `text`, or its Chroma document where an older build
+    stored it there."""
     text = meta.get("text")
-    return Chunk(id=chunk_id, text=text if isinstance(text, str) else document or "", **values)
+    return text if isinstance(text, str) else document or ""
 
 
 def generation_filter(op: Literal["$lte", "$gt"], generation: int) -> Where:
