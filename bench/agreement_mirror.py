@@ -34,8 +34,8 @@ from indexer.loaders import load_documents
 from indexer.questions.generate import make_questions
 from indexer.questions.simulate import Knobs
 from indexer.retrieval import Index, SearchOptions
-from indexer.retrieval.search.ranking import Side
-from indexer.retrieval.search.sides import Sides
+from indexer.retrieval.searching.ranking import Side
+from indexer.retrieval.searching.sides import Sides
 from indexer.settings import Settings
 from indexer.store import Store
 

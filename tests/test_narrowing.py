@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import indexer.retrieval.search.sides as sides_module
+import indexer.retrieval.searching.sides as sides_module
 from indexer.errors import UsageError
 from indexer.indexing.building import build
 from indexer.retrieval import Index, SearchOptions

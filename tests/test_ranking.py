@@ -1,4 +1,4 @@
-"""Ranking as pure functions (`indexer.retrieval.search.ranking`, `hits`, `options.resolve`),
+"""Ranking as pure functions (`indexer.retrieval.searching.ranking`, `hits`, `options.resolve`),
 checked on hand-written candidates against orders and arithmetic written out by hand. The
 end-to-end searches that use them are in test_build_query, test_exact, test_duplicates
 and test_semantic_parent_contextual."""
@@ -10,8 +10,8 @@ import pytest
 from indexer.errors import UsageError
 from indexer.retrieval.fusion import adaptive_defaults
 from indexer.retrieval.options import DEFAULTS, SearchOptions, resolve
-from indexer.retrieval.search.hits import distinct, to_parents
-from indexer.retrieval.search.ranking import (
+from indexer.retrieval.searching.hits import distinct, to_parents
+from indexer.retrieval.searching.ranking import (
     Candidate,
     break_ties,
     embedding_share,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import indexer.retrieval.rows.writer as rows_module
-import indexer.retrieval.search.sides as sides_module
+import indexer.retrieval.searching.sides as sides_module
 from indexer.indexing.building import build
 from indexer.indexing.options import BuildOptions
 from indexer.retrieval import Index

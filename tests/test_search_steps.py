@@ -1,4 +1,4 @@
-"""A search is the list of steps in `indexer.retrieval.search.steps.STEPS`, run over one snapshot
+"""A search is the list of steps in `indexer.retrieval.searching.steps.STEPS`, run over one snapshot
 of one version: a step added to that list runs in every front door (the library, the
 CLI, the web API, MCP, the evaluator, answer-sized context), and a version published
 while a search runs never reaches that search."""
@@ -15,8 +15,8 @@ import pytest
 import indexer
 from indexer.indexing.building import build
 from indexer.retrieval import Index, SearchOptions
-from indexer.retrieval.search import steps
-from indexer.retrieval.search.steps import Pass
+from indexer.retrieval.searching import steps
+from indexer.retrieval.searching.steps import Pass
 from indexer.settings import Settings
 from tests.conftest import CORPUS
 from tests.test_front_doors import mcp, run_cli, web

@@ -22,7 +22,7 @@ from ..loaders import Discovery, load_documents
 from ..retrieval import MODES, Index, SearchOptions
 from ..retrieval.collections import every_built
 from ..retrieval.context.answer import CANDIDATES
-from ..retrieval.search.scope import matcher
+from ..retrieval.searching.scope import matcher
 from ..settings import Settings, settings_for
 from ..store import Store
 from .compare import compare_pairs

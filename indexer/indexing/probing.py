@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..embeddings import CachedEmbedder
 from ..retrieval.bm25.index import BM25Index
-from ..retrieval.search.snapshot import Snapshot
+from ..retrieval.searching.snapshot import Snapshot
 from ..retrieval.worth import (
     COMMON,
     DEPTH,

@@ -9,7 +9,7 @@ progress, and records a newer version has superseded, are filtered out by that v
 set of live ids (its BM25 index lists exactly them).
 
 The handle only follows versions and hands out snapshots; the work is elsewhere: the
-search's steps in `steps` (run by `search.run`), each side's candidates in `sides`, the
+search's steps in `steps` (run by `searching.run`), each side's candidates in `sides`, the
 ranking in `ranking` (pure functions), answer-sized context in `context`, the options in
 `options.resolve`.
 """
@@ -30,9 +30,9 @@ from ..types import Chunk, Hit
 from .bm25.index import BM25Index
 from .collections import chosen
 from .options import Query, ResolvedOptions, SearchOptions
-from .search import run as searching
-from .search.sides import Sides, SidesFactory
-from .search.snapshot import Snapshot
+from .searching import run as searching
+from .searching.sides import Sides, SidesFactory
+from .searching.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from .context.pack import Context

@@ -25,8 +25,8 @@ from ...errors import EmbedderError, UsageError
 from ...text.tokens import Tokenizer, get_tokenizer
 from ...types import Hit
 from ..options import ResolvedOptions, SearchOptions
-from ..search import run as searching
-from ..search.snapshot import Snapshot
+from ..searching import run as searching
+from ..searching.snapshot import Snapshot
 from .pack import Context, pack, render
 from .score import (
     LEXICAL,

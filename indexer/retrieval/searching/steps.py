@@ -6,7 +6,7 @@ few are left, the embedding's share, the top k.
 Every step reads only the record it is handed (the query, the resolved options, the
 version's `Snapshot`, what earlier steps found) and returns a new one; none reaches back
 into the handle that started the search. A step that needs a deeper search says so
-(`Pass.again`) and the driver (`search.run.search`) starts the list over at that depth.
+(`Pass.again`) and the driver (`searching.run.search`) starts the list over at that depth.
 To add a step (a filter, a reranker), write it as such a function and put it in `STEPS`:
 every front door searches through this list.
 """
