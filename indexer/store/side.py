@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 from .entries import Entry, name_prefix
 from .layout import MANIFEST
+from .manifest import Manifest
 
 
 class SideFiles:
@@ -31,13 +31,14 @@ class SideFiles:
         machine that did not build the version)."""
         return self.folder(entry.collection, entry.generation) / name
 
-    def read_manifest(self, entry: Entry) -> Any:
-        """The JSON a version's build saved with `Staging.write_manifest` (None when it is
-        missing or unreadable)."""
+    def manifest(self, entry: Entry) -> Manifest | None:
+        """The file manifest a version's build saved with `Staging.write_manifest` (None
+        when it is missing or unreadable; of any format: `Manifest.format` says which)."""
         try:
-            return json.loads(self.path(entry, MANIFEST).read_text(encoding="utf-8"))
+            data = json.loads(self.path(entry, MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return Manifest.from_json(data)
 
     def remove(self, collection: str) -> None:
         """Remove a collection's side folder (every generation)."""

@@ -30,6 +30,7 @@ from .chroma import Chroma, placeholders
 from .delta import Deltas
 from .entries import Entry, entry_key, name_prefix
 from .layout import MANIFEST, write_json
+from .manifest import Manifest
 from .physical import PhysicalCollections
 from .records import RecordMeta, all_of, chunk_metadata, documents_filter, generation_filter
 from .side import SideFiles
@@ -136,8 +137,10 @@ class Staging:
         the store gives it (what it writes there is the writer's business)."""
         writer(self._side / name)
 
-    def write_manifest(self, data: Any) -> None:
-        """Save the version's file manifest (JSON; read back with `SideFiles.read_manifest`)."""
+    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+        """Save the version's file manifest (read back with `SideFiles.manifest`; a tool
+        that writes its own, as `bench/query_latency.py` does, may pass the JSON)."""
+        data = manifest.to_json() if isinstance(manifest, Manifest) else manifest
         write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------
