@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ..chunkers import Chunker, ChunkerContext, StrategySpec
 from ..errors import NothingToIndex
-from ..retrieval.bm25.index import SIDE as BM25_SIDE
 from ..retrieval.bm25.repair import load_or_rebuild
-from ..retrieval.exact.index import SIDE as EXACT_SIDE
-from ..retrieval.exact.index import write_for_build as write_exact
+from ..retrieval.exact.index import for_build as exact_for_build
 from ..retrieval.fusion import calibrated
 from ..retrieval.rows.repair import open_or_rewrite
-from ..retrieval.rows.table import SIDE as ROWS_SIDE
-from ..retrieval.rows.writer import NoRows, RowsWriter
-from ..store import Entry, FileEntry
+from ..retrieval.rows.writer import BuiltRows, NoRows, RowsWriter
+from ..store import Entry, FileEntry, SideFile
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
@@ -155,7 +153,7 @@ class StrategyBuild:
         full = bool(plan.reason)
         self.rows = RowsWriter.for_build(
             None if full or old is None else open_or_rewrite(store, old, self.state.notes.append),
-            staging.side_path(ROWS_SIDE),  # beside the index
+            staging.side_path(BuiltRows.SIDE),  # streamed there as the build goes
             self.embedder.dimension,
             full,
         )
@@ -254,9 +252,9 @@ class StrategyBuild:
                 skipped,
             )
         with self.timer("bm25"):
-            self._save_sides(old, plan, staging, files)
+            staging.save_sides(self._indexes(old, plan, staging, files))
         with self.timer("rows"):
-            self.rows.finish(staging.retired)
+            staging.save_sides([BuiltRows(self.rows, tuple(staging.retired))])
         staging.write_manifest(state.manifest(self.build_settings, self.job.labels))
         entry = self._entry(old, staging, chunker, files, t0)
         with self.timer("measure"):  # the embedder on this collection (indexing.probing)
@@ -266,37 +264,32 @@ class StrategyBuild:
         state.notes.extend(filter(None, [chunker.build_summary()]))
         return entry
 
-    def _save_sides(
+    def _indexes(
         self,
         old: Entry | None,
         plan: Plan,
         staging: Staging,
         files: dict[str, FileEntry],
-    ) -> None:
-        """The BM25 index (new, or the live one updated) and the exact-match index."""
+    ) -> Iterator[SideFile]:
+        """The BM25 index (new, or the live one updated), then the exact-match index, each
+        made as the store comes to save it."""
         store, engine = self.store, self.job.options.bm25_engine
         streamed = self.state.streamed
         assert streamed is not None, "a version is written after its stream"
-        fresh = streamed.fresh
         if plan.reason:
-            bm25 = fresh.finish(engine)
+            yield streamed.fresh.finish(engine)
         else:
             # a plan without a reason to build in full updates a live version
             assert old is not None
-            bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
-        staging.save_side(BM25_SIDE, bm25.save)
-        definitions = streamed.definitions
-        staging.save_side(
-            EXACT_SIDE,
-            lambda path: write_exact(
-                store,
-                None if plan.reason else old,
-                staging.retired,
-                definitions,
-                files,
-                self.analyzer,
-                path,
-            ),
+            live = load_or_rebuild(store, old)
+            yield live.updated(set(staging.retired), streamed.fresh, engine)
+        yield exact_for_build(
+            store,
+            None if plan.reason else old,
+            staging.retired,
+            streamed.definitions,
+            files,
+            self.analyzer,
         )
 
     def _entry(

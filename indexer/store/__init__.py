@@ -21,7 +21,7 @@ from .layout import cache_folder, questions_folder, write_json
 from .manifest import MANIFEST_FORMAT, FileEntry, Manifest, SkippedEntry
 from .reading import Records
 from .records import chunk_from_record, chunk_metadata
-from .side import SideFiles
+from .side import SideFile, SideFiles
 from .staging import Staging
 from .store import Store
 
@@ -36,6 +36,7 @@ __all__ = [
     "FileEntry",
     "Manifest",
     "Records",
+    "SideFile",
     "SideFiles",
     "SkippedEntry",
     "Staging",

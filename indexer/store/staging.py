@@ -33,7 +33,7 @@ from .layout import MANIFEST, write_json
 from .manifest import Manifest
 from .physical import PhysicalCollections
 from .records import RecordMeta, all_of, chunk_metadata, documents_filter, generation_filter
-from .side import SideFiles
+from .side import SideFile, SideFiles
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,6 +131,12 @@ class Staging:
     def side_path(self, name: str) -> Path:
         """Where this version's side file or folder `name` goes."""
         return self._side / name
+
+    def save_sides(self, sides: Iterable[SideFile]) -> None:
+        """Save side files of this version (`SideFile`: the BM25 index, the rows, the
+        exact-match index), each at the path its name has in the version's side folder."""
+        for side in sides:
+            self.save_side(side.SIDE, side.save)
 
     def save_side(self, name: str, writer: Callable[[Path], None]) -> None:
         """Save a side file or folder of this version: `writer(path)` writes it at the path
