@@ -175,7 +175,7 @@ class StrategyBuild:
         return Outcome(
             collection=staging.name,
             generation=staging.generation,
-            sizes=Sizes.of_entry(entry),
+            sizes=Sizes.of_files(self.state.files()),  # unrounded, as the entry's are not
             retired=len(staging.retired),
         )
 
