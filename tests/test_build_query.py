@@ -57,7 +57,7 @@ def test_a_store_opens_one_way_and_hands_out_its_roles(built_db):
         Store(db)
     store = Store(Settings.load(db=db))
     entry = store.catalogue.find("headers")
-    assert store.side.read_manifest(entry)["files"]
+    assert store.side.manifest(entry).files
     assert store.records.count(entry) == entry.chunks + len(entry.pending_ids)
     assert [e.strategy for e in store.catalogue.entries()] == ["fixed64", "headers"]
     assert store.builds.physical.unpublished() == {}  # nothing a killed build left

@@ -127,9 +127,10 @@ def test_its_fusion_references_are_its_own():
     real questions it beats BM25)."""
     from indexer.retrieval.fusion import adaptive_defaults, calibrated
     from indexer.retrieval.worth import factor
+    from indexer.store import FileEntry
 
-    prose = calibrated("bge-small-en", {"guide.md": {"tokens": 900, "chunks": 3}}, "en")
-    code = calibrated("bge-small-en", {"queue.py": {"tokens": 900, "chunks": 6}}, "en")
+    prose = calibrated("bge-small-en", {"guide.md": FileEntry(hash="", tokens=900, chunks=3)}, "en")
+    code = calibrated("bge-small-en", {"queue.py": FileEntry(hash="", tokens=900, chunks=6)}, "en")
     assert (tuple(prose["alpha_range"]), tuple(prose["coverage_range"])) == ((0.4, 0.9), (0.4, 0.8))
     assert (tuple(code["alpha_range"]), tuple(code["coverage_range"])) == ((0.3, 0.4), (0.4, 0.7))
     assert adaptive_defaults("bge-small-en") == ((0.4, 0.9), (0.4, 0.8)) != adaptive_defaults("e5-small")

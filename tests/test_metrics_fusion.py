@@ -157,12 +157,19 @@ def test_adaptive_alpha_moves_from_the_embedding_side_to_bm25_with_coverage():
     assert adaptive_alpha(0.5, alpha=(0.2, 0.8), bounds=(0.4, 0.6)) == 0.5
 
 
+def entries(files):
+    """Manifest entries (`store.FileEntry`) with these chunk and token counts."""
+    from indexer.store import FileEntry
+
+    return {d: FileEntry(hash="", **counts) for d, counts in files.items()}
+
+
 def test_a_collection_is_calibrated_by_its_kind_and_embedder():
     from indexer.retrieval.fusion import FUSION_BY_KIND, calibrated
 
-    code = {"src/a.py": {"chunks": 8, "tokens": 900}, "src/b.ts": {"chunks": 4, "tokens": 500},
-            "README.md": {"chunks": 1, "tokens": 100}}
-    prose = {"docs/a.md": {"chunks": 3, "tokens": 900}, "tools/x.py": {"chunks": 1, "tokens": 100}}
+    code = entries({"src/a.py": {"chunks": 8, "tokens": 900}, "src/b.ts": {"chunks": 4, "tokens": 500},
+                    "README.md": {"chunks": 1, "tokens": 100}})
+    prose = entries({"docs/a.md": {"chunks": 3, "tokens": 900}, "tools/x.py": {"chunks": 1, "tokens": 100}})
     use_code = calibrated("use-m3", code)
     assert (use_code["kind"], use_code["code_share"], use_code["avg_tokens"]) == ("code", 0.933, 115.4)
     assert tuple(use_code["alpha_range"]) == FUSION_BY_KIND[("use-m3", "code")][0]
@@ -181,8 +188,8 @@ def test_a_collection_is_calibrated_by_its_kind_and_embedder():
 def test_e5_on_code_weighs_the_embedding_less_over_long_chunks():
     from indexer.retrieval.fusion import FUSION_BY_KIND, LONG_CHUNKS, calibrated, current
 
-    functions = {"src/a.py": {"chunks": 10, "tokens": 1300}}  # 130 tokens a chunk, as `code` cuts
-    sections = {"src/a.py": {"chunks": 2, "tokens": 1000}}  # 500, as `headers` and `blocks` cut
+    functions = entries({"src/a.py": {"chunks": 10, "tokens": 1300}})  # 130 tokens a chunk, as `code` cuts
+    sections = entries({"src/a.py": {"chunks": 2, "tokens": 1000}})  # 500, as `headers` and `blocks` cut
     short, long = calibrated("e5-small", functions), calibrated("e5-small", sections)
     assert tuple(short["alpha_range"]) == FUSION_BY_KIND[("e5-small", "code")][0]
     assert tuple(long["alpha_range"]) == FUSION_BY_KIND[("e5-small", "code", "long")][0]
@@ -195,7 +202,7 @@ def test_e5_on_code_weighs_the_embedding_less_over_long_chunks():
 def test_e5_on_prose_keeps_half_the_say_where_bm25_covers_the_query():
     from indexer.retrieval.fusion import FUSION_BY_KIND, calibrated, current
 
-    prose = {"man/read.2.html": {"chunks": 4, "tokens": 1200}}
+    prose = entries({"man/read.2.html": {"chunks": 4, "tokens": 1200}})
     for lang in ("en", "tr"):
         got = calibrated("e5-small", prose, lang)
         assert tuple(got["alpha_range"]) == FUSION_BY_KIND[("e5-small", "prose")][0] == (0.5, 0.7)

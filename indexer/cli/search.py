@@ -378,11 +378,11 @@ def _named_as(doc_id: str | None, index: Any) -> str:
 
     if not doc_id:
         return ""
-    manifest = read_manifest(index.store, index.entry) or {"files": {}}
+    manifest = read_manifest(index.store, index.entry)
     wanted = doc_id.replace("\\", "/").rstrip("/")
     near = sorted(
         d
-        for d in manifest["files"]
+        for d in (manifest.files if manifest else ())
         if wanted.endswith("/" + d)
         or d.endswith("/" + wanted.rsplit("/", 1)[-1])
         or d == wanted.rsplit("/", 1)[-1]

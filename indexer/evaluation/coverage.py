@@ -35,7 +35,7 @@ def held(index: Index, doc_ids: set[str]) -> set[str]:
 
     manifest = read_manifest(index.store, index.entry)
     if manifest is not None:
-        return doc_ids & set(manifest["files"])
+        return doc_ids & set(manifest.files)
     return {
         d for d in doc_ids if next(iter(index.store.records.scan(index.entry, d)), None) is not None
     }

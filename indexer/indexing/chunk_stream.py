@@ -8,24 +8,25 @@ a chunk that came again keeps its record, and the file's other chunks are retire
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from ..chunkers import Chunker, StrategySpec
+from ..chunkers import Chunker
 from ..chunkers.unit_map import DocUnit, unit_map
 from ..embeddings import CachedEmbedder
 from ..loaders import SkipFile, Skipped, SourceFile, load_file
 from ..retrieval.bm25.index import BM25Builder
-from ..retrieval.exact.index import defined_in
-from ..retrieval.rows.table import RowStore
+from ..retrieval.exact.index import Definition, defined_in
+from ..retrieval.rows.writer import NoRows, RowsWriter
 from ..retrieval.worth import PROBES
+from ..store import FileEntry, SkippedEntry
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..types import Chunk, Document
 from .estimates import FirstBatch, TextSample, Timer, estimate_line
 from .manifest import file_mtime
 from .planning import Plan
-from .report import BuildReport
 from .units import DocumentUnits
 
 EMBED_BATCH = 256
@@ -39,73 +40,57 @@ Live = dict[str, tuple[set[str], set[str]]]  # doc_id -> (its chunk ids, its par
 Advance = Callable[[int], Any]  # the progress bar's step
 
 
-class RowSink(Protocol):
-    """Where the embedded chunks' rows go (`retrieval.rows`: a writer, or none)."""
+@dataclass(frozen=True, kw_only=True)
+class Streaming:
+    """What a stream reads and writes through: the plan and the files' live records, the
+    new version (`staging`) and its rows, the chunker, embedder, analyzer and units, and
+    how it times and tells (`name`: the strategy, the progress bar's label)."""
 
-    def add_chunks(
-        self, chunks: Sequence[Chunk], metas: Sequence[dict[str, Any]], vectors: Any, /
-    ) -> None: ...
+    name: str
+    plan: Plan
+    live: Live
+    staging: Staging
+    rows: RowsWriter | NoRows
+    chunker: Chunker
+    embedder: CachedEmbedder
+    analyzer: Analyzer
+    units: DocumentUnits
+    encoding: str | None
+    timer: Timer
+    progress: Callable[..., Any]
+    say: Callable[[str], None]
 
-    def finish(self, retired: Iterable[str] = (), /) -> None: ...
 
-    def abandon(self) -> None: ...
+@dataclass(kw_only=True)
+class Streamed:
+    """What a stream did: the manifest entries of the files it chunked, those it could not
+    load, the records it wrote, what the new chunks define, and their BM25 terms."""
 
-    @property
-    def previous(self) -> RowStore | None: ...
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    skipped: dict[str, SkippedEntry] = field(default_factory=dict)
+    written: int = 0  # chunk records
+    parents: int = 0  # parent records
+    definitions: list[Definition] = field(default_factory=list)  # `exact.defined_in`
+    fresh: BM25Builder
 
-
-class StrategyParts(Protocol):
-    """What one strategy's build lends the stream: its spec and report, the embedder,
-    the analyzer, the units and rows writers, its timer and note sink."""
-
-    @property
-    def spec(self) -> StrategySpec: ...
-    @property
-    def report(self) -> BuildReport: ...
-    @property
-    def timer(self) -> Timer: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def analyzer(self) -> Analyzer: ...
-    @property
-    def units(self) -> DocumentUnits: ...
-    @property
-    def rows(self) -> RowSink: ...
-    @property
-    def definitions(self) -> list[tuple[str, str, str, list[str], list[str]]]: ...
-    @property
-    def encoding(self) -> str | None: ...
-    @property
-    def progress(self) -> Callable[..., Any]: ...
-    @property
-    def say(self) -> Callable[[str], None]: ...
+    def warnings(self) -> list[Skipped]:
+        """The warnings loading the files gave, file by file."""
+        return [Skipped(d, w) for d, f in self.files.items() for w in f.warnings]
 
 
 class ChunkStream:
-    """The chunks of a plan's files, written into `staging` as they are made. `files` and
-    `skipped` (the manifest's tables) are updated file by file; `fresh` gets the BM25
-    terms of every new chunk."""
+    """The chunks of a plan's files, written into the new version as they are made; `run`
+    returns what it wrote (`Streamed`)."""
 
-    def __init__(
-        self,
-        parts: StrategyParts,
-        plan: Plan,
-        staging: Staging,
-        chunker: Chunker,
-        live: Live,
-        files: dict[str, dict[str, Any]],
-        skipped: dict[str, dict[str, Any]],
-        fresh: BM25Builder,
-    ) -> None:
-        self.parts, self.plan, self.staging, self.chunker = parts, plan, staging, chunker
-        self.live, self.files, self.skipped, self.fresh = live, files, skipped, fresh
+    def __init__(self, parts: Streaming) -> None:
+        self.parts, self.plan, self.staging = parts, parts.plan, parts.staging
+        self.chunker, self.live = parts.chunker, parts.live
+        self.done = Streamed(fresh=BM25Builder(parts.analyzer))
         self.batch: list[Chunk] = []
         self.weights: list[float] = []
-        self.parents: list[
-            Chunk
-        ] = []  # written with the next batch: one write, not a wait per file
-        self.total = sum(src.size for src in plan.process)
+        # written with the next batch: one write, not a wait per file
+        self.parents: list[Chunk] = []
+        self.total = sum(src.size for src in self.plan.process)
         # the estimate counts text, not file bytes (an HTML page's markup made a folder's
         # first batch foresee a third of its chunks): per format, [text, bytes] loaded
         self.text_per_byte: dict[str, list[int]] = {}
@@ -116,12 +101,12 @@ class ChunkStream:
         # until the estimate is made: chunks embedded, their seconds, the text they cover
         self.seen_chunks, self.seen_seconds, self.seen_chars = 0, 0.0, 0
 
-    def run(self) -> None:
+    def run(self) -> Streamed:
         parts = self.parts
         # with units embedded at build time the bar counts each file twice: once when its
         # units are embedded, once as its chunks are (a cold build spent most of its time
         # on units before its first chunk batch, and a bar at 0% showed an ETA of days)
-        with parts.progress(parts.spec.name, self.shares * self.total) as advance:
+        with parts.progress(parts.name, self.shares * self.total) as advance:
             for src in self.plan.process:
                 with parts.timer("load"):
                     try:
@@ -131,25 +116,18 @@ class ChunkStream:
                         continue
                 self._file(src, doc, advance)
             self._flush(advance)
+        return self.done
 
     def _skip(self, src: SourceFile, exc: SkipFile, advance: Advance) -> None:
-        """A file that cannot be loaded: reported, out of the manifest, its chunks retired."""
-        report, plan = self.parts.report, self.plan
-        report.skipped.append(Skipped(src.doc_id, str(exc)))
-        # indexed before: now out
-        if not plan.reason and src.doc_id in plan.previous_manifest()["files"]:
-            report.changed, report.removed = report.changed - 1, report.removed + 1
-        else:
-            report.added -= 1
-        self.skipped[src.doc_id] = {"hash": plan.hashes[src.doc_id], "reason": str(exc)}
-        self.files.pop(src.doc_id, None)
+        """A file that cannot be loaded: skipped, its chunks retired."""
+        entry = SkippedEntry(hash=self.plan.hashes[src.doc_id], reason=str(exc))
+        self.done.skipped[src.doc_id] = entry
         old_ids, old_parents = self.live.get(src.doc_id, (set(), set()))
         self.staging.retire(old_ids, old_parents)
         advance(self.shares * src.size)
 
     def _file(self, src: SourceFile, doc: Document, advance: Advance) -> None:
         parts = self.parts
-        parts.report.warnings.extend(Skipped(doc.doc_id, w) for w in doc.warnings)
         old_ids, old_parents = self.live.get(doc.doc_id, (set(), set()))
         with parts.timer("units"):
             units = parts.units.of(doc)
@@ -179,19 +157,19 @@ class ChunkStream:
             self.chars.append(max(c.end - done, 0))
             self.sample.covers(doc.text[done : c.end])
             done = max(done, c.end)
-            if len(self.batch) >= (EMBED_BATCH if self.parts.report.written else FIRST_BATCH):
+            if len(self.batch) >= (EMBED_BATCH if self.done.written else FIRST_BATCH):
                 self._flush(advance)
         self.staging.retire(old_ids - kept, old_parents - parent_ids)
-        self.files[doc.doc_id] = {
-            "hash": self.plan.hashes[src.doc_id],
-            "size": src.size,
-            "mtime": file_mtime(src.path),
-            "chunks": count,
-            "tokens": tokens,
-            "max_tokens": max_tokens,
-            "newline": doc.newline,
-            "warnings": doc.warnings,
-        }
+        self.done.files[doc.doc_id] = FileEntry(
+            hash=self.plan.hashes[src.doc_id],
+            size=src.size,
+            mtime=file_mtime(src.path),
+            chunks=count,
+            tokens=tokens,
+            max_tokens=max_tokens,
+            newline=doc.newline,
+            warnings=doc.warnings,
+        )
         advance(int(max(len(doc.text) - done, 0) * scale))  # what no new chunk covered
 
     def _measured(self, chunks: int, seconds: float) -> None:
@@ -240,28 +218,31 @@ class ChunkStream:
             if p.id not in old_parents:
                 self.parents.append(p)
                 if len(self.parents) >= EMBED_BATCH:
-                    self.staging.add_parents(list(self.parents))
-                    self.parents.clear()
+                    self._write_parents()
         return parent_ids
+
+    def _write_parents(self) -> None:
+        self.staging.add_parents(list(self.parents))
+        self.done.parents += len(self.parents)
+        self.parents.clear()
 
     def _add(self, c: Chunk, units: list[DocUnit], doc: Document) -> None:
         """A new chunk: its unit map, BM25 terms and definitions, then into the batch."""
         parts = self.parts
         c.units = unit_map(c, units, doc)
         with parts.timer("analyse"):  # BM25's terms
-            self.fresh.add([c.id], [c.indexed_text])
-        parts.definitions.extend(defined_in(c, parts.analyzer))
+            self.done.fresh.add([c.id], [c.indexed_text])
+        self.done.definitions.extend(defined_in(c, parts.analyzer))
         self.batch.append(c)
 
     def _flush(self, advance: Advance) -> None:
         """Write the queued parents, then embed and write the batch."""
         parts, batch, weights = self.parts, self.batch, self.weights
         if self.parents:
-            self.staging.add_parents(list(self.parents))
-            self.parents.clear()
+            self._write_parents()
         if not batch:
             return
-        if not parts.report.written:  # the rate foresees the rest: not the model's loading
+        if not self.done.written:  # the rate foresees the rest: not the model's loading
             with parts.timer("embed"):
                 parts.embedder.warm()
         t0 = time.perf_counter()
@@ -273,7 +254,7 @@ class ChunkStream:
             metas = self.staging.add(list(batch), vectors)
         with parts.timer("rows"):  # also where the build waits while Chroma's write holds the GIL
             parts.rows.add_chunks(batch, metas, vectors)
-        parts.report.written += len(batch)
+        self.done.written += len(batch)
         advance(int(sum(weights)))
         batch.clear()
         weights.clear()

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..loaders import SourceFile
 from ..loaders.files import input_labels
-from ..store import Entry, Store
+from ..store import MANIFEST_FORMAT, Entry, FileEntry, Manifest, Store
 from .events import input_file
 
-MANIFEST_FORMAT = 2
 RACY_NS = 2_000_000_000  # a file changed this recently is not trusted by its identity next time
 
 
@@ -34,24 +33,20 @@ def file_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def read_manifest(store: Store, entry: Entry) -> dict | None:
-    """The file manifest of a live version (None when missing or unreadable)."""
-    data = store.side.read_manifest(entry)
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+def read_manifest(store: Store, entry: Entry) -> Manifest | None:
+    """The file manifest of a live version, of the format builds write (None when missing,
+    unreadable or of another format)."""
+    manifest = store.side.manifest(entry)
+    if manifest is None or manifest.format != MANIFEST_FORMAT:
         return None
-    files = data.get("files")
-    if not isinstance(files, dict) or not all(
-        isinstance(v, dict) and "hash" in v for v in files.values()
-    ):
-        return None
-    return data
+    return manifest
 
 
 def newlines(store: Store, entry: Entry) -> dict[str, str]:
     """{doc_id: the newlines of the file as read (`lf`, `crlf`, `cr`, `mixed`)} for the
     files of a live version that recorded them; offsets index each text with `\n`."""
-    manifest = read_manifest(store, entry) or {"files": {}}
-    return {d: v["newline"] for d, v in manifest["files"].items() if v.get("newline")}
+    manifest = read_manifest(store, entry) or Manifest()
+    return {d: f.newline for d, f in manifest.files.items() if f.newline}
 
 
 def identity(path: Path) -> list[int] | None:
@@ -69,7 +64,7 @@ def identity(path: Path) -> list[int] | None:
 
 
 def trusted_hashes(
-    manifest: dict | None, changed: set[str] | None
+    manifest: Manifest | None, changed: set[str] | None
 ) -> dict[str, tuple[str, int | list | None]]:
     """{doc_id: (hash, what must still hold)} a manifest records. With `changed` (doc_ids
     named by file-system events) the files not in it are taken as unchanged while their
@@ -80,28 +75,22 @@ def trusted_hashes(
     if manifest is None:
         return {}
     if changed is None:
-        return {
-            d: (v["hash"], v["stat"])
-            for d, v in manifest["files"].items()
-            if isinstance(v.get("stat"), list)
-        }
+        return {d: (f.hash, f.stat) for d, f in manifest.files.items() if isinstance(f.stat, list)}
     out: dict[str, tuple[str, int | list | None]] = {
-        d: (v.get("hash", ""), None)
-        for d, v in manifest.get("skipped", {}).items()
-        if d not in changed
+        d: (s.hash, None) for d, s in manifest.skipped.items() if d not in changed
     }
-    out.update(
-        (d, (v["hash"], v.get("size"))) for d, v in manifest["files"].items() if d not in changed
-    )
+    out.update((d, (f.hash, f.size)) for d, f in manifest.files.items() if d not in changed)
     return out
 
 
-def with_identities(files: dict[str, dict], stats: dict[str, list[int] | None]) -> dict[str, dict]:
+def with_identities(
+    files: dict[str, FileEntry], stats: dict[str, list[int] | None]
+) -> dict[str, FileEntry]:
     """The manifest's file entries with each file's identity as this build found it before
     reading it (`identity`): for the files it hashed and for those it trusted alike, so
     files a build had to read though unchanged (touched, or recorded by a version of the
     tool that kept no identities) are trusted again from the next version it writes."""
-    return {d: {**v, "stat": stats.get(d)} for d, v in files.items()}
+    return {d: replace(f, stat=stats.get(d)) for d, f in files.items()}
 
 
 def content_hash(
@@ -123,12 +112,12 @@ def content_hash(
         return ""
 
 
-def built_from(entry: Entry, manifest: dict) -> list[BuiltInput]:
+def built_from(entry: Entry, manifest: Manifest) -> list[BuiltInput]:
     """The inputs (folders and files given) `entry` was built from that are still there,
     each with the label its doc_ids start with: as the build recorded them, else as
     discovery names several inputs (`input_labels`)."""
-    labels = manifest.get("labels")
-    if not isinstance(labels, list) or len(labels) != len(entry.source):
+    labels = manifest.labels
+    if labels is None or len(labels) != len(entry.source):
         labels = input_labels(entry.source)
     inputs = [BuiltInput(Path(s), str(label)) for s, label in zip(entry.source, labels)]
     return [i for i in inputs if i.root.exists()]
@@ -161,13 +150,13 @@ def stale_files(store: Store, entry: Entry, files: list[SourceFile], root: Path)
         return []
     present = {src.doc_id: src for src in files}
     out = []
-    for doc_id, known in manifest["files"].items():
+    for doc_id, known in manifest.files.items():
         src = present.get(doc_id)
         if src is None:
             out.append(doc_id)
             continue
         try:
-            if known.get("hash") != file_hash(src.path):
+            if known.hash != file_hash(src.path):
                 out.append(doc_id)
         except OSError:
             pass  # unreadable now: nothing to compare
@@ -187,23 +176,23 @@ def quick_stale(store: Store, entry: Entry, limit: int = 20_000) -> list[str]:
     (several folders included): sizes and modification times first, content hashes only
     for files whose size or time moved (so an untouched corpus costs one `stat` a file)."""
     manifest = read_manifest(store, entry)
-    if manifest is None or len(manifest["files"]) > limit:
+    if manifest is None or len(manifest.files) > limit:
         return []
     inputs = built_from(entry, manifest)
     if not inputs:
         return []
-    return sorted(d for d, known in manifest["files"].items() if _moved(_located(inputs, d), known))
+    return sorted(d for d, known in manifest.files.items() if _moved(_located(inputs, d), known))
 
 
-def _moved(path: Path | None, known: dict) -> bool:
+def _moved(path: Path | None, known: FileEntry) -> bool:
     """Whether a built file is gone or its content changed (unreadable: not known)."""
     if path is None:
         return True
     try:
         stat = path.stat()
-        if (stat.st_size, int(stat.st_mtime)) == (known.get("size"), known.get("mtime")):
+        if (stat.st_size, int(stat.st_mtime)) == (known.size, known.mtime):
             return False
-        return file_hash(path) != known.get("hash")
+        return file_hash(path) != known.hash
     except OSError:
         return False
 

@@ -4,81 +4,110 @@ new and changed files are processed and vanished ones removed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..loaders import Skipped, SourceFile
-from ..store import Entry
+from ..store import Entry, FileEntry, Manifest, SkippedEntry
 from .estimates import Timer
 from .job import BuildJob
 from .manifest import content_hash, identity, read_manifest, trusted_hashes, why_full
-from .report import BuildReport
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Plan:
+    """What one strategy's build must do, and what it found doing so."""
+
     reason: str  # why the whole collection is rebuilt ("" for an incremental build)
     process: list[SourceFile]  # new and changed files
-    unchanged: list[str]
-    removed: list[str]
-    hashes: dict[str, str]
-    stats: dict[str, list[int] | None]  # each file's identity, taken before reading it
-    manifest: dict | None
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: set[str] = field(default_factory=set)  # those of `process` the live version has
+    hashes: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, list[int] | None] = field(default_factory=dict)  # identities, before reading
+    manifest: Manifest | None = None  # the live version's (an incremental plan's)
+    warnings: list[Skipped] = field(default_factory=list)  # of the unchanged files
+    skipped: list[Skipped] = field(default_factory=list)  # files failing as they did
 
-    def previous_manifest(self) -> dict:
-        """The live version's manifest, which an incremental plan has (`plan_build` plans a
-        full build when it is missing or unreadable)."""
-        assert self.manifest is not None, (
-            "an incremental build plan has the live version's manifest"
-        )
-        return self.manifest
+    def nothing_to_do(self) -> bool:
+        """Whether the live version stays as it is: an incremental plan with no file to
+        process and none removed."""
+        return not self.reason and not self.process and not self.removed
+
+    def previous_files(self) -> dict[str, FileEntry]:
+        """The live version's file entries an incremental plan starts from (none for a full
+        plan)."""
+        return self.manifest.files if self.manifest is not None else {}
+
+    def carried(self) -> Carried:
+        """The manifest's files and skipped files an incremental build starts from (a full
+        build: none): the files not removed, and the files still failing as they did (each
+        keeps its reason)."""
+        if self.manifest is None:
+            return Carried(files={}, skipped={})
+        skipped = {
+            d: s
+            for d, s in self.manifest.skipped.items()
+            if s.hash and self.hashes.get(d) == s.hash
+        }
+        removed = set(self.removed)
+        files = {d: f for d, f in self.manifest.files.items() if d not in removed}
+        return Carried(files=files, skipped=skipped)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A manifest's tables as an incremental build starts from them."""
+
+    files: dict[str, FileEntry]
+    skipped: dict[str, SkippedEntry]
 
 
 def _reason(
-    job: BuildJob, old: Entry | None, manifest: dict | None, wanted: dict, report: BuildReport
+    job: BuildJob, strategy: str, old: Entry | None, manifest: Manifest | None, wanted: dict
 ) -> str:
     """Why the whole collection is rebuilt, or "" (an incremental build)."""
     if job.options.full:
         return "--full"
     if old is None:
-        return _first_build(job, report)
+        return _first_build(job, strategy, wanted["embedder"])
     if manifest is None:
         return "no readable file manifest beside the previous version"
-    if {k: v for k, v in manifest["settings"].items() if k in wanted} != wanted:
-        return why_full(manifest["settings"], wanted)
+    if {k: v for k, v in manifest.settings.items() if k in wanted} != wanted:
+        return why_full(manifest.settings, wanted)
     return ""
 
 
-def _first_build(job: BuildJob, report: BuildReport) -> str:
+def _first_build(job: BuildJob, strategy: str, embedder: str) -> str:
     """Why a strategy's first build with this embedder is a full one (the others kept)."""
-    others = [e.embedder for e in job.store.catalogue.entries() if e.strategy == report.strategy]
+    others = [e.embedder for e in job.store.catalogue.entries() if e.strategy == strategy]
     if others:
-        return f"first build with {report.embedder} (kept: {', '.join(others)})"
+        return f"first build with {embedder} (kept: {', '.join(others)})"
     return "first build"
 
 
 def plan_build(
     job: BuildJob,
+    strategy: str,
     old: Entry | None,
     wanted: dict,
-    report: BuildReport,
     timer: Timer,
     changed: set[str] | None = None,
 ) -> Plan:
-    """The plan of one strategy's build against its live version `old`; `wanted`: the
-    build settings (`build_settings`) the new version has. Counts what it found in
-    `report` (added, changed, removed, unchanged; the warnings and skips of files kept)."""
+    """The plan of `strategy`'s build against its live version `old`; `wanted`: the build
+    settings (`build_settings`) the new version has. Says what it found: the files added,
+    changed, removed and unchanged; the warnings and skips of the files kept."""
     manifest = read_manifest(job.store, old) if old else None
-    reason = _reason(job, old, manifest, wanted, report)
+    reason = _reason(job, strategy, old, manifest, wanted)
     trusted = trusted_hashes(manifest, changed) if not reason else {}
     with timer("hash"):
         stats, hashes = _hash(job.found.files, trusted)
     by_id = {src.doc_id: src for src in job.found.files}
     if reason or manifest is None:
-        return Plan(reason, list(by_id.values()), [], [], hashes, stats, None)
-    process, unchanged = _compare(by_id, hashes, manifest, report)
-    removed = [d for d in manifest["files"] if d not in by_id]
-    report.removed, report.unchanged = len(removed), len(unchanged)
-    return Plan("", process, unchanged, removed, hashes, stats, manifest)
+        return Plan(reason=reason, process=list(by_id.values()), hashes=hashes, stats=stats)
+    plan = Plan(reason="", process=[], hashes=hashes, stats=stats, manifest=manifest)
+    _compare(by_id, plan)
+    plan.removed = [d for d in manifest.files if d not in by_id]
+    return plan
 
 
 def _hash(
@@ -91,28 +120,26 @@ def _hash(
     return stats, {src.doc_id: content_hash(src, trusted, stats[src.doc_id]) for src in files}
 
 
-def _compare(
-    by_id: dict[str, SourceFile], hashes: dict[str, str], manifest: dict, report: BuildReport
-) -> tuple[list[SourceFile], list[str]]:
-    """(files to process, doc_ids unchanged) against the live version's manifest: a file
-    with the hash it had is kept (with its warnings), one that failed as it does now stays
-    skipped (with its reason), any other is added or changed."""
-    old_files: dict[str, dict] = manifest["files"]
-    old_skipped: dict[str, dict] = manifest.get("skipped", {})
-    process, unchanged = [], []
+def _compare(by_id: dict[str, SourceFile], plan: Plan) -> None:
+    """Fill an incremental `plan` against the live version's manifest: a file with the hash
+    it had is kept (with its warnings), one that failed as it does now stays skipped (with
+    its reason), any other is added or changed."""
+    old_files = plan.previous_files()
+    old_skipped = plan.manifest.skipped if plan.manifest is not None else {}
     for doc_id, src in by_id.items():
-        h = hashes[doc_id]
-        if h and old_files.get(doc_id, {}).get("hash") == h:
-            unchanged.append(doc_id)
-            warnings = old_files[doc_id].get("warnings", ())
-            report.warnings.extend(Skipped(doc_id, w) for w in warnings)
-        elif h and old_skipped.get(doc_id, {}).get("hash") == h:
-            reason_then = old_skipped[doc_id].get("reason", "skipped")
-            report.skipped.append(Skipped(doc_id, reason_then))
+        h = plan.hashes[doc_id]
+        kept, failed = old_files.get(doc_id), old_skipped.get(doc_id)
+        if _same(h, kept):
+            plan.unchanged.append(doc_id)
+            plan.warnings.extend(Skipped(doc_id, w) for w in old_files[doc_id].warnings)
+        elif _same(h, failed) and failed is not None:
+            plan.skipped.append(Skipped(doc_id, failed.reason))
         else:
-            process.append(src)
-            if doc_id in old_files:
-                report.changed += 1
-            else:
-                report.added += 1
-    return process, unchanged
+            plan.process.append(src)
+            if kept is not None:
+                plan.changed.add(doc_id)
+
+
+def _same(content: str, known: FileEntry | SkippedEntry | None) -> bool:
+    """Whether a file's content hash is the one its manifest entry records."""
+    return bool(content) and known is not None and known.hash == content

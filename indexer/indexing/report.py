@@ -47,11 +47,3 @@ class BuildReport:
         data["seconds"] = round(self.seconds, 3)
         data["avg_tokens"] = round(self.avg_tokens, 1)
         return data
-
-    def files_from(self, files: dict[str, dict]) -> None:
-        """Fill the sizes from the file manifest of the version built."""
-        self.files = len(files)
-        self.chunks = sum(f.get("chunks", 0) for f in files.values())
-        tokens = sum(f.get("tokens", 0) for f in files.values())
-        self.avg_tokens = tokens / self.chunks if self.chunks else 0.0
-        self.max_tokens = max((f.get("max_tokens", 0) for f in files.values()), default=0)

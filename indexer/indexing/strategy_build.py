@@ -6,30 +6,28 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ..chunkers import Chunker, ChunkerContext, StrategySpec
 from ..errors import NothingToIndex
-from ..retrieval.bm25.index import SIDE as BM25_SIDE
-from ..retrieval.bm25.index import BM25Builder
 from ..retrieval.bm25.repair import load_or_rebuild
-from ..retrieval.exact.index import SIDE as EXACT_SIDE
-from ..retrieval.exact.index import write_for_build as write_exact
+from ..retrieval.exact.index import for_build as exact_for_build
 from ..retrieval.fusion import calibrated
-from ..retrieval.rows import writer as side_rows
 from ..retrieval.rows.repair import open_or_rewrite
-from ..store import Entry
+from ..retrieval.rows.writer import BuiltRows, NoRows, RowsWriter
+from ..store import Entry, FileEntry, SideFile
 from ..store.staging import Staging
 from ..text.analyzer import Analyzer
 from ..text.tokens import DEFAULT_ENCODING, get_tokenizer
 from ..version import VERSION
-from .chunk_stream import ChunkStream, Live, RowSink
+from .chunk_stream import ChunkStream, Live, Streaming
 from .estimates import Timer
 from .job import BuildJob
-from .manifest import MANIFEST_FORMAT, with_identities
 from .planning import Plan, plan_build
 from .probing import measure_unchanged, measured
 from .report import BuildReport
+from .state import BuildState, Outcome, Sizes, Spent, report_of
 from .units import DocumentUnits
 
 CHUNK_FORMAT = 20  # bump when a chunker's output changes for the same parameters (12: unit maps;
@@ -69,80 +67,80 @@ def build_settings(
 
 
 class StrategyBuild:
-    """One strategy's build within a `BuildJob`."""
+    """One strategy's build within a `BuildJob`: its steps (prepare, plan, then leave the
+    version unchanged or stream, finish and publish a new one) each return what they did,
+    kept in a `BuildState` the report is computed from (`report_of`)."""
 
-    rows: RowSink  # the new version's rows (set when a version is written)
+    rows: RowsWriter | NoRows  # the new version's rows (set when a version is written)
 
     def __init__(self, job: BuildJob, spec: StrategySpec) -> None:
         self.job, self.spec = job, spec
         # what the loops below use most, by short names
         self.store, self.embedder, self.analyzer = job.store, job.embedder(), job.analyzer
-        self.encoding, self.progress, self.say = job.options.encoding, job.progress, job.say
         self.timer = Timer()
-        self.report = BuildReport(spec.name, self.embedder.name, analyzer=self.analyzer.describe())
         self.unit_vectors = job.options.unit_vectors
         self.build_settings = build_settings(
-            spec, self.embedder.name, self.analyzer, self.encoding, self.unit_vectors
+            spec, self.embedder.name, self.analyzer, job.options.encoding, self.unit_vectors
         )
-        # what new chunks define (`exact.defined_in`)
-        self.definitions: list[tuple[str, str, str, list[str], list[str]]] = []
         self.units = DocumentUnits(
             self.embedder,
             get_tokenizer(cache_dir=job.store.settings.tiktoken_dir),
-            self.say,
+            job.say,
             embed=self.unit_vectors,
+        )
+        self.state = BuildState(
+            strategy=spec.name,
+            embedder=self.embedder.name,
+            analyzer=self.analyzer.describe(),
+            found=job.found,
         )
 
     # -- running ---------------------------------------------------------------------------
     def run(self, changed: set[str] | None = None) -> BuildReport:
         t0 = time.perf_counter()
-        spec, store, report, options = self.spec, self.store, self.report, self.job.options
-        # what discovery turned away (size cap, links...)
-        report.skipped.extend(self.job.found.skipped)
-        report.unsupported = dict(self.job.found.unsupported)
-        with store.builds.lease(spec.name, self.embedder.name, wait=options.wait, on_wait=self.say):
-            old, report.leftovers_removed = store.builds.prepare(spec.name, self.embedder.name)
+        spec, store, state, options = self.spec, self.store, self.state, self.job.options
+        with store.builds.lease(
+            spec.name, self.embedder.name, wait=options.wait, on_wait=self.job.say
+        ):
+            old, state.leftovers = store.builds.prepare(spec.name, self.embedder.name)
             options.stage("locked")
-            todo = plan_build(self.job, old, self.build_settings, report, self.timer, changed)
-            if old is not None and not todo.reason:
-                old = store.builds.deltas.merge(old, report.notes.append)
-            if not todo.reason and not todo.process and not todo.removed:
+            plan = plan_build(self.job, spec.name, old, self.build_settings, self.timer, changed)
+            state.plan = plan
+            if old is not None and not plan.reason:
+                old = store.builds.deltas.merge(old, state.notes.append)
+            if plan.nothing_to_do():
                 assert old is not None, "a plan without a reason has a live version"
-                self._unchanged(old)
+                state.outcome = self._unchanged(old)
             else:
-                report.mode = "full" if todo.reason else "incremental"
-                report.reason = todo.reason
-                if todo.reason:
-                    report.added = len(todo.process)
-                self._write(old, todo, t0)
-        report.seconds = time.perf_counter() - t0
-        report.timings = self.timer.totals
+                state.outcome = self._write(old, plan, t0)
+        timings = self.timer.totals
         if self.embedder.seconds:  # inside the stages above: what the model itself took
-            report.timings["model"] = self.embedder.seconds
+            timings["model"] = self.embedder.seconds
         # the units' own vectors apart
-        report.embedded, report.cache_hits = self.units.chunk_counts()
-        return report
+        embedded, cache_hits = self.units.chunk_counts()
+        state.spent = Spent(
+            seconds=time.perf_counter() - t0,
+            timings=timings,
+            embedded=embedded,
+            cache_hits=cache_hits,
+        )
+        return report_of(state)
 
-    def _unchanged(self, old: Entry) -> None:
+    def _unchanged(self, old: Entry) -> Outcome:
         """Nothing changed: check the side files too, and rebuild a damaged BM25 index or
         rows from the stored records (so `build` is how a user repairs them)."""
-        report = self.report
-        report.mode, report.collection, report.generation = (
-            "unchanged",
-            old.collection,
-            old.generation,
-        )
-        report.files, report.chunks = old.files, old.chunks
-        report.avg_tokens, report.max_tokens = old.avg_tokens, old.max_tokens
         repaired: list[str] = []
         load_or_rebuild(self.store, old, on_repair=repaired.append, check_all=True)
         open_or_rewrite(self.store, old, on_repair=repaired.append, full=True)
-        report.notes.extend(repaired)
+        self.state.notes.extend(repaired)
         measure_unchanged(self.store, old, self.embedder)
+        return Outcome(
+            collection=old.collection, generation=old.generation, sizes=Sizes.of_entry(old)
+        )
 
-    def _write(self, old: Entry | None, plan: Plan, t0: float) -> None:
+    def _write(self, old: Entry | None, plan: Plan, t0: float) -> Outcome:
         """Write a new version (every file, or the changed ones over `old`) and publish it."""
-        spec, store, report = self.spec, self.store, self.report
+        spec, store = self.spec, self.store
         chunker = self._chunker()
         staging = store.builds.begin(
             spec.name,
@@ -152,20 +150,18 @@ class StrategyBuild:
             full=bool(plan.reason),
             on_stage=self.job.options.stage,
         )
-        report.generation = staging.generation
-        files, skipped = _carried(plan)
-        fresh = BM25Builder(self.analyzer)  # a full build's BM25; an incremental one's new chunks
         full = bool(plan.reason)
-        self.rows = side_rows.RowsWriter.for_build(
-            None if full or old is None else open_or_rewrite(store, old, report.notes.append),
-            staging.side_path(side_rows.SIDE),  # beside the index
+        self.rows = RowsWriter.for_build(
+            None if full or old is None else open_or_rewrite(store, old, self.state.notes.append),
+            staging.side_path(BuiltRows.SIDE),  # streamed there as the build goes
             self.embedder.dimension,
             full,
         )
         try:
-            live = self._retire_removed(plan, staging, files)
-            ChunkStream(self, plan, staging, chunker, live, files, skipped, fresh).run()
-            entry = self._finish(old, plan, staging, chunker, files, skipped, fresh, t0)
+            live = self._retire_removed(plan, staging)
+            stream = ChunkStream(self._streaming(plan, staging, chunker, live))
+            self.state.streamed = stream.run()
+            entry = self._finish(old, plan, staging, chunker, t0)
         except BaseException:
             self.rows.abandon()
             staging.abandon()
@@ -174,9 +170,33 @@ class StrategyBuild:
         # before the switch leaves unpublished records, which the next build removes)
         with self.timer("publish"):
             staging.publish(entry)
-        report.collection = staging.name
         if plan.reason:
             store.builds.collect_after_full_build()
+        return Outcome(
+            collection=staging.name,
+            generation=staging.generation,
+            sizes=Sizes.of_files(self.state.files()),  # unrounded, as the entry's are not
+            retired=len(staging.retired),
+        )
+
+    def _streaming(self, plan: Plan, staging: Staging, chunker: Chunker, live: Live) -> Streaming:
+        """What the chunk stream reads and writes through."""
+        job = self.job
+        return Streaming(
+            name=self.spec.name,
+            plan=plan,
+            live=live,
+            staging=staging,
+            rows=self.rows,
+            chunker=chunker,
+            embedder=self.embedder,
+            analyzer=self.analyzer,
+            units=self.units,
+            encoding=job.options.encoding,
+            timer=self.timer,
+            progress=job.progress,
+            say=job.say,
+        )
 
     def _chunker(self) -> Chunker:
         settings = self.job.settings
@@ -202,13 +222,9 @@ class StrategyBuild:
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
 
-    def _retire_removed(
-        self, plan: Plan, staging: Staging, files: dict[str, dict[str, Any]]
-    ) -> Live:
+    def _retire_removed(self, plan: Plan, staging: Staging) -> Live:
         """Retire the chunks of vanished files; returns what the files to process and the
         vanished ones hold now."""
-        for doc_id in plan.removed:
-            files.pop(doc_id, None)
         live = staging.live([s.doc_id for s in plan.process] + plan.removed, self.rows.previous)
         for doc_id in plan.removed:
             ids, parent_ids = live.get(doc_id, (set(), set()))
@@ -221,72 +237,59 @@ class StrategyBuild:
         plan: Plan,
         staging: Staging,
         chunker: Chunker,
-        files: dict[str, dict[str, Any]],
-        skipped: dict[str, dict[str, Any]],
-        fresh: BM25Builder,
         t0: float,
     ) -> Entry:
         """Close the records, write the side files and the manifest; the entry to publish."""
-        store, report = self.store, self.report
+        state = self.state
         with self.timer("write"):
             staging.close()
+        files = state.files()
         if not files:
+            skipped = state.skipped()
             raise NothingToIndex(
                 f"no chunks for strategy {self.spec.name}: every file was skipped "
-                f"({len(report.skipped)} skipped); see the reasons above",
-                report.skipped,
+                f"({len(skipped)} skipped); see the reasons above",
+                skipped,
             )
         with self.timer("bm25"):
-            self._save_sides(old, plan, staging, files, fresh)
+            staging.save_sides(self._indexes(old, plan, staging, files))
         with self.timer("rows"):
-            self.rows.finish(staging.retired)
-        staging.write_manifest(
-            {
-                "format": MANIFEST_FORMAT,
-                "settings": self.build_settings,
-                "labels": list(self.job.labels),
-                "files": with_identities(files, plan.stats),
-                "skipped": skipped,
-            }
-        )
+            staging.save_sides([BuiltRows(self.rows, tuple(staging.retired))])
+        staging.write_manifest(state.manifest(self.build_settings, self.job.labels))
         entry = self._entry(old, staging, chunker, files, t0)
         with self.timer("measure"):  # the embedder on this collection (indexing.probing)
             entry.extra["fusion"]["measured"] = measured(
-                store, staging.stamp(entry), self.embedder, None if plan.reason else old
+                self.store, staging.stamp(entry), self.embedder, None if plan.reason else old
             )
-        report.retired = len(staging.retired)
-        report.notes.extend(filter(None, [chunker.build_summary()]))
+        state.notes.extend(filter(None, [chunker.build_summary()]))
         return entry
 
-    def _save_sides(
+    def _indexes(
         self,
         old: Entry | None,
         plan: Plan,
         staging: Staging,
-        files: dict[str, dict[str, Any]],
-        fresh: BM25Builder,
-    ) -> None:
-        """The BM25 index (new, or the live one updated) and the exact-match index."""
+        files: dict[str, FileEntry],
+    ) -> Iterator[SideFile]:
+        """The BM25 index (new, or the live one updated), then the exact-match index, each
+        made as the store comes to save it."""
         store, engine = self.store, self.job.options.bm25_engine
+        streamed = self.state.streamed
+        assert streamed is not None, "a version is written after its stream"
         if plan.reason:
-            bm25 = fresh.finish(engine)
+            yield streamed.fresh.finish(engine)
         else:
             # a plan without a reason to build in full updates a live version
             assert old is not None
-            bm25 = load_or_rebuild(store, old).updated(set(staging.retired), fresh, engine)
-        staging.save_side(BM25_SIDE, bm25.save)
-        definitions = self.definitions
-        staging.save_side(
-            EXACT_SIDE,
-            lambda path: write_exact(
-                store,
-                None if plan.reason else old,
-                staging.retired,
-                definitions,
-                files,
-                self.analyzer,
-                path,
-            ),
+            live = load_or_rebuild(store, old)
+            yield live.updated(set(staging.retired), streamed.fresh, engine)
+        yield exact_for_build(
+            store,
+            None if plan.reason else old,
+            staging.retired,
+            streamed.definitions,
+            files,
+            self.analyzer,
         )
 
     def _entry(
@@ -294,11 +297,10 @@ class StrategyBuild:
         old: Entry | None,
         staging: Staging,
         chunker: Chunker,
-        files: dict[str, dict[str, Any]],
+        files: dict[str, FileEntry],
         t0: float,
     ) -> Entry:
-        report = self.report
-        report.files_from(files)
+        sizes = Sizes.of_files(files)
         extra: dict[str, Any] = {
             "analyzer": self.analyzer.to_dict(),
             "bm25_engine": self.job.options.bm25_engine,
@@ -326,24 +328,10 @@ class StrategyBuild:
             version=VERSION,
             built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             source=self.job.source,
-            files=report.files,
-            chunks=report.chunks,
-            avg_tokens=round(report.avg_tokens, 2),
-            max_tokens=report.max_tokens,
+            files=sizes.files,
+            chunks=sizes.chunks,
+            avg_tokens=round(sizes.avg_tokens, 2),
+            max_tokens=sizes.max_tokens,
             build_seconds=round(time.perf_counter() - t0, 3),
             extra=extra,
         )
-
-
-def _carried(plan: Plan) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The manifest's files and skipped files an incremental build starts from (a full
-    build: none). A file still failing as it did keeps its reason."""
-    if plan.reason:
-        return {}, {}
-    manifest = plan.previous_manifest()
-    skipped = {
-        d: v
-        for d, v in manifest.get("skipped", {}).items()
-        if v.get("hash") and plan.hashes.get(d) == v["hash"]
-    }
-    return dict(manifest["files"]), skipped

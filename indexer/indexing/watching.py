@@ -318,8 +318,8 @@ class Watcher:
             return False
         prefix = folder.rstrip("/") + "/"
         for entry in store.catalogue.entries():
-            manifest = read_manifest(store, entry) or {"files": {}}
-            if any(d.startswith(prefix) for d in manifest["files"]):
+            manifest = read_manifest(store, entry)
+            if manifest is not None and any(d.startswith(prefix) for d in manifest.files):
                 return True
         return False
 

@@ -149,10 +149,9 @@ def entry_fusion(store: Store, entry: Entry) -> dict[str, Any]:
     neither says). What search uses, so what `describe` shows."""
     if entry.extra.get("fusion"):
         return current(entry.embedder, entry.extra["fusion"]) or {}
-    manifest = store.side.read_manifest(entry)
-    files = manifest.get("files") if isinstance(manifest, dict) else None
+    manifest = store.side.manifest(entry)
     lang = entry.extra.get("analyzer", {}).get("lang", "")
-    return calibrated(entry.embedder, files, lang) if isinstance(files, dict) else {}
+    return calibrated(entry.embedder, manifest.files, lang) if manifest is not None else {}
 
 
 def describe(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..store import FileEntry
 from .worth import factor
 
 
@@ -145,22 +146,17 @@ def by_kind(
     )
 
 
-def calibrated(
-    embedder: str, files: Mapping[str, Mapping[str, Any]], lang: str = ""
-) -> dict[str, Any]:
+def calibrated(embedder: str, files: Mapping[str, FileEntry], lang: str = "") -> dict[str, Any]:
     """A collection's fusion, chosen at build time from what it holds: its kind (the share
-    of its tokens in source files; `files`: document id -> {"tokens": ..., "chunks": ...},
-    as the manifest lists them), its language (the analyzer's), its chunks' average size
+    of its tokens in source files; `files`: the manifest's entries by document id), its language (the analyzer's), its chunks' average size
     and the embedder. Stored
     beside the collection (`Entry.extra["fusion"]`) and used by the default search unless
     settings were saved (`indexer tune --save`)."""
     from ..loaders.formats import format_of
 
-    total = sum(f.get("tokens", 0) for f in files.values()) or 1
-    code = sum(
-        f.get("tokens", 0) for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code"
-    )
-    chunks = sum(f.get("chunks", 0) for f in files.values()) or 1
+    total = sum(f.tokens for f in files.values()) or 1
+    code = sum(f.tokens for d, f in files.items() if format_of(d.rsplit("/", 1)[-1])[0] == "code")
+    chunks = sum(f.chunks for f in files.values()) or 1
     kind = "code" if code / total >= CODE_SHARE else "prose"
     alpha, coverage = by_kind(embedder, kind, lang, size_of(total / chunks))
     return {

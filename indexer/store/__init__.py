@@ -6,6 +6,7 @@ of its own module, do the rest:
                       (its parts: delta collections, delta.py; physical ones, physical.py)
     store.records     reads of a version: nearest, get, scan, indexed texts            reading.py
     store.side        side files beside each collection: paths, the manifest           side.py
+                      (the manifest's records: manifest.py)
 
 Below them: the Chroma client and the translation of every Chroma error into a one-line
 message (chroma.py), build leases (leases.py), the catalogue's records (entries.py),
@@ -17,21 +18,27 @@ from .catalogue import Catalogue
 from .disk import Disk, DiskUse
 from .entries import GRACE, Entry, entry_key
 from .layout import cache_folder, questions_folder, write_json
+from .manifest import MANIFEST_FORMAT, FileEntry, Manifest, SkippedEntry
 from .reading import Records
 from .records import chunk_from_record, chunk_metadata
-from .side import SideFiles
+from .side import SideFile, SideFiles
 from .staging import Staging
 from .store import Store
 
 __all__ = [
     "GRACE",
+    "MANIFEST_FORMAT",
     "Builds",
     "Catalogue",
     "Disk",
     "DiskUse",
     "Entry",
+    "FileEntry",
+    "Manifest",
     "Records",
+    "SideFile",
     "SideFiles",
+    "SkippedEntry",
     "Staging",
     "Store",
     "cache_folder",

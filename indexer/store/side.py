@@ -1,18 +1,32 @@
 """Side files: what sits beside each collection in the index folder (the BM25 index, the
-rows, the file manifest), in `<db>/indexes/<collection>/g<N>/`, named by the collection
-and generation they belong to; a machine that lacks them rebuilds them from the stored
-records. What goes into a side folder is not the store's business: it hands the writer
-(or the reader) a path."""
+rows, the exact-match index, the file manifest), in `<db>/indexes/<collection>/g<N>/`,
+named by the collection and generation they belong to; a machine that lacks them rebuilds
+them from the stored records. What goes into a side folder is not the store's business:
+a side is a `SideFile` (its name, and how it saves itself at the path the store gives
+it), which a build hands to `Staging.save_sides`."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 from .entries import Entry, name_prefix
 from .layout import MANIFEST
+from .manifest import Manifest
+
+
+class SideFile(ABC):
+    """A side file or folder of a version (the BM25 index, the rows, the exact-match
+    index): its name in the version's side folder, and how it writes itself there."""
+
+    SIDE: ClassVar[str]
+
+    @abstractmethod
+    def save(self, path: Path) -> None:
+        """Write this side file or folder at `path` (the store's choice)."""
 
 
 class SideFiles:
@@ -31,13 +45,14 @@ class SideFiles:
         machine that did not build the version)."""
         return self.folder(entry.collection, entry.generation) / name
 
-    def read_manifest(self, entry: Entry) -> Any:
-        """The JSON a version's build saved with `Staging.write_manifest` (None when it is
-        missing or unreadable)."""
+    def manifest(self, entry: Entry) -> Manifest | None:
+        """The file manifest a version's build saved with `Staging.write_manifest` (None
+        when it is missing or unreadable; of any format: `Manifest.format` says which)."""
         try:
-            return json.loads(self.path(entry, MANIFEST).read_text(encoding="utf-8"))
+            data = json.loads(self.path(entry, MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return Manifest.from_json(data)
 
     def remove(self, collection: str) -> None:
         """Remove a collection's side folder (every generation)."""

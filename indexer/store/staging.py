@@ -30,9 +30,10 @@ from .chroma import Chroma, placeholders
 from .delta import Deltas
 from .entries import Entry, entry_key, name_prefix
 from .layout import MANIFEST, write_json
+from .manifest import Manifest
 from .physical import PhysicalCollections
 from .records import RecordMeta, all_of, chunk_metadata, documents_filter, generation_filter
-from .side import SideFiles
+from .side import SideFile, SideFiles
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,13 +132,21 @@ class Staging:
         """Where this version's side file or folder `name` goes."""
         return self._side / name
 
+    def save_sides(self, sides: Iterable[SideFile]) -> None:
+        """Save side files of this version (`SideFile`: the BM25 index, the rows, the
+        exact-match index), each at the path its name has in the version's side folder."""
+        for side in sides:
+            self.save_side(side.SIDE, side.save)
+
     def save_side(self, name: str, writer: Callable[[Path], None]) -> None:
         """Save a side file or folder of this version: `writer(path)` writes it at the path
         the store gives it (what it writes there is the writer's business)."""
         writer(self._side / name)
 
-    def write_manifest(self, data: Any) -> None:
-        """Save the version's file manifest (JSON; read back with `SideFiles.read_manifest`)."""
+    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+        """Save the version's file manifest (read back with `SideFiles.manifest`; a tool
+        that writes its own, as `bench/query_latency.py` does, may pass the JSON)."""
+        data = manifest.to_json() if isinstance(manifest, Manifest) else manifest
         write_json(self._side / MANIFEST, data)
 
     # -- what is live --------------------------------------------------------------------

@@ -14,10 +14,10 @@ own module: `catalogue` (the live entries: `catalogue.py`), `builds` (the writer
 `begin` -> `Staging`, clean-up, drop: `builds.py`), `records` (reads of a version's
 records: `reading.py`) and `side` (side-file paths and the manifest: `side.py`). The
 store owns every path in the index folder: the marker, Chroma's folder, the side folders,
-the lock files, the caches. Use cases ask it for them (`side.path`, `side.read_manifest`,
-`cache_dir`, `Staging.save_side`, `Staging.write_manifest`) and never join a name to the
+the lock files, the caches. Use cases ask it for them (`side.path`, `side.manifest`,
+`cache_dir`, `Staging.save_sides`, `Staging.write_manifest`) and never join a name to the
 folder themselves; what goes into a side folder (the BM25 format) is not the store's
-business: it hands the writer a path. The folder's layout is in `layout.py`.
+business: a side is a `SideFile` (`side.py`) that saves itself at the path it is handed. The folder's layout is in `layout.py`.
 """
 
 from __future__ import annotations

@@ -21,12 +21,13 @@ import math
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import UsageError
+from ...store import SideFile
 from ...text.analyzer import Analyzer
 from . import files
 from .lookup import IdTable, Vocabulary, blob, strings
@@ -92,8 +93,11 @@ class BM25Builder:
         )
 
 
-class BM25Index:
-    """A BM25 index over chunks: ids by position, the vocabulary, the postings engine."""
+class BM25Index(SideFile):
+    """A BM25 index over chunks: ids by position, the vocabulary, the postings engine; a
+    side folder of its version (`store.SideFile`)."""
+
+    SIDE: ClassVar[str] = SIDE
 
     def __init__(
         self,

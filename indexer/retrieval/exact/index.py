@@ -33,10 +33,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from ...errors import IndexerError
 from ...paths import is_test_file
-from ...store import Entry, Store
+from ...store import Entry, SideFile, Store
 from ...text.analyzer import Analyzer
 from ...types import Chunk
 
@@ -158,9 +159,12 @@ def _bonus(doc_id: str) -> int:
 
 
 @dataclass
-class ExactIndex:
+class ExactIndex(SideFile):
     """Definitions by symbol key (chunk id, document) and documents by the exact terms of
-    their paths (`router.ts`, `001orders.sql`)."""
+    their paths (`router.ts`, `001orders.sql`); a side file of its version
+    (`store.SideFile`)."""
+
+    SIDE: ClassVar[str] = SIDE
 
     symbols: dict[str, list[list[str]]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
@@ -326,18 +330,18 @@ def load_or_rebuild(store: Store, entry: Entry, analyzer: Analyzer) -> ExactInde
     return index
 
 
-def write_for_build(
+def for_build(
     store: Store,
     previous: Entry | None,
     retired: Iterable[str],
     definitions: Iterable[Definition],
     doc_ids: Iterable[str],
     analyzer: Analyzer,
-    path: Path,
-) -> None:
-    """A new version's exact.json: the `previous` version's definitions (an incremental
-    build; None for a full one) less the `retired` chunks, plus the new `definitions`
-    (`defined_in` of each new chunk); file names from every document of the version."""
+) -> ExactIndex:
+    """A new version's exact-match index: the `previous` version's definitions (an
+    incremental build; None for a full one) less the `retired` chunks, plus the new
+    `definitions` (`defined_in` of each new chunk); file names from every document of the
+    version."""
     index = (
         load_or_rebuild(store, previous, analyzer).without(set(retired))
         if previous is not None
@@ -346,4 +350,4 @@ def write_for_build(
     for definition in definitions:
         index.add(*definition)
     index.name_documents(doc_ids, analyzer)
-    index.save(path)
+    return index

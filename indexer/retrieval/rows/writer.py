@@ -11,12 +11,14 @@ import shutil
 import struct
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ...store import SideFile
 from ...types import Chunk
 from ..bm25 import files
 from ..bm25.lookup import IdTable, strings
@@ -200,9 +202,11 @@ class RowsWriter:
         }
         return RowStore.load(arrays, None, self.dimension)
 
-    def finish(self, retired: Iterable[str] = ()) -> None:
-        """Write the version's rows folder: these rows alone (no `previous`), or the
-        previous version's without the `retired` ones plus these."""
+    def finish(self, retired: Iterable[str] = (), folder: Path | None = None) -> None:
+        """Write the version's rows folder (at `folder`, else where the writer was opened
+        for): these rows alone (no `previous`), or the previous version's without the
+        `retired` ones plus these."""
+        self.folder = folder or self.folder
         previous = self.previous
         try:
             self.blob.close()
@@ -284,6 +288,19 @@ class RowsWriter:
         )
 
 
+@dataclass(frozen=True)
+class BuiltRows(SideFile):
+    """A build's rows as a side folder of its version (`store.SideFile`): the writer's
+    rows, finished without those its version `retired`."""
+
+    SIDE: ClassVar[str] = SIDE
+    writer: RowsWriter | NoRows
+    retired: tuple[str, ...] = ()
+
+    def save(self, path: Path) -> None:
+        self.writer.finish(self.retired, path)
+
+
 def delta_arrays(
     blocks: list[RowBlock], deleted: Ints, dimension: int
 ) -> dict[str, NDArray[np.generic]]:
@@ -309,4 +326,4 @@ def delta_arrays(
     }
 
 
-__all__ = ["SIDE", "NoRows", "RowsWriter", "Stream", "delta_arrays", "npy_header"]
+__all__ = ["SIDE", "BuiltRows", "NoRows", "RowsWriter", "Stream", "delta_arrays", "npy_header"]

@@ -108,10 +108,9 @@ class Parts:
         return found
 
     def _documents(self) -> tuple[str, ...]:
-        manifest = self.store.side.read_manifest(self.entry)
-        files = manifest.get("files") if isinstance(manifest, dict) else None
-        if isinstance(files, dict) and files:
-            return tuple(sorted(files))
+        manifest = self.store.side.manifest(self.entry)
+        if manifest is not None and manifest.files:
+            return tuple(sorted(manifest.files))
         return tuple(sorted({c.doc_id for c, _ in self.store.records.scan(self.entry)}))
 
     def scope(self, paths: tuple[str, ...]) -> Scope:
