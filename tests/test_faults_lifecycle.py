@@ -6,6 +6,8 @@ as real `indexer` processes; see tests/faultkit.py."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -217,6 +219,33 @@ def test_commands_that_write_refuse_a_read_only_index_in_one_line_and_readers_wo
     finally:
         subprocess.run(["umount", str(view)])
 
+
+
+def without_write_permission(args: list[str]) -> list[str]:
+    """`args` run so that file modes bind: root ignores them unless it drops the
+    capabilities that override them (setpriv), as any other user is bound by them."""
+    if os.geteuid() != 0:
+        return args
+    if shutil.which("setpriv") is None:
+        pytest.skip("LOUD SKIP: running as root without setpriv: file modes cannot bind; read-only modes untested")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *args]
+
+
+def test_an_index_whose_files_are_read_only_answers_readers(built, tmp_path):
+    """Not a read-only mount but read-only modes (`chmod -R a-w`, a copied or packaged
+    index): the private copy of Chroma's catalogue is opened read-write, so it must not
+    keep the original's 0444 mode; the embedding cache and side files are only read."""
+    _, db = built
+    subprocess.run(["chmod", "-R", "a-w", str(db)], check=True)
+    try:
+        for args in (("list",), ("query", "kargo", "-s", "fixed64"), ("query", "iade süresi kaç gün", "-s", "fixed64"),
+                     ("query", "kargo", "-s", "fixed64", "--budget", "200"), ("dump", "-s", "fixed64")):
+            cmd = without_write_permission([sys.executable, "-m", "indexer", *args, "--db", str(db)])
+            done = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0 and done.stdout and "Error" not in done.stderr, (args, done.stderr)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(db)], check=True)
 
 # -- gc says what it freed ------------------------------------------------------------------------
 def test_gc_reports_the_space_it_measured_and_nothing_when_there_is_nothing(built, tmp_path):

@@ -180,7 +180,9 @@ def read_only_view(folder: Path) -> Path:
         if item.is_dir():
             (view / item.name).symlink_to(item.resolve(), target_is_directory=True)
         elif item.name.startswith("chroma.sqlite3"):
-            shutil.copy2(item, view / item.name)
+            # the copy is ours to write: not the read-only mode of the original
+            shutil.copyfile(item, view / item.name)
+            (view / item.name).chmod(0o600)
     return view
 
 
