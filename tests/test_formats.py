@@ -268,3 +268,31 @@ def test_office_files_are_capped_by_their_text_not_their_pictures(tmp_path):
     [skipped] = discover([folder], max_file_size=4_000).skipped
     assert skipped.reason.startswith("its text parts are over the size cap (")
     assert Path(folder / "photos.docx").stat().st_size > 300_000
+
+
+def test_a_small_office_file_that_unpacks_past_the_cap_is_skipped_in_one_line(tmp_path):
+    """A zip bomb: a .docx of a few KB whose document.xml unpacks to far more than
+    --max-file-size is skipped before any parser holds it in memory; a normal one is read."""
+    import docx
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    word = docx.Document()
+    for _ in range(4_000):
+        word.add_paragraph("All work and no play makes Jack a dull boy. " * 4)
+    word.save(folder / "bomb.docx")
+    (folder / "report.docx").write_bytes((FOLDER / "word" / "test.docx").read_bytes())
+    with zipfile.ZipFile(folder / "bomb.docx") as z:
+        xml = z.getinfo("word/document.xml").file_size
+    assert xml > 600_000 and (folder / "bomb.docx").stat().st_size < 150_000
+    done = CliRunner().invoke(cli, ["build", str(folder), "-s", "headers", "--db", str(tmp_path / "db"),
+                                    "--max-file-size", "300KB"])
+    assert done.exit_code == 0, done.output
+    skipped = [line for line in done.output.splitlines() if line.startswith("skipped ")]
+    assert len(skipped) == 1 and skipped[0].startswith(
+        "skipped bomb.docx: its text parts are over the size cap ("), done.output
+    assert "KB unpacked > 300 KB" in skipped[0] and skipped[0].endswith("raise --max-file-size to include it")
+    assert done.stdout.splitlines()[1].split()[2] == "1"  # report.docx was read and built

@@ -64,19 +64,21 @@ _TEXT_PARTS = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")
 
 def zipped_text_cap(path: Path, size: int, limits: Limits) -> str:
     """Why a zipped document (Office, EPUB) is over the byte cap: the cap counts its text
-    parts as stored in the zip, not its pictures and media, which are not read."""
+    parts unpacked (what the parser holds in memory: 200 KB on disk can unpack to 50 MB of
+    XML), not its pictures and media, which are not read."""
     try:
         with zipfile.ZipFile(path) as z:
             parts = z.infolist()
     except (OSError, zipfile.BadZipFile):
         return ""  # reading it says what is wrong
-    text = sum(i.compress_size for i in parts if i.filename.lower().endswith(_TEXT_PARTS))
+    # the sizes the zip declares bound what is read: a part that unpacks to more fails
+    text = sum(i.file_size for i in parts if i.filename.lower().endswith(_TEXT_PARTS))
     if text <= limits.file_size:
         return ""
     shown = size_label(text, limits.file_size)
     return (
-        "its text parts are over the size cap ({} > {}, pictures and media not counted); "
-        "raise --max-file-size to include it".format(*shown)
+        "its text parts are over the size cap ({} unpacked > {}, pictures and media not "
+        "counted); raise --max-file-size to include it".format(*shown)
     )
 
 
