@@ -23,6 +23,7 @@ choose a collection by the embedder it was built with through their own `built_w
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -150,3 +151,23 @@ def settings_for(settings: Settings | None = None) -> Settings:
     """The settings a library call runs with: the ones given, else the environment's
     (`Settings.load()`). Called where the library is entered; inner code receives them."""
     return settings if settings is not None else Settings.load()
+
+
+def index_options(db: Path, url: str | None = None) -> list[str]:
+    """The options a command line needs to reach the index at `db` (and the Chroma server
+    at `url`): none for the one it reaches without them (the default folder, or the
+    environment's), else `--db PATH` and `--chroma-url URL`."""
+    default = from_environment(os.environ)
+    options = []
+    if Path(db).expanduser().resolve() != default.db.resolve():
+        options += ["--db", str(db)]
+    if url and url != default.chroma_url:
+        options += ["--chroma-url", url]
+    return options
+
+
+def build_command(*args: str, db: Path, url: str | None = None) -> str:
+    """`indexer build ARGS` as a message advises it, naming the index when the command
+    would not reach it otherwise: run from another folder, `indexer build a b` alone
+    would build `./.indexer` instead."""
+    return shlex.join(["indexer", "build", *args, *index_options(db, url)])

@@ -429,7 +429,8 @@ def test_strategy_that_is_not_built_is_a_runtime_error(api_build):
     db, _ = api_build
     line = one_line_error(run("query", "kargo", "--db", db, "--strategy", "fixed256"), 1)
     assert line.startswith("Error: no collection for strategy 'fixed256' in ")
-    assert line.endswith("(built: blocks, fixed64, headers, parent, semantic); build it: indexer build PATH --strategy fixed256")
+    assert line.endswith("(built: blocks, fixed64, headers, parent, semantic); build it: "
+                         f"indexer build PATH --strategy fixed256 --db {db}")
 
 
 def test_unknown_strategy_in_build_is_a_usage_error(corpus, tmp_path):
@@ -442,7 +443,7 @@ def test_unknown_strategy_in_build_is_a_usage_error(corpus, tmp_path):
 def test_missing_db_folder_is_a_runtime_error(tmp_path):
     db = tmp_path / "missing"
     line = one_line_error(run("query", "kargo", "--db", db), 1)
-    assert line == f"Error: no index at {db}; build one first: indexer build PATH"
+    assert line == f"Error: no index at {db}; build one first: indexer build PATH --db {db}"
     assert not db.exists()  # a query never creates an index
 
 
@@ -539,10 +540,10 @@ def test_advice_names_commands_that_work(tmp_path):
         line = one_line_error(run("query", "kargo", "-s", junk, "--db", db), 2)
         assert line.startswith(f"Error: unknown strategy {junk!r}; presets: ") and "--strategy" not in line
     line = one_line_error(run("query", "kargo", "-s", "fixed:size=7,overlap=0", "--db", db), 1)
-    assert line.endswith("build it: indexer build PATH --strategy fixed:size=7,overlap=0")
+    assert line.endswith(f"build it: indexer build PATH --strategy fixed:size=7,overlap=0 --db {db}")
     assert run("drop", "-s", "fixed64", "--db", db).exit_code == 0
     empty = run("list", "--db", db)
-    assert empty.exit_code == 0 and empty.stdout == "no collections yet; build one: indexer build PATH\n"
+    assert empty.exit_code == 0 and empty.stdout == f"no collections yet; build one: indexer build PATH --db {db}\n"
 
 
 def test_a_one_sentence_file_is_a_document_to_ask_about(tmp_path):

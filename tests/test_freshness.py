@@ -33,6 +33,13 @@ def test_a_build_from_two_folders_is_fresh_until_a_file_changes(tmp_path):
     assert "warning: 1 file(s) changed since headers was built (b/b.md)" in _query(tmp_path)
     (tmp_path / "a" / "a.md").unlink()
     assert "2 file(s) changed since headers was built (a/a.md, b/b.md)" in _query(tmp_path)
+    # asked from another folder: the hint names the index, or it would build ./.indexer there
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    db = tmp_path.resolve() / "g1.idx"
+    said = _query(elsewhere, db=db)
+    a, b = tmp_path.resolve() / "a", tmp_path.resolve() / "b"
+    assert said.rstrip().endswith(f"rebuild: indexer build {a} {b} --db {db}"), said
 
 
 def test_eval_require_fresh_sees_a_change_in_a_build_from_two_folders(tmp_path):
@@ -50,7 +57,7 @@ def test_eval_require_fresh_sees_a_change_in_a_build_from_two_folders(tmp_path):
         fh.write("\nAnd goats.\n")
     line = one_line_error(indexer(*args, cwd=tmp_path))
     a, b = tmp_path.resolve() / "a", tmp_path.resolve() / "b"
-    assert "(b/b.md); rebuild it: indexer build " + f"{a} {b}" in line
+    assert line.endswith(f"(b/b.md); rebuild it: indexer build {a} {b} --db g1.idx")
 
 
 def test_folders_given_through_links_keep_the_names_they_were_built_under(tmp_path):

@@ -40,7 +40,7 @@ def list_(db: str | None, chroma_url: str | None, as_json: bool) -> None:
         echo_json(described)
         return
     if not entries:
-        click.echo("no collections yet; build one: indexer build PATH")  # the default strategy
+        click.echo(f"no collections yet; build one: {store.build_command('PATH')}")
         return
     rows = [collection_row(d) for d in described]
     echo_table(

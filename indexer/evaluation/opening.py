@@ -32,16 +32,16 @@ def open_indexes(
             else:
                 indexes.append(index)
     if missing:
-        raise _not_built(missing)
+        raise _not_built(missing, store)
     return indexes
 
 
-def _not_built(missing: list[str]) -> CollectionNotFound:
+def _not_built(missing: list[str], store: Store) -> CollectionNotFound:
     """The one error naming every collection not built yet, with the command to build them."""
     names = sorted({m.split()[0] for m in missing})
+    strategies = [word for s in names for word in ("--strategy", s)]
     return CollectionNotFound(
-        f"not built yet: {', '.join(missing)}; run: indexer build PATH "
-        + " ".join(f"--strategy {s}" for s in names)
+        f"not built yet: {', '.join(missing)}; run: {store.build_command('PATH', *strategies)}"
     )
 
 

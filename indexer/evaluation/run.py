@@ -10,7 +10,6 @@ bootstrap intervals; ctxTok@k and sections@k say what the recall costs.
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -363,10 +362,11 @@ def _stale_error(stale: dict[str, list[str]], root: Path, indexes: list[Index]) 
     rebuild it advises reads the folders the collection was built from."""
     name, files = next(iter(stale.items()))
     more = " ..." if len(files) > 3 else ""
-    source = next(i.entry.source for i in indexes if _stale_name(i) == name)
+    index = next(i for i in indexes if _stale_name(i) == name)
+    command = index.store.build_command(*index.entry.source)
     return StaleIndex(
         f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
-        f"({', '.join(files[:3])}{more}); rebuild it: indexer build {shlex.join(source)}"
+        f"({', '.join(files[:3])}{more}); rebuild it: {command}"
     )
 
 

@@ -102,8 +102,8 @@ def _default(store: Store, wanted: str | None) -> Chosen:
     if not built:
         with_ = f" with {wanted}" if wanted else ""
         raise CollectionNotFound(
-            f"nothing is built{with_} in {store.where}; build one: indexer build PATH"
-            + (f" --embedder {wanted}" if wanted else "")
+            f"nothing is built{with_} in {store.where}; build one: "
+            + store.build_command("PATH", *(["--embedder", wanted] if wanted else []))
         )
     if len(built) == 1:
         return Chosen(store.catalogue.find(built[0], wanted))

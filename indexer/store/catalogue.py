@@ -54,7 +54,7 @@ class Catalogue:
         names = [n.strip() for n in ([names] if isinstance(names, str) else names)]
         strategy, matches = _first_built(names, self.entries())
         if built_with is not None and built_with != AUTO_EMBEDDER:
-            found = _built_with(strategy, matches, built_with)
+            found = _built_with(strategy, matches, built_with, self._chroma)
         else:
             found = self._default(strategy, matches)
         if found is not None:
@@ -64,7 +64,7 @@ class Catalogue:
         # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
         raise CollectionNotFound(
             f"no collection for strategy {strategy!r} in {self._chroma.where} ({have}); "
-            f"build it: indexer build PATH --strategy {names[-1]}"
+            f"build it: {self._chroma.build_command('PATH', '--strategy', names[-1])}"
         )
 
     def _default(self, strategy: str, matches: list[Entry]) -> Entry | None:
@@ -154,7 +154,7 @@ def _chosen_by_rule(entry: Entry) -> bool:
     return isinstance(choice, dict) and choice.get("by") == "rule"
 
 
-def _built_with(strategy: str, matches: list[Entry], embedder: str) -> Entry | None:
+def _built_with(strategy: str, matches: list[Entry], embedder: str, chroma: Chroma) -> Entry | None:
     """The entry of `strategy` built with `embedder` (None when the strategy has none)."""
     exact = [e for e in matches if e.embedder == embedder]
     if exact:
@@ -164,6 +164,6 @@ def _built_with(strategy: str, matches: list[Entry], embedder: str) -> Entry | N
         raise CollectionNotFound(
             f"strategy {strategy!r} was built with {built}, not {embedder}; "
             f"query with --embedder {matches[0].embedder}, or build it: "
-            f"indexer build PATH --strategy {strategy} --embedder {embedder}"
+            + chroma.build_command("PATH", "--strategy", strategy, "--embedder", embedder)
         )
     return None

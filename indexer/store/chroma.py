@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from ..errors import CollectionNotFound, DiskFull, IndexerError, ReadOnlyIndex, StoreError
+from ..settings import build_command
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -209,6 +210,10 @@ class Chroma:
     @property
     def where(self) -> str:
         return self.url or str(self.path.parent)
+
+    def build_command(self, *args: str) -> str:
+        """`indexer build ARGS` naming this index (see `settings.build_command`)."""
+        return build_command(*args, db=self.path.parent, url=self.url)
 
     @property
     def folder(self) -> Path | None:

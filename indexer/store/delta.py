@@ -90,7 +90,9 @@ class Deltas:
         except IndexerError as exc:
             on_note(
                 f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
-                f"searches read both: indexer build --full rebuilds the collection"
+                "searches read both: "
+                + self._chroma.build_command(*entry.source, "--full", "-s", entry.strategy)
+                + " rebuilds the collection"
             )
             return entry
         on_note(f"merged the delta collection {name} into {entry.collection}")

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..errors import CollectionNotFound, ReadOnlyIndex, StoreError
+from ..settings import build_command
 from .chroma import writable
 from .layout import CACHE, CHROMA, MARKER, SIDE, write_json
 
@@ -31,7 +32,8 @@ def check_folder(db: Path, url: str | None, create: bool) -> None:
     refuse_other_folder(db, marker)
     if not marker.exists():
         if not create and url is None:
-            raise CollectionNotFound(f"no index at {db}; build one first: indexer build PATH")
+            command = build_command("PATH", db=db)
+            raise CollectionNotFound(f"no index at {db}; build one first: {command}")
         make_marker(db, marker)
         return
     check_marker(db, marker, url)

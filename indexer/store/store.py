@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 
 from ..errors import IndexerError
-from ..settings import Settings
+from ..settings import Settings, build_command
 from .builds import Builds
 from .catalogue import Catalogue
 from .chroma import Chroma, translate
@@ -67,6 +67,11 @@ class Store:
     def where(self) -> str:
         """The index as messages name it: the server's URL, or the folder."""
         return self.url or str(self.db)
+
+    def build_command(self, *args: str) -> str:
+        """`indexer build ARGS` as messages advise it, naming this index unless it is the
+        one the command reaches without options."""
+        return build_command(*args, db=self.db, url=self.url)
 
     @property
     def cache_dir(self) -> Path:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -369,7 +368,7 @@ def open_rows(
         return RowStore.open(folder, expected=entry.chunks)
     except IndexerError as exc:
         if on_problem is not None:
-            command = shlex.join(["indexer", "build", *entry.source, "-s", entry.strategy])
+            command = store.build_command(*entry.source, "-s", entry.strategy)
             on_problem(
                 f"{exc}; records are read from Chroma until a build rewrites them ({command})"
             )
