@@ -370,7 +370,8 @@ def test_an_oversized_body_is_refused(client):
         for _ in range(100):
             yield b"x" * 4096
 
-    assert client.post("/api/search", content=chunks()).status_code == 413
+    streamed = client.post("/api/search", content=chunks(), headers={"content-type": "application/json"})
+    assert streamed.status_code == 413
 
 
 @pytest.mark.parametrize("k, status", [(10**9, 400), (0, 400), (101, 400), ("5x", 400), (True, 400), (100, 200)])
@@ -438,6 +439,40 @@ def test_cors_is_off_unless_an_origin_is_given(client, db):
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://app.example"
     r = open_to.options("/api/search", headers={**preflight, "Origin": "http://evil.example"})
     assert "access-control-allow-origin" not in r.headers
+
+
+def test_a_web_page_of_another_origin_cannot_make_the_server_work_or_write(client, db):
+    """Trial 2, M2: a page on another site POSTed text/plain (no preflight) to
+    /api/evaluation/generate: 200, a minute of CPU and question files in the index folder.
+    A POST must be JSON, and one with an Origin must come from the server's own origin (or
+    a --cors one); requests without an Origin (curl, scripts) are served as before."""
+    def files() -> list[Path]:
+        return sorted(Path(db).rglob("*"))
+
+    before = files()
+    generate = json.dumps({"n": 1, "strategies": ["fixed64"], "modes": ["bm25"]}).encode()
+    search = {"query": "kargo", "strategy": "fixed64", "k": 2}
+    evil = {"Origin": "http://evil.example"}
+    for headers in ({**evil, "content-type": "text/plain"}, {**evil, "content-type": "application/json"}):
+        r = client.post("/api/evaluation/generate", content=generate, headers=headers)
+        assert r.status_code == 403 and r.json()["status"] == 403, r.text
+        assert "'http://evil.example'" in r.json()["error"] and "\n" not in r.json()["error"]
+    assert client.post("/api/search", json=search, headers=evil).status_code == 403
+    for kind in ("text/plain", "application/x-www-form-urlencoded", None):
+        r = client.post("/api/evaluation/generate", content=generate, headers={"content-type": kind} if kind else {})
+        assert r.status_code == 415 and "Content-Type: application/json" in r.json()["error"], r.text
+    assert files() == before  # nothing written
+    # the server's own page (same scheme, host and port), a client with no Origin, --cors origins
+    own = {"Origin": "http://127.0.0.1", "content-type": "application/json; charset=utf-8"}
+    assert client.post("/api/search", content=json.dumps(search), headers=own).status_code == 200
+    assert client.post("/api/search", json=search, headers={"Host": "localhost:8765",
+                                                           "Origin": "http://localhost:8765"}).status_code == 200
+    assert client.post("/api/search", json=search, headers={"Origin": "http://127.0.0.1:8765"}).status_code == 403
+    assert client.post("/api/search", json=search, headers={"Origin": "null"}).status_code == 403
+    assert client.post("/api/search", json=search).status_code == 200
+    opened = make_client(db, cors=("http://app.example",))
+    assert opened.post("/api/search", json=search, headers={"Origin": "http://app.example"}).status_code == 200
+    assert opened.post("/api/search", json=search, headers=evil).status_code == 403
 
 
 def test_a_loopback_server_refuses_other_host_names(db):
