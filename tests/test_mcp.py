@@ -267,8 +267,8 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
     async def errors(tools: Tools) -> list[str]:
         server = create_server(tools)
         out = []
-        for name, arguments in (("search", {"query": "kargo", "strategy": "nope"}),
-                                ("get_chunk", {"chunk_id": "x", "strategy": "nope"}),
+        for name, arguments in (("search", {"query": "kargo", "strategy": "semantic"}),
+                                ("get_chunk", {"chunk_id": "x", "strategy": "semantic"}),
                                 ("list_collections", {}), ("search", {"query": "kargo"})):
             try:
                 result = await server.call_tool(name, arguments)

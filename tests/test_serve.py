@@ -245,9 +245,9 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
         assert got.json()["name"] == expected_name
         assert expected_name in {s["name"] for s in sets}
         collections = client.get("/api/collections")
-        unknown = client.post("/api/search", json={"query": "kargo", "strategy": "nope"})
-        compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["nope"]})
-        assert unknown.status_code == 404 and "no collection for strategy 'nope' in " in unknown.json()["error"]
+        unknown = client.post("/api/search", json={"query": "kargo", "strategy": "semantic"})
+        compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["semantic"]})
+        assert unknown.status_code == 404 and "no collection for strategy 'semantic' in " in unknown.json()["error"]
         for text in (got.text, json.dumps(sets), collections.text, unknown.text, compared.text):
             assert str(ROOT) not in text and str(tmp_path) not in text and str(db) not in text
         # relative to where serve started when the index is inside it, else its name only
@@ -589,6 +589,26 @@ def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_pa
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+def test_a_name_that_is_no_strategy_is_answered_as_mcp_answers_it(client, db):
+    """Trial 2: `{"strategy": "nope"}` was advised `indexer build PATH --strategy nope`,
+    which fails too; serve now says what MCP says: an unknown strategy, the presets and
+    kinds, what is built."""
+    from indexer.agents.tools import Tools
+    from indexer.errors import UsageError
+
+    r = client.post("/api/search", json={"query": "kargo", "strategy": "nope"})
+    message = r.json()["error"]
+    assert r.status_code == 400 and message.startswith("unknown strategy 'nope'; presets: "), r.text
+    assert message.endswith("; built: fixed64, headers, parent") and "indexer build" not in message
+    compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["nope"]}).json()["results"][0]
+    assert (compared["status"], compared["error"]) == (400, message)
+    chunks = client.get("/api/chunks", params={"strategy": "nope", "doc": "kargo-ve-teslimat.md"})
+    assert (chunks.status_code, chunks.json()["error"]) == (400, message)
+    with pytest.raises(UsageError) as mcp:
+        Tools(Settings.load(db=db)).search("kargo", "nope")
+    assert str(mcp.value) == message
 
 
 def test_a_junk_strategy_name_is_no_strategy_and_no_command(client):
