@@ -388,7 +388,8 @@ def test_k_is_capped(client, k, status):
     (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
     # (no strategy is not an error: the front doors' one rule, tests/test_front_doors.py)
     (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
-    (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
+    (json.dumps({"query": "x", "strategy": "nope"}).encode(), "unknown strategy 'nope'"),
+    (json.dumps({"query": "x", "strategy": "semantic"}).encode(), "no collection for strategy 'semantic'"),
 ])
 def test_bad_requests_get_one_line_json_errors(client, body, message):
     r = client.post("/api/search", content=body, headers={"content-type": "application/json"})
