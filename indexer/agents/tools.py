@@ -134,7 +134,7 @@ class Tools:
         mode: str | None = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> dict[str, Any]:
         from ..retrieval import SearchOptions
 
@@ -209,7 +209,7 @@ class Tools:
         mode: str | None = None,
         k: int = 3,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> dict[str, Any]:
         names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {

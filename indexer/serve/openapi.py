@@ -42,11 +42,12 @@ POST_ERRORS = {
 }
 
 PATHS = {
-    "type": "array",
-    "items": {"type": "string", "minLength": 1},
-    "maxItems": 64,
+    "anyOf": [
+        {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 64},
+        {"type": "string", "minLength": 1},
+    ],
     "description": "only documents whose path matches one of these globs (git's rules: "
-    "*.pptx, docs/api/, src/**/*.py)",
+    "*.pptx, docs/api/, src/**/*.py); a list, or one glob as a string",
 }
 BUDGET = {
     "type": "integer",
