@@ -3,6 +3,12 @@
     python -m bench.context                                  # tr, en, xquad-tr, xquad-en
     python -m bench.context --sets tr,en --budgets 100,200,400,800 --peers
     python -m bench.context --smoke
+    python -m bench.context --sets en,xquad-en --strategies auto --embedder use-m3 --json use.json
+    python -m bench.context --paired bge.json,use.json      # the first run minus the second
+
+Each set's collections are built as `indexer build` builds them: with no `--embedder`, the
+model the rule picks for the folder (`bge-small-en` for English and code, `use-m3` for
+Turkish); `--embedder NAME` builds and reads that one instead (its own index folder).
 
 For every set, through the real pipeline (`indexer.build`, then the stored collections):
 - `packed`: `indexer query --budget N` (the packer on `auto`'s default search), as it
@@ -42,10 +48,11 @@ def row(label: str, budget: int, scores: list) -> dict:
     return {"method": label, "budget": budget, "questions": n, "strict": int(sum(strict)),
             "strict_ci": interval(strict), "recall": sum(s.recall for s in scores) / n,
             "precision": sum(s.precision for s in scores) / n, "iou": sum(iou) / n, "iou_ci": interval(iou),
-            "tokens": sum(s.tokens for s in scores) / n}
+            "tokens": sum(s.tokens for s in scores) / n, "strict_each": strict, "iou_each": iou}
 
 
-def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], with_peers: bool) -> list[dict]:
+def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], with_peers: bool,
+            embedder: str | None = None) -> list[dict]:
     from indexer.evaluation.context_eval import score_context, whole_chunks
     from indexer.evaluation.scoring import TokenSpans
     from indexer.evaluation.sets import load_questions, resolve
@@ -57,7 +64,8 @@ def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], wi
     from indexer.text.tokens import get_tokenizer
 
     folder, questions_path = materialize(name)
-    settings = Settings.load(db=CACHE / "lab" / f"ctx-{name}")
+    db = CACHE / "lab" / (f"ctx-{name}-{embedder}" if embedder else f"ctx-{name}")
+    settings = Settings.load(db=db, embedder=embedder)
     build([folder], list(strategies), settings=settings)
     docs = {d.doc_id: d for d in load_documents([folder])[1]}
     questions = load_questions(questions_path)
@@ -69,6 +77,7 @@ def measure(name: str, strategies: tuple[str, ...], budgets: tuple[int, ...], wi
     rows: list[dict] = []
 
     auto = Index.open("auto", settings=settings)
+    print(f"{name}: {auto.entry.embedder}", flush=True)
     for budget in budgets:
         for label, mass in (("packed", None), ("packed, fill", 1.0)):
             scores, took = [], []
@@ -122,6 +131,27 @@ def verdicts(rows: list[dict]) -> list[list]:
     return out
 
 
+def paired(paths: str) -> str:
+    """Two runs' `--json` rows side by side: strict and IoU of the first minus the second's,
+    per set × method × budget, with paired 95% intervals over the same questions."""
+    import json
+
+    from indexer.evaluation.metrics import paired_difference
+
+    first, second = ({(r["set"], r["method"], r["budget"]): r for r in json.load(open(p, encoding="utf-8"))}
+                     for p in paths.split(","))
+    rows = []
+    for key, a in first.items():
+        b = second.get(key)
+        if b and "strict_each" in a and "strict_each" in b:
+            ds, (slo, shi) = paired_difference(a["strict_each"], b["strict_each"])
+            di, (ilo, ihi) = paired_difference(a["iou_each"], b["iou_each"])
+            rows.append([*key, f"{a['strict']} vs {b['strict']}/{a['questions']}",
+                         f"{ds * a['questions']:+.0f} [{slo * a['questions']:+.0f}, {shi * a['questions']:+.0f}]",
+                         f"{a['iou']:.4f} vs {b['iou']:.4f}", f"{di:+.4f} [{ilo:+.4f}, {ihi:+.4f}]"])
+    return table(["set", "method", "budget", "strict", "difference [95%]", "IoU", "difference [95%]"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(SETS))
@@ -129,16 +159,21 @@ def main() -> None:
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     parser.add_argument("--peers", action="store_true", help="LlamaIndex and LangChain (the bench extra)")
     parser.add_argument("--json", default=None, help="write every row to this file")
+    parser.add_argument("--embedder", default=None, help="build and read with this model (default: the rule's)")
+    parser.add_argument("--paired", default="", metavar="A.json,B.json", help="compare two runs' --json rows, A minus B")
     xquad_option(parser)
     smoke_option(parser)
     args = parse_args(parser)
+    if args.paired:
+        print(paired(args.paired))
+        return
     sets = ("smoke",) if args.smoke else tuple(args.sets.split(","))
     strategies = ("auto", "fixed64") if args.smoke else tuple(args.strategies.split(","))
     budgets = (200,) if args.smoke else tuple(int(b) for b in args.budgets.split(","))
     print(f"# Answer-sized context, {machine()}\n")
     rows: list[dict] = []
     for name in sets:
-        rows += measure(name, strategies, budgets, args.peers)
+        rows += measure(name, strategies, budgets, args.peers, args.embedder)
     print(table(["set", "method", "budget", "strict", "95% CI", "recall", "precision", "IoU", "95% CI", "tokens", "ms"],
                 [[r["set"], r["method"], r["budget"], f"{r['strict']}/{r['questions']}",
                   f"{r['strict_ci'][0]:.2f}-{r['strict_ci'][1]:.2f}", f"{r['recall']:.3f}", f"{r['precision']:.3f}",

@@ -20,9 +20,8 @@ from bench.scale_probe import rss_mb
 from bench.scale_table import render
 
 COLD = """
-import sys, time, json
+import time, json
 t0 = time.perf_counter()
-sys.path.insert(0, {root!r})
 from indexer.retrieval.bm25.index import BM25Index
 t1 = time.perf_counter()
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})
@@ -32,8 +31,7 @@ print(json.dumps({{"load_s": t2 - t1, "total_s": time.perf_counter() - t0}}))
 """
 
 WARM = """
-import sys, time, json
-sys.path.insert(0, {root!r})
+import time, json
 from bench.common import percentile
 from indexer.retrieval.bm25.index import BM25Index
 index = BM25Index.load(__import__("pathlib").Path({folder!r}), {engine!r})
@@ -64,7 +62,7 @@ def chunk_stream(corpus: Path):
 
 
 def _run(code: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.splitlines()[-1])
@@ -75,7 +73,6 @@ def measure(data: Path, n: int, corpus: Path, queries: list[str], cold: int = 3)
     from indexer.retrieval.bm25.index import BM25Builder, BM25Index
     from indexer.text.analyzer import Analyzer
 
-    root = str(ROOT)
     work = data / f"bm25-{n}"
     shutil.rmtree(work, ignore_errors=True)
     builder = BM25Builder(Analyzer.for_language("tr"))
@@ -112,13 +109,13 @@ def measure(data: Path, n: int, corpus: Path, queries: list[str], cold: int = 3)
     previous.updated(set(ids), fresh).save(work / "g2")
     out["update_s"] = time.perf_counter() - t0
     folder = str(work / "g1")
-    colds = [_run(COLD.format(root=root, folder=folder, engine="postings", query=q)) for q in queries[:cold]]
+    colds = [_run(COLD.format(folder=folder, engine="postings", query=q)) for q in queries[:cold]]
     out["cold_s"] = sorted(c["total_s"] for c in colds)[len(colds) // 2]
     out["cold_load_s"] = sorted(c["load_s"] for c in colds)[len(colds) // 2]
-    out["postings"] = _run(WARM.format(root=root, folder=folder, engine="postings",
+    out["postings"] = _run(WARM.format(folder=folder, engine="postings",
                                        queries=json.dumps(queries[:201])))
     reference = queries[:21] if n <= 100_000 else queries[:4]
-    out["rank-bm25"] = _run(WARM.format(root=root, folder=folder, engine="rank-bm25",
+    out["rank-bm25"] = _run(WARM.format(folder=folder, engine="rank-bm25",
                                         queries=json.dumps(reference)))
     return out
 

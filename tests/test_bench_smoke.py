@@ -51,7 +51,7 @@ PEERS = [("bench.peers", ["langchain"]), ("bench.peers", ["llamaindex"])]
 STARTS = ["bench.build_probe", "bench.model_pass", "bench.memory_probe", "bench.scale_cli", "bench.deasciify_table",
           "bench.labs.agreement_tune", "bench.labs.calibrate_lab", "bench.labs.deasciify_retrieval",
           "bench.labs.default_lab", "bench.labs.defaults", "bench.labs.fusion_lab", "bench.labs.worth_lab",
-          "bench.labs.context_fit", "bench.labs.within_grid"]
+          "bench.labs.context_fit", "bench.labs.within_grid", "bench.labs.english_lab"]
 
 
 def run(module: str, args: list[str], tmp_path) -> subprocess.CompletedProcess:

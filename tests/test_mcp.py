@@ -257,6 +257,28 @@ def test_fit_keeps_results_in_rank_order_within_the_budget(budget, kept, omitted
         assert got[0]["truncated"] and got[0]["n_tokens"] == budget and results[0]["text"].startswith(got[0]["text"])
 
 
+def test_paths_may_be_one_glob_as_a_string_as_in_the_web_api(rebuilt_db):
+    """Trial 2: `"paths": "*.docx"` was refused ("must be a list") while /api/search took
+    it; MCP's search and compare_strategies now take one glob as a string too."""
+    from indexer.agents.server import create_server
+
+    async def calls() -> list[dict]:
+        server = create_server(Tools(Settings.load(db=rebuilt_db)))
+        out = []
+        for name, arguments in (("search", {"query": "kargo", "strategy": "headers", "paths": "kargo-*.md"}),
+                                ("search", {"query": "kargo", "strategy": "headers", "paths": ["kargo-*.md"]}),
+                                ("compare_strategies", {"query": "kargo", "paths": "kargo-*.md"})):
+            result = await server.call_tool(name, arguments)  # its content: mcp 2, the list: mcp 1
+            out.append(json.loads(getattr(result, "content", result)[0].text))
+        return out
+
+    one, listed, compared = anyio.run(calls)
+    assert one == listed and one["results"], one
+    assert {r["doc_id"] for r in one["results"]} == {"kargo-ve-teslimat.md"}
+    for answer in compared["strategies"]:
+        assert answer["results"] and {r["doc_id"] for r in answer["results"]} == {"kargo-ve-teslimat.md"}
+
+
 def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
     """A tool error names the index folder as an agent may see it (relative to the
     server's folder, else by its name), never by its absolute path on the server."""
@@ -267,8 +289,8 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
     async def errors(tools: Tools) -> list[str]:
         server = create_server(tools)
         out = []
-        for name, arguments in (("search", {"query": "kargo", "strategy": "nope"}),
-                                ("get_chunk", {"chunk_id": "x", "strategy": "nope"}),
+        for name, arguments in (("search", {"query": "kargo", "strategy": "semantic"}),
+                                ("get_chunk", {"chunk_id": "x", "strategy": "semantic"}),
                                 ("list_collections", {}), ("search", {"query": "kargo"})):
             try:
                 result = await server.call_tool(name, arguments)

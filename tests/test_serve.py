@@ -245,9 +245,9 @@ def test_evaluation_and_question_sets_show_no_absolute_server_path(db, question_
         assert got.json()["name"] == expected_name
         assert expected_name in {s["name"] for s in sets}
         collections = client.get("/api/collections")
-        unknown = client.post("/api/search", json={"query": "kargo", "strategy": "nope"})
-        compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["nope"]})
-        assert unknown.status_code == 404 and "no collection for strategy 'nope' in " in unknown.json()["error"]
+        unknown = client.post("/api/search", json={"query": "kargo", "strategy": "semantic"})
+        compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["semantic"]})
+        assert unknown.status_code == 404 and "no collection for strategy 'semantic' in " in unknown.json()["error"]
         for text in (got.text, json.dumps(sets), collections.text, unknown.text, compared.text):
             assert str(ROOT) not in text and str(tmp_path) not in text and str(db) not in text
         # relative to where serve started when the index is inside it, else its name only
@@ -370,7 +370,8 @@ def test_an_oversized_body_is_refused(client):
         for _ in range(100):
             yield b"x" * 4096
 
-    assert client.post("/api/search", content=chunks()).status_code == 413
+    streamed = client.post("/api/search", content=chunks(), headers={"content-type": "application/json"})
+    assert streamed.status_code == 413
 
 
 @pytest.mark.parametrize("k, status", [(10**9, 400), (0, 400), (101, 400), ("5x", 400), (True, 400), (100, 200)])
@@ -387,7 +388,8 @@ def test_k_is_capped(client, k, status):
     (json.dumps({"query": "  ", "strategy": "headers"}).encode(), "query is empty"),
     # (no strategy is not an error: the front doors' one rule, tests/test_front_doors.py)
     (json.dumps({"query": "x", "strategy": "headers", "mode": "magic"}).encode(), "mode must be one of"),
-    (json.dumps({"query": "x", "strategy": "nope"}).encode(), "no collection for strategy 'nope'"),
+    (json.dumps({"query": "x", "strategy": "nope"}).encode(), "unknown strategy 'nope'"),
+    (json.dumps({"query": "x", "strategy": "semantic"}).encode(), "no collection for strategy 'semantic'"),
 ])
 def test_bad_requests_get_one_line_json_errors(client, body, message):
     r = client.post("/api/search", content=body, headers={"content-type": "application/json"})
@@ -438,6 +440,40 @@ def test_cors_is_off_unless_an_origin_is_given(client, db):
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://app.example"
     r = open_to.options("/api/search", headers={**preflight, "Origin": "http://evil.example"})
     assert "access-control-allow-origin" not in r.headers
+
+
+def test_a_web_page_of_another_origin_cannot_make_the_server_work_or_write(client, db):
+    """Trial 2, M2: a page on another site POSTed text/plain (no preflight) to
+    /api/evaluation/generate: 200, a minute of CPU and question files in the index folder.
+    A POST must be JSON, and one with an Origin must come from the server's own origin (or
+    a --cors one); requests without an Origin (curl, scripts) are served as before."""
+    def files() -> list[Path]:
+        return sorted(Path(db).rglob("*"))
+
+    before = files()
+    generate = json.dumps({"n": 1, "strategies": ["fixed64"], "modes": ["bm25"]}).encode()
+    search = {"query": "kargo", "strategy": "fixed64", "k": 2}
+    evil = {"Origin": "http://evil.example"}
+    for headers in ({**evil, "content-type": "text/plain"}, {**evil, "content-type": "application/json"}):
+        r = client.post("/api/evaluation/generate", content=generate, headers=headers)
+        assert r.status_code == 403 and r.json()["status"] == 403, r.text
+        assert "'http://evil.example'" in r.json()["error"] and "\n" not in r.json()["error"]
+    assert client.post("/api/search", json=search, headers=evil).status_code == 403
+    for kind in ("text/plain", "application/x-www-form-urlencoded", None):
+        r = client.post("/api/evaluation/generate", content=generate, headers={"content-type": kind} if kind else {})
+        assert r.status_code == 415 and "Content-Type: application/json" in r.json()["error"], r.text
+    assert files() == before  # nothing written
+    # the server's own page (same scheme, host and port), a client with no Origin, --cors origins
+    own = {"Origin": "http://127.0.0.1", "content-type": "application/json; charset=utf-8"}
+    assert client.post("/api/search", content=json.dumps(search), headers=own).status_code == 200
+    assert client.post("/api/search", json=search, headers={"Host": "localhost:8765",
+                                                           "Origin": "http://localhost:8765"}).status_code == 200
+    assert client.post("/api/search", json=search, headers={"Origin": "http://127.0.0.1:8765"}).status_code == 403
+    assert client.post("/api/search", json=search, headers={"Origin": "null"}).status_code == 403
+    assert client.post("/api/search", json=search).status_code == 200
+    opened = make_client(db, cors=("http://app.example",))
+    assert opened.post("/api/search", json=search, headers={"Origin": "http://app.example"}).status_code == 200
+    assert opened.post("/api/search", json=search, headers=evil).status_code == 403
 
 
 def test_a_loopback_server_refuses_other_host_names(db):
@@ -554,6 +590,26 @@ def test_a_server_on_another_loopback_address_answers_to_that_address(db, tmp_pa
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+def test_a_name_that_is_no_strategy_is_answered_as_mcp_answers_it(client, db):
+    """Trial 2: `{"strategy": "nope"}` was advised `indexer build PATH --strategy nope`,
+    which fails too; serve now says what MCP says: an unknown strategy, the presets and
+    kinds, what is built."""
+    from indexer.agents.tools import Tools
+    from indexer.errors import UsageError
+
+    r = client.post("/api/search", json={"query": "kargo", "strategy": "nope"})
+    message = r.json()["error"]
+    assert r.status_code == 400 and message.startswith("unknown strategy 'nope'; presets: "), r.text
+    assert message.endswith("; built: fixed64, headers, parent") and "indexer build" not in message
+    compared = client.post("/api/compare", json={"query": "kargo", "strategies": ["nope"]}).json()["results"][0]
+    assert (compared["status"], compared["error"]) == (400, message)
+    chunks = client.get("/api/chunks", params={"strategy": "nope", "doc": "kargo-ve-teslimat.md"})
+    assert (chunks.status_code, chunks.json()["error"]) == (400, message)
+    with pytest.raises(UsageError) as mcp:
+        Tools(Settings.load(db=db)).search("kargo", "nope")
+    assert str(mcp.value) == message
 
 
 def test_a_junk_strategy_name_is_no_strategy_and_no_command(client):

@@ -7,22 +7,22 @@ padded batches.
     python -m bench.labs.english_lab speed --sets en,code --n 200
     python -m bench.labs.english_lab compare --sets en,code,xquad-en --json out.json
     python -m bench.labs.english_lab ratios --sets en,code,xquad-en
-    python -m bench.labs.english_lab build --sets xquad-en,man-pages --embedders bge-small-en --without-units
+    python -m bench.labs.english_lab build --sets xquad-en --embedders bge-small-en,use-m3 [--unit-vectors]
+    python -m bench.labs.english_lab rule --sets en,xquad-en,code,scipy-docs,man-pages,tr,xquad-tr
     python -m bench.labs.english_lab fit --kind code --his 0.5,0.6,0.7,0.8 --los 0.1,0.2,0.3,0.4,0.5
 
 `capture` is bench/labs/default_lab.py's capture (a build through the real pipeline, then
-the embedding side's candidates for every question), with the build's pass over
-answer-sized context's units left out (their vectors serve `query --budget` only, not the
-search these labs score; "Pay once" removes that pass from builds), and the CPU seconds
-of each capture printed. `calibrate_lab prepare` / `fit` then read the captures as for the
+the embedding side's candidates for every question; a build embeds its chunks only), and
+the CPU seconds of each capture printed. `calibrate_lab prepare` / `fit` then read the captures as for the
 other embedders. `lengths`: per set × strategy, the chunks whose `indexed_text` is longer
 than the model reads (512 wordpieces, [CLS] and [SEP] included). `speed`: chunks per
 second and CPU seconds of `auto` chunks embedded one at a time (what indexer does) and in
 padded batches of 16, the cosine between the two, and the peak memory of each.
 `compare` (after `capture`): per set × strategy, each side and the default search of both
-embedders (recall@5, MRR@10, nDCG@10), the English model's default minus use-m3's (paired
+embedders (recall@1, recall@5, MRR@10, nDCG@10), the English model's default minus use-m3's (paired
 95% interval: what "no embedder named" changes), and whether each default holds the rule
-(never below its better single side, within the interval). `fit` (after
+(never below its better single side, within the interval), then a summary per set.
+`rule`: the embedder a build of each set's folder with none named gets, and why. `fit` (after
 `calibrate_lab prepare`): the English model's embedding share per kind of collection, as
 `calibrate_lab fit` chose the others' (maximin: the range whose worst cell against the
 better single side is best), over every set of the kind, then leave-one-set-out: each
@@ -30,9 +30,9 @@ set's cells under the range fitted on the other sets. `ratios`: what each build'
 measured of its embedder (`retrieval.worth`: embedding MRR@10 over BM25's on made-up
 known-item probes), per set × strategy × embedder, for `worth.FULL_AT`. `build`: one cold
 build of `auto` per set × embedder in a fresh index folder, the model loaded before the
-clock starts: CPU seconds, wall seconds, peak RSS (`--without-units`: without the pass over
-answer-sized context's units, as builds are after "Pay once"; main's use-m3 build with its
-units: the same command in a checkout of main).
+clock starts: CPU seconds, wall seconds, peak RSS (`--unit-vectors`: every unit of
+answer-sized context embedded at build time too, the sentence pass builds had before "Pay
+once").
 """
 
 from __future__ import annotations
@@ -49,19 +49,7 @@ from bench.public_sets import materialize
 ALL_SETS = "en,code,xquad-en,code-pypi,code-lib2,scipy-docs,man-pages"
 
 
-def without_unit_pass() -> None:
-    """Builds cut each document's units but do not embed them (lab captures only)."""
-    from indexer.chunkers.unit_map import document_units
-    from indexer.indexing import units
-
-    def of(self, doc):
-        return document_units(doc, self.tokenizer)
-
-    units.DocumentUnits.of = of
-
-
 def run_captures(sets: list[str], strategies: list[str], embedders: list[str], force: bool) -> None:
-    without_unit_pass()
     for embedder in embedders:
         for name in sets:
             for strategy in strategies or strategies_for(name):
@@ -147,7 +135,7 @@ def speed(sets: list[str], n: int) -> str:
                   "cosine to alone (min / mean)"], rows)
 
 
-METRICS = ("recall@5", "mrr@10", "ndcg@10")
+METRICS = ("recall@1", "recall@5", "mrr@10", "ndcg@10")
 MODES = ("embedding", "bm25", "hybrid")
 
 
@@ -195,9 +183,9 @@ def compare_report(cells: list[dict], embedders: list[str]) -> str:
     rows = []
     for c in cells:
         v = c["values"]
-        fmt = {"recall@5": lambda x: f"{100 * x:.1f}", "mrr@10": lambda x: f"{x:.3f}", "ndcg@10": lambda x: f"{x:.3f}"}
+        fmt = {m: (lambda x: f"{100 * x:.1f}") if m.startswith("recall") else (lambda x: f"{x:.3f}") for m in METRICS}
         for m in METRICS:
-            scale = 100.0 if m == "recall@5" else 1.0
+            scale = 100.0 if m.startswith("recall") else 1.0
             rows.append([c["set"], c["strategy"], m,
                          " / ".join(fmt[m](v[f"{base}/{mode}"][m]) for mode in MODES),
                          " / ".join(fmt[m](v[f"{new}/{mode}"][m]) for mode in MODES),
@@ -206,6 +194,59 @@ def compare_report(cells: list[dict], embedders: list[str]) -> str:
     return table(["set", "strategy", "metric", f"{base} emb / bm25 / default", f"{new} emb / bm25 / default",
                   f"default {new} - {base} [95%]", f"embedding {new} - {base} [95%]",
                   f"{new} default - better side [95%]"], rows)
+
+
+def rule_pick(name: str) -> str:
+    """The embedder a build of the set's folder with none named gets, and why."""
+    from indexer.indexing.embedder_choice import embedder_for, samples
+    from indexer.loaders import discover
+    from indexer.settings import Settings
+    from indexer.text.analyzer import detect_language
+
+    found = discover([materialize(name)[0]])
+    sample = samples(found, None)
+    choice = embedder_for(Settings.load(embedder="auto"), found, detect_language(sample), sample)
+    return f"{choice.name} ({choice.why})"
+
+
+def verdict(d: list[float]) -> str:
+    return "above" if d[1] > 0 else "below" if d[2] < 0 else "noise"
+
+
+def summary(cells: list[dict], embedders: list[str]) -> str:
+    """Per set: `auto`'s default of each embedder, the difference and the embedding side's
+    (paired 95%), then over every strategy × metric how many differences are above zero,
+    within noise or below, and the worst cell of each default against its better side."""
+    base, new = embedders
+    rows = []
+    for name in dict.fromkeys(c["set"] for c in cells):
+        mine = [c for c in cells if c["set"] == name]
+        auto = next(c for c in mine if c["strategy"] == "auto")
+
+        def fig(emb: str, mode: str) -> str:
+            v = auto["values"][f"{emb}/{mode}"]
+            return f"{100 * v['recall@1']:.1f} / {100 * v['recall@5']:.1f} / {v['mrr@10']:.3f} / {v['ndcg@10']:.3f}"
+
+        def counts(key: str) -> str:
+            got = [verdict(c["diff"][f"{key}/{m}"]) for c in mine for m in METRICS]
+            return " / ".join(str(got.count(v)) for v in ("above", "noise", "below"))
+
+        def worst(emb: str) -> str:
+            # cells whose interval is under zero (below the better side), then the lowest MRR@10
+            below = [f"{c['strategy']} {m}" for c in mine for m in METRICS if c["holds"][f"{emb}/{m}"][2] < 0]
+            cell = min(mine, key=lambda c: c["holds"][f"{emb}/mrr@10"][0])
+            return f"{', '.join(below) or 'none'}; {interval(cell['holds'][f'{emb}/mrr@10'])} ({cell['strategy']})"
+
+        rows.append([name, auto["questions"], fig(base, "hybrid"), fig(new, "hybrid"),
+                     interval(auto["diff"]["hybrid/recall@1"], 100), interval(auto["diff"]["hybrid/recall@5"], 100),
+                     interval(auto["diff"]["hybrid/mrr@10"]),
+                     fig(base, "embedding"), fig(new, "embedding"), interval(auto["diff"]["embedding/mrr@10"]),
+                     counts("hybrid"), counts("embedding"), worst(base), worst(new)])
+    return table(["set", "questions", f"{base} default R@1 / R@5 / MRR@10 / nDCG@10", f"{new} default",
+                  "R@1 difference [95%]", "R@5 difference [95%]", "MRR@10 difference [95%]", f"{base} embedding alone",
+                  f"{new} embedding alone", "embedding MRR@10 difference",
+                  "default: above / noise / below (strategy × metric)", "embedding: above / noise / below",
+                  f"{base} default - better side: cells below; lowest MRR@10", f"{new} same"], rows)
 
 
 KIND_SETS = {"code": ("code", "code-pypi", "code-lib2"), "prose": ("en", "xquad-en", "scipy-docs", "man-pages")}
@@ -287,12 +328,13 @@ def ratios(sets: list[str], embedders: list[str]) -> str:
                   "ratio"], rows)
 
 
-def cold_build(name: str, embedder: str) -> dict:
+def cold_build(name: str, embedder: str, unit_vectors: bool = False) -> dict:
     import shutil
     import tempfile
 
     from indexer.embeddings import get_embedder
     from indexer.indexing.building import build
+    from indexer.indexing.options import BuildOptions
     from indexer.settings import Settings
 
     folder, _ = materialize(name)
@@ -300,23 +342,24 @@ def cold_build(name: str, embedder: str) -> dict:
     db = Path(tempfile.mkdtemp(prefix="english-lab-")) / "db"
     c0, t0 = time.process_time(), time.perf_counter()
     try:
-        [report] = build([folder], ["auto"], settings=Settings.load(db=db, embedder=embedder))
+        [report] = build([folder], ["auto"], BuildOptions(unit_vectors=unit_vectors),
+                         settings=Settings.load(db=db, embedder=embedder))
     finally:
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         shutil.rmtree(db.parent, ignore_errors=True)
-    return {"set": name, "embedder": embedder, "chunks": report.chunks, "cpu_s": round(cpu, 1),
+    return {"set": name, "embedder": embedder, "unit_vectors": unit_vectors, "chunks": report.chunks, "cpu_s": round(cpu, 1),
             "wall_s": round(seconds, 1), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare", "fit", "ratios", "build"))
+    parser.add_argument("cmd", choices=("capture", "lengths", "speed", "compare", "fit", "ratios", "build", "rule"))
     parser.add_argument("--sets", default=ALL_SETS)
     parser.add_argument("--strategies", default="")
     parser.add_argument("--embedders", default="use-m3,bge-small-en")
     parser.add_argument("--n", type=int, default=200, help="speed: chunks per set")
     parser.add_argument("--force", action="store_true")
-    parser.add_argument("--without-units", action="store_true", help="build: skip the units' pass")
+    parser.add_argument("--unit-vectors", action="store_true", help="build: embed every unit too (before Pay once)")
     parser.add_argument("--json", default="", help="compare: write the cells here")
     parser.add_argument("--kind", default="prose", choices=sorted(KIND_SETS), help="fit: the kind of collection")
     parser.add_argument("--size", default="", help="fit: only collections of this chunk size class (long, short)")
@@ -335,11 +378,9 @@ def main() -> None:
         covs = [tuple(float(x) for x in c.split("-")) for c in args.covs.split(",")]
         print(fit_kind(args.kind, args.embedders.split(",")[-1], ranges, covs, args.size))
     elif args.cmd == "build":
-        if args.without_units:
-            without_unit_pass()
-        rows = [cold_build(name, emb) for emb in args.embedders.split(",") for name in sets]
-        print(table(["set", "embedder", "chunks", "CPU s", "wall s", "peak RSS MiB"],
-                    [[r["set"], r["embedder"], r["chunks"], r["cpu_s"], r["wall_s"], r["peak_rss_mib"]] for r in rows]))
+        rows = [cold_build(name, emb, args.unit_vectors) for emb in args.embedders.split(",") for name in sets]
+        print(table(["set", "embedder", "unit vectors", "chunks", "CPU s", "wall s", "peak RSS MiB"],
+                    [[r["set"], r["embedder"], r["unit_vectors"], r["chunks"], r["cpu_s"], r["wall_s"], r["peak_rss_mib"]] for r in rows]))
     elif args.cmd == "ratios":
         print(ratios(sets, args.embedders.split(",")))
     elif args.cmd == "compare":
@@ -351,6 +392,10 @@ def main() -> None:
         if args.json:
             save_json(Path(args.json), {"machine": machine(), "cells": cells})
         print("\n" + compare_report(cells, embedders))
+        print("\n" + summary(cells, embedders))
+    elif args.cmd == "rule":
+        for name in sets:
+            print(f"{name}: {rule_pick(name)}")
     elif args.cmd == "lengths":
         print(lengths(sets, strategies or ["auto", "headers"]))
     else:

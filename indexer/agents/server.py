@@ -120,7 +120,7 @@ def create_server(tools: Tools) -> MCPServer:
         mode: Mode = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> str:
         """Search the indexed documents. Returns the top k chunks, best first: text (the exact
         source), doc_id, start_line/end_line, header (document title and section path, or
@@ -135,8 +135,8 @@ def create_server(tools: Tools) -> MCPServer:
         max_tokens tokens: `context` (the text to read, a [doc_id] header line above each
         section's spans) and `spans` (doc_id, start_line, end_line, header, text, score).
         paths: only documents whose doc_id matches one of these globs (git's rules: "*.md",
-        "docs/api/", "src/**/*.py"), searched inside each side so k hits come back when
-        k exist there."""
+        "docs/api/", "src/**/*.py"; a list, or one glob as a string), searched inside each
+        side so k hits come back when k exist there."""
         asked = {"mode": mode, "k": k, "max_tokens": max_tokens, "paths": paths}
         return answer(tools.search, query, strategy, **asked)
 
@@ -147,7 +147,7 @@ def create_server(tools: Tools) -> MCPServer:
         mode: Mode = None,
         k: int = 3,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> str:
         """Run one query against several collections (default: all) to see which chunking
         strategy finds what; each gets its own max_tokens budget; paths as for search."""

@@ -13,6 +13,7 @@ from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
 from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
+from .naming import not_found
 from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict, locations
 
 if TYPE_CHECKING:
@@ -87,7 +88,11 @@ class Tools:
     def _chosen(self, strategy: str | None) -> Chosen:
         from ..retrieval import chosen
 
-        return chosen(self.store, strategy or self.strategy, self.built_with)
+        name = strategy or self.strategy
+        try:
+            return chosen(self.store, name, self.built_with)
+        except CollectionNotFound as exc:
+            raise (not_found(self.store, name, exc) if name else exc) from None
 
     def index(self, strategy: str | None = None) -> Index:
         """The kept handle of the collection named (else the default), opened on first use."""
@@ -129,7 +134,7 @@ class Tools:
         mode: str | None = None,
         k: int = DEFAULT_K,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> dict[str, Any]:
         from ..retrieval import SearchOptions
 
@@ -204,7 +209,7 @@ class Tools:
         mode: str | None = None,
         k: int = 3,
         max_tokens: int | None = None,
-        paths: list[str] | None = None,
+        paths: list[str] | str | None = None,
     ) -> dict[str, Any]:
         names = strategies or sorted({e.strategy for e in self.store.catalogue.entries()})
         return {

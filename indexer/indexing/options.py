@@ -49,7 +49,7 @@ class BuildOptions:
     bm25_engine: str = "auto"  # ENGINES (auto: postings)
     # embed every unit (sentence, list item, table row, code run) at build time, as
     # answer-sized context did before issue 53: 2.5-4x a build's embedding; by default a
-    # question embeds the few it needs (`retrieval.context_vectors`)
+    # question embeds the few it needs (`retrieval.context.vectors`)
     unit_vectors: bool = False
     on_stage: Callable[[str], None] | None = None  # told each stage a build reaches (STAGES)
 

@@ -1,7 +1,7 @@
 """A build's units (what answer-sized context packs): cut from each document once, for
 the unit maps its chunks record. By default none is embedded: a question embeds the few
 its context needs and keeps them in the index's embedding cache
-(`retrieval.context_vectors`). With `BuildOptions.unit_vectors` every unit is embedded
+(`retrieval.context.vectors`). With `BuildOptions.unit_vectors` every unit is embedded
 here through the build's cached embedder, as before: about as many texts as the
 folder has sentences, the build's largest cost by far (2.5-4x the chunks' alone)."""
 

@@ -44,7 +44,7 @@ REFRESH = 2.0  # seconds between catalogue checks of a long-lived handle
 class Index:
     """One live collection, opened for searching: it follows the collection's versions
     and hands out a `Snapshot` of the current one (`snapshot()`); each search reads one.
-    `sides`: the class that searches each side (`retrieval.sides`: replace it to search
+    `sides`: the class that searches each side (`retrieval.searching.sides`: replace it to search
     another way)."""
 
     def __init__(
@@ -86,7 +86,7 @@ class Index:
         order of kinds); `built_with`: the one built with that embedder.
         `one_shot`: a process that answers a query or two and exits (`indexer query`):
         over a large collection it scans the stored vectors exactly rather than wait for
-        Chroma to load its whole HNSW index (`retrieval.sides`)."""
+        Chroma to load its whole HNSW index (`retrieval.searching.sides`)."""
         return cls.in_store(
             Store(settings_for(settings)),
             strategy,

@@ -413,6 +413,7 @@ def create_app(
     )
     app.state.library = library
     app.state.api = api
-    # the host check, auth, read-only methods and the body cap run before Starlette (and CORS)
+    # the host check, read-only methods, POSTs only as JSON and from this origin (or --cors),
+    # auth and the body cap run before Starlette (and CORS)
     # see the request; a CORS preflight (OPTIONS, which carries no token) passes to the CORS layer
-    return Guard(app, token=token, hosts=allowed_hosts)
+    return Guard(app, token=token, hosts=allowed_hosts, origins=cors)

@@ -1,6 +1,7 @@
 """What stands between the network and the index: bearer-token auth, a cap on request
-bodies, read-only methods, and JSON errors. Plain ASGI middleware, so each check runs
-before any route reads a byte of the body."""
+bodies, read-only methods, POSTs only from the server's own pages (or `--cors` origins) and
+only as JSON, and JSON errors. Plain ASGI middleware, so each check runs before any route
+reads a byte of the body."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 MAX_BODY = 64 * 1024  # bytes: a query is at most 20,000 characters
 PUBLIC = ("/api/health", "/api/openapi.json")  # no index data: open for liveness probes and clients
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
+JSON = "application/json"
+DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
 def is_loopback(host: str) -> bool:
@@ -61,6 +64,55 @@ class Refusal(NamedTuple):
     headers: Sequence[tuple[bytes, bytes]] = ()
 
 
+def origin_of(scheme: str, host: str) -> str:
+    """`scheme://host[:port]` as a browser writes an Origin: lower case, no default port."""
+    host = host.strip().lower().rstrip("/")
+    default = DEFAULT_PORTS.get(scheme)
+    return f"{scheme}://{host.removesuffix(default) if default else host}"
+
+
+def own_origin(scope: Scope) -> str:
+    """The origin of the server's own pages as this request reached it (its Host)."""
+    host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+    return origin_of(scope.get("scheme", "http"), host)
+
+
+def foreign_origin(scope: Scope, allowed: frozenset[str]) -> Refusal | None:
+    """A POST a web page of another origin sent (its Origin header names that page's
+    origin): refused, because a browser sends a simple cross-site POST without asking
+    first. No Origin (curl, a script) is not a browser's cross-site request."""
+    header = dict(scope["headers"]).get(b"origin")
+    if scope["method"] != "POST" or header is None:
+        return None
+    given = header.decode("latin-1").strip().lower().rstrip("/")
+    scheme, _, host = given.partition("://")
+    if given in allowed or origin_of(scheme, host) == own_origin(scope):
+        return None
+    return Refusal(
+        403,
+        f"a POST from the web page at {given[:80]!r} is refused: the API takes POSTs "
+        "from this server's own page, from a client that sends no Origin, "
+        "or from an origin given to indexer serve --cors",
+    )
+
+
+def not_json(scope: Scope) -> Refusal | None:
+    """A POST whose body is not declared JSON (a form or text/plain: what a web page can
+    send to another site without a CORS preflight)."""
+    if scope["method"] != "POST":
+        return None
+    header = dict(scope["headers"]).get(b"content-type", b"")
+    media = header.decode("latin-1").split(";", 1)[0].strip().lower()
+    if media == JSON:
+        return None
+    given = repr(media[:60]) if media else "no Content-Type"
+    return Refusal(
+        415,
+        f"the body must be sent as {JSON} (the header 'Content-Type: {JSON}', "
+        f"or curl --json), not with {given}",
+    )
+
+
 def host_name(header: bytes) -> str:
     """The host of a Host header, without its port (`[::1]:8765` -> `::1`)."""
     text = header.decode("latin-1").strip().lower()
@@ -74,7 +126,9 @@ class Guard:
     bodies capped at `max_body` bytes (by Content-Length, and while streaming), and with
     `hosts` (a loopback bind) the Host header checked: a web page must not reach this
     server through a DNS name rebound to 127.0.0.1. The address the server listens on
-    (`127.0.0.2`, ASGI's `scope["server"]`) is always accepted besides `hosts`."""
+    (`127.0.0.2`, ASGI's `scope["server"]`) is always accepted besides `hosts`. A POST
+    must be JSON and, when it carries an Origin, come from the server's own origin or one
+    of `origins` (`--cors`): another site's page cannot make it search or write questions."""
 
     def __init__(
         self,
@@ -82,8 +136,10 @@ class Guard:
         token: str | None = None,
         max_body: int = MAX_BODY,
         hosts: list[str] | None = None,
+        origins: tuple[str, ...] = (),
     ) -> None:
         self.app = app
+        self.origins = frozenset(o.strip().lower().rstrip("/") for o in origins)
         self.token = token.encode("utf-8") if token else None
         self.max_body = max_body
         self.hosts = {h.strip("[]").lower() for h in hosts} if hosts else None
@@ -91,7 +147,15 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        for check in (self._wrong_host, self._wrong_method, self._unauthorised, self._too_long):
+        checks = (
+            self._wrong_host,
+            self._wrong_method,
+            self._foreign,
+            not_json,
+            self._unauthorised,
+            self._too_long,
+        )
+        for check in checks:
             refusal = check(scope)
             if refusal is not None:
                 return await send_error(send, *refusal)
@@ -113,6 +177,9 @@ class Guard:
             f"{', '.join(sorted(hosts))}, not {host[:60]!r}: open it as "
             f"http://{shown}{port or '<port>'}/",
         )
+
+    def _foreign(self, scope: Scope) -> Refusal | None:
+        return foreign_origin(scope, self.origins)
 
     @staticmethod
     def _wrong_method(scope: Scope) -> Refusal | None:

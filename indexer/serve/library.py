@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..agents.naming import not_found
 from ..errors import CollectionNotFound, UsageError
 from ..evaluation.chunk_boundaries import Structure
 from ..paths import shown_path
@@ -77,12 +78,19 @@ class Library:
             found = self._indexes.get(name)
         if found is not None:
             return found
-        if self.refresh is None:
-            index = Index.in_store(self.store, name)
-        else:
-            index = Index.in_store(self.store, name, refresh=self.refresh)
+        index = self._open(name)
         with self._lock:
             return self._indexes.setdefault(name, index)
+
+    def _open(self, name: str) -> Index:
+        """A new handle of a collection; a name that is no strategy is said to be one
+        (`agents.naming`: the words MCP answers with)."""
+        try:
+            if self.refresh is None:
+                return Index.in_store(self.store, name)
+            return Index.in_store(self.store, name, refresh=self.refresh)
+        except CollectionNotFound as exc:
+            raise not_found(self.store, name, exc) from None
 
     def forget(self, name: str) -> None:
         """Drop a handle whose collection was dropped (the next use opens it again)."""

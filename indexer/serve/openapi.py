@@ -34,13 +34,20 @@ ERRORS = {
     "404": _json(_ref("Error"), "no such collection, document or question set"),
     "413": _json(_ref("Error"), f"the body is over {MAX_BODY:,} bytes"),
 }
+POST_ERRORS = {
+    "403": _json(
+        _ref("Error"), "an Origin header naming another site (not this server, not --cors)"
+    ),
+    "415": _json(_ref("Error"), "the body is not sent as Content-Type: application/json"),
+}
 
 PATHS = {
-    "type": "array",
-    "items": {"type": "string", "minLength": 1},
-    "maxItems": 64,
+    "anyOf": [
+        {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 64},
+        {"type": "string", "minLength": 1},
+    ],
     "description": "only documents whose path matches one of these globs (git's rules: "
-    "*.pptx, docs/api/, src/**/*.py)",
+    "*.pptx, docs/api/, src/**/*.py); a list, or one glob as a string",
 }
 BUDGET = {
     "type": "integer",
@@ -282,7 +289,7 @@ def _post(summary: str, request: str, response: dict) -> dict:
                 "required": True,
                 "content": {"application/json": {"schema": _ref(request)}},
             },
-            "responses": {"200": response, **ERRORS},
+            "responses": {"200": response, **ERRORS, **POST_ERRORS},
         }
     }
 

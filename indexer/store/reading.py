@@ -157,7 +157,7 @@ class Records:
 
     def with_vectors(self, entry: Entry) -> Iterator[VectorRecords]:
         """Every live record of a version with its vector, SCAN_BATCH at a time: what a
-        machine rewrites the version's damaged rows from (`retrieval.rows_repair`)."""
+        machine rewrites the version's damaged rows from (`retrieval.rows.repair`)."""
         where = generation_filter("$lte", entry.generation)
         pending, seen = entry.pending_ids, set[str]()
         for name in reversed(entry.record_collections):
