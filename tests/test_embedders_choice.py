@@ -147,3 +147,28 @@ def test_a_strategy_also_built_with_a_named_model_is_read_through_the_chosen_one
     assert Index.open("headers", settings=Settings.load(db=db)).entry.embedder == "bge-small-en"
     assert Index.open("headers", settings=Settings.load(db=db, embedder="use-m3")).entry.embedder == "use-m3"
     assert Index.open("headers", settings=Settings.load(db=db), built_with="use-m3").entry.embedder == "use-m3"
+
+
+def test_an_english_html_page_is_told_by_its_text_not_its_markup(unnamed, tmp_path):
+    # a documentation page: a style sheet, a script and a long menu around three paragraphs
+    menu = "".join(
+        f'<li class="toctree-l1"><a class="reference internal" href="/docs/s{i}.html" aria-expanded="false">S{i}</a></li>'
+        for i in range(60)
+    )
+    style = "".join(f".c{i}{{margin:0 auto;padding:{i}px;font-family:Helvetica,Arial,sans-serif}}" for i in range(80))
+    prose = (
+        "<p>Invoices are issued on the first day of each billing period and are paid with the card on file. "
+        "If a payment fails, we retry it three times over a week before the account is paused.</p>"
+    )
+    docs = tmp_path / "site"
+    docs.mkdir()
+    (docs / "billing.html").write_text(
+        f"<!doctype html><html><head><title>Billing</title><style>{style}</style>"
+        "<script>function go() { return document.getElementById('menu'); }</script></head>"
+        f"<body><nav><ul>{menu}</ul></nav><main><h1>Billing</h1>{prose * 3}</main></body></html>",
+        encoding="utf-8",
+    )
+    messages: list[str] = []
+    [report] = build([docs], ["headers"], settings=Settings.load(db=tmp_path / "db"), on_message=messages.append)
+    assert report.embedder == "bge-small-en", messages
+    assert "embedder bge-small-en: English documents: the English model (--embedder NAME chooses another)" in messages

@@ -37,8 +37,11 @@ def sample(source: SourceFile, encoding: str | None = None) -> str:
 
 
 def _reader(name: str, extensions: tuple[str, ...]) -> Reader:
+    # HTML is sampled as the text made from it: its markup (styles, scripts, menus) would
+    # outweigh the prose a language is told by
+    html = name == "html"
     return Reader(
-        name=name, extensions=extensions, load=load, sample=sample, extracted=name == "html"
+        name=name, extensions=extensions, load=load, sample=None if html else sample, extracted=html
     )
 
 
