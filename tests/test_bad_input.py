@@ -536,9 +536,10 @@ def test_advice_names_commands_that_work(tmp_path):
         line = one_line_error(run("build", docs, "-s", "fixed64", "--db", db, "--no-wait"), 1)
     assert line == f"Error: another build of fixed64 (use-m3) is running on {db}; wait for it, or run the build " \
                    "without --no-wait to queue behind it"
-    for junk in ("../../../etc", "a b", "x;rm -rf"):
+    for junk in ("../../../etc", "a b", "x;rm -rf", "nope"):
         line = one_line_error(run("query", "kargo", "-s", junk, "--db", db), 2)
         assert line.startswith(f"Error: unknown strategy {junk!r}; presets: ") and "--strategy" not in line
+    assert line.endswith("; built: fixed64")  # a name that could be a strategy, but is none
     line = one_line_error(run("query", "kargo", "-s", "fixed:size=7,overlap=0", "--db", db), 1)
     assert line.endswith(f"build it: indexer build PATH --strategy fixed:size=7,overlap=0 --db {db}")
     assert run("drop", "-s", "fixed64", "--db", db).exit_code == 0

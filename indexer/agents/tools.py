@@ -13,7 +13,6 @@ from ..paths import hide_folder, shown_path
 from ..retrieval.collections import RULE
 from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
-from .naming import not_found
 from .results import chunk_dict, cut_lines, document_lines, fit, hit_dict, locations
 
 if TYPE_CHECKING:
@@ -88,11 +87,7 @@ class Tools:
     def _chosen(self, strategy: str | None) -> Chosen:
         from ..retrieval import chosen
 
-        name = strategy or self.strategy
-        try:
-            return chosen(self.store, name, self.built_with)
-        except CollectionNotFound as exc:
-            raise (not_found(self.store, name, exc) if name else exc) from None
+        return chosen(self.store, strategy or self.strategy, self.built_with)
 
     def index(self, strategy: str | None = None) -> Index:
         """The kept handle of the collection named (else the default), opened on first use."""

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..chunkers.registry import DEFAULT_STRATEGY, collection_names
 from ..embeddings import canonical_name
-from ..errors import CollectionNotFound
+from ..errors import CollectionNotFound, IndexerError, UsageError
 from ..store import Disk, Entry, Store
 from .evaluated import last_best
 from .fusion import calibrated, current
@@ -86,11 +86,31 @@ def chosen(store: Store, strategy: str | None = None, built_with: str | None = N
     if strategy and strategy.strip():
         name, embedder = split_name(strategy)
         wanted = embedder or built_with
-        entry = store.catalogue.find(
-            collection_names(name), canonical_name(wanted) if wanted else None
-        )
+        try:
+            entry = store.catalogue.find(
+                collection_names(name), canonical_name(wanted) if wanted else None
+            )
+        except CollectionNotFound as exc:
+            raise _not_found(store, name, exc) from None
         return Chosen(entry)
     return _default(store, canonical_name(built_with) if built_with else None)
+
+
+def _not_found(store: Store, name: str, exc: CollectionNotFound) -> IndexerError:
+    """The error when no collection has strategy `name` (`exc`): `exc` itself when the
+    name is a strategy (its advice, build it, holds), else the strategy parser's `unknown
+    strategy ...` with what is built, never pasted into a build command (`indexer build
+    --strategy nope` would fail too)."""
+    from ..chunkers import parse_strategy
+
+    try:
+        parse_strategy(name)
+    except UsageError as unknown:
+        entries = store.catalogue.entries()
+        built = sorted({collection_label(e, entries) for e in entries})
+        have = f"built: {', '.join(built)}" if built else "nothing is built yet"
+        return type(unknown)(f"{unknown}; {have}")
+    return exc
 
 
 def _default(store: Store, wanted: str | None) -> Chosen:

@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.naming import not_found
 from ..errors import CollectionNotFound, UsageError
 from ..evaluation.chunk_boundaries import Structure
 from ..paths import shown_path
@@ -83,14 +82,11 @@ class Library:
             return self._indexes.setdefault(name, index)
 
     def _open(self, name: str) -> Index:
-        """A new handle of a collection; a name that is no strategy is said to be one
-        (`agents.naming`: the words MCP answers with)."""
-        try:
-            if self.refresh is None:
-                return Index.in_store(self.store, name)
-            return Index.in_store(self.store, name, refresh=self.refresh)
-        except CollectionNotFound as exc:
-            raise not_found(self.store, name, exc) from None
+        """A new handle of a collection (a name that is no strategy is said to be none:
+        `retrieval.collections.chosen`, the words MCP and the CLI answer with)."""
+        if self.refresh is None:
+            return Index.in_store(self.store, name)
+        return Index.in_store(self.store, name, refresh=self.refresh)
 
     def forget(self, name: str) -> None:
         """Drop a handle whose collection was dropped (the next use opens it again)."""
