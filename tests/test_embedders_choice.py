@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,7 @@ from indexer import embeddings
 from indexer.agents.server import Tools
 from indexer.cli import cli
 from indexer.embeddings import choose_embedder, english_share
-from indexer.indexing.building import build
+from indexer.indexing.building import BuildOptions, build
 from indexer.retrieval import Index
 from indexer.serve.app import create_app
 from indexer.settings import Settings
@@ -172,3 +173,55 @@ def test_an_english_html_page_is_told_by_its_text_not_its_markup(unnamed, tmp_pa
     [report] = build([docs], ["headers"], settings=Settings.load(db=tmp_path / "db"), on_message=messages.append)
     assert report.embedder == "bge-small-en", messages
     assert "embedder bge-small-en: English documents: the English model (--embedder NAME chooses another)" in messages
+
+
+def test_a_mixed_folder_is_told_by_files_spread_over_it_not_the_first_ones(unnamed, tmp_path):
+    from indexer.indexing.embedder_choice import SAMPLE, embedder_for, samples
+    from indexer.loaders import discover
+    from indexer.text.analyzer import detect_language
+
+    turkish = (CORPUS / "kargo-ve-teslimat.md").read_text(encoding="utf-8")
+    english = ENGLISH["billing.md"] * 3
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(SAMPLE + 5):  # English notes sort first...
+        (docs / f"a-note-{i:02}.md").write_text(english, encoding="utf-8")
+    for i in range(3 * SAMPLE):  # ...but most of the folder is Turkish reports
+        (docs / f"z-report-{i:02}.md").write_text(turkish, encoding="utf-8")
+    found = discover([docs])
+    sample = samples(found, None)
+    assert len(sample) == SAMPLE
+    assert 4 <= sum(text == english for text in sample) <= 8  # a quarter of the folder, a quarter of the sample
+    lang = detect_language(sample)
+    assert lang == "tr"
+    assert embedder_for(Settings.load(), found, lang, sample).name == "use-m3"
+
+
+def test_the_rules_choice_sticks_until_a_full_build_chooses_again(unnamed, tmp_path, write_files):
+    docs, db = write_files(ENGLISH), tmp_path / "db"
+    settings = Settings.load(db=db)
+    said: list[str] = []
+    [first] = build([docs], ["headers"], settings=settings, on_message=said.append)
+    assert first.embedder == "bge-small-en"
+    # the folder's files are replaced by Turkish ones: a plain build keeps the model
+    for name in ENGLISH:
+        (docs / name).unlink()
+    for name in ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"):
+        shutil.copy(CORPUS / name, docs / name)
+    said.clear()
+    [kept] = build([docs], ["headers"], settings=settings, on_message=said.append)
+    assert kept.embedder == "bge-small-en"
+    assert said[0] == (
+        "embedder bge-small-en: English documents: the English model; kept from the last build, "
+        "though the files now read as tr documents, until a --full build chooses again "
+        "(--embedder NAME chooses another)"
+    )
+    assert [e.embedder for e in Index.open(settings=settings).store.catalogue.entries()] == ["bge-small-en"]
+    # --full chooses again; a bare read takes the newest choice (by built_at, to the
+    # second: a real full build takes longer than the tiny folder here), not an error
+    time.sleep(1.05)
+    [again] = build([docs], ["headers"], BuildOptions(full=True), settings=settings)
+    assert again.embedder == "use-m3"
+    assert Index.open(settings=settings).embedder.name == "use-m3"
+    hits = _lines(_invoke("query", "kargo ücreti", "--db", db, "--json", "-k", "1").stdout)
+    assert hits[0]["doc_id"] == "kargo-ve-teslimat.md"

@@ -28,7 +28,7 @@ from ..settings import Settings, settings_for
 from ..store import Store
 from ..store.chroma import is_disk_full
 from ..text.analyzer import Analyzer, detect_language
-from .embedder_choice import embedder_for, samples
+from .embedder_choice import embedder_for, kept_choice, samples
 from .job import BuildJob
 from .options import BuildOptions
 from .pipeline import nothing_message, resolve_strategies
@@ -65,11 +65,13 @@ def build(
     found = _discovered(roots, options, settings)
     sample = samples(found, options.encoding) if options.lang == "auto" else None
     analyzer = _analyzer(options, sample)
-    choice = embedder_for(settings, found, analyzer.lang, sample)
-    model = get_embedder(choice.name, settings)
     store = Store(settings, create=True)
+    source = [str(Path(p).resolve()) for p in paths]
     reports: list[BuildReport] = []
     try:
+        kept = None if options.full else kept_choice(store, [s.name for s in specs], source)
+        choice = embedder_for(settings, found, analyzer.lang, sample, kept)
+        model = get_embedder(choice.name, settings)
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:
             job = BuildJob(
                 store=store,
@@ -79,7 +81,7 @@ def build(
                 cache=cache,
                 analyzer=analyzer,
                 found=found,
-                source=[str(Path(p).resolve()) for p in paths],
+                source=source,
                 progress=progress or _no_progress,
                 say=on_message or _no_message,
                 labels=tuple(input_labels(roots)),

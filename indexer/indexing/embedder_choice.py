@@ -1,19 +1,37 @@
 """Which embedder a build uses: the one named, else the one `embeddings.choose_embedder`
 picks from what discovery found (the share of source code, the analyzer's language and
-how English a sample of the files reads). `build` and `indexer chunk` ask here."""
+how English a sample of the files reads). `build` and `indexer chunk` ask here.
+
+A choice by the rule sticks: a later build of the same folders keeps the embedder the
+last one chose (`kept_choice`), though the files now read otherwise, until `--full`
+chooses again: a folder near the rule's line would otherwise flip models, and embed
+everything again, on the day a few files change.
+"""
 
 from __future__ import annotations
 
-from ..embeddings import EmbedderChoice, choose_embedder, english_share
+from ..embeddings import (
+    ENGLISH_EMBEDDER,
+    EmbedderChoice,
+    choose_embedder,
+    english_installed,
+    english_share,
+)
 from ..loaders import Discovery, sample_text
 from ..settings import Settings
+from ..store import Store
 
 SAMPLE = 25  # files read to tell the language (their first 20,000 characters each)
 
 
 def samples(found: Discovery, encoding: str | None) -> list[str]:
-    """Some text of the first files found: what telling their language reads."""
-    return [sample_text(src, encoding) for src in found.files[:SAMPLE]]
+    """Some text of SAMPLE files spread evenly over those found (in path order): what
+    telling their language reads. Spread, so a folder of English notes and Turkish
+    reports is told by both, not by whichever sorts first."""
+    files = found.files
+    step = max(1.0, len(files) / SAMPLE)
+    picked = sorted({int(i * step) for i in range(min(SAMPLE, len(files)))})
+    return [sample_text(files[i], encoding) for i in picked]
 
 
 def code_share(found: Discovery) -> float:
@@ -24,14 +42,52 @@ def code_share(found: Discovery) -> float:
 
 
 def embedder_for(
-    settings: Settings, found: Discovery, lang: str, sample: list[str] | None
+    settings: Settings,
+    found: Discovery,
+    lang: str,
+    sample: list[str] | None,
+    kept: EmbedderChoice | None = None,
 ) -> EmbedderChoice:
     """The build's embedder: `settings.embedder` when named, else chosen from the files
     (`lang`: the analyzer's language; `sample`: the texts it was detected from, None when
-    the language was given)."""
-    return choose_embedder(
+    the language was given), else `kept`, the last build's choice, when it differs."""
+    choice = choose_embedder(
         settings.embedder,
         lang=lang,
         code_share=code_share(found),
         english=None if sample is None else english_share(sample),
+    )
+    if choice.by != "rule" or kept is None or kept.name == choice.name:
+        return choice
+    if kept.name == ENGLISH_EMBEDDER and not english_installed():
+        return choice  # its package is gone: the rule's fallback says so
+    now = choice.why.split(":")[0]
+    return EmbedderChoice(
+        name=kept.name,
+        by="rule",
+        reason=kept.reason,
+        why=f"{kept.why}; kept from the last build, though the files now read as {now}, "
+        "until a --full build chooses again",
+    )
+
+
+def kept_choice(store: Store, strategies: list[str], source: list[str]) -> EmbedderChoice | None:
+    """The embedder the last build of one of `strategies` from the folders `source` chose
+    by the rule (the newest such collection's), None when there is none."""
+    folders = sorted(source)
+    chosen = [
+        e
+        for e in store.catalogue.entries()
+        if e.strategy in strategies
+        and sorted(e.source) == folders
+        and isinstance(e.extra.get("embedder_choice"), dict)
+        and e.extra["embedder_choice"].get("by") == "rule"
+    ]
+    if not chosen:
+        return None
+    last = max(chosen, key=lambda e: e.built_at)
+    said = last.extra["embedder_choice"]
+    why = str(said.get("why", "")).split("; kept from the last build")[0]
+    return EmbedderChoice(
+        name=last.embedder, by="rule", reason=str(said.get("reason", "")), why=why
     )

@@ -140,12 +140,12 @@ def _first_built(names: list[str], entries: list[Entry]) -> tuple[str, list[Entr
 
 def _preferred(matches: list[Entry], embedder: str) -> Entry | None:
     """Of a strategy's entries, the default embedder's; with none named (auto), the one a
-    build naming none chose, when only one was."""
+    build naming none chose (the newest, when a `--full` build chose again)."""
     for e in matches:
         if e.embedder == embedder:
             return e
     chosen = [e for e in matches if _chosen_by_rule(e)]
-    return chosen[0] if embedder == AUTO_EMBEDDER and len(chosen) == 1 else None
+    return max(chosen, key=lambda e: e.built_at) if embedder == AUTO_EMBEDDER and chosen else None
 
 
 def _chosen_by_rule(entry: Entry) -> bool:
