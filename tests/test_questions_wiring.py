@@ -150,5 +150,7 @@ def test_serve_makes_questions_for_a_collection_without_any_then_evaluates(own):
                         ({"n": 5, "extra": 1}, "unknown field")):
         refused = client.post("/api/evaluation/generate", json=bad)
         assert refused.status_code == 400 and needle in refused.json()["error"], bad
-    missing = client.post("/api/evaluation/generate", json={"n": 5, "strategies": ["nope"]})
-    assert missing.status_code == 404
+    missing = client.post("/api/evaluation/generate", json={"n": 5, "strategies": ["semantic75"]})
+    assert missing.status_code == 404  # a strategy, not built
+    unknown = client.post("/api/evaluation/generate", json={"n": 5, "strategies": ["nope"]})
+    assert unknown.status_code == 400 and "unknown strategy 'nope'" in unknown.json()["error"]  # no strategy
