@@ -69,7 +69,7 @@ def build(
     source = [str(Path(p).resolve()) for p in paths]
     reports: list[BuildReport] = []
     try:
-        kept = None if options.full else kept_choice(store, [s.name for s in specs], source)
+        kept = kept_choice(store, specs, source, again=options.full)
         choice = embedder_for(settings, found, analyzer.lang, sample, kept)
         model = get_embedder(choice.name, settings)
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:

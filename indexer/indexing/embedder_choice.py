@@ -10,6 +10,9 @@ everything again, on the day a few files change.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..chunkers import StrategySpec
 from ..embeddings import (
     ENGLISH_EMBEDDER,
     EmbedderChoice,
@@ -71,10 +74,16 @@ def embedder_for(
     )
 
 
-def kept_choice(store: Store, strategies: list[str], source: list[str]) -> EmbedderChoice | None:
-    """The embedder the last build of one of `strategies` from the folders `source` chose
-    by the rule (the newest such collection's), None when there is none."""
+def kept_choice(
+    store: Store, specs: Sequence[StrategySpec], source: list[str], *, again: bool = False
+) -> EmbedderChoice | None:
+    """The embedder the last build of one of the strategies `specs` from the folders `source` chose
+    by the rule (the newest such collection's), None when there is none or the build
+    chooses `again` (`--full`)."""
+    if again:
+        return None
     folders = sorted(source)
+    strategies = {spec.name for spec in specs}
     chosen = [
         e
         for e in store.catalogue.entries()
