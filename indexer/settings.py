@@ -170,4 +170,9 @@ def build_command(*args: str, db: Path, url: str | None = None) -> str:
     """`indexer build ARGS` as a message advises it, naming the index when the command
     would not reach it otherwise: run from another folder, `indexer build a b` alone
     would build `./.indexer` instead."""
-    return shlex.join(["indexer", "build", *args, *index_options(db, url)])
+    return indexer_command("build", *args, db=db, url=url)
+
+
+def indexer_command(verb: str, *args: str, db: Path, url: str | None = None) -> str:
+    """`indexer VERB ARGS` as a message advises it, naming the index (`build_command`)."""
+    return shlex.join(["indexer", verb, *args, *index_options(db, url)])

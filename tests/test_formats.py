@@ -119,6 +119,24 @@ def test_a_workbook_is_a_section_per_sheet_with_its_header_row_and_row_marks(doc
     assert empty.text.split("\n")[2:5] == ["| A | B | C |", "| --- | --- | --- |", "| stuff | more stuff |  |"]
 
 
+def test_a_sheet_that_declares_a_smaller_size_than_it_has_is_read_whole(tmp_path):
+    """Some programs write `<dimension ref="A1"/>` whatever a sheet holds; a read-only
+    openpyxl sheet believed it and the workbook lost every cell but one (a trial)."""
+    import re
+
+    original = ROOT / "tests/data/formats/sheets/sheets.xlsx"
+    lying = tmp_path / "lying.xlsx"
+    with zipfile.ZipFile(original) as src, zipfile.ZipFile(lying, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                data = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1"/>', data)
+            dst.writestr(info, data)
+    whole = load_file(discover([original]).files[0])
+    read = load_file(discover([lying]).files[0])
+    assert read.text == whole.text and "Какой сценарий является родительским" in read.text
+
+
 def test_a_big_sheet_is_cut_between_rows_never_inside_one(tmp_path):
     from openpyxl import Workbook
 

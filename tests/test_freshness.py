@@ -4,7 +4,9 @@ warns of the files that changed since the build, and only of those; `eval
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 
 from .faultkit import indexer, one_line_error
 
@@ -39,7 +41,14 @@ def test_a_build_from_two_folders_is_fresh_until_a_file_changes(tmp_path):
     db = tmp_path.resolve() / "g1.idx"
     said = _query(elsewhere, db=db)
     a, b = tmp_path.resolve() / "a", tmp_path.resolve() / "b"
-    assert said.rstrip().endswith(f"rebuild: indexer build {a} {b} --db {db}"), said
+    assert said.rstrip().endswith(f"rebuild: indexer build {a} {b} -s headers --embedder use-m3 --db {db}"), said
+    # pasted as it is, the advice rebuilds the stale collection, not another strategy
+    advised = shlex.split(said.rstrip().rsplit("rebuild: ", 1)[1])
+    assert advised[:2] == ["indexer", "build"]
+    assert indexer(*advised[1:], cwd=elsewhere).returncode == 0
+    assert "warning" not in _query(elsewhere, db=db)
+    listed = indexer("list", "--db", db, "--json", cwd=elsewhere).stdout
+    assert [json.loads(line)["strategy"] for line in listed.splitlines()] == ["headers"]
 
 
 def test_eval_require_fresh_sees_a_change_in_a_build_from_two_folders(tmp_path):
@@ -57,7 +66,7 @@ def test_eval_require_fresh_sees_a_change_in_a_build_from_two_folders(tmp_path):
         fh.write("\nAnd goats.\n")
     line = one_line_error(indexer(*args, cwd=tmp_path))
     a, b = tmp_path.resolve() / "a", tmp_path.resolve() / "b"
-    assert line.endswith(f"(b/b.md); rebuild it: indexer build {a} {b} --db g1.idx")
+    assert line.endswith(f"(b/b.md); rebuild it: indexer build {a} {b} -s headers --embedder use-m3 --db g1.idx")
 
 
 def test_folders_given_through_links_keep_the_names_they_were_built_under(tmp_path):

@@ -123,7 +123,7 @@ def test_missing_or_damaged_rows_fall_back_to_chroma(tmp_path):
     # and says so, naming the rows (not the BM25 index) and the build that repairs them
     [said] = again.repairs
     assert said.startswith(f"the stored rows in {folder} are damaged (blob.npy does not match its checksum)")
-    assert said.endswith(f"until a build rewrites them (indexer build {corpus.resolve()} -s fixed64 --db {db})")
+    assert said.endswith(f"until a build rewrites them (indexer build {corpus.resolve()} -s fixed64 --embedder use-m3 --db {db})")
     # an incremental build rewrites them from Chroma first, then builds on them
     change_corpus(corpus)
     [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
@@ -253,7 +253,7 @@ def test_a_merge_that_fails_leaves_the_build_and_a_full_rebuild_working(tmp_path
     monkeypatch.setattr(delta_module.Deltas, "compact", wedged)
     (corpus / "b.md").write_text("# B\n\nİkinci not: Zümrüt paketi.\n", encoding="utf-8")
     [report] = build([corpus], ["fixed64"], settings=Settings.load(db=db))
-    assert report.mode == "incremental" and any(f"indexer build {corpus} --full -s fixed64 --db {db} rebuilds" in n for n in report.notes)
+    assert report.mode == "incremental" and any(f"indexer build {corpus} --full -s fixed64 --embedder use-m3 --db {db} rebuilds" in n for n in report.notes)
     index = Index.open("fixed64", settings=Settings.load(db=db))
     assert index.entry.delta and "b.md" in {h.chunk.doc_id for h in index.search("Zümrüt paketi", k=3)}
     [full] = build([corpus], ["fixed64"], BuildOptions(full=True), settings=Settings.load(db=db))

@@ -36,7 +36,7 @@ def _stale_warning(index: Index) -> None:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         click.echo(
             f"warning: {len(changed)} file(s) changed since {index.entry.strategy} was built "
-            f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: {index.store.build_command(*index.entry.source)}",
+            f"({', '.join(map(printable, changed[:3]))}{more}); rebuild: {index.store.rebuild_command(index.entry)}",
             err=True,
         )
 

@@ -363,7 +363,7 @@ def _stale_error(stale: dict[str, list[str]], root: Path, indexes: list[Index]) 
     name, files = next(iter(stale.items()))
     more = " ..." if len(files) > 3 else ""
     index = next(i for i in indexes if _stale_name(i) == name)
-    command = index.store.build_command(*index.entry.source)
+    command = index.store.rebuild_command(index.entry)
     return StaleIndex(
         f"{name} was built from other versions of {len(files)} file(s) than {root} holds now "
         f"({', '.join(files[:3])}{more}); rebuild it: {command}"

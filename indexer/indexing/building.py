@@ -25,10 +25,10 @@ from ..errors import IndexerError, NothingToIndex
 from ..loaders import Discovery, discover
 from ..loaders.files import input_labels
 from ..settings import Settings, settings_for
-from ..store import Store
+from ..store import Entry, Store
 from ..store.chroma import is_disk_full
 from ..text.analyzer import Analyzer, detect_language
-from .embedder_choice import embedder_for, kept_choice, samples
+from .embedder_choice import embedder_for, kept_choice, samples, superseded
 from .job import BuildJob
 from .options import BuildOptions
 from .pipeline import nothing_message, resolve_strategies
@@ -69,7 +69,7 @@ def build(
     source = [str(Path(p).resolve()) for p in paths]
     reports: list[BuildReport] = []
     try:
-        kept = kept_choice(store, specs, source, again=options.full)
+        kept = kept_choice(store, specs, source, lang=analyzer.lang, again=options.full)
         choice = embedder_for(settings, found, analyzer.lang, sample, kept)
         model = get_embedder(choice.name, settings)
         with contextlib.closing(EmbeddingCache.in_folder(store.cache_dir)) as cache:
@@ -87,7 +87,7 @@ def build(
                 labels=tuple(input_labels(roots)),
                 choice=choice,
             )
-            _announce(job, choice)
+            _announce(job, choice, superseded(store, specs, source, choice))
             _build_each(job, specs, changed, reports)
     except BaseException as exc:
         # a failed first build leaves no empty index behind
@@ -148,10 +148,17 @@ def _build_each(
             reports[-1].notes.append(job.cache.note)
 
 
-def _announce(job: BuildJob, choice: EmbedderChoice) -> None:
-    """One line when the build chose its embedder (none was named): which, and why."""
+def _announce(job: BuildJob, choice: EmbedderChoice, before: list[Entry]) -> None:
+    """One line when the build chose its embedder (none was named): which, and why; and
+    one for each collection the rule chose another model for `before`, which stays."""
     if choice.by == "rule":
         job.say(f"embedder {choice.name}: {choice.why} (--embedder NAME chooses another)")
+    for old in before:
+        drop = job.store.command("drop", "-s", old.strategy, "--embedder", old.embedder)
+        job.say(
+            f"{old.strategy} built with {old.embedder}, chosen before, stays beside it; "
+            f"reads naming no model take {choice.name} now: {drop} removes it"
+        )
 
 
 __all__ = ["BuildOptions", "BuildReport", "build", "build_settings"]

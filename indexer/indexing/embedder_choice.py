@@ -22,19 +22,22 @@ from ..embeddings import (
 )
 from ..loaders import Discovery, sample_text
 from ..settings import Settings
-from ..store import Store
+from ..store import Entry, Store
 
-SAMPLE = 25  # files read to tell the language (their first 20,000 characters each)
+SAMPLE = 25  # files read to tell the language...
+# ...their first characters each, about two pages: so each file weighs alike, and one long
+# English page does not outvote ten short Turkish ones
+SAMPLE_CHARS = 5_000
 
 
 def samples(found: Discovery, encoding: str | None) -> list[str]:
     """Some text of SAMPLE files spread evenly over those found (in path order): what
     telling their language reads. Spread, so a folder of English notes and Turkish
-    reports is told by both, not by whichever sorts first."""
+    reports is told by both, not by whichever sorts first; SAMPLE_CHARS of each."""
     files = found.files
     step = max(1.0, len(files) / SAMPLE)
     picked = sorted({int(i * step) for i in range(min(SAMPLE, len(files)))})
-    return [sample_text(files[i], encoding) for i in picked]
+    return [sample_text(files[i], encoding)[:SAMPLE_CHARS] for i in picked]
 
 
 def code_share(found: Discovery) -> float:
@@ -74,17 +77,12 @@ def embedder_for(
     )
 
 
-def kept_choice(
-    store: Store, specs: Sequence[StrategySpec], source: list[str], *, again: bool = False
-) -> EmbedderChoice | None:
-    """The embedder the last build of one of the strategies `specs` from the folders `source` chose
-    by the rule (the newest such collection's), None when there is none or the build
-    chooses `again` (`--full`)."""
-    if again:
-        return None
+def rule_chosen(store: Store, specs: Sequence[StrategySpec], source: list[str]) -> list[Entry]:
+    """The collections of the strategies `specs` built from the folders `source` whose
+    embedder the rule chose."""
     folders = sorted(source)
     strategies = {spec.name for spec in specs}
-    chosen = [
+    return [
         e
         for e in store.catalogue.entries()
         if e.strategy in strategies
@@ -92,11 +90,39 @@ def kept_choice(
         and isinstance(e.extra.get("embedder_choice"), dict)
         and e.extra["embedder_choice"].get("by") == "rule"
     ]
+
+
+def kept_choice(
+    store: Store,
+    specs: Sequence[StrategySpec],
+    source: list[str],
+    *,
+    lang: str,
+    again: bool = False,
+) -> EmbedderChoice | None:
+    """The embedder the last build of one of the strategies `specs` from the folders
+    `source` chose by the rule (the newest such collection's). None when there is none,
+    when the build chooses `again` (`--full`), or when the files' language (`lang`, the
+    analyzer's) changed since: the build reads everything again then, and keeping the
+    model would save nothing."""
+    chosen = [] if again else rule_chosen(store, specs, source)
     if not chosen:
         return None
     last = max(chosen, key=lambda e: e.built_at)
+    if (last.extra.get("analyzer") or {}).get("lang", lang) != lang:
+        return None
     said = last.extra["embedder_choice"]
     why = str(said.get("why", "")).split("; kept from the last build")[0]
     return EmbedderChoice(
         name=last.embedder, by="rule", reason=str(said.get("reason", "")), why=why
     )
+
+
+def superseded(
+    store: Store, specs: Sequence[StrategySpec], source: list[str], choice: EmbedderChoice
+) -> list[Entry]:
+    """The collections the rule chose another embedder for before this build's `choice`:
+    they stay beside the new ones until dropped."""
+    if choice.by != "rule":
+        return []
+    return [e for e in rule_chosen(store, specs, source) if e.embedder != choice.name]

@@ -41,6 +41,9 @@ def _read_book(path: Path, out: TextBuilder) -> str:
     book = load_workbook(str(path), read_only=True, data_only=True)
     try:
         for sheet in book.worksheets:
+            # the size a sheet declares (<dimension>) is not trusted: some programs write
+            # `A1`, and a read-only sheet would stop there, dropping every other cell
+            sheet.reset_dimensions()
             rows = enumerate(sheet.iter_rows(values_only=True), 1)
             add_sheet(out, sheet.title, ((n, [cell_value(v) for v in r]) for n, r in rows))
         return one_line(book.properties.title or "")

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from chromadb.api.types import PyEmbedding
     from chromadb.config import Settings as ChromaSettings
 
+    from .entries import Entry
+
 T = TypeVar("T")
 
 CATALOG = "indexer-catalog"  # the catalogue: live entries, build leases, delta-writing marks
@@ -214,6 +216,14 @@ class Chroma:
     def build_command(self, *args: str) -> str:
         """`indexer build ARGS` naming this index (see `settings.build_command`)."""
         return build_command(*args, db=self.path.parent, url=self.url)
+
+    def rebuild_command(self, entry: Entry, *args: str) -> str:
+        """The build that rebuilds `entry`'s collection: its folders, its strategy and, unless
+        the rule chose it (a plain build chooses the same way), its embedder."""
+        choice = entry.extra.get("embedder_choice")
+        by_rule = isinstance(choice, dict) and choice.get("by") == "rule"
+        named = [] if by_rule else ["--embedder", entry.embedder]
+        return self.build_command(*entry.source, *args, "-s", entry.strategy, *named)
 
     @property
     def folder(self) -> Path | None:

@@ -91,7 +91,7 @@ class Deltas:
             on_note(
                 f"could not merge {name} into {entry.collection} ({exc}); its records stay there and "
                 "searches read both: "
-                + self._chroma.build_command(*entry.source, "--full", "-s", entry.strategy)
+                + self._chroma.rebuild_command(entry, "--full")
                 + " rebuilds the collection"
             )
             return entry

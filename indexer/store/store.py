@@ -26,11 +26,12 @@ import os
 from pathlib import Path
 
 from ..errors import IndexerError
-from ..settings import Settings, build_command
+from ..settings import Settings, build_command, indexer_command
 from .builds import Builds
 from .catalogue import Catalogue
 from .chroma import Chroma, translate
 from .disk import Disk
+from .entries import Entry
 from .folder import check_folder
 from .layout import CACHE, CHROMA, LOCKS, MARKER, SIDE
 from .leases import Leases
@@ -72,6 +73,14 @@ class Store:
         """`indexer build ARGS` as messages advise it, naming this index unless it is the
         one the command reaches without options."""
         return build_command(*args, db=self.db, url=self.url)
+
+    def command(self, verb: str, *args: str) -> str:
+        """`indexer VERB ARGS` as messages advise it, naming this index when needed."""
+        return indexer_command(verb, *args, db=self.db, url=self.url)
+
+    def rebuild_command(self, entry: Entry, *args: str) -> str:
+        """The build that rebuilds `entry`'s collection (`Chroma.rebuild_command`)."""
+        return self._chroma.rebuild_command(entry, *args)
 
     @property
     def cache_dir(self) -> Path:

@@ -368,7 +368,7 @@ def open_rows(
         return RowStore.open(folder, expected=entry.chunks)
     except IndexerError as exc:
         if on_problem is not None:
-            command = store.build_command(*entry.source, "-s", entry.strategy)
+            command = store.rebuild_command(entry)
             on_problem(
                 f"{exc}; records are read from Chroma until a build rewrites them ({command})"
             )
