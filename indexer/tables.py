@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Sequence
 
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))  # embeddings, overrides, isolates
+# C0 and C1 controls (ESC and BEL among them), line and paragraph separators, bidi
+# embeddings, overrides and isolates: what can rewrite a terminal or reorder a line
+_HIDDEN = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x1f{_HIDDEN}]")
+_UNSAFE_IN_LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_HIDDEN}]")  # newline and tab kept
 
 
-def printable(text: str) -> str:
-    """A name (a file name, a doc_id) as one line for people: control characters, line
-    and paragraph separators and bidi overrides become escapes (`\\n`, `\\t`, `\\x1b`,
-    `\\u2028`), so a name cannot break a table's or a listing's layout. JSON output stays
-    exact; this is for text meant to be read."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in _SHORT:
-            out.append(_SHORT[ch])
-        elif unicodedata.category(ch) in ("Cc", "Zl", "Zp") or code in _BIDI:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    code = ord(ch)
+    return _SHORT.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """Text from a document (a file name, a doc_id, a heading path, a chunk's text) safe to
+    show on a terminal: control characters (ESC, BEL), line and paragraph separators and
+    bidi overrides become escapes (`\\n`, `\\t`, `\\x1b`, `\\u202e`), so a name cannot break a
+    table's or a listing's layout and a document cannot clear the screen, set the window
+    title or write the clipboard. `lines=True` keeps newlines and tabs (text shown on
+    several lines). JSON output stays exact; this is for text meant to be read."""
+    return (_UNSAFE_IN_LINES if lines else _UNSAFE).sub(_escaped, text)
 
 
 def _numeric(text: str) -> bool:

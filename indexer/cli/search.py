@@ -169,9 +169,15 @@ def _echo_hits(hits: list[Hit], hybrid: bool) -> None:
     for hit in hits:
         click.echo(hit_line(hit, hybrid))
         if hit.chunk.header:
-            click.echo("    " + hit.chunk.header.replace("\n", "\n    "))
-        click.echo("    " + hit.chunk.text.replace("\n", "\n    "))
+            click.echo(indented(hit.chunk.header))
+        click.echo(indented(hit.chunk.text))
         click.echo()
+
+
+def indented(text: str) -> str:
+    """Document text shown on its own lines, indented, its escape sequences and bidi
+    overrides made visible (`printable`)."""
+    return "    " + printable(text, lines=True).replace("\n", "\n    ")
 
 
 def place_label(c: Chunk) -> str:
@@ -255,10 +261,12 @@ def _echo_spans(context: Context) -> None:
             else f"lines {span.start_line}-{span.end_line}"
         )
         if (span.doc_id, span.label) != group:
-            click.echo(("\n" if group else "") + f"[{printable(span.doc_id)}] {span.label}")
+            click.echo(
+                ("\n" if group else "") + f"[{printable(span.doc_id)}] {printable(span.label)}"
+            )
             group = (span.doc_id, span.label)
         click.echo(f"  {where}, {span.n_tokens} tok, p={span.score:.2f}")
-        click.echo("    " + span.text.replace("\n", "\n    "))
+        click.echo(indented(span.text))
 
 
 @click.command()
@@ -336,8 +344,8 @@ def _echo_chunk(c: Chunk) -> None:
         f"{place_label(c)} {c.kind} {c.n_tokens} tok  {c.id}"
     )
     if c.header:
-        click.echo("  header: " + c.header.replace("\n", " | "))
-    click.echo(c.text)
+        click.echo("  header: " + printable(c.header.replace("\n", " | ")))
+    click.echo(printable(c.text, lines=True))
 
 
 @click.command()
