@@ -145,9 +145,10 @@ def _row_spans(text: str, block: Block) -> Iterator[Span]:
     if not block.parts:
         yield from _sentence_spans(text, block)
         return
-    head: tuple[int, int] | None = block.parts[0]
-    if not header_repeats(text[head[0] : _line_end(text, *head)]):
-        head = None  # too long to carry with every row: a row goes alone (`text.headrows`)
+    start, end = block.parts[0]
+    # a header row too long to carry with every row: each row goes alone (`text.headrows`)
+    fits = header_repeats(text[start : _line_end(text, start, end)])
+    head = (start, end) if fits else None
     for s, e in block.parts[1:]:
         yield s, e, "row", head
 
