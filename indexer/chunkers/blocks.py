@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
-from ..text.headrows import repeated_header
+from ..text.headrows import first_line, repeated_header
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, ROWS, fit, fit_each, lines, pack, sentences, words
@@ -224,9 +224,7 @@ class BlocksChunker(Chunker):
             )
             if block.kind == "table":
                 head_start, head_end = block.parts[0]
-                first = text.find("\n", head_start, head_end)
-                row = text[head_start : head_end if first == -1 else first]
-                continuation = repeated_header(row)
+                continuation = repeated_header(first_line(text, head_start, head_end))
             elif block.kind == "code" and block.info.lstrip().startswith(("```", "~~~")):
                 continuation = block.info.strip()
         else:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..loaders.markdown import blocks_of
-from ..text.headrows import repeated_header
+from ..text.headrows import first_line, repeated_header
 from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
@@ -101,8 +101,7 @@ class FixedChunker(Chunker):
         for block in blocks_of(doc):
             if block.kind == "table" and block.parts:
                 head_start, head_end = block.parts[0]
-                first = doc.text.find("\n", head_start, head_end)
-                row = doc.text[head_start : head_end if first == -1 else first]
+                row = first_line(doc.text, head_start, head_end)
                 out.append((block.start, block.end, repeated_header(row)))
         return out
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
-from ..text.headrows import header_repeats
+from ..text.headrows import first_line, header_repeats
 from ..text.sentences import iter_sentences
 from ..text.spans import index_at, strip_span
 from ..text.tokens import Tokenizer
@@ -147,16 +147,10 @@ def _row_spans(text: str, block: Block) -> Iterator[Span]:
         return
     start, end = block.parts[0]
     # a header row too long to carry with every row: each row goes alone (`text.headrows`)
-    fits = header_repeats(text[start : _line_end(text, start, end)])
+    fits = header_repeats(first_line(text, start, end))
     head = (start, end) if fits else None
     for s, e in block.parts[1:]:
         yield s, e, "row", head
-
-
-def _line_end(text: str, start: int, end: int) -> int:
-    """The end of the first line of text[start:end]."""
-    nl = text.find("\n", start, end)
-    return end if nl == -1 else nl
 
 
 def _item_spans(text: str, block: Block) -> Iterator[Span]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..text.headrows import HEADER_REPEAT_MAX, too_long_warning
+from ..text.headrows import too_long_warning
 from ..types import Document
 from .assembly import TextBuilder, one_line
 from .documents import extracted_document
@@ -49,7 +49,7 @@ def _read_book(path: Path, out: TextBuilder, notes: list[str]) -> str:
             rows = enumerate(sheet.iter_rows(values_only=True), 1)
             note = add_sheet(out, sheet.title, ((n, [cell_value(v) for v in r]) for n, r in rows))
             if note:
-                notes.append(note)
+                notes.append(f"sheet {sheet.title}: {note}")
         return one_line(book.properties.title or "")
     finally:
         book.close()
@@ -84,10 +84,7 @@ def add_sheet(
     prefix = f"{name} row" if heading else "row"
     head = out.table([r[:width] for _, r in kept], [f"{prefix} {n}" for n, _ in kept])
     out.mark("")
-    if head <= HEADER_REPEAT_MAX:
-        return None
-    where = f"sheet {name}: " if heading else ""
-    return where + too_long_warning(head)
+    return too_long_warning(head)
 
 
 def _has_text(row: list[str]) -> bool:

@@ -14,6 +14,13 @@ from __future__ import annotations
 HEADER_REPEAT_MAX = 2048  # characters of a header row repeated with each part of its table
 
 
+def first_line(text: str, start: int, end: int) -> str:
+    """The first line of text[start:end]: a table head's header row, without the
+    delimiter row under it."""
+    nl = text.find("\n", start, end)
+    return text[start : end if nl == -1 else nl]
+
+
 def header_repeats(row: str) -> bool:
     """Is a header row short enough to be repeated whole with every part of its table?"""
     return len(row) <= HEADER_REPEAT_MAX
@@ -27,8 +34,11 @@ def repeated_header(row: str) -> str:
     return f"{row[:HEADER_REPEAT_MAX]} … (header row cut: {len(row):,} characters)"
 
 
-def too_long_warning(length: int) -> str:
-    """The build's one line about a file whose table header is too long to repeat."""
+def too_long_warning(length: int) -> str | None:
+    """The build's one line about a file whose table header row (of `length`
+    characters) is too long to repeat; None when it is not."""
+    if length <= HEADER_REPEAT_MAX:
+        return None
     return (
         f"a table's header row is {length:,} characters, too long to repeat with each "
         f"chunk (over {HEADER_REPEAT_MAX:,}): chunks repeat its start only"
