@@ -245,6 +245,22 @@ def test_blocks_oversized_table_splits_between_rows_and_repeats_header_row():
         assert c.kind == "table"
 
 
+def test_a_header_row_too_long_to_repeat_is_cut_with_a_mark_in_blocks_and_fixed():
+    """A 150,000-column header repeated whole in every part's header made the index grow
+    with its square: over 2,048 characters, parts repeat its start and say it was cut."""
+    names = " | ".join(f"col{i}" for i in range(600))
+    head = f"| {names} |"
+    rows = "\n".join("| " + " | ".join(f"v{r}.{i}" for i in range(600)) + " |" for r in range(4))
+    table = f"{head}\n|{'---|' * 600}\n{rows}"
+    doc = make_document("wide.md", f"# Wide\n\n{table}\n")
+    mark = f" … (header row cut: {len(head):,} characters)"
+    for spec in ("blocks", "fixed64:table_header=true"):
+        parts = [c for c in parse_strategy(spec).create().chunk(doc) if c.start > doc.text.index("v0.0")]
+        assert parts and all(doc.text[c.start : c.end] == c.text for c in parts)
+        cut = [c for c in parts if head[:100] in c.header]
+        assert cut and all(c.header.endswith(head[:2048] + mark) for c in cut)
+
+
 def test_parse_strategy_names_and_errors():
     assert parse_strategy("fixed64").params == {"size": 64, "overlap": 16, "table_header": False}
     assert parse_strategy("fixed:size=32,overlap=8").name == "fixed-32-8"

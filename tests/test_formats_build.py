@@ -93,3 +93,38 @@ def test_the_web_view_lays_chunks_with_their_location(db):
     chunks = view["lanes"][0]["chunks"]
     assert all(c["location"].startswith("cell ") for c in chunks)
     assert view["text"].startswith("# nbconvert latex test")
+
+
+def test_a_csv_with_a_very_wide_header_makes_an_index_linear_in_its_size(tmp_path):
+    """A 3,000-column header was copied into every chunk (its unit map, its `header`): a
+    1.5 MB CSV of 150,000 columns made a 9 GB index. Now a header row over the bound
+    goes into a chunk cut with a mark, a row's unit goes without it, and the build names
+    the file in one line; the table's text is all in the chunks, each an exact slice."""
+    from indexer.loaders import load_documents
+    from indexer.store.records import chunk_from_record
+    from tests.conftest import raw_chroma
+
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    cols = 1200
+    lines = [",".join(f"column{i}" for i in range(cols))]
+    lines += [",".join(f"v{r}x{i}" for i in range(cols)) for r in range(2)]
+    (folder / "wide.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "index"
+    reports = build([folder], ["headers", "blocks"], settings=Settings.load(db=db))
+    for strategy in ("headers", "blocks"):
+        index = Index.open(strategy, settings=Settings.load(db=db))
+        got = raw_chroma(db).collection(index.entry.collection).get(include=["metadatas"])
+        chunks = [chunk_from_record(i, None, m) for i, m in zip(got["ids"], got["metadatas"])]
+        assert len(chunks) > 5
+        # a chunk's record: its own text plus a bounded overhead, never the whole header
+        for meta in got["metadatas"]:
+            assert len(json.dumps(meta, ensure_ascii=False)) < 4 * len(meta["text"]) + 4 * 2048  # text.headrows' bound
+        [doc] = load_documents([folder])[1]
+        assert all(doc.text[c.start : c.end] == c.text for c in chunks)
+        covered = set()
+        for c in chunks:
+            covered.update(range(c.start, c.end))
+        assert all(ch.isspace() for i, ch in enumerate(doc.text) if i not in covered)
+    [warning] = reports[0].warnings
+    assert warning.doc_id == "wide.csv" and "header row" in warning.reason

@@ -4,7 +4,8 @@ The document is parsed (markdown-it-py) into atomic blocks: headings, paragraphs
 code, tables, lists. Consecutive blocks are packed greedily up to `target` tokens and
 never over `hard_max`. A table, list or code block that fits `hard_max` is never cut. A
 larger block is split by priority — paragraphs, then sentences, then words; a table
-between rows (later parts repeat the header row in `header`), a code block between lines
+between rows (later parts repeat the header row in `header`, cut
+when too long: `text.headrows`), a code block between lines
 (later parts repeat the opening fence line), a list between items. A heading never ends
 a chunk: it is packed with the block that follows it. The header is the heading path
 where the chunk starts, and a `sections:` line naming every section that begins inside it.
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
+from ..text.headrows import first_line, repeated_header
 from ..types import Chunk, Document
 from .base import Chunker, Param, header_of
 from .packing import PROSE, ROWS, fit, fit_each, lines, pack, sentences, words
@@ -222,7 +224,7 @@ class BlocksChunker(Chunker):
             )
             if block.kind == "table":
                 head_start, head_end = block.parts[0]
-                continuation = text[head_start:head_end].split("\n", 1)[0]
+                continuation = repeated_header(first_line(text, head_start, head_end))
             elif block.kind == "code" and block.info.lstrip().startswith(("```", "~~~")):
                 continuation = block.info.strip()
         else:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..loaders.markdown import blocks_of
+from ..text.headrows import first_line, repeated_header
 from ..text.spans import strip_span
 from ..types import Chunk, Document
 from .base import Chunker, Param, section_path
@@ -100,9 +101,8 @@ class FixedChunker(Chunker):
         for block in blocks_of(doc):
             if block.kind == "table" and block.parts:
                 head_start, head_end = block.parts[0]
-                out.append(
-                    (block.start, block.end, doc.text[head_start:head_end].split("\n", 1)[0])
-                )
+                row = first_line(doc.text, head_start, head_end)
+                out.append((block.start, block.end, repeated_header(row)))
         return out
 
 

@@ -9,7 +9,8 @@ row above it), so that the packer hands over whole units, each an exact slice of
 document, without reading the document again.
 
 Headings are no units: they are the labels units carry. A table row carries its table's
-header row (and the delimiter row under it), handed over with it. A code block is cut
+header row (and the delimiter row under it), handed over with it, unless the header row
+is too long to repeat (`text.headrows`). A code block is cut
 into runs of lines at blank lines, at most CODE_LINES lines each. A unit over
 UNIT_MAX_TOKENS tokens (a run-on line, a minified blob) is cut at whitespace into pieces
 of about that size.
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..loaders.markdown import Block, blocks_of
+from ..text.headrows import first_line, header_repeats
 from ..text.sentences import iter_sentences
 from ..text.spans import index_at, strip_span
 from ..text.tokens import Tokenizer
@@ -143,7 +145,10 @@ def _row_spans(text: str, block: Block) -> Iterator[Span]:
     if not block.parts:
         yield from _sentence_spans(text, block)
         return
-    head = block.parts[0]
+    start, end = block.parts[0]
+    # a header row too long to carry with every row: each row goes alone (`text.headrows`)
+    fits = header_repeats(first_line(text, start, end))
+    head = (start, end) if fits else None
     for s, e in block.parts[1:]:
         yield s, e, "row", head
 

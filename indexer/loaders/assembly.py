@@ -76,11 +76,12 @@ class TextBuilder:
         fence = "`" * max(3, longest + 1)
         self._write(f"{fence}{language}\n{source.rstrip()}\n{fence}")
 
-    def table(self, rows: list[list[str]], labels: list[str] | None = None) -> None:
-        """A pipe table: the first row its header; `labels[i]`, when given, marks row i."""
+    def table(self, rows: list[list[str]], labels: list[str] | None = None) -> int:
+        """A pipe table: the first row its header; `labels[i]`, when given, marks row i.
+        The length of its header row line (0: no table)."""
         width = max((len(r) for r in rows), default=0)
         if not width:
-            return
+            return 0
         cells = [[cell_text(c) for c in r] + [""] * (width - len(r)) for r in rows]
         lines = [table_row(cells[0]), table_row(["---"] * width)]
         if labels:
@@ -94,6 +95,7 @@ class TextBuilder:
             line = table_row(row)
             self.parts.append(line)
             self.size += len(line)
+        return len(lines[0])
 
     def text(self) -> str:
         return "".join(self.parts) + "\n" if self.parts else ""

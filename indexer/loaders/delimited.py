@@ -34,11 +34,11 @@ def load(source: SourceFile, encoding: str | None = None) -> Document:
     out = TextBuilder()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a long quoted field is one cell
     rows = csv.reader(io.StringIO(text, newline=""), dialect=_dialect(text, source))
-    add_sheet(out, source.path.stem, enumerate(rows, 1), heading=False)
+    note = add_sheet(out, source.path.stem, enumerate(rows, 1), heading=False)
     doc = extracted_document(
         source.doc_id, out.text(), source_path=str(source.path), marks=out.marks
     )
-    doc.warnings = [warning] if warning else []
+    doc.warnings = [w for w in (warning, note) if w]
     return doc
 
 

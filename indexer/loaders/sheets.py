@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..text.headrows import too_long_warning
 from ..types import Document
 from .assembly import TextBuilder, one_line
 from .documents import extracted_document
@@ -26,16 +27,20 @@ from .reader import Reader, SourceFile, check_zip, zipped_text_cap
 def load(source: SourceFile, encoding: str | None = None) -> Document:
     check_zip(source.path, "xlsx")
     out = TextBuilder()
+    notes: list[str] = []
     with warnings.catch_warnings():  # "Unknown extension is not supported": nothing we read
         warnings.simplefilter("ignore")
-        title = _read_book(source.path, out)
-    return extracted_document(
+        title = _read_book(source.path, out, notes)
+    doc = extracted_document(
         source.doc_id, out.text(), source_path=str(source.path), title=title, marks=out.marks
     )
+    doc.warnings = notes
+    return doc
 
 
-def _read_book(path: Path, out: TextBuilder) -> str:
-    """Write every worksheet of a workbook into `out`; the workbook's title."""
+def _read_book(path: Path, out: TextBuilder, notes: list[str]) -> str:
+    """Write every worksheet of a workbook into `out`, its warnings into `notes`; the
+    workbook's title."""
     from openpyxl import load_workbook
 
     book = load_workbook(str(path), read_only=True, data_only=True)
@@ -45,7 +50,9 @@ def _read_book(path: Path, out: TextBuilder) -> str:
             # `A1`, and a read-only sheet would stop there, dropping every other cell
             sheet.reset_dimensions()
             rows = enumerate(sheet.iter_rows(values_only=True), 1)
-            add_sheet(out, sheet.title, ((n, [cell_value(v) for v in r]) for n, r in rows))
+            note = add_sheet(out, sheet.title, ((n, [cell_value(v) for v in r]) for n, r in rows))
+            if note:
+                notes.append(f"sheet {sheet.title}: {note}")
         return one_line(book.properties.title or "")
     finally:
         book.close()
@@ -66,19 +73,21 @@ def cell_value(value: Any) -> str:
 
 def add_sheet(
     out: TextBuilder, name: str, rows: Iterable[tuple[int, list[str]]], heading: bool = True
-) -> None:
+) -> str | None:
     """A sheet: its name as a heading, then its rows with text as one table, each row
-    marked `name row N` (without a heading: `row N`)."""
+    marked `name row N` (without a heading: `row N`). A warning when its header row is
+    too long to repeat with each chunk (`text.headrows`)."""
     kept = [(n, r) for n, r in rows if _has_text(r)]
     width = max((_used(r) for _, r in kept), default=0)
     out.mark("")
     if not kept:
-        return  # an empty sheet: no section
+        return None  # an empty sheet: no section
     if heading:
         out.heading(1, name)
     prefix = f"{name} row" if heading else "row"
-    out.table([r[:width] for _, r in kept], [f"{prefix} {n}" for n, _ in kept])
+    head = out.table([r[:width] for _, r in kept], [f"{prefix} {n}" for n, _ in kept])
     out.mark("")
+    return too_long_warning(head)
 
 
 def _has_text(row: list[str]) -> bool:
