@@ -140,7 +140,9 @@ def mcp(command: str, cwd: Path, env: dict[str, str]) -> None:
         client = {"name": "docs-test", "version": "0"}
         send({"id": 1, "method": "initialize",
               "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": client}})
-        assert answer(1)["serverInfo"]["name"]
+        from indexer import __version__
+
+        assert answer(1)["serverInfo"] == {"name": "indexer", "version": __version__}
         send({"method": "notifications/initialized"})
         send({"id": 2, "method": "tools/call",
               "params": {"name": "search", "arguments": {"query": "how long are deleted accounts kept"}}})

@@ -24,10 +24,12 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from inspect import signature
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import IndexerError, UsageError
 from ..settings import Settings
+from ..version import VERSION
 from .arguments import check_arguments
 from .stdio import protocol_stdout
 from .tools import DEFAULT_K, DEFAULT_MAX_TOKENS, DEFAULT_RULE, Tools
@@ -94,8 +96,12 @@ def create_server(tools: Tools) -> MCPServer:
 
     server_cls, tool_error = sdk()
     functions: dict[str, Callable[..., str]] = {}
+    # the version a client sees in `serverInfo` (mcp 1's FastMCP takes none)
+    named: dict[str, Any] = (
+        {"version": VERSION} if "version" in signature(server_cls.__init__).parameters else {}
+    )
     server = checked_server(server_cls, tool_error, functions)(
-        "indexer", instructions=INSTRUCTIONS, log_level="WARNING"
+        "indexer", instructions=INSTRUCTIONS, log_level="WARNING", **named
     )
     # by the protocol's names: mcp 2 takes them as aliases, mcp 1 as its field names
     read_only = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
