@@ -131,6 +131,7 @@ def test_answer_sized_context_is_cut_from_the_scope(folder):
 
 @pytest.mark.parametrize("paths, problem", [
     (["!docs/"], "no negation"), ([""], "non-empty"), (["\\"], "not a glob"), (["x"] * 65, "at most 64"),
+    (["d" * 1001], "a glob of 1,001 characters, over the 1,000"),
 ])
 def test_a_bad_glob_is_a_usage_error(paths, problem):
     with pytest.raises(UsageError, match=problem):

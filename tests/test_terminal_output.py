@@ -9,12 +9,14 @@ terminal gets (`color=True`), not what a pipe gets."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.tables import printable
+from tests.conftest import CORPUS
 
 RTL = "\u202e"
 HOSTILE = "pineapple \x1b]0;PWNED\x07 \x1b[2J\x1b[31mred\x1b[0m \x1b]52;c;Y3VybA==\x07"
@@ -80,3 +82,18 @@ def test_printable_keeps_lines_only_when_asked():
     text = "a\tb\nc\rd\x1b[2J\x9b\u2028\u2066e"
     assert printable(text) == "a\\tb\\nc\\rd\\x1b[2J\\x9b\\u2028\\u2066e"
     assert printable(text, lines=True) == "a\tb\nc\\rd\\x1b[2J\\x9b\\u2028\\u2066e"
+
+
+def test_questions_shows_escapes_of_the_names_it_skips(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("kargo-ve-teslimat.md", "iade-ve-geri-odeme.md"):
+        shutil.copy(CORPUS / name, docs / name)
+    (docs / f"b{RTL}\x1b[2J.md").write_bytes(b"\x00\x01\x02binary\x00" * 64)  # skipped: not text
+    result = CliRunner().invoke(
+        cli, ["questions", str(docs), "-o", str(tmp_path / "q.jsonl"), "-n", "2", "--db", str(tmp_path / "db")],
+        color=True, catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "skipped b\\u202e\\x1b[2J.md: " in result.stderr, result.stderr
+    assert [ch for ch in RAW if ch in result.stderr] == []

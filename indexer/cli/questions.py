@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..tables import printable
 from .common import echo_json, handle_errors, note_function, settings_from, writable
 from .options import CorpusArgs, corpus_group, json_option, quiet_option
 
@@ -116,9 +117,9 @@ def echo_made(
 ) -> None:
     """What was written, the files skipped and the notes, then the command to run next."""
     for s in made.skipped:
-        note(f"skipped {s.doc_id}: {s.reason}")
+        note(f"skipped {printable(s.doc_id)}: {s.reason}")
     for w in made.warnings:
-        note(f"warning {w.doc_id}: {w.reason}")
+        note(f"warning {printable(w.doc_id)}: {w.reason}")
     for line in made.notes:
         note(line)
     listing = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())

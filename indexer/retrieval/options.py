@@ -189,7 +189,12 @@ def checked_paths(paths: Iterable[str] | str | None) -> tuple[str, ...]:
         if not isinstance(glob, str) or not glob.strip():
             raise UsageError("a --path glob must be a non-empty text, such as 'docs/**/*.md'")
         glob = glob.strip()
-        if glob.startswith("!") or len(glob) > MAX_GLOB:
+        if len(glob) > MAX_GLOB:
+            raise UsageError(
+                f"--path {glob[:80]!r}...: a glob of {len(glob):,} characters, over the "
+                f"{MAX_GLOB:,} one may have"
+            )
+        if glob.startswith("!"):
             raise UsageError(
                 f"--path {glob[:80]!r}: a glob names the documents to search in "
                 "(several globs are alternatives; there is no negation)"
