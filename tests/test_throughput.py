@@ -258,7 +258,7 @@ def test_the_build_estimate_comes_before_most_files_are_read(tmp_path, monkeypat
         yield lambda n: events.append("advance")
 
     def said(line: str) -> None:
-        events.append("estimate" if line.startswith("embedding ~") else line)
+        events.append("estimate" if ": embedding ~" in line else line)
 
     [report] = build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"),
                      progress=progress, on_message=said)
@@ -292,7 +292,7 @@ def test_the_build_estimate_counts_text_not_markup(tmp_path, monkeypatch):
     said: list[str] = []
     [report] = build([folder], ["fixed64"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"),
                      on_message=said.append)
-    [foreseen] = [int(m.group(1)) for line in said if (m := re.match(r"embedding ~(\d+) chunks", line))]
+    [foreseen] = [int(m.group(1)) for line in said if (m := re.match(r"\w+: embedding ~(\d+) chunks", line))]
     assert 0.75 * report.chunks <= foreseen <= 1.33 * report.chunks, (foreseen, report.chunks)
 
 
@@ -359,6 +359,6 @@ def test_the_build_estimate_foresees_chunks_from_tokens_not_characters(tmp_path,
     said: list[str] = []
     [report] = build([folder], ["fixed128"], BuildOptions(), settings=Settings.load(db=tmp_path / "db"),
                      on_message=said.append)
-    [line] = [s for s in said if s.startswith("embedding ~")]
+    [line] = [s for s in said if s.startswith("fixed128: embedding ~")]
     foreseen = int(re.search(r"~([\d,]+) chunks", line).group(1).replace(",", ""))
     assert abs(foreseen - report.chunks) <= 0.25 * report.chunks, (line, report.chunks)

@@ -199,8 +199,8 @@ class ChunkStream:
         )
         self.sample.open = False
         line = estimate_line(first, OVER)
-        if line:
-            self.parts.say(line)
+        if line:  # named by its strategy: a build of several says one for each
+            self.parts.say(f"{self.parts.name}: {line}")
 
     def _text(self) -> int:
         """The text of every file the build reads, foreseen from the bytes: each format at
