@@ -425,12 +425,12 @@ def test_huge_k_returns_every_chunk(api_build, mode):
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
 
 
-def test_strategy_that_is_not_built_is_a_runtime_error(api_build):
+def test_strategy_that_is_not_built_is_a_runtime_error(api_build, corpus):
     db, _ = api_build
     line = one_line_error(run("query", "kargo", "--db", db, "--strategy", "fixed256"), 1)
     assert line.startswith("Error: no collection for strategy 'fixed256' in ")
     assert line.endswith("(built: blocks, fixed64, headers, parent, semantic); build it: "
-                         f"indexer build PATH --strategy fixed256 --db {db}")
+                         f"indexer build {corpus.resolve()} --strategy fixed256 --db {db}")  # built from it
 
 
 def test_unknown_strategy_in_build_is_a_usage_error(corpus, tmp_path):
@@ -541,7 +541,7 @@ def test_advice_names_commands_that_work(tmp_path):
         assert line.startswith(f"Error: unknown strategy {junk!r}; presets: ") and "--strategy" not in line
     assert line.endswith("; built: fixed64")  # a name that could be a strategy, but is none
     line = one_line_error(run("query", "kargo", "-s", "fixed:size=7,overlap=0", "--db", db), 1)
-    assert line.endswith(f"build it: indexer build PATH --strategy fixed:size=7,overlap=0 --db {db}")
+    assert line.endswith(f"build it: indexer build {docs.resolve()} --strategy fixed:size=7,overlap=0 --db {db}")
     assert run("drop", "-s", "fixed64", "--db", db).exit_code == 0
     empty = run("list", "--db", db)
     assert empty.exit_code == 0 and empty.stdout == f"no collections yet; build one: indexer build PATH --db {db}\n"

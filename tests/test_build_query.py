@@ -267,7 +267,7 @@ def test_cli_query_list_dump_and_drop(built_db, tmp_path):
     assert missing.exit_code == 1
     assert missing.output == (
         f"Error: no collection for strategy 'fixed64' in {db} (built: headers); "
-        f"build it: indexer build PATH --strategy fixed64 --db {db}\n"
+        f"build it: indexer build {CORPUS.resolve()} --strategy fixed64 --db {db}\n"
     )
 
 

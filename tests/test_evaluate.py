@@ -178,7 +178,7 @@ def test_end_to_end_eval_of_two_strategies(built_db, tmp_path):
         assert 0 < row.sections <= 5 and row.ctx_tokens > 0
     compare = ev.compare("hybrid", "embedding")
     assert {c["a"] for c in compare} == {"headers/hybrid", "fixed64/hybrid"}
-    with pytest.raises(CollectionNotFound, match=f"not built yet: blocks; run: indexer build PATH --strategy blocks --db {db}$"):
+    with pytest.raises(CollectionNotFound, match=re.escape(f"not built yet: blocks; run: indexer build {CORPUS.resolve()} --strategy blocks --db {db}") + "$"):
         evaluate(CORPUS / "questions.jsonl", ["headers", "blocks"], settings=Settings.load(db=db))
 
 

@@ -41,7 +41,7 @@ def _not_built(missing: list[str], store: Store) -> CollectionNotFound:
     names = sorted({m.split()[0] for m in missing})
     strategies = [word for s in names for word in ("--strategy", s)]
     return CollectionNotFound(
-        f"not built yet: {', '.join(missing)}; run: {store.build_command('PATH', *strategies)}"
+        f"not built yet: {', '.join(missing)}; run: {store.build_command(*store.catalogue.folders(), *strategies)}"
     )
 
 

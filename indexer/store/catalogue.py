@@ -59,13 +59,19 @@ class Catalogue:
             found = self._default(strategy, matches)
         if found is not None:
             return found
-        known = sorted({e.strategy for e in self.entries()})
+        entries = self.entries()
+        known = sorted({e.strategy for e in entries})
         have = f"built: {', '.join(known)}" if known else "nothing is built yet"
         # the spelling given last: `fixed:size=7` builds, `fixed-7` does not
+        command = self._chroma.build_command(*folders_of(entries), "--strategy", names[-1])
         raise CollectionNotFound(
             f"no collection for strategy {strategy!r} in {self._chroma.where} ({have}); "
-            f"build it: {self._chroma.build_command('PATH', '--strategy', names[-1])}"
+            f"build it: {command}"
         )
+
+    def folders(self) -> list[str]:
+        """What a build advised by a message reads (`folders_of`)."""
+        return folders_of(self.entries())
 
     def _default(self, strategy: str, matches: list[Entry]) -> Entry | None:
         """With no embedder given: the only entry there is, or the default embedder's
@@ -164,6 +170,15 @@ def _built_with(strategy: str, matches: list[Entry], embedder: str, chroma: Chro
         raise CollectionNotFound(
             f"strategy {strategy!r} was built with {built}, not {embedder}; "
             f"query with --embedder {matches[0].embedder}, or build it: "
-            + chroma.build_command("PATH", "--strategy", strategy, "--embedder", embedder)
+            + chroma.build_command(
+                *folders_of(matches), "--strategy", strategy, "--embedder", embedder
+            )
         )
     return None
+
+
+def folders_of(entries: list[Entry]) -> list[str]:
+    """The folders every one of `entries` was built from, when they agree: what an advised
+    build reads; else `PATH`, for the user to fill in."""
+    sources = {tuple(e.source) for e in entries}
+    return list(next(iter(sources))) if len(sources) == 1 and next(iter(sources)) else ["PATH"]
