@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 # a test file's path: in a tests/, testing/, testdata/, spec(s)/ or __tests__/ folder, or
@@ -48,4 +49,14 @@ def hide_folder(message: str, folder: str | os.PathLike[str], shown: str) -> str
     spellings = {str(given.resolve())} | ({str(given)} if given.is_absolute() else set())
     for path in sorted(spellings, key=len, reverse=True):  # the longer first: it may hold the other
         message = message.replace(path, shown)
+    return message
+
+
+def hide_folders(
+    message: str, folders: Iterable[str | os.PathLike[str]], base: str | os.PathLike[str] | None
+) -> str:
+    """`message` with each of `folders` in its shown form (`shown_path` from `base`), the
+    longer first (one may hold another)."""
+    for folder in sorted({str(f) for f in folders}, key=len, reverse=True):
+        message = hide_folder(message, folder, shown_path(folder, base))
     return message

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -304,8 +305,11 @@ def test_errors_never_show_the_servers_absolute_index_path(rebuilt_db):
     got = anyio.run(errors, tools)
     failed = [m for m in got if "no collection" in m or "nothing is built" in m]
     assert len(failed) == 3, got
+    sources = tools.store.catalogue.sources()  # an advised build names them: never absolute either
+    assert sources and all(Path(src).is_absolute() for src in sources)
     for message in got:
         assert str(rebuilt_db) not in message and str(rebuilt_db.parent) not in message, message
+        assert not [src for src in sources if src in message], message
     assert all(f"in {rebuilt_db.name}" in m for m in failed), failed
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CollectionNotFound, IndexerError, UsageError
-from ..paths import hide_folder, shown_path
+from ..paths import hide_folder, hide_folders, shown_path
 from ..retrieval.collections import RULE
 from ..retrieval.options import encodable
 from ..settings import Settings, settings_for
@@ -62,7 +62,12 @@ class Tools:
         """An error message as an agent may see it: the index folder relative to the
         server's folder (else its name), never its absolute path on the server."""
         db = self.settings.db
-        return hide_folder(message, db, shown_path(db, self.base))
+        message = hide_folder(message, db, shown_path(db, self.base))
+        try:
+            sources = self.store.catalogue.sources()
+        except IndexerError:  # no index to open: the message is about that
+            sources = set()
+        return hide_folders(message, sources, self.base)
 
     def budget(self, max_tokens: int | None) -> int:
         if max_tokens is not None and max_tokens < 1:

@@ -38,7 +38,7 @@ from ..errors import (
     UsageError,
 )
 from ..evaluation import Question
-from ..paths import hide_folder, shown_path
+from ..paths import hide_folder, hide_folders, shown_path
 from ..retrieval import MODES, RULE, SearchOptions, chosen
 from ..settings import Settings
 from ..types import Chunk
@@ -165,9 +165,12 @@ class Api:
         self.where = store.url or shown_path(store.db, sets.base)
 
     def shown(self, message: str) -> str:
-        """An error message with the index folder's absolute path replaced by its shown form."""
+        """An error message with the absolute paths of the index folder and of the folders
+        its collections were built from (an advised build names them) in their shown form."""
         store = self.library.store
-        return message if store.url else hide_folder(message, store.db, self.where)
+        if not store.url:
+            message = hide_folder(message, store.db, self.where)
+        return hide_folders(message, store.catalogue.sources(), self.sets.base)
 
     def _names(self, request: Request) -> list[str]:
         return query_list(request.query_params, "strategy") or list(self.library.names())

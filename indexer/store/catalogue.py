@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import CollectionNotFound
+from ..errors import CollectionNotFound, IndexerError
 from ..settings import AUTO_EMBEDDER
 from .chroma import Chroma, placeholders
 from .entries import Entry, entry_key
@@ -68,6 +68,14 @@ class Catalogue:
             f"no collection for strategy {strategy!r} in {self._chroma.where} ({have}); "
             f"build it: {command}"
         )
+
+    def sources(self) -> set[str]:
+        """Every folder a collection here was built from, none when the catalogue cannot be
+        read (the message being shown may be about that)."""
+        try:
+            return {src for entry in self.entries() for src in entry.source}
+        except IndexerError:
+            return set()
 
     def folders(self) -> list[str]:
         """What a build advised by a message reads (`folders_of`)."""
